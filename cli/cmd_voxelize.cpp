@@ -1,0 +1,194 @@
+// `voxtile voxelize IN... -o OUT`: load, voxelize (CPU or GPU), write.
+#include "cli/cmd_voxelize.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "core/error.h"
+#include "io/mesh_reader.h"
+#include "io/writers.h"
+#include "kernels/api.h"
+
+namespace voxtile {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+bool is_dir(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string stem_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  const size_t dot = base.rfind('.');
+  return dot == std::string::npos || dot == 0 ? base : base.substr(0, dot);
+}
+
+VoxelMode parse_mode(const std::string& m) { return m == "thin" ? VoxelMode::kThin : VoxelMode::kConservative; }
+Target parse_target(const std::string& t) { return t == "count" ? Target::kCount : Target::kBinary; }
+
+struct Job {
+  std::string input, output;
+  OutputFormat format;
+};
+
+std::vector<Job> plan_jobs(const VoxelizeCmdOptions& o) {
+  std::vector<Job> jobs;
+  const bool dir_out = is_dir(o.output) || (!o.output.empty() && o.output.back() == '/');
+  if (o.inputs.size() > 1 && !dir_out)
+    fail(ErrorKind::kUsage, "several inputs need -o to name an existing directory (got " + o.output + ")");
+  if (dir_out && !is_dir(o.output)) fail(ErrorKind::kOutput, o.output + ": directory does not exist");
+  std::map<std::string, std::string> seen;
+  for (const std::string& in : o.inputs) {
+    Job j;
+    j.input = in;
+    if (dir_out) {
+      j.format = o.format.empty() ? OutputFormat::kVdb : parse_format(o.format);
+      std::string dir = o.output;
+      while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+      j.output = dir + "/" + stem_of(in) + "." + format_name(j.format);
+    } else {
+      j.output = o.output;
+      j.format = o.format.empty() ? format_from_path(o.output) : parse_format(o.format);
+    }
+    auto [it, fresh] = seen.emplace(j.output, in);
+    if (!fresh) fail(ErrorKind::kUsage, in + " and " + it->second + " would both write " + j.output);
+    jobs.push_back(j);
+  }
+  return jobs;
+}
+
+std::string options_string(const VoxelizeCmdOptions& o) {
+  std::ostringstream s;
+  s << "mode=" << o.mode << " target=" << o.target;
+  if (o.grid.resolution) s << " resolution=" << o.grid.resolution;
+  if (!o.grid.voxel_size.empty()) {
+    s << " voxel_size=";
+    for (size_t i = 0; i < o.grid.voxel_size.size(); ++i) s << (i ? "," : "") << o.grid.voxel_size[i];
+  }
+  if (!o.grid.bbox.empty()) {
+    s << " bbox=";
+    for (size_t i = 0; i < o.grid.bbox.size(); ++i) s << (i ? "," : "") << o.grid.bbox[i];
+  }
+  if (!o.grid.dims.empty()) s << " dims=" << o.grid.dims[0] << "," << o.grid.dims[1] << "," << o.grid.dims[2];
+  if (o.grid.pad) s << " pad=" << o.grid.pad;
+  return s.str();
+}
+
+void print_stats_json(const Job& job, const MeshLoadResult& loaded, const SparseGrid& grid, const VoxelizeCmdOptions& o,
+                      const VoxelizeStats& st, double ms_load, double ms_write, double ms_total) {
+  const GridSpec& s = grid.spec;
+  std::ostringstream j;
+  j << "{\"input\":" << json_string(job.input) << ",\"output\":" << json_string(job.output)
+    << ",\"format\":" << json_string(format_name(job.format)) << ",\"triangles\":" << loaded.mesh.num_triangles()
+    << ",\"dropped_degenerate\":" << loaded.mesh.dropped_degenerate
+    << ",\"dropped_nonfinite\":" << loaded.mesh.dropped_nonfinite << ",\"dropped_bad_index\":" << loaded.dropped_bad_index
+    << ",\"grid\":{\"dims\":[" << s.dims.x << "," << s.dims.y << "," << s.dims.z << "],\"voxel_size\":["
+    << json_number(s.voxel_size.x) << "," << json_number(s.voxel_size.y) << "," << json_number(s.voxel_size.z)
+    << "],\"origin\":[" << json_number(s.origin.x) << "," << json_number(s.origin.y) << "," << json_number(s.origin.z)
+    << "]},\"mode\":" << json_string(o.mode) << ",\"target\":" << json_string(o.target)
+    << ",\"device\":" << json_string(st.device) << ",\"active_voxels\":" << st.active_voxels
+    << ",\"bricks\":" << st.bricks << ",\"tile_pairs\":" << st.tile_pairs << ",\"tiles\":" << st.tiles
+    << ",\"checksum\":\"" << std::hex << grid.checksum() << std::dec << "\",\"timings_ms\":{\"load\":" << json_number(ms_load);
+  for (const auto& [name, ms] : st.stage_ms) j << "," << json_string(name) << ":" << json_number(ms);
+  j << ",\"write\":" << json_number(ms_write) << ",\"total\":" << json_number(ms_total) << "}}";
+  std::cout << j.str() << std::endl;
+}
+
+}  // namespace
+
+void setup_voxelize(CLI::App& app, VoxelizeCmdOptions& o) {
+  app.add_option("inputs", o.inputs, "Mesh files (any format Assimp reads)")->required()->check(CLI::ExistingFile);
+  app.add_option("-o,--output", o.output, "Output file (.vdb .ply .raw .npy), or a directory for several inputs")
+      ->required();
+  app.add_option("--format,-f", o.format, "Output format: vdb, ply, raw or npy (default: from the extension)")
+      ->check(CLI::IsMember({"vdb", "ply", "raw", "npy"}, CLI::ignore_case));
+  add_grid_options(app, o.grid);
+  app.add_option("--mode,-m", o.mode, "thin (6-separating) or conservative (26-separating)")
+      ->check(CLI::IsMember({"thin", "conservative"}))
+      ->capture_default_str();
+  app.add_option("--target,-t", o.target, "binary (occupancy) or count (triangles per voxel)")
+      ->check(CLI::IsMember({"binary", "count"}))
+      ->capture_default_str();
+  app.add_option("--device,-d", o.device, "auto (GPU if present, else CPU), cpu or gpu")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
+  app.add_flag("--stats", o.stats, "Print a JSON summary per input to stdout (counts, timings, checksum)");
+  app.add_option("--dense-limit", o.dense_limit, "Largest .raw/.npy output in bytes (default 4 GiB)");
+  app.add_flag("--force", o.force, "Write dense outputs over --dense-limit");
+  app.add_flag_callback("-q,--quiet", [&o] { o.verbosity = 0; }, "Only errors on stderr");
+  app.add_flag_callback("-v,--verbose", [&o] { o.verbosity = 2; }, "Per-stage details on stderr");
+}
+
+int run_voxelize(const VoxelizeCmdOptions& o) {
+  Log log{o.verbosity};
+  const std::vector<Job> jobs = plan_jobs(o);
+  const GridOptions grid_options = o.grid.to_options();
+  VoxelizeOptions vopt;
+  vopt.mode = parse_mode(o.mode);
+  vopt.target = parse_target(o.target);
+  vopt.threads = o.threads;
+
+  if (o.device != "cpu") {
+    const GpuInfo gpu = query_gpu();
+    if (o.device == "gpu") {
+      if (!gpu.available) fail(ErrorKind::kResource, "--device gpu: " + gpu.reason);
+      fail(ErrorKind::kResource, "--device gpu: this version has no GPU voxelizer yet; use --device cpu");
+    }
+    if (!gpu.available) log.info("voxtile: " + gpu.reason + "; using the CPU");
+  }
+
+  WriteOptions wopt;
+  wopt.dense.force = o.force;
+  if (o.dense_limit) wopt.dense.limit_bytes = o.dense_limit;
+
+  int status = 0;
+  for (const Job& job : jobs) {
+    try {
+      const auto t_start = Clock::now();
+      MeshLoadResult loaded = load_mesh(job.input);
+      for (const std::string& w : loaded.warnings) log.warn(job.input + ": " + w);
+      const double ms_load = ms_since(t_start);
+      const GridSpec spec = [&] {
+        try {
+          return make_grid_spec(loaded.mesh.bounds(), grid_options);
+        } catch (const Error& e) {
+          throw Error(e.kind(), job.input + ": " + e.what());
+        }
+      }();
+      VoxelizeStats st;
+      SparseGrid grid = voxelize_cpu(loaded.mesh, spec, vopt, &st);
+      grid.name = o.target == "count" ? "count" : "voxels";
+      wopt.meta = {{"source", job.input},
+                   {"options", options_string(o)},
+                   {"version", VOXTILE_VERSION},
+                   {"mode", o.mode},
+                   {"target", o.target}};
+      auto t_write = Clock::now();
+      write_grid(grid, job.output, job.format, wopt);
+      const double ms_write = ms_since(t_write), ms_total = ms_since(t_start);
+      std::ostringstream line;
+      line.precision(3);
+      line << job.input << ": " << loaded.mesh.num_triangles() << " triangles -> " << spec.dims.x << "x" << spec.dims.y
+           << "x" << spec.dims.z << " grid, " << st.active_voxels << " voxels (" << o.target << ", " << o.mode << ", "
+           << st.device << ") -> " << job.output << " in " << std::fixed << ms_total / 1000.0 << " s";
+      log.info(line.str());
+      for (const auto& [name, ms] : st.stage_ms) log.detail("  " + name + ": " + std::to_string(ms) + " ms");
+      if (o.stats) print_stats_json(job, loaded, grid, o, st, ms_load, ms_write, ms_total);
+    } catch (const Error& e) {
+      std::cerr << "voxtile: error: " << e.what() << "\n";
+      if (!status) status = static_cast<int>(e.kind());
+    }
+  }
+  return status;
+}
+
+}  // namespace voxtile

@@ -1,0 +1,31 @@
+// `voxtile voxelize`: meshes to voxel grids.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/common.h"
+
+namespace voxtile {
+
+struct VoxelizeCmdOptions {
+  std::vector<std::string> inputs;
+  std::string output;
+  std::string format;  // empty: from the output extension (vdb for a directory)
+  GridArgs grid;
+  std::string mode = "conservative";
+  std::string target = "binary";
+  std::string device = "auto";
+  int threads = 0;
+  bool stats = false;
+  uint64_t dense_limit = 0;  // 0: default
+  bool force = false;
+  int verbosity = 1;
+};
+
+void setup_voxelize(CLI::App& app, VoxelizeCmdOptions& options);
+// Runs the command; returns the exit code (0, or the kind of the first failing input).
+int run_voxelize(const VoxelizeCmdOptions& options);
+
+}  // namespace voxtile

@@ -1,0 +1,80 @@
+// Shared CLI helpers.
+#include "cli/common.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace voxtile {
+
+void Log::warn(const std::string& msg) const {
+  if (level >= 1) std::cerr << "voxtile: warning: " << msg << "\n";
+}
+void Log::info(const std::string& msg) const {
+  if (level >= 1) std::cerr << msg << "\n";
+}
+void Log::detail(const std::string& msg) const {
+  if (level >= 2) std::cerr << msg << "\n";
+}
+
+void add_grid_options(CLI::App& app, GridArgs& a) {
+  app.add_option("--resolution,-r", a.resolution, "Voxels along the longest axis of the bounds (default 256)")
+      ->check(CLI::Range(1, kMaxGridDim));
+  app.add_option("--voxel-size,-s", a.voxel_size, "World-space voxel size: S (cubic) or SX SY SZ")
+      ->expected(1, 3);
+  app.add_option("--bbox", a.bbox, "World-space bounds MINX MINY MINZ MAXX MAXY MAXZ (default: the mesh bounds)")
+      ->expected(6);
+  app.add_option("--dims", a.dims, "Exact grid size X Y Z (voxel size fits the bounds unless --voxel-size is given)")
+      ->expected(3);
+  app.add_option("--pad", a.pad, "Voxels of padding added on every side")->check(CLI::Range(0, kMaxGridDim))
+      ->default_val(0);
+}
+
+GridOptions GridArgs::to_options() const {
+  GridOptions o;
+  if (resolution > 0) o.resolution = resolution;
+  if (voxel_size.size() == 1) o.voxel_size = Vec3d{voxel_size[0], voxel_size[0], voxel_size[0]};
+  else if (voxel_size.size() == 3) o.voxel_size = Vec3d{voxel_size[0], voxel_size[1], voxel_size[2]};
+  else if (!voxel_size.empty()) fail(ErrorKind::kUsage, "--voxel-size takes 1 or 3 values");
+  if (!bbox.empty()) {
+    Bounds b;
+    b.lo = {bbox[0], bbox[1], bbox[2]};
+    b.hi = {bbox[3], bbox[4], bbox[5]};
+    for (double v : bbox)
+      if (!std::isfinite(v)) fail(ErrorKind::kUsage, "--bbox values must be finite");
+    o.bbox = b;
+  }
+  if (!dims.empty()) o.dims = Int3{dims[0], dims[1], dims[2]};
+  o.pad = pad;
+  return o;
+}
+
+std::string json_string(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      o += buf;
+    } else {
+      o += c;
+    }
+  }
+  return o + "\"";
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  std::ostringstream s;
+  s.precision(10);
+  s << v;
+  return s.str();
+}
+
+}  // namespace voxtile

@@ -1,0 +1,35 @@
+// Shared CLI helpers: logging to stderr, grid options, JSON output.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "core/grid_spec.h"
+#include "core/voxelize.h"
+
+namespace voxtile {
+
+// Verbosity: 0 = errors only (-q), 1 = warnings and summaries, 2 = details (-v).
+struct Log {
+  int level = 1;
+  void warn(const std::string& msg) const;
+  void info(const std::string& msg) const;
+  void detail(const std::string& msg) const;
+};
+
+// Raw grid options as given on the command line (vectors keep CLI11 simple).
+struct GridArgs {
+  int32_t resolution = 0;
+  std::vector<double> voxel_size;  // 1 or 3 values
+  std::vector<double> bbox;        // 6 values
+  std::vector<int32_t> dims;       // 3 values
+  int32_t pad = 0;
+  GridOptions to_options() const;  // throws Error(kUsage)
+};
+void add_grid_options(CLI::App& app, GridArgs& args);
+
+std::string json_string(const std::string& s);
+std::string json_number(double v);
+
+}  // namespace voxtile

@@ -1,0 +1,55 @@
+// voxtile command-line entry point: parses, dispatches, and turns errors into exit codes.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <new>
+
+#include "cli/cmd_info.h"
+#include "cli/cmd_voxelize.h"
+#include "core/error.h"
+#include "io/atomic_file.h"
+
+int main(int argc, char** argv) {
+  using namespace voxtile;
+  install_temp_file_cleanup();
+  CLI::App app{"voxtile: batch voxelizer and point-cloud converter (CPU reference and CUDA)", "voxtile"};
+  app.set_version_flag("--version", std::string("voxtile ") + VOXTILE_VERSION);
+  app.require_subcommand(1);
+
+  VoxelizeCmdOptions vox;
+  CLI::App* vox_cmd = app.add_subcommand("voxelize", "Voxelize meshes into .vdb, .ply, .raw or .npy grids");
+  setup_voxelize(*vox_cmd, vox);
+  InfoCmdOptions info;
+  CLI::App* info_cmd = app.add_subcommand("info", "Describe a mesh, point cloud or .vdb file");
+  setup_info(*info_cmd, info);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string msg = e.what();
+    for (char& c : msg)
+      if (c == '\n') c = ' ';
+    std::cerr << "voxtile: error: " << msg << " (run 'voxtile --help')\n";
+    return static_cast<int>(ErrorKind::kUsage);
+  }
+
+  try {
+    if (vox_cmd->parsed()) return run_voxelize(vox);
+    if (info_cmd->parsed()) return run_info(info);
+  } catch (const Error& e) {
+    std::cerr << "voxtile: error: " << e.what() << "\n";
+    return static_cast<int>(e.kind());
+  } catch (const std::bad_alloc&) {
+    std::cerr << "voxtile: error: out of memory\n";
+    return static_cast<int>(ErrorKind::kResource);
+  } catch (const std::exception& e) {
+    std::cerr << "voxtile: error: internal: " << e.what() << "\n";
+    return static_cast<int>(ErrorKind::kInternal);
+  }
+  return 0;
+}

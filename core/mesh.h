@@ -1,0 +1,32 @@
+// Mesh: an indexed triangle mesh in world space, as loaded from any input format.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/grid_spec.h"
+#include "core/vec.h"
+
+namespace voxtile {
+
+struct Mesh {
+  std::vector<Vec3f> positions;        // world space, after node transforms
+  std::vector<uint32_t> indices;       // 3 per triangle, each < positions.size()
+  std::vector<uint32_t> mesh_ids;      // per triangle: index of the source mesh
+  std::vector<uint32_t> material_ids;  // per triangle: material index of the source mesh
+  size_t num_source_meshes = 0;
+  size_t num_materials = 0;
+  size_t dropped_degenerate = 0;  // zero-area triangles removed by sanitize()
+  size_t dropped_nonfinite = 0;   // triangles with NaN/Inf coordinates removed by sanitize()
+
+  size_t num_triangles() const { return indices.size() / 3; }
+  Vec3f vertex(size_t tri, int corner) const { return positions[indices[3 * tri + corner]]; }
+  Bounds bounds() const;  // of the vertices referenced by triangles
+  // Removes triangles with a non-finite coordinate or zero area (computed in double), counting
+  // each kind. Triangles keep their order and per-triangle ids.
+  void sanitize();
+};
+
+}  // namespace voxtile

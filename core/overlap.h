@@ -1,0 +1,330 @@
+// Triangle/voxel overlap tests (VoxelPipe section 3.1, after Schwarz & Seidel 2010), written once
+// for the CPU reference (g++) and the GPU kernels (nvcc).
+//
+// Everything here works in grid space: voxel (i,j,k) is the closed box [i,i+1]x[j,j+1]x[k,k+1].
+// Every test is a fixed sequence of IEEE single-precision operations (no FMA contraction: the
+// host builds with -ffp-contract=off, the kernels with -fmad=false), so CPU and GPU agree bit for
+// bit. The enumerators (scanline bounds, column loops) are accelerations that visit exactly the
+// voxels the per-voxel tests accept: each estimated range is fixed up at its ends with the exact
+// per-voxel test, which is monotone along a scanline or column.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "core/hd.h"
+#include "core/vec.h"
+
+namespace voxtile {
+
+enum class VoxelMode : uint8_t {
+  kThin = 0,          // 6-separating: one voxel per column along the dominant axis
+  kConservative = 1,  // 26-separating: every voxel the closed triangle touches
+};
+
+// Per-triangle setup in grid space.
+struct TriSetup {
+  Vec3f v[3];
+  Vec3f n;      // cross(v1 - v0, v2 - v0), not normalised
+  int dom;      // dominant axis: largest |n| component, ties to the lower axis
+  Vec3f lo, hi; // bounding box of the vertices
+};
+
+VT_HD inline float vt_absf(float x) { return x < 0.0f ? -x : x; }
+VT_HD inline float vt_maxf(float a, float b) { return a > b ? a : b; }
+VT_HD inline float vt_minf(float a, float b) { return a < b ? a : b; }
+VT_HD inline int vt_axis_a(int c) { return c == 2 ? 0 : c + 1; }  // first 2D axis of the projection along c
+VT_HD inline int vt_axis_b(int c) { return c == 0 ? 2 : c - 1; }  // second 2D axis
+
+VT_HD inline TriSetup setup_triangle(const Vec3f& a, const Vec3f& b, const Vec3f& c) {
+  TriSetup t;
+  t.v[0] = a;
+  t.v[1] = b;
+  t.v[2] = c;
+  t.n = cross(sub(b, a), sub(c, a));
+  const float ax = vt_absf(t.n.x), ay = vt_absf(t.n.y), az = vt_absf(t.n.z);
+  t.dom = (ax >= ay && ax >= az) ? 0 : (ay >= az ? 1 : 2);
+  t.lo = {vt_minf(a.x, vt_minf(b.x, c.x)), vt_minf(a.y, vt_minf(b.y, c.y)), vt_minf(a.z, vt_minf(b.z, c.z))};
+  t.hi = {vt_maxf(a.x, vt_maxf(b.x, c.x)), vt_maxf(a.y, vt_maxf(b.y, c.y)), vt_maxf(a.z, vt_maxf(b.z, c.z))};
+  return t;
+}
+
+// True when the setup has no usable plane (zero normal after rounding). Such triangles are
+// segments or points: the conservative test still handles them exactly (the plane test passes
+// and the three 2D tests bound the segment); the thin mode skips them.
+VT_HD inline bool is_flat(const TriSetup& t) { return t.n.x == 0.0f && t.n.y == 0.0f && t.n.z == 0.0f; }
+
+// Inclusive voxel range [first, last] of closed voxels [i, i+1] touching the closed interval [lo, hi].
+VT_HD inline int32_t first_voxel(float lo) { return static_cast<int32_t>(std::ceil(lo)) - 1; }
+VT_HD inline int32_t last_voxel(float hi) { return static_cast<int32_t>(std::floor(hi)); }
+
+// 2D edge functions of the projection along axis c, onto axes a = vt_axis_a(c), b = vt_axis_b(c).
+// E_i(u, v) = na_i * (u - va_i) + (nb_i * (v - vb_i) + off_i)  >= 0 for every edge  <=>  overlap.
+// Box form (conservative): off = max(0, na) + max(0, nb), the critical corner of pixel [u,u+1]x[v,v+1].
+// Diamond form (thin): the diamond |x - (u+.5)| + |y - (v+.5)| <= .5 inscribed in the pixel,
+// off = .5 na + .5 nb + .5 max(|na|, |nb|).
+// The diamond form adds the diamond's own separating axes, the diagonals (1,1) and (1,-1), as four
+// more half-planes of the same shape, so that together they are the complete separating-axis test
+// of the projected triangle against the closed diamond. (In box form those axes are the grid axes,
+// which the bounding box covers.)
+constexpr int kMaxHalfPlanes = 7;
+struct Edges2D {
+  int count;                        // 3 (box) or 7 (diamond)
+  float na[kMaxHalfPlanes], nb[kMaxHalfPlanes];  // inward normals
+  float va[kMaxHalfPlanes], vb[kMaxHalfPlanes];  // origins
+  float off[kMaxHalfPlanes];        // critical-point offsets
+};
+
+VT_HD inline Edges2D setup_edges(const TriSetup& t, int c, bool diamond) {
+  const int a = vt_axis_a(c), b = vt_axis_b(c);
+  const float s = component(t.n, c) >= 0.0f ? 1.0f : -1.0f;
+  Edges2D e;
+  for (int i = 0; i < 3; ++i) {
+    const Vec3f& p = t.v[i];
+    const Vec3f& q = t.v[i == 2 ? 0 : i + 1];
+    const float ea = component(q, a) - component(p, a);
+    const float eb = component(q, b) - component(p, b);
+    e.na[i] = -eb * s;
+    e.nb[i] = ea * s;
+    e.va[i] = component(p, a);
+    e.vb[i] = component(p, b);
+    if (diamond) {
+      e.off[i] = (0.5f * e.na[i] + 0.5f * e.nb[i]) + 0.5f * vt_maxf(vt_absf(e.na[i]), vt_absf(e.nb[i]));
+    } else {
+      e.off[i] = vt_maxf(0.0f, e.na[i]) + vt_maxf(0.0f, e.nb[i]);
+    }
+  }
+  e.count = 3;
+  if (diamond) {
+    float smin = 0, smax = 0, dmin = 0, dmax = 0;
+    for (int i = 0; i < 3; ++i) {
+      const float pa = component(t.v[i], a), pb = component(t.v[i], b);
+      const float sum = pa + pb, dif = pa - pb;
+      smin = i == 0 ? sum : vt_minf(smin, sum);
+      smax = i == 0 ? sum : vt_maxf(smax, sum);
+      dmin = i == 0 ? dif : vt_minf(dmin, dif);
+      dmax = i == 0 ? dif : vt_maxf(dmax, dif);
+    }
+    // Diamond of column (u,v): u+v+1 +- 1/2 along (1,1), u-v +- 1/2 along (1,-1).
+    const float dna[4] = {1.0f, -1.0f, 1.0f, -1.0f}, dnb[4] = {1.0f, -1.0f, -1.0f, 1.0f};
+    const float doff[4] = {1.5f - smin, smax - 0.5f, 0.5f - dmin, dmax + 0.5f};
+    for (int k = 0; k < 4; ++k) {
+      e.na[3 + k] = dna[k];
+      e.nb[3 + k] = dnb[k];
+      e.va[3 + k] = 0.0f;
+      e.vb[3 + k] = 0.0f;
+      e.off[3 + k] = doff[k];
+    }
+    e.count = 7;
+  }
+  return e;
+}
+
+// Row constants of scanline v: c_i = nb_i * (v - vb_i) + off_i.
+struct EdgeRow {
+  float c[kMaxHalfPlanes];
+};
+VT_HD inline EdgeRow edge_row(const Edges2D& e, int32_t v) {
+  EdgeRow r;
+  const float fv = static_cast<float>(v);
+  for (int i = 0; i < kMaxHalfPlanes; ++i) r.c[i] = i < e.count ? e.nb[i] * (fv - e.vb[i]) + e.off[i] : 0.0f;
+  return r;
+}
+VT_HD inline bool edge_row_pass(const Edges2D& e, const EdgeRow& r, int32_t u) {
+  const float fu = static_cast<float>(u);
+  bool pass = true;
+  for (int i = 0; i < kMaxHalfPlanes; ++i)
+    if (i < e.count) pass = pass && (e.na[i] * (fu - e.va[i]) + r.c[i] >= 0.0f);
+  return pass;
+}
+VT_HD inline bool edges_pass(const Edges2D& e, int32_t u, int32_t v) { return edge_row_pass(e, edge_row(e, v), u); }
+
+// Estimated [lo, hi] of scanline v (within [u0, u1]) from the reciprocal form of the paper's
+// equation (6), then fixed up with the exact test so that the result is exactly the set of u in
+// [u0, u1] passing edge_row_pass. Returns false when the scanline is empty.
+VT_HD inline bool scanline_range(const Edges2D& e, const EdgeRow& r, int32_t u0, int32_t u1, int32_t* out_lo,
+                                 int32_t* out_hi) {
+  float flo = static_cast<float>(u0), fhi = static_cast<float>(u1);
+  for (int i = 0; i < e.count; ++i) {
+    const float na = e.na[i];
+    if (na == 0.0f) {
+      if (r.c[i] < 0.0f) return false;  // constant along the scanline, and failing
+      continue;
+    }
+    const float root = e.va[i] - r.c[i] / na;  // E_i(root) == 0
+    if (na > 0.0f) {
+      flo = vt_maxf(flo, std::floor(root));
+    } else {
+      fhi = vt_minf(fhi, std::ceil(root));
+    }
+  }
+  if (!(flo <= fhi + 2.0f)) return false;  // estimate far from any passing u (also catches NaN)
+  int32_t lo = static_cast<int32_t>(vt_maxf(flo - 1.0f, static_cast<float>(u0)));
+  int32_t hi = static_cast<int32_t>(vt_minf(fhi + 1.0f, static_cast<float>(u1)));
+  while (lo > u0 && edge_row_pass(e, r, lo - 1)) --lo;
+  while (hi < u1 && edge_row_pass(e, r, hi + 1)) ++hi;
+  while (lo <= hi && !edge_row_pass(e, r, lo)) ++lo;
+  while (hi >= lo && !edge_row_pass(e, r, hi)) --hi;
+  *out_lo = lo;
+  *out_hi = hi;
+  return lo <= hi;
+}
+
+// Plane/box overlap for voxel (i,j,k): the plane's value at the box corners that minimise and
+// maximise it brackets zero. Evaluated as (n_a*(x_a - v0_a) + n_b*(x_b - v0_b)) + n_c*(x_c - v0_c)
+// with c the dominant axis, so it is monotone along a column of the dominant axis.
+VT_HD inline bool plane_overlaps_voxel(const TriSetup& t, const int32_t ijk[3]) {
+  const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
+  const float na = component(t.n, a), nb = component(t.n, b), nc = component(t.n, c);
+  const float fa = static_cast<float>(ijk[a]), fb = static_cast<float>(ijk[b]), fc = static_cast<float>(ijk[c]);
+  const float v0a = component(t.v[0], a), v0b = component(t.v[0], b), v0c = component(t.v[0], c);
+  const float amin = na > 0.0f ? fa : fa + 1.0f, amax = na > 0.0f ? fa + 1.0f : fa;
+  const float bmin = nb > 0.0f ? fb : fb + 1.0f, bmax = nb > 0.0f ? fb + 1.0f : fb;
+  const float cmin = nc > 0.0f ? fc : fc + 1.0f, cmax = nc > 0.0f ? fc + 1.0f : fc;
+  const float pmin = (na * (amin - v0a) + nb * (bmin - v0b)) + nc * (cmin - v0c);
+  const float pmax = (na * (amax - v0a) + nb * (bmax - v0b)) + nc * (cmax - v0c);
+  return pmin <= 0.0f && pmax >= 0.0f;
+}
+
+// The three 2D projections of a triangle, box form, in the order of the dominant axis first.
+struct ConservativeSetup {
+  TriSetup t;
+  Edges2D e[3];  // e[0]: projection along t.dom, e[1], e[2]: along the other two axes
+  int axis[3];
+};
+VT_HD inline ConservativeSetup setup_conservative(const TriSetup& t) {
+  ConservativeSetup s;
+  s.t = t;
+  s.axis[0] = t.dom;
+  s.axis[1] = vt_axis_a(t.dom);
+  s.axis[2] = vt_axis_b(t.dom);
+  for (int p = 0; p < 3; ++p) s.e[p] = setup_edges(t, s.axis[p], false);
+  return s;
+}
+
+VT_HD inline bool in_bbox(const TriSetup& t, const int32_t ijk[3]) {
+  return ijk[0] >= first_voxel(t.lo.x) && ijk[0] <= last_voxel(t.hi.x) && ijk[1] >= first_voxel(t.lo.y) &&
+         ijk[1] <= last_voxel(t.hi.y) && ijk[2] >= first_voxel(t.lo.z) && ijk[2] <= last_voxel(t.hi.z);
+}
+
+// The 26-separating (conservative) test for one voxel: bounding boxes, plane, three projections.
+VT_HD inline bool conservative_voxel(const ConservativeSetup& s, const int32_t ijk[3]) {
+  if (!in_bbox(s.t, ijk) || !plane_overlaps_voxel(s.t, ijk)) return false;
+  for (int p = 0; p < 3; ++p) {
+    const int c = s.axis[p];
+    if (!edges_pass(s.e[p], ijk[vt_axis_a(c)], ijk[vt_axis_b(c)])) return false;
+  }
+  return true;
+}
+
+constexpr int32_t kNoVoxel = -2147483647 - 1;
+
+// Thin mode: depth voxel of column (u, v) of the dominant projection. The plane's depth at the
+// column centre selects voxel floor(depth) (voxels are half-open along the dominant axis), except
+// that a depth exactly on the grid's far face (dims_c) selects the last voxel, dims_c - 1.
+VT_HD inline int32_t thin_depth_voxel(const TriSetup& t, int32_t u, int32_t v, int32_t dims_c) {
+  const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
+  const float ca = static_cast<float>(u) + 0.5f, cb = static_cast<float>(v) + 0.5f;
+  const float num = component(t.n, a) * (ca - component(t.v[0], a)) + component(t.n, b) * (cb - component(t.v[0], b));
+  const float depth = component(t.v[0], c) - num / component(t.n, c);
+  if (depth == static_cast<float>(dims_c)) return dims_c - 1;
+  if (!(depth > -1e9f && depth < 1e9f)) return kNoVoxel;  // far outside any grid, or NaN
+  return static_cast<int32_t>(std::floor(depth));
+}
+
+// The 6-separating (thin) test for one voxel.
+VT_HD inline bool thin_voxel(const TriSetup& t, const Edges2D& dom_edges, const int32_t ijk[3], int32_t dims_c) {
+  if (is_flat(t)) return false;
+  const int c = t.dom;
+  const int32_t u = ijk[vt_axis_a(c)], v = ijk[vt_axis_b(c)];
+  return edges_pass(dom_edges, u, v) && thin_depth_voxel(t, u, v, dims_c) == ijk[c];
+}
+
+// Inclusive voxel box.
+struct VoxelBox {
+  int32_t lo[3], hi[3];
+};
+
+// Visits every voxel of `clip` that the conservative test accepts, calling f(i, j, k) once each.
+template <class F>
+VT_HD inline void for_each_conservative_voxel(const ConservativeSetup& s, const VoxelBox& clip, F&& f) {
+  const TriSetup& t = s.t;
+  const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
+  int32_t lo[3] = {first_voxel(t.lo.x), first_voxel(t.lo.y), first_voxel(t.lo.z)};
+  int32_t hi[3] = {last_voxel(t.hi.x), last_voxel(t.hi.y), last_voxel(t.hi.z)};
+  for (int d = 0; d < 3; ++d) {
+    lo[d] = lo[d] > clip.lo[d] ? lo[d] : clip.lo[d];
+    hi[d] = hi[d] < clip.hi[d] ? hi[d] : clip.hi[d];
+    if (lo[d] > hi[d]) return;
+  }
+  const float na = component(t.n, a), nb = component(t.n, b), nc = component(t.n, c);
+  const float v0a = component(t.v[0], a), v0b = component(t.v[0], b), v0c = component(t.v[0], c);
+  for (int32_t v = lo[b]; v <= hi[b]; ++v) {
+    const EdgeRow row = edge_row(s.e[0], v);
+    int32_t ulo, uhi;
+    if (!scanline_range(s.e[0], row, lo[a], hi[a], &ulo, &uhi)) continue;
+    for (int32_t u = ulo; u <= uhi; ++u) {
+      // Estimated depth range of the plane over pixel [u,u+1]x[v,v+1], then exact fix-up.
+      int32_t wlo = lo[c], whi = hi[c];
+      if (nc != 0.0f) {
+        const float fu = static_cast<float>(u), fv = static_cast<float>(v);
+        const float a0 = na * ((na > 0.0f ? fu : fu + 1.0f) - v0a) + nb * ((nb > 0.0f ? fv : fv + 1.0f) - v0b);
+        const float a1 = na * ((na > 0.0f ? fu + 1.0f : fu) - v0a) + nb * ((nb > 0.0f ? fv + 1.0f : fv) - v0b);
+        const float d0 = v0c - a0 / nc, d1 = v0c - a1 / nc;
+        const float dlo = vt_minf(d0, d1), dhi = vt_maxf(d0, d1);
+        const float elo = std::ceil(dlo) - 2.0f, ehi = std::floor(dhi) + 1.0f;
+        if (elo > static_cast<float>(wlo)) wlo = elo < static_cast<float>(whi) ? static_cast<int32_t>(elo) : whi;
+        if (ehi < static_cast<float>(whi)) whi = ehi > static_cast<float>(wlo) ? static_cast<int32_t>(ehi) : wlo;
+      }
+      int32_t ijk[3];
+      ijk[a] = u;
+      ijk[b] = v;
+      ijk[c] = wlo - 1;
+      while (ijk[c] >= lo[c] && conservative_voxel(s, ijk)) {
+        wlo = ijk[c];
+        --ijk[c];
+      }
+      ijk[c] = whi + 1;
+      while (ijk[c] <= hi[c] && conservative_voxel(s, ijk)) {
+        whi = ijk[c];
+        ++ijk[c];
+      }
+      for (int32_t w = wlo; w <= whi; ++w) {
+        ijk[c] = w;
+        if (conservative_voxel(s, ijk)) f(ijk[0], ijk[1], ijk[2]);
+      }
+    }
+  }
+}
+
+// Visits every voxel of `clip` that the thin test accepts (at most one per dominant column).
+// dims_c is the grid's size along the triangle's dominant axis (for the far-face rule).
+template <class F>
+VT_HD inline void for_each_thin_voxel(const TriSetup& t, const Edges2D& dom_edges, const VoxelBox& clip, int32_t dims_c,
+                                      F&& f) {
+  if (is_flat(t)) return;
+  const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
+  const float tlo[3] = {t.lo.x, t.lo.y, t.lo.z}, thi[3] = {t.hi.x, t.hi.y, t.hi.z};
+  int32_t lo_a = first_voxel(tlo[a]), hi_a = last_voxel(thi[a]);
+  int32_t lo_b = first_voxel(tlo[b]), hi_b = last_voxel(thi[b]);
+  lo_a = lo_a > clip.lo[a] ? lo_a : clip.lo[a];
+  hi_a = hi_a < clip.hi[a] ? hi_a : clip.hi[a];
+  lo_b = lo_b > clip.lo[b] ? lo_b : clip.lo[b];
+  hi_b = hi_b < clip.hi[b] ? hi_b : clip.hi[b];
+  for (int32_t v = lo_b; v <= hi_b; ++v) {
+    const EdgeRow row = edge_row(dom_edges, v);
+    int32_t ulo, uhi;
+    if (!scanline_range(dom_edges, row, lo_a, hi_a, &ulo, &uhi)) continue;
+    for (int32_t u = ulo; u <= uhi; ++u) {
+      const int32_t w = thin_depth_voxel(t, u, v, dims_c);
+      if (w < clip.lo[c] || w > clip.hi[c]) continue;
+      int32_t ijk[3];
+      ijk[a] = u;
+      ijk[b] = v;
+      ijk[c] = w;
+      f(ijk[0], ijk[1], ijk[2]);
+    }
+  }
+}
+
+}  // namespace voxtile

@@ -1,0 +1,253 @@
+// CPU reference voxelizer: the same sort-middle design as the GPU pipeline, on TBB threads.
+//
+// 1. transform vertices to grid space; 2. bin triangles into 32^3 tiles (bounding box, with a
+// plane test for triangles spanning many tiles); 3. sort the (tile, triangle) pairs; 4. raster
+// each tile into a private dense 32^3 buffer with the shared overlap code; 5. emit its non-empty
+// 8^3 bricks; 6. order the bricks by key. Counts are sums, so the result does not depend on the
+// number of threads or on scheduling.
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <numeric>
+
+#include "core/error.h"
+#include "core/voxelize.h"
+
+namespace voxtile {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+constexpr int kTile = kCpuTileDim;
+constexpr int kTileVoxels = kTile * kTile * kTile;
+constexpr int kBricksPerTileAxis = kTile / kBrickDim;
+
+struct Pair {
+  uint64_t tile;
+  uint32_t tri;
+  bool operator<(const Pair& o) const { return tile != o.tile ? tile < o.tile : tri < o.tri; }
+};
+
+// Voxel range a triangle may touch, clipped to the grid. Thin voxels can lie up to half a voxel
+// beyond the triangle along its dominant axis, so that axis is widened by one voxel.
+bool triangle_voxel_range(const TriSetup& t, VoxelMode mode, const Int3& dims, VoxelBox* box) {
+  const float lo[3] = {t.lo.x, t.lo.y, t.lo.z}, hi[3] = {t.hi.x, t.hi.y, t.hi.z};
+  for (int a = 0; a < 3; ++a) {
+    if (!(lo[a] <= static_cast<float>(component(dims, a)) + 2.0f) || !(hi[a] >= -2.0f)) return false;
+    int32_t l = first_voxel(std::max(lo[a], -2.0f)), h = last_voxel(std::min(hi[a], float(component(dims, a)) + 2.0f));
+    if (mode == VoxelMode::kThin && a == t.dom) {
+      --l;
+      ++h;
+    }
+    box->lo[a] = std::max<int32_t>(l, 0);
+    box->hi[a] = std::min<int32_t>(h, component(dims, a) - 1);
+    if (box->lo[a] > box->hi[a]) return false;
+  }
+  return true;
+}
+
+// Conservative test of the triangle's plane against a tile widened by two voxels (double).
+bool plane_may_touch_tile(const TriSetup& t, const int32_t tlo[3]) {
+  const double v0[3] = {t.v[0].x, t.v[0].y, t.v[0].z};
+  const Vec3d e1{double(t.v[1].x) - v0[0], double(t.v[1].y) - v0[1], double(t.v[1].z) - v0[2]};
+  const Vec3d e2{double(t.v[2].x) - v0[0], double(t.v[2].y) - v0[1], double(t.v[2].z) - v0[2]};
+  const double n[3] = {e1.y * e2.z - e1.z * e2.y, e1.z * e2.x - e1.x * e2.z, e1.x * e2.y - e1.y * e2.x};
+  double pmin = 0.0, pmax = 0.0;
+  for (int a = 0; a < 3; ++a) {
+    const double lo = double(tlo[a]) * kTile - 2.0 - v0[a], hi = double(tlo[a] + 1) * kTile + 2.0 - v0[a];
+    pmin += n[a] > 0 ? n[a] * lo : n[a] * hi;
+    pmax += n[a] > 0 ? n[a] * hi : n[a] * lo;
+  }
+  return pmin <= 0.0 && pmax >= 0.0;
+}
+
+// Calls f(tile_key) for every tile triangle t may write to.
+template <class F>
+void for_each_tile(const TriSetup& t, VoxelMode mode, const GridSpec& spec, const Int3& tiles, F&& f) {
+  VoxelBox box;
+  if (!triangle_voxel_range(t, mode, spec.dims, &box)) return;
+  int32_t tlo[3], thi[3];
+  int64_t count = 1;
+  for (int a = 0; a < 3; ++a) {
+    tlo[a] = box.lo[a] / kTile;
+    thi[a] = box.hi[a] / kTile;
+    count *= thi[a] - tlo[a] + 1;
+  }
+  const bool cull = count > 8;
+  int32_t c[3];
+  for (c[0] = tlo[0]; c[0] <= thi[0]; ++c[0])
+    for (c[1] = tlo[1]; c[1] <= thi[1]; ++c[1])
+      for (c[2] = tlo[2]; c[2] <= thi[2]; ++c[2]) {
+        if (cull && !plane_may_touch_tile(t, c)) continue;
+        f((uint64_t(c[0]) * tiles.y + c[1]) * tiles.z + c[2]);
+      }
+}
+
+struct TileBricks {
+  std::vector<uint64_t> keys;
+  std::vector<BrickMask> masks;
+  std::vector<int32_t> values;  // 512 per brick (count target)
+};
+
+}  // namespace
+
+SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOptions& options, VoxelizeStats* stats) {
+  std::unique_ptr<tbb::global_control> limit;
+  if (options.threads > 0)
+    limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, options.threads);
+  if (spec.dims.x < 1 || spec.dims.y < 1 || spec.dims.z < 1 || spec.dims.x > kMaxGridDim ||
+      spec.dims.y > kMaxGridDim || spec.dims.z > kMaxGridDim)
+    fail(ErrorKind::kUsage, "grid dimensions out of range");
+
+  const VoxelMode mode = options.mode;
+  const bool counting = options.target == Target::kCount;
+  const size_t num_tris = mesh.num_triangles();
+  const Int3 tiles{(spec.dims.x + kTile - 1) / kTile, (spec.dims.y + kTile - 1) / kTile,
+                   (spec.dims.z + kTile - 1) / kTile};
+
+  auto t0 = Clock::now();
+  const std::vector<Vec3f> g = to_grid_space(mesh, spec);
+  auto setup = [&](size_t tri) {
+    return setup_triangle(g[mesh.indices[3 * tri]], g[mesh.indices[3 * tri + 1]], g[mesh.indices[3 * tri + 2]]);
+  };
+  const double ms_transform = ms_since(t0);
+
+  // Binning: count, scan, emit, so the pair buffer is sized exactly.
+  t0 = Clock::now();
+  std::vector<uint64_t> offsets(num_tris + 1, 0);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, num_tris, 4096), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t i = r.begin(); i < r.end(); ++i) {
+      uint64_t n = 0;
+      for_each_tile(setup(i), mode, spec, tiles, [&](uint64_t) { ++n; });
+      offsets[i + 1] = n;
+    }
+  });
+  std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
+  std::vector<Pair> pairs(offsets[num_tris]);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, num_tris, 4096), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t i = r.begin(); i < r.end(); ++i) {
+      uint64_t o = offsets[i];
+      for_each_tile(setup(i), mode, spec, tiles, [&](uint64_t key) { pairs[o++] = {key, uint32_t(i)}; });
+    }
+  });
+  tbb::parallel_sort(pairs.begin(), pairs.end());
+  std::vector<size_t> tile_begin;
+  for (size_t p = 0; p < pairs.size(); ++p)
+    if (p == 0 || pairs[p].tile != pairs[p - 1].tile) tile_begin.push_back(p);
+  const size_t num_tiles = tile_begin.size();
+  tile_begin.push_back(pairs.size());
+  const double ms_bin = ms_since(t0);
+
+  // Fine raster per tile.
+  t0 = Clock::now();
+  std::vector<TileBricks> out(num_tiles);
+  tbb::enumerable_thread_specific<std::vector<uint32_t>> scratch([] { return std::vector<uint32_t>(kTileVoxels, 0); });
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, num_tiles, 1), [&](const tbb::blocked_range<size_t>& r) {
+    std::vector<uint32_t>& buf = scratch.local();
+    for (size_t ti = r.begin(); ti < r.end(); ++ti) {
+      const uint64_t key = pairs[tile_begin[ti]].tile;
+      const int32_t tz = int32_t(key % uint64_t(tiles.z)), ty = int32_t((key / uint64_t(tiles.z)) % uint64_t(tiles.y));
+      const int32_t tx = int32_t(key / (uint64_t(tiles.z) * uint64_t(tiles.y)));
+      const int32_t base[3] = {tx * kTile, ty * kTile, tz * kTile};
+      VoxelBox clip;
+      for (int a = 0; a < 3; ++a) {
+        clip.lo[a] = base[a];
+        clip.hi[a] = std::min(base[a] + kTile, component(spec.dims, a)) - 1;
+      }
+      uint64_t touched = 0;  // one bit per brick of the tile
+      auto emit = [&](int32_t i, int32_t j, int32_t k) {
+        const int x = i - base[0], y = j - base[1], z = k - base[2];
+        ++buf[(x * kTile + y) * kTile + z];
+        touched |= uint64_t(1) << (((x >> 3) * kBricksPerTileAxis + (y >> 3)) * kBricksPerTileAxis + (z >> 3));
+      };
+      for (size_t p = tile_begin[ti]; p < tile_begin[ti + 1]; ++p) {
+        const TriSetup t = setup(pairs[p].tri);
+        if (mode == VoxelMode::kConservative) {
+          for_each_conservative_voxel(setup_conservative(t), clip, emit);
+        } else {
+          const int c = t.dom;
+          for_each_thin_voxel(t, setup_edges(t, c, true), clip, component(spec.dims, c), emit);
+        }
+      }
+      TileBricks& tb = out[ti];
+      while (touched) {
+        const int bi = __builtin_ctzll(touched);
+        touched &= touched - 1;
+        const int bx = bi / (kBricksPerTileAxis * kBricksPerTileAxis), by = (bi / kBricksPerTileAxis) % kBricksPerTileAxis,
+                  bz = bi % kBricksPerTileAxis;
+        BrickMask m{};
+        std::array<int32_t, kBrickVoxels> vals{};
+        for (int x = 0; x < 8; ++x)
+          for (int y = 0; y < 8; ++y)
+            for (int z = 0; z < 8; ++z) {
+              uint32_t& cell = buf[((bx * 8 + x) * kTile + (by * 8 + y)) * kTile + (bz * 8 + z)];
+              if (cell) {
+                const int off = brick_offset(x, y, z);
+                m.set(off);
+                vals[off] = int32_t(std::min<uint32_t>(cell, 0x7fffffffu));
+                cell = 0;
+              }
+            }
+        if (!m.any()) continue;
+        tb.keys.push_back(brick_key(base[0] / 8 + bx, base[1] / 8 + by, base[2] / 8 + bz));
+        tb.masks.push_back(m);
+        if (counting) tb.values.insert(tb.values.end(), vals.begin(), vals.end());
+      }
+    }
+  });
+  const double ms_raster = ms_since(t0);
+
+  // Assemble the bricks in key order.
+  t0 = Clock::now();
+  struct Ref {
+    uint64_t key;
+    uint32_t tile, index;
+  };
+  std::vector<Ref> refs;
+  for (size_t ti = 0; ti < num_tiles; ++ti)
+    for (size_t b = 0; b < out[ti].keys.size(); ++b) refs.push_back({out[ti].keys[b], uint32_t(ti), uint32_t(b)});
+  tbb::parallel_sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) { return a.key < b.key; });
+  SparseGrid grid;
+  grid.spec = spec;
+  grid.value_type = counting ? ValueType::kInt32 : ValueType::kNone;
+  grid.keys.resize(refs.size());
+  grid.masks.resize(refs.size());
+  if (counting) grid.ivalues.resize(refs.size() * kBrickVoxels);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, refs.size(), 1024), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t b = r.begin(); b < r.end(); ++b) {
+      const Ref& ref = refs[b];
+      grid.keys[b] = ref.key;
+      grid.masks[b] = out[ref.tile].masks[ref.index];
+      if (counting)
+        std::copy_n(out[ref.tile].values.begin() + size_t(ref.index) * kBrickVoxels, kBrickVoxels,
+                    grid.ivalues.begin() + b * kBrickVoxels);
+    }
+  });
+  const double ms_assemble = ms_since(t0);
+
+  if (stats) {
+    stats->device = "cpu";
+    stats->triangles = num_tris;
+    stats->tile_pairs = pairs.size();
+    stats->tiles = num_tiles;
+    stats->bricks = grid.num_bricks();
+    stats->active_voxels = grid.active_voxels();
+    stats->add_stage("transform", ms_transform);
+    stats->add_stage("bin", ms_bin);
+    stats->add_stage("raster", ms_raster);
+    stats->add_stage("assemble", ms_assemble);
+  }
+  return grid;
+}
+
+}  // namespace voxtile

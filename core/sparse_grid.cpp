@@ -1,0 +1,75 @@
+// SparseGrid helpers: counts, checksum, invariant checks.
+#include "core/sparse_grid.h"
+
+#include "core/error.h"
+
+namespace voxtile {
+
+int BrickMask::count() const {
+  int n = 0;
+  for (uint64_t x : w) n += __builtin_popcountll(x);
+  return n;
+}
+
+const char* value_type_name(ValueType t) {
+  switch (t) {
+    case ValueType::kNone: return "mask";
+    case ValueType::kInt32: return "int32";
+    case ValueType::kFloat32: return "float32";
+  }
+  return "?";
+}
+
+uint64_t SparseGrid::active_voxels() const {
+  uint64_t n = 0;
+  for (const BrickMask& m : masks) n += m.count();
+  return n;
+}
+
+double SparseGrid::value(size_t b, int offset) const {
+  switch (value_type) {
+    case ValueType::kInt32: return ivalues[b * kBrickVoxels + offset];
+    case ValueType::kFloat32: return fvalues[b * kBrickVoxels + offset];
+    case ValueType::kNone: break;
+  }
+  return masks[b].test(offset) ? 1.0 : 0.0;
+}
+
+uint64_t SparseGrid::checksum() const {
+  Fnv1a h;
+  h.pod(spec.dims.x);
+  h.pod(spec.dims.y);
+  h.pod(spec.dims.z);
+  h.pod(static_cast<uint8_t>(value_type));
+  for (size_t b = 0; b < keys.size(); ++b) {
+    h.pod(keys[b]);
+    for (uint64_t w : masks[b].w) h.pod(w);
+    if (value_type == ValueType::kNone) continue;
+    for (int off = 0; off < kBrickVoxels; ++off) {
+      if (!masks[b].test(off)) continue;
+      if (value_type == ValueType::kInt32) h.pod(ivalues[b * kBrickVoxels + off]);
+      if (value_type == ValueType::kFloat32) h.pod(fvalues[b * kBrickVoxels + off]);
+    }
+  }
+  return h.h;
+}
+
+void SparseGrid::validate() const {
+  if (masks.size() != keys.size()) fail(ErrorKind::kInternal, "sparse grid: masks and keys differ in length");
+  const size_t nv = keys.size() * kBrickVoxels;
+  if (value_type == ValueType::kInt32 && ivalues.size() != nv) fail(ErrorKind::kInternal, "sparse grid: bad value count");
+  if (value_type == ValueType::kFloat32 && fvalues.size() != nv) fail(ErrorKind::kInternal, "sparse grid: bad value count");
+  for (size_t b = 0; b < keys.size(); ++b) {
+    if (b > 0 && keys[b] <= keys[b - 1]) fail(ErrorKind::kInternal, "sparse grid: keys not strictly ascending");
+    if (!masks[b].any()) fail(ErrorKind::kInternal, "sparse grid: empty brick stored");
+    const Int3 c = brick_coord(keys[b]);
+    if (c.x * 8 >= spec.dims.x || c.y * 8 >= spec.dims.y || c.z * 8 >= spec.dims.z)
+      fail(ErrorKind::kInternal, "sparse grid: brick outside the grid");
+  }
+  for_each_active([&](int32_t i, int32_t j, int32_t k, size_t, int) {
+    if (i >= spec.dims.x || j >= spec.dims.y || k >= spec.dims.z)
+      fail(ErrorKind::kInternal, "sparse grid: active voxel outside the grid");
+  });
+}
+
+}  // namespace voxtile

@@ -1,0 +1,100 @@
+// SparseGrid: the result type shared by the CPU path, the GPU path and every writer.
+//
+// The grid is stored as 8x8x8 bricks (the size of an OpenVDB leaf node), sorted by brick key, each
+// with a 512-bit occupancy mask and, for value targets, 512 values. Memory is proportional to the
+// number of non-empty bricks: the dense grid is never materialised.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/grid_spec.h"
+
+namespace voxtile {
+
+constexpr int kBrickLog2 = 3;
+constexpr int kBrickDim = 8;
+constexpr int kBrickVoxels = 512;
+constexpr int kBrickKeyBits = 21;  // per axis: up to 2^21 bricks, far beyond kMaxGridDim
+
+// Occupancy of one brick. Voxel (x,y,z) local to the brick (0..7 each) has offset
+// x*64 + y*8 + z (OpenVDB's LeafNode::coordToOffset), bit (offset & 63) of word (offset >> 6).
+struct BrickMask {
+  uint64_t w[8];
+  bool test(int offset) const { return (w[offset >> 6] >> (offset & 63)) & 1u; }
+  void set(int offset) { w[offset >> 6] |= uint64_t(1) << (offset & 63); }
+  bool any() const { return (w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7]) != 0; }
+  int count() const;
+};
+
+inline int brick_offset(int x, int y, int z) { return (x << 6) | (y << 3) | z; }
+// Key of brick (bx,by,bz) (non-negative brick coordinates): bx in the high bits, so ascending keys
+// are x-major order, and all bricks of one x-slab of 8 voxels are contiguous.
+inline uint64_t brick_key(int32_t bx, int32_t by, int32_t bz) {
+  return (uint64_t(bx) << (2 * kBrickKeyBits)) | (uint64_t(by) << kBrickKeyBits) | uint64_t(bz);
+}
+inline Int3 brick_coord(uint64_t key) {
+  const uint64_t m = (uint64_t(1) << kBrickKeyBits) - 1;
+  return {int32_t(key >> (2 * kBrickKeyBits)), int32_t((key >> kBrickKeyBits) & m), int32_t(key & m)};
+}
+
+enum class ValueType : uint8_t {
+  kNone = 0,   // occupancy only (binary target)
+  kInt32 = 1,  // one int32 per voxel (count target)
+  kFloat32 = 2,
+};
+const char* value_type_name(ValueType t);
+
+struct SparseGrid {
+  GridSpec spec;
+  ValueType value_type = ValueType::kNone;
+  std::string name = "voxels";         // grid name written to files
+  std::vector<uint64_t> keys;          // num_bricks, strictly ascending
+  std::vector<BrickMask> masks;        // num_bricks, none empty
+  std::vector<int32_t> ivalues;        // kInt32: 512 * num_bricks (0 where inactive)
+  std::vector<float> fvalues;          // kFloat32: 512 * num_bricks (0 where inactive)
+
+  size_t num_bricks() const { return keys.size(); }
+  uint64_t active_voxels() const;
+  // 64-bit FNV-1a over the canonical content: dims, value type, and for each brick its key, mask
+  // and the values of its active voxels. Independent of files, metadata and thread counts.
+  uint64_t checksum() const;
+  // Throws Error(kInternal) if the invariants above do not hold.
+  void validate() const;
+  // Value of voxel `offset` of brick `b` as a double (1 for occupancy-only grids).
+  double value(size_t b, int offset) const;
+
+  // Calls f(i, j, k, brick_index, offset) for every active voxel in ascending key / offset order.
+  template <class F>
+  void for_each_active(F&& f) const {
+    for (size_t b = 0; b < keys.size(); ++b) {
+      const Int3 bc = brick_coord(keys[b]);
+      for (int word = 0; word < 8; ++word) {
+        uint64_t bits = masks[b].w[word];
+        while (bits) {
+          const int bit = __builtin_ctzll(bits);
+          bits &= bits - 1;
+          const int off = word * 64 + bit;
+          f(bc.x * 8 + (off >> 6), bc.y * 8 + ((off >> 3) & 7), bc.z * 8 + (off & 7), b, off);
+        }
+      }
+    }
+  }
+};
+
+// Incremental FNV-1a, 64 bit.
+struct Fnv1a {
+  uint64_t h = 1469598103934665603ull;
+  void bytes(const void* p, size_t n) {
+    const unsigned char* c = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ c[i]) * 1099511628211ull;
+  }
+  template <class T>
+  void pod(const T& v) {
+    bytes(&v, sizeof(v));
+  }
+};
+
+}  // namespace voxtile

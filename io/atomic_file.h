@@ -1,0 +1,40 @@
+// Atomic output files: data goes to a temporary file in the target directory, renamed over the
+// final name only when complete. An error, an exception or a kill never leaves a partial file
+// under the final name (a kill by SIGINT/SIGTERM/SIGHUP also removes the temporary file).
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+namespace voxtile {
+
+class AtomicFile {
+ public:
+  // Creates the temporary file next to `final_path`. Throws Error(kOutput) naming the path.
+  explicit AtomicFile(const std::string& final_path);
+  ~AtomicFile();  // removes the temporary file unless commit() succeeded
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  const std::string& final_path() const { return m_final; }
+  const std::string& temp_path() const { return m_temp; }
+  // The temporary file opened for binary writing (owned; closed by commit()).
+  std::FILE* stream() { return m_file; }
+  // Writes all bytes or throws Error(kOutput).
+  void write(const void* data, size_t size);
+  // Closes the stream if still open (for writers that reopen temp_path() themselves).
+  void close_stream();
+  // Flushes, syncs and renames to the final name. Throws Error(kOutput) on failure.
+  void commit();
+
+ private:
+  std::string m_final, m_temp;
+  std::FILE* m_file = nullptr;
+  int m_slot = -1;
+  bool m_committed = false;
+};
+
+// Installs SIGINT/SIGTERM/SIGHUP handlers that remove pending temporary files, then re-raise.
+void install_temp_file_cleanup();
+
+}  // namespace voxtile

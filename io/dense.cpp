@@ -1,0 +1,148 @@
+// Dense writers (.npy, .raw + .json), streamed one x-plane at a time.
+#include "io/dense.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+#include "core/error.h"
+#include "io/atomic_file.h"
+
+namespace voxtile {
+namespace {
+
+const char* npy_descr(ValueType t) {
+  switch (t) {
+    case ValueType::kNone: return "|u1";
+    case ValueType::kInt32: return "<i4";
+    case ValueType::kFloat32: return "<f4";
+  }
+  return "|u1";
+}
+
+const char* dtype_name(ValueType t) {
+  switch (t) {
+    case ValueType::kNone: return "uint8";
+    case ValueType::kInt32: return "int32";
+    case ValueType::kFloat32: return "float32";
+  }
+  return "uint8";
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      o += buf;
+    } else {
+      o += c;
+    }
+  }
+  return o;
+}
+
+void write_planes(const SparseGrid& g, AtomicFile& out) {
+  const size_t vb = dense_voxel_bytes(g.value_type);
+  const size_t ny = size_t(g.spec.dims.y), nz = size_t(g.spec.dims.z);
+  std::vector<unsigned char> plane(ny * nz * vb);
+  size_t b0 = 0;  // first brick of the current x-slab
+  for (int32_t x = 0; x < g.spec.dims.x; ++x) {
+    std::fill(plane.begin(), plane.end(), 0);
+    const int32_t bx = x >> 3, lx = x & 7;
+    while (b0 < g.num_bricks() && brick_coord(g.keys[b0]).x < bx) ++b0;
+    for (size_t b = b0; b < g.num_bricks(); ++b) {
+      const Int3 c = brick_coord(g.keys[b]);
+      if (c.x != bx) break;
+      for (int ly = 0; ly < 8; ++ly)
+        for (int lz = 0; lz < 8; ++lz) {
+          const int off = brick_offset(lx, ly, lz);
+          if (!g.masks[b].test(off)) continue;
+          const size_t y = size_t(c.y) * 8 + ly, z = size_t(c.z) * 8 + lz;
+          if (y >= ny || z >= nz) continue;
+          unsigned char* dst = plane.data() + (y * nz + z) * vb;
+          if (g.value_type == ValueType::kNone) *dst = 1;
+          else if (g.value_type == ValueType::kInt32) std::memcpy(dst, &g.ivalues[b * kBrickVoxels + off], 4);
+          else std::memcpy(dst, &g.fvalues[b * kBrickVoxels + off], 4);
+        }
+    }
+    out.write(plane.data(), plane.size());
+  }
+}
+
+}  // namespace
+
+size_t dense_voxel_bytes(ValueType t) { return t == ValueType::kNone ? 1 : 4; }
+
+void check_dense_budget(const SparseGrid& g, const std::string& path, const DenseOptions& opt) {
+  const unsigned __int128 bytes = (unsigned __int128)g.spec.num_voxels() * dense_voxel_bytes(g.value_type);
+  if (!opt.force && bytes > opt.limit_bytes) {
+    std::ostringstream s;
+    s << path << ": a dense " << g.spec.dims.x << "x" << g.spec.dims.y << "x" << g.spec.dims.z << " grid needs "
+      << uint64_t(bytes) << " bytes, over the dense limit of " << opt.limit_bytes
+      << " (use .vdb or .ply, raise --dense-limit, or pass --force)";
+    fail(ErrorKind::kResource, s.str());
+  }
+}
+
+void write_npy(const SparseGrid& g, const std::string& path, const DenseOptions& opt) {
+  check_dense_budget(g, path, opt);
+  std::ostringstream d;
+  d << "{'descr': '" << npy_descr(g.value_type) << "', 'fortran_order': False, 'shape': (" << g.spec.dims.x << ", "
+    << g.spec.dims.y << ", " << g.spec.dims.z << "), }";
+  std::string dict = d.str();
+  // Magic (6) + version (2) + header length (2) + dict, padded with spaces and '\n' to 64 bytes.
+  const size_t total = ((10 + dict.size() + 1 + 63) / 64) * 64;
+  dict.append(total - 10 - dict.size() - 1, ' ');
+  dict += '\n';
+  AtomicFile out(path);
+  const unsigned char magic[8] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+  out.write(magic, 8);
+  const unsigned char len[2] = {static_cast<unsigned char>(dict.size() & 0xff), static_cast<unsigned char>(dict.size() >> 8)};
+  out.write(len, 2);
+  out.write(dict.data(), dict.size());
+  write_planes(g, out);
+  out.commit();
+}
+
+std::string raw_sidecar_path(const std::string& raw_path) {
+  const size_t slash = raw_path.rfind('/');
+  const size_t dot = raw_path.rfind('.');
+  if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) return raw_path.substr(0, dot) + ".json";
+  return raw_path + ".json";
+}
+
+void write_raw(const SparseGrid& g, const std::string& path, const DenseOptions& opt, const Metadata& meta) {
+  check_dense_budget(g, path, opt);
+  const std::string json_path = raw_sidecar_path(path);
+  std::ostringstream j;
+  j.precision(17);
+  const GridSpec& s = g.spec;
+  const size_t slash = path.rfind('/');
+  j << "{\n  \"data\": \"" << json_escape(slash == std::string::npos ? path : path.substr(slash + 1)) << "\",\n"
+    << "  \"dims\": [" << s.dims.x << ", " << s.dims.y << ", " << s.dims.z << "],\n"
+    << "  \"dtype\": \"" << dtype_name(g.value_type) << "\",\n"
+    << "  \"byte_order\": \"little\",\n"
+    << "  \"order\": \"C\",\n"
+    << "  \"index\": \"offset = (i * dims[1] + j) * dims[2] + k\",\n"
+    << "  \"voxel_size\": [" << s.voxel_size.x << ", " << s.voxel_size.y << ", " << s.voxel_size.z << "],\n"
+    << "  \"origin\": [" << s.origin.x << ", " << s.origin.y << ", " << s.origin.z << "],\n"
+    << "  \"origin_is\": \"minimum corner of voxel (0,0,0)\",\n"
+    << "  \"active_voxels\": " << g.active_voxels();
+  for (const auto& [key, value] : meta) j << ",\n  \"" << json_escape(key) << "\": \"" << json_escape(value) << "\"";
+  j << "\n}\n";
+  const std::string json = j.str();
+  AtomicFile raw(path);
+  AtomicFile side(json_path);
+  write_planes(g, raw);
+  side.write(json.data(), json.size());
+  raw.commit();
+  side.commit();
+}
+
+}  // namespace voxtile

@@ -1,0 +1,34 @@
+// Dense outputs: .raw with a .json header, and .npy.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/sparse_grid.h"
+#include "io/metadata.h"
+
+namespace voxtile {
+
+// Default memory budget of a dense output (bytes); larger ones need force.
+constexpr uint64_t kDefaultDenseLimit = uint64_t(4) << 30;
+
+struct DenseOptions {
+  uint64_t limit_bytes = kDefaultDenseLimit;
+  bool force = false;
+};
+
+// Bytes per voxel of the dense dtype: uint8 occupancy, int32 counts, float32 values.
+size_t dense_voxel_bytes(ValueType t);
+// Throws Error(kResource) if the dense grid exceeds the budget and force is not set.
+void check_dense_budget(const SparseGrid& g, const std::string& path, const DenseOptions& opt);
+
+// Array of shape (nx, ny, nz), C order (z fastest): element [i][j][k] is voxel (i,j,k). Written
+// plane by plane from the bricks, so memory stays at one x-plane. Atomic.
+void write_npy(const SparseGrid& g, const std::string& path, const DenseOptions& opt);
+// The same bytes with no header, plus `<path without extension>.json` describing dims, dtype,
+// order, voxel size and origin.
+void write_raw(const SparseGrid& g, const std::string& path, const DenseOptions& opt, const Metadata& meta);
+// The JSON sidecar path of a .raw output.
+std::string raw_sidecar_path(const std::string& raw_path);
+
+}  // namespace voxtile

@@ -1,0 +1,185 @@
+// OpenVDB writer and reader.
+#include "io/vdb.h"
+
+#include <openvdb/openvdb.h>
+#include <tbb/parallel_for.h>
+
+#include <mutex>
+#include <sstream>
+
+#include "core/error.h"
+#include "io/atomic_file.h"
+#include "io/mesh_reader.h"
+
+namespace voxtile {
+namespace {
+
+void init_openvdb() {
+  static std::once_flag once;
+  std::call_once(once, [] { openvdb::initialize(); });
+}
+
+openvdb::math::Transform::Ptr make_transform(const GridSpec& s) {
+  openvdb::math::Mat4d m = openvdb::math::Mat4d::identity();
+  m.setToScale(openvdb::Vec3d(s.voxel_size.x, s.voxel_size.y, s.voxel_size.z));
+  m.setTranslation(openvdb::Vec3d(s.origin.x + 0.5 * s.voxel_size.x, s.origin.y + 0.5 * s.voxel_size.y,
+                                  s.origin.z + 0.5 * s.voxel_size.z));
+  return openvdb::math::Transform::createLinearTransform(m);
+}
+
+template <class GridT, class SetValues>
+typename GridT::Ptr build_grid(const SparseGrid& g, typename GridT::ValueType background, SetValues&& set_values) {
+  using LeafT = typename GridT::TreeType::LeafNodeType;
+  std::vector<LeafT*> leaves(g.num_bricks());
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, leaves.size(), 256), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t b = r.begin(); b < r.end(); ++b) {
+      const Int3 c = brick_coord(g.keys[b]);
+      auto* leaf = new LeafT(openvdb::Coord(c.x * 8, c.y * 8, c.z * 8), background, false);
+      auto& vm = leaf->getValueMask();
+      for (int w = 0; w < 8; ++w) vm.template getWord<openvdb::Index64>(w) = g.masks[b].w[w];
+      set_values(*leaf, b);
+      leaves[b] = leaf;
+    }
+  });
+  typename GridT::Ptr grid = GridT::create(background);
+  for (LeafT* leaf : leaves) grid->tree().addLeaf(leaf);
+  return grid;
+}
+
+}  // namespace
+
+void write_vdb(const SparseGrid& g, const std::string& path, const Metadata& meta) {
+  init_openvdb();
+  openvdb::GridBase::Ptr base;
+  if (g.value_type == ValueType::kNone) {
+    base = build_grid<openvdb::MaskGrid>(g, false, [](auto&, size_t) {});
+  } else if (g.value_type == ValueType::kInt32) {
+    base = build_grid<openvdb::Int32Grid>(g, 0, [&](openvdb::Int32Grid::TreeType::LeafNodeType& leaf, size_t b) {
+      const int32_t* v = g.ivalues.data() + b * kBrickVoxels;
+      for (int off = 0; off < kBrickVoxels; ++off)
+        if (v[off]) leaf.setValueOnly(off, v[off]);
+    });
+  } else {
+    base = build_grid<openvdb::FloatGrid>(g, 0.0f, [&](openvdb::FloatGrid::TreeType::LeafNodeType& leaf, size_t b) {
+      const float* v = g.fvalues.data() + b * kBrickVoxels;
+      for (int off = 0; off < kBrickVoxels; ++off)
+        if (v[off] != 0.0f) leaf.setValueOnly(off, v[off]);
+    });
+  }
+  base->setName(g.name);
+  base->setTransform(make_transform(g.spec));
+  base->insertMeta("voxtile_dims", openvdb::Vec3IMetadata(openvdb::Vec3i(g.spec.dims.x, g.spec.dims.y, g.spec.dims.z)));
+  base->insertMeta("voxtile_origin",
+                   openvdb::Vec3DMetadata(openvdb::Vec3d(g.spec.origin.x, g.spec.origin.y, g.spec.origin.z)));
+  for (const auto& [key, value] : meta) base->insertMeta("voxtile_" + key, openvdb::StringMetadata(value));
+
+  AtomicFile out(path);
+  out.close_stream();
+  try {
+    openvdb::io::File file(out.temp_path());
+    file.write({base});
+    file.close();
+  } catch (const std::exception& e) {
+    fail(ErrorKind::kOutput, path + ": cannot write VDB: " + e.what());
+  }
+  out.commit();
+}
+
+namespace {
+
+openvdb::GridPtrVecPtr open_grids(const std::string& path) {
+  init_openvdb();
+  check_input_file(path);
+  try {
+    openvdb::io::File file(path);
+    file.open(false);
+    openvdb::GridPtrVecPtr grids = file.getGrids();
+    file.close();
+    return grids;
+  } catch (const std::exception& e) {
+    fail(ErrorKind::kInput, path + ": cannot read VDB: " + e.what());
+  }
+}
+
+template <class GridT, class Store>
+void collect(const GridT& grid, const std::string& path, SparseGrid* out, Store&& store) {
+  for (auto it = grid.tree().cbeginLeaf(); it; ++it) {
+    const openvdb::Coord o = it->origin();
+    if (o.x() < 0 || o.y() < 0 || o.z() < 0) fail(ErrorKind::kInput, path + ": active voxels at negative index coordinates");
+    BrickMask m{};
+    for (int w = 0; w < 8; ++w) m.w[w] = it->getValueMask().template getWord<openvdb::Index64>(w);
+    if (!m.any()) continue;
+    out->keys.push_back(brick_key(o.x() / 8, o.y() / 8, o.z() / 8));
+    out->masks.push_back(m);
+    store(*it, m);
+  }
+}
+
+}  // namespace
+
+SparseGrid read_vdb(const std::string& path, const std::string& grid_name) {
+  openvdb::GridPtrVecPtr grids = open_grids(path);
+  openvdb::GridBase::Ptr base;
+  for (const auto& g : *grids) {
+    if (!grid_name.empty() && g->getName() != grid_name) continue;
+    if (g->isType<openvdb::MaskGrid>() || g->isType<openvdb::BoolGrid>() || g->isType<openvdb::Int32Grid>() ||
+        g->isType<openvdb::FloatGrid>()) {
+      base = g;
+      break;
+    }
+  }
+  if (!base) fail(ErrorKind::kInput, path + ": no mask, bool, int32 or float grid" + (grid_name.empty() ? "" : " named " + grid_name));
+  SparseGrid out;
+  out.name = base->getName();
+  if (auto dims = base->getMetadata<openvdb::Vec3IMetadata>("voxtile_dims")) {
+    out.spec.dims = {dims->value().x(), dims->value().y(), dims->value().z()};
+  } else {
+    const openvdb::CoordBBox bb = base->evalActiveVoxelBoundingBox();
+    out.spec.dims = {bb.max().x() + 1, bb.max().y() + 1, bb.max().z() + 1};
+  }
+  const openvdb::Vec3d vs = base->voxelSize();
+  out.spec.voxel_size = {vs.x(), vs.y(), vs.z()};
+  const openvdb::Vec3d o = base->indexToWorld(openvdb::Vec3d(-0.5, -0.5, -0.5));
+  out.spec.origin = {o.x(), o.y(), o.z()};
+  if (auto g = openvdb::GridBase::grid<openvdb::MaskGrid>(base)) {
+    collect(*g, path, &out, [](const auto&, const BrickMask&) {});
+  } else if (auto g = openvdb::GridBase::grid<openvdb::BoolGrid>(base)) {
+    collect(*g, path, &out, [](const auto&, const BrickMask&) {});
+  } else if (auto g = openvdb::GridBase::grid<openvdb::Int32Grid>(base)) {
+    out.value_type = ValueType::kInt32;
+    collect(*g, path, &out, [&](const auto& leaf, const BrickMask& m) {
+      for (int off = 0; off < kBrickVoxels; ++off) out.ivalues.push_back(m.test(off) ? leaf.getValue(off) : 0);
+    });
+  } else if (auto g = openvdb::GridBase::grid<openvdb::FloatGrid>(base)) {
+    out.value_type = ValueType::kFloat32;
+    collect(*g, path, &out, [&](const auto& leaf, const BrickMask& m) {
+      for (int off = 0; off < kBrickVoxels; ++off) out.fvalues.push_back(m.test(off) ? leaf.getValue(off) : 0.0f);
+    });
+  }
+  return out;
+}
+
+std::vector<std::string> describe_vdb(const std::string& path) {
+  openvdb::GridPtrVecPtr grids = open_grids(path);
+  std::vector<std::string> lines;
+  for (const auto& g : *grids) {
+    std::ostringstream s;
+    s.precision(9);
+    const openvdb::CoordBBox bb = g->evalActiveVoxelBoundingBox();
+    const openvdb::Vec3d vs = g->voxelSize();
+    const openvdb::Vec3d o = g->indexToWorld(openvdb::Vec3d(-0.5, -0.5, -0.5));
+    s << "grid \"" << g->getName() << "\" type=" << g->valueType() << " active_voxels=" << g->activeVoxelCount();
+    if (!bb.empty())
+      s << " index_bbox=[" << bb.min().x() << "," << bb.min().y() << "," << bb.min().z() << "]..[" << bb.max().x() << ","
+        << bb.max().y() << "," << bb.max().z() << "]";
+    s << " voxel_size=" << vs.x();
+    if (vs.x() != vs.y() || vs.y() != vs.z()) s << "x" << vs.y() << "x" << vs.z();
+    s << " origin=(" << o.x() << ", " << o.y() << ", " << o.z() << ")";
+    if (auto dims = g->getMetadata<openvdb::Vec3IMetadata>("voxtile_dims"))
+      s << " dims=" << dims->value().x() << "x" << dims->value().y() << "x" << dims->value().z();
+    lines.push_back(s.str());
+  }
+  return lines;
+}
+
+}  // namespace voxtile

@@ -1,0 +1,27 @@
+// OpenVDB output and input of SparseGrid.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/sparse_grid.h"
+#include "io/metadata.h"
+
+namespace voxtile {
+
+// Writes `grid` as one OpenVDB grid: occupancy as a MaskGrid, int32 values as an Int32Grid, float
+// values as a FloatGrid. Leaf nodes are built directly from the bricks. The transform maps index
+// (i,j,k) to the voxel centre origin + (i+0.5, j+0.5, k+0.5) * voxel_size, so the result overlays
+// the mesh in Houdini or Blender. `meta` goes into the grid's metadata with a "voxtile_" prefix.
+// Atomic (see AtomicFile). Throws Error(kOutput).
+void write_vdb(const SparseGrid& grid, const std::string& path, const Metadata& meta);
+
+// Reads one grid (the first of a supported type, or the one named) back into a SparseGrid.
+// Grid dims come from voxtile's metadata when present, else from the active bounding box.
+// Throws Error(kInput) naming the file.
+SparseGrid read_vdb(const std::string& path, const std::string& grid_name = "");
+
+// One line per grid: name, type, active voxels, index bounding box, voxel size, origin.
+std::vector<std::string> describe_vdb(const std::string& path);
+
+}  // namespace voxtile

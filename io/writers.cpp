@@ -1,0 +1,54 @@
+// Output format dispatch.
+#include "io/writers.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/error.h"
+#include "io/ply.h"
+#include "io/vdb.h"
+
+namespace voxtile {
+
+const char* format_name(OutputFormat f) {
+  switch (f) {
+    case OutputFormat::kVdb: return "vdb";
+    case OutputFormat::kPly: return "ply";
+    case OutputFormat::kRaw: return "raw";
+    case OutputFormat::kNpy: return "npy";
+  }
+  return "?";
+}
+
+OutputFormat parse_format(const std::string& name) {
+  std::string n = name;
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  if (n == "vdb") return OutputFormat::kVdb;
+  if (n == "ply") return OutputFormat::kPly;
+  if (n == "raw") return OutputFormat::kRaw;
+  if (n == "npy") return OutputFormat::kNpy;
+  fail(ErrorKind::kUsage, "unknown output format '" + name + "' (expected vdb, ply, raw or npy)");
+}
+
+OutputFormat format_from_path(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const size_t dot = path.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+    fail(ErrorKind::kUsage, path + ": no file extension; name the format with --format vdb|ply|raw|npy");
+  try {
+    return parse_format(path.substr(dot + 1));
+  } catch (const Error&) {
+    fail(ErrorKind::kUsage, path + ": unknown output extension; use .vdb, .ply, .raw or .npy, or --format");
+  }
+}
+
+void write_grid(const SparseGrid& grid, const std::string& path, OutputFormat format, const WriteOptions& options) {
+  switch (format) {
+    case OutputFormat::kVdb: write_vdb(grid, path, options.meta); return;
+    case OutputFormat::kPly: write_ply(grid, path, options.meta); return;
+    case OutputFormat::kRaw: write_raw(grid, path, options.dense, options.meta); return;
+    case OutputFormat::kNpy: write_npy(grid, path, options.dense); return;
+  }
+}
+
+}  // namespace voxtile

@@ -1,0 +1,28 @@
+// Grid output dispatch by file extension or --format.
+#pragma once
+
+#include <string>
+
+#include "core/sparse_grid.h"
+#include "io/dense.h"
+#include "io/metadata.h"
+
+namespace voxtile {
+
+enum class OutputFormat { kVdb, kPly, kRaw, kNpy };
+
+// "vdb", "ply", "raw", "npy".
+const char* format_name(OutputFormat f);
+// From a --format value; throws Error(kUsage) on an unknown one.
+OutputFormat parse_format(const std::string& name);
+// From the extension of `path` (case-insensitive); throws Error(kUsage) naming the path if unknown.
+OutputFormat format_from_path(const std::string& path);
+
+struct WriteOptions {
+  Metadata meta;
+  DenseOptions dense;
+};
+
+void write_grid(const SparseGrid& grid, const std::string& path, OutputFormat format, const WriteOptions& options);
+
+}  // namespace voxtile

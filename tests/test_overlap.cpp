@@ -1,0 +1,303 @@
+// The shared overlap math against independent oracles: exact triangle/box intersection by
+// clipping in double precision (conservative mode), and the written definition of the thin mode.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "core/overlap.h"
+
+namespace voxtile {
+namespace {
+
+struct D3 {
+  double v[3];
+};
+
+// Sutherland-Hodgman clip of a (possibly degenerate) polygon against x[axis] >= lo and <= hi for
+// every axis. Closed: points on the boundary are kept. True when something is left.
+bool clip_intersects(std::vector<D3> poly, const double lo[3], const double hi[3]) {
+  for (int axis = 0; axis < 3; ++axis) {
+    for (int side = 0; side < 2; ++side) {
+      const double plane = side == 0 ? lo[axis] : hi[axis];
+      const double s = side == 0 ? 1.0 : -1.0;
+      std::vector<D3> out;
+      const size_t n = poly.size();
+      for (size_t i = 0; i < n; ++i) {
+        const D3& p = poly[i];
+        const D3& q = poly[(i + 1) % n];
+        const double dp = s * (p.v[axis] - plane), dq = s * (q.v[axis] - plane);
+        if (dp >= 0) out.push_back(p);
+        if ((dp > 0 && dq < 0) || (dp < 0 && dq > 0)) {
+          const double t = dp / (dp - dq);
+          D3 r;
+          for (int k = 0; k < 3; ++k) r.v[k] = p.v[k] + t * (q.v[k] - p.v[k]);
+          r.v[axis] = plane;
+          out.push_back(r);
+        }
+      }
+      poly.swap(out);
+      if (poly.empty()) return false;
+    }
+  }
+  return true;
+}
+
+std::vector<D3> tri_d(const Vec3f t[3]) {
+  return {{{t[0].x, t[0].y, t[0].z}}, {{t[1].x, t[1].y, t[1].z}}, {{t[2].x, t[2].y, t[2].z}}};
+}
+
+bool oracle_box(const Vec3f t[3], const int32_t ijk[3], double grow) {
+  const double lo[3] = {ijk[0] - grow, ijk[1] - grow, ijk[2] - grow};
+  const double hi[3] = {ijk[0] + 1 + grow, ijk[1] + 1 + grow, ijk[2] + 1 + grow};
+  return clip_intersects(tri_d(t), lo, hi);
+}
+
+// Triangle generators, each stressing one kind of case.
+struct Gen {
+  std::mt19937 rng{12345};
+  float uni(float a, float b) { return std::uniform_real_distribution<float>(a, b)(rng); }
+  int uint(int a, int b) { return std::uniform_int_distribution<int>(a, b)(rng); }
+  Vec3f pt(float a, float b) { return {uni(a, b), uni(a, b), uni(a, b)}; }
+  Vec3f ipt(int a, int b) { return {float(uint(a, b)), float(uint(a, b)), float(uint(a, b))}; }
+
+  void make(int kind, Vec3f t[3]) {
+    switch (kind) {
+      case 0:  // general position
+        for (int i = 0; i < 3; ++i) t[i] = pt(0, 12);
+        break;
+      case 1: {  // tiny
+        const Vec3f c = pt(1, 10);
+        for (int i = 0; i < 3; ++i) t[i] = {c.x + uni(-1e-3f, 1e-3f), c.y + uni(-1e-3f, 1e-3f), c.z + uni(-1e-3f, 1e-3f)};
+        break;
+      }
+      case 2:  // huge, mostly outside the clip region
+        for (int i = 0; i < 3; ++i) t[i] = pt(-200, 200);
+        break;
+      case 3: {  // axis-aligned, lying exactly on a voxel face plane
+        const int axis = uint(0, 2);
+        const float plane = float(uint(1, 10));
+        for (int i = 0; i < 3; ++i) {
+          t[i] = pt(0, 12);
+          (axis == 0 ? t[i].x : axis == 1 ? t[i].y : t[i].z) = plane;
+        }
+        break;
+      }
+      case 4:  // integer vertices: edges and vertices exactly on voxel faces, edges, corners
+        for (int i = 0; i < 3; ++i) t[i] = ipt(0, 10);
+        break;
+      case 5: {  // degenerate: collinear (exactly), or a point
+        t[0] = ipt(0, 10);
+        t[1] = ipt(0, 10);
+        if (uint(0, 3) == 0) t[1] = t[0];
+        t[2] = {0.5f * (t[0].x + t[1].x), 0.5f * (t[0].y + t[1].y), 0.5f * (t[0].z + t[1].z)};
+        break;
+      }
+      case 6: {  // long and thin
+        const Vec3f a = pt(0, 12), b = pt(0, 12);
+        t[0] = a;
+        t[1] = b;
+        t[2] = {a.x + uni(-0.01f, 0.01f), a.y + uni(-0.01f, 0.01f), a.z + uni(-0.01f, 0.01f)};
+        break;
+      }
+      default:  // half-integer and quarter-integer vertices
+        for (int i = 0; i < 3; ++i) t[i] = {uint(0, 40) * 0.25f, uint(0, 40) * 0.25f, uint(0, 40) * 0.25f};
+    }
+  }
+};
+constexpr int kKinds = 8;
+
+double tolerance(const Vec3f t[3]) {
+  double m = 1.0;
+  for (int i = 0; i < 3; ++i) m = std::max({m, std::fabs(double(t[i].x)), std::fabs(double(t[i].y)), std::fabs(double(t[i].z))});
+  return 2e-5 * m;
+}
+
+using VoxelSet = std::set<std::tuple<int, int, int>>;
+const VoxelBox kClip{{-2, -2, -2}, {14, 14, 14}};
+
+TEST(Overlap, ConservativeTestMatchesExactClippingOracle) {
+  Gen gen;
+  uint64_t tested = 0, near_misses = 0;
+  for (int kind = 0; kind < kKinds; ++kind) {
+    for (int n = 0; n < 300; ++n) {
+      Vec3f t[3];
+      gen.make(kind, t);
+      const ConservativeSetup s = setup_conservative(setup_triangle(t[0], t[1], t[2]));
+      const double eps = tolerance(t);
+      int32_t ijk[3];
+      for (ijk[0] = kClip.lo[0]; ijk[0] <= kClip.hi[0]; ++ijk[0])
+        for (ijk[1] = kClip.lo[1]; ijk[1] <= kClip.hi[1]; ++ijk[1])
+          for (ijk[2] = kClip.lo[2]; ijk[2] <= kClip.hi[2]; ++ijk[2]) {
+            const bool grown = oracle_box(t, ijk, eps);
+            if (!grown) {  // clearly apart: the test must say no
+              ASSERT_FALSE(conservative_voxel(s, ijk)) << "kind " << kind << " voxel " << ijk[0] << "," << ijk[1] << "," << ijk[2];
+              continue;
+            }
+            ++tested;
+            const bool exact = oracle_box(t, ijk, 0.0);
+            const bool got = conservative_voxel(s, ijk);
+            if (got == exact) continue;
+            // Disagreement is allowed only within eps of touching.
+            ++near_misses;
+            ASSERT_NE(oracle_box(t, ijk, eps), oracle_box(t, ijk, -eps))
+                << "kind " << kind << " voxel " << ijk[0] << "," << ijk[1] << "," << ijk[2] << " got " << got;
+          }
+    }
+  }
+  EXPECT_GT(tested, 10000u);
+  EXPECT_LT(near_misses, tested / 1000 + 1) << "rounding disagreements should be rare";
+}
+
+TEST(Overlap, TrianglesOnVoxelFacesTouchBothNeighbours) {
+  // z = 5 exactly: closed voxels k = 4 and k = 5 both touch it.
+  const Vec3f a{1.2f, 1.2f, 5.0f}, b{3.7f, 1.4f, 5.0f}, c{2.0f, 3.9f, 5.0f};
+  const ConservativeSetup s = setup_conservative(setup_triangle(a, b, c));
+  const int32_t below[3] = {2, 2, 4}, above[3] = {2, 2, 5}, far[3] = {2, 2, 6};
+  EXPECT_TRUE(conservative_voxel(s, below));
+  EXPECT_TRUE(conservative_voxel(s, above));
+  EXPECT_FALSE(conservative_voxel(s, far));
+  // Thin: half-open along the dominant axis, so only k = 5.
+  const TriSetup t = setup_triangle(a, b, c);
+  const Edges2D e = setup_edges(t, t.dom, true);
+  EXPECT_FALSE(thin_voxel(t, e, below, 100));
+  EXPECT_TRUE(thin_voxel(t, e, above, 100));
+  // ...except on the grid's far face, which belongs to the last voxel.
+  EXPECT_TRUE(thin_voxel(t, e, below, 5));
+}
+
+TEST(Overlap, EnumeratorsVisitExactlyTheVoxelsThePerVoxelTestsAccept) {
+  Gen gen;
+  for (int kind = 0; kind < kKinds; ++kind) {
+    for (int n = 0; n < 300; ++n) {
+      Vec3f t[3];
+      gen.make(kind, t);
+      const TriSetup ts = setup_triangle(t[0], t[1], t[2]);
+      const ConservativeSetup s = setup_conservative(ts);
+      const Edges2D dom = setup_edges(ts, ts.dom, true);
+      VoxelSet brute_c, brute_t, enum_c, enum_t;
+      int32_t ijk[3];
+      for (ijk[0] = kClip.lo[0]; ijk[0] <= kClip.hi[0]; ++ijk[0])
+        for (ijk[1] = kClip.lo[1]; ijk[1] <= kClip.hi[1]; ++ijk[1])
+          for (ijk[2] = kClip.lo[2]; ijk[2] <= kClip.hi[2]; ++ijk[2]) {
+            if (conservative_voxel(s, ijk)) brute_c.insert({ijk[0], ijk[1], ijk[2]});
+            if (thin_voxel(ts, dom, ijk, 13)) brute_t.insert({ijk[0], ijk[1], ijk[2]});
+          }
+      size_t visits_c = 0, visits_t = 0;
+      for_each_conservative_voxel(s, kClip, [&](int i, int j, int k) {
+        ++visits_c;
+        enum_c.insert({i, j, k});
+      });
+      for_each_thin_voxel(ts, dom, kClip, 13, [&](int i, int j, int k) {
+        ++visits_t;
+        enum_t.insert({i, j, k});
+      });
+      ASSERT_EQ(brute_c, enum_c) << "conservative, kind " << kind << " n " << n;
+      ASSERT_EQ(brute_t, enum_t) << "thin, kind " << kind << " n " << n;
+      ASSERT_EQ(visits_c, enum_c.size()) << "each voxel visited once";
+      ASSERT_EQ(visits_t, enum_t.size()) << "each voxel visited once";
+    }
+  }
+}
+
+// The thin mode's definition, evaluated independently in double: column (u,v) of the dominant
+// projection is set iff the projected triangle meets the closed diamond around the column centre,
+// and its voxel along the dominant axis is floor(depth of the plane at the centre).
+bool diamond_meets(const Vec3f t[3], int dom, int u, int v, double r) {
+  const int a = vt_axis_a(dom), b = vt_axis_b(dom);
+  // Rotate by 45 degrees: the diamond becomes an axis-aligned square; clip as a 3D polygon with
+  // the third coordinate free.
+  std::vector<D3> poly;
+  for (int i = 0; i < 3; ++i) {
+    const double x = double(component(t[i], a)) - (u + 0.5), y = double(component(t[i], b)) - (v + 0.5);
+    poly.push_back({{x + y, x - y, 0.0}});
+  }
+  const double lo[3] = {-r, -r, -1}, hi[3] = {r, r, 1};
+  return clip_intersects(poly, lo, hi);
+}
+
+TEST(Overlap, ThinTestMatchesItsDefinition) {
+  Gen gen;
+  uint64_t tested = 0, near_misses = 0;
+  for (int kind = 0; kind < kKinds; ++kind) {
+    for (int n = 0; n < 300; ++n) {
+      Vec3f t[3];
+      gen.make(kind, t);
+      const TriSetup ts = setup_triangle(t[0], t[1], t[2]);
+      if (is_flat(ts)) continue;
+      const Edges2D dom = setup_edges(ts, ts.dom, true);
+      const int c = ts.dom, a = vt_axis_a(c), b = vt_axis_b(c);
+      const double eps = tolerance(t);
+      // Plane in double from the same float vertices.
+      double e1[3], e2[3], nn[3];
+      for (int k = 0; k < 3; ++k) {
+        e1[k] = double(component(t[1], k)) - component(t[0], k);
+        e2[k] = double(component(t[2], k)) - component(t[0], k);
+      }
+      nn[0] = e1[1] * e2[2] - e1[2] * e2[1];
+      nn[1] = e1[2] * e2[0] - e1[0] * e2[2];
+      nn[2] = e1[0] * e2[1] - e1[1] * e2[0];
+      for (int u = kClip.lo[a]; u <= kClip.hi[a]; ++u)
+        for (int v = kClip.lo[b]; v <= kClip.hi[b]; ++v) {
+          const bool in_outer = diamond_meets(t, c, u, v, 0.5 + eps);
+          const bool in_exact = diamond_meets(t, c, u, v, 0.5);
+          const bool in_inner = diamond_meets(t, c, u, v, 0.5 - eps);
+          const double depth = double(component(t[0], c)) -
+                               (nn[a] * (u + 0.5 - component(t[0], a)) + nn[b] * (v + 0.5 - component(t[0], b))) / nn[c];
+          for (int w = kClip.lo[c]; w <= kClip.hi[c]; ++w) {
+            int32_t ijk[3];
+            ijk[a] = u;
+            ijk[b] = v;
+            ijk[c] = w;
+            const bool got = thin_voxel(ts, dom, ijk, 1000);
+            const bool depth_exact = std::floor(depth) == w;
+            const bool depth_near = std::fabs(depth - std::round(depth)) <= eps * 8 &&
+                                    (std::floor(depth + eps * 8) == w || std::floor(depth - eps * 8) == w);
+            const bool want = in_exact && depth_exact;
+            if (!in_outer) {
+              ASSERT_FALSE(got);
+              continue;
+            }
+            ++tested;
+            if (got == want) continue;
+            ++near_misses;
+            ASSERT_TRUE(in_outer != in_inner || depth_near)
+                << "kind " << kind << " column " << u << "," << v << " w " << w << " depth " << depth;
+          }
+        }
+    }
+  }
+  EXPECT_GT(tested, 10000u);
+  EXPECT_LT(near_misses, tested / 1000 + 1);
+}
+
+TEST(Overlap, DominantAxisPrefersLowerAxisOnTies) {
+  const TriSetup t = setup_triangle({0, 0, 0}, {1, 0, 1}, {0, 1, 1});  // n = (-1, -1, 1)
+  EXPECT_EQ(t.dom, 0);
+  const TriSetup z = setup_triangle({0, 0, 0}, {1, 0, 0}, {0, 1, 0});
+  EXPECT_EQ(z.dom, 2);
+}
+
+TEST(Overlap, FlatTrianglesGiveTheirSegmentInConservativeModeAndNothingInThinMode) {
+  const Vec3f a{0.5f, 0.5f, 0.5f}, b{4.5f, 4.5f, 4.5f}, m{2.5f, 2.5f, 2.5f};
+  const TriSetup t = setup_triangle(a, b, m);
+  ASSERT_TRUE(is_flat(t));
+  VoxelSet got;
+  for_each_conservative_voxel(setup_conservative(t), kClip, [&](int i, int j, int k) { got.insert({i, j, k}); });
+  // The diagonal segment passes through voxel corners: it touches (i,i,i) and, at each corner
+  // (q,q,q), all eight voxels around it.
+  for (int i = 0; i <= 4; ++i) EXPECT_TRUE(got.count({i, i, i}));
+  EXPECT_TRUE(got.count({1, 0, 0}));
+  EXPECT_FALSE(got.count({3, 0, 0}));
+  EXPECT_FALSE(got.count({0, 4, 4}));
+  size_t thin = 0;
+  for_each_thin_voxel(t, setup_edges(t, t.dom, true), kClip, 13, [&](int, int, int) { ++thin; });
+  EXPECT_EQ(thin, 0u);
+}
+
+}  // namespace
+}  // namespace voxtile
