@@ -105,7 +105,7 @@ void print_stats_json(const Job& job, const MeshLoadResult& loaded, const Sparse
 }  // namespace
 
 void setup_voxelize(CLI::App& app, VoxelizeCmdOptions& o) {
-  app.add_option("inputs", o.inputs, "Mesh files (any format Assimp reads)")->required()->check(CLI::ExistingFile);
+  app.add_option("inputs", o.inputs, "Mesh files (any format Assimp reads)")->required();
   app.add_option("-o,--output", o.output, "Output file (.vdb .ply .raw .npy), or a directory for several inputs")
       ->required();
   app.add_option("--format,-f", o.format, "Output format: vdb, ply, raw or npy (default: from the extension)")

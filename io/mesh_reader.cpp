@@ -1,16 +1,23 @@
 // Assimp-based mesh reader.
 #include "io/mesh_reader.h"
 
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <fcntl.h>
 
 #include <assimp/Importer.hpp>
 #include <assimp/importerdesc.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
 #include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <new>
+#include <type_traits>
 
 #include "core/error.h"
 
@@ -69,8 +76,7 @@ struct Walker {
   }
 };
 
-MeshLoadResult read(const std::string& path, bool require_triangles) {
-  check_input_file(path);
+MeshLoadResult read_in_process(const std::string& path, bool require_triangles) {
   MeshLoadResult out;
   try {
     Assimp::Importer importer;
@@ -109,6 +115,176 @@ MeshLoadResult read(const std::string& path, bool require_triangles) {
     fail(ErrorKind::kInput, path + ": " + why);
   }
   return out;
+}
+
+// Third-party importers can crash on hostile files (seen: an assertion abort in Assimp's OFF
+// path and a segfault in its PLY reader on a fuzzer case). The import therefore runs in a forked
+// child that streams the mesh back through an anonymous memory file; a crash or abort becomes a
+// one-line input error naming the file.
+class Stream {
+ public:
+  explicit Stream(int fd) : m_fd(fd) {}
+  void bytes(const void* p, size_t n) {
+    const char* c = static_cast<const char*>(p);
+    while (n) {
+      const ssize_t w = ::write(m_fd, c, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) _exit(3);
+      c += w;
+      n -= size_t(w);
+    }
+  }
+  template <class T>
+  void pod(const T& v) { bytes(&v, sizeof(v)); }
+  template <class T>
+  void vec(const std::vector<T>& v) {
+    pod(uint64_t(v.size()));
+    bytes(v.data(), v.size() * sizeof(T));
+  }
+  void str(const std::string& s) {
+    pod(uint64_t(s.size()));
+    bytes(s.data(), s.size());
+  }
+
+ private:
+  int m_fd;
+};
+
+class Reader {
+ public:
+  Reader(const char* p, size_t n) : m_p(p), m_end(p + n) {}
+  void bytes(void* dst, size_t n) {
+    if (size_t(m_end - m_p) < n) throw Error(ErrorKind::kInternal, "mesh reader: truncated result from the reader process");
+    std::memcpy(dst, m_p, n);
+    m_p += n;
+  }
+  template <class T>
+  T pod() {
+    T v;
+    bytes(&v, sizeof(v));
+    return v;
+  }
+  template <class T>
+  void vec(std::vector<T>& v) {
+    v.resize(pod<uint64_t>());
+    bytes(v.data(), v.size() * sizeof(T));
+  }
+  std::string str() {
+    std::string s(pod<uint64_t>(), '\0');
+    bytes(s.data(), s.size());
+    return s;
+  }
+
+ private:
+  const char* m_p;
+  const char* m_end;
+};
+
+void serialize(Stream& s, const MeshLoadResult& r) {
+  s.pod(uint8_t(0));
+  s.vec(r.mesh.positions);
+  s.vec(r.mesh.indices);
+  s.vec(r.mesh.mesh_ids);
+  s.vec(r.mesh.material_ids);
+  s.pod(uint64_t(r.mesh.num_source_meshes));
+  s.pod(uint64_t(r.mesh.num_materials));
+  s.pod(uint64_t(r.mesh.dropped_degenerate));
+  s.pod(uint64_t(r.mesh.dropped_nonfinite));
+  s.pod(uint64_t(r.warnings.size()));
+  for (const std::string& w : r.warnings) s.str(w);
+  s.str(r.format);
+  s.pod(uint64_t(r.dropped_bad_index));
+  s.pod(uint64_t(r.non_triangle_primitives));
+  s.pod(uint64_t(r.points));
+}
+
+MeshLoadResult deserialize(Reader& in) {
+  MeshLoadResult r;
+  if (in.pod<uint8_t>() != 0) {
+    const int kind = in.pod<int32_t>();
+    throw Error(static_cast<ErrorKind>(kind), in.str());
+  }
+  in.vec(r.mesh.positions);
+  in.vec(r.mesh.indices);
+  in.vec(r.mesh.mesh_ids);
+  in.vec(r.mesh.material_ids);
+  r.mesh.num_source_meshes = in.pod<uint64_t>();
+  r.mesh.num_materials = in.pod<uint64_t>();
+  r.mesh.dropped_degenerate = in.pod<uint64_t>();
+  r.mesh.dropped_nonfinite = in.pod<uint64_t>();
+  const uint64_t nw = in.pod<uint64_t>();
+  for (uint64_t i = 0; i < nw; ++i) r.warnings.push_back(in.str());
+  r.format = in.str();
+  r.dropped_bad_index = in.pod<uint64_t>();
+  r.non_triangle_primitives = in.pod<uint64_t>();
+  r.points = in.pod<uint64_t>();
+  return r;
+}
+
+MeshLoadResult read(const std::string& path, bool require_triangles) {
+  check_input_file(path);
+  const int fd = memfd_create("voxtile-mesh", MFD_CLOEXEC);
+  if (fd < 0) return read_in_process(path, require_triangles);
+  std::fflush(nullptr);  // the child must not inherit (and repeat) pending output
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fd);
+    return read_in_process(path, require_triangles);
+  }
+  if (pid == 0) {
+    // Child: default signal dispositions, so a crash is reported as one.
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGSEGV, SIGABRT, SIGBUS, SIGFPE}) std::signal(sig, SIG_DFL);
+    // The importer's own diagnostics (assertion texts) are not ours to print.
+    const int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0) {
+      dup2(devnull, 1);
+      dup2(devnull, 2);
+    }
+    Stream s(fd);
+    try {
+      serialize(s, read_in_process(path, require_triangles));
+    } catch (const Error& e) {
+      s.pod(uint8_t(1));
+      s.pod(int32_t(e.kind()));
+      s.str(e.what());
+    } catch (const std::bad_alloc&) {
+      s.pod(uint8_t(1));
+      s.pod(int32_t(ErrorKind::kInput));
+      s.str(path + ": out of memory while reading (absurd sizes in the file?)");
+    } catch (const std::exception& e) {
+      s.pod(uint8_t(1));
+      s.pod(int32_t(ErrorKind::kInput));
+      s.str(path + ": cannot read: " + first_line(e.what()));
+    }
+    _exit(0);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      close(fd);
+      fail(ErrorKind::kInternal, path + ": lost the reader process");
+    }
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{fd};
+  if (WIFSIGNALED(status))
+    fail(ErrorKind::kInput, path + ": malformed file: the importer crashed on it (" + strsignal(WTERMSIG(status)) + ")");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    fail(ErrorKind::kInput, path + ": malformed file: the importer failed (exit status " +
+                                std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size <= 0) fail(ErrorKind::kInput, path + ": the importer returned nothing");
+  void* map = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  if (map == MAP_FAILED) fail(ErrorKind::kResource, path + ": cannot map the loaded mesh: " + std::strerror(errno));
+  struct Unmapper {
+    void* p;
+    size_t n;
+    ~Unmapper() { munmap(p, n); }
+  } unmapper{map, size_t(st.st_size)};
+  Reader in(static_cast<const char*>(map), size_t(st.st_size));
+  return deserialize(in);
 }
 
 }  // namespace

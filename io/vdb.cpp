@@ -4,6 +4,7 @@
 #include <openvdb/openvdb.h>
 #include <tbb/parallel_for.h>
 
+#include <cstdio>
 #include <mutex>
 #include <sstream>
 
@@ -46,6 +47,31 @@ typename GridT::Ptr build_grid(const SparseGrid& g, typename GridT::ValueType ba
   return grid;
 }
 
+// OpenVDB stamps every file with a random UUID (36 ASCII characters after the 21-byte header
+// prefix). voxtile replaces it with one derived from the content and metadata, so the same input
+// and options give the same bytes.
+void make_uuid_deterministic(const std::string& temp_path, const std::string& path, uint64_t seed) {
+  std::FILE* f = std::fopen(temp_path.c_str(), "r+b");
+  if (!f) fail(ErrorKind::kOutput, path + ": cannot reopen the VDB file");
+  char uuid[37] = {};
+  const bool ok = std::fseek(f, 21, SEEK_SET) == 0 && std::fread(uuid, 1, 36, f) == 36;
+  const bool looks = ok && uuid[8] == '-' && uuid[13] == '-' && uuid[18] == '-' && uuid[23] == '-';
+  if (looks) {
+    uint64_t hi = seed, lo = seed ^ 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 3; ++i) {
+      hi = (hi ^ (hi >> 31)) * 0xbf58476d1ce4e5b9ull;
+      lo = (lo ^ (lo >> 29)) * 0x94d049bb133111ebull;
+    }
+    char text[40];
+    std::snprintf(text, sizeof(text), "%08x-%04x-4%03x-%04x-%012llx", unsigned(hi >> 32), unsigned((hi >> 16) & 0xffff),
+                  unsigned(hi & 0xfff), unsigned(0x8000 | ((lo >> 48) & 0x3fff)),
+                  static_cast<unsigned long long>(lo & 0xffffffffffffull));
+    std::fseek(f, 21, SEEK_SET);
+    std::fwrite(text, 1, 36, f);
+  }
+  if (std::fclose(f) != 0) fail(ErrorKind::kOutput, path + ": cannot finish the VDB file");
+}
+
 }  // namespace
 
 void write_vdb(const SparseGrid& g, const std::string& path, const Metadata& meta) {
@@ -82,6 +108,13 @@ void write_vdb(const SparseGrid& g, const std::string& path, const Metadata& met
   } catch (const std::exception& e) {
     fail(ErrorKind::kOutput, path + ": cannot write VDB: " + e.what());
   }
+  Fnv1a h;
+  h.pod(g.checksum());
+  for (const auto& [key, value] : meta) {
+    h.bytes(key.data(), key.size());
+    h.bytes(value.data(), value.size());
+  }
+  make_uuid_deterministic(out.temp_path(), path, h.h);
   out.commit();
 }
 

@@ -11,6 +11,11 @@ GpuInfo query_gpu() {
   GpuInfo info;
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver) {
+    info.reason = "no CUDA GPU or driver found";
+    cudaGetLastError();
+    return info;
+  }
   if (err != cudaSuccess) {
     info.reason = std::string("no usable CUDA device (") + cudaGetErrorString(err) + ")";
     cudaGetLastError();

@@ -1,1 +1,176 @@
-// placeholder
+// Writers: VDB (read back with OpenVDB), PLY, NPY, RAW+JSON, budgets, atomicity.
+#include <gtest/gtest.h>
+#include <openvdb/openvdb.h>
+
+#include <cstring>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/voxelize.h"
+#include "io/vdb.h"
+#include "io/writers.h"
+#include "tests/helpers.h"
+
+namespace voxtile {
+namespace {
+
+SparseGrid sphere_grid(Target target) {
+  const Mesh s = test::make_sphere(1.0f, 2.0f, 3.0f, 1.5f, 12, 20);
+  GridOptions go;
+  go.dims = Int3{21, 30, 17};  // non-cubic voxels, sizes not multiples of 8
+  VoxelizeOptions o;
+  o.target = target;
+  SparseGrid g = voxelize_cpu(s, make_grid_spec(s.bounds(), go), o);
+  g.name = target == Target::kCount ? "count" : "voxels";
+  return g;
+}
+
+TEST(Writers, VdbHasTheRightTypeTransformVoxelsAndMetadata) {
+  test::TempDir dir;
+  for (Target target : {Target::kBinary, Target::kCount}) {
+    const SparseGrid g = sphere_grid(target);
+    const std::string path = dir.file(std::string(target_name(target)) + ".vdb");
+    write_grid(g, path, OutputFormat::kVdb, WriteOptions{{{"source", "sphere"}}, {}});
+    openvdb::initialize();
+    openvdb::io::File file(path);
+    file.open();
+    openvdb::GridBase::Ptr base = file.readGrid(g.name);
+    file.close();
+    EXPECT_EQ(base->activeVoxelCount(), g.active_voxels());
+    EXPECT_EQ(base->metaValue<std::string>("voxtile_source"), "sphere");
+    if (target == Target::kBinary) ASSERT_TRUE(base->isType<openvdb::MaskGrid>());
+    else ASSERT_TRUE(base->isType<openvdb::Int32Grid>());
+    // Every active voxel: same index, world position of its centre, value.
+    const openvdb::math::Transform& xf = base->transform();
+    auto ints = openvdb::GridBase::grid<openvdb::Int32Grid>(base);
+    auto masks = openvdb::GridBase::grid<openvdb::MaskGrid>(base);
+    g.for_each_active([&](int i, int j, int k, size_t b, int off) {
+      const openvdb::Coord c(i, j, k);
+      if (ints) {
+        ASSERT_TRUE(ints->tree().isValueOn(c));
+        ASSERT_EQ(ints->tree().getValue(c), g.ivalues[b * kBrickVoxels + off]);
+      } else {
+        ASSERT_TRUE(masks->tree().isValueOn(c));
+      }
+      const openvdb::Vec3d w = xf.indexToWorld(c);
+      const Vec3d want = g.spec.voxel_center(i, j, k);
+      ASSERT_NEAR(w.x(), want.x, 1e-12);
+      ASSERT_NEAR(w.y(), want.y, 1e-12);
+      ASSERT_NEAR(w.z(), want.z, 1e-12);
+    });
+    const SparseGrid back = read_vdb(path);
+    EXPECT_EQ(back.checksum(), g.checksum());
+    EXPECT_EQ(back.spec.dims.x, g.spec.dims.x);
+    EXPECT_NEAR(back.spec.origin.y, g.spec.origin.y, 1e-12);
+  }
+}
+
+TEST(Writers, VdbBytesAreTheSameForTheSameGrid) {
+  test::TempDir dir;
+  const SparseGrid g = sphere_grid(Target::kCount);
+  write_grid(g, dir.file("a.vdb"), OutputFormat::kVdb, {});
+  write_grid(g, dir.file("b.vdb"), OutputFormat::kVdb, {});
+  EXPECT_EQ(test::read_file(dir.file("a.vdb")), test::read_file(dir.file("b.vdb")));
+}
+
+TEST(Writers, PlyHasOnePointPerVoxelAtItsCentre) {
+  test::TempDir dir;
+  const SparseGrid g = sphere_grid(Target::kCount);
+  write_grid(g, dir.file("v.ply"), OutputFormat::kPly, {});
+  const std::string data = test::read_file(dir.file("v.ply"));
+  const size_t end = data.find("end_header\n");
+  ASSERT_NE(end, std::string::npos);
+  const std::string header = data.substr(0, end);
+  EXPECT_NE(header.find("format binary_little_endian 1.0"), std::string::npos);
+  EXPECT_NE(header.find("element vertex " + std::to_string(g.active_voxels())), std::string::npos);
+  EXPECT_NE(header.find("property int value"), std::string::npos);
+  const char* body = data.data() + end + 11;
+  ASSERT_EQ(data.size() - (end + 11), g.active_voxels() * 16);
+  size_t n = 0;
+  g.for_each_active([&](int i, int j, int k, size_t b, int off) {
+    float xyz[3];
+    int32_t v;
+    std::memcpy(xyz, body + n * 16, 12);
+    std::memcpy(&v, body + n * 16 + 12, 4);
+    const Vec3d c = g.spec.voxel_center(i, j, k);
+    ASSERT_FLOAT_EQ(xyz[0], float(c.x));
+    ASSERT_FLOAT_EQ(xyz[2], float(c.z));
+    ASSERT_EQ(v, g.ivalues[b * kBrickVoxels + off]);
+    ++n;
+  });
+}
+
+TEST(Writers, NpyIsADenseCOrderArray) {
+  test::TempDir dir;
+  const SparseGrid g = sphere_grid(Target::kBinary);
+  write_grid(g, dir.file("v.npy"), OutputFormat::kNpy, {});
+  const std::string data = test::read_file(dir.file("v.npy"));
+  ASSERT_EQ(data.substr(1, 5), "NUMPY");
+  const size_t hlen = (unsigned char)data[8] | ((unsigned char)data[9] << 8);
+  const std::string dict = data.substr(10, hlen);
+  EXPECT_EQ((10 + hlen) % 64, 0u);
+  EXPECT_NE(dict.find("'descr': '|u1'"), std::string::npos);
+  EXPECT_NE(dict.find("'shape': (21, 30, 17)"), std::string::npos);
+  const unsigned char* a = reinterpret_cast<const unsigned char*>(data.data()) + 10 + hlen;
+  ASSERT_EQ(data.size() - 10 - hlen, size_t(21 * 30 * 17));
+  size_t ones = 0;
+  for (size_t i = 0; i < size_t(21 * 30 * 17); ++i) ones += a[i];
+  EXPECT_EQ(ones, g.active_voxels());
+  g.for_each_active([&](int i, int j, int k, size_t, int) { ASSERT_EQ(a[(size_t(i) * 30 + j) * 17 + k], 1); });
+}
+
+TEST(Writers, RawHasAJsonSidecar) {
+  test::TempDir dir;
+  const SparseGrid g = sphere_grid(Target::kCount);
+  write_grid(g, dir.file("v.raw"), OutputFormat::kRaw, WriteOptions{{{"source", "s\"q"}}, {}});
+  EXPECT_EQ(test::read_file(dir.file("v.raw")).size(), size_t(21 * 30 * 17 * 4));
+  const std::string json = test::read_file(dir.file("v.json"));
+  EXPECT_NE(json.find("\"dims\": [21, 30, 17]"), std::string::npos);
+  EXPECT_NE(json.find("\"dtype\": \"int32\""), std::string::npos);
+  EXPECT_NE(json.find("\"order\": \"C\""), std::string::npos);
+  EXPECT_NE(json.find("s\\\"q"), std::string::npos);
+}
+
+TEST(Writers, DenseOutputOverTheBudgetIsRefusedAndLeavesNothing) {
+  test::TempDir dir;
+  const SparseGrid g = sphere_grid(Target::kCount);
+  WriteOptions o;
+  o.dense.limit_bytes = 1000;
+  try {
+    write_grid(g, dir.file("v.npy"), OutputFormat::kNpy, o);
+    FAIL() << "expected a budget error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kResource);
+    EXPECT_NE(std::string(e.what()).find("dense limit"), std::string::npos);
+  }
+  EXPECT_TRUE(dir.list().empty());
+  o.dense.force = true;
+  write_grid(g, dir.file("v.npy"), OutputFormat::kNpy, o);
+  EXPECT_TRUE(test::file_exists(dir.file("v.npy")));
+}
+
+TEST(Writers, UnwritableDestinationsFailWithOutputErrorsAndLeaveNoTemporaryFile) {
+  test::TempDir dir;
+  const SparseGrid g = sphere_grid(Target::kBinary);
+  for (const std::string& bad : {dir.file("missing/v.vdb"), std::string("/proc/voxtile-test.vdb"), dir.path()}) {
+    for (OutputFormat f : {OutputFormat::kVdb, OutputFormat::kPly, OutputFormat::kNpy, OutputFormat::kRaw}) {
+      try {
+        write_grid(g, bad, f, {});
+        FAIL() << bad;
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kOutput) << e.what();
+      }
+    }
+  }
+  EXPECT_TRUE(dir.list().empty());
+}
+
+TEST(Writers, FormatsComeFromExtensions) {
+  EXPECT_EQ(format_from_path("a/b.VDB"), OutputFormat::kVdb);
+  EXPECT_EQ(format_from_path("x.npy"), OutputFormat::kNpy);
+  EXPECT_THROW(format_from_path("x.obj"), Error);
+  EXPECT_THROW(format_from_path("dir.d/noext"), Error);
+}
+
+}  // namespace
+}  // namespace voxtile
