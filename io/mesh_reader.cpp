@@ -154,6 +154,7 @@ class Reader {
  public:
   Reader(const char* p, size_t n) : m_p(p), m_end(p + n) {}
   void bytes(void* dst, size_t n) {
+    if (n == 0) return;
     if (size_t(m_end - m_p) < n) throw Error(ErrorKind::kInternal, "mesh reader: truncated result from the reader process");
     std::memcpy(dst, m_p, n);
     m_p += n;

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs, builds and runs every test: the Release build (with CUDA kernels when nvcc is present;
+# GPU tests skip without a GPU), then the CPU test suite again under AddressSanitizer and
+# UndefinedBehaviorSanitizer. Set SKIP_SANITIZERS=1 to run only the first part.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+jobs=${JOBS:-$(nproc)}
+
+echo "== Release build and tests"
+scripts/build.sh
+(cd build && ctest --output-on-failure -j "$jobs")
+
+if [ "${SKIP_SANITIZERS:-0}" != 1 ]; then
+  echo "== ASan/UBSan build and CPU tests"
+  BUILD_DIR=build-asan BUILD_TYPE=RelWithDebInfo scripts/build.sh -DVOXTILE_CUDA=OFF -DVOXTILE_SANITIZE=ON
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
+  (cd build-asan && ctest --output-on-failure -j "$jobs")
+fi
