@@ -22,6 +22,11 @@ enum class VoxelMode : uint8_t {
   kConservative = 1,  // 26-separating: every voxel the closed triangle touches
 };
 
+// Inclusive voxel box.
+struct VoxelBox {
+  int32_t lo[3], hi[3];
+};
+
 // Per-triangle setup in grid space.
 struct TriSetup {
   Vec3f v[3];
@@ -67,18 +72,20 @@ VT_HD inline int32_t last_voxel(float hi) { return static_cast<int32_t>(std::flo
 // more half-planes of the same shape, so that together they are the complete separating-axis test
 // of the projected triangle against the closed diamond. (In box form those axes are the grid axes,
 // which the bounding box covers.)
-constexpr int kMaxHalfPlanes = 7;
-struct Edges2D {
-  int count;                        // 3 (box) or 7 (diamond)
-  float na[kMaxHalfPlanes], nb[kMaxHalfPlanes];  // inward normals
-  float va[kMaxHalfPlanes], vb[kMaxHalfPlanes];  // origins
-  float off[kMaxHalfPlanes];        // critical-point offsets
+template <int N>
+struct HalfPlanes {
+  static constexpr int kCount = N;
+  float na[N], nb[N];  // inward normals
+  float va[N], vb[N];  // origins
+  float off[N];        // critical-point offsets
 };
+using BoxEdges = HalfPlanes<3>;      // conservative: the pixel box
+using DiamondEdges = HalfPlanes<7>;  // thin: the inscribed diamond
 
-VT_HD inline Edges2D setup_edges(const TriSetup& t, int c, bool diamond) {
+template <int N>
+VT_HD inline void setup_triangle_edges(const TriSetup& t, int c, HalfPlanes<N>& e) {
   const int a = vt_axis_a(c), b = vt_axis_b(c);
   const float s = component(t.n, c) >= 0.0f ? 1.0f : -1.0f;
-  Edges2D e;
   for (int i = 0; i < 3; ++i) {
     const Vec3f& p = t.v[i];
     const Vec3f& q = t.v[i == 2 ? 0 : i + 1];
@@ -88,64 +95,78 @@ VT_HD inline Edges2D setup_edges(const TriSetup& t, int c, bool diamond) {
     e.nb[i] = ea * s;
     e.va[i] = component(p, a);
     e.vb[i] = component(p, b);
-    if (diamond) {
+    if (N == 7) {
       e.off[i] = (0.5f * e.na[i] + 0.5f * e.nb[i]) + 0.5f * vt_maxf(vt_absf(e.na[i]), vt_absf(e.nb[i]));
     } else {
       e.off[i] = vt_maxf(0.0f, e.na[i]) + vt_maxf(0.0f, e.nb[i]);
     }
   }
-  e.count = 3;
-  if (diamond) {
-    float smin = 0, smax = 0, dmin = 0, dmax = 0;
-    for (int i = 0; i < 3; ++i) {
-      const float pa = component(t.v[i], a), pb = component(t.v[i], b);
-      const float sum = pa + pb, dif = pa - pb;
-      smin = i == 0 ? sum : vt_minf(smin, sum);
-      smax = i == 0 ? sum : vt_maxf(smax, sum);
-      dmin = i == 0 ? dif : vt_minf(dmin, dif);
-      dmax = i == 0 ? dif : vt_maxf(dmax, dif);
-    }
-    // Diamond of column (u,v): u+v+1 +- 1/2 along (1,1), u-v +- 1/2 along (1,-1).
-    const float dna[4] = {1.0f, -1.0f, 1.0f, -1.0f}, dnb[4] = {1.0f, -1.0f, -1.0f, 1.0f};
-    const float doff[4] = {1.5f - smin, smax - 0.5f, 0.5f - dmin, dmax + 0.5f};
-    for (int k = 0; k < 4; ++k) {
-      e.na[3 + k] = dna[k];
-      e.nb[3 + k] = dnb[k];
-      e.va[3 + k] = 0.0f;
-      e.vb[3 + k] = 0.0f;
-      e.off[3 + k] = doff[k];
-    }
-    e.count = 7;
+}
+
+VT_HD inline BoxEdges setup_box_edges(const TriSetup& t, int c) {
+  BoxEdges e;
+  setup_triangle_edges(t, c, e);
+  return e;
+}
+
+VT_HD inline DiamondEdges setup_diamond_edges(const TriSetup& t, int c) {
+  DiamondEdges e;
+  setup_triangle_edges(t, c, e);
+  const int a = vt_axis_a(c), b = vt_axis_b(c);
+  float smin = 0, smax = 0, dmin = 0, dmax = 0;
+  for (int i = 0; i < 3; ++i) {
+    const float pa = component(t.v[i], a), pb = component(t.v[i], b);
+    const float sum = pa + pb, dif = pa - pb;
+    smin = i == 0 ? sum : vt_minf(smin, sum);
+    smax = i == 0 ? sum : vt_maxf(smax, sum);
+    dmin = i == 0 ? dif : vt_minf(dmin, dif);
+    dmax = i == 0 ? dif : vt_maxf(dmax, dif);
+  }
+  // Diamond of column (u,v): u+v+1 +- 1/2 along (1,1), u-v +- 1/2 along (1,-1).
+  const float dna[4] = {1.0f, -1.0f, 1.0f, -1.0f}, dnb[4] = {1.0f, -1.0f, -1.0f, 1.0f};
+  const float doff[4] = {1.5f - smin, smax - 0.5f, 0.5f - dmin, dmax + 0.5f};
+  for (int k = 0; k < 4; ++k) {
+    e.na[3 + k] = dna[k];
+    e.nb[3 + k] = dnb[k];
+    e.va[3 + k] = 0.0f;
+    e.vb[3 + k] = 0.0f;
+    e.off[3 + k] = doff[k];
   }
   return e;
 }
 
 // Row constants of scanline v: c_i = nb_i * (v - vb_i) + off_i.
+template <int N>
 struct EdgeRow {
-  float c[kMaxHalfPlanes];
+  float c[N];
 };
-VT_HD inline EdgeRow edge_row(const Edges2D& e, int32_t v) {
-  EdgeRow r;
+template <int N>
+VT_HD inline EdgeRow<N> edge_row(const HalfPlanes<N>& e, int32_t v) {
+  EdgeRow<N> r;
   const float fv = static_cast<float>(v);
-  for (int i = 0; i < kMaxHalfPlanes; ++i) r.c[i] = i < e.count ? e.nb[i] * (fv - e.vb[i]) + e.off[i] : 0.0f;
+  for (int i = 0; i < N; ++i) r.c[i] = e.nb[i] * (fv - e.vb[i]) + e.off[i];
   return r;
 }
-VT_HD inline bool edge_row_pass(const Edges2D& e, const EdgeRow& r, int32_t u) {
+template <int N>
+VT_HD inline bool edge_row_pass(const HalfPlanes<N>& e, const EdgeRow<N>& r, int32_t u) {
   const float fu = static_cast<float>(u);
   bool pass = true;
-  for (int i = 0; i < kMaxHalfPlanes; ++i)
-    if (i < e.count) pass = pass && (e.na[i] * (fu - e.va[i]) + r.c[i] >= 0.0f);
+  for (int i = 0; i < N; ++i) pass = pass && (e.na[i] * (fu - e.va[i]) + r.c[i] >= 0.0f);
   return pass;
 }
-VT_HD inline bool edges_pass(const Edges2D& e, int32_t u, int32_t v) { return edge_row_pass(e, edge_row(e, v), u); }
+template <int N>
+VT_HD inline bool edges_pass(const HalfPlanes<N>& e, int32_t u, int32_t v) {
+  return edge_row_pass(e, edge_row(e, v), u);
+}
 
 // Estimated [lo, hi] of scanline v (within [u0, u1]) from the reciprocal form of the paper's
 // equation (6), then fixed up with the exact test so that the result is exactly the set of u in
 // [u0, u1] passing edge_row_pass. Returns false when the scanline is empty.
-VT_HD inline bool scanline_range(const Edges2D& e, const EdgeRow& r, int32_t u0, int32_t u1, int32_t* out_lo,
+template <int N>
+VT_HD inline bool scanline_range(const HalfPlanes<N>& e, const EdgeRow<N>& r, int32_t u0, int32_t u1, int32_t* out_lo,
                                  int32_t* out_hi) {
   float flo = static_cast<float>(u0), fhi = static_cast<float>(u1);
-  for (int i = 0; i < e.count; ++i) {
+  for (int i = 0; i < N; ++i) {
     const float na = e.na[i];
     if (na == 0.0f) {
       if (r.c[i] < 0.0f) return false;  // constant along the scanline, and failing
@@ -189,7 +210,7 @@ VT_HD inline bool plane_overlaps_voxel(const TriSetup& t, const int32_t ijk[3]) 
 // The three 2D projections of a triangle, box form, in the order of the dominant axis first.
 struct ConservativeSetup {
   TriSetup t;
-  Edges2D e[3];  // e[0]: projection along t.dom, e[1], e[2]: along the other two axes
+  BoxEdges e[3];  // e[0]: projection along t.dom, e[1], e[2]: along the other two axes
   int axis[3];
 };
 VT_HD inline ConservativeSetup setup_conservative(const TriSetup& t) {
@@ -198,7 +219,7 @@ VT_HD inline ConservativeSetup setup_conservative(const TriSetup& t) {
   s.axis[0] = t.dom;
   s.axis[1] = vt_axis_a(t.dom);
   s.axis[2] = vt_axis_b(t.dom);
-  for (int p = 0; p < 3; ++p) s.e[p] = setup_edges(t, s.axis[p], false);
+  for (int p = 0; p < 3; ++p) s.e[p] = setup_box_edges(t, s.axis[p]);
   return s;
 }
 
@@ -233,17 +254,32 @@ VT_HD inline int32_t thin_depth_voxel(const TriSetup& t, int32_t u, int32_t v, i
 }
 
 // The 6-separating (thin) test for one voxel.
-VT_HD inline bool thin_voxel(const TriSetup& t, const Edges2D& dom_edges, const int32_t ijk[3], int32_t dims_c) {
+VT_HD inline bool thin_voxel(const TriSetup& t, const DiamondEdges& dom_edges, const int32_t ijk[3], int32_t dims_c) {
   if (is_flat(t)) return false;
   const int c = t.dom;
   const int32_t u = ijk[vt_axis_a(c)], v = ijk[vt_axis_b(c)];
   return edges_pass(dom_edges, u, v) && thin_depth_voxel(t, u, v, dims_c) == ijk[c];
 }
 
-// Inclusive voxel box.
-struct VoxelBox {
-  int32_t lo[3], hi[3];
-};
+// Voxel range a triangle may write, clipped to the grid [0, dims). Thin voxels can lie up to half
+// a voxel beyond the triangle along its dominant axis, so that axis is widened by one voxel.
+// Returns false when the range is empty.
+VT_HD inline bool triangle_voxel_range(const TriSetup& t, VoxelMode mode, const Int3& dims, VoxelBox* box) {
+  const float lo[3] = {t.lo.x, t.lo.y, t.lo.z}, hi[3] = {t.hi.x, t.hi.y, t.hi.z};
+  for (int a = 0; a < 3; ++a) {
+    const float dim = static_cast<float>(component(dims, a));
+    if (!(lo[a] <= dim + 2.0f) || !(hi[a] >= -2.0f)) return false;  // also rejects NaN
+    int32_t l = first_voxel(vt_maxf(lo[a], -2.0f)), h = last_voxel(vt_minf(hi[a], dim + 2.0f));
+    if (mode == VoxelMode::kThin && a == t.dom) {
+      --l;
+      ++h;
+    }
+    box->lo[a] = l > 0 ? l : 0;
+    box->hi[a] = h < component(dims, a) - 1 ? h : component(dims, a) - 1;
+    if (box->lo[a] > box->hi[a]) return false;
+  }
+  return true;
+}
 
 // Visits every voxel of `clip` that the conservative test accepts, calling f(i, j, k) once each.
 template <class F>
@@ -260,7 +296,7 @@ VT_HD inline void for_each_conservative_voxel(const ConservativeSetup& s, const 
   const float na = component(t.n, a), nb = component(t.n, b), nc = component(t.n, c);
   const float v0a = component(t.v[0], a), v0b = component(t.v[0], b), v0c = component(t.v[0], c);
   for (int32_t v = lo[b]; v <= hi[b]; ++v) {
-    const EdgeRow row = edge_row(s.e[0], v);
+    const EdgeRow<3> row = edge_row(s.e[0], v);
     int32_t ulo, uhi;
     if (!scanline_range(s.e[0], row, lo[a], hi[a], &ulo, &uhi)) continue;
     for (int32_t u = ulo; u <= uhi; ++u) {
@@ -300,7 +336,7 @@ VT_HD inline void for_each_conservative_voxel(const ConservativeSetup& s, const 
 // Visits every voxel of `clip` that the thin test accepts (at most one per dominant column).
 // dims_c is the grid's size along the triangle's dominant axis (for the far-face rule).
 template <class F>
-VT_HD inline void for_each_thin_voxel(const TriSetup& t, const Edges2D& dom_edges, const VoxelBox& clip, int32_t dims_c,
+VT_HD inline void for_each_thin_voxel(const TriSetup& t, const DiamondEdges& dom_edges, const VoxelBox& clip, int32_t dims_c,
                                       F&& f) {
   if (is_flat(t)) return;
   const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
@@ -312,7 +348,7 @@ VT_HD inline void for_each_thin_voxel(const TriSetup& t, const Edges2D& dom_edge
   lo_b = lo_b > clip.lo[b] ? lo_b : clip.lo[b];
   hi_b = hi_b < clip.hi[b] ? hi_b : clip.hi[b];
   for (int32_t v = lo_b; v <= hi_b; ++v) {
-    const EdgeRow row = edge_row(dom_edges, v);
+    const EdgeRow<7> row = edge_row(dom_edges, v);
     int32_t ulo, uhi;
     if (!scanline_range(dom_edges, row, lo_a, hi_a, &ulo, &uhi)) continue;
     for (int32_t u = ulo; u <= uhi; ++u) {

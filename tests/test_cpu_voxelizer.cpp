@@ -34,7 +34,7 @@ VoxelMap direct(const Mesh& mesh, const GridSpec& spec, VoxelMode mode) {
                                        spec.world_to_grid({c.x, c.y, c.z}));
     auto add = [&](int i, int j, int k) { ++m[{i, j, k}]; };
     if (mode == VoxelMode::kConservative) for_each_conservative_voxel(setup_conservative(ts), clip, add);
-    else for_each_thin_voxel(ts, setup_edges(ts, ts.dom, true), clip, component(spec.dims, ts.dom), add);
+    else for_each_thin_voxel(ts, setup_diamond_edges(ts, ts.dom), clip, component(spec.dims, ts.dom), add);
   }
   return m;
 }

@@ -163,7 +163,7 @@ TEST(Overlap, TrianglesOnVoxelFacesTouchBothNeighbours) {
   EXPECT_FALSE(conservative_voxel(s, far));
   // Thin: half-open along the dominant axis, so only k = 5.
   const TriSetup t = setup_triangle(a, b, c);
-  const Edges2D e = setup_edges(t, t.dom, true);
+  const DiamondEdges e = setup_diamond_edges(t, t.dom);
   EXPECT_FALSE(thin_voxel(t, e, below, 100));
   EXPECT_TRUE(thin_voxel(t, e, above, 100));
   // ...except on the grid's far face, which belongs to the last voxel.
@@ -178,7 +178,7 @@ TEST(Overlap, EnumeratorsVisitExactlyTheVoxelsThePerVoxelTestsAccept) {
       gen.make(kind, t);
       const TriSetup ts = setup_triangle(t[0], t[1], t[2]);
       const ConservativeSetup s = setup_conservative(ts);
-      const Edges2D dom = setup_edges(ts, ts.dom, true);
+      const DiamondEdges dom = setup_diamond_edges(ts, ts.dom);
       VoxelSet brute_c, brute_t, enum_c, enum_t;
       int32_t ijk[3];
       for (ijk[0] = kClip.lo[0]; ijk[0] <= kClip.hi[0]; ++ijk[0])
@@ -229,7 +229,7 @@ TEST(Overlap, ThinTestMatchesItsDefinition) {
       gen.make(kind, t);
       const TriSetup ts = setup_triangle(t[0], t[1], t[2]);
       if (is_flat(ts)) continue;
-      const Edges2D dom = setup_edges(ts, ts.dom, true);
+      const DiamondEdges dom = setup_diamond_edges(ts, ts.dom);
       const int c = ts.dom, a = vt_axis_a(c), b = vt_axis_b(c);
       const double eps = tolerance(t);
       // Plane in double from the same float vertices.
@@ -295,7 +295,7 @@ TEST(Overlap, FlatTrianglesGiveTheirSegmentInConservativeModeAndNothingInThinMod
   EXPECT_FALSE(got.count({3, 0, 0}));
   EXPECT_FALSE(got.count({0, 4, 4}));
   size_t thin = 0;
-  for_each_thin_voxel(t, setup_edges(t, t.dom, true), kClip, 13, [&](int, int, int) { ++thin; });
+  for_each_thin_voxel(t, setup_diamond_edges(t, t.dom), kClip, 13, [&](int, int, int) { ++thin; });
   EXPECT_EQ(thin, 0u);
 }
 

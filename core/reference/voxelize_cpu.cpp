@@ -38,24 +38,6 @@ struct Pair {
   bool operator<(const Pair& o) const { return tile != o.tile ? tile < o.tile : tri < o.tri; }
 };
 
-// Voxel range a triangle may touch, clipped to the grid. Thin voxels can lie up to half a voxel
-// beyond the triangle along its dominant axis, so that axis is widened by one voxel.
-bool triangle_voxel_range(const TriSetup& t, VoxelMode mode, const Int3& dims, VoxelBox* box) {
-  const float lo[3] = {t.lo.x, t.lo.y, t.lo.z}, hi[3] = {t.hi.x, t.hi.y, t.hi.z};
-  for (int a = 0; a < 3; ++a) {
-    if (!(lo[a] <= static_cast<float>(component(dims, a)) + 2.0f) || !(hi[a] >= -2.0f)) return false;
-    int32_t l = first_voxel(std::max(lo[a], -2.0f)), h = last_voxel(std::min(hi[a], float(component(dims, a)) + 2.0f));
-    if (mode == VoxelMode::kThin && a == t.dom) {
-      --l;
-      ++h;
-    }
-    box->lo[a] = std::max<int32_t>(l, 0);
-    box->hi[a] = std::min<int32_t>(h, component(dims, a) - 1);
-    if (box->lo[a] > box->hi[a]) return false;
-  }
-  return true;
-}
-
 // Conservative test of the triangle's plane against a tile widened by two voxels (double).
 bool plane_may_touch_tile(const TriSetup& t, const int32_t tlo[3]) {
   const double v0[3] = {t.v[0].x, t.v[0].y, t.v[0].z};
@@ -176,7 +158,7 @@ SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOp
           for_each_conservative_voxel(setup_conservative(t), clip, emit);
         } else {
           const int c = t.dom;
-          for_each_thin_voxel(t, setup_edges(t, c, true), clip, component(spec.dims, c), emit);
+          for_each_thin_voxel(t, setup_diamond_edges(t, c), clip, component(spec.dims, c), emit);
         }
       }
       TileBricks& tb = out[ti];
