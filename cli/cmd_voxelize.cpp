@@ -6,6 +6,7 @@
 #include <chrono>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include "core/error.h"
@@ -120,6 +121,8 @@ void setup_voxelize(CLI::App& app, VoxelizeCmdOptions& o) {
   app.add_option("--device,-d", o.device, "auto (GPU if present, else CPU), cpu or gpu")
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
       ->capture_default_str();
+  app.add_option("--gpu-memory", o.gpu_memory,
+                 "GPU memory budget in bytes (default 80% of free); larger jobs are split into batches");
   app.add_option("--threads", o.threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
   app.add_flag("--stats", o.stats, "Print a JSON summary per input to stdout (counts, timings, checksum)");
   app.add_option("--dense-limit", o.dense_limit, "Largest .raw/.npy output in bytes (default 4 GiB)");
@@ -137,13 +140,17 @@ int run_voxelize(const VoxelizeCmdOptions& o) {
   vopt.target = parse_target(o.target);
   vopt.threads = o.threads;
 
+  std::unique_ptr<GpuVoxelizer> gpu;
   if (o.device != "cpu") {
-    const GpuInfo gpu = query_gpu();
-    if (o.device == "gpu") {
-      if (!gpu.available) fail(ErrorKind::kResource, "--device gpu: " + gpu.reason);
-      fail(ErrorKind::kResource, "--device gpu: this version has no GPU voxelizer yet; use --device cpu");
+    const GpuInfo info = query_gpu();
+    if (o.device == "gpu" && !info.available) fail(ErrorKind::kResource, "--device gpu: " + info.reason);
+    if (info.available) {
+      GpuOptions gopt;
+      gopt.memory_budget = o.gpu_memory;
+      gpu = std::make_unique<GpuVoxelizer>(gopt);
+    } else {
+      log.info("voxtile: " + info.reason + "; using the CPU");
     }
-    if (!gpu.available) log.info("voxtile: " + gpu.reason + "; using the CPU");
   }
 
   WriteOptions wopt;
@@ -165,7 +172,13 @@ int run_voxelize(const VoxelizeCmdOptions& o) {
         }
       }();
       VoxelizeStats st;
-      SparseGrid grid = voxelize_cpu(loaded.mesh, spec, vopt, &st);
+      SparseGrid grid;
+      if (gpu) {
+        gpu->set_mesh(loaded.mesh);
+        grid = gpu->voxelize(spec, vopt, &st);
+      } else {
+        grid = voxelize_cpu(loaded.mesh, spec, vopt, &st);
+      }
       grid.name = o.target == "count" ? "count" : "voxels";
       wopt.meta = {{"source", job.input},
                    {"options", options_string(o)},

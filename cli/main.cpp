@@ -3,6 +3,7 @@
 #include <iostream>
 #include <new>
 
+#include "cli/cmd_generate.h"
 #include "cli/cmd_info.h"
 #include "cli/cmd_voxelize.h"
 #include "core/error.h"
@@ -21,6 +22,9 @@ int main(int argc, char** argv) {
   InfoCmdOptions info;
   CLI::App* info_cmd = app.add_subcommand("info", "Describe a mesh, point cloud or .vdb file");
   setup_info(*info_cmd, info);
+  GenerateCmdOptions gen;
+  CLI::App* gen_cmd = app.add_subcommand("generate", "Write a large benchmark mesh (scan, tubes, room)");
+  setup_generate(*gen_cmd, gen);
 
   try {
     app.parse(argc, argv);
@@ -41,6 +45,7 @@ int main(int argc, char** argv) {
   try {
     if (vox_cmd->parsed()) return run_voxelize(vox);
     if (info_cmd->parsed()) return run_info(info);
+    if (gen_cmd->parsed()) return run_generate(gen);
   } catch (const Error& e) {
     std::cerr << "voxtile: error: " << e.what() << "\n";
     return static_cast<int>(e.kind());

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/grid_spec.h"
+#include "core/hd.h"
 
 namespace voxtile {
 
@@ -29,10 +30,10 @@ struct BrickMask {
   int count() const;
 };
 
-inline int brick_offset(int x, int y, int z) { return (x << 6) | (y << 3) | z; }
+VT_HD inline int brick_offset(int x, int y, int z) { return (x << 6) | (y << 3) | z; }
 // Key of brick (bx,by,bz) (non-negative brick coordinates): bx in the high bits, so ascending keys
 // are x-major order, and all bricks of one x-slab of 8 voxels are contiguous.
-inline uint64_t brick_key(int32_t bx, int32_t by, int32_t bz) {
+VT_HD inline uint64_t brick_key(int32_t bx, int32_t by, int32_t bz) {
   return (uint64_t(bx) << (2 * kBrickKeyBits)) | (uint64_t(by) << kBrickKeyBits) | uint64_t(bz);
 }
 inline Int3 brick_coord(uint64_t key) {

@@ -1,6 +1,7 @@
 // Plain C++ interface to the GPU code (no CUDA headers): device discovery and the GPU pipelines.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "core/voxelize.h"
@@ -13,6 +14,32 @@ struct GpuInfo {
   std::string name;    // e.g. "NVIDIA H200"
   std::string reason;  // why not available
   size_t total_memory = 0;
+};
+
+struct GpuOptions {
+  uint64_t memory_budget = 0;          // bytes the pipeline may use; 0 = 80% of the free memory
+  uint32_t max_tile_triangles = 512;   // M: a tile with more triangles is split into virtual tiles
+  uint64_t max_batch_pairs = 0;        // cap on (tile, triangle) pairs per batch; 0 = from the budget
+};
+
+// The GPU voxelization pipeline (coarse raster, radix sort by tile, fine raster in shared memory,
+// brick write-out). Holds its device workspace across calls; not thread-safe.
+class GpuVoxelizer {
+ public:
+  explicit GpuVoxelizer(const GpuOptions& options = {});
+  ~GpuVoxelizer();
+  GpuVoxelizer(const GpuVoxelizer&) = delete;
+  GpuVoxelizer& operator=(const GpuVoxelizer&) = delete;
+
+  // Uploads the mesh; it stays on the device for later voxelize() calls.
+  void set_mesh(const Mesh& mesh);
+  // Voxelizes the uploaded mesh. Same voxels and values as voxelize_cpu. Throws Error(kResource).
+  SparseGrid voxelize(const GridSpec& spec, const VoxelizeOptions& options, VoxelizeStats* stats = nullptr);
+  const std::string& device_name() const;
+
+ private:
+  struct Impl;
+  Impl* m;
 };
 
 // Whether this build has CUDA kernels at all.

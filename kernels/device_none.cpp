@@ -1,6 +1,8 @@
 // GPU interface of a build without a CUDA compiler: no device is ever available.
 #include "kernels/api.h"
 
+#include "core/error.h"
+
 namespace voxtile {
 
 bool gpu_compiled() { return false; }
@@ -9,6 +11,18 @@ GpuInfo query_gpu() {
   GpuInfo info;
   info.reason = "this voxtile was built without CUDA";
   return info;
+}
+
+struct GpuVoxelizer::Impl {};
+GpuVoxelizer::GpuVoxelizer(const GpuOptions&) : m(nullptr) {
+  fail(ErrorKind::kResource, "this voxtile was built without CUDA");
+}
+GpuVoxelizer::~GpuVoxelizer() = default;
+void GpuVoxelizer::set_mesh(const Mesh&) {}
+SparseGrid GpuVoxelizer::voxelize(const GridSpec&, const VoxelizeOptions&, VoxelizeStats*) { return {}; }
+const std::string& GpuVoxelizer::device_name() const {
+  static const std::string none;
+  return none;
 }
 
 }  // namespace voxtile

@@ -10,6 +10,7 @@ namespace voxtile::test {
 
 std::string source_path(const std::string& rel);  // VOXTILE_SOURCE_DIR/rel
 std::string data_path(const std::string& rel);    // VOXTILE_SOURCE_DIR/data/rel
+std::string voxtile_binary();                     // the voxtile executable under test
 
 // A fresh empty directory, removed with its contents when the object dies.
 class TempDir {

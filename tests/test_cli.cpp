@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include "kernels/api.h"
 #include "tests/helpers.h"
 
 namespace voxtile {
@@ -126,7 +127,7 @@ TEST(Cli, EveryDocumentedErrorHasItsExitCodeAndOneLine) {
 }
 
 TEST(Cli, GpuDeviceWithoutAGpuIsAResourceError) {
-  if (getenv("VOXTILE_HAVE_GPU")) GTEST_SKIP() << "a GPU is present";
+  if (query_gpu().available) GTEST_SKIP() << "a GPU is present";
   test::TempDir dir;
   auto r = run_voxtile({"voxelize", kDuck, "-o", dir.file("d.vdb"), "--device", "gpu"});
   EXPECT_EQ(r.exit_code, 5);
@@ -147,7 +148,7 @@ TEST(Cli, SeveralInputsToADirectoryKeepGoingAfterAFailure) {
 TEST(Cli, AKilledRunLeavesNoPartialOutput) {
   test::TempDir dir;
   // Start a large job, kill it with SIGTERM mid-run, and check that nothing is left behind.
-  const std::string cmd = std::string("cd '") + dir.path() + "' || exit 1; '" + VOXTILE_BINARY + "' voxelize '" + kBunny +
+  const std::string cmd = std::string("cd '") + dir.path() + "' || exit 1; '" + test::voxtile_binary() + "' voxelize '" + kBunny +
                           "' -o b.npy -r 1000 --force -q -d cpu & pid=$!; for i in $(seq 1 3000); do "
                           "ls -a | grep -q tmp- && break; sleep 0.01; done; kill -TERM $pid; wait $pid; test $? -eq 143";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << "voxtile should have been killed by SIGTERM while writing";

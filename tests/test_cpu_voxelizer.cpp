@@ -87,7 +87,9 @@ TEST(CpuVoxelizer, BoxFacesOnTheGridBoundaryFillTheShell) {
     EXPECT_EQ(m.size(), 56u) << mode_name(mode);  // 4^3 minus the 2^3 interior
     EXPECT_FALSE(m.count({1, 1, 1}));
     EXPECT_TRUE(m.count({3, 3, 3}));
-    if (mode == VoxelMode::kConservative) EXPECT_EQ(m.at({0, 0, 0}), 6);  // 2 triangles of 3 faces
+    if (mode == VoxelMode::kConservative) {
+      EXPECT_EQ(m.at({0, 0, 0}), 6);  // 2 triangles of 3 faces
+    }
   }
 }
 

@@ -15,7 +15,14 @@
 
 namespace voxtile::test {
 
-std::string source_path(const std::string& rel) { return std::string(VOXTILE_SOURCE_DIR) + "/" + rel; }
+// VOXTILE_SOURCE_DIR and VOXTILE_BINARY in the environment override the build-time paths (to run
+// the tests from a packed build on another machine).
+static std::string env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+std::string source_path(const std::string& rel) { return env_or("VOXTILE_SOURCE_DIR", VOXTILE_SOURCE_DIR) + "/" + rel; }
+std::string voxtile_binary() { return env_or("VOXTILE_BINARY", VOXTILE_BINARY); }
 std::string data_path(const std::string& rel) { return source_path("data/" + rel); }
 
 TempDir::TempDir() {
@@ -43,7 +50,7 @@ static std::string quote(const std::string& s) {
 
 RunResult run_voxtile(const std::vector<std::string>& args) {
   TempDir tmp;
-  std::string cmd = quote(VOXTILE_BINARY);
+  std::string cmd = quote(voxtile_binary());
   for (const std::string& a : args) cmd += " " + quote(a);
   cmd += " >" + quote(tmp.file("out")) + " 2>" + quote(tmp.file("err")) + " </dev/null";
   const int status = std::system(cmd.c_str());

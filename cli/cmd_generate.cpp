@@ -1,0 +1,44 @@
+// `voxtile generate scan|tubes|room -o OUT.ply`.
+#include "cli/cmd_generate.h"
+
+#include <iostream>
+
+#include "core/error.h"
+#include "core/meshgen.h"
+#include "io/mesh_reader.h"
+#include "io/mesh_writer.h"
+
+namespace voxtile {
+
+void setup_generate(CLI::App& app, GenerateCmdOptions& o) {
+  app.add_option("kind", o.kind, "scan (subdivided input mesh), tubes (long thin triangles) or room (huge + tiny)")
+      ->required()
+      ->check(CLI::IsMember({"scan", "tubes", "room"}));
+  app.add_option("-o,--output", o.output, "Output mesh (.ply)")->required();
+  app.add_option("--input", o.input, "scan: the mesh to subdivide");
+  app.add_option("--levels", o.levels, "scan: 1-to-4 subdivision levels")->check(CLI::Range(0, 6))->capture_default_str();
+  app.add_option("--tubes", o.tubes, "tubes: number of tubes")->capture_default_str();
+  app.add_option("--rings", o.rings, "tubes: rings per tube")->capture_default_str();
+  app.add_option("--sides", o.sides, "tubes: sides per ring")->check(CLI::Range(3, 64))->capture_default_str();
+  app.add_option("--objects", o.objects, "room: small objects (480 triangles each)")->capture_default_str();
+  app.add_option("--seed", o.seed, "random seed")->capture_default_str();
+}
+
+int run_generate(const GenerateCmdOptions& o) {
+  Mesh m;
+  if (o.kind == "scan") {
+    if (o.input.empty()) fail(ErrorKind::kUsage, "generate scan needs --input MESH");
+    m = subdivide(load_mesh(o.input).mesh, o.levels);
+  } else if (o.kind == "tubes") {
+    if (uint64_t(o.tubes) * o.rings * o.sides * 2 > (uint64_t(1) << 31))
+      fail(ErrorKind::kUsage, "generate tubes: more than 2^31 triangles");
+    m = make_tubes(o.tubes, o.rings, o.sides, o.seed);
+  } else {
+    m = make_room(o.objects, o.seed);
+  }
+  write_mesh_ply(m, o.output);
+  std::cerr << o.output << ": " << m.num_triangles() << " triangles, " << m.positions.size() << " vertices\n";
+  return 0;
+}
+
+}  // namespace voxtile

@@ -1,0 +1,22 @@
+// `voxtile generate`: large benchmark meshes from the project's own generators.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace voxtile {
+
+struct GenerateCmdOptions {
+  std::string kind;    // scan, tubes, room
+  std::string output;  // .ply
+  std::string input;   // scan: the mesh to subdivide
+  int levels = 3;      // scan: subdivision levels
+  uint32_t tubes = 1000, rings = 300, sides = 5;
+  uint32_t objects = 640;
+  uint64_t seed = 1;
+};
+
+void setup_generate(CLI::App& app, GenerateCmdOptions& options);
+int run_generate(const GenerateCmdOptions& options);
+
+}  // namespace voxtile

@@ -1,0 +1,21 @@
+// Deterministic generators of large benchmark meshes (no files needed): subdivision of a scanned
+// mesh, tangled tubes of long thin triangles, and a room of huge walls beside tiny clutter.
+#pragma once
+
+#include <cstdint>
+
+#include "core/mesh.h"
+
+namespace voxtile {
+
+// Splits every triangle into 4 at its edge midpoints, `levels` times (x4^levels triangles). The
+// surface is unchanged; the triangles get small.
+Mesh subdivide(const Mesh& mesh, int levels);
+// `tubes` closed tubes of `sides` sides and `rings` rings each, along smooth random curves in
+// [-1,1]^3, radius 0.002: 2 * tubes * rings * sides long, thin triangles.
+Mesh make_tubes(uint32_t tubes, uint32_t rings, uint32_t sides, uint64_t seed);
+// A 10 x 4 x 8 room (walls, floor, ceiling, a few large slabs: a few dozen triangles spanning
+// the grid) holding `objects` small spheres of about 480 triangles each.
+Mesh make_room(uint32_t objects, uint64_t seed);
+
+}  // namespace voxtile

@@ -1,0 +1,70 @@
+// Brick merge: after the bricks are sorted by key, each run of equal keys (from virtual tiles of
+// one tile, or from triangle batches) becomes one brick: OR of the masks, sum of the counts.
+#include "core/sparse_grid.h"
+#include "kernels/common.cuh"
+#include "kernels/stages.cuh"
+
+namespace voxtile {
+namespace {
+
+__global__ void brick_heads_kernel(const uint64_t* __restrict__ keys, uint64_t n, uint8_t* __restrict__ heads) {
+  const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  heads[i] = i == 0 || keys[i] != keys[i - 1];
+}
+
+__global__ void merge_kernel(const uint64_t* __restrict__ sorted, const uint32_t* __restrict__ perm,
+                             const uint32_t* __restrict__ starts, uint64_t num_unique, uint64_t n,
+                             const uint32_t* __restrict__ masks_in, const int32_t* __restrict__ values_in,
+                             uint64_t* __restrict__ keys_out, uint32_t* __restrict__ masks_out,
+                             int32_t* __restrict__ values_out) {
+  const uint64_t u = (uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const int lane = threadIdx.x & 31;
+  if (u >= num_unique) return;
+  const uint32_t start = starts[u], end = u + 1 < num_unique ? starts[u + 1] : uint32_t(n);
+  if (lane < 16) {
+    uint32_t word = 0;
+    for (uint32_t r = start; r < end; ++r) word |= masks_in[uint64_t(perm[r]) * 16 + lane];
+    masks_out[u * 16 + lane] = word;
+  }
+  if (lane == 0) keys_out[u] = sorted[start];
+  if (values_in) {
+    for (int w = 0; w < 16; ++w) {
+      int32_t sum = 0;
+      for (uint32_t r = start; r < end; ++r) sum += values_in[uint64_t(perm[r]) * kBrickVoxels + w * 32 + lane];
+      values_out[u * kBrickVoxels + w * 32 + lane] = sum;
+    }
+  }
+}
+
+__global__ void iota_kernel(uint32_t* d, uint64_t n) {
+  const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) d[i] = uint32_t(i);
+}
+
+}  // namespace
+
+void launch_iota(uint32_t* d, uint64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  iota_kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(d, n);
+  VT_CUDA_CHECK_LAUNCH();
+}
+
+void launch_brick_heads(const uint64_t* d_sorted, uint64_t n, uint8_t* d_heads, cudaStream_t stream) {
+  if (n == 0) return;
+  brick_heads_kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(d_sorted, n, d_heads);
+  VT_CUDA_CHECK_LAUNCH();
+}
+
+void launch_brick_merge(const uint64_t* d_sorted, const uint32_t* d_perm, const uint32_t* d_starts, uint64_t num_unique,
+                        uint64_t n, const uint32_t* d_masks_in, const int32_t* d_values_in, uint64_t* d_keys_out,
+                        uint32_t* d_masks_out, int32_t* d_values_out, cudaStream_t stream) {
+  if (num_unique == 0) return;
+  const uint64_t threads = num_unique * 32;
+  merge_kernel<<<unsigned((threads + 255) / 256), 256, 0, stream>>>(d_sorted, d_perm, d_starts, num_unique, n,
+                                                                     d_masks_in, d_values_in, d_keys_out, d_masks_out,
+                                                                     d_values_out);
+  VT_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace voxtile

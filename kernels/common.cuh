@@ -1,0 +1,105 @@
+// CUDA helpers (needs nvcc): error checking that throws, RAII device memory, CUB through one
+// helper, per-stage event timing.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+
+namespace voxtile {
+
+[[noreturn]] void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int line);
+
+// Throws Error(kResource) naming the file, line, expression and CUDA's message.
+#define VT_CUDA_CHECK(x)                                                    \
+  do {                                                                      \
+    const cudaError_t vt_err_ = (x);                                        \
+    if (vt_err_ != cudaSuccess) throw_cuda_error(vt_err_, #x, __FILE__, __LINE__); \
+  } while (0)
+#define VT_CUDA_CHECK_LAUNCH() VT_CUDA_CHECK(cudaGetLastError())
+
+// Move-only device array that only grows (contents are not preserved by grow()).
+template <class T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t n) { grow(n); }
+  ~DeviceBuffer() { release(); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : m_ptr(o.m_ptr), m_cap(o.m_cap) {
+    o.m_ptr = nullptr;
+    o.m_cap = 0;
+  }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(m_ptr, o.m_ptr);
+    std::swap(m_cap, o.m_cap);
+    return *this;
+  }
+  // Ensures room for n elements; reallocates (discarding contents) when larger than the capacity.
+  void grow(size_t n) {
+    if (n <= m_cap) return;
+    release();
+    void* p = nullptr;
+    const cudaError_t err = cudaMalloc(&p, n * sizeof(T));
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      fail(ErrorKind::kResource, "out of GPU memory allocating " + std::to_string(n * sizeof(T)) + " bytes");
+    }
+    m_ptr = static_cast<T*>(p);
+    m_cap = n;
+  }
+  T* data() const { return m_ptr; }
+  size_t capacity() const { return m_cap; }
+  size_t bytes() const { return m_cap * sizeof(T); }
+
+ private:
+  void release() {
+    if (m_ptr) cudaFree(m_ptr);
+    m_ptr = nullptr;
+    m_cap = 0;
+  }
+  T* m_ptr = nullptr;
+  size_t m_cap = 0;
+};
+
+// Temporary storage for CUB calls: query the size with a null pointer, grow, run.
+class CubTemp {
+ public:
+  template <class F>
+  void run(F&& call) {
+    size_t bytes = 0;
+    VT_CUDA_CHECK(call(static_cast<void*>(nullptr), bytes));
+    m_buf.grow(bytes + 1);
+    VT_CUDA_CHECK(call(static_cast<void*>(m_buf.data()), bytes));
+  }
+
+ private:
+  DeviceBuffer<unsigned char> m_buf;
+};
+
+// Records named stages with CUDA events; resolve() sums them after a synchronisation.
+class StageTimer {
+ public:
+  explicit StageTimer(cudaStream_t stream) : m_stream(stream) {}
+  ~StageTimer();
+  void begin(const char* name);  // ends the previous stage, if any
+  void end();
+  // Milliseconds per stage name, in first-seen order; synchronises on the last event.
+  std::vector<std::pair<std::string, double>> resolve();
+
+ private:
+  struct Span {
+    std::string name;
+    cudaEvent_t start, stop;
+  };
+  cudaStream_t m_stream;
+  std::vector<Span> m_spans;
+  bool m_open = false;
+};
+
+}  // namespace voxtile

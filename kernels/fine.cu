@@ -1,0 +1,138 @@
+// Fine raster: persistent thread blocks take virtual tiles from a global atomic queue and hold the
+// 32^3 tile in shared memory (1 bit per voxel for binary, 1 int per voxel for count); persistent
+// warps take batches of 32 triangles with one shared atomic; each thread rasters one triangle with
+// the shared enumerators of core/overlap.h and blends with shared-memory atomics (OR, add). Then
+// each warp writes out non-empty 8^3 bricks: masks built with ballots, one global atomic per brick.
+#include "core/sparse_grid.h"
+#include "kernels/common.cuh"
+#include "kernels/stages.cuh"
+
+namespace voxtile {
+namespace {
+
+constexpr unsigned kFull = 0xffffffffu;
+
+__device__ inline TriSetup load_triangle(const MeshView& m, uint32_t tri) {
+  const uint32_t i0 = m.d_indices[3 * tri], i1 = m.d_indices[3 * tri + 1], i2 = m.d_indices[3 * tri + 2];
+  return setup_triangle(m.d_grid[i0], m.d_grid[i1], m.d_grid[i2]);
+}
+
+template <VoxelMode kMode, bool kCount>
+__global__ void fine_kernel(FineParams p) {
+  extern __shared__ uint32_t tile_mem[];  // binary: 64 bricks x 16 words; count: 64 bricks x 512 counters
+  __shared__ uint32_t s_vtile, s_batch;
+  constexpr int kWordsPerBrick = kCount ? kBrickVoxels : 16;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, num_warps = blockDim.x >> 5;
+  for (int i = threadIdx.x; i < kTileBricks * kWordsPerBrick; i += blockDim.x) tile_mem[i] = 0;
+
+  while (true) {
+    if (threadIdx.x == 0) {
+      s_vtile = atomicAdd(p.d_next, 1u);
+      s_batch = 0;
+    }
+    __syncthreads();
+    const uint32_t vt = s_vtile;
+    if (vt >= p.num_vtiles) break;
+    const VirtualTile tile = p.d_vtiles[vt];
+    const int32_t tz = int32_t(tile.tile % uint64_t(p.tiles.z));
+    const int32_t ty = int32_t((tile.tile / uint64_t(p.tiles.z)) % uint64_t(p.tiles.y));
+    const int32_t tx = int32_t(tile.tile / (uint64_t(p.tiles.z) * uint64_t(p.tiles.y)));
+    const int32_t base[3] = {tx << kTileLog2, ty << kTileLog2, tz << kTileLog2};
+    VoxelBox clip;
+    for (int a = 0; a < 3; ++a) {
+      clip.lo[a] = base[a];
+      clip.hi[a] = min(base[a] + kTileDim, component(p.dims, a)) - 1;
+    }
+    const uint32_t count = tile.end - tile.begin;
+
+    auto emit = [&](int32_t i, int32_t j, int32_t k) {
+      const int x = i - base[0], y = j - base[1], z = k - base[2];
+      const int lb = ((x >> 3) << 4) | ((y >> 3) << 2) | (z >> 3);
+      const int off = brick_offset(x & 7, y & 7, z & 7);
+      if (kCount) {
+        atomicAdd(&tile_mem[lb * kBrickVoxels + off], 1u);
+      } else {
+        atomicOr(&tile_mem[lb * 16 + (off >> 5)], 1u << (off & 31));
+      }
+    };
+    while (true) {
+      uint32_t b = 0;
+      if (lane == 0) b = atomicAdd(&s_batch, 32u);
+      b = __shfl_sync(kFull, b, 0);
+      if (b >= count) break;
+      const uint32_t i = b + lane;
+      if (i < count) {
+        const TriSetup t = load_triangle(p.mesh, p.d_tris[tile.begin + i]);
+        if (kMode == VoxelMode::kConservative) {
+          for_each_conservative_voxel(setup_conservative(t), clip, emit);
+        } else {
+          for_each_thin_voxel(t, setup_diamond_edges(t, t.dom), clip, component(p.dims, t.dom), emit);
+        }
+      }
+    }
+    __syncthreads();
+
+    // Write-out: one warp per brick; the tile memory is cleared for the next tile as it is read.
+    for (int lb = warp; lb < kTileBricks; lb += num_warps) {
+      const int32_t bx = (base[0] >> 3) + (lb >> 4), by = (base[1] >> 3) + ((lb >> 2) & 3), bz = (base[2] >> 3) + (lb & 3);
+      uint32_t mask_word = 0;
+      bool any = false;
+      if (kCount) {
+        for (int w = 0; w < 16; ++w) {
+          const uint32_t bits = __ballot_sync(kFull, tile_mem[lb * kBrickVoxels + w * 32 + lane] != 0);
+          if (lane == w) mask_word = bits;
+          any = any || bits != 0;
+        }
+      } else {
+        mask_word = lane < 16 ? tile_mem[lb * 16 + lane] : 0u;
+        any = __any_sync(kFull, mask_word != 0);
+      }
+      if (!any) continue;
+      unsigned long long slot = 0;
+      if (lane == 0) slot = atomicAdd(p.out.d_count, 1ull);
+      slot = __shfl_sync(kFull, slot, 0);
+      if (slot < p.out.capacity) {
+        if (lane < 16) p.out.d_masks[slot * 16 + lane] = mask_word;
+        if (lane == 0) p.out.d_keys[slot] = brick_key(bx, by, bz);
+        if (kCount)
+          for (int w = 0; w < 16; ++w)
+            p.out.d_values[slot * kBrickVoxels + w * 32 + lane] = int32_t(tile_mem[lb * kBrickVoxels + w * 32 + lane]);
+      }
+      if (kCount) {
+        for (int w = 0; w < 16; ++w) tile_mem[lb * kBrickVoxels + w * 32 + lane] = 0;
+      } else if (lane < 16) {
+        tile_mem[lb * 16 + lane] = 0;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+template <VoxelMode kMode, bool kCount>
+void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
+  const int threads = kCount ? 512 : 256;
+  const size_t smem = size_t(kTileBricks) * (kCount ? kBrickVoxels : 16) * sizeof(uint32_t);
+  auto kernel = fine_kernel<kMode, kCount>;
+  VT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  int per_sm = 0;
+  VT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  if (per_sm < 1) fail(ErrorKind::kResource, "the fine raster kernel does not fit on this GPU");
+  const unsigned blocks = unsigned(per_sm * num_sms);
+  kernel<<<blocks, threads, smem, stream>>>(p);
+  VT_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void launch_fine(const FineParams& p, VoxelMode mode, Target target, int num_sms, cudaStream_t stream) {
+  if (p.num_vtiles == 0) return;
+  const bool count = target == Target::kCount;
+  if (mode == VoxelMode::kConservative) {
+    count ? launch<VoxelMode::kConservative, true>(p, num_sms, stream)
+          : launch<VoxelMode::kConservative, false>(p, num_sms, stream);
+  } else {
+    count ? launch<VoxelMode::kThin, true>(p, num_sms, stream) : launch<VoxelMode::kThin, false>(p, num_sms, stream);
+  }
+}
+
+}  // namespace voxtile

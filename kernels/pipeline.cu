@@ -1,0 +1,328 @@
+// The GPU voxelization pipeline: transform, coarse raster (count, scan, emit), radix sort by
+// tile, tile ranges and virtual tiles, fine raster, brick sort and merge, download. Triangles are
+// processed in batches when their (tile, triangle) pairs would not fit the memory budget; bricks
+// from all batches and virtual tiles are merged by key, so the result equals the CPU reference.
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "kernels/api.h"
+#include "kernels/common.cuh"
+#include "kernels/stages.cuh"
+
+namespace voxtile {
+
+// Grows `buf` to at least n elements, keeping the first `used`.
+template <class T>
+static void grow_keep(DeviceBuffer<T>& buf, size_t n, size_t used, cudaStream_t stream) {
+  if (n <= buf.capacity()) return;
+  DeviceBuffer<T> bigger(n);
+  if (used) VT_CUDA_CHECK(cudaMemcpyAsync(bigger.data(), buf.data(), used * sizeof(T), cudaMemcpyDeviceToDevice, stream));
+  buf = std::move(bigger);
+}
+
+template <class T>
+static T read_scalar(const T* d, cudaStream_t stream) {
+  T v{};
+  VT_CUDA_CHECK(cudaMemcpyAsync(&v, d, sizeof(T), cudaMemcpyDeviceToHost, stream));
+  VT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return v;
+}
+
+struct GpuVoxelizer::Impl {
+  GpuOptions opt;
+  int num_sms = 0;
+  std::string name;
+  cudaStream_t stream = nullptr;
+  uint64_t num_vertices = 0, num_tris = 0;
+  double upload_ms = 0;
+
+  DeviceBuffer<Vec3f> world, grid;
+  DeviceBuffer<uint32_t> indices;
+  DeviceBuffer<uint64_t> counts, offsets;
+  DeviceBuffer<uint32_t> keys32[2];
+  DeviceBuffer<uint64_t> keys64[2];
+  DeviceBuffer<uint32_t> tris[2];
+  DeviceBuffer<uint8_t> heads;
+  DeviceBuffer<uint32_t> tile_begins, vcounts, voffsets, num_selected;
+  DeviceBuffer<VirtualTile> vtiles;
+  DeviceBuffer<unsigned int> next;
+  DeviceBuffer<unsigned long long> brick_count;
+  DeviceBuffer<uint64_t> bkeys, bkeys_sorted, out_keys;
+  DeviceBuffer<uint32_t> bmasks, out_masks, iota, perm, starts;
+  DeviceBuffer<int32_t> bvalues, out_values;
+  CubTemp cub;
+
+  template <class KeyT>
+  void run_batch(DeviceBuffer<KeyT>* keys, const CoarseParams& cp, uint64_t num_pairs, int key_bits,
+                 const VoxelizeOptions& o, StageTimer& timer, uint64_t* tiles_out, uint64_t* vtiles_out);
+};
+
+GpuVoxelizer::GpuVoxelizer(const GpuOptions& options) : m(new Impl) {
+  m->opt = options;
+  try {
+    const GpuInfo info = query_gpu();
+    if (!info.available) fail(ErrorKind::kResource, info.reason);
+    VT_CUDA_CHECK(cudaSetDevice(info.device));
+    VT_CUDA_CHECK(cudaDeviceGetAttribute(&m->num_sms, cudaDevAttrMultiProcessorCount, info.device));
+    m->name = info.name;
+    VT_CUDA_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
+    m->num_selected.grow(1);
+    m->next.grow(1);
+    m->brick_count.grow(1);
+  } catch (...) {
+    delete m;
+    throw;
+  }
+}
+
+GpuVoxelizer::~GpuVoxelizer() {
+  if (m->stream) cudaStreamDestroy(m->stream);
+  delete m;
+}
+
+const std::string& GpuVoxelizer::device_name() const { return m->name; }
+
+void GpuVoxelizer::set_mesh(const Mesh& mesh) {
+  const auto t0 = std::chrono::steady_clock::now();
+  m->num_vertices = mesh.positions.size();
+  m->num_tris = mesh.num_triangles();
+  if (m->num_tris >= (uint64_t(1) << 32) - 1) fail(ErrorKind::kResource, "more than 2^32 triangles");
+  m->world.grow(std::max<uint64_t>(1, m->num_vertices));
+  m->grid.grow(std::max<uint64_t>(1, m->num_vertices));
+  m->indices.grow(std::max<uint64_t>(1, mesh.indices.size()));
+  VT_CUDA_CHECK(cudaMemcpyAsync(m->world.data(), mesh.positions.data(), m->num_vertices * sizeof(Vec3f),
+                                cudaMemcpyHostToDevice, m->stream));
+  VT_CUDA_CHECK(cudaMemcpyAsync(m->indices.data(), mesh.indices.data(), mesh.indices.size() * sizeof(uint32_t),
+                                cudaMemcpyHostToDevice, m->stream));
+  VT_CUDA_CHECK(cudaStreamSynchronize(m->stream));
+  m->upload_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+template <class KeyT>
+void GpuVoxelizer::Impl::run_batch(DeviceBuffer<KeyT>* keys, const CoarseParams& cp, uint64_t num_pairs, int key_bits,
+                                   const VoxelizeOptions& o, StageTimer& timer, uint64_t* tiles_out,
+                                   uint64_t* vtiles_out) {
+  cudaStream_t s = stream;
+  keys[0].grow(num_pairs);
+  keys[1].grow(num_pairs);
+  tris[0].grow(num_pairs);
+  tris[1].grow(num_pairs);
+  timer.begin("coarse");
+  launch_coarse_emit(cp, offsets.data() + cp.tri_begin, keys[0].data(), tris[0].data(), s);
+
+  timer.begin("sort");
+  cub::DoubleBuffer<KeyT> dk(keys[0].data(), keys[1].data());
+  cub::DoubleBuffer<uint32_t> dv(tris[0].data(), tris[1].data());
+  const int n = int(num_pairs);
+  cub.run([&](void* temp, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(temp, bytes, dk, dv, n, 0, key_bits, s);
+  });
+
+  timer.begin("tiles");
+  heads.grow(num_pairs);
+  tile_begins.grow(num_pairs);
+  launch_tile_heads(dk.Current(), num_pairs, heads.data(), s);
+  cub.run([&](void* temp, size_t& bytes) {
+    return cub::DeviceSelect::Flagged(temp, bytes, thrust::counting_iterator<uint32_t>(0), heads.data(),
+                                      tile_begins.data(), num_selected.data(), n, s);
+  });
+  const uint32_t num_tiles = read_scalar(num_selected.data(), s);
+  vcounts.grow(num_tiles + 1);
+  voffsets.grow(num_tiles + 1);
+  launch_virtual_counts(tile_begins.data(), num_selected.data(), num_pairs, opt.max_tile_triangles, vcounts.data(),
+                        num_tiles + 1, s);
+  cub.run([&](void* temp, size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(temp, bytes, vcounts.data(), voffsets.data(), int(num_tiles + 1), s);
+  });
+  const uint32_t num_vtiles = read_scalar(voffsets.data() + num_tiles, s);
+  vtiles.grow(num_vtiles);
+  launch_virtual_emit(dk.Current(), tile_begins.data(), num_selected.data(), num_pairs, opt.max_tile_triangles,
+                      voffsets.data(), vtiles.data(), num_tiles, s);
+  *tiles_out += num_tiles;
+  *vtiles_out += num_vtiles;
+
+  // Fine raster, retried with a larger brick buffer if it overflowed.
+  timer.begin("fine");
+  const bool count = o.target == Target::kCount;
+  const unsigned long long before = read_scalar(brick_count.data(), s);
+  const uint64_t want = before + std::max<uint64_t>(4096, count ? uint64_t(num_vtiles) * 8 : uint64_t(num_vtiles) * 64);
+  grow_keep(bkeys, want, before, s);
+  grow_keep(bmasks, want * 16, before * 16, s);
+  if (count) grow_keep(bvalues, want * kBrickVoxels, before * kBrickVoxels, s);
+  for (int attempt = 0;; ++attempt) {
+    FineParams fp;
+    fp.mesh = cp.mesh;
+    fp.d_tris = dv.Current();
+    fp.d_vtiles = vtiles.data();
+    fp.num_vtiles = num_vtiles;
+    fp.d_next = next.data();
+    fp.dims = cp.dims;
+    fp.tiles = cp.tiles;
+    fp.out = {bkeys.data(), bmasks.data(), count ? bvalues.data() : nullptr, brick_count.data(), bkeys.capacity()};
+    VT_CUDA_CHECK(cudaMemsetAsync(next.data(), 0, sizeof(unsigned int), s));
+    launch_fine(fp, o.mode, o.target, num_sms, s);
+    const unsigned long long after = read_scalar(brick_count.data(), s);
+    if (after <= bkeys.capacity()) break;
+    if (attempt > 0) fail(ErrorKind::kInternal, "GPU brick buffer overflowed twice");
+    const uint64_t cap = after + after / 4 + 1024;
+    grow_keep(bkeys, cap, before, s);
+    grow_keep(bmasks, cap * 16, before * 16, s);
+    if (count) grow_keep(bvalues, cap * kBrickVoxels, before * kBrickVoxels, s);
+    VT_CUDA_CHECK(cudaMemcpyAsync(brick_count.data(), &before, sizeof(before), cudaMemcpyHostToDevice, s));
+    VT_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+}
+
+SparseGrid GpuVoxelizer::voxelize(const GridSpec& spec, const VoxelizeOptions& o, VoxelizeStats* stats) {
+  Impl& d = *m;
+  cudaStream_t s = d.stream;
+  if (spec.dims.x < 1 || spec.dims.y < 1 || spec.dims.z < 1 || spec.dims.x > kMaxGridDim ||
+      spec.dims.y > kMaxGridDim || spec.dims.z > kMaxGridDim)
+    fail(ErrorKind::kUsage, "grid dimensions out of range");
+  const auto wall0 = std::chrono::steady_clock::now();
+  StageTimer timer(s);
+  SparseGrid grid;
+  grid.spec = spec;
+  grid.value_type = o.target == Target::kCount ? ValueType::kInt32 : ValueType::kNone;
+  const Int3 tiles{(spec.dims.x + kTileDim - 1) / kTileDim, (spec.dims.y + kTileDim - 1) / kTileDim,
+                   (spec.dims.z + kTileDim - 1) / kTileDim};
+  const uint64_t total_tiles = uint64_t(tiles.x) * uint64_t(tiles.y) * uint64_t(tiles.z);
+  int key_bits = 2;
+  while ((uint64_t(1) << (key_bits - 2)) < total_tiles) ++key_bits;
+
+  timer.begin("transform");
+  launch_transform(d.world.data(), d.grid.data(), d.num_vertices, spec.origin, spec.voxel_size, s);
+
+  // Coarse raster, pass 1: tiles per triangle, then their exclusive scan (one extra zero).
+  timer.begin("coarse");
+  CoarseParams cp;
+  cp.mesh = {d.grid.data(), d.indices.data()};
+  cp.dims = spec.dims;
+  cp.tiles = tiles;
+  cp.mode = o.mode;
+  cp.tri_begin = 0;
+  cp.tri_end = uint32_t(d.num_tris);
+  cp.pair_base = 0;
+  d.counts.grow(d.num_tris + 1);
+  d.offsets.grow(d.num_tris + 1);
+  VT_CUDA_CHECK(cudaMemsetAsync(d.counts.data() + d.num_tris, 0, sizeof(uint64_t), s));
+  launch_coarse_count(cp, d.counts.data(), s);
+  d.cub.run([&](void* temp, size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(temp, bytes, d.counts.data(), d.offsets.data(), int(d.num_tris + 1), s);
+  });
+  const uint64_t total_pairs = read_scalar(d.offsets.data() + d.num_tris, s);
+
+  // Batches of consecutive triangles whose pairs fit the budget (and CUB's int sizes).
+  size_t free_bytes = 0, total_bytes = 0;
+  VT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const uint64_t budget = d.opt.memory_budget ? d.opt.memory_budget : uint64_t(free_bytes * 0.8);
+  const uint64_t key_size = key_bits <= 32 ? 4 : 8;
+  const uint64_t per_pair = 2 * key_size + 2 * 4 + 1 + 4 + 2 * (key_size + 4);  // buffers + sort temp
+  uint64_t max_pairs = std::min<uint64_t>(budget / 2 / per_pair, (uint64_t(1) << 31) - 1);
+  if (d.opt.max_batch_pairs) max_pairs = std::min(max_pairs, d.opt.max_batch_pairs);
+  if (max_pairs < 1024) fail(ErrorKind::kResource, "the GPU memory budget is too small for voxelization");
+
+  uint64_t num_tiles = 0, num_vtiles = 0;
+  VT_CUDA_CHECK(cudaMemsetAsync(d.brick_count.data(), 0, sizeof(unsigned long long), s));
+  uint32_t begin = 0;
+  while (begin < d.num_tris && total_pairs > 0) {
+    // Largest end with offsets[end] - offsets[begin] <= max_pairs (binary search on the device array).
+    const uint64_t base = read_scalar(d.offsets.data() + begin, s);
+    uint32_t end = uint32_t(d.num_tris);
+    if (total_pairs - base > max_pairs) {
+      uint32_t lo = begin + 1, hi = uint32_t(d.num_tris);
+      while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo + 1) / 2;
+        if (read_scalar(d.offsets.data() + mid, s) - base <= max_pairs) lo = mid;
+        else hi = mid - 1;
+      }
+      end = lo;
+      if (read_scalar(d.offsets.data() + end, s) - base > max_pairs)
+        fail(ErrorKind::kResource, "one triangle covers more tiles than the GPU memory budget allows");
+    }
+    const uint64_t batch_pairs = read_scalar(d.offsets.data() + end, s) - base;
+    cp.tri_begin = begin;
+    cp.tri_end = end;
+    cp.pair_base = base;
+    if (batch_pairs > 0) {
+      if (key_bits <= 32) d.run_batch(d.keys32, cp, batch_pairs, key_bits, o, timer, &num_tiles, &num_vtiles);
+      else d.run_batch(d.keys64, cp, batch_pairs, key_bits, o, timer, &num_tiles, &num_vtiles);
+    }
+    begin = end;
+  }
+
+  // Merge: sort bricks by key, one brick per run of equal keys.
+  timer.begin("merge");
+  const uint64_t num_bricks = read_scalar(d.brick_count.data(), s);
+  uint64_t num_unique = 0;
+  if (num_bricks > 0) {
+    if (num_bricks >= (uint64_t(1) << 31)) fail(ErrorKind::kResource, "more than 2^31 bricks");
+    const bool count = o.target == Target::kCount;
+    d.bkeys_sorted.grow(num_bricks);
+    d.iota.grow(num_bricks);
+    d.perm.grow(num_bricks);
+    d.heads.grow(num_bricks);
+    d.starts.grow(num_bricks);
+    launch_iota(d.iota.data(), num_bricks, s);
+    const int nb = int(num_bricks);
+    d.cub.run([&](void* temp, size_t& bytes) {
+      return cub::DeviceRadixSort::SortPairs(temp, bytes, d.bkeys.data(), d.bkeys_sorted.data(), d.iota.data(),
+                                             d.perm.data(), nb, 0, 3 * kBrickKeyBits, s);
+    });
+    launch_brick_heads(d.bkeys_sorted.data(), num_bricks, d.heads.data(), s);
+    d.cub.run([&](void* temp, size_t& bytes) {
+      return cub::DeviceSelect::Flagged(temp, bytes, thrust::counting_iterator<uint32_t>(0), d.heads.data(),
+                                        d.starts.data(), d.num_selected.data(), nb, s);
+    });
+    num_unique = read_scalar(d.num_selected.data(), s);
+    d.out_keys.grow(num_unique);
+    d.out_masks.grow(num_unique * 16);
+    if (count) d.out_values.grow(num_unique * kBrickVoxels);
+    launch_brick_merge(d.bkeys_sorted.data(), d.perm.data(), d.starts.data(), num_unique, num_bricks, d.bmasks.data(),
+                       count ? d.bvalues.data() : nullptr, d.out_keys.data(), d.out_masks.data(),
+                       count ? d.out_values.data() : nullptr, s);
+
+    timer.begin("download");
+    grid.keys.resize(num_unique);
+    grid.masks.resize(num_unique);
+    VT_CUDA_CHECK(cudaMemcpyAsync(grid.keys.data(), d.out_keys.data(), num_unique * sizeof(uint64_t),
+                                  cudaMemcpyDeviceToHost, s));
+    static_assert(sizeof(BrickMask) == 16 * sizeof(uint32_t), "brick mask layout");
+    VT_CUDA_CHECK(cudaMemcpyAsync(grid.masks.data(), d.out_masks.data(), num_unique * sizeof(BrickMask),
+                                  cudaMemcpyDeviceToHost, s));
+    if (count) {
+      grid.ivalues.resize(num_unique * kBrickVoxels);
+      VT_CUDA_CHECK(cudaMemcpyAsync(grid.ivalues.data(), d.out_values.data(),
+                                    num_unique * kBrickVoxels * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+    }
+  }
+  timer.end();
+  const auto stage_ms = timer.resolve();
+  VT_CUDA_CHECK(cudaStreamSynchronize(s));
+
+  if (stats) {
+    stats->device = d.name;
+    stats->triangles = d.num_tris;
+    stats->tile_pairs = total_pairs;
+    stats->tiles = num_tiles;
+    stats->bricks = grid.num_bricks();
+    stats->active_voxels = grid.active_voxels();
+    stats->add_stage("upload", d.upload_ms);
+    double gpu_total = 0;
+    for (const auto& [name, ms] : stage_ms) {
+      stats->add_stage(name, ms);
+      gpu_total += ms;
+    }
+    stats->add_stage("gpu_total", gpu_total);
+    stats->add_stage("wall", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count());
+  }
+  return grid;
+}
+
+}  // namespace voxtile

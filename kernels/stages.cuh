@@ -1,0 +1,89 @@
+// Launchers of the voxelization pipeline's stages (needs nvcc). One .cu file per stage:
+// coarse.cu (transform, count, emit), tiles.cu (tile ranges, virtual tiles), fine.cu (fine
+// raster and brick write-out), bricks.cu (brick sort and merge).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/overlap.h"
+#include "core/vec.h"
+#include "core/voxelize.h"
+
+namespace voxtile {
+
+constexpr int kTileLog2 = 5;  // 32^3-voxel tiles: 4x4x4 bricks
+constexpr int kTileDim = 1 << kTileLog2;
+constexpr int kTileBricks = 64;
+
+struct MeshView {
+  const Vec3f* d_grid;        // num_vertices grid-space positions
+  const uint32_t* d_indices;  // 3 * num_triangles
+};
+
+struct CoarseParams {
+  MeshView mesh;
+  uint32_t tri_begin, tri_end;  // the batch of triangles
+  uint64_t pair_base;           // offset of the batch's first pair (subtracted when emitting)
+  Int3 dims;                    // grid size in voxels
+  Int3 tiles;                   // grid size in tiles
+  VoxelMode mode;
+};
+
+// A range of at most max_tile_triangles pairs of one tile.
+struct VirtualTile {
+  uint64_t tile;  // linear tile index
+  uint32_t begin, end;
+};
+
+// World positions to grid coordinates, exactly as GridSpec::world_to_grid (double, rounded once).
+void launch_transform(const Vec3f* d_world, Vec3f* d_grid, uint64_t num_vertices, Vec3d origin, Vec3d voxel_size,
+                      cudaStream_t stream);
+// d_counts[i] = number of tiles triangle tri_begin + i may write (num = tri_end - tri_begin).
+void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, cudaStream_t stream);
+// Writes (tile << 2 | dominant axis, triangle) pairs at d_offsets[i] (exclusive scan of counts).
+template <class KeyT>
+void launch_coarse_emit(const CoarseParams& p, const uint64_t* d_offsets, KeyT* d_keys, uint32_t* d_tris,
+                        cudaStream_t stream);
+// Flags the first pair of each tile in sorted keys.
+template <class KeyT>
+void launch_tile_heads(const KeyT* d_keys, uint64_t num_pairs, uint8_t* d_heads, cudaStream_t stream);
+// Per tile (d_begins: num_tiles first-pair indices), the number of virtual tiles.
+void launch_virtual_counts(const uint32_t* d_begins, const uint32_t* d_num_tiles, uint64_t num_pairs,
+                           uint32_t max_per_tile, uint32_t* d_counts, uint64_t max_tiles, cudaStream_t stream);
+template <class KeyT>
+void launch_virtual_emit(const KeyT* d_keys, const uint32_t* d_begins, const uint32_t* d_num_tiles, uint64_t num_pairs,
+                         uint32_t max_per_tile, const uint32_t* d_offsets, VirtualTile* d_vtiles, uint64_t max_tiles,
+                         cudaStream_t stream);
+
+struct BrickOutput {
+  uint64_t* d_keys;        // capacity bricks
+  uint32_t* d_masks;       // 16 * capacity words (BrickMask layout)
+  int32_t* d_values;       // 512 * capacity (count target), or null
+  unsigned long long* d_count;  // bricks written (may exceed capacity: then retry)
+  uint64_t capacity;
+};
+
+struct FineParams {
+  MeshView mesh;
+  const uint32_t* d_tris;        // sorted triangle ids of the batch's pairs
+  const VirtualTile* d_vtiles;   // num_vtiles
+  uint32_t num_vtiles;
+  unsigned int* d_next;          // work counter, zero at launch
+  Int3 dims, tiles;
+  BrickOutput out;
+};
+// Persistent fine raster: every virtual tile rastered in shared memory, non-empty bricks appended.
+void launch_fine(const FineParams& p, VoxelMode mode, Target target, int num_sms, cudaStream_t stream);
+
+// d[i] = i for i < n.
+void launch_iota(uint32_t* d, uint64_t n, cudaStream_t stream);
+// Marks the first of each run of equal keys in sorted brick keys.
+void launch_brick_heads(const uint64_t* d_sorted, uint64_t n, uint8_t* d_heads, cudaStream_t stream);
+// Merges each run (d_starts: num_unique run starts into d_perm) into one brick: OR of masks, sum of values.
+void launch_brick_merge(const uint64_t* d_sorted, const uint32_t* d_perm, const uint32_t* d_starts, uint64_t num_unique,
+                        uint64_t n, const uint32_t* d_masks_in, const int32_t* d_values_in, uint64_t* d_keys_out,
+                        uint32_t* d_masks_out, int32_t* d_values_out, cudaStream_t stream);
+
+}  // namespace voxtile

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# GPU benchmark (run on a machine with a GPU): generates the benchmark meshes with the project's
+# generator, prints per-stage GPU times (median of 10 after warm-up) for 256..2048, binary and
+# count targets, then whole-process times (load + voxelize + write .vdb, median of 3).
+#   scripts/bench-gpu.sh [BIN_DIR] [WORK_DIR]   (BIN_DIR holds voxtile and voxtile_bench)
+# DRAGON names the scanned mesh to subdivide (default: the shared Stanford dragon, 100k triangles).
+set -euo pipefail
+bin=${1:-build}
+work=${2:-$(mktemp -d)}
+mkdir -p "$work"
+vt=$bin/voxtile
+bench=$bin/voxtile_bench
+[ -x "$bench" ] || bench=$bin/tests/voxtile_bench
+dragon=${DRAGON:-../shared/data/meshes/stanford_dragon_100k.obj}
+bunny=${BUNNY:-data/meshes/stanford_bunny.ply}
+res=${RESOLUTIONS:-256,512,1024,2048}
+
+echo "# voxtile GPU benchmark"
+echo "date: $(date -u +%Y-%m-%d), commit: ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+nvidia-smi -L 2>/dev/null || true
+"$vt" generate scan --input "$dragon" --levels 3 -o "$work/scan.ply"
+"$vt" generate tubes --tubes 1000 --rings 300 --sides 5 -o "$work/tubes.ply"
+"$vt" generate room --objects 640 -o "$work/room.ply"
+cp "$bunny" "$work/bunny.ply"
+echo
+"$bench" --runs "${RUNS:-10}" --warmup 3 ${BENCH_FLAGS:-} "$work/scan.ply:$res" "$work/tubes.ply:$res" "$work/room.ply:$res" \
+  "$work/bunny.ply:$res"
+
+echo
+echo "Whole process (load + voxelize + write .vdb), conservative binary, median of 3 runs:"
+echo
+echo "| mesh | grid | wall s |"
+echo "|---|---|---|"
+for m in scan tubes room bunny; do
+  for r in 1024 2048; do
+    times=()
+    for i in 1 2 3; do
+      t0=$(date +%s.%N)
+      "$vt" voxelize "$work/$m.ply" -o "$work/$m-$r.vdb" -r "$r" --device gpu -q
+      t1=$(date +%s.%N)
+      times+=("$(echo "$t1 - $t0" | bc)")
+    done
+    med=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 2p)
+    echo "| $m | $r | $med |"
+  done
+done

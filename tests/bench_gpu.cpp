@@ -1,0 +1,108 @@
+// GPU voxelizer benchmark: per-stage CUDA-event times (median of N runs after warm-up), triangles
+// per second, pairs, bricks and active voxels, as Markdown table rows. Every configuration is
+// also checked once against the CPU reference when --check is given.
+//   voxtile_bench [--runs 10] [--warmup 3] [--check] [--mode conservative|thin] MESH:RES[,RES...] ...
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/voxelize.h"
+#include "io/mesh_reader.h"
+#include "kernels/api.h"
+
+using namespace voxtile;
+
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
+}
+
+int main(int argc, char** argv) {
+  int runs = 10, warmup = 3;
+  bool check = false;
+  VoxelMode mode = VoxelMode::kConservative;
+  std::vector<std::string> jobs;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--runs" && i + 1 < argc) runs = std::atoi(argv[++i]);
+    else if (a == "--warmup" && i + 1 < argc) warmup = std::atoi(argv[++i]);
+    else if (a == "--check") check = true;
+    else if (a == "--mode" && i + 1 < argc) mode = std::string(argv[++i]) == "thin" ? VoxelMode::kThin : VoxelMode::kConservative;
+    else jobs.push_back(a);
+  }
+  try {
+    GpuVoxelizer gpu;
+    std::cout << "GPU: " << gpu.device_name() << "; mode " << mode_name(mode) << "; median of " << runs << " runs after "
+              << warmup << " warm-up runs; times in ms (CUDA events)\n\n";
+    const char* stages[] = {"transform", "coarse", "sort", "tiles", "fine", "merge", "download"};
+    std::cout << "| mesh | triangles | grid | target | transform | coarse | sort | tiles | fine | merge | GPU total "
+                 "(excl. download) | download | Mtri/s | pairs | bricks | active voxels |"
+              << (check ? " = CPU |" : "") << "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+              << (check ? "---|" : "") << "\n";
+    for (const std::string& job : jobs) {
+      const size_t colon = job.rfind(':');
+      const std::string path = job.substr(0, colon);
+      std::vector<int> resolutions;
+      std::stringstream rs(job.substr(colon + 1));
+      for (std::string r; std::getline(rs, r, ',');) resolutions.push_back(std::stoi(r));
+      const Mesh mesh = load_mesh(path).mesh;
+      gpu.set_mesh(mesh);
+      const std::string name = path.substr(path.rfind('/') + 1);
+      for (int res : resolutions) {
+        GridOptions go;
+        go.resolution = res;
+        const GridSpec spec = make_grid_spec(mesh.bounds(), go);
+        for (Target target : {Target::kBinary, Target::kCount}) {
+          VoxelizeOptions o;
+          o.mode = mode;
+          o.target = target;
+          std::map<std::string, std::vector<double>> ms;
+          std::vector<double> totals;
+          VoxelizeStats last;
+          SparseGrid result;
+          for (int r = 0; r < warmup + runs; ++r) {
+            VoxelizeStats st;
+            result = gpu.voxelize(spec, o, &st);
+            if (r < warmup) continue;
+            double total = 0;
+            for (const auto& [stage, t] : st.stage_ms) {
+              ms[stage].push_back(t);
+              if (stage != "download" && stage != "upload" && stage != "gpu_total" && stage != "wall") total += t;
+            }
+            totals.push_back(total);
+            last = st;
+          }
+          const double gpu_ms = median(totals);
+          char row[1024];
+          std::string cells;
+          for (const char* s : stages) {
+            if (std::string(s) == "download") continue;
+            std::snprintf(row, sizeof(row), " %.3f |", median(ms[s]));
+            cells += row;
+          }
+          std::string eq;
+          if (check) {
+            const SparseGrid cpu = voxelize_cpu(mesh, spec, o);
+            eq = cpu.checksum() == result.checksum() ? " yes |" : " **NO** |";
+          }
+          std::snprintf(row, sizeof(row), "| %s | %zu | %dx%dx%d | %s |%s %.3f | %.3f | %.0f | %llu | %llu | %llu |%s\n",
+                        name.c_str(), mesh.num_triangles(), spec.dims.x, spec.dims.y, spec.dims.z, target_name(target),
+                        cells.c_str(), gpu_ms, median(ms["download"]), mesh.num_triangles() / gpu_ms / 1e3,
+                        (unsigned long long)last.tile_pairs, (unsigned long long)last.bricks,
+                        (unsigned long long)last.active_voxels, eq.c_str());
+          std::cout << row << std::flush;
+        }
+      }
+    }
+  } catch (const Error& e) {
+    std::cerr << "voxtile_bench: error: " << e.what() << "\n";
+    return int(e.kind());
+  }
+  return 0;
+}
