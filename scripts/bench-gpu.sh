@@ -38,7 +38,7 @@ for m in scan tubes room bunny; do
       t0=$(date +%s.%N)
       "$vt" voxelize "$work/$m.ply" -o "$work/$m-$r.vdb" -r "$r" --device gpu -q
       t1=$(date +%s.%N)
-      times+=("$(echo "$t1 - $t0" | bc)")
+      times+=("$(awk "BEGIN{printf \"%.3f\", $t1 - $t0}")")
     done
     med=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 2p)
     echo "| $m | $r | $med |"
