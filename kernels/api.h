@@ -20,6 +20,7 @@ struct GpuOptions {
   uint64_t memory_budget = 0;          // bytes the pipeline may use; 0 = 80% of the free memory
   uint32_t max_tile_triangles = 512;   // M: a tile with more triangles is split into virtual tiles
   uint64_t max_batch_pairs = 0;        // cap on (tile, triangle) pairs per batch; 0 = from the budget
+  uint64_t initial_bricks = 0;         // first brick-buffer size per batch; 0 = estimate (tests force retries)
 };
 
 // The GPU voxelization pipeline (coarse raster, radix sort by tile, fine raster in shared memory,

@@ -151,10 +151,17 @@ void GpuVoxelizer::Impl::run_batch(DeviceBuffer<KeyT>* keys, const CoarseParams&
   timer.begin("fine");
   const bool count = o.target == Target::kCount;
   const unsigned long long before = read_scalar(brick_count.data(), s);
-  const uint64_t want = before + std::max<uint64_t>(4096, count ? uint64_t(num_vtiles) * 8 : uint64_t(num_vtiles) * 64);
+  const uint64_t estimate = count ? uint64_t(num_vtiles) * 8 : uint64_t(num_vtiles) * 64;
+  const uint64_t want = before + (opt.initial_bricks ? opt.initial_bricks : std::max<uint64_t>(4096, estimate));
   grow_keep(bkeys, want, before, s);
   grow_keep(bmasks, want * 16, before * 16, s);
   if (count) grow_keep(bvalues, want * kBrickVoxels, before * kBrickVoxels, s);
+  // Bricks that fit in all output buffers (each may have grown separately in earlier calls).
+  auto capacity = [&] {
+    uint64_t c = std::min<uint64_t>(bkeys.capacity(), bmasks.capacity() / 16);
+    if (count) c = std::min<uint64_t>(c, bvalues.capacity() / kBrickVoxels);
+    return c;
+  };
   for (int attempt = 0;; ++attempt) {
     FineParams fp;
     fp.mesh = cp.mesh;
@@ -164,11 +171,11 @@ void GpuVoxelizer::Impl::run_batch(DeviceBuffer<KeyT>* keys, const CoarseParams&
     fp.d_next = next.data();
     fp.dims = cp.dims;
     fp.tiles = cp.tiles;
-    fp.out = {bkeys.data(), bmasks.data(), count ? bvalues.data() : nullptr, brick_count.data(), bkeys.capacity()};
+    fp.out = {bkeys.data(), bmasks.data(), count ? bvalues.data() : nullptr, brick_count.data(), capacity()};
     VT_CUDA_CHECK(cudaMemsetAsync(next.data(), 0, sizeof(unsigned int), s));
     launch_fine(fp, o.mode, o.target, num_sms, s);
     const unsigned long long after = read_scalar(brick_count.data(), s);
-    if (after <= bkeys.capacity()) break;
+    if (after <= capacity()) break;
     if (attempt > 0) fail(ErrorKind::kInternal, "GPU brick buffer overflowed twice");
     const uint64_t cap = after + after / 4 + 1024;
     grow_keep(bkeys, cap, before, s);

@@ -103,6 +103,16 @@ TEST_F(Gpu, MatchesWhenWorkIsSplitIntoBatchesAndVirtualTiles) {
   compare(m, spec, "batched+split", tiny);
 }
 
+TEST_F(Gpu, MatchesWhenTheBrickBufferOverflowsAndIsRetried) {
+  const Mesh m = load_mesh(test::data_path("formats/gltf/Duck.glb")).mesh;
+  GridOptions go;
+  go.resolution = 200;
+  GpuOptions small;
+  small.initial_bricks = 1;
+  small.max_batch_pairs = 3000;
+  compare(m, make_grid_spec(m.bounds(), go), "retry", small);
+}
+
 TEST_F(Gpu, MatchesOnRandomSoupsWithHugeAndTinyTriangles) {
   Mesh soup = random_soup(20000, 100.0f, 2.0f, 11);
   const Mesh big = random_soup(40, 100.0f, 150.0f, 12);  // triangles spanning the grid
