@@ -281,86 +281,119 @@ VT_HD inline bool triangle_voxel_range(const TriSetup& t, VoxelMode mode, const 
   return true;
 }
 
-// Visits every voxel of `clip` that the conservative test accepts, calling f(i, j, k) once each.
+// Rows of work: the enumerators below visit scanlines v (along axis b of the dominant projection)
+// one at a time, so a GPU warp can spread the rows of large triangles across its lanes. The
+// bounds functions give the voxel box (triangle range intersected with `clip`) whose b-range
+// lists the rows; the row functions visit exactly the accepted voxels of one row.
+
+// Conservative: bounding box of the triangle intersected with clip. False when empty.
+VT_HD inline bool conservative_bounds(const TriSetup& t, const VoxelBox& clip, VoxelBox* r) {
+  const int32_t lo[3] = {first_voxel(t.lo.x), first_voxel(t.lo.y), first_voxel(t.lo.z)};
+  const int32_t hi[3] = {last_voxel(t.hi.x), last_voxel(t.hi.y), last_voxel(t.hi.z)};
+  for (int d = 0; d < 3; ++d) {
+    r->lo[d] = lo[d] > clip.lo[d] ? lo[d] : clip.lo[d];
+    r->hi[d] = hi[d] < clip.hi[d] ? hi[d] : clip.hi[d];
+    if (r->lo[d] > r->hi[d]) return false;
+  }
+  return true;
+}
+
+// Visits the conservative voxels of row v (r from conservative_bounds), calling f(i, j, k).
 template <class F>
-VT_HD inline void for_each_conservative_voxel(const ConservativeSetup& s, const VoxelBox& clip, F&& f) {
+VT_HD inline void conservative_row(const ConservativeSetup& s, const VoxelBox& r, int32_t v, F&& f) {
   const TriSetup& t = s.t;
   const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
-  int32_t lo[3] = {first_voxel(t.lo.x), first_voxel(t.lo.y), first_voxel(t.lo.z)};
-  int32_t hi[3] = {last_voxel(t.hi.x), last_voxel(t.hi.y), last_voxel(t.hi.z)};
-  for (int d = 0; d < 3; ++d) {
-    lo[d] = lo[d] > clip.lo[d] ? lo[d] : clip.lo[d];
-    hi[d] = hi[d] < clip.hi[d] ? hi[d] : clip.hi[d];
-    if (lo[d] > hi[d]) return;
-  }
   const float na = component(t.n, a), nb = component(t.n, b), nc = component(t.n, c);
   const float v0a = component(t.v[0], a), v0b = component(t.v[0], b), v0c = component(t.v[0], c);
-  for (int32_t v = lo[b]; v <= hi[b]; ++v) {
-    const EdgeRow<3> row = edge_row(s.e[0], v);
-    int32_t ulo, uhi;
-    if (!scanline_range(s.e[0], row, lo[a], hi[a], &ulo, &uhi)) continue;
-    for (int32_t u = ulo; u <= uhi; ++u) {
-      // Estimated depth range of the plane over pixel [u,u+1]x[v,v+1], then exact fix-up.
-      int32_t wlo = lo[c], whi = hi[c];
-      if (nc != 0.0f) {
-        const float fu = static_cast<float>(u), fv = static_cast<float>(v);
-        const float a0 = na * ((na > 0.0f ? fu : fu + 1.0f) - v0a) + nb * ((nb > 0.0f ? fv : fv + 1.0f) - v0b);
-        const float a1 = na * ((na > 0.0f ? fu + 1.0f : fu) - v0a) + nb * ((nb > 0.0f ? fv + 1.0f : fv) - v0b);
-        const float d0 = v0c - a0 / nc, d1 = v0c - a1 / nc;
-        const float dlo = vt_minf(d0, d1), dhi = vt_maxf(d0, d1);
-        const float elo = std::ceil(dlo) - 2.0f, ehi = std::floor(dhi) + 1.0f;
-        if (elo > static_cast<float>(wlo)) wlo = elo < static_cast<float>(whi) ? static_cast<int32_t>(elo) : whi;
-        if (ehi < static_cast<float>(whi)) whi = ehi > static_cast<float>(wlo) ? static_cast<int32_t>(ehi) : wlo;
-      }
-      int32_t ijk[3];
-      ijk[a] = u;
-      ijk[b] = v;
-      ijk[c] = wlo - 1;
-      while (ijk[c] >= lo[c] && conservative_voxel(s, ijk)) {
-        wlo = ijk[c];
-        --ijk[c];
-      }
-      ijk[c] = whi + 1;
-      while (ijk[c] <= hi[c] && conservative_voxel(s, ijk)) {
-        whi = ijk[c];
-        ++ijk[c];
-      }
-      for (int32_t w = wlo; w <= whi; ++w) {
-        ijk[c] = w;
-        if (conservative_voxel(s, ijk)) f(ijk[0], ijk[1], ijk[2]);
-      }
+  const EdgeRow<3> row = edge_row(s.e[0], v);
+  int32_t ulo, uhi;
+  if (!scanline_range(s.e[0], row, r.lo[a], r.hi[a], &ulo, &uhi)) return;
+  for (int32_t u = ulo; u <= uhi; ++u) {
+    // Estimated depth range of the plane over pixel [u,u+1]x[v,v+1], then exact fix-up.
+    int32_t wlo = r.lo[c], whi = r.hi[c];
+    if (nc != 0.0f) {
+      const float fu = static_cast<float>(u), fv = static_cast<float>(v);
+      const float a0 = na * ((na > 0.0f ? fu : fu + 1.0f) - v0a) + nb * ((nb > 0.0f ? fv : fv + 1.0f) - v0b);
+      const float a1 = na * ((na > 0.0f ? fu + 1.0f : fu) - v0a) + nb * ((nb > 0.0f ? fv + 1.0f : fv) - v0b);
+      const float d0 = v0c - a0 / nc, d1 = v0c - a1 / nc;
+      const float dlo = vt_minf(d0, d1), dhi = vt_maxf(d0, d1);
+      const float elo = std::ceil(dlo) - 2.0f, ehi = std::floor(dhi) + 1.0f;
+      if (elo > static_cast<float>(wlo)) wlo = elo < static_cast<float>(whi) ? static_cast<int32_t>(elo) : whi;
+      if (ehi < static_cast<float>(whi)) whi = ehi > static_cast<float>(wlo) ? static_cast<int32_t>(ehi) : wlo;
+    }
+    int32_t ijk[3];
+    ijk[a] = u;
+    ijk[b] = v;
+    ijk[c] = wlo - 1;
+    while (ijk[c] >= r.lo[c] && conservative_voxel(s, ijk)) {
+      wlo = ijk[c];
+      --ijk[c];
+    }
+    ijk[c] = whi + 1;
+    while (ijk[c] <= r.hi[c] && conservative_voxel(s, ijk)) {
+      whi = ijk[c];
+      ++ijk[c];
+    }
+    for (int32_t w = wlo; w <= whi; ++w) {
+      ijk[c] = w;
+      if (conservative_voxel(s, ijk)) f(ijk[0], ijk[1], ijk[2]);
     }
   }
 }
 
-// Visits every voxel of `clip` that the thin test accepts (at most one per dominant column).
-// dims_c is the grid's size along the triangle's dominant axis (for the far-face rule).
+// Visits every voxel of `clip` that the conservative test accepts, calling f(i, j, k) once each.
 template <class F>
-VT_HD inline void for_each_thin_voxel(const TriSetup& t, const DiamondEdges& dom_edges, const VoxelBox& clip, int32_t dims_c,
-                                      F&& f) {
-  if (is_flat(t)) return;
+VT_HD inline void for_each_conservative_voxel(const ConservativeSetup& s, const VoxelBox& clip, F&& f) {
+  VoxelBox r;
+  if (!conservative_bounds(s.t, clip, &r)) return;
+  const int b = vt_axis_b(s.t.dom);
+  for (int32_t v = r.lo[b]; v <= r.hi[b]; ++v) conservative_row(s, r, v, f);
+}
+
+// Thin: rows and columns of the dominant projection within the triangle's bounding box and clip
+// (the dominant axis keeps the clip's range). False when empty or when the triangle is flat.
+VT_HD inline bool thin_bounds(const TriSetup& t, const VoxelBox& clip, VoxelBox* r) {
+  if (is_flat(t)) return false;
   const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
   const float tlo[3] = {t.lo.x, t.lo.y, t.lo.z}, thi[3] = {t.hi.x, t.hi.y, t.hi.z};
-  int32_t lo_a = first_voxel(tlo[a]), hi_a = last_voxel(thi[a]);
-  int32_t lo_b = first_voxel(tlo[b]), hi_b = last_voxel(thi[b]);
-  lo_a = lo_a > clip.lo[a] ? lo_a : clip.lo[a];
-  hi_a = hi_a < clip.hi[a] ? hi_a : clip.hi[a];
-  lo_b = lo_b > clip.lo[b] ? lo_b : clip.lo[b];
-  hi_b = hi_b < clip.hi[b] ? hi_b : clip.hi[b];
-  for (int32_t v = lo_b; v <= hi_b; ++v) {
-    const EdgeRow<7> row = edge_row(dom_edges, v);
-    int32_t ulo, uhi;
-    if (!scanline_range(dom_edges, row, lo_a, hi_a, &ulo, &uhi)) continue;
-    for (int32_t u = ulo; u <= uhi; ++u) {
-      const int32_t w = thin_depth_voxel(t, u, v, dims_c);
-      if (w < clip.lo[c] || w > clip.hi[c]) continue;
-      int32_t ijk[3];
-      ijk[a] = u;
-      ijk[b] = v;
-      ijk[c] = w;
-      f(ijk[0], ijk[1], ijk[2]);
-    }
+  *r = clip;
+  for (int d : {a, b}) {
+    const int32_t lo = first_voxel(tlo[d]), hi = last_voxel(thi[d]);
+    r->lo[d] = lo > clip.lo[d] ? lo : clip.lo[d];
+    r->hi[d] = hi < clip.hi[d] ? hi : clip.hi[d];
+    if (r->lo[d] > r->hi[d]) return false;
   }
+  return true;
+}
+
+// Visits the thin voxels of row v (r from thin_bounds); dims_c is the grid's size along the
+// triangle's dominant axis (for the far-face rule).
+template <class F>
+VT_HD inline void thin_row(const TriSetup& t, const DiamondEdges& e, const VoxelBox& r, int32_t v, int32_t dims_c,
+                           F&& f) {
+  const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
+  const EdgeRow<7> row = edge_row(e, v);
+  int32_t ulo, uhi;
+  if (!scanline_range(e, row, r.lo[a], r.hi[a], &ulo, &uhi)) return;
+  for (int32_t u = ulo; u <= uhi; ++u) {
+    const int32_t w = thin_depth_voxel(t, u, v, dims_c);
+    if (w < r.lo[c] || w > r.hi[c]) continue;
+    int32_t ijk[3];
+    ijk[a] = u;
+    ijk[b] = v;
+    ijk[c] = w;
+    f(ijk[0], ijk[1], ijk[2]);
+  }
+}
+
+// Visits every voxel of `clip` that the thin test accepts (at most one per dominant column).
+template <class F>
+VT_HD inline void for_each_thin_voxel(const TriSetup& t, const DiamondEdges& e, const VoxelBox& clip, int32_t dims_c,
+                                      F&& f) {
+  VoxelBox r;
+  if (!thin_bounds(t, clip, &r)) return;
+  const int b = vt_axis_b(t.dom);
+  for (int32_t v = r.lo[b]; v <= r.hi[b]; ++v) thin_row(t, e, r, v, dims_c, f);
 }
 
 }  // namespace voxtile

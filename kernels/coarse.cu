@@ -67,6 +67,8 @@ __device__ void for_each_tile(const TriSetup& t, const CoarseParams& p, F&& f) {
     ena[i] = -(v[j][b] - v[i][b]) * s;
     enb[i] = (v[j][a] - v[i][a]) * s;
   }
+  // Depth of the plane along c as a linear function of (a, b).
+  const double ka = n[c] != 0.0 ? n[a] / n[c] : 0.0, kb = n[c] != 0.0 ? n[b] / n[c] : 0.0;
   int32_t ijk[3];
   for (int32_t ta = tlo[a]; ta <= thi[a]; ++ta) {
     // Voxel extent of this tile column within the triangle's range, widened by one voxel.
@@ -84,7 +86,7 @@ __device__ void for_each_tile(const TriSetup& t, const CoarseParams& p, F&& f) {
         double dmin = 1e300, dmax = -1e300;
         for (int corner = 0; corner < 4; ++corner) {
           const double ca = corner & 1 ? a1 : a0, cb = corner & 2 ? b1 : b0;
-          const double d = v[0][c] - (n[a] * (ca - v[0][a]) + n[b] * (cb - v[0][b])) / n[c];
+          const double d = v[0][c] - (ka * (ca - v[0][a]) + kb * (cb - v[0][b]));
           dmin = fmin(dmin, d);
           dmax = fmax(dmax, d);
         }

@@ -1,7 +1,8 @@
 // Fine raster: persistent thread blocks take virtual tiles from a global atomic queue and hold the
 // 32^3 tile in shared memory (1 bit per voxel for binary, 1 int per voxel for count); persistent
-// warps take batches of 32 triangles with one shared atomic; each thread rasters one triangle with
-// the shared enumerators of core/overlap.h and blends with shared-memory atomics (OR, add). Then
+// warps take batches of 32 triangles with one shared atomic and spread their rows over the lanes;
+// each lane rasters one row with the shared row functions of core/overlap.h and blends with
+// shared-memory atomics (OR, add). Then
 // each warp writes out non-empty 8^3 bricks: masks built with ballots, one global atomic per brick.
 #include "core/sparse_grid.h"
 #include "kernels/common.cuh"
@@ -11,11 +12,6 @@ namespace voxtile {
 namespace {
 
 constexpr unsigned kFull = 0xffffffffu;
-
-__device__ inline TriSetup load_triangle(const MeshView& m, uint32_t tri) {
-  const uint32_t i0 = m.d_indices[3 * tri], i1 = m.d_indices[3 * tri + 1], i2 = m.d_indices[3 * tri + 2];
-  return setup_triangle(m.d_grid[i0], m.d_grid[i1], m.d_grid[i2]);
-}
 
 template <VoxelMode kMode, bool kCount>
 __global__ void fine_kernel(FineParams p) {
@@ -55,18 +51,56 @@ __global__ void fine_kernel(FineParams p) {
         atomicOr(&tile_mem[lb * 16 + (off >> 5)], 1u << (off & 31));
       }
     };
+    // Persistent warps take batches of 32 triangles. The rows (scanlines of the dominant
+    // projection inside the tile) of the batch's triangles are the warp's work units: a warp
+    // prefix sum over rows per triangle, then every lane takes a row, so one large triangle
+    // keeps the whole warp busy instead of one thread.
     while (true) {
-      uint32_t b = 0;
-      if (lane == 0) b = atomicAdd(&s_batch, 32u);
-      b = __shfl_sync(kFull, b, 0);
-      if (b >= count) break;
-      const uint32_t i = b + lane;
-      if (i < count) {
-        const TriSetup t = load_triangle(p.mesh, p.d_tris[tile.begin + i]);
+      uint32_t first = 0;
+      if (lane == 0) first = atomicAdd(&s_batch, 32u);
+      first = __shfl_sync(kFull, first, 0);
+      if (first >= count) break;
+      Vec3f v0{0, 0, 0}, v1{0, 0, 0}, v2{0, 0, 0};
+      uint32_t rows = 0;
+      if (first + lane < count) {
+        const uint32_t tri = p.d_tris[tile.begin + first + lane];
+        v0 = p.mesh.d_grid[p.mesh.d_indices[3 * tri]];
+        v1 = p.mesh.d_grid[p.mesh.d_indices[3 * tri + 1]];
+        v2 = p.mesh.d_grid[p.mesh.d_indices[3 * tri + 2]];
+        const TriSetup t = setup_triangle(v0, v1, v2);
+        VoxelBox r;
+        const bool any = kMode == VoxelMode::kConservative ? conservative_bounds(t, clip, &r) : thin_bounds(t, clip, &r);
+        const int b = vt_axis_b(t.dom);
+        if (any) rows = uint32_t(r.hi[b] - r.lo[b] + 1);
+      }
+      uint32_t incl = rows;
+      for (int d = 1; d < 32; d <<= 1) {
+        const uint32_t n = __shfl_up_sync(kFull, incl, d);
+        if (lane >= d) incl += n;
+      }
+      const uint32_t total = __shfl_sync(kFull, incl, 31);
+      for (uint32_t k0 = 0; k0 < total; k0 += 32) {
+        const uint32_t k = k0 + uint32_t(lane);
+        uint32_t owner = 0;  // first lane whose inclusive sum exceeds k
+        for (uint32_t step = 16; step >= 1; step >>= 1) {
+          const uint32_t probe = __shfl_sync(kFull, incl, owner + step - 1);
+          if (probe <= k) owner += step;
+        }
+        const Vec3f a{__shfl_sync(kFull, v0.x, owner), __shfl_sync(kFull, v0.y, owner), __shfl_sync(kFull, v0.z, owner)};
+        const Vec3f b{__shfl_sync(kFull, v1.x, owner), __shfl_sync(kFull, v1.y, owner), __shfl_sync(kFull, v1.z, owner)};
+        const Vec3f c{__shfl_sync(kFull, v2.x, owner), __shfl_sync(kFull, v2.y, owner), __shfl_sync(kFull, v2.z, owner)};
+        const uint32_t owner_first_row = __shfl_sync(kFull, incl, owner) - __shfl_sync(kFull, rows, owner);
+        if (k >= total) continue;
+        const TriSetup t = setup_triangle(a, b, c);
+        VoxelBox r;
+        const int ab = vt_axis_b(t.dom);
         if (kMode == VoxelMode::kConservative) {
-          for_each_conservative_voxel(setup_conservative(t), clip, emit);
+          conservative_bounds(t, clip, &r);
+          conservative_row(setup_conservative(t), r, r.lo[ab] + int32_t(k - owner_first_row), emit);
         } else {
-          for_each_thin_voxel(t, setup_diamond_edges(t, t.dom), clip, component(p.dims, t.dom), emit);
+          thin_bounds(t, clip, &r);
+          thin_row(t, setup_diamond_edges(t, t.dom), r, r.lo[ab] + int32_t(k - owner_first_row),
+                   component(p.dims, t.dom), emit);
         }
       }
     }
