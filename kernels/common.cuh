@@ -67,6 +67,34 @@ class DeviceBuffer {
   size_t m_cap = 0;
 };
 
+// Page-locked host staging memory that only grows (for fast device-to-host copies).
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer() {
+    if (m_ptr) cudaFreeHost(m_ptr);
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  void* grow(size_t bytes) {
+    if (bytes > m_cap) {
+      if (m_ptr) cudaFreeHost(m_ptr);
+      m_ptr = nullptr;
+      m_cap = 0;
+      if (cudaHostAlloc(&m_ptr, bytes, cudaHostAllocDefault) != cudaSuccess) {
+        cudaGetLastError();
+        fail(ErrorKind::kResource, "out of page-locked host memory (" + std::to_string(bytes) + " bytes)");
+      }
+      m_cap = bytes;
+    }
+    return m_ptr;
+  }
+
+ private:
+  void* m_ptr = nullptr;
+  size_t m_cap = 0;
+};
+
 // Temporary storage for CUB calls: query the size with a null pointer, grow, run.
 class CubTemp {
  public:

@@ -13,21 +13,33 @@ namespace {
 
 constexpr unsigned kFull = 0xffffffffu;
 
-template <VoxelMode kMode, bool kCount>
+// A team (kTeamWarps warps) owns one tile at a time: a single warp for binary tiles (4 KB, so
+// every warp of the block works on its own tile even when tiles hold few triangles), the whole
+// block for count tiles (128 KB).
+template <VoxelMode kMode, bool kCount, int kTeamWarps>
 __global__ void fine_kernel(FineParams p) {
-  extern __shared__ uint32_t tile_mem[];  // binary: 64 bricks x 16 words; count: 64 bricks x 512 counters
-  __shared__ uint32_t s_vtile, s_batch;
+  extern __shared__ uint32_t shared_tiles[];  // per team: 64 bricks x 16 words (binary) or x 512 counters
+  __shared__ uint32_t s_vtile[32], s_batch[32];
   constexpr int kWordsPerBrick = kCount ? kBrickVoxels : 16;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, num_warps = blockDim.x >> 5;
-  for (int i = threadIdx.x; i < kTileBricks * kWordsPerBrick; i += blockDim.x) tile_mem[i] = 0;
+  constexpr int kTileWords = kTileBricks * kWordsPerBrick;
+  constexpr int kTeamThreads = 32 * kTeamWarps;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int team = warp / kTeamWarps, team_warp = warp % kTeamWarps, team_thread = threadIdx.x % kTeamThreads;
+  uint32_t* tile_mem = shared_tiles + team * kTileWords;
+  auto team_sync = [] {
+    if (kTeamWarps == 1) __syncwarp();
+    else __syncthreads();
+  };
+  for (int i = team_thread; i < kTileWords; i += kTeamThreads) tile_mem[i] = 0;
 
   while (true) {
-    if (threadIdx.x == 0) {
-      s_vtile = atomicAdd(p.d_next, 1u);
-      s_batch = 0;
+    team_sync();
+    if (team_thread == 0) {
+      s_vtile[team] = atomicAdd(p.d_next, 1u);
+      s_batch[team] = 0;
     }
-    __syncthreads();
-    const uint32_t vt = s_vtile;
+    team_sync();
+    const uint32_t vt = s_vtile[team];
     if (vt >= p.num_vtiles) break;
     const VirtualTile tile = p.d_vtiles[vt];
     const int32_t tz = int32_t(tile.tile % uint64_t(p.tiles.z));
@@ -57,7 +69,7 @@ __global__ void fine_kernel(FineParams p) {
     // keeps the whole warp busy instead of one thread.
     while (true) {
       uint32_t first = 0;
-      if (lane == 0) first = atomicAdd(&s_batch, 32u);
+      if (lane == 0) first = atomicAdd(&s_batch[team], 32u);
       first = __shfl_sync(kFull, first, 0);
       if (first >= count) break;
       Vec3f v0{0, 0, 0}, v1{0, 0, 0}, v2{0, 0, 0};
@@ -104,10 +116,10 @@ __global__ void fine_kernel(FineParams p) {
         }
       }
     }
-    __syncthreads();
+    team_sync();
 
     // Write-out: one warp per brick; the tile memory is cleared for the next tile as it is read.
-    for (int lb = warp; lb < kTileBricks; lb += num_warps) {
+    for (int lb = team_warp; lb < kTileBricks; lb += kTeamWarps) {
       const int32_t bx = (base[0] >> 3) + (lb >> 4), by = (base[1] >> 3) + ((lb >> 2) & 3), bz = (base[2] >> 3) + (lb & 3);
       uint32_t mask_word = 0;
       bool any = false;
@@ -138,15 +150,16 @@ __global__ void fine_kernel(FineParams p) {
         tile_mem[lb * 16 + lane] = 0;
       }
     }
-    __syncthreads();
   }
 }
 
 template <VoxelMode kMode, bool kCount>
 void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
+  constexpr int kTeamWarps = kCount ? 16 : 1;
   const int threads = kCount ? 512 : 256;
-  const size_t smem = size_t(kTileBricks) * (kCount ? kBrickVoxels : 16) * sizeof(uint32_t);
-  auto kernel = fine_kernel<kMode, kCount>;
+  const int teams = threads / (32 * kTeamWarps);
+  const size_t smem = size_t(teams) * kTileBricks * (kCount ? kBrickVoxels : 16) * sizeof(uint32_t);
+  auto kernel = fine_kernel<kMode, kCount, kTeamWarps>;
   VT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   int per_sm = 0;
   VT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));

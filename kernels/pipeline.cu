@@ -57,6 +57,19 @@ struct GpuVoxelizer::Impl {
   DeviceBuffer<uint32_t> bmasks, out_masks, iota, perm, starts;
   DeviceBuffer<int32_t> bvalues, out_values;
   CubTemp cub;
+  PinnedBuffer staging;
+
+  // Copies n bytes from the device into dst through the pinned staging buffer, in chunks.
+  void download(void* dst, const void* src, size_t n) {
+    const size_t chunk = size_t(64) << 20;
+    char* staging_ptr = static_cast<char*>(this->staging.grow(std::min(n, chunk)));
+    for (size_t o = 0; o < n; o += chunk) {
+      const size_t len = std::min(chunk, n - o);
+      VT_CUDA_CHECK(cudaMemcpyAsync(staging_ptr, static_cast<const char*>(src) + o, len, cudaMemcpyDeviceToHost, stream));
+      VT_CUDA_CHECK(cudaStreamSynchronize(stream));
+      std::memcpy(static_cast<char*>(dst) + o, staging_ptr, len);
+    }
+  }
 
   template <class KeyT>
   void run_batch(DeviceBuffer<KeyT>* keys, const CoarseParams& cp, uint64_t num_pairs, int key_bits,
@@ -298,15 +311,12 @@ SparseGrid GpuVoxelizer::voxelize(const GridSpec& spec, const VoxelizeOptions& o
     timer.begin("download");
     grid.keys.resize(num_unique);
     grid.masks.resize(num_unique);
-    VT_CUDA_CHECK(cudaMemcpyAsync(grid.keys.data(), d.out_keys.data(), num_unique * sizeof(uint64_t),
-                                  cudaMemcpyDeviceToHost, s));
+    d.download(grid.keys.data(), d.out_keys.data(), num_unique * sizeof(uint64_t));
     static_assert(sizeof(BrickMask) == 16 * sizeof(uint32_t), "brick mask layout");
-    VT_CUDA_CHECK(cudaMemcpyAsync(grid.masks.data(), d.out_masks.data(), num_unique * sizeof(BrickMask),
-                                  cudaMemcpyDeviceToHost, s));
+    d.download(grid.masks.data(), d.out_masks.data(), num_unique * sizeof(BrickMask));
     if (count) {
       grid.ivalues.resize(num_unique * kBrickVoxels);
-      VT_CUDA_CHECK(cudaMemcpyAsync(grid.ivalues.data(), d.out_values.data(),
-                                    num_unique * kBrickVoxels * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+      d.download(grid.ivalues.data(), d.out_values.data(), num_unique * kBrickVoxels * sizeof(int32_t));
     }
   }
   timer.end();
