@@ -1,7 +1,8 @@
 // GPU voxelizer benchmark: per-stage CUDA-event times (median of N runs after warm-up), triangles
 // per second, pairs, bricks and active voxels, as Markdown table rows. Every configuration is
 // also checked once against the CPU reference when --check is given.
-//   voxtile_bench [--runs 10] [--warmup 3] [--check] [--mode conservative|thin] MESH:RES[,RES...] ...
+//   voxtile_bench [--runs 10] [--warmup 3] [--check] [--mode conservative|thin] [--tile-triangles M]
+//                 MESH:RES[,RES...] ...
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -26,6 +27,7 @@ static double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   int runs = 10, warmup = 3;
   bool check = false;
+  GpuOptions gopt;
   VoxelMode mode = VoxelMode::kConservative;
   std::vector<std::string> jobs;
   for (int i = 1; i < argc; ++i) {
@@ -33,12 +35,14 @@ int main(int argc, char** argv) {
     if (a == "--runs" && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (a == "--warmup" && i + 1 < argc) warmup = std::atoi(argv[++i]);
     else if (a == "--check") check = true;
+    else if (a == "--tile-triangles" && i + 1 < argc) gopt.max_tile_triangles = uint32_t(std::atoi(argv[++i]));
     else if (a == "--mode" && i + 1 < argc) mode = std::string(argv[++i]) == "thin" ? VoxelMode::kThin : VoxelMode::kConservative;
     else jobs.push_back(a);
   }
   try {
-    GpuVoxelizer gpu;
-    std::cout << "GPU: " << gpu.device_name() << "; mode " << mode_name(mode) << "; median of " << runs << " runs after "
+    GpuVoxelizer gpu(gopt);
+    std::cout << "GPU: " << gpu.device_name() << "; mode " << mode_name(mode) << "; virtual tiles of at most "
+              << gopt.max_tile_triangles << " triangles" << "; median of " << runs << " runs after "
               << warmup << " warm-up runs; times in ms (CUDA events)\n\n";
     const char* stages[] = {"transform", "coarse", "sort", "tiles", "fine", "merge", "download"};
     std::cout << "| mesh | triangles | grid | target | transform | coarse | sort | tiles | fine | merge | GPU total "
