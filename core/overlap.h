@@ -228,14 +228,22 @@ VT_HD inline bool in_bbox(const TriSetup& t, const int32_t ijk[3]) {
          ijk[1] <= last_voxel(t.hi.y) && ijk[2] >= first_voxel(t.lo.z) && ijk[2] <= last_voxel(t.hi.z);
 }
 
-// The 26-separating (conservative) test for one voxel: bounding boxes, plane, three projections.
-VT_HD inline bool conservative_voxel(const ConservativeSetup& s, const int32_t ijk[3]) {
-  if (!in_bbox(s.t, ijk) || !plane_overlaps_voxel(s.t, ijk)) return false;
-  for (int p = 0; p < 3; ++p) {
+// The part of the conservative test that varies along a column of the dominant axis: the plane
+// and the two non-dominant projections.
+VT_HD inline bool conservative_column_voxel(const ConservativeSetup& s, const int32_t ijk[3]) {
+  if (!plane_overlaps_voxel(s.t, ijk)) return false;
+  for (int p = 1; p < 3; ++p) {
     const int c = s.axis[p];
     if (!edges_pass(s.e[p], ijk[vt_axis_a(c)], ijk[vt_axis_b(c)])) return false;
   }
   return true;
+}
+
+// The 26-separating (conservative) test for one voxel: bounding boxes, plane, three projections.
+VT_HD inline bool conservative_voxel(const ConservativeSetup& s, const int32_t ijk[3]) {
+  const int c = s.axis[0];
+  return in_bbox(s.t, ijk) && edges_pass(s.e[0], ijk[vt_axis_a(c)], ijk[vt_axis_b(c)]) &&
+         conservative_column_voxel(s, ijk);
 }
 
 constexpr int32_t kNoVoxel = -2147483647 - 1;
@@ -324,19 +332,21 @@ VT_HD inline void conservative_row(const ConservativeSetup& s, const VoxelBox& r
     int32_t ijk[3];
     ijk[a] = u;
     ijk[b] = v;
+    // Column (u, v) is inside the bounding box (r) and passed the dominant projection (the
+    // scanline range), so only the plane and the other two projections vary along it.
     ijk[c] = wlo - 1;
-    while (ijk[c] >= r.lo[c] && conservative_voxel(s, ijk)) {
+    while (ijk[c] >= r.lo[c] && conservative_column_voxel(s, ijk)) {
       wlo = ijk[c];
       --ijk[c];
     }
     ijk[c] = whi + 1;
-    while (ijk[c] <= r.hi[c] && conservative_voxel(s, ijk)) {
+    while (ijk[c] <= r.hi[c] && conservative_column_voxel(s, ijk)) {
       whi = ijk[c];
       ++ijk[c];
     }
     for (int32_t w = wlo; w <= whi; ++w) {
       ijk[c] = w;
-      if (conservative_voxel(s, ijk)) f(ijk[0], ijk[1], ijk[2]);
+      if (conservative_column_voxel(s, ijk)) f(ijk[0], ijk[1], ijk[2]);
     }
   }
 }

@@ -24,34 +24,38 @@ __device__ inline TriSetup load_triangle(const MeshView& m, uint32_t tri) {
   return setup_triangle(m.d_grid[i0], m.d_grid[i1], m.d_grid[i2]);
 }
 
-// Calls f(linear tile index) for each tile the triangle may write.
-template <class F>
-__device__ void for_each_tile(const TriSetup& t, const CoarseParams& p, F&& f) {
-  VoxelBox box;
-  if (!triangle_voxel_range(t, p.mode, p.dims, &box)) return;
+// Everything the tile enumeration of one triangle needs: its voxel range in tiles, and in double
+// its dominant-projection edges and its plane's depth along the dominant axis.
+struct TileSetup {
+  VoxelBox box;        // voxel range (clipped to the grid)
   int32_t tlo[3], thi[3];
-  for (int a = 0; a < 3; ++a) {
-    tlo[a] = box.lo[a] >> kTileLog2;
-    thi[a] = box.hi[a] >> kTileLog2;
-  }
-  auto tile = [&](int32_t x, int32_t y, int32_t z) {
-    return (uint64_t(x) * uint64_t(p.tiles.y) + uint64_t(y)) * uint64_t(p.tiles.z) + uint64_t(z);
-  };
-  if (tlo[0] == thi[0] && tlo[1] == thi[1] && tlo[2] == thi[2]) {
-    f(tile(tlo[0], tlo[1], tlo[2]));
-    return;
+  int c, a, b;
+  double v[3][3];
+  double ena[3], enb[3];
+  double ka, kb;       // depth = v0c - (ka (x_a - v0a) + kb (x_b - v0b))
+  bool has_depth, trim_2d;
+  __device__ uint32_t columns() const { return uint32_t(thi[a] - tlo[a] + 1) * uint32_t(thi[b] - tlo[b] + 1); }
+};
+
+__device__ bool tile_setup(const TriSetup& t, const CoarseParams& p, TileSetup* ts) {
+  if (!triangle_voxel_range(t, p.mode, p.dims, &ts->box)) return false;
+  for (int k = 0; k < 3; ++k) {
+    ts->tlo[k] = ts->box.lo[k] >> kTileLog2;
+    ts->thi[k] = ts->box.hi[k] >> kTileLog2;
   }
   const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
-  double v[3][3];
+  ts->c = c;
+  ts->a = a;
+  ts->b = b;
   for (int i = 0; i < 3; ++i) {
-    v[i][0] = t.v[i].x;
-    v[i][1] = t.v[i].y;
-    v[i][2] = t.v[i].z;
+    ts->v[i][0] = t.v[i].x;
+    ts->v[i][1] = t.v[i].y;
+    ts->v[i][2] = t.v[i].z;
   }
   double e1[3], e2[3], n[3];
   for (int k = 0; k < 3; ++k) {
-    e1[k] = v[1][k] - v[0][k];
-    e2[k] = v[2][k] - v[0][k];
+    e1[k] = ts->v[1][k] - ts->v[0][k];
+    e2[k] = ts->v[2][k] - ts->v[0][k];
   }
   n[0] = e1[1] * e2[2] - e1[2] * e2[1];
   n[1] = e1[2] * e2[0] - e1[0] * e2[2];
@@ -60,56 +64,88 @@ __device__ void for_each_tile(const TriSetup& t, const CoarseParams& p, F&& f) {
   // near degeneracy) the 2D trim is skipped rather than risk dropping a tile the fine raster needs.
   const float nc_float = component(t.n, c);
   const double s = nc_float >= 0.0f ? 1.0 : -1.0;
-  const bool trim_2d = nc_float != 0.0f && (n[c] >= 0.0) == (nc_float >= 0.0f) && n[c] != 0.0;
-  double ena[3], enb[3];
+  ts->trim_2d = nc_float != 0.0f && (n[c] >= 0.0) == (nc_float >= 0.0f) && n[c] != 0.0;
   for (int i = 0; i < 3; ++i) {
     const int j = i == 2 ? 0 : i + 1;
-    ena[i] = -(v[j][b] - v[i][b]) * s;
-    enb[i] = (v[j][a] - v[i][a]) * s;
+    ts->ena[i] = -(ts->v[j][b] - ts->v[i][b]) * s;
+    ts->enb[i] = (ts->v[j][a] - ts->v[i][a]) * s;
   }
-  // Depth of the plane along c as a linear function of (a, b).
-  const double ka = n[c] != 0.0 ? n[a] / n[c] : 0.0, kb = n[c] != 0.0 ? n[b] / n[c] : 0.0;
-  int32_t ijk[3];
-  for (int32_t ta = tlo[a]; ta <= thi[a]; ++ta) {
-    // Voxel extent of this tile column within the triangle's range, widened by one voxel.
-    const double a0 = double(max(ta << kTileLog2, box.lo[a])) - 1.0;
-    const double a1 = double(min((ta + 1) << kTileLog2, box.hi[a] + 1)) + 1.0;
-    for (int32_t tb = tlo[b]; tb <= thi[b]; ++tb) {
-      const double b0 = double(max(tb << kTileLog2, box.lo[b])) - 1.0;
-      const double b1 = double(min((tb + 1) << kTileLog2, box.hi[b] + 1)) + 1.0;
-      bool inside = true;
-      for (int i = 0; i < 3 && inside && trim_2d; ++i)
-        inside = ena[i] * ((ena[i] > 0 ? a1 : a0) - v[i][a]) + enb[i] * ((enb[i] > 0 ? b1 : b0) - v[i][b]) >= 0.0;
-      if (!inside) continue;
-      int32_t c0 = tlo[c], c1 = thi[c];
-      if (n[c] != 0.0) {
-        double dmin = 1e300, dmax = -1e300;
-        for (int corner = 0; corner < 4; ++corner) {
-          const double ca = corner & 1 ? a1 : a0, cb = corner & 2 ? b1 : b0;
-          const double d = v[0][c] - (ka * (ca - v[0][a]) + kb * (cb - v[0][b]));
-          dmin = fmin(dmin, d);
-          dmax = fmax(dmax, d);
-        }
-        const double lo_t = floor((dmin - 2.0) / kTileDim), hi_t = floor((dmax + 2.0) / kTileDim);
-        if (lo_t > double(c0)) c0 = lo_t > double(c1) ? c1 + 1 : int32_t(lo_t);
-        if (hi_t < double(c1)) c1 = hi_t < double(c0) ? c0 - 1 : int32_t(hi_t);
-      }
-      for (int32_t tc = c0; tc <= c1; ++tc) {
-        ijk[a] = ta;
-        ijk[b] = tb;
-        ijk[c] = tc;
-        f(tile(ijk[0], ijk[1], ijk[2]));
-      }
+  ts->has_depth = n[c] != 0.0;
+  ts->ka = ts->has_depth ? n[a] / n[c] : 0.0;
+  ts->kb = ts->has_depth ? n[b] / n[c] : 0.0;
+  return true;
+}
+
+__device__ inline uint64_t tile_index(const CoarseParams& p, int32_t x, int32_t y, int32_t z) {
+  return (uint64_t(x) * uint64_t(p.tiles.y) + uint64_t(y)) * uint64_t(p.tiles.z) + uint64_t(z);
+}
+
+// Calls f(linear tile index) for the tiles of tile column (ta, tb) the triangle may write: the
+// column's voxel extent (widened by one voxel) must pass the 2D edge test, and the plane's depth
+// range over it (widened by two voxels) selects the tiles along the dominant axis.
+template <class F>
+__device__ void for_each_tile_in_column(const TileSetup& ts, const CoarseParams& p, int32_t ta, int32_t tb, F&& f) {
+  const int a = ts.a, b = ts.b, c = ts.c;
+  const double a0 = double(max(ta << kTileLog2, ts.box.lo[a])) - 1.0;
+  const double a1 = double(min((ta + 1) << kTileLog2, ts.box.hi[a] + 1)) + 1.0;
+  const double b0 = double(max(tb << kTileLog2, ts.box.lo[b])) - 1.0;
+  const double b1 = double(min((tb + 1) << kTileLog2, ts.box.hi[b] + 1)) + 1.0;
+  if (ts.trim_2d) {
+    for (int i = 0; i < 3; ++i)
+      if (ts.ena[i] * ((ts.ena[i] > 0 ? a1 : a0) - ts.v[i][a]) + ts.enb[i] * ((ts.enb[i] > 0 ? b1 : b0) - ts.v[i][b]) < 0.0)
+        return;
+  }
+  int32_t c0 = ts.tlo[c], c1 = ts.thi[c];
+  if (ts.has_depth) {
+    double dmin = 1e300, dmax = -1e300;
+    for (int corner = 0; corner < 4; ++corner) {
+      const double ca = corner & 1 ? a1 : a0, cb = corner & 2 ? b1 : b0;
+      const double d = ts.v[0][c] - (ts.ka * (ca - ts.v[0][a]) + ts.kb * (cb - ts.v[0][b]));
+      dmin = fmin(dmin, d);
+      dmax = fmax(dmax, d);
     }
+    const double lo_t = floor((dmin - 2.0) / kTileDim), hi_t = floor((dmax + 2.0) / kTileDim);
+    if (lo_t > double(c0)) c0 = lo_t > double(c1) ? c1 + 1 : int32_t(lo_t);
+    if (hi_t < double(c1)) c1 = hi_t < double(c0) ? c0 - 1 : int32_t(hi_t);
+  }
+  int32_t ijk[3];
+  ijk[a] = ta;
+  ijk[b] = tb;
+  for (int32_t tc = c0; tc <= c1; ++tc) {
+    ijk[c] = tc;
+    f(tile_index(p, ijk[0], ijk[1], ijk[2]));
   }
 }
 
-__global__ void count_kernel(CoarseParams p, uint64_t* __restrict__ counts) {
+// Column k (row-major over the tile columns of the bounding box).
+__device__ inline void column_of(const TileSetup& ts, uint32_t k, int32_t* ta, int32_t* tb) {
+  const uint32_t nb = uint32_t(ts.thi[ts.b] - ts.tlo[ts.b] + 1);
+  *ta = ts.tlo[ts.a] + int32_t(k / nb);
+  *tb = ts.tlo[ts.b] + int32_t(k % nb);
+}
+
+// Triangles spanning more tile columns than this are enumerated by a whole warp.
+constexpr uint32_t kLargeColumns = 32;
+
+__global__ void count_kernel(CoarseParams p, uint64_t* __restrict__ counts, uint32_t* __restrict__ large,
+                             uint32_t* __restrict__ num_large) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t tri = p.tri_begin + i;
   if (tri >= p.tri_end) return;
+  TileSetup ts;
   uint64_t n = 0;
-  for_each_tile(load_triangle(p.mesh, tri), p, [&](uint64_t) { ++n; });
+  if (tile_setup(load_triangle(p.mesh, tri), p, &ts)) {
+    const uint32_t cols = ts.columns();
+    if (cols > kLargeColumns) {
+      large[atomicAdd(num_large, 1u)] = tri;  // counted by large_count_kernel
+    } else {
+      for (uint32_t k = 0; k < cols; ++k) {
+        int32_t ta, tb;
+        column_of(ts, k, &ta, &tb);
+        for_each_tile_in_column(ts, p, ta, tb, [&](uint64_t) { ++n; });
+      }
+    }
+  }
   counts[i] = n;
 }
 
@@ -119,14 +155,88 @@ __global__ void emit_kernel(CoarseParams p, const uint64_t* __restrict__ offsets
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t tri = p.tri_begin + i;
   if (tri >= p.tri_end) return;
-  uint64_t o = offsets[i] - p.pair_base;
   const TriSetup t = load_triangle(p.mesh, tri);
+  TileSetup ts;
+  if (!tile_setup(t, p, &ts)) return;
+  const uint32_t cols = ts.columns();
+  if (cols > kLargeColumns) return;  // emitted by large_emit_kernel
+  uint64_t o = offsets[i] - p.pair_base;
   const KeyT dom = KeyT(t.dom);
-  for_each_tile(t, p, [&](uint64_t tile) {
-    keys[o] = (KeyT(tile) << 2) | dom;
-    tris[o] = tri;
-    ++o;
-  });
+  for (uint32_t k = 0; k < cols; ++k) {
+    int32_t ta, tb;
+    column_of(ts, k, &ta, &tb);
+    for_each_tile_in_column(ts, p, ta, tb, [&](uint64_t tile) {
+      keys[o] = (KeyT(tile) << 2) | dom;
+      tris[o] = tri;
+      ++o;
+    });
+  }
+}
+
+constexpr unsigned kFull = 0xffffffffu;
+
+// One warp per large triangle: lanes take tile columns; the warp sums their tile counts.
+__global__ void large_count_kernel(CoarseParams p, const uint32_t* __restrict__ large,
+                                   const uint32_t* __restrict__ num_large, uint64_t* __restrict__ counts) {
+  const uint32_t lane = threadIdx.x & 31;
+  const uint32_t warps = gridDim.x * (blockDim.x >> 5);
+  for (uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < *num_large; w += warps) {
+    const uint32_t tri = large[w];
+    TileSetup ts;
+    tile_setup(load_triangle(p.mesh, tri), p, &ts);
+    const uint32_t cols = ts.columns();
+    uint64_t n = 0;
+    for (uint32_t k = lane; k < cols; k += 32) {
+      int32_t ta, tb;
+      column_of(ts, k, &ta, &tb);
+      for_each_tile_in_column(ts, p, ta, tb, [&](uint64_t) { ++n; });
+    }
+    for (int d = 16; d >= 1; d >>= 1) n += __shfl_down_sync(kFull, n, d);
+    if (lane == 0) counts[tri - p.tri_begin] = n;
+  }
+}
+
+// One warp per large triangle of the batch: chunks of 32 columns, lanes write at the warp's
+// exclusive prefix of their column counts, so the order is the same as a single thread's.
+template <class KeyT>
+__global__ void large_emit_kernel(CoarseParams p, const uint32_t* __restrict__ large,
+                                  const uint32_t* __restrict__ num_large, const uint64_t* __restrict__ offsets,
+                                  KeyT* __restrict__ keys, uint32_t* __restrict__ tris) {
+  const uint32_t lane = threadIdx.x & 31;
+  const uint32_t warps = gridDim.x * (blockDim.x >> 5);
+  for (uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < *num_large; w += warps) {
+    const uint32_t tri = large[w];
+    if (tri < p.tri_begin || tri >= p.tri_end) continue;
+    const TriSetup t = load_triangle(p.mesh, tri);
+    TileSetup ts;
+    tile_setup(t, p, &ts);
+    const KeyT dom = KeyT(t.dom);
+    const uint32_t cols = ts.columns();
+    uint64_t o = offsets[tri - p.tri_begin] - p.pair_base;
+    for (uint32_t k0 = 0; k0 < cols; k0 += 32) {
+      const uint32_t k = k0 + lane;
+      int32_t ta = 0, tb = 0;
+      uint32_t n = 0;
+      if (k < cols) {
+        column_of(ts, k, &ta, &tb);
+        for_each_tile_in_column(ts, p, ta, tb, [&](uint64_t) { ++n; });
+      }
+      uint32_t incl = n;
+      for (int d = 1; d < 32; d <<= 1) {
+        const uint32_t x = __shfl_up_sync(kFull, incl, d);
+        if (lane >= uint32_t(d)) incl += x;
+      }
+      uint64_t mine = o + (incl - n);
+      if (k < cols) {
+        for_each_tile_in_column(ts, p, ta, tb, [&](uint64_t tile) {
+          keys[mine] = (KeyT(tile) << 2) | dom;
+          tris[mine] = tri;
+          ++mine;
+        });
+      }
+      o += __shfl_sync(kFull, incl, 31);
+    }
+  }
 }
 
 unsigned blocks_for(uint64_t n, unsigned threads) { return unsigned((n + threads - 1) / threads); }
@@ -139,23 +249,31 @@ void launch_transform(const Vec3f* d_world, Vec3f* d_grid, uint64_t n, Vec3d ori
   VT_CUDA_CHECK_LAUNCH();
 }
 
-void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, cudaStream_t stream) {
+void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint32_t* d_large, uint32_t* d_num_large,
+                         int num_sms, cudaStream_t stream) {
   const uint64_t n = p.tri_end - p.tri_begin;
   if (n == 0) return;
-  count_kernel<<<blocks_for(n, 128), 128, 0, stream>>>(p, d_counts);
+  VT_CUDA_CHECK(cudaMemsetAsync(d_num_large, 0, sizeof(uint32_t), stream));
+  count_kernel<<<blocks_for(n, 128), 128, 0, stream>>>(p, d_counts, d_large, d_num_large);
+  VT_CUDA_CHECK_LAUNCH();
+  large_count_kernel<<<unsigned(num_sms * 8), 256, 0, stream>>>(p, d_large, d_num_large, d_counts);
   VT_CUDA_CHECK_LAUNCH();
 }
 
 template <class KeyT>
-void launch_coarse_emit(const CoarseParams& p, const uint64_t* d_offsets, KeyT* d_keys, uint32_t* d_tris,
-                        cudaStream_t stream) {
+void launch_coarse_emit(const CoarseParams& p, const uint64_t* d_offsets, const uint32_t* d_large,
+                        const uint32_t* d_num_large, KeyT* d_keys, uint32_t* d_tris, int num_sms, cudaStream_t stream) {
   const uint64_t n = p.tri_end - p.tri_begin;
   if (n == 0) return;
   emit_kernel<KeyT><<<blocks_for(n, 128), 128, 0, stream>>>(p, d_offsets, d_keys, d_tris);
   VT_CUDA_CHECK_LAUNCH();
+  large_emit_kernel<KeyT><<<unsigned(num_sms * 8), 256, 0, stream>>>(p, d_large, d_num_large, d_offsets, d_keys, d_tris);
+  VT_CUDA_CHECK_LAUNCH();
 }
 
-template void launch_coarse_emit<uint32_t>(const CoarseParams&, const uint64_t*, uint32_t*, uint32_t*, cudaStream_t);
-template void launch_coarse_emit<uint64_t>(const CoarseParams&, const uint64_t*, uint64_t*, uint32_t*, cudaStream_t);
+template void launch_coarse_emit<uint32_t>(const CoarseParams&, const uint64_t*, const uint32_t*, const uint32_t*,
+                                           uint32_t*, uint32_t*, int, cudaStream_t);
+template void launch_coarse_emit<uint64_t>(const CoarseParams&, const uint64_t*, const uint32_t*, const uint32_t*,
+                                           uint64_t*, uint32_t*, int, cudaStream_t);
 
 }  // namespace voxtile

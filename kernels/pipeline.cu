@@ -45,6 +45,7 @@ struct GpuVoxelizer::Impl {
   DeviceBuffer<Vec3f> world, grid;
   DeviceBuffer<uint32_t> indices;
   DeviceBuffer<uint64_t> counts, offsets;
+  DeviceBuffer<uint32_t> large, num_large;
   DeviceBuffer<uint32_t> keys32[2];
   DeviceBuffer<uint64_t> keys64[2];
   DeviceBuffer<uint32_t> tris[2];
@@ -127,7 +128,8 @@ void GpuVoxelizer::Impl::run_batch(DeviceBuffer<KeyT>* keys, const CoarseParams&
   tris[0].grow(num_pairs);
   tris[1].grow(num_pairs);
   timer.begin("coarse");
-  launch_coarse_emit(cp, offsets.data() + cp.tri_begin, keys[0].data(), tris[0].data(), s);
+  launch_coarse_emit(cp, offsets.data() + cp.tri_begin, large.data(), num_large.data(), keys[0].data(),
+                     tris[0].data(), num_sms, s);
 
   timer.begin("sort");
   cub::DoubleBuffer<KeyT> dk(keys[0].data(), keys[1].data());
@@ -148,14 +150,19 @@ void GpuVoxelizer::Impl::run_batch(DeviceBuffer<KeyT>* keys, const CoarseParams&
   const uint32_t num_tiles = read_scalar(num_selected.data(), s);
   vcounts.grow(num_tiles + 1);
   voffsets.grow(num_tiles + 1);
-  launch_virtual_counts(tile_begins.data(), num_selected.data(), num_pairs, opt.max_tile_triangles, vcounts.data(),
+  // Split size: at most max_tile_triangles, and small enough that every team of the fine raster
+  // (a warp for binary tiles, a block for count tiles) gets about four virtual tiles.
+  const uint64_t teams = uint64_t(num_sms) * (o.target == Target::kCount ? 1 : 64);
+  const uint32_t max_per_tile = uint32_t(std::max<uint64_t>(
+      std::min<uint64_t>(opt.max_tile_triangles, 32), std::min<uint64_t>(opt.max_tile_triangles, (num_pairs + 4 * teams - 1) / (4 * teams))));
+  launch_virtual_counts(tile_begins.data(), num_selected.data(), num_pairs, max_per_tile, vcounts.data(),
                         num_tiles + 1, s);
   cub.run([&](void* temp, size_t& bytes) {
     return cub::DeviceScan::ExclusiveSum(temp, bytes, vcounts.data(), voffsets.data(), int(num_tiles + 1), s);
   });
   const uint32_t num_vtiles = read_scalar(voffsets.data() + num_tiles, s);
   vtiles.grow(num_vtiles);
-  launch_virtual_emit(dk.Current(), tile_begins.data(), num_selected.data(), num_pairs, opt.max_tile_triangles,
+  launch_virtual_emit(dk.Current(), tile_begins.data(), num_selected.data(), num_pairs, max_per_tile,
                       voffsets.data(), vtiles.data(), num_tiles, s);
   *tiles_out += num_tiles;
   *vtiles_out += num_vtiles;
@@ -232,7 +239,9 @@ SparseGrid GpuVoxelizer::voxelize(const GridSpec& spec, const VoxelizeOptions& o
   d.counts.grow(d.num_tris + 1);
   d.offsets.grow(d.num_tris + 1);
   VT_CUDA_CHECK(cudaMemsetAsync(d.counts.data() + d.num_tris, 0, sizeof(uint64_t), s));
-  launch_coarse_count(cp, d.counts.data(), s);
+  d.large.grow(std::max<uint64_t>(1, d.num_tris));
+  d.num_large.grow(1);
+  launch_coarse_count(cp, d.counts.data(), d.large.data(), d.num_large.data(), d.num_sms, s);
   d.cub.run([&](void* temp, size_t& bytes) {
     return cub::DeviceScan::ExclusiveSum(temp, bytes, d.counts.data(), d.offsets.data(), int(d.num_tris + 1), s);
   });

@@ -41,11 +41,14 @@ struct VirtualTile {
 void launch_transform(const Vec3f* d_world, Vec3f* d_grid, uint64_t num_vertices, Vec3d origin, Vec3d voxel_size,
                       cudaStream_t stream);
 // d_counts[i] = number of tiles triangle tri_begin + i may write (num = tri_end - tri_begin).
-void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, cudaStream_t stream);
-// Writes (tile << 2 | dominant axis, triangle) pairs at d_offsets[i] (exclusive scan of counts).
+// Triangles spanning many tile columns are listed in d_large (capacity num) and counted by a warp each.
+void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint32_t* d_large, uint32_t* d_num_large,
+                         int num_sms, cudaStream_t stream);
+// Writes (tile << 2 | dominant axis, triangle) pairs at d_offsets[i] - pair_base (exclusive scan of
+// counts), in the same order for every run.
 template <class KeyT>
-void launch_coarse_emit(const CoarseParams& p, const uint64_t* d_offsets, KeyT* d_keys, uint32_t* d_tris,
-                        cudaStream_t stream);
+void launch_coarse_emit(const CoarseParams& p, const uint64_t* d_offsets, const uint32_t* d_large,
+                        const uint32_t* d_num_large, KeyT* d_keys, uint32_t* d_tris, int num_sms, cudaStream_t stream);
 // Flags the first pair of each tile in sorted keys.
 template <class KeyT>
 void launch_tile_heads(const KeyT* d_keys, uint64_t num_pairs, uint8_t* d_heads, cudaStream_t stream);
