@@ -37,12 +37,21 @@ struct TileSetup {
   __device__ uint32_t columns() const { return uint32_t(thi[a] - tlo[a] + 1) * uint32_t(thi[b] - tlo[b] + 1); }
 };
 
-__device__ bool tile_setup(const TriSetup& t, const CoarseParams& p, TileSetup* ts) {
+// The voxel range in tiles; true when the triangle may write anything.
+__device__ inline bool tile_range(const TriSetup& t, const CoarseParams& p, TileSetup* ts) {
   if (!triangle_voxel_range(t, p.mode, p.dims, &ts->box)) return false;
   for (int k = 0; k < 3; ++k) {
     ts->tlo[k] = ts->box.lo[k] >> kTileLog2;
     ts->thi[k] = ts->box.hi[k] >> kTileLog2;
   }
+  return true;
+}
+__device__ inline bool single_tile(const TileSetup& ts) {
+  return ts.tlo[0] == ts.thi[0] && ts.tlo[1] == ts.thi[1] && ts.tlo[2] == ts.thi[2];
+}
+
+// The double-precision part of the setup (after tile_range).
+__device__ void tile_setup_planes(const TriSetup& t, TileSetup* ts) {
   const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
   ts->c = c;
   ts->a = a;
@@ -73,6 +82,11 @@ __device__ bool tile_setup(const TriSetup& t, const CoarseParams& p, TileSetup* 
   ts->has_depth = n[c] != 0.0;
   ts->ka = ts->has_depth ? n[a] / n[c] : 0.0;
   ts->kb = ts->has_depth ? n[b] / n[c] : 0.0;
+}
+
+__device__ inline bool tile_setup(const TriSetup& t, const CoarseParams& p, TileSetup* ts) {
+  if (!tile_range(t, p, ts)) return false;
+  tile_setup_planes(t, ts);
   return true;
 }
 
@@ -134,7 +148,10 @@ __global__ void count_kernel(CoarseParams p, uint64_t* __restrict__ counts, uint
   if (tri >= p.tri_end) return;
   TileSetup ts;
   uint64_t n = 0;
-  if (tile_setup(load_triangle(p.mesh, tri), p, &ts)) {
+  const TriSetup t = load_triangle(p.mesh, tri);
+  if (tile_range(t, p, &ts) && single_tile(ts)) {
+    n = 1;
+  } else if (tile_setup(t, p, &ts)) {
     const uint32_t cols = ts.columns();
     if (cols > kLargeColumns) {
       large[atomicAdd(num_large, 1u)] = tri;  // counted by large_count_kernel
@@ -157,11 +174,17 @@ __global__ void emit_kernel(CoarseParams p, const uint64_t* __restrict__ offsets
   if (tri >= p.tri_end) return;
   const TriSetup t = load_triangle(p.mesh, tri);
   TileSetup ts;
-  if (!tile_setup(t, p, &ts)) return;
-  const uint32_t cols = ts.columns();
-  if (cols > kLargeColumns) return;  // emitted by large_emit_kernel
+  if (!tile_range(t, p, &ts)) return;
   uint64_t o = offsets[i] - p.pair_base;
   const KeyT dom = KeyT(t.dom);
+  if (single_tile(ts)) {
+    keys[o] = (KeyT(tile_index(p, ts.tlo[0], ts.tlo[1], ts.tlo[2])) << 2) | dom;
+    tris[o] = tri;
+    return;
+  }
+  tile_setup_planes(t, &ts);
+  const uint32_t cols = ts.columns();
+  if (cols > kLargeColumns) return;  // emitted by large_emit_kernel
   for (uint32_t k = 0; k < cols; ++k) {
     int32_t ta, tb;
     column_of(ts, k, &ta, &tb);
