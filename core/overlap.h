@@ -316,6 +316,8 @@ VT_HD inline void conservative_row(const ConservativeSetup& s, const VoxelBox& r
   const EdgeRow<3> row = edge_row(s.e[0], v);
   int32_t ulo, uhi;
   if (!scanline_range(s.e[0], row, r.lo[a], r.hi[a], &ulo, &uhi)) return;
+  // The depth estimate only seeds the exact fix-up below, so a reciprocal is good enough.
+  const float inv_nc = nc != 0.0f ? 1.0f / nc : 0.0f;
   for (int32_t u = ulo; u <= uhi; ++u) {
     // Estimated depth range of the plane over pixel [u,u+1]x[v,v+1], then exact fix-up.
     int32_t wlo = r.lo[c], whi = r.hi[c];
@@ -323,9 +325,10 @@ VT_HD inline void conservative_row(const ConservativeSetup& s, const VoxelBox& r
       const float fu = static_cast<float>(u), fv = static_cast<float>(v);
       const float a0 = na * ((na > 0.0f ? fu : fu + 1.0f) - v0a) + nb * ((nb > 0.0f ? fv : fv + 1.0f) - v0b);
       const float a1 = na * ((na > 0.0f ? fu + 1.0f : fu) - v0a) + nb * ((nb > 0.0f ? fv + 1.0f : fv) - v0b);
-      const float d0 = v0c - a0 / nc, d1 = v0c - a1 / nc;
+      const float d0 = v0c - a0 * inv_nc, d1 = v0c - a1 * inv_nc;
       const float dlo = vt_minf(d0, d1), dhi = vt_maxf(d0, d1);
-      const float elo = std::ceil(dlo) - 2.0f, ehi = std::floor(dhi) + 1.0f;
+      // Voxel w touches depths [dlo, dhi] iff ceil(dlo) - 1 <= w <= floor(dhi).
+      const float elo = std::ceil(dlo) - 1.0f, ehi = std::floor(dhi);
       if (elo > static_cast<float>(wlo)) wlo = elo < static_cast<float>(whi) ? static_cast<int32_t>(elo) : whi;
       if (ehi < static_cast<float>(whi)) whi = ehi > static_cast<float>(wlo) ? static_cast<int32_t>(ehi) : wlo;
     }
