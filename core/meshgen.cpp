@@ -65,6 +65,20 @@ void add_box(Mesh& m, double x0, double y0, double z0, double x1, double y1, dou
 
 }  // namespace
 
+Mesh make_uv_sphere(float cx, float cy, float cz, float r, int rings, int segments) {
+  Mesh m;
+  m.num_source_meshes = 1;
+  add_sphere(m, cx, cy, cz, r, rings, segments, 0);
+  return m;
+}
+
+Mesh make_box_mesh(float x0, float y0, float z0, float x1, float y1, float z1) {
+  Mesh m;
+  m.num_source_meshes = 1;
+  add_box(m, x0, y0, z0, x1, y1, z1, 0);
+  return m;
+}
+
 Mesh subdivide(const Mesh& in, int levels) {
   Mesh m = in;
   for (int level = 0; level < levels; ++level) {

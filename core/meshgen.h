@@ -8,6 +8,11 @@
 
 namespace voxtile {
 
+// UV sphere of radius r centred at c with `rings` x `segments` quads (poles as fans); closed.
+Mesh make_uv_sphere(float cx, float cy, float cz, float r, int rings, int segments);
+// Axis-aligned box [lo, hi] as 12 triangles; closed.
+Mesh make_box_mesh(float x0, float y0, float z0, float x1, float y1, float z1);
+
 // Splits every triangle into 4 at its edge midpoints, `levels` times (x4^levels triangles). The
 // surface is unchanged; the triangles get small.
 Mesh subdivide(const Mesh& mesh, int levels);

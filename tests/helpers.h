@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/grid_spec.h"
 #include "core/mesh.h"
 
 namespace voxtile::test {
@@ -35,9 +36,11 @@ RunResult run_voxtile(const std::vector<std::string>& args);
 bool file_exists(const std::string& path);
 std::string read_file(const std::string& path);
 
-// UV sphere of radius r at centre c with `rings` x `segments` quads split into triangles; closed.
-Mesh make_sphere(float cx, float cy, float cz, float r, int rings, int segments);
-// Axis-aligned box [lo, hi] as 12 triangles.
-Mesh make_box(float x0, float y0, float z0, float x1, float y1, float z1);
+// n random triangles: first vertex uniform in [0, extent]^3, the others within +-size of it.
+Mesh random_soup(int n, float extent, float size, unsigned seed);
+// One long sliver across an 8192^3 grid of unit voxels (a few tens of thousands of voxels).
+Mesh sliver_8192();
+// Grid options for sliver_8192: unit voxels, bounds [0, 8192]^3.
+GridOptions sliver_grid();
 
 }  // namespace voxtile::test

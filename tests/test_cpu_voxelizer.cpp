@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/meshgen.h"
 #include "core/voxelize.h"
 #include "io/mesh_reader.h"
 #include "tests/helpers.h"
@@ -39,22 +40,6 @@ VoxelMap direct(const Mesh& mesh, const GridSpec& spec, VoxelMode mode) {
   return m;
 }
 
-Mesh random_soup(int n, float extent, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(0, extent), s(-extent / 8, extent / 8);
-  Mesh m;
-  for (int t = 0; t < n; ++t) {
-    const Vec3f a{u(rng), u(rng), u(rng)};
-    for (int k = 0; k < 3; ++k) {
-      m.positions.push_back(k == 0 ? a : Vec3f{a.x + s(rng), a.y + s(rng), a.z + s(rng)});
-      m.indices.push_back(uint32_t(m.positions.size() - 1));
-    }
-    m.mesh_ids.push_back(0);
-    m.material_ids.push_back(0);
-  }
-  return m;
-}
-
 void expect_matches_direct(const Mesh& mesh, const GridSpec& spec) {
   for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative}) {
     VoxelizeOptions o;
@@ -73,7 +58,7 @@ void expect_matches_direct(const Mesh& mesh, const GridSpec& spec) {
 }
 
 TEST(CpuVoxelizer, BoxFacesOnTheGridBoundaryFillTheShell) {
-  const Mesh box = test::make_box(0, 0, 0, 4, 4, 4);
+  const Mesh box = make_box_mesh(0, 0, 0, 4, 4, 4);
   GridOptions go;
   go.voxel_size = Vec3d{1, 1, 1};
   const GridSpec spec = make_grid_spec(box.bounds(), go);
@@ -94,7 +79,7 @@ TEST(CpuVoxelizer, BoxFacesOnTheGridBoundaryFillTheShell) {
 }
 
 TEST(CpuVoxelizer, MatchesTheDirectReferenceOnRandomSoups) {
-  const Mesh soup = random_soup(400, 10.0f, 3);
+  const Mesh soup = test::random_soup(400, 10.0f, 1.25f, 3);
   for (int res : {1, 7, 33, 64, 100}) {
     GridOptions go;
     go.resolution = res;
@@ -117,7 +102,7 @@ TEST(CpuVoxelizer, MatchesTheDirectReferenceOnARealMesh) {
 }
 
 TEST(CpuVoxelizer, GeometryOutsideAUserBoxIsClipped) {
-  const Mesh soup = random_soup(300, 10.0f, 5);
+  const Mesh soup = test::random_soup(300, 10.0f, 1.25f, 5);
   GridOptions go;
   go.voxel_size = Vec3d{0.25, 0.25, 0.25};
   Bounds b;
@@ -128,7 +113,7 @@ TEST(CpuVoxelizer, GeometryOutsideAUserBoxIsClipped) {
 }
 
 TEST(CpuVoxelizer, ResultDoesNotDependOnThreadCount) {
-  const Mesh soup = random_soup(3000, 10.0f, 9);
+  const Mesh soup = test::random_soup(3000, 10.0f, 1.25f, 9);
   GridOptions go;
   go.resolution = 120;
   const GridSpec spec = make_grid_spec(soup.bounds(), go);
@@ -170,7 +155,7 @@ bool leaks(const SparseGrid& g, const Int3& probe) {
 
 TEST(CpuVoxelizer, ThinVoxelizationOfAClosedSurfaceIs6Separating) {
   for (int res : {24, 61, 96}) {
-    const Mesh sphere = test::make_sphere(0.1f, -0.2f, 0.3f, 1.0f, 23, 37);
+    const Mesh sphere = make_uv_sphere(0.1f, -0.2f, 0.3f, 1.0f, 23, 37);
     GridOptions go;
     go.resolution = res;
     go.pad = 2;
@@ -189,18 +174,8 @@ TEST(CpuVoxelizer, ThinVoxelizationOfAClosedSurfaceIs6Separating) {
 
 TEST(CpuVoxelizer, LargeSparseGridsNeverMaterialiseTheDenseGrid) {
   // A long sliver across an 8192^3 grid: a few tens of thousands of voxels, not 2^39.
-  Mesh m;
-  m.positions = {{0.5f, 0.5f, 0.5f}, {8191.5f, 8100.25f, 8000.75f}, {8191.5f, 8101.0f, 8001.5f}};
-  m.indices = {0, 1, 2};
-  m.mesh_ids = {0};
-  m.material_ids = {0};
-  GridOptions go;
-  go.voxel_size = Vec3d{1, 1, 1};
-  Bounds b;
-  b.lo = {0, 0, 0};
-  b.hi = {8192, 8192, 8192};
-  go.bbox = b;
-  const GridSpec spec = make_grid_spec(m.bounds(), go);
+  const Mesh m = test::sliver_8192();
+  const GridSpec spec = make_grid_spec(m.bounds(), test::sliver_grid());
   ASSERT_EQ(spec.dims.x, 8192);
   for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative}) {
     VoxelizeOptions o;
@@ -214,7 +189,7 @@ TEST(CpuVoxelizer, LargeSparseGridsNeverMaterialiseTheDenseGrid) {
 }
 
 TEST(CpuVoxelizer, EmptyResultWhenTheMeshMissesTheGrid) {
-  const Mesh box = test::make_box(0, 0, 0, 1, 1, 1);
+  const Mesh box = make_box_mesh(0, 0, 0, 1, 1, 1);
   GridOptions go;
   go.voxel_size = Vec3d{0.1, 0.1, 0.1};
   Bounds b;

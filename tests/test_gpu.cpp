@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 
+#include "core/meshgen.h"
 #include "core/voxelize.h"
 #include "io/mesh_reader.h"
 #include "kernels/api.h"
@@ -44,22 +45,6 @@ void compare(const Mesh& mesh, const GridSpec& spec, const std::string& what, co
       expect_same(voxelize_cpu(mesh, spec, o), gpu.voxelize(spec, o),
                   what + " " + mode_name(mode) + " " + target_name(target) + " " + spec.describe());
     }
-}
-
-Mesh random_soup(int n, float extent, float size, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(0, extent), s(-size, size);
-  Mesh m;
-  for (int t = 0; t < n; ++t) {
-    const Vec3f a{u(rng), u(rng), u(rng)};
-    for (int k = 0; k < 3; ++k) {
-      m.positions.push_back(k == 0 ? a : Vec3f{a.x + s(rng), a.y + s(rng), a.z + s(rng)});
-      m.indices.push_back(uint32_t(m.positions.size() - 1));
-    }
-    m.mesh_ids.push_back(0);
-    m.material_ids.push_back(0);
-  }
-  return m;
 }
 
 TEST_F(Gpu, MatchesTheCpuReferenceOnTheGoldenMatrix) {
@@ -114,8 +99,8 @@ TEST_F(Gpu, MatchesWhenTheBrickBufferOverflowsAndIsRetried) {
 }
 
 TEST_F(Gpu, MatchesOnRandomSoupsWithHugeAndTinyTriangles) {
-  Mesh soup = random_soup(20000, 100.0f, 2.0f, 11);
-  const Mesh big = random_soup(40, 100.0f, 150.0f, 12);  // triangles spanning the grid
+  Mesh soup = test::random_soup(20000, 100.0f, 2.0f, 11);
+  const Mesh big = test::random_soup(40, 100.0f, 150.0f, 12);  // triangles spanning the grid
   for (size_t t = 0; t < big.num_triangles(); ++t) {
     for (int k = 0; k < 3; ++k) {
       soup.positions.push_back(big.vertex(t, k));
@@ -139,18 +124,8 @@ TEST_F(Gpu, MatchesOnRandomSoupsWithHugeAndTinyTriangles) {
 }
 
 TEST_F(Gpu, MatchesOnASliverAcrossAn8192Grid) {
-  Mesh m;
-  m.positions = {{0.5f, 0.5f, 0.5f}, {8191.5f, 8100.25f, 8000.75f}, {8191.5f, 8101.0f, 8001.5f}};
-  m.indices = {0, 1, 2};
-  m.mesh_ids = {0};
-  m.material_ids = {0};
-  GridOptions go;
-  go.voxel_size = Vec3d{1, 1, 1};
-  Bounds b;
-  b.lo = {0, 0, 0};
-  b.hi = {8192, 8192, 8192};
-  go.bbox = b;
-  compare(m, make_grid_spec(m.bounds(), go), "sliver");
+  const Mesh m = test::sliver_8192();
+  compare(m, make_grid_spec(m.bounds(), test::sliver_grid()), "sliver");
 }
 
 TEST_F(Gpu, OneTriangleCoveringTheWholeGrid) {
@@ -182,7 +157,7 @@ TEST_F(Gpu, RepeatedRunsGiveTheSameResult) {
 }
 
 TEST_F(Gpu, EmptyResultWhenTheMeshMissesTheGrid) {
-  const Mesh box = test::make_box(0, 0, 0, 1, 1, 1);
+  const Mesh box = make_box_mesh(0, 0, 0, 1, 1, 1);
   GridOptions go;
   go.voxel_size = Vec3d{0.1, 0.1, 0.1};
   Bounds b;

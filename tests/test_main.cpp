@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "tests/helpers.h"
@@ -73,48 +74,39 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
-static void add_tri(Mesh& m, uint32_t a, uint32_t b, uint32_t c) {
-  m.indices.insert(m.indices.end(), {a, b, c});
-  m.mesh_ids.push_back(0);
-  m.material_ids.push_back(0);
-}
-
-Mesh make_sphere(float cx, float cy, float cz, float r, int rings, int segments) {
+Mesh random_soup(int n, float extent, float size, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(0, extent), s(-size, size);
   Mesh m;
-  const double pi = 3.14159265358979323846;
-  m.positions.push_back({cx, cy, cz + r});
-  for (int i = 1; i < rings; ++i) {
-    const double th = pi * i / rings;
-    for (int j = 0; j < segments; ++j) {
-      const double ph = 2 * pi * j / segments;
-      m.positions.push_back({float(cx + r * std::sin(th) * std::cos(ph)), float(cy + r * std::sin(th) * std::sin(ph)),
-                             float(cz + r * std::cos(th))});
+  for (int t = 0; t < n; ++t) {
+    const Vec3f a{u(rng), u(rng), u(rng)};
+    for (int k = 0; k < 3; ++k) {
+      m.positions.push_back(k == 0 ? a : Vec3f{a.x + s(rng), a.y + s(rng), a.z + s(rng)});
+      m.indices.push_back(uint32_t(m.positions.size() - 1));
     }
+    m.mesh_ids.push_back(0);
+    m.material_ids.push_back(0);
   }
-  m.positions.push_back({cx, cy, cz - r});
-  const uint32_t south = uint32_t(m.positions.size() - 1);
-  auto ring = [&](int i, int j) { return uint32_t(1 + (i - 1) * segments + (j % segments)); };
-  for (int j = 0; j < segments; ++j) add_tri(m, 0, ring(1, j), ring(1, j + 1));
-  for (int i = 1; i + 1 < rings; ++i)
-    for (int j = 0; j < segments; ++j) {
-      add_tri(m, ring(i, j), ring(i + 1, j), ring(i + 1, j + 1));
-      add_tri(m, ring(i, j), ring(i + 1, j + 1), ring(i, j + 1));
-    }
-  for (int j = 0; j < segments; ++j) add_tri(m, ring(rings - 1, j), south, ring(rings - 1, j + 1));
-  m.num_source_meshes = 1;
   return m;
 }
 
-Mesh make_box(float x0, float y0, float z0, float x1, float y1, float z1) {
+Mesh sliver_8192() {
   Mesh m;
-  for (int i = 0; i < 8; ++i) m.positions.push_back({i & 1 ? x1 : x0, i & 2 ? y1 : y0, i & 4 ? z1 : z0});
-  const uint32_t f[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
-  for (const auto& q : f) {
-    add_tri(m, q[0], q[1], q[2]);
-    add_tri(m, q[0], q[2], q[3]);
-  }
-  m.num_source_meshes = 1;
+  m.positions = {{0.5f, 0.5f, 0.5f}, {8191.5f, 8100.25f, 8000.75f}, {8191.5f, 8101.0f, 8001.5f}};
+  m.indices = {0, 1, 2};
+  m.mesh_ids = {0};
+  m.material_ids = {0};
   return m;
+}
+
+GridOptions sliver_grid() {
+  GridOptions go;
+  go.voxel_size = Vec3d{1, 1, 1};
+  Bounds b;
+  b.lo = {0, 0, 0};
+  b.hi = {8192, 8192, 8192};
+  go.bbox = b;
+  return go;
 }
 
 }  // namespace voxtile::test

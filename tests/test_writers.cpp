@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/meshgen.h"
 #include "core/voxelize.h"
 #include "io/vdb.h"
 #include "io/writers.h"
@@ -15,7 +16,7 @@ namespace voxtile {
 namespace {
 
 SparseGrid sphere_grid(Target target) {
-  const Mesh s = test::make_sphere(1.0f, 2.0f, 3.0f, 1.5f, 12, 20);
+  const Mesh s = make_uv_sphere(1.0f, 2.0f, 3.0f, 1.5f, 12, 20);
   GridOptions go;
   go.dims = Int3{21, 30, 17};  // non-cubic voxels, sizes not multiples of 8
   VoxelizeOptions o;
