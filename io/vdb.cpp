@@ -201,7 +201,8 @@ std::vector<std::string> describe_vdb(const std::string& path) {
     const openvdb::CoordBBox bb = g->evalActiveVoxelBoundingBox();
     const openvdb::Vec3d vs = g->voxelSize();
     const openvdb::Vec3d o = g->indexToWorld(openvdb::Vec3d(-0.5, -0.5, -0.5));
-    s << "grid \"" << g->getName() << "\" type=" << g->valueType() << " active_voxels=" << g->activeVoxelCount();
+    const std::string type = g->isType<openvdb::MaskGrid>() ? std::string("mask") : g->valueType();
+    s << "grid \"" << g->getName() << "\" type=" << type << " active_voxels=" << g->activeVoxelCount();
     if (!bb.empty())
       s << " index_bbox=[" << bb.min().x() << "," << bb.min().y() << "," << bb.min().z() << "]..[" << bb.max().x() << ","
         << bb.max().y() << "," << bb.max().z() << "]";
