@@ -33,7 +33,9 @@ std::string stem_of(const std::string& path) {
 }
 
 VoxelMode parse_mode(const std::string& m) { return m == "thin" ? VoxelMode::kThin : VoxelMode::kConservative; }
-Target parse_target(const std::string& t) { return t == "count" ? Target::kCount : Target::kBinary; }
+Target parse_target(const std::string& t) {
+  return t == "count" ? Target::kCount : (t == "id" ? Target::kId : Target::kBinary);
+}
 
 struct Job {
   std::string input, output;
@@ -115,8 +117,9 @@ void setup_voxelize(CLI::App& app, VoxelizeCmdOptions& o) {
   app.add_option("--mode,-m", o.mode, "thin (6-separating) or conservative (26-separating)")
       ->check(CLI::IsMember({"thin", "conservative"}))
       ->capture_default_str();
-  app.add_option("--target,-t", o.target, "binary (occupancy) or count (triangles per voxel)")
-      ->check(CLI::IsMember({"binary", "count"}))
+  app.add_option("--target,-t", o.target,
+                 "binary (occupancy), count (triangles per voxel) or id (smallest triangle index per voxel)")
+      ->check(CLI::IsMember({"binary", "count", "id"}))
       ->capture_default_str();
   app.add_option("--device,-d", o.device, "auto (GPU if present, else CPU), cpu or gpu")
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
@@ -179,7 +182,7 @@ int run_voxelize(const VoxelizeCmdOptions& o) {
       } else {
         grid = voxelize_cpu(loaded.mesh, spec, vopt, &st);
       }
-      grid.name = o.target == "count" ? "count" : "voxels";
+      grid.name = o.target == "binary" ? "voxels" : o.target;
       wopt.meta = {{"source", job.input},
                    {"options", options_string(o)},
                    {"version", VOXTILE_VERSION},

@@ -5,7 +5,14 @@
 
 namespace voxtile {
 
-const char* target_name(Target t) { return t == Target::kBinary ? "binary" : "count"; }
+const char* target_name(Target t) {
+  switch (t) {
+    case Target::kBinary: return "binary";
+    case Target::kCount: return "count";
+    case Target::kId: return "id";
+  }
+  return "?";
+}
 const char* mode_name(VoxelMode m) { return m == VoxelMode::kThin ? "thin" : "conservative"; }
 
 std::vector<Vec3f> to_grid_space(const Mesh& mesh, const GridSpec& spec) {

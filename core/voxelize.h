@@ -15,7 +15,15 @@ namespace voxtile {
 enum class Target : uint8_t {
   kBinary = 0,  // occupancy (OR)
   kCount = 1,   // number of triangles whose voxelization contains the voxel (add)
+  kId = 2,      // smallest index of a triangle whose voxelization contains the voxel (min)
 };
+// Targets with one int32 per voxel.
+inline bool has_values(Target t) { return t != Target::kBinary; }
+
+// The id target is blended as max over (0xffffffff - triangle index), so that 0 means empty in
+// the tile buffers of both the CPU and the GPU path.
+VT_HD inline uint32_t encode_id(uint32_t tri) { return 0xffffffffu - tri; }
+VT_HD inline int32_t decode_id(uint32_t v) { return static_cast<int32_t>(0xffffffffu - v); }
 const char* target_name(Target t);
 const char* mode_name(VoxelMode m);
 

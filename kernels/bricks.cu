@@ -1,6 +1,7 @@
 // Brick merge: after the bricks are sorted by key, each run of equal keys (from virtual tiles of
 // one tile, or from triangle batches) becomes one brick: OR of the masks, sum of the counts.
 #include "core/sparse_grid.h"
+#include "core/voxelize.h"
 #include "kernels/common.cuh"
 #include "kernels/stages.cuh"
 
@@ -17,7 +18,7 @@ __global__ void merge_kernel(const uint64_t* __restrict__ sorted, const uint32_t
                              const uint32_t* __restrict__ starts, uint64_t num_unique, uint64_t n,
                              const uint32_t* __restrict__ masks_in, const int32_t* __restrict__ values_in,
                              uint64_t* __restrict__ keys_out, uint32_t* __restrict__ masks_out,
-                             int32_t* __restrict__ values_out) {
+                             int32_t* __restrict__ values_out, bool ids) {
   const uint64_t u = (uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const int lane = threadIdx.x & 31;
   if (u >= num_unique) return;
@@ -30,9 +31,12 @@ __global__ void merge_kernel(const uint64_t* __restrict__ sorted, const uint32_t
   if (lane == 0) keys_out[u] = sorted[start];
   if (values_in) {
     for (int w = 0; w < 16; ++w) {
-      int32_t sum = 0;
-      for (uint32_t r = start; r < end; ++r) sum += values_in[uint64_t(perm[r]) * kBrickVoxels + w * 32 + lane];
-      values_out[u * kBrickVoxels + w * 32 + lane] = sum;
+      uint32_t acc = 0;  // counts add; encoded ids (0 = empty) take the max
+      for (uint32_t r = start; r < end; ++r) {
+        const uint32_t v = uint32_t(values_in[uint64_t(perm[r]) * kBrickVoxels + w * 32 + lane]);
+        acc = ids ? max(acc, v) : acc + v;
+      }
+      values_out[u * kBrickVoxels + w * 32 + lane] = ids ? (acc ? decode_id(acc) : 0) : int32_t(acc);
     }
   }
 }
@@ -58,12 +62,12 @@ void launch_brick_heads(const uint64_t* d_sorted, uint64_t n, uint8_t* d_heads, 
 
 void launch_brick_merge(const uint64_t* d_sorted, const uint32_t* d_perm, const uint32_t* d_starts, uint64_t num_unique,
                         uint64_t n, const uint32_t* d_masks_in, const int32_t* d_values_in, uint64_t* d_keys_out,
-                        uint32_t* d_masks_out, int32_t* d_values_out, cudaStream_t stream) {
+                        uint32_t* d_masks_out, int32_t* d_values_out, bool ids, cudaStream_t stream) {
   if (num_unique == 0) return;
   const uint64_t threads = num_unique * 32;
   merge_kernel<<<unsigned((threads + 255) / 256), 256, 0, stream>>>(d_sorted, d_perm, d_starts, num_unique, n,
                                                                      d_masks_in, d_values_in, d_keys_out, d_masks_out,
-                                                                     d_values_out);
+                                                                     d_values_out, ids);
   VT_CUDA_CHECK_LAUNCH();
 }
 

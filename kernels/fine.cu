@@ -16,7 +16,9 @@ constexpr unsigned kFull = 0xffffffffu;
 // A team (kTeamWarps warps) owns one tile at a time: a single warp for binary tiles (4 KB, so
 // every warp of the block works on its own tile even when tiles hold few triangles), the whole
 // block for count tiles (128 KB).
-template <VoxelMode kMode, bool kCount, int kTeamWarps>
+// kCount: the tile holds one uint32 per voxel (count and id targets); kIds: blend by max of
+// encode_id(triangle) instead of adding one.
+template <VoxelMode kMode, bool kCount, bool kIds, int kTeamWarps>
 __global__ void fine_kernel(FineParams p) {
   extern __shared__ uint32_t shared_tiles[];  // per team: 64 bricks x 16 words (binary) or x 512 counters
   __shared__ uint32_t s_vtile[32], s_batch[32];
@@ -53,11 +55,14 @@ __global__ void fine_kernel(FineParams p) {
     }
     const uint32_t count = tile.end - tile.begin;
 
+    uint32_t id_value = 0;
     auto emit = [&](int32_t i, int32_t j, int32_t k) {
       const int x = i - base[0], y = j - base[1], z = k - base[2];
       const int lb = ((x >> 3) << 4) | ((y >> 3) << 2) | (z >> 3);
       const int off = brick_offset(x & 7, y & 7, z & 7);
-      if (kCount) {
+      if (kIds) {
+        atomicMax(&tile_mem[lb * kBrickVoxels + off], id_value);
+      } else if (kCount) {
         atomicAdd(&tile_mem[lb * kBrickVoxels + off], 1u);
       } else {
         atomicOr(&tile_mem[lb * 16 + (off >> 5)], 1u << (off & 31));
@@ -73,9 +78,9 @@ __global__ void fine_kernel(FineParams p) {
       first = __shfl_sync(kFull, first, 0);
       if (first >= count) break;
       Vec3f v0{0, 0, 0}, v1{0, 0, 0}, v2{0, 0, 0};
-      uint32_t rows = 0;
+      uint32_t rows = 0, tri = 0;
       if (first + lane < count) {
-        const uint32_t tri = p.d_tris[tile.begin + first + lane];
+        tri = p.d_tris[tile.begin + first + lane];
         v0 = p.mesh.d_grid[p.mesh.d_indices[3 * tri]];
         v1 = p.mesh.d_grid[p.mesh.d_indices[3 * tri + 1]];
         v2 = p.mesh.d_grid[p.mesh.d_indices[3 * tri + 2]];
@@ -102,7 +107,9 @@ __global__ void fine_kernel(FineParams p) {
         const Vec3f b{__shfl_sync(kFull, v1.x, owner), __shfl_sync(kFull, v1.y, owner), __shfl_sync(kFull, v1.z, owner)};
         const Vec3f c{__shfl_sync(kFull, v2.x, owner), __shfl_sync(kFull, v2.y, owner), __shfl_sync(kFull, v2.z, owner)};
         const uint32_t owner_first_row = __shfl_sync(kFull, incl, owner) - __shfl_sync(kFull, rows, owner);
+        const uint32_t owner_tri = __shfl_sync(kFull, tri, owner);
         if (k >= total) continue;
+        id_value = encode_id(owner_tri);
         const TriSetup t = setup_triangle(a, b, c);
         VoxelBox r;
         const int ab = vt_axis_b(t.dom);
@@ -153,13 +160,13 @@ __global__ void fine_kernel(FineParams p) {
   }
 }
 
-template <VoxelMode kMode, bool kCount>
+template <VoxelMode kMode, bool kCount, bool kIds>
 void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
   constexpr int kTeamWarps = kCount ? 16 : 1;
   const int threads = kCount ? 512 : 256;
   const int teams = threads / (32 * kTeamWarps);
   const size_t smem = size_t(teams) * kTileBricks * (kCount ? kBrickVoxels : 16) * sizeof(uint32_t);
-  auto kernel = fine_kernel<kMode, kCount, kTeamWarps>;
+  auto kernel = fine_kernel<kMode, kCount, kIds, kTeamWarps>;
   VT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   int per_sm = 0;
   VT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
@@ -173,12 +180,20 @@ void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
 
 void launch_fine(const FineParams& p, VoxelMode mode, Target target, int num_sms, cudaStream_t stream) {
   if (p.num_vtiles == 0) return;
-  const bool count = target == Target::kCount;
-  if (mode == VoxelMode::kConservative) {
-    count ? launch<VoxelMode::kConservative, true>(p, num_sms, stream)
-          : launch<VoxelMode::kConservative, false>(p, num_sms, stream);
-  } else {
-    count ? launch<VoxelMode::kThin, true>(p, num_sms, stream) : launch<VoxelMode::kThin, false>(p, num_sms, stream);
+  const bool thin = mode == VoxelMode::kThin;
+  switch (target) {
+    case Target::kBinary:
+      thin ? launch<VoxelMode::kThin, false, false>(p, num_sms, stream)
+           : launch<VoxelMode::kConservative, false, false>(p, num_sms, stream);
+      break;
+    case Target::kCount:
+      thin ? launch<VoxelMode::kThin, true, false>(p, num_sms, stream)
+           : launch<VoxelMode::kConservative, true, false>(p, num_sms, stream);
+      break;
+    case Target::kId:
+      thin ? launch<VoxelMode::kThin, true, true>(p, num_sms, stream)
+           : launch<VoxelMode::kConservative, true, true>(p, num_sms, stream);
+      break;
   }
 }
 

@@ -152,7 +152,7 @@ void GpuVoxelizer::Impl::run_batch(DeviceBuffer<KeyT>* keys, const CoarseParams&
   voffsets.grow(num_tiles + 1);
   // Split size: at most max_tile_triangles, and small enough that every team of the fine raster
   // (a warp for binary tiles, a block for count tiles) gets about four virtual tiles.
-  const uint64_t teams = uint64_t(num_sms) * (o.target == Target::kCount ? 1 : 64);
+  const uint64_t teams = uint64_t(num_sms) * (has_values(o.target) ? 1 : 64);
   const uint32_t max_per_tile = uint32_t(std::max<uint64_t>(
       std::min<uint64_t>(opt.max_tile_triangles, 32), std::min<uint64_t>(opt.max_tile_triangles, (num_pairs + 4 * teams - 1) / (4 * teams))));
   launch_virtual_counts(tile_begins.data(), num_selected.data(), num_pairs, max_per_tile, vcounts.data(),
@@ -169,7 +169,7 @@ void GpuVoxelizer::Impl::run_batch(DeviceBuffer<KeyT>* keys, const CoarseParams&
 
   // Fine raster, retried with a larger brick buffer if it overflowed.
   timer.begin("fine");
-  const bool count = o.target == Target::kCount;
+  const bool count = has_values(o.target);
   const unsigned long long before = read_scalar(brick_count.data(), s);
   const uint64_t estimate = count ? uint64_t(num_vtiles) * 8 : uint64_t(num_vtiles) * 64;
   const uint64_t want = before + (opt.initial_bricks ? opt.initial_bricks : std::max<uint64_t>(4096, estimate));
@@ -216,7 +216,9 @@ SparseGrid GpuVoxelizer::voxelize(const GridSpec& spec, const VoxelizeOptions& o
   StageTimer timer(s);
   SparseGrid grid;
   grid.spec = spec;
-  grid.value_type = o.target == Target::kCount ? ValueType::kInt32 : ValueType::kNone;
+  grid.value_type = has_values(o.target) ? ValueType::kInt32 : ValueType::kNone;
+  if (o.target == Target::kId && d.num_tris >= uint64_t(0x7fffffff))
+    fail(ErrorKind::kUsage, "--target id needs fewer than 2^31 triangles");
   const Int3 tiles{(spec.dims.x + kTileDim - 1) / kTileDim, (spec.dims.y + kTileDim - 1) / kTileDim,
                    (spec.dims.z + kTileDim - 1) / kTileDim};
   const uint64_t total_tiles = uint64_t(tiles.x) * uint64_t(tiles.y) * uint64_t(tiles.z);
@@ -292,7 +294,7 @@ SparseGrid GpuVoxelizer::voxelize(const GridSpec& spec, const VoxelizeOptions& o
   uint64_t num_unique = 0;
   if (num_bricks > 0) {
     if (num_bricks >= (uint64_t(1) << 31)) fail(ErrorKind::kResource, "more than 2^31 bricks");
-    const bool count = o.target == Target::kCount;
+    const bool count = has_values(o.target);
     d.bkeys_sorted.grow(num_bricks);
     d.iota.grow(num_bricks);
     d.perm.grow(num_bricks);
@@ -315,7 +317,7 @@ SparseGrid GpuVoxelizer::voxelize(const GridSpec& spec, const VoxelizeOptions& o
     if (count) d.out_values.grow(num_unique * kBrickVoxels);
     launch_brick_merge(d.bkeys_sorted.data(), d.perm.data(), d.starts.data(), num_unique, num_bricks, d.bmasks.data(),
                        count ? d.bvalues.data() : nullptr, d.out_keys.data(), d.out_masks.data(),
-                       count ? d.out_values.data() : nullptr, s);
+                       count ? d.out_values.data() : nullptr, o.target == Target::kId, s);
 
     timer.begin("download");
     grid.keys.resize(num_unique);

@@ -84,9 +84,10 @@ void launch_fine(const FineParams& p, VoxelMode mode, Target target, int num_sms
 void launch_iota(uint32_t* d, uint64_t n, cudaStream_t stream);
 // Marks the first of each run of equal keys in sorted brick keys.
 void launch_brick_heads(const uint64_t* d_sorted, uint64_t n, uint8_t* d_heads, cudaStream_t stream);
-// Merges each run (d_starts: num_unique run starts into d_perm) into one brick: OR of masks, sum of values.
+// Merges each run (d_starts: num_unique run starts into d_perm) into one brick: OR of masks, and
+// sum of values (count) or max of encoded ids, decoded on output (ids).
 void launch_brick_merge(const uint64_t* d_sorted, const uint32_t* d_perm, const uint32_t* d_starts, uint64_t num_unique,
                         uint64_t n, const uint32_t* d_masks_in, const int32_t* d_values_in, uint64_t* d_keys_out,
-                        uint32_t* d_masks_out, int32_t* d_values_out, cudaStream_t stream);
+                        uint32_t* d_masks_out, int32_t* d_values_out, bool ids, cudaStream_t stream);
 
 }  // namespace voxtile

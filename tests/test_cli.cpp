@@ -82,6 +82,10 @@ TEST(Cli, InfoDescribesMeshesPointCloudsAndVdbs) {
   r = run_voxtile({"info", dir.file("d.vdb")});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("active_voxels="), std::string::npos);
+  EXPECT_NE(r.out.find("type=mask"), std::string::npos) << r.out;
+  ASSERT_EQ(run_voxtile({"voxelize", kDuck, "-o", dir.file("i.vdb"), "-r", "32", "-t", "id"}).exit_code, 0);
+  r = run_voxtile({"info", dir.file("i.vdb")});
+  EXPECT_NE(r.out.find("grid \"id\" type=int32"), std::string::npos) << r.out;
 }
 
 struct ErrorCase {

@@ -25,15 +25,23 @@ VoxelMap to_map(const SparseGrid& g) {
   return m;
 }
 
-// Direct reference: every triangle, every voxel of the grid-clipped enumerator, no tiles.
-VoxelMap direct(const Mesh& mesh, const GridSpec& spec, VoxelMode mode) {
+// Direct reference: every triangle, every voxel of the grid-clipped enumerator, no tiles. Values
+// are the number of triangles (count) or the smallest triangle index (id).
+VoxelMap direct(const Mesh& mesh, const GridSpec& spec, VoxelMode mode, Target target = Target::kCount) {
   VoxelMap m;
   const VoxelBox clip{{0, 0, 0}, {spec.dims.x - 1, spec.dims.y - 1, spec.dims.z - 1}};
   for (size_t t = 0; t < mesh.num_triangles(); ++t) {
     const Vec3f a = mesh.vertex(t, 0), b = mesh.vertex(t, 1), c = mesh.vertex(t, 2);
     const TriSetup ts = setup_triangle(spec.world_to_grid({a.x, a.y, a.z}), spec.world_to_grid({b.x, b.y, b.z}),
                                        spec.world_to_grid({c.x, c.y, c.z}));
-    auto add = [&](int i, int j, int k) { ++m[{i, j, k}]; };
+    auto add = [&](int i, int j, int k) {
+      if (target != Target::kId) {
+        ++m[{i, j, k}];
+      } else {
+        auto [it, fresh] = m.emplace(std::make_tuple(i, j, k), int(t));
+        if (!fresh) it->second = std::min(it->second, int(t));
+      }
+    };
     if (mode == VoxelMode::kConservative) for_each_conservative_voxel(setup_conservative(ts), clip, add);
     else for_each_thin_voxel(ts, setup_diamond_edges(ts, ts.dom), clip, component(spec.dims, ts.dom), add);
   }
@@ -49,6 +57,10 @@ void expect_matches_direct(const Mesh& mesh, const GridSpec& spec) {
     g.validate();
     const VoxelMap want = direct(mesh, spec, mode);
     ASSERT_EQ(to_map(g), want) << mode_name(mode) << " " << spec.describe();
+    o.target = Target::kId;
+    const SparseGrid ids = voxelize_cpu(mesh, spec, o);
+    ids.validate();
+    ASSERT_EQ(to_map(ids), direct(mesh, spec, mode, Target::kId)) << mode_name(mode) << " id " << spec.describe();
     o.target = Target::kBinary;
     const SparseGrid bin = voxelize_cpu(mesh, spec, o);
     bin.validate();
@@ -74,6 +86,10 @@ TEST(CpuVoxelizer, BoxFacesOnTheGridBoundaryFillTheShell) {
     EXPECT_TRUE(m.count({3, 3, 3}));
     if (mode == VoxelMode::kConservative) {
       EXPECT_EQ(m.at({0, 0, 0}), 6);  // 2 triangles of 3 faces
+      o.target = Target::kId;
+      const VoxelMap ids = to_map(voxelize_cpu(box, spec, o));
+      EXPECT_EQ(ids.at({0, 0, 0}), 0);  // triangles 0, 1 (z = 0), 4, 5 (y = 0), 8, 9 (x = 0)
+      EXPECT_EQ(ids.at({3, 3, 3}), 2);  // triangles 2, 3 (z = 4), 6, 7 (y = 4), 10, 11 (x = 4)
     }
   }
 }

@@ -38,7 +38,7 @@ void compare(const Mesh& mesh, const GridSpec& spec, const std::string& what, co
   GpuVoxelizer gpu(gopt);
   gpu.set_mesh(mesh);
   for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative})
-    for (Target target : {Target::kBinary, Target::kCount}) {
+    for (Target target : {Target::kBinary, Target::kCount, Target::kId}) {
       VoxelizeOptions o;
       o.mode = mode;
       o.target = target;
@@ -150,10 +150,12 @@ TEST_F(Gpu, RepeatedRunsGiveTheSameResult) {
   const GridSpec spec = make_grid_spec(m.bounds(), go);
   GpuVoxelizer gpu;
   gpu.set_mesh(m);
-  VoxelizeOptions o;
-  o.target = Target::kCount;
-  const uint64_t first = gpu.voxelize(spec, o).checksum();
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(gpu.voxelize(spec, o).checksum(), first);
+  for (Target target : {Target::kCount, Target::kId}) {
+    VoxelizeOptions o;
+    o.target = target;
+    const uint64_t first = gpu.voxelize(spec, o).checksum();
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(gpu.voxelize(spec, o).checksum(), first);
+  }
 }
 
 TEST_F(Gpu, EmptyResultWhenTheMeshMissesTheGrid) {

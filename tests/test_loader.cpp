@@ -49,7 +49,9 @@ TEST(Loader, ReadsEverySampleFormat) {
     EXPECT_EQ(r.mesh.material_ids.size(), s.triangles);
     EXPECT_FALSE(r.mesh.bounds().empty());
     for (uint32_t i : r.mesh.indices) ASSERT_LT(i, r.mesh.positions.size());
-    if (s.dropped_degenerate) ASSERT_FALSE(r.warnings.empty());
+    if (s.dropped_degenerate) {
+      ASSERT_FALSE(r.warnings.empty());
+    }
   }
 }
 

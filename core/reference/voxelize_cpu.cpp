@@ -75,6 +75,8 @@ void for_each_tile(const TriSetup& t, VoxelMode mode, const GridSpec& spec, cons
       }
 }
 
+bool num_tris_exceeds_int32(size_t n) { return n >= size_t(0x7fffffff); }
+
 struct TileBricks {
   std::vector<uint64_t> keys;
   std::vector<BrickMask> masks;
@@ -92,7 +94,10 @@ SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOp
     fail(ErrorKind::kUsage, "grid dimensions out of range");
 
   const VoxelMode mode = options.mode;
-  const bool counting = options.target == Target::kCount;
+  const bool counting = has_values(options.target);
+  const bool ids = options.target == Target::kId;
+  if (ids && num_tris_exceeds_int32(mesh.num_triangles()))
+    fail(ErrorKind::kUsage, "--target id needs fewer than 2^31 triangles");
   const size_t num_tris = mesh.num_triangles();
   const Int3 tiles{(spec.dims.x + kTile - 1) / kTile, (spec.dims.y + kTile - 1) / kTile,
                    (spec.dims.z + kTile - 1) / kTile};
@@ -147,13 +152,17 @@ SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOp
         clip.hi[a] = std::min(base[a] + kTile, component(spec.dims, a)) - 1;
       }
       uint64_t touched = 0;  // one bit per brick of the tile
+      uint32_t id_value = 0;
       auto emit = [&](int32_t i, int32_t j, int32_t k) {
         const int x = i - base[0], y = j - base[1], z = k - base[2];
-        ++buf[(x * kTile + y) * kTile + z];
+        uint32_t& cell = buf[(x * kTile + y) * kTile + z];
+        if (ids) cell = std::max(cell, id_value);
+        else ++cell;
         touched |= uint64_t(1) << (((x >> 3) * kBricksPerTileAxis + (y >> 3)) * kBricksPerTileAxis + (z >> 3));
       };
       for (size_t p = tile_begin[ti]; p < tile_begin[ti + 1]; ++p) {
         const TriSetup t = setup(pairs[p].tri);
+        id_value = encode_id(pairs[p].tri);
         if (mode == VoxelMode::kConservative) {
           for_each_conservative_voxel(setup_conservative(t), clip, emit);
         } else {
@@ -176,7 +185,7 @@ SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOp
               if (cell) {
                 const int off = brick_offset(x, y, z);
                 m.set(off);
-                vals[off] = int32_t(std::min<uint32_t>(cell, 0x7fffffffu));
+                vals[off] = ids ? decode_id(cell) : int32_t(std::min<uint32_t>(cell, 0x7fffffffu));
                 cell = 0;
               }
             }
