@@ -34,7 +34,10 @@ std::string stem_of(const std::string& path) {
 
 VoxelMode parse_mode(const std::string& m) { return m == "thin" ? VoxelMode::kThin : VoxelMode::kConservative; }
 Target parse_target(const std::string& t) {
-  return t == "count" ? Target::kCount : (t == "id" ? Target::kId : Target::kBinary);
+  if (t == "count") return Target::kCount;
+  if (t == "id") return Target::kId;
+  if (t == "distance") return Target::kDistance;
+  return Target::kBinary;
 }
 
 struct Job {
@@ -118,8 +121,9 @@ void setup_voxelize(CLI::App& app, VoxelizeCmdOptions& o) {
       ->check(CLI::IsMember({"thin", "conservative"}))
       ->capture_default_str();
   app.add_option("--target,-t", o.target,
-                 "binary (occupancy), count (triangles per voxel) or id (smallest triangle index per voxel)")
-      ->check(CLI::IsMember({"binary", "count", "id"}))
+                 "binary (occupancy), count (triangles per voxel), id (smallest triangle index per voxel) or "
+                 "distance (smallest world distance from the voxel centre to those triangles)")
+      ->check(CLI::IsMember({"binary", "count", "id", "distance"}))
       ->capture_default_str();
   app.add_option("--device,-d", o.device, "auto (GPU if present, else CPU), cpu or gpu")
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}))

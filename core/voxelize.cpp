@@ -10,6 +10,7 @@ const char* target_name(Target t) {
     case Target::kBinary: return "binary";
     case Target::kCount: return "count";
     case Target::kId: return "id";
+    case Target::kDistance: return "distance";
   }
   return "?";
 }

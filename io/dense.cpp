@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <sstream>
 #include <vector>
 
@@ -52,8 +53,14 @@ void write_planes(const SparseGrid& g, AtomicFile& out) {
   const size_t ny = size_t(g.spec.dims.y), nz = size_t(g.spec.dims.z);
   std::vector<unsigned char> plane(ny * nz * vb);
   size_t b0 = 0;  // first brick of the current x-slab
+  // Empty voxels are 0, except in float grids, where 0 is a value: there they are NaN.
+  std::vector<unsigned char> empty_plane(plane.size(), 0);
+  if (g.value_type == ValueType::kFloat32) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (size_t i = 0; i < ny * nz; ++i) std::memcpy(empty_plane.data() + 4 * i, &nan, 4);
+  }
   for (int32_t x = 0; x < g.spec.dims.x; ++x) {
-    std::fill(plane.begin(), plane.end(), 0);
+    plane = empty_plane;
     const int32_t bx = x >> 3, lx = x & 7;
     while (b0 < g.num_bricks() && brick_coord(g.keys[b0]).x < bx) ++b0;
     for (size_t b = b0; b < g.num_bricks(); ++b) {

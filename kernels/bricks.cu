@@ -18,7 +18,7 @@ __global__ void merge_kernel(const uint64_t* __restrict__ sorted, const uint32_t
                              const uint32_t* __restrict__ starts, uint64_t num_unique, uint64_t n,
                              const uint32_t* __restrict__ masks_in, const int32_t* __restrict__ values_in,
                              uint64_t* __restrict__ keys_out, uint32_t* __restrict__ masks_out,
-                             int32_t* __restrict__ values_out, bool ids) {
+                             int32_t* __restrict__ values_out, Target target) {
   const uint64_t u = (uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const int lane = threadIdx.x & 31;
   if (u >= num_unique) return;
@@ -31,12 +31,16 @@ __global__ void merge_kernel(const uint64_t* __restrict__ sorted, const uint32_t
   if (lane == 0) keys_out[u] = sorted[start];
   if (values_in) {
     for (int w = 0; w < 16; ++w) {
-      uint32_t acc = 0;  // counts add; encoded ids (0 = empty) take the max
+      uint32_t acc = 0;  // counts add; encoded ids and distances (0 = empty) take the max
+      const bool encoded = target != Target::kCount;
       for (uint32_t r = start; r < end; ++r) {
         const uint32_t v = uint32_t(values_in[uint64_t(perm[r]) * kBrickVoxels + w * 32 + lane]);
-        acc = ids ? max(acc, v) : acc + v;
+        acc = encoded ? max(acc, v) : acc + v;
       }
-      values_out[u * kBrickVoxels + w * 32 + lane] = ids ? (acc ? decode_id(acc) : 0) : int32_t(acc);
+      int32_t out = int32_t(acc);
+      if (target == Target::kId) out = acc ? decode_id(acc) : 0;
+      if (target == Target::kDistance) out = acc ? int32_t(~acc) : 0;  // the float's bits
+      values_out[u * kBrickVoxels + w * 32 + lane] = out;
     }
   }
 }
@@ -62,12 +66,12 @@ void launch_brick_heads(const uint64_t* d_sorted, uint64_t n, uint8_t* d_heads, 
 
 void launch_brick_merge(const uint64_t* d_sorted, const uint32_t* d_perm, const uint32_t* d_starts, uint64_t num_unique,
                         uint64_t n, const uint32_t* d_masks_in, const int32_t* d_values_in, uint64_t* d_keys_out,
-                        uint32_t* d_masks_out, int32_t* d_values_out, bool ids, cudaStream_t stream) {
+                        uint32_t* d_masks_out, int32_t* d_values_out, Target target, cudaStream_t stream) {
   if (num_unique == 0) return;
   const uint64_t threads = num_unique * 32;
   merge_kernel<<<unsigned((threads + 255) / 256), 256, 0, stream>>>(d_sorted, d_perm, d_starts, num_unique, n,
                                                                      d_masks_in, d_values_in, d_keys_out, d_masks_out,
-                                                                     d_values_out, ids);
+                                                                     d_values_out, target);
   VT_CUDA_CHECK_LAUNCH();
 }
 

@@ -16,9 +16,9 @@ constexpr unsigned kFull = 0xffffffffu;
 // A team (kTeamWarps warps) owns one tile at a time: a single warp for binary tiles (4 KB, so
 // every warp of the block works on its own tile even when tiles hold few triangles), the whole
 // block for count tiles (128 KB).
-// kCount: the tile holds one uint32 per voxel (count and id targets); kIds: blend by max of
-// encode_id(triangle) instead of adding one.
-template <VoxelMode kMode, bool kCount, bool kIds, int kTeamWarps>
+// kCount: the tile holds one uint32 per voxel (count, id and distance targets); the id and
+// distance targets blend by max of an encoded value instead of adding one.
+template <VoxelMode kMode, bool kCount, Target kTarget, int kTeamWarps>
 __global__ void fine_kernel(FineParams p) {
   extern __shared__ uint32_t shared_tiles[];  // per team: 64 bricks x 16 words (binary) or x 512 counters
   __shared__ uint32_t s_vtile[32], s_batch[32];
@@ -56,12 +56,15 @@ __global__ void fine_kernel(FineParams p) {
     const uint32_t count = tile.end - tile.begin;
 
     uint32_t id_value = 0;
+    Vec3f tri_grid[3];
     auto emit = [&](int32_t i, int32_t j, int32_t k) {
       const int x = i - base[0], y = j - base[1], z = k - base[2];
       const int lb = ((x >> 3) << 4) | ((y >> 3) << 2) | (z >> 3);
       const int off = brick_offset(x & 7, y & 7, z & 7);
-      if (kIds) {
+      if (kTarget == Target::kId) {
         atomicMax(&tile_mem[lb * kBrickVoxels + off], id_value);
+      } else if (kTarget == Target::kDistance) {
+        atomicMax(&tile_mem[lb * kBrickVoxels + off], encode_distance(voxel_distance(tri_grid, i, j, k, p.voxel_size)));
       } else if (kCount) {
         atomicAdd(&tile_mem[lb * kBrickVoxels + off], 1u);
       } else {
@@ -110,6 +113,11 @@ __global__ void fine_kernel(FineParams p) {
         const uint32_t owner_tri = __shfl_sync(kFull, tri, owner);
         if (k >= total) continue;
         id_value = encode_id(owner_tri);
+        if (kTarget == Target::kDistance) {
+          tri_grid[0] = a;
+          tri_grid[1] = b;
+          tri_grid[2] = c;
+        }
         const TriSetup t = setup_triangle(a, b, c);
         VoxelBox r;
         const int ab = vt_axis_b(t.dom);
@@ -160,13 +168,13 @@ __global__ void fine_kernel(FineParams p) {
   }
 }
 
-template <VoxelMode kMode, bool kCount, bool kIds>
+template <VoxelMode kMode, bool kCount, Target kTarget>
 void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
   constexpr int kTeamWarps = kCount ? 16 : 1;
   const int threads = kCount ? 512 : 256;
   const int teams = threads / (32 * kTeamWarps);
   const size_t smem = size_t(teams) * kTileBricks * (kCount ? kBrickVoxels : 16) * sizeof(uint32_t);
-  auto kernel = fine_kernel<kMode, kCount, kIds, kTeamWarps>;
+  auto kernel = fine_kernel<kMode, kCount, kTarget, kTeamWarps>;
   VT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   int per_sm = 0;
   VT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
@@ -183,16 +191,20 @@ void launch_fine(const FineParams& p, VoxelMode mode, Target target, int num_sms
   const bool thin = mode == VoxelMode::kThin;
   switch (target) {
     case Target::kBinary:
-      thin ? launch<VoxelMode::kThin, false, false>(p, num_sms, stream)
-           : launch<VoxelMode::kConservative, false, false>(p, num_sms, stream);
+      thin ? launch<VoxelMode::kThin, false, Target::kBinary>(p, num_sms, stream)
+           : launch<VoxelMode::kConservative, false, Target::kBinary>(p, num_sms, stream);
       break;
     case Target::kCount:
-      thin ? launch<VoxelMode::kThin, true, false>(p, num_sms, stream)
-           : launch<VoxelMode::kConservative, true, false>(p, num_sms, stream);
+      thin ? launch<VoxelMode::kThin, true, Target::kCount>(p, num_sms, stream)
+           : launch<VoxelMode::kConservative, true, Target::kCount>(p, num_sms, stream);
       break;
     case Target::kId:
-      thin ? launch<VoxelMode::kThin, true, true>(p, num_sms, stream)
-           : launch<VoxelMode::kConservative, true, true>(p, num_sms, stream);
+      thin ? launch<VoxelMode::kThin, true, Target::kId>(p, num_sms, stream)
+           : launch<VoxelMode::kConservative, true, Target::kId>(p, num_sms, stream);
+      break;
+    case Target::kDistance:
+      thin ? launch<VoxelMode::kThin, true, Target::kDistance>(p, num_sms, stream)
+           : launch<VoxelMode::kConservative, true, Target::kDistance>(p, num_sms, stream);
       break;
   }
 }

@@ -72,6 +72,8 @@ struct GpuVoxelizer::Impl {
     }
   }
 
+  Vec3f voxel_size{1, 1, 1};
+
   template <class KeyT>
   void run_batch(DeviceBuffer<KeyT>* keys, const CoarseParams& cp, uint64_t num_pairs, int key_bits,
                  const VoxelizeOptions& o, StageTimer& timer, uint64_t* tiles_out, uint64_t* vtiles_out);
@@ -191,6 +193,7 @@ void GpuVoxelizer::Impl::run_batch(DeviceBuffer<KeyT>* keys, const CoarseParams&
     fp.d_next = next.data();
     fp.dims = cp.dims;
     fp.tiles = cp.tiles;
+    fp.voxel_size = voxel_size;
     fp.out = {bkeys.data(), bmasks.data(), count ? bvalues.data() : nullptr, brick_count.data(), capacity()};
     VT_CUDA_CHECK(cudaMemsetAsync(next.data(), 0, sizeof(unsigned int), s));
     launch_fine(fp, o.mode, o.target, num_sms, s);
@@ -216,7 +219,9 @@ SparseGrid GpuVoxelizer::voxelize(const GridSpec& spec, const VoxelizeOptions& o
   StageTimer timer(s);
   SparseGrid grid;
   grid.spec = spec;
-  grid.value_type = has_values(o.target) ? ValueType::kInt32 : ValueType::kNone;
+  grid.value_type = o.target == Target::kDistance ? ValueType::kFloat32
+                    : (has_values(o.target) ? ValueType::kInt32 : ValueType::kNone);
+  d.voxel_size = {float(spec.voxel_size.x), float(spec.voxel_size.y), float(spec.voxel_size.z)};
   if (o.target == Target::kId && d.num_tris >= uint64_t(0x7fffffff))
     fail(ErrorKind::kUsage, "--target id needs fewer than 2^31 triangles");
   const Int3 tiles{(spec.dims.x + kTileDim - 1) / kTileDim, (spec.dims.y + kTileDim - 1) / kTileDim,
@@ -317,7 +322,7 @@ SparseGrid GpuVoxelizer::voxelize(const GridSpec& spec, const VoxelizeOptions& o
     if (count) d.out_values.grow(num_unique * kBrickVoxels);
     launch_brick_merge(d.bkeys_sorted.data(), d.perm.data(), d.starts.data(), num_unique, num_bricks, d.bmasks.data(),
                        count ? d.bvalues.data() : nullptr, d.out_keys.data(), d.out_masks.data(),
-                       count ? d.out_values.data() : nullptr, o.target == Target::kId, s);
+                       count ? d.out_values.data() : nullptr, o.target, s);
 
     timer.begin("download");
     grid.keys.resize(num_unique);
@@ -325,7 +330,10 @@ SparseGrid GpuVoxelizer::voxelize(const GridSpec& spec, const VoxelizeOptions& o
     d.download(grid.keys.data(), d.out_keys.data(), num_unique * sizeof(uint64_t));
     static_assert(sizeof(BrickMask) == 16 * sizeof(uint32_t), "brick mask layout");
     d.download(grid.masks.data(), d.out_masks.data(), num_unique * sizeof(BrickMask));
-    if (count) {
+    if (o.target == Target::kDistance) {
+      grid.fvalues.resize(num_unique * kBrickVoxels);
+      d.download(grid.fvalues.data(), d.out_values.data(), num_unique * kBrickVoxels * sizeof(float));
+    } else if (count) {
       grid.ivalues.resize(num_unique * kBrickVoxels);
       d.download(grid.ivalues.data(), d.out_values.data(), num_unique * kBrickVoxels * sizeof(int32_t));
     }

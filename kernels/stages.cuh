@@ -75,6 +75,7 @@ struct FineParams {
   uint32_t num_vtiles;
   unsigned int* d_next;          // work counter, zero at launch
   Int3 dims, tiles;
+  Vec3f voxel_size;              // world voxel size (distance target)
   BrickOutput out;
 };
 // Persistent fine raster: every virtual tile rastered in shared memory, non-empty bricks appended.
@@ -85,9 +86,9 @@ void launch_iota(uint32_t* d, uint64_t n, cudaStream_t stream);
 // Marks the first of each run of equal keys in sorted brick keys.
 void launch_brick_heads(const uint64_t* d_sorted, uint64_t n, uint8_t* d_heads, cudaStream_t stream);
 // Merges each run (d_starts: num_unique run starts into d_perm) into one brick: OR of masks, and
-// sum of values (count) or max of encoded ids, decoded on output (ids).
+// sum of values (count) or max of encoded values, decoded on output (id, distance).
 void launch_brick_merge(const uint64_t* d_sorted, const uint32_t* d_perm, const uint32_t* d_starts, uint64_t num_unique,
                         uint64_t n, const uint32_t* d_masks_in, const int32_t* d_values_in, uint64_t* d_keys_out,
-                        uint32_t* d_masks_out, int32_t* d_values_out, bool ids, cudaStream_t stream);
+                        uint32_t* d_masks_out, int32_t* d_values_out, Target target, cudaStream_t stream);
 
 }  // namespace voxtile

@@ -41,7 +41,8 @@ inline std::vector<GoldenCase> golden_cases() {
   for (const auto& m : meshes)
     for (const auto& g : grids)
       for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative})
-        for (Target t : {Target::kBinary, Target::kCount, Target::kId}) cases.push_back({m, g, mode, t});
+        for (Target t : {Target::kBinary, Target::kCount, Target::kId, Target::kDistance})
+          cases.push_back({m, g, mode, t});
   return cases;
 }
 

@@ -48,6 +48,37 @@ VoxelMap direct(const Mesh& mesh, const GridSpec& spec, VoxelMode mode, Target t
   return m;
 }
 
+using FloatMap = std::map<std::tuple<int, int, int>, float>;
+
+FloatMap to_fmap(const SparseGrid& g) {
+  FloatMap m;
+  g.for_each_active([&](int i, int j, int k, size_t b, int off) { m[{i, j, k}] = g.fvalues[b * kBrickVoxels + off]; });
+  return m;
+}
+
+// Smallest voxel_distance over the triangles whose voxelization contains each voxel.
+FloatMap direct_distance(const Mesh& mesh, const GridSpec& spec, VoxelMode mode) {
+  FloatMap m;
+  const VoxelBox clip{{0, 0, 0}, {spec.dims.x - 1, spec.dims.y - 1, spec.dims.z - 1}};
+  const Vec3f vs{float(spec.voxel_size.x), float(spec.voxel_size.y), float(spec.voxel_size.z)};
+  for (size_t t = 0; t < mesh.num_triangles(); ++t) {
+    Vec3f g[3];
+    for (int q = 0; q < 3; ++q) {
+      const Vec3f p = mesh.vertex(t, q);
+      g[q] = spec.world_to_grid({p.x, p.y, p.z});
+    }
+    const TriSetup ts = setup_triangle(g[0], g[1], g[2]);
+    auto add = [&](int i, int j, int k) {
+      const float d = voxel_distance(ts.v, i, j, k, vs);
+      auto [it, fresh] = m.emplace(std::make_tuple(i, j, k), d);
+      if (!fresh) it->second = std::min(it->second, d);
+    };
+    if (mode == VoxelMode::kConservative) for_each_conservative_voxel(setup_conservative(ts), clip, add);
+    else for_each_thin_voxel(ts, setup_diamond_edges(ts, ts.dom), clip, component(spec.dims, ts.dom), add);
+  }
+  return m;
+}
+
 void expect_matches_direct(const Mesh& mesh, const GridSpec& spec) {
   for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative}) {
     VoxelizeOptions o;
@@ -61,6 +92,10 @@ void expect_matches_direct(const Mesh& mesh, const GridSpec& spec) {
     const SparseGrid ids = voxelize_cpu(mesh, spec, o);
     ids.validate();
     ASSERT_EQ(to_map(ids), direct(mesh, spec, mode, Target::kId)) << mode_name(mode) << " id " << spec.describe();
+    o.target = Target::kDistance;
+    const SparseGrid dist = voxelize_cpu(mesh, spec, o);
+    dist.validate();
+    ASSERT_EQ(to_fmap(dist), direct_distance(mesh, spec, mode)) << mode_name(mode) << " distance " << spec.describe();
     o.target = Target::kBinary;
     const SparseGrid bin = voxelize_cpu(mesh, spec, o);
     bin.validate();
@@ -90,6 +125,12 @@ TEST(CpuVoxelizer, BoxFacesOnTheGridBoundaryFillTheShell) {
       const VoxelMap ids = to_map(voxelize_cpu(box, spec, o));
       EXPECT_EQ(ids.at({0, 0, 0}), 0);  // triangles 0, 1 (z = 0), 4, 5 (y = 0), 8, 9 (x = 0)
       EXPECT_EQ(ids.at({3, 3, 3}), 2);  // triangles 2, 3 (z = 4), 6, 7 (y = 4), 10, 11 (x = 4)
+      o.target = Target::kDistance;
+      const SparseGrid dist = voxelize_cpu(box, spec, o);
+      ASSERT_EQ(dist.value_type, ValueType::kFloat32);
+      const FloatMap d = to_fmap(dist);
+      EXPECT_EQ(d.at({0, 0, 0}), 0.5f);  // centre (0.5, 0.5, 0.5), faces at 0
+      EXPECT_EQ(d.at({3, 1, 2}), 0.5f);
     }
   }
 }

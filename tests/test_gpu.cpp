@@ -30,6 +30,7 @@ void expect_same(const SparseGrid& cpu, const SparseGrid& gpu, const std::string
   for (size_t b = 0; b < cpu.num_bricks(); ++b)
     for (int w = 0; w < 8; ++w) ASSERT_EQ(gpu.masks[b].w[w], cpu.masks[b].w[w]) << what << " brick " << b;
   ASSERT_EQ(gpu.ivalues, cpu.ivalues) << what;
+  ASSERT_EQ(gpu.fvalues, cpu.fvalues) << what;
   ASSERT_EQ(gpu.checksum(), cpu.checksum()) << what;
   gpu.validate();
 }
@@ -38,7 +39,7 @@ void compare(const Mesh& mesh, const GridSpec& spec, const std::string& what, co
   GpuVoxelizer gpu(gopt);
   gpu.set_mesh(mesh);
   for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative})
-    for (Target target : {Target::kBinary, Target::kCount, Target::kId}) {
+    for (Target target : {Target::kBinary, Target::kCount, Target::kId, Target::kDistance}) {
       VoxelizeOptions o;
       o.mode = mode;
       o.target = target;
@@ -150,7 +151,7 @@ TEST_F(Gpu, RepeatedRunsGiveTheSameResult) {
   const GridSpec spec = make_grid_spec(m.bounds(), go);
   GpuVoxelizer gpu;
   gpu.set_mesh(m);
-  for (Target target : {Target::kCount, Target::kId}) {
+  for (Target target : {Target::kCount, Target::kId, Target::kDistance}) {
     VoxelizeOptions o;
     o.target = target;
     const uint64_t first = gpu.voxelize(spec, o).checksum();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/overlap.h"
+#include "core/voxelize.h"
 
 namespace voxtile {
 namespace {
@@ -273,6 +274,39 @@ TEST(Overlap, ThinTestMatchesItsDefinition) {
   }
   EXPECT_GT(tested, 10000u);
   EXPECT_LT(near_misses, tested / 1000 + 1);
+}
+
+TEST(Overlap, PointTriangleDistanceMatchesDenseSampling) {
+  Gen gen;
+  std::mt19937 rng(99);
+  std::uniform_real_distribution<float> u(-3, 15);
+  for (int kind = 0; kind < kKinds; ++kind) {
+    for (int n = 0; n < 40; ++n) {
+      Vec3f t[3];
+      gen.make(kind, t);
+      if (kind == 2) continue;  // huge triangles: sampling too coarse
+      const Vec3f p{u(rng), u(rng), u(rng)};
+      const Vec3f w[3] = {sub(t[0], p), sub(t[1], p), sub(t[2], p)};
+      const float d = origin_triangle_distance(w[0], w[1], w[2]);
+      // Independent estimate: the nearest of 201^2 barycentric samples, in double.
+      const int steps = 200;
+      double best = 1e300, longest = 0;
+      for (int a = 0; a < 3; ++a) {
+        const int b2 = (a + 1) % 3;
+        const double dx = double(t[a].x) - t[b2].x, dy = double(t[a].y) - t[b2].y, dz = double(t[a].z) - t[b2].z;
+        longest = std::max(longest, std::sqrt(dx * dx + dy * dy + dz * dz));
+      }
+      for (int i = 0; i <= steps; ++i)
+        for (int j = 0; i + j <= steps; ++j) {
+          const double bu = double(i) / steps, bv = double(j) / steps, bw = 1.0 - bu - bv;
+          const double x = bw * w[0].x + bu * w[1].x + bv * w[2].x, y = bw * w[0].y + bu * w[1].y + bv * w[2].y,
+                       z = bw * w[0].z + bu * w[1].z + bv * w[2].z;
+          best = std::min(best, std::sqrt(x * x + y * y + z * z));
+        }
+      EXPECT_LE(d, best + 1e-4) << "kind " << kind;                      // never above a real point
+      EXPECT_GE(d, best - longest / steps - 1e-4) << "kind " << kind;    // within sample spacing
+    }
+  }
 }
 
 TEST(Overlap, DominantAxisPrefersLowerAxisOnTies) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <openvdb/openvdb.h>
 
+#include <cmath>
 #include <cstring>
 #include <sstream>
 
@@ -130,6 +131,24 @@ TEST(Writers, RawHasAJsonSidecar) {
   EXPECT_NE(json.find("\"dtype\": \"int32\""), std::string::npos);
   EXPECT_NE(json.find("\"order\": \"C\""), std::string::npos);
   EXPECT_NE(json.find("s\\\"q"), std::string::npos);
+}
+
+TEST(Writers, FloatGridsGoToFloatGridsAndNanMarksEmptyDenseVoxels) {
+  test::TempDir dir;
+  SparseGrid g = sphere_grid(Target::kDistance);
+  ASSERT_EQ(g.value_type, ValueType::kFloat32);
+  write_grid(g, dir.file("d.vdb"), OutputFormat::kVdb, {});
+  const SparseGrid back = read_vdb(dir.file("d.vdb"));
+  EXPECT_EQ(back.value_type, ValueType::kFloat32);
+  EXPECT_EQ(back.checksum(), g.checksum());
+  write_grid(g, dir.file("d.npy"), OutputFormat::kNpy, {});
+  const std::string data = test::read_file(dir.file("d.npy"));
+  const size_t hlen = (unsigned char)data[8] | ((unsigned char)data[9] << 8);
+  EXPECT_NE(data.substr(10, hlen).find("'<f4'"), std::string::npos);
+  const float* a = reinterpret_cast<const float*>(data.data() + 10 + hlen);
+  size_t finite = 0;
+  for (size_t i = 0; i < size_t(21 * 30 * 17); ++i) finite += std::isfinite(a[i]);
+  EXPECT_EQ(finite, g.active_voxels());
 }
 
 TEST(Writers, DenseOutputOverTheBudgetIsRefusedAndLeavesNothing) {

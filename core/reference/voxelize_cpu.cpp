@@ -14,6 +14,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <numeric>
 
@@ -96,6 +97,8 @@ SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOp
   const VoxelMode mode = options.mode;
   const bool counting = has_values(options.target);
   const bool ids = options.target == Target::kId;
+  const bool distances = options.target == Target::kDistance;
+  const Vec3f vs{float(spec.voxel_size.x), float(spec.voxel_size.y), float(spec.voxel_size.z)};
   if (ids && num_tris_exceeds_int32(mesh.num_triangles()))
     fail(ErrorKind::kUsage, "--target id needs fewer than 2^31 triangles");
   const size_t num_tris = mesh.num_triangles();
@@ -153,16 +156,21 @@ SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOp
       }
       uint64_t touched = 0;  // one bit per brick of the tile
       uint32_t id_value = 0;
+      Vec3f tri_grid[3];
       auto emit = [&](int32_t i, int32_t j, int32_t k) {
         const int x = i - base[0], y = j - base[1], z = k - base[2];
         uint32_t& cell = buf[(x * kTile + y) * kTile + z];
         if (ids) cell = std::max(cell, id_value);
+        else if (distances) cell = std::max(cell, encode_distance(voxel_distance(tri_grid, i, j, k, vs)));
         else ++cell;
         touched |= uint64_t(1) << (((x >> 3) * kBricksPerTileAxis + (y >> 3)) * kBricksPerTileAxis + (z >> 3));
       };
       for (size_t p = tile_begin[ti]; p < tile_begin[ti + 1]; ++p) {
         const TriSetup t = setup(pairs[p].tri);
         id_value = encode_id(pairs[p].tri);
+        tri_grid[0] = t.v[0];
+        tri_grid[1] = t.v[1];
+        tri_grid[2] = t.v[2];
         if (mode == VoxelMode::kConservative) {
           for_each_conservative_voxel(setup_conservative(t), clip, emit);
         } else {
@@ -177,7 +185,7 @@ SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOp
         const int bx = bi / (kBricksPerTileAxis * kBricksPerTileAxis), by = (bi / kBricksPerTileAxis) % kBricksPerTileAxis,
                   bz = bi % kBricksPerTileAxis;
         BrickMask m{};
-        std::array<int32_t, kBrickVoxels> vals{};
+        std::array<int32_t, kBrickVoxels> vals{};  // float bits for the distance target
         for (int x = 0; x < 8; ++x)
           for (int y = 0; y < 8; ++y)
             for (int z = 0; z < 8; ++z) {
@@ -185,7 +193,12 @@ SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOp
               if (cell) {
                 const int off = brick_offset(x, y, z);
                 m.set(off);
-                vals[off] = ids ? decode_id(cell) : int32_t(std::min<uint32_t>(cell, 0x7fffffffu));
+                if (distances) {
+                  const float d = decode_distance(cell);
+                  std::memcpy(&vals[off], &d, sizeof(d));
+                } else {
+                  vals[off] = ids ? decode_id(cell) : int32_t(std::min<uint32_t>(cell, 0x7fffffffu));
+                }
                 cell = 0;
               }
             }
@@ -210,18 +223,19 @@ SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOp
   tbb::parallel_sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) { return a.key < b.key; });
   SparseGrid grid;
   grid.spec = spec;
-  grid.value_type = counting ? ValueType::kInt32 : ValueType::kNone;
+  grid.value_type = distances ? ValueType::kFloat32 : (counting ? ValueType::kInt32 : ValueType::kNone);
   grid.keys.resize(refs.size());
   grid.masks.resize(refs.size());
-  if (counting) grid.ivalues.resize(refs.size() * kBrickVoxels);
+  if (counting && !distances) grid.ivalues.resize(refs.size() * kBrickVoxels);
+  if (distances) grid.fvalues.resize(refs.size() * kBrickVoxels);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, refs.size(), 1024), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t b = r.begin(); b < r.end(); ++b) {
       const Ref& ref = refs[b];
       grid.keys[b] = ref.key;
       grid.masks[b] = out[ref.tile].masks[ref.index];
-      if (counting)
-        std::copy_n(out[ref.tile].values.begin() + size_t(ref.index) * kBrickVoxels, kBrickVoxels,
-                    grid.ivalues.begin() + b * kBrickVoxels);
+      const int32_t* src = out[ref.tile].values.data() + size_t(ref.index) * kBrickVoxels;
+      if (distances) std::memcpy(grid.fvalues.data() + b * kBrickVoxels, src, kBrickVoxels * sizeof(float));
+      else if (counting) std::copy_n(src, kBrickVoxels, grid.ivalues.begin() + b * kBrickVoxels);
     }
   });
   const double ms_assemble = ms_since(t0);
