@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
         GridOptions go;
         go.resolution = res;
         const GridSpec spec = make_grid_spec(mesh.bounds(), go);
-        for (Target target : {Target::kBinary, Target::kCount}) {
+        for (Target target : {Target::kBinary, Target::kCount, Target::kDistance}) {
           VoxelizeOptions o;
           o.mode = mode;
           o.target = target;
