@@ -42,5 +42,7 @@ Mesh random_soup(int n, float extent, float size, unsigned seed);
 Mesh sliver_8192();
 // Grid options for sliver_8192: unit voxels, bounds [0, 8192]^3.
 GridOptions sliver_grid();
+// A 10^3 grid over [5, 6]^3, which a mesh inside the unit cube does not reach.
+GridOptions grid_beside_unit_box();
 
 }  // namespace voxtile::test

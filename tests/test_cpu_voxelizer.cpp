@@ -247,13 +247,7 @@ TEST(CpuVoxelizer, LargeSparseGridsNeverMaterialiseTheDenseGrid) {
 
 TEST(CpuVoxelizer, EmptyResultWhenTheMeshMissesTheGrid) {
   const Mesh box = make_box_mesh(0, 0, 0, 1, 1, 1);
-  GridOptions go;
-  go.voxel_size = Vec3d{0.1, 0.1, 0.1};
-  Bounds b;
-  b.lo = {5, 5, 5};
-  b.hi = {6, 6, 6};
-  go.bbox = b;
-  const SparseGrid g = voxelize_cpu(box, make_grid_spec(box.bounds(), go), VoxelizeOptions{});
+  const SparseGrid g = voxelize_cpu(box, make_grid_spec(box.bounds(), test::grid_beside_unit_box()), VoxelizeOptions{});
   EXPECT_EQ(g.num_bricks(), 0u);
   EXPECT_EQ(g.active_voxels(), 0u);
 }

@@ -109,6 +109,16 @@ GridOptions sliver_grid() {
   return go;
 }
 
+GridOptions grid_beside_unit_box() {
+  GridOptions go;
+  go.voxel_size = Vec3d{0.1, 0.1, 0.1};
+  Bounds b;
+  b.lo = {5, 5, 5};
+  b.hi = {6, 6, 6};
+  go.bbox = b;
+  return go;
+}
+
 }  // namespace voxtile::test
 
 int main(int argc, char** argv) {
