@@ -21,6 +21,7 @@ struct GpuOptions {
   uint32_t max_tile_triangles = 512;   // M: a tile with more triangles is split into virtual tiles
   uint64_t max_batch_pairs = 0;        // cap on (tile, triangle) pairs per batch; 0 = from the budget
   uint64_t initial_bricks = 0;         // first brick-buffer size per batch; 0 = estimate (tests force retries)
+  int value_tiles = 0;                 // value targets: 0 = choose, 1 = a 32^3 tile per block, 2 = a 16^3 octant per warp
 };
 
 // The GPU voxelization pipeline (coarse raster, radix sort by tile, fine raster in shared memory,

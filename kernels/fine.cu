@@ -18,12 +18,18 @@ constexpr unsigned kFull = 0xffffffffu;
 // block for count tiles (128 KB).
 // kCount: the tile holds one uint32 per voxel (count, id and distance targets); the id and
 // distance targets blend by max of an encoded value instead of adding one.
-template <VoxelMode kMode, bool kCount, Target kTarget, int kTeamWarps>
+// kSub: each work item is one 16^3 octant of a virtual tile, owned by one warp (16 KB of values),
+// so value targets keep every warp busy when tiles hold few triangles.
+template <VoxelMode kMode, bool kCount, Target kTarget, int kTeamWarps, bool kSub>
 __global__ void fine_kernel(FineParams p) {
-  extern __shared__ uint32_t shared_tiles[];  // per team: 64 bricks x 16 words (binary) or x 512 counters
+  extern __shared__ uint32_t shared_tiles[];  // per team: its tile's bricks x 16 words (binary) or x 512 values
   __shared__ uint32_t s_vtile[32], s_batch[32];
+  constexpr int kDim = kSub ? kTileDim / 2 : kTileDim;
+  constexpr int kAxisShift = kSub ? 1 : 2;  // log2 of bricks per axis
+  constexpr int kAxisBricks = 1 << kAxisShift;
+  constexpr int kBricks = kAxisBricks * kAxisBricks * kAxisBricks;
   constexpr int kWordsPerBrick = kCount ? kBrickVoxels : 16;
-  constexpr int kTileWords = kTileBricks * kWordsPerBrick;
+  constexpr int kTileWords = kBricks * kWordsPerBrick;
   constexpr int kTeamThreads = 32 * kTeamWarps;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int team = warp / kTeamWarps, team_warp = warp % kTeamWarps, team_thread = threadIdx.x % kTeamThreads;
@@ -41,17 +47,21 @@ __global__ void fine_kernel(FineParams p) {
       s_batch[team] = 0;
     }
     team_sync();
-    const uint32_t vt = s_vtile[team];
-    if (vt >= p.num_vtiles) break;
+    const uint32_t item = s_vtile[team];
+    if (item >= (kSub ? 8u : 1u) * p.num_vtiles) break;
+    const uint32_t vt = kSub ? item >> 3 : item;
     const VirtualTile tile = p.d_vtiles[vt];
     const int32_t tz = int32_t(tile.tile % uint64_t(p.tiles.z));
     const int32_t ty = int32_t((tile.tile / uint64_t(p.tiles.z)) % uint64_t(p.tiles.y));
     const int32_t tx = int32_t(tile.tile / (uint64_t(p.tiles.z) * uint64_t(p.tiles.y)));
-    const int32_t base[3] = {tx << kTileLog2, ty << kTileLog2, tz << kTileLog2};
+    const uint32_t octant = kSub ? item & 7 : 0;
+    const int32_t base[3] = {(tx << kTileLog2) + int32_t((octant >> 2) & 1) * kDim,
+                             (ty << kTileLog2) + int32_t((octant >> 1) & 1) * kDim,
+                             (tz << kTileLog2) + int32_t(octant & 1) * kDim};
     VoxelBox clip;
     for (int a = 0; a < 3; ++a) {
       clip.lo[a] = base[a];
-      clip.hi[a] = min(base[a] + kTileDim, component(p.dims, a)) - 1;
+      clip.hi[a] = min(base[a] + kDim, component(p.dims, a)) - 1;
     }
     const uint32_t count = tile.end - tile.begin;
 
@@ -59,7 +69,7 @@ __global__ void fine_kernel(FineParams p) {
     Vec3f tri_grid[3];
     auto emit = [&](int32_t i, int32_t j, int32_t k) {
       const int x = i - base[0], y = j - base[1], z = k - base[2];
-      const int lb = ((x >> 3) << 4) | ((y >> 3) << 2) | (z >> 3);
+      const int lb = ((x >> 3) << (2 * kAxisShift)) | ((y >> 3) << kAxisShift) | (z >> 3);
       const int off = brick_offset(x & 7, y & 7, z & 7);
       if (kTarget == Target::kId) {
         atomicMax(&tile_mem[lb * kBrickVoxels + off], id_value);
@@ -134,8 +144,9 @@ __global__ void fine_kernel(FineParams p) {
     team_sync();
 
     // Write-out: one warp per brick; the tile memory is cleared for the next tile as it is read.
-    for (int lb = team_warp; lb < kTileBricks; lb += kTeamWarps) {
-      const int32_t bx = (base[0] >> 3) + (lb >> 4), by = (base[1] >> 3) + ((lb >> 2) & 3), bz = (base[2] >> 3) + (lb & 3);
+    for (int lb = team_warp; lb < kBricks; lb += kTeamWarps) {
+      const int32_t bx = (base[0] >> 3) + (lb >> (2 * kAxisShift)), by = (base[1] >> 3) + ((lb >> kAxisShift) & (kAxisBricks - 1)),
+                    bz = (base[2] >> 3) + (lb & (kAxisBricks - 1));
       uint32_t mask_word = 0;
       bool any = false;
       if (kCount) {
@@ -168,13 +179,14 @@ __global__ void fine_kernel(FineParams p) {
   }
 }
 
-template <VoxelMode kMode, bool kCount, Target kTarget>
+template <VoxelMode kMode, bool kCount, Target kTarget, bool kSub = false>
 void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
-  constexpr int kTeamWarps = kCount ? 16 : 1;
-  const int threads = kCount ? 512 : 256;
+  constexpr int kTeamWarps = kCount && !kSub ? 16 : 1;
+  const int threads = kCount && !kSub ? 512 : 256;
   const int teams = threads / (32 * kTeamWarps);
-  const size_t smem = size_t(teams) * kTileBricks * (kCount ? kBrickVoxels : 16) * sizeof(uint32_t);
-  auto kernel = fine_kernel<kMode, kCount, kTarget, kTeamWarps>;
+  const size_t bricks = kSub ? 8 : kTileBricks;
+  const size_t smem = size_t(teams) * bricks * (kCount ? kBrickVoxels : 16) * sizeof(uint32_t);
+  auto kernel = fine_kernel<kMode, kCount, kTarget, kTeamWarps, kSub>;
   VT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   int per_sm = 0;
   VT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
@@ -186,7 +198,18 @@ void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
 
 }  // namespace
 
-void launch_fine(const FineParams& p, VoxelMode mode, Target target, int num_sms, cudaStream_t stream) {
+template <Target kTarget>
+void launch_values(const FineParams& p, bool thin, bool sub, int num_sms, cudaStream_t stream) {
+  if (sub) {
+    thin ? launch<VoxelMode::kThin, true, kTarget, true>(p, num_sms, stream)
+         : launch<VoxelMode::kConservative, true, kTarget, true>(p, num_sms, stream);
+  } else {
+    thin ? launch<VoxelMode::kThin, true, kTarget>(p, num_sms, stream)
+         : launch<VoxelMode::kConservative, true, kTarget>(p, num_sms, stream);
+  }
+}
+
+void launch_fine(const FineParams& p, VoxelMode mode, Target target, bool sub_tiles, int num_sms, cudaStream_t stream) {
   if (p.num_vtiles == 0) return;
   const bool thin = mode == VoxelMode::kThin;
   switch (target) {
@@ -194,18 +217,9 @@ void launch_fine(const FineParams& p, VoxelMode mode, Target target, int num_sms
       thin ? launch<VoxelMode::kThin, false, Target::kBinary>(p, num_sms, stream)
            : launch<VoxelMode::kConservative, false, Target::kBinary>(p, num_sms, stream);
       break;
-    case Target::kCount:
-      thin ? launch<VoxelMode::kThin, true, Target::kCount>(p, num_sms, stream)
-           : launch<VoxelMode::kConservative, true, Target::kCount>(p, num_sms, stream);
-      break;
-    case Target::kId:
-      thin ? launch<VoxelMode::kThin, true, Target::kId>(p, num_sms, stream)
-           : launch<VoxelMode::kConservative, true, Target::kId>(p, num_sms, stream);
-      break;
-    case Target::kDistance:
-      thin ? launch<VoxelMode::kThin, true, Target::kDistance>(p, num_sms, stream)
-           : launch<VoxelMode::kConservative, true, Target::kDistance>(p, num_sms, stream);
-      break;
+    case Target::kCount: launch_values<Target::kCount>(p, thin, sub_tiles, num_sms, stream); break;
+    case Target::kId: launch_values<Target::kId>(p, thin, sub_tiles, num_sms, stream); break;
+    case Target::kDistance: launch_values<Target::kDistance>(p, thin, sub_tiles, num_sms, stream); break;
   }
 }
 

@@ -17,6 +17,9 @@
 
 namespace voxtile {
 
+// Below this many triangles per virtual tile, value targets raster 16^3 octants per warp.
+constexpr uint64_t kSubTileTriangles = 96;
+
 // Grows `buf` to at least n elements, keeping the first `used`.
 template <class T>
 static void grow_keep(DeviceBuffer<T>& buf, size_t n, size_t used, cudaStream_t stream) {
@@ -184,6 +187,9 @@ void GpuVoxelizer::Impl::run_batch(DeviceBuffer<KeyT>* keys, const CoarseParams&
     if (count) c = std::min<uint64_t>(c, bvalues.capacity() / kBrickVoxels);
     return c;
   };
+  // Value targets: octants per warp when virtual tiles hold few triangles (every warp then has
+  // its own work), one shared tile per block when they hold many (one setup per triangle).
+  const bool sub_tiles = opt.value_tiles == 2 || (opt.value_tiles == 0 && num_pairs < uint64_t(num_vtiles) * kSubTileTriangles);
   for (int attempt = 0;; ++attempt) {
     FineParams fp;
     fp.mesh = cp.mesh;
@@ -196,7 +202,7 @@ void GpuVoxelizer::Impl::run_batch(DeviceBuffer<KeyT>* keys, const CoarseParams&
     fp.voxel_size = voxel_size;
     fp.out = {bkeys.data(), bmasks.data(), count ? bvalues.data() : nullptr, brick_count.data(), capacity()};
     VT_CUDA_CHECK(cudaMemsetAsync(next.data(), 0, sizeof(unsigned int), s));
-    launch_fine(fp, o.mode, o.target, num_sms, s);
+    launch_fine(fp, o.mode, o.target, sub_tiles, num_sms, s);
     const unsigned long long after = read_scalar(brick_count.data(), s);
     if (after <= capacity()) break;
     if (attempt > 0) fail(ErrorKind::kInternal, "GPU brick buffer overflowed twice");

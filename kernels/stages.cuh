@@ -79,7 +79,8 @@ struct FineParams {
   BrickOutput out;
 };
 // Persistent fine raster: every virtual tile rastered in shared memory, non-empty bricks appended.
-void launch_fine(const FineParams& p, VoxelMode mode, Target target, int num_sms, cudaStream_t stream);
+// sub_tiles (value targets only): one warp per 16^3 octant instead of one block per 32^3 tile.
+void launch_fine(const FineParams& p, VoxelMode mode, Target target, bool sub_tiles, int num_sms, cudaStream_t stream);
 
 // d[i] = i for i < n.
 void launch_iota(uint32_t* d, uint64_t n, cudaStream_t stream);

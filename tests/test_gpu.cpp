@@ -99,6 +99,20 @@ TEST_F(Gpu, MatchesWhenTheBrickBufferOverflowsAndIsRetried) {
   compare(m, make_grid_spec(m.bounds(), go), "retry", small);
 }
 
+TEST_F(Gpu, MatchesWithBothValueTileLayouts) {
+  const Mesh m = load_mesh(test::data_path("meshes/stanford_bunny.ply")).mesh;
+  for (int res : {64, 700}) {
+    GridOptions go;
+    go.resolution = res;
+    const GridSpec spec = make_grid_spec(m.bounds(), go);
+    for (int layout : {1, 2}) {
+      GpuOptions gopt;
+      gopt.value_tiles = layout;
+      compare(m, spec, "value tiles " + std::to_string(layout), gopt);
+    }
+  }
+}
+
 TEST_F(Gpu, MatchesOnRandomSoupsWithHugeAndTinyTriangles) {
   Mesh soup = test::random_soup(20000, 100.0f, 2.0f, 11);
   const Mesh big = test::random_soup(40, 100.0f, 150.0f, 12);  // triangles spanning the grid
