@@ -97,9 +97,6 @@ struct VoxelizeStats {
   void add_stage(const std::string& name, double ms) { stage_ms.emplace_back(name, ms); }
 };
 
-// Tile edge of the CPU reference, in voxels (4x4x4 bricks).
-constexpr int kCpuTileDim = 32;
-
 // Voxelizes `mesh` into `spec` on the CPU (TBB). Deterministic for any thread count.
 SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOptions& options,
                         VoxelizeStats* stats = nullptr);

@@ -8,14 +8,13 @@
 #include <cstdint>
 
 #include "core/overlap.h"
+#include "core/tile_footprint.h"
 #include "core/vec.h"
 #include "core/voxelize.h"
 
 namespace voxtile {
 
-constexpr int kTileLog2 = 5;  // 32^3-voxel tiles: 4x4x4 bricks
-constexpr int kTileDim = 1 << kTileLog2;
-constexpr int kTileBricks = 64;
+constexpr int kTileBricks = 64;  // bricks of a kTileDim^3 tile (core/tile_footprint.h)
 
 struct MeshView {
   const Vec3f* d_grid;        // num_vertices grid-space positions

@@ -36,6 +36,12 @@ RunResult run_voxtile(const std::vector<std::string>& args);
 bool file_exists(const std::string& path);
 std::string read_file(const std::string& path);
 
+// Bounds from two corners.
+Bounds make_bounds(double x0, double y0, double z0, double x1, double y1, double z1);
+// A mesh of one triangle.
+Mesh single_triangle(const Vec3f& a, const Vec3f& b, const Vec3f& c);
+// Appends src's triangles (as a soup) to dst.
+void append_mesh(Mesh& dst, const Mesh& src);
 // n random triangles: first vertex uniform in [0, extent]^3, the others within +-size of it.
 Mesh random_soup(int n, float extent, float size, unsigned seed);
 // One long sliver across an 8192^3 grid of unit voxels (a few tens of thousands of voxels).

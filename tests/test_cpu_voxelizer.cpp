@@ -162,10 +162,7 @@ TEST(CpuVoxelizer, GeometryOutsideAUserBoxIsClipped) {
   const Mesh soup = test::random_soup(300, 10.0f, 1.25f, 5);
   GridOptions go;
   go.voxel_size = Vec3d{0.25, 0.25, 0.25};
-  Bounds b;
-  b.lo = {2, 3, 4};
-  b.hi = {6, 5, 7};
-  go.bbox = b;
+  go.bbox = test::make_bounds(2, 3, 4, 6, 5, 7);
   expect_matches_direct(soup, make_grid_spec(soup.bounds(), go));
 }
 

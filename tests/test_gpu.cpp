@@ -115,22 +115,11 @@ TEST_F(Gpu, MatchesWithBothValueTileLayouts) {
 
 TEST_F(Gpu, MatchesOnRandomSoupsWithHugeAndTinyTriangles) {
   Mesh soup = test::random_soup(20000, 100.0f, 2.0f, 11);
-  const Mesh big = test::random_soup(40, 100.0f, 150.0f, 12);  // triangles spanning the grid
-  for (size_t t = 0; t < big.num_triangles(); ++t) {
-    for (int k = 0; k < 3; ++k) {
-      soup.positions.push_back(big.vertex(t, k));
-      soup.indices.push_back(uint32_t(soup.positions.size() - 1));
-    }
-    soup.mesh_ids.push_back(0);
-    soup.material_ids.push_back(0);
-  }
+  test::append_mesh(soup, test::random_soup(40, 100.0f, 150.0f, 12));  // triangles spanning the grid
   for (int res : {1, 7, 64, 777}) {
     GridOptions go;
     go.resolution = res;
-    Bounds b;
-    b.lo = {0, 0, 0};
-    b.hi = {100, 100, 100};
-    go.bbox = b;
+    go.bbox = test::make_bounds(0, 0, 0, 100, 100, 100);
     compare(soup, make_grid_spec(soup.bounds(), go), "soup");
   }
   GridOptions go;
@@ -144,17 +133,10 @@ TEST_F(Gpu, MatchesOnASliverAcrossAn8192Grid) {
 }
 
 TEST_F(Gpu, OneTriangleCoveringTheWholeGrid) {
-  Mesh m;
-  m.positions = {{-1, -1, 0.37f}, {3, -1, 0.41f}, {-1, 3, 0.63f}};
-  m.indices = {0, 1, 2};
-  m.mesh_ids = {0};
-  m.material_ids = {0};
+  const Mesh m = test::single_triangle({-1, -1, 0.37f}, {3, -1, 0.41f}, {-1, 3, 0.63f});
   GridOptions go;
   go.dims = Int3{1024, 1024, 64};
-  Bounds b;
-  b.lo = {0, 0, 0};
-  b.hi = {1, 1, 1};
-  go.bbox = b;
+  go.bbox = test::make_bounds(0, 0, 0, 1, 1, 1);
   compare(m, make_grid_spec(m.bounds(), go), "one big triangle");
 }
 

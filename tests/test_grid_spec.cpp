@@ -5,16 +5,12 @@
 
 #include "core/error.h"
 #include "core/grid_spec.h"
+#include "tests/helpers.h"
 
 namespace voxtile {
 namespace {
 
-Bounds box(double x0, double y0, double z0, double x1, double y1, double z1) {
-  Bounds b;
-  b.lo = {x0, y0, z0};
-  b.hi = {x1, y1, z1};
-  return b;
-}
+using test::make_bounds;
 
 ErrorKind kind_of(const Bounds& b, const GridOptions& o) {
   try {
@@ -28,7 +24,7 @@ ErrorKind kind_of(const Bounds& b, const GridOptions& o) {
 TEST(GridSpec, ResolutionSetsTheLongestAxisAndCubicVoxels) {
   GridOptions o;
   o.resolution = 4;
-  const GridSpec g = make_grid_spec(box(0, 0, 0, 2, 1, 0.5), o);
+  const GridSpec g = make_grid_spec(make_bounds(0, 0, 0, 2, 1, 0.5), o);
   EXPECT_EQ(g.voxel_size.x, 0.5);
   EXPECT_TRUE(g.is_cubic());
   EXPECT_EQ(g.dims.x, 4);
@@ -42,7 +38,7 @@ TEST(GridSpec, ResolutionSetsTheLongestAxisAndCubicVoxels) {
 }
 
 TEST(GridSpec, DefaultResolutionIs256) {
-  const GridSpec g = make_grid_spec(box(-1, -1, -1, 1, 1, 1), GridOptions{});
+  const GridSpec g = make_grid_spec(make_bounds(-1, -1, -1, 1, 1, 1), GridOptions{});
   EXPECT_EQ(g.dims.x, 256);
   EXPECT_EQ(g.dims.z, 256);
 }
@@ -52,7 +48,7 @@ TEST(GridSpec, TheBoundsMaximumMapsInsideTheClosedGrid) {
   std::uniform_real_distribution<double> u(-1000, 1000), e(1e-3, 500);
   for (int n = 0; n < 2000; ++n) {
     const double x = u(rng), y = u(rng), z = u(rng);
-    const Bounds b = box(x, y, z, x + e(rng), y + e(rng), z + e(rng));
+    const Bounds b = make_bounds(x, y, z, x + e(rng), y + e(rng), z + e(rng));
     GridOptions o;
     o.resolution = 1 + n % 700;
     const GridSpec g = make_grid_spec(b, o);
@@ -70,7 +66,7 @@ TEST(GridSpec, TheBoundsMaximumMapsInsideTheClosedGrid) {
 TEST(GridSpec, VoxelSizeGivesDimsByCeiling) {
   GridOptions o;
   o.voxel_size = Vec3d{0.3, 0.3, 0.3};
-  const GridSpec g = make_grid_spec(box(0, 0, 0, 1, 0.6, 0.1), o);
+  const GridSpec g = make_grid_spec(make_bounds(0, 0, 0, 1, 0.6, 0.1), o);
   EXPECT_EQ(g.dims.x, 4);
   EXPECT_EQ(g.dims.y, 2);
   EXPECT_EQ(g.dims.z, 1);
@@ -79,7 +75,7 @@ TEST(GridSpec, VoxelSizeGivesDimsByCeiling) {
 TEST(GridSpec, DimsGiveNonCubicVoxelsThatFitTheBounds) {
   GridOptions o;
   o.dims = Int3{10, 20, 5};
-  const GridSpec g = make_grid_spec(box(0, 0, 0, 1, 1, 1), o);
+  const GridSpec g = make_grid_spec(make_bounds(0, 0, 0, 1, 1, 1), o);
   EXPECT_EQ(g.dims.y, 20);
   EXPECT_DOUBLE_EQ(g.voxel_size.x, 0.1);
   EXPECT_DOUBLE_EQ(g.voxel_size.y, 0.05);
@@ -90,14 +86,14 @@ TEST(GridSpec, DimsGiveNonCubicVoxelsThatFitTheBounds) {
 TEST(GridSpec, AFlatAxisTakesTheLargestVoxelSizeWithDims) {
   GridOptions o;
   o.dims = Int3{10, 10, 1};
-  const GridSpec g = make_grid_spec(box(0, 0, 3, 1, 2, 3), o);
+  const GridSpec g = make_grid_spec(make_bounds(0, 0, 3, 1, 2, 3), o);
   EXPECT_DOUBLE_EQ(g.voxel_size.z, 0.2);
 }
 
 TEST(GridSpec, AFlatMeshGetsOneLayer) {
   GridOptions o;
   o.resolution = 8;
-  const GridSpec g = make_grid_spec(box(0, 0, 3, 1, 2, 3), o);
+  const GridSpec g = make_grid_spec(make_bounds(0, 0, 3, 1, 2, 3), o);
   EXPECT_EQ(g.dims.z, 1);
   EXPECT_EQ(g.dims.y, 8);
 }
@@ -106,7 +102,7 @@ TEST(GridSpec, PadShiftsTheOriginAndGrowsEveryAxis) {
   GridOptions o;
   o.resolution = 4;
   o.pad = 2;
-  const GridSpec g = make_grid_spec(box(0, 0, 0, 2, 2, 2), o);
+  const GridSpec g = make_grid_spec(make_bounds(0, 0, 0, 2, 2, 2), o);
   EXPECT_EQ(g.dims.x, 8);
   EXPECT_DOUBLE_EQ(g.origin.x, -1.0);
   const Vec3f top = g.world_to_grid({2, 2, 2});
@@ -116,8 +112,8 @@ TEST(GridSpec, PadShiftsTheOriginAndGrowsEveryAxis) {
 TEST(GridSpec, BboxReplacesTheMeshBounds) {
   GridOptions o;
   o.voxel_size = Vec3d{1, 1, 1};
-  o.bbox = box(-4, -4, -4, 4, 4, 4);
-  const GridSpec g = make_grid_spec(box(0, 0, 0, 1, 1, 1), o);
+  o.bbox = make_bounds(-4, -4, -4, 4, 4, 4);
+  const GridSpec g = make_grid_spec(make_bounds(0, 0, 0, 1, 1, 1), o);
   EXPECT_EQ(g.dims.x, 8);
   EXPECT_EQ(g.origin.x, -4.0);
 }
@@ -125,15 +121,15 @@ TEST(GridSpec, BboxReplacesTheMeshBounds) {
 TEST(GridSpec, SameInputsGiveTheSameGrid) {
   GridOptions o;
   o.resolution = 333;
-  const GridSpec a = make_grid_spec(box(0.1, 0.2, 0.3, 1.7, 2.9, 0.4), o);
-  const GridSpec b = make_grid_spec(box(0.1, 0.2, 0.3, 1.7, 2.9, 0.4), o);
+  const GridSpec a = make_grid_spec(make_bounds(0.1, 0.2, 0.3, 1.7, 2.9, 0.4), o);
+  const GridSpec b = make_grid_spec(make_bounds(0.1, 0.2, 0.3, 1.7, 2.9, 0.4), o);
   EXPECT_EQ(a.dims.x, b.dims.x);
   EXPECT_EQ(a.dims.z, b.dims.z);
   EXPECT_EQ(a.voxel_size.y, b.voxel_size.y);
 }
 
 TEST(GridSpec, RejectsContradictoryAndAbsurdOptions) {
-  const Bounds b = box(0, 0, 0, 1, 1, 1);
+  const Bounds b = make_bounds(0, 0, 0, 1, 1, 1);
   GridOptions o;
   o.resolution = 0;
   EXPECT_EQ(kind_of(b, o), ErrorKind::kUsage);
@@ -152,14 +148,14 @@ TEST(GridSpec, RejectsContradictoryAndAbsurdOptions) {
   o.dims = Int3{0, 1, 1};
   EXPECT_EQ(kind_of(b, o), ErrorKind::kUsage);
   o = GridOptions{};
-  o.bbox = box(1, 1, 1, 0, 2, 2);
+  o.bbox = make_bounds(1, 1, 1, 0, 2, 2);
   EXPECT_EQ(kind_of(b, o), ErrorKind::kInput);
 }
 
 TEST(GridSpec, RejectsEmptyAndPointBounds) {
   EXPECT_EQ(kind_of(Bounds{}, GridOptions{}), ErrorKind::kInput);
-  EXPECT_EQ(kind_of(box(1, 1, 1, 1, 1, 1), GridOptions{}), ErrorKind::kInput);
-  EXPECT_EQ(kind_of(box(-1e308, 0, 0, 1e308, 1, 1), GridOptions{}), ErrorKind::kInput);
+  EXPECT_EQ(kind_of(make_bounds(1, 1, 1, 1, 1, 1), GridOptions{}), ErrorKind::kInput);
+  EXPECT_EQ(kind_of(make_bounds(-1e308, 0, 0, 1e308, 1, 1), GridOptions{}), ErrorKind::kInput);
 }
 
 }  // namespace

@@ -90,32 +90,48 @@ Mesh random_soup(int n, float extent, float size, unsigned seed) {
   return m;
 }
 
-Mesh sliver_8192() {
+Bounds make_bounds(double x0, double y0, double z0, double x1, double y1, double z1) {
+  Bounds b;
+  b.lo = {x0, y0, z0};
+  b.hi = {x1, y1, z1};
+  return b;
+}
+
+Mesh single_triangle(const Vec3f& a, const Vec3f& b, const Vec3f& c) {
   Mesh m;
-  m.positions = {{0.5f, 0.5f, 0.5f}, {8191.5f, 8100.25f, 8000.75f}, {8191.5f, 8101.0f, 8001.5f}};
+  m.positions = {a, b, c};
   m.indices = {0, 1, 2};
   m.mesh_ids = {0};
   m.material_ids = {0};
   return m;
 }
 
+void append_mesh(Mesh& dst, const Mesh& src) {
+  for (size_t t = 0; t < src.num_triangles(); ++t) {
+    for (int k = 0; k < 3; ++k) {
+      dst.positions.push_back(src.vertex(t, k));
+      dst.indices.push_back(uint32_t(dst.positions.size() - 1));
+    }
+    dst.mesh_ids.push_back(src.mesh_ids[t]);
+    dst.material_ids.push_back(src.material_ids[t]);
+  }
+}
+
+Mesh sliver_8192() {
+  return single_triangle({0.5f, 0.5f, 0.5f}, {8191.5f, 8100.25f, 8000.75f}, {8191.5f, 8101.0f, 8001.5f});
+}
+
 GridOptions sliver_grid() {
   GridOptions go;
   go.voxel_size = Vec3d{1, 1, 1};
-  Bounds b;
-  b.lo = {0, 0, 0};
-  b.hi = {8192, 8192, 8192};
-  go.bbox = b;
+  go.bbox = make_bounds(0, 0, 0, 8192, 8192, 8192);
   return go;
 }
 
 GridOptions grid_beside_unit_box() {
   GridOptions go;
   go.voxel_size = Vec3d{0.1, 0.1, 0.1};
-  Bounds b;
-  b.lo = {5, 5, 5};
-  b.hi = {6, 6, 6};
-  go.bbox = b;
+  go.bbox = make_bounds(5, 5, 5, 6, 6, 6);
   return go;
 }
 

@@ -1,7 +1,7 @@
 // CPU reference voxelizer: the same sort-middle design as the GPU pipeline, on TBB threads.
 //
-// 1. transform vertices to grid space; 2. bin triangles into 32^3 tiles (bounding box, with a
-// plane test for triangles spanning many tiles); 3. sort the (tile, triangle) pairs; 4. raster
+// 1. transform vertices to grid space; 2. bin triangles into 32^3 tiles (the tile footprint of
+// core/tile_footprint.h, as on the GPU); 3. sort the (tile, triangle) pairs; 4. raster
 // each tile into a private dense 32^3 buffer with the shared overlap code; 5. emit its non-empty
 // 8^3 bricks; 6. order the bricks by key. Counts are sums, so the result does not depend on the
 // number of threads or on scheduling.
@@ -19,6 +19,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "core/tile_footprint.h"
 #include "core/voxelize.h"
 
 namespace voxtile {
@@ -29,7 +30,7 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-constexpr int kTile = kCpuTileDim;
+constexpr int kTile = kTileDim;
 constexpr int kTileVoxels = kTile * kTile * kTile;
 constexpr int kBricksPerTileAxis = kTile / kBrickDim;
 
@@ -38,43 +39,6 @@ struct Pair {
   uint32_t tri;
   bool operator<(const Pair& o) const { return tile != o.tile ? tile < o.tile : tri < o.tri; }
 };
-
-// Conservative test of the triangle's plane against a tile widened by two voxels (double).
-bool plane_may_touch_tile(const TriSetup& t, const int32_t tlo[3]) {
-  const double v0[3] = {t.v[0].x, t.v[0].y, t.v[0].z};
-  const Vec3d e1{double(t.v[1].x) - v0[0], double(t.v[1].y) - v0[1], double(t.v[1].z) - v0[2]};
-  const Vec3d e2{double(t.v[2].x) - v0[0], double(t.v[2].y) - v0[1], double(t.v[2].z) - v0[2]};
-  const double n[3] = {e1.y * e2.z - e1.z * e2.y, e1.z * e2.x - e1.x * e2.z, e1.x * e2.y - e1.y * e2.x};
-  double pmin = 0.0, pmax = 0.0;
-  for (int a = 0; a < 3; ++a) {
-    const double lo = double(tlo[a]) * kTile - 2.0 - v0[a], hi = double(tlo[a] + 1) * kTile + 2.0 - v0[a];
-    pmin += n[a] > 0 ? n[a] * lo : n[a] * hi;
-    pmax += n[a] > 0 ? n[a] * hi : n[a] * lo;
-  }
-  return pmin <= 0.0 && pmax >= 0.0;
-}
-
-// Calls f(tile_key) for every tile triangle t may write to.
-template <class F>
-void for_each_tile(const TriSetup& t, VoxelMode mode, const GridSpec& spec, const Int3& tiles, F&& f) {
-  VoxelBox box;
-  if (!triangle_voxel_range(t, mode, spec.dims, &box)) return;
-  int32_t tlo[3], thi[3];
-  int64_t count = 1;
-  for (int a = 0; a < 3; ++a) {
-    tlo[a] = box.lo[a] / kTile;
-    thi[a] = box.hi[a] / kTile;
-    count *= thi[a] - tlo[a] + 1;
-  }
-  const bool cull = count > 8;
-  int32_t c[3];
-  for (c[0] = tlo[0]; c[0] <= thi[0]; ++c[0])
-    for (c[1] = tlo[1]; c[1] <= thi[1]; ++c[1])
-      for (c[2] = tlo[2]; c[2] <= thi[2]; ++c[2]) {
-        if (cull && !plane_may_touch_tile(t, c)) continue;
-        f((uint64_t(c[0]) * tiles.y + c[1]) * tiles.z + c[2]);
-      }
-}
 
 bool num_tris_exceeds_int32(size_t n) { return n >= size_t(0x7fffffff); }
 
@@ -118,7 +82,7 @@ SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOp
   tbb::parallel_for(tbb::blocked_range<size_t>(0, num_tris, 4096), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t i = r.begin(); i < r.end(); ++i) {
       uint64_t n = 0;
-      for_each_tile(setup(i), mode, spec, tiles, [&](uint64_t) { ++n; });
+      for_each_tile(setup(i), mode, spec.dims, tiles, [&](uint64_t) { ++n; });
       offsets[i + 1] = n;
     }
   });
@@ -127,7 +91,7 @@ SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOp
   tbb::parallel_for(tbb::blocked_range<size_t>(0, num_tris, 4096), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t i = r.begin(); i < r.end(); ++i) {
       uint64_t o = offsets[i];
-      for_each_tile(setup(i), mode, spec, tiles, [&](uint64_t key) { pairs[o++] = {key, uint32_t(i)}; });
+      for_each_tile(setup(i), mode, spec.dims, tiles, [&](uint64_t key) { pairs[o++] = {key, uint32_t(i)}; });
     }
   });
   tbb::parallel_sort(pairs.begin(), pairs.end());
