@@ -36,6 +36,9 @@ VT_HD inline uint64_t tile_index(const Int3& tiles, int32_t x, int32_t y, int32_
 
 // Step 1: the voxel and tile ranges. False when the triangle writes nothing in the grid.
 VT_HD inline bool footprint_range(const TriSetup& t, VoxelMode mode, const Int3& dims, TileFootprint* fp) {
+  fp->c = t.dom;  // the axes first: columns() needs them before footprint_planes
+  fp->a = vt_axis_a(t.dom);
+  fp->b = vt_axis_b(t.dom);
   if (!triangle_voxel_range(t, mode, dims, &fp->box)) return false;
   for (int k = 0; k < 3; ++k) {
     fp->tlo[k] = fp->box.lo[k] >> kTileLog2;
@@ -44,12 +47,10 @@ VT_HD inline bool footprint_range(const TriSetup& t, VoxelMode mode, const Int3&
   return true;
 }
 
-// Step 2 (only needed when the range spans several tiles): the double-precision plane and edges.
+// Step 2 (only needed when the range spans several tiles, after footprint_range): the
+// double-precision plane and edges.
 VT_HD inline void footprint_planes(const TriSetup& t, TileFootprint* fp) {
-  const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
-  fp->c = c;
-  fp->a = a;
-  fp->b = b;
+  const int c = fp->c, a = fp->a, b = fp->b;
   for (int i = 0; i < 3; ++i) {
     fp->v[i][0] = t.v[i].x;
     fp->v[i][1] = t.v[i].y;

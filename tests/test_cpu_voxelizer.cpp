@@ -4,10 +4,12 @@
 #include <map>
 #include <queue>
 #include <random>
+#include <set>
 #include <tuple>
 #include <vector>
 
 #include "core/meshgen.h"
+#include "core/tile_footprint.h"
 #include "core/voxelize.h"
 #include "io/mesh_reader.h"
 #include "tests/helpers.h"
@@ -101,6 +103,37 @@ void expect_matches_direct(const Mesh& mesh, const GridSpec& spec) {
     bin.validate();
     EXPECT_EQ(bin.active_voxels(), want.size());
     EXPECT_EQ(bin.keys, g.keys);
+  }
+}
+
+TEST(TileFootprint, CoversEveryAcceptedVoxelAndKnowsItsColumnsEarly) {
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> u(-20, 140), s(-60, 60);
+  const Int3 dims{100, 77, 120};
+  const Int3 tiles{(dims.x + kTileDim - 1) / kTileDim, (dims.y + kTileDim - 1) / kTileDim,
+                   (dims.z + kTileDim - 1) / kTileDim};
+  const VoxelBox grid{{0, 0, 0}, {dims.x - 1, dims.y - 1, dims.z - 1}};
+  for (int n = 0; n < 400; ++n) {
+    const float size = n % 2 ? 60.0f : 3.0f;  // huge and small triangles
+    const Vec3f a{u(rng), u(rng), u(rng)};
+    auto near = [&] { return Vec3f{a.x + s(rng) * size / 60, a.y + s(rng) * size / 60, a.z + s(rng) * size / 60}; };
+    const TriSetup t = setup_triangle(a, near(), near());
+    for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative}) {
+      TileFootprint early;
+      if (footprint_range(t, mode, dims, &early)) {
+        TileFootprint full = early;
+        footprint_planes(t, &full);
+        EXPECT_EQ(early.columns(), full.columns());
+      }
+      std::set<uint64_t> covered;
+      for_each_tile(t, mode, dims, tiles, [&](uint64_t tile) { covered.insert(tile); });
+      auto check = [&](int i, int j, int k) {
+        ASSERT_TRUE(covered.count(tile_index(tiles, i / kTileDim, j / kTileDim, k / kTileDim)))
+            << mode_name(mode) << " voxel " << i << "," << j << "," << k;
+      };
+      if (mode == VoxelMode::kConservative) for_each_conservative_voxel(setup_conservative(t), grid, check);
+      else for_each_thin_voxel(t, setup_diamond_edges(t, t.dom), grid, component(dims, t.dom), check);
+    }
   }
 }
 
