@@ -123,11 +123,10 @@ VT_HD inline void for_each_tile_in_column(const TileFootprint& fp, const Int3& t
   }
 }
 
-// Calls f(linear tile index) for every tile triangle t may write (single-threaded form).
+// Calls f(linear tile index) for every tile of a footprint that footprint_range accepted
+// (single-threaded form; computes the planes when needed).
 template <class F>
-VT_HD inline void for_each_tile(const TriSetup& t, VoxelMode mode, const Int3& dims, const Int3& tiles, F&& f) {
-  TileFootprint fp;
-  if (!footprint_range(t, mode, dims, &fp)) return;
+VT_HD inline void for_each_tile_of(TileFootprint& fp, const TriSetup& t, const Int3& tiles, F&& f) {
   if (fp.single_tile()) {
     f(tile_index(tiles, fp.tlo[0], fp.tlo[1], fp.tlo[2]));
     return;
@@ -139,6 +138,13 @@ VT_HD inline void for_each_tile(const TriSetup& t, VoxelMode mode, const Int3& d
     footprint_column(fp, k, &ta, &tb);
     for_each_tile_in_column(fp, tiles, ta, tb, f);
   }
+}
+
+// Calls f(linear tile index) for every tile triangle t may write.
+template <class F>
+VT_HD inline void for_each_tile(const TriSetup& t, VoxelMode mode, const Int3& dims, const Int3& tiles, F&& f) {
+  TileFootprint fp;
+  if (footprint_range(t, mode, dims, &fp)) for_each_tile_of(fp, t, tiles, f);
 }
 
 }  // namespace voxtile

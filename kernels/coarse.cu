@@ -41,7 +41,7 @@ __global__ void count_kernel(CoarseParams p, uint64_t* __restrict__ counts, uint
     } else if (fp.columns() > kLargeColumns) {
       large[atomicAdd(num_large, 1u)] = tri;  // counted by large_count_kernel
     } else {
-      for_each_tile(t, p.mode, p.dims, p.tiles, [&](uint64_t) { ++n; });
+      for_each_tile_of(fp, t, p.tiles, [&](uint64_t) { ++n; });
     }
   }
   counts[i] = n;
@@ -59,7 +59,7 @@ __global__ void emit_kernel(CoarseParams p, const uint64_t* __restrict__ offsets
   if (!fp.single_tile() && fp.columns() > kLargeColumns) return;  // emitted by large_emit_kernel
   uint64_t o = offsets[i] - p.pair_base;
   const KeyT dom = KeyT(t.dom);
-  for_each_tile(t, p.mode, p.dims, p.tiles, [&](uint64_t tile) {
+  for_each_tile_of(fp, t, p.tiles, [&](uint64_t tile) {
     keys[o] = (KeyT(tile) << 2) | dom;
     tris[o] = tri;
     ++o;
