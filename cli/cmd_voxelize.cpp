@@ -33,19 +33,13 @@ std::string stem_of(const std::string& path) {
 }
 
 VoxelMode parse_mode(const std::string& m) { return m == "thin" ? VoxelMode::kThin : VoxelMode::kConservative; }
-Target parse_target(const std::string& t) {
-  if (t == "count") return Target::kCount;
-  if (t == "id") return Target::kId;
-  if (t == "distance") return Target::kDistance;
-  return Target::kBinary;
-}
 
 struct Job {
   std::string input, output;
   OutputFormat format;
 };
 
-std::vector<Job> plan_jobs(const VoxelizeCmdOptions& o) {
+std::vector<Job> plan_jobs(const VoxelizeCmdOptions& o, size_t num_targets) {
   std::vector<Job> jobs;
   const bool dir_out = is_dir(o.output) || (!o.output.empty() && o.output.back() == '/');
   if (o.inputs.size() > 1 && !dir_out)
@@ -64,6 +58,9 @@ std::vector<Job> plan_jobs(const VoxelizeCmdOptions& o) {
       j.output = o.output;
       j.format = o.format.empty() ? format_from_path(o.output) : parse_format(o.format);
     }
+    if (num_targets > 1 && (j.format == OutputFormat::kNpy || j.format == OutputFormat::kRaw))
+      fail(ErrorKind::kUsage, j.output + ": a ." + format_name(j.format) +
+                                  " file holds one target; write several targets to .vdb or .ply");
     auto [it, fresh] = seen.emplace(j.output, in);
     if (!fresh) fail(ErrorKind::kUsage, in + " and " + it->second + " would both write " + j.output);
     jobs.push_back(j);
@@ -88,8 +85,10 @@ std::string options_string(const VoxelizeCmdOptions& o) {
   return s.str();
 }
 
-void print_stats_json(const Job& job, const MeshLoadResult& loaded, const SparseGrid& grid, const VoxelizeCmdOptions& o,
-                      const VoxelizeStats& st, double ms_load, double ms_write, double ms_total) {
+void print_stats_json(const Job& job, const MeshLoadResult& loaded, const std::vector<SparseGrid>& grids,
+                      const VoxelizeCmdOptions& o, const VoxelizeStats& st, double ms_load, double ms_write,
+                      double ms_total) {
+  const SparseGrid& grid = grids[0];
   const GridSpec& s = grid.spec;
   std::ostringstream j;
   j << "{\"input\":" << json_string(job.input) << ",\"output\":" << json_string(job.output)
@@ -102,7 +101,12 @@ void print_stats_json(const Job& job, const MeshLoadResult& loaded, const Sparse
     << "]},\"mode\":" << json_string(o.mode) << ",\"target\":" << json_string(o.target)
     << ",\"device\":" << json_string(st.device) << ",\"active_voxels\":" << st.active_voxels
     << ",\"bricks\":" << st.bricks << ",\"tile_pairs\":" << st.tile_pairs << ",\"tiles\":" << st.tiles
-    << ",\"checksum\":\"" << std::hex << grid.checksum() << std::dec << "\",\"timings_ms\":{\"load\":" << json_number(ms_load);
+    << ",\"checksum\":\"" << std::hex << grid.checksum() << std::dec << "\",\"grids\":[";
+  for (size_t i = 0; i < grids.size(); ++i)
+    j << (i ? "," : "") << "{\"name\":" << json_string(grids[i].name) << ",\"type\":"
+      << json_string(value_type_name(grids[i].value_type)) << ",\"checksum\":\"" << std::hex << grids[i].checksum()
+      << std::dec << "\"}";
+  j << "],\"timings_ms\":{\"load\":" << json_number(ms_load);
   for (const auto& [name, ms] : st.stage_ms) j << "," << json_string(name) << ":" << json_number(ms);
   j << ",\"write\":" << json_number(ms_write) << ",\"total\":" << json_number(ms_total) << "}}";
   std::cout << j.str() << std::endl;
@@ -121,9 +125,10 @@ void setup_voxelize(CLI::App& app, VoxelizeCmdOptions& o) {
       ->check(CLI::IsMember({"thin", "conservative"}))
       ->capture_default_str();
   app.add_option("--target,-t", o.target,
-                 "binary (occupancy), count (triangles per voxel), id (smallest triangle index per voxel) or "
-                 "distance (smallest world distance from the voxel centre to those triangles)")
-      ->check(CLI::IsMember({"binary", "count", "id", "distance"}))
+                 "TARGET[:BLEND][,...]: binary (occupancy), count (triangles per voxel), id (triangle index; "
+                 "min|max), distance (world distance from the voxel centre to the triangle; min|max|add), normal "
+                 "(unit normal, packed max | float3 add). Several targets (comma-separated) share one binning and "
+                 "go to one .vdb or .ply")
       ->capture_default_str();
   app.add_option("--device,-d", o.device, "auto (GPU if present, else CPU), cpu or gpu")
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
@@ -140,11 +145,11 @@ void setup_voxelize(CLI::App& app, VoxelizeCmdOptions& o) {
 
 int run_voxelize(const VoxelizeCmdOptions& o) {
   Log log{o.verbosity};
-  const std::vector<Job> jobs = plan_jobs(o);
+  const std::vector<TargetSpec> targets = parse_target_list(o.target);
+  const std::vector<Job> jobs = plan_jobs(o, targets.size());
   const GridOptions grid_options = o.grid.to_options();
   VoxelizeOptions vopt;
   vopt.mode = parse_mode(o.mode);
-  vopt.target = parse_target(o.target);
   vopt.threads = o.threads;
 
   std::unique_ptr<GpuVoxelizer> gpu;
@@ -179,21 +184,22 @@ int run_voxelize(const VoxelizeCmdOptions& o) {
         }
       }();
       VoxelizeStats st;
-      SparseGrid grid;
+      std::vector<SparseGrid> grids;
       if (gpu) {
         gpu->set_mesh(loaded.mesh);
-        grid = gpu->voxelize(spec, vopt, &st);
+        grids = gpu->voxelize_targets(spec, vopt, targets, &st);
       } else {
-        grid = voxelize_cpu(loaded.mesh, spec, vopt, &st);
+        grids = voxelize_cpu_targets(loaded.mesh, spec, vopt, targets, &st);
       }
-      grid.name = o.target == "binary" ? "voxels" : o.target;
+      // Grids are named by target; a lone binary grid keeps the name "voxels".
+      if (targets.size() == 1 && targets[0].target == Target::kBinary) grids[0].name = "voxels";
       wopt.meta = {{"source", job.input},
                    {"options", options_string(o)},
                    {"version", VOXTILE_VERSION},
                    {"mode", o.mode},
                    {"target", o.target}};
       auto t_write = Clock::now();
-      write_grid(grid, job.output, job.format, wopt);
+      write_grids(grids, job.output, job.format, wopt);
       const double ms_write = ms_since(t_write), ms_total = ms_since(t_start);
       std::ostringstream line;
       line.precision(3);
@@ -202,7 +208,7 @@ int run_voxelize(const VoxelizeCmdOptions& o) {
            << st.device << ") -> " << job.output << " in " << std::fixed << ms_total / 1000.0 << " s";
       log.info(line.str());
       for (const auto& [name, ms] : st.stage_ms) log.detail("  " + name + ": " + std::to_string(ms) + " ms");
-      if (o.stats) print_stats_json(job, loaded, grid, o, st, ms_load, ms_write, ms_total);
+      if (o.stats) print_stats_json(job, loaded, grids, o, st, ms_load, ms_write, ms_total);
     } catch (const Error& e) {
       std::cerr << "voxtile: error: " << e.what() << "\n";
       if (!status) status = static_cast<int>(e.kind());

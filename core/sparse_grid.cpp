@@ -16,6 +16,7 @@ const char* value_type_name(ValueType t) {
     case ValueType::kNone: return "mask";
     case ValueType::kInt32: return "int32";
     case ValueType::kFloat32: return "float32";
+    case ValueType::kVec3f: return "vec3f";
   }
   return "?";
 }
@@ -26,10 +27,11 @@ uint64_t SparseGrid::active_voxels() const {
   return n;
 }
 
-double SparseGrid::value(size_t b, int offset) const {
+double SparseGrid::value(size_t b, int offset, int c) const {
   switch (value_type) {
     case ValueType::kInt32: return ivalues[b * kBrickVoxels + offset];
     case ValueType::kFloat32: return fvalues[b * kBrickVoxels + offset];
+    case ValueType::kVec3f: return fvalues[(b * kBrickVoxels + offset) * 3 + c];
     case ValueType::kNone: break;
   }
   return masks[b].test(offset) ? 1.0 : 0.0;
@@ -49,6 +51,8 @@ uint64_t SparseGrid::checksum() const {
       if (!masks[b].test(off)) continue;
       if (value_type == ValueType::kInt32) h.pod(ivalues[b * kBrickVoxels + off]);
       if (value_type == ValueType::kFloat32) h.pod(fvalues[b * kBrickVoxels + off]);
+      if (value_type == ValueType::kVec3f)
+        for (int c = 0; c < 3; ++c) h.pod(fvalues[(b * kBrickVoxels + off) * 3 + c]);
     }
   }
   return h.h;
@@ -59,6 +63,7 @@ void SparseGrid::validate() const {
   const size_t nv = keys.size() * kBrickVoxels;
   if (value_type == ValueType::kInt32 && ivalues.size() != nv) fail(ErrorKind::kInternal, "sparse grid: bad value count");
   if (value_type == ValueType::kFloat32 && fvalues.size() != nv) fail(ErrorKind::kInternal, "sparse grid: bad value count");
+  if (value_type == ValueType::kVec3f && fvalues.size() != 3 * nv) fail(ErrorKind::kInternal, "sparse grid: bad value count");
   for (size_t b = 0; b < keys.size(); ++b) {
     if (b > 0 && keys[b] <= keys[b - 1]) fail(ErrorKind::kInternal, "sparse grid: keys not strictly ascending");
     if (!masks[b].any()) fail(ErrorKind::kInternal, "sparse grid: empty brick stored");

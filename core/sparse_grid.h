@@ -45,7 +45,10 @@ enum class ValueType : uint8_t {
   kNone = 0,   // occupancy only (binary target)
   kInt32 = 1,  // one int32 per voxel (count target)
   kFloat32 = 2,
+  kVec3f = 3,  // three floats per voxel (normal target)
 };
+// Values per voxel of a value type (0 for occupancy only).
+inline int value_channels(ValueType t) { return t == ValueType::kNone ? 0 : (t == ValueType::kVec3f ? 3 : 1); }
 const char* value_type_name(ValueType t);
 
 struct SparseGrid {
@@ -55,7 +58,8 @@ struct SparseGrid {
   std::vector<uint64_t> keys;          // num_bricks, strictly ascending
   std::vector<BrickMask> masks;        // num_bricks, none empty
   std::vector<int32_t> ivalues;        // kInt32: 512 * num_bricks (0 where inactive)
-  std::vector<float> fvalues;          // kFloat32: 512 * num_bricks (0 where inactive)
+  std::vector<float> fvalues;          // kFloat32: 512 * num_bricks; kVec3f: 3 * 512 * num_bricks,
+                                       // x,y,z of voxel `offset` at 3*offset (0 where inactive)
 
   size_t num_bricks() const { return keys.size(); }
   uint64_t active_voxels() const;
@@ -64,8 +68,9 @@ struct SparseGrid {
   uint64_t checksum() const;
   // Throws Error(kInternal) if the invariants above do not hold.
   void validate() const;
-  // Value of voxel `offset` of brick `b` as a double (1 for occupancy-only grids).
-  double value(size_t b, int offset) const;
+  // Value of voxel `offset` of brick `b` as a double (1 for occupancy-only grids); channel c of
+  // vector grids.
+  double value(size_t b, int offset, int c = 0) const;
 
   // Calls f(i, j, k, brick_index, offset) for every active voxel in ascending key / offset order.
   template <class F>

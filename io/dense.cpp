@@ -18,6 +18,7 @@ const char* npy_descr(ValueType t) {
     case ValueType::kNone: return "|u1";
     case ValueType::kInt32: return "<i4";
     case ValueType::kFloat32: return "<f4";
+    case ValueType::kVec3f: return "<f4";
   }
   return "|u1";
 }
@@ -27,6 +28,7 @@ const char* dtype_name(ValueType t) {
     case ValueType::kNone: return "uint8";
     case ValueType::kInt32: return "int32";
     case ValueType::kFloat32: return "float32";
+    case ValueType::kVec3f: return "float32";
   }
   return "uint8";
 }
@@ -55,9 +57,9 @@ void write_planes(const SparseGrid& g, AtomicFile& out) {
   size_t b0 = 0;  // first brick of the current x-slab
   // Empty voxels are 0, except in float grids, where 0 is a value: there they are NaN.
   std::vector<unsigned char> empty_plane(plane.size(), 0);
-  if (g.value_type == ValueType::kFloat32) {
+  if (g.value_type == ValueType::kFloat32 || g.value_type == ValueType::kVec3f) {
     const float nan = std::numeric_limits<float>::quiet_NaN();
-    for (size_t i = 0; i < ny * nz; ++i) std::memcpy(empty_plane.data() + 4 * i, &nan, 4);
+    for (size_t i = 0; i < plane.size() / 4; ++i) std::memcpy(empty_plane.data() + 4 * i, &nan, 4);
   }
   for (int32_t x = 0; x < g.spec.dims.x; ++x) {
     plane = empty_plane;
@@ -75,7 +77,8 @@ void write_planes(const SparseGrid& g, AtomicFile& out) {
           unsigned char* dst = plane.data() + (y * nz + z) * vb;
           if (g.value_type == ValueType::kNone) *dst = 1;
           else if (g.value_type == ValueType::kInt32) std::memcpy(dst, &g.ivalues[b * kBrickVoxels + off], 4);
-          else std::memcpy(dst, &g.fvalues[b * kBrickVoxels + off], 4);
+          else if (g.value_type == ValueType::kFloat32) std::memcpy(dst, &g.fvalues[b * kBrickVoxels + off], 4);
+          else std::memcpy(dst, &g.fvalues[(b * kBrickVoxels + off) * 3], 12);
         }
     }
     out.write(plane.data(), plane.size());
@@ -84,7 +87,7 @@ void write_planes(const SparseGrid& g, AtomicFile& out) {
 
 }  // namespace
 
-size_t dense_voxel_bytes(ValueType t) { return t == ValueType::kNone ? 1 : 4; }
+size_t dense_voxel_bytes(ValueType t) { return t == ValueType::kNone ? 1 : (t == ValueType::kVec3f ? 12 : 4); }
 
 void check_dense_budget(const SparseGrid& g, const std::string& path, const DenseOptions& opt) {
   const unsigned __int128 bytes = (unsigned __int128)g.spec.num_voxels() * dense_voxel_bytes(g.value_type);
@@ -101,7 +104,7 @@ void write_npy(const SparseGrid& g, const std::string& path, const DenseOptions&
   check_dense_budget(g, path, opt);
   std::ostringstream d;
   d << "{'descr': '" << npy_descr(g.value_type) << "', 'fortran_order': False, 'shape': (" << g.spec.dims.x << ", "
-    << g.spec.dims.y << ", " << g.spec.dims.z << "), }";
+    << g.spec.dims.y << ", " << g.spec.dims.z << (g.value_type == ValueType::kVec3f ? ", 3" : "") << "), }";
   std::string dict = d.str();
   // Magic (6) + version (2) + header length (2) + dict, padded with spaces and '\n' to 64 bytes.
   const size_t total = ((10 + dict.size() + 1 + 63) / 64) * 64;
@@ -134,9 +137,10 @@ void write_raw(const SparseGrid& g, const std::string& path, const DenseOptions&
   j << "{\n  \"data\": \"" << json_escape(slash == std::string::npos ? path : path.substr(slash + 1)) << "\",\n"
     << "  \"dims\": [" << s.dims.x << ", " << s.dims.y << ", " << s.dims.z << "],\n"
     << "  \"dtype\": \"" << dtype_name(g.value_type) << "\",\n"
+    << "  \"components\": " << std::max(1, value_channels(g.value_type)) << ",\n"
     << "  \"byte_order\": \"little\",\n"
     << "  \"order\": \"C\",\n"
-    << "  \"index\": \"offset = (i * dims[1] + j) * dims[2] + k\",\n"
+    << "  \"index\": \"offset = ((i * dims[1] + j) * dims[2] + k) * components + c\",\n"
     << "  \"voxel_size\": [" << s.voxel_size.x << ", " << s.voxel_size.y << ", " << s.voxel_size.z << "],\n"
     << "  \"origin\": [" << s.origin.x << ", " << s.origin.y << ", " << s.origin.z << "],\n"
     << "  \"origin_is\": \"minimum corner of voxel (0,0,0)\",\n"

@@ -17,12 +17,13 @@ struct DenseOptions {
   bool force = false;
 };
 
-// Bytes per voxel of the dense dtype: uint8 occupancy, int32 counts, float32 values.
+// Bytes per voxel of the dense dtype: uint8 occupancy, int32 counts, float32 values, 3 float32.
 size_t dense_voxel_bytes(ValueType t);
 // Throws Error(kResource) if the dense grid exceeds the budget and force is not set.
 void check_dense_budget(const SparseGrid& g, const std::string& path, const DenseOptions& opt);
 
-// Array of shape (nx, ny, nz), C order (z fastest): element [i][j][k] is voxel (i,j,k). Written
+// Array of shape (nx, ny, nz), or (nx, ny, nz, 3) for float3 values, C order (z fastest): element
+// [i][j][k] is voxel (i,j,k); empty voxels are 0, or NaN in float grids. Written
 // plane by plane from the bricks, so memory stays at one x-plane. Atomic.
 void write_npy(const SparseGrid& g, const std::string& path, const DenseOptions& opt);
 // The same bytes with no header, plus `<path without extension>.json` describing dims, dtype,

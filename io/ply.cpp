@@ -4,11 +4,20 @@
 #include <cstring>
 #include <vector>
 
+#include "core/error.h"
 #include "io/atomic_file.h"
 
 namespace voxtile {
 
-void write_ply(const SparseGrid& g, const std::string& path, const Metadata& meta) {
+void write_ply(const SparseGrid& g, const std::string& path, const Metadata& meta) { write_ply_grids({&g}, path, meta); }
+
+void write_ply_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta) {
+  if (grids.empty()) fail(ErrorKind::kInternal, "no grid to write");
+  const SparseGrid& g = *grids[0];
+  for (const SparseGrid* o : grids)
+    if (o->keys != g.keys || o->masks.size() != g.masks.size() ||
+        std::memcmp(o->masks.data(), g.masks.data(), g.masks.size() * sizeof(BrickMask)) != 0)
+      fail(ErrorKind::kInternal, path + ": grids of one PLY file must have the same active voxels");
   AtomicFile out(path);
   std::string header = "ply\nformat binary_little_endian 1.0\n";
   for (const auto& [key, value] : meta) {
@@ -19,10 +28,18 @@ void write_ply(const SparseGrid& g, const std::string& path, const Metadata& met
   }
   header += "element vertex " + std::to_string(g.active_voxels()) + "\n";
   header += "property float x\nproperty float y\nproperty float z\n";
-  switch (g.value_type) {
-    case ValueType::kNone: header += "property uchar value\n"; break;
-    case ValueType::kInt32: header += "property int value\n"; break;
-    case ValueType::kFloat32: header += "property float value\n"; break;
+  const bool single = grids.size() == 1;
+  for (const SparseGrid* o : grids) {
+    const std::string name = single ? "value" : o->name;
+    switch (o->value_type) {
+      case ValueType::kNone: header += "property uchar " + name + "\n"; break;
+      case ValueType::kInt32: header += "property int " + name + "\n"; break;
+      case ValueType::kFloat32: header += "property float " + name + "\n"; break;
+      case ValueType::kVec3f:
+        if (single || o->name == "normal") header += "property float nx\nproperty float ny\nproperty float nz\n";
+        else header += "property float " + name + "_x\nproperty float " + name + "_y\nproperty float " + name + "_z\n";
+        break;
+    }
   }
   header += "end_header\n";
   out.write(header.data(), header.size());
@@ -36,13 +53,17 @@ void write_ply(const SparseGrid& g, const std::string& path, const Metadata& met
     const Vec3d c = g.spec.voxel_center(i, j, k);
     const float xyz[3] = {float(c.x), float(c.y), float(c.z)};
     put(xyz, sizeof(xyz));
-    if (g.value_type == ValueType::kNone) {
-      const unsigned char one = 1;
-      put(&one, 1);
-    } else if (g.value_type == ValueType::kInt32) {
-      put(&g.ivalues[b * kBrickVoxels + off], 4);
-    } else {
-      put(&g.fvalues[b * kBrickVoxels + off], 4);
+    for (const SparseGrid* o : grids) {
+      if (o->value_type == ValueType::kNone) {
+        const unsigned char one = 1;
+        put(&one, 1);
+      } else if (o->value_type == ValueType::kInt32) {
+        put(&o->ivalues[b * kBrickVoxels + off], 4);
+      } else if (o->value_type == ValueType::kFloat32) {
+        put(&o->fvalues[b * kBrickVoxels + off], 4);
+      } else {
+        put(&o->fvalues[(b * kBrickVoxels + off) * 3], 12);
+      }
     }
     if (buf.size() >= (1 << 20)) {
       out.write(buf.data(), buf.size());

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/sparse_grid.h"
 #include "io/metadata.h"
@@ -11,5 +12,9 @@ namespace voxtile {
 // Binary little-endian PLY: float x, y, z and the value (uchar 1 for occupancy, int for int32
 // targets, float for float targets), in ascending brick key / voxel offset order. Atomic.
 void write_ply(const SparseGrid& grid, const std::string& path, const Metadata& meta);
+// Several grids with the same active voxels (the targets of one voxelization) as the properties of
+// one point per voxel. Scalar properties are named "value" for a single grid, else by the grid's
+// name; float3 values are nx, ny, nz for a single grid or one named "normal", else <name>_x, _y, _z.
+void write_ply_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta);
 
 }  // namespace voxtile

@@ -72,10 +72,7 @@ void make_uuid_deterministic(const std::string& temp_path, const std::string& pa
   if (std::fclose(f) != 0) fail(ErrorKind::kOutput, path + ": cannot finish the VDB file");
 }
 
-}  // namespace
-
-void write_vdb(const SparseGrid& g, const std::string& path, const Metadata& meta) {
-  init_openvdb();
+openvdb::GridBase::Ptr to_vdb(const SparseGrid& g, const Metadata& meta) {
   openvdb::GridBase::Ptr base;
   if (g.value_type == ValueType::kNone) {
     base = build_grid<openvdb::MaskGrid>(g, false, [](auto&, size_t) {});
@@ -85,11 +82,20 @@ void write_vdb(const SparseGrid& g, const std::string& path, const Metadata& met
       for (int off = 0; off < kBrickVoxels; ++off)
         if (v[off]) leaf.setValueOnly(off, v[off]);
     });
-  } else {
+  } else if (g.value_type == ValueType::kFloat32) {
     base = build_grid<openvdb::FloatGrid>(g, 0.0f, [&](openvdb::FloatGrid::TreeType::LeafNodeType& leaf, size_t b) {
       const float* v = g.fvalues.data() + b * kBrickVoxels;
       for (int off = 0; off < kBrickVoxels; ++off)
         if (v[off] != 0.0f) leaf.setValueOnly(off, v[off]);
+    });
+  } else {
+    const openvdb::Vec3s zero(0.0f, 0.0f, 0.0f);
+    base = build_grid<openvdb::Vec3SGrid>(g, zero, [&](openvdb::Vec3SGrid::TreeType::LeafNodeType& leaf, size_t b) {
+      const float* v = g.fvalues.data() + b * kBrickVoxels * 3;
+      for (int off = 0; off < kBrickVoxels; ++off) {
+        const openvdb::Vec3s x(v[3 * off], v[3 * off + 1], v[3 * off + 2]);
+        if (x != zero) leaf.setValueOnly(off, x);
+      }
     });
   }
   base->setName(g.name);
@@ -98,18 +104,31 @@ void write_vdb(const SparseGrid& g, const std::string& path, const Metadata& met
   base->insertMeta("voxtile_origin",
                    openvdb::Vec3DMetadata(openvdb::Vec3d(g.spec.origin.x, g.spec.origin.y, g.spec.origin.z)));
   for (const auto& [key, value] : meta) base->insertMeta("voxtile_" + key, openvdb::StringMetadata(value));
+  return base;
+}
 
+}  // namespace
+
+void write_vdb(const SparseGrid& g, const std::string& path, const Metadata& meta) { write_vdb_grids({&g}, path, meta); }
+
+void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta) {
+  init_openvdb();
+  openvdb::GridPtrVec vdb_grids;
+  for (const SparseGrid* g : grids) vdb_grids.push_back(to_vdb(*g, meta));
   AtomicFile out(path);
   out.close_stream();
   try {
     openvdb::io::File file(out.temp_path());
-    file.write({base});
+    file.write(vdb_grids);
     file.close();
   } catch (const std::exception& e) {
     fail(ErrorKind::kOutput, path + ": cannot write VDB: " + e.what());
   }
   Fnv1a h;
-  h.pod(g.checksum());
+  for (const SparseGrid* g : grids) {
+    h.pod(g->checksum());
+    h.bytes(g->name.data(), g->name.size());
+  }
   for (const auto& [key, value] : meta) {
     h.bytes(key.data(), key.size());
     h.bytes(value.data(), value.size());
@@ -156,12 +175,12 @@ SparseGrid read_vdb(const std::string& path, const std::string& grid_name) {
   for (const auto& g : *grids) {
     if (!grid_name.empty() && g->getName() != grid_name) continue;
     if (g->isType<openvdb::MaskGrid>() || g->isType<openvdb::BoolGrid>() || g->isType<openvdb::Int32Grid>() ||
-        g->isType<openvdb::FloatGrid>()) {
+        g->isType<openvdb::FloatGrid>() || g->isType<openvdb::Vec3SGrid>()) {
       base = g;
       break;
     }
   }
-  if (!base) fail(ErrorKind::kInput, path + ": no mask, bool, int32 or float grid" + (grid_name.empty() ? "" : " named " + grid_name));
+  if (!base) fail(ErrorKind::kInput, path + ": no mask, bool, int32, float or vec3s grid" + (grid_name.empty() ? "" : " named " + grid_name));
   SparseGrid out;
   out.name = base->getName();
   if (auto dims = base->getMetadata<openvdb::Vec3IMetadata>("voxtile_dims")) {
@@ -187,6 +206,14 @@ SparseGrid read_vdb(const std::string& path, const std::string& grid_name) {
     out.value_type = ValueType::kFloat32;
     collect(*g, path, &out, [&](const auto& leaf, const BrickMask& m) {
       for (int off = 0; off < kBrickVoxels; ++off) out.fvalues.push_back(m.test(off) ? leaf.getValue(off) : 0.0f);
+    });
+  } else if (auto g = openvdb::GridBase::grid<openvdb::Vec3SGrid>(base)) {
+    out.value_type = ValueType::kVec3f;
+    collect(*g, path, &out, [&](const auto& leaf, const BrickMask& m) {
+      for (int off = 0; off < kBrickVoxels; ++off) {
+        const openvdb::Vec3s v = m.test(off) ? leaf.getValue(off) : openvdb::Vec3s(0.0f, 0.0f, 0.0f);
+        out.fvalues.insert(out.fvalues.end(), {v.x(), v.y(), v.z()});
+      }
     });
   }
   return out;

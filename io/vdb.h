@@ -10,11 +10,13 @@
 namespace voxtile {
 
 // Writes `grid` as one OpenVDB grid: occupancy as a MaskGrid, int32 values as an Int32Grid, float
-// values as a FloatGrid. Leaf nodes are built directly from the bricks. The transform maps index
+// values as a FloatGrid, float3 values as a Vec3SGrid. Leaf nodes are built directly from the bricks. The transform maps index
 // (i,j,k) to the voxel centre origin + (i+0.5, j+0.5, k+0.5) * voxel_size, so the result overlays
 // the mesh in Houdini or Blender. `meta` goes into the grid's metadata with a "voxtile_" prefix.
 // Atomic (see AtomicFile). Throws Error(kOutput).
 void write_vdb(const SparseGrid& grid, const std::string& path, const Metadata& meta);
+// Several grids (distinct names) in one file, in the order given. Vector grids are Vec3SGrids.
+void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta);
 
 // Reads one grid (the first of a supported type, or the one named) back into a SparseGrid.
 // Grid dims come from voxtile's metadata when present, else from the active bounding box.

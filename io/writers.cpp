@@ -51,4 +51,18 @@ void write_grid(const SparseGrid& grid, const std::string& path, OutputFormat fo
   }
 }
 
+void write_grids(const std::vector<SparseGrid>& grids, const std::string& path, OutputFormat format,
+                 const WriteOptions& options) {
+  if (grids.size() == 1) return write_grid(grids[0], path, format, options);
+  std::vector<const SparseGrid*> ptrs;
+  for (const SparseGrid& g : grids) ptrs.push_back(&g);
+  switch (format) {
+    case OutputFormat::kVdb: write_vdb_grids(ptrs, path, options.meta); return;
+    case OutputFormat::kPly: write_ply_grids(ptrs, path, options.meta); return;
+    case OutputFormat::kRaw:
+    case OutputFormat::kNpy:
+      fail(ErrorKind::kUsage, path + ": a ." + format_name(format) + " file holds one target; write several targets to .vdb or .ply");
+  }
+}
+
 }  // namespace voxtile

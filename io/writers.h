@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/sparse_grid.h"
 #include "io/dense.h"
@@ -24,5 +25,9 @@ struct WriteOptions {
 };
 
 void write_grid(const SparseGrid& grid, const std::string& path, OutputFormat format, const WriteOptions& options);
+// Several grids of one voxelization (one per target): all in one .vdb (one grid each) or one .ply
+// (one property each); dense formats hold one grid, so more is a usage error.
+void write_grids(const std::vector<SparseGrid>& grids, const std::string& path, OutputFormat format,
+                 const WriteOptions& options);
 
 }  // namespace voxtile

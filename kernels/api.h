@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/voxelize.h"
 
@@ -37,6 +38,9 @@ class GpuVoxelizer {
   void set_mesh(const Mesh& mesh);
   // Voxelizes the uploaded mesh. Same voxels and values as voxelize_cpu. Throws Error(kResource).
   SparseGrid voxelize(const GridSpec& spec, const VoxelizeOptions& options, VoxelizeStats* stats = nullptr);
+  // Several targets from one coarse raster, sort and tiling: the same grids as voxelize_cpu_targets.
+  std::vector<SparseGrid> voxelize_targets(const GridSpec& spec, const VoxelizeOptions& options,
+                                           const std::vector<TargetSpec>& targets, VoxelizeStats* stats = nullptr);
   const std::string& device_name() const;
 
  private:

@@ -1,5 +1,6 @@
 // Brick merge: after the bricks are sorted by key, each run of equal keys (from virtual tiles of
-// one tile, or from triangle batches) becomes one brick: OR of the masks, sum of the counts.
+// one tile, or from triangle batches) becomes one brick: OR of the masks, the target's blend of
+// the values (add, max of codes, 64-bit fixed-point add), decoded into the output values.
 #include "core/sparse_grid.h"
 #include "core/voxelize.h"
 #include "kernels/common.cuh"
@@ -14,11 +15,16 @@ __global__ void brick_heads_kernel(const uint64_t* __restrict__ keys, uint64_t n
   heads[i] = i == 0 || keys[i] != keys[i - 1];
 }
 
+template <Target kTarget, Blend kBlend>
 __global__ void merge_kernel(const uint64_t* __restrict__ sorted, const uint32_t* __restrict__ perm,
                              const uint32_t* __restrict__ starts, uint64_t num_unique, uint64_t n,
-                             const uint32_t* __restrict__ masks_in, const int32_t* __restrict__ values_in,
+                             const uint32_t* __restrict__ masks_in, const uint32_t* __restrict__ values_in,
                              uint64_t* __restrict__ keys_out, uint32_t* __restrict__ masks_out,
-                             int32_t* __restrict__ values_out, Target target) {
+                             uint32_t* __restrict__ values_out, ShadeConsts consts) {
+  constexpr Word kWord = word_kind(kTarget, kBlend);
+  constexpr int kAcc = acc_channels(kTarget, kBlend);
+  constexpr int kOut = out_channels(kTarget);
+  constexpr int kIn = brick_value_words({kTarget, kBlend});
   const uint64_t u = (uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const int lane = threadIdx.x & 31;
   if (u >= num_unique) return;
@@ -29,19 +35,25 @@ __global__ void merge_kernel(const uint64_t* __restrict__ sorted, const uint32_t
     masks_out[u * 16 + lane] = word;
   }
   if (lane == 0) keys_out[u] = sorted[start];
-  if (values_in) {
-    for (int w = 0; w < 16; ++w) {
-      uint32_t acc = 0;  // counts add; encoded ids and distances (0 = empty) take the max
-      const bool encoded = target != Target::kCount;
+  for (int w = 0; w < (kWord == Word::kBit ? 0 : 16); ++w) {
+    const int off = w * 32 + lane;
+    uint32_t out[3];
+    if constexpr (kWord == Word::kAdd64) {
+      uint64_t acc[3] = {0, 0, 0};
       for (uint32_t r = start; r < end; ++r) {
-        const uint32_t v = uint32_t(values_in[uint64_t(perm[r]) * kBrickVoxels + w * 32 + lane]);
-        acc = encoded ? max(acc, v) : acc + v;
+        const uint64_t* in = reinterpret_cast<const uint64_t*>(values_in + uint64_t(perm[r]) * kIn);
+        for (int c = 0; c < kAcc; ++c) acc[c] += in[c * kBrickVoxels + off];
       }
-      int32_t out = int32_t(acc);
-      if (target == Target::kId) out = acc ? decode_id(acc) : 0;
-      if (target == Target::kDistance) out = acc ? int32_t(~acc) : 0;  // the float's bits
-      values_out[u * kBrickVoxels + w * 32 + lane] = out;
+      decode64<kTarget, kBlend>(acc, consts, out);
+    } else {
+      uint32_t acc = 0;  // add (count), or max of codes (0 = empty)
+      for (uint32_t r = start; r < end; ++r) {
+        const uint32_t v = values_in[uint64_t(perm[r]) * kIn + off];
+        acc = kWord == Word::kAdd32 ? acc + v : max(acc, v);
+      }
+      decode32<kTarget, kBlend>(acc, out);
     }
+    for (int c = 0; c < kOut; ++c) values_out[(u * kBrickVoxels + off) * kOut + c] = out[c];
   }
 }
 
@@ -65,13 +77,16 @@ void launch_brick_heads(const uint64_t* d_sorted, uint64_t n, uint8_t* d_heads, 
 }
 
 void launch_brick_merge(const uint64_t* d_sorted, const uint32_t* d_perm, const uint32_t* d_starts, uint64_t num_unique,
-                        uint64_t n, const uint32_t* d_masks_in, const int32_t* d_values_in, uint64_t* d_keys_out,
-                        uint32_t* d_masks_out, int32_t* d_values_out, Target target, cudaStream_t stream) {
+                        uint64_t n, const uint32_t* d_masks_in, const uint32_t* d_values_in, uint64_t* d_keys_out,
+                        uint32_t* d_masks_out, uint32_t* d_values_out, const TargetSpec& target,
+                        const ShadeConsts& consts, cudaStream_t stream) {
   if (num_unique == 0) return;
   const uint64_t threads = num_unique * 32;
-  merge_kernel<<<unsigned((threads + 255) / 256), 256, 0, stream>>>(d_sorted, d_perm, d_starts, num_unique, n,
-                                                                     d_masks_in, d_values_in, d_keys_out, d_masks_out,
-                                                                     d_values_out, target);
+  with_target(target, [&](auto t, auto b) {
+    merge_kernel<decltype(t)::value, decltype(b)::value><<<unsigned((threads + 255) / 256), 256, 0, stream>>>(
+        d_sorted, d_perm, d_starts, num_unique, n, d_masks_in, d_values_in, d_keys_out, d_masks_out, d_values_out,
+        consts);
+  });
   VT_CUDA_CHECK_LAUNCH();
 }
 

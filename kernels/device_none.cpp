@@ -20,6 +20,10 @@ GpuVoxelizer::GpuVoxelizer(const GpuOptions&) : m(nullptr) {
 GpuVoxelizer::~GpuVoxelizer() = default;
 void GpuVoxelizer::set_mesh(const Mesh&) {}
 SparseGrid GpuVoxelizer::voxelize(const GridSpec&, const VoxelizeOptions&, VoxelizeStats*) { return {}; }
+std::vector<SparseGrid> GpuVoxelizer::voxelize_targets(const GridSpec&, const VoxelizeOptions&,
+                                                       const std::vector<TargetSpec>&, VoxelizeStats*) {
+  return {};
+}
 const std::string& GpuVoxelizer::device_name() const {
   static const std::string none;
   return none;

@@ -1,9 +1,11 @@
 // Fine raster: persistent thread blocks take virtual tiles from a global atomic queue and hold the
-// 32^3 tile in shared memory (1 bit per voxel for binary, 1 int per voxel for count); persistent
-// warps take batches of 32 triangles with one shared atomic and spread their rows over the lanes;
-// each lane rasters one row with the shared row functions of core/overlap.h and blends with
-// shared-memory atomics (OR, add). Then
-// each warp writes out non-empty 8^3 bricks: masks built with ballots, one global atomic per brick.
+// tile in shared memory (1 bit per voxel for binary, a 32-bit word per voxel for count, id,
+// distance min/max and packed normals, 64-bit fixed-point channels plus an occupancy bit for the
+// add blends of float targets); persistent warps take batches of 32 triangles with one shared
+// atomic and spread their rows over the lanes; each lane rasters one row with the shared row
+// functions of core/overlap.h, shades each fragment with the target's functor (core/targets.h) and
+// blends with shared-memory atomics (OR, add, max). Then each warp writes out non-empty 8^3
+// bricks: masks built with ballots, one global atomic per brick.
 #include "core/sparse_grid.h"
 #include "kernels/common.cuh"
 #include "kernels/stages.cuh"
@@ -15,20 +17,26 @@ constexpr unsigned kFull = 0xffffffffu;
 
 // A team (kTeamWarps warps) owns one tile at a time: a single warp for binary tiles (4 KB, so
 // every warp of the block works on its own tile even when tiles hold few triangles), the whole
-// block for count tiles (128 KB).
-// kCount: the tile holds one uint32 per voxel (count, id and distance targets); the id and
-// distance targets blend by max of an encoded value instead of adding one.
-// kSub: each work item is one 16^3 octant of a virtual tile, owned by one warp (16 KB of values),
-// so value targets keep every warp busy when tiles hold few triangles.
-template <VoxelMode kMode, bool kCount, Target kTarget, int kTeamWarps, bool kSub>
+// block for 32-bit value tiles (128 KB).
+// kSub: each work item is one 16^3 octant of a virtual tile: owned by one warp for 32-bit values
+// (16 KB), so value targets keep every warp busy when tiles hold few triangles; by a block of 4
+// or 8 warps for 64-bit sums (32 KB or 96 KB).
+template <VoxelMode kMode, Target kTarget, Blend kBlend, int kTeamWarps, bool kSub>
 __global__ void fine_kernel(FineParams p) {
-  extern __shared__ uint32_t shared_tiles[];  // per team: its tile's bricks x 16 words (binary) or x 512 values
+  constexpr Word kWord = word_kind(kTarget, kBlend);
+  constexpr int kAcc = acc_channels(kTarget, kBlend);
+  constexpr bool kCount = kWord != Word::kBit;  // a value per voxel
+  constexpr bool k64 = kWord == Word::kAdd64;
+  // per team: its tile's bricks x (16 mask words | 512 values | 512 x kAcc int64 + 16 mask words)
+  extern __shared__ __align__(16) uint32_t shared_tiles[];
   __shared__ uint32_t s_vtile[32], s_batch[32];
   constexpr int kDim = kSub ? kTileDim / 2 : kTileDim;
   constexpr int kAxisShift = kSub ? 1 : 2;  // log2 of bricks per axis
   constexpr int kAxisBricks = 1 << kAxisShift;
   constexpr int kBricks = kAxisBricks * kAxisBricks * kAxisBricks;
-  constexpr int kWordsPerBrick = kCount ? kBrickVoxels : 16;
+  constexpr int kValueWords = k64 ? 2 * kBrickVoxels * kAcc : (kCount ? kBrickVoxels : 0);
+  constexpr int kMaskAt = k64 ? kValueWords : 0;  // occupancy words within a brick (binary, 64-bit)
+  constexpr int kWordsPerBrick = kCount && !k64 ? kBrickVoxels : kValueWords + 16;
   constexpr int kTileWords = kBricks * kWordsPerBrick;
   constexpr int kTeamThreads = 32 * kTeamWarps;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -65,20 +73,24 @@ __global__ void fine_kernel(FineParams p) {
     }
     const uint32_t count = tile.end - tile.begin;
 
-    uint32_t id_value = 0;
-    Vec3f tri_grid[3];
+    TriShade shade;
     auto emit = [&](int32_t i, int32_t j, int32_t k) {
       const int x = i - base[0], y = j - base[1], z = k - base[2];
       const int lb = ((x >> 3) << (2 * kAxisShift)) | ((y >> 3) << kAxisShift) | (z >> 3);
       const int off = brick_offset(x & 7, y & 7, z & 7);
-      if (kTarget == Target::kId) {
-        atomicMax(&tile_mem[lb * kBrickVoxels + off], id_value);
-      } else if (kTarget == Target::kDistance) {
-        atomicMax(&tile_mem[lb * kBrickVoxels + off], encode_distance(voxel_distance(tri_grid, i, j, k, p.voxel_size)));
-      } else if (kCount) {
-        atomicAdd(&tile_mem[lb * kBrickVoxels + off], 1u);
+      uint32_t* brick = tile_mem + lb * kWordsPerBrick;
+      if constexpr (kWord == Word::kBit) {
+        atomicOr(&brick[off >> 5], 1u << (off & 31));
+      } else if constexpr (kWord == Word::kAdd32) {
+        atomicAdd(&brick[off], shade32<kTarget, kBlend>(shade, i, j, k, p.consts));
+      } else if constexpr (kWord == Word::kMax32) {
+        atomicMax(&brick[off], shade32<kTarget, kBlend>(shade, i, j, k, p.consts));
       } else {
-        atomicOr(&tile_mem[lb * 16 + (off >> 5)], 1u << (off & 31));
+        uint64_t v[3];
+        shade64<kTarget, kBlend>(shade, i, j, k, p.consts, v);
+        unsigned long long* acc = reinterpret_cast<unsigned long long*>(brick);
+        for (int c = 0; c < kAcc; ++c) atomicAdd(&acc[c * kBrickVoxels + off], static_cast<unsigned long long>(v[c]));
+        atomicOr(&brick[kMaskAt + (off >> 5)], 1u << (off & 31));
       }
     };
     // Persistent warps take batches of 32 triangles. The rows (scanlines of the dominant
@@ -122,13 +134,8 @@ __global__ void fine_kernel(FineParams p) {
         const uint32_t owner_first_row = __shfl_sync(kFull, incl, owner) - __shfl_sync(kFull, rows, owner);
         const uint32_t owner_tri = __shfl_sync(kFull, tri, owner);
         if (k >= total) continue;
-        id_value = encode_id(owner_tri);
-        if (kTarget == Target::kDistance) {
-          tri_grid[0] = a;
-          tri_grid[1] = b;
-          tri_grid[2] = c;
-        }
         const TriSetup t = setup_triangle(a, b, c);
+        if constexpr (kCount) shade = shade_setup<kTarget, kBlend>(owner_tri, t.v, p.consts);
         VoxelBox r;
         const int ab = vt_axis_b(t.dom);
         if (kMode == VoxelMode::kConservative) {
@@ -147,16 +154,17 @@ __global__ void fine_kernel(FineParams p) {
     for (int lb = team_warp; lb < kBricks; lb += kTeamWarps) {
       const int32_t bx = (base[0] >> 3) + (lb >> (2 * kAxisShift)), by = (base[1] >> 3) + ((lb >> kAxisShift) & (kAxisBricks - 1)),
                     bz = (base[2] >> 3) + (lb & (kAxisBricks - 1));
+      uint32_t* brick = tile_mem + lb * kWordsPerBrick;
       uint32_t mask_word = 0;
       bool any = false;
-      if (kCount) {
+      if (kCount && !k64) {
         for (int w = 0; w < 16; ++w) {
-          const uint32_t bits = __ballot_sync(kFull, tile_mem[lb * kBrickVoxels + w * 32 + lane] != 0);
+          const uint32_t bits = __ballot_sync(kFull, brick[w * 32 + lane] != 0);
           if (lane == w) mask_word = bits;
           any = any || bits != 0;
         }
       } else {
-        mask_word = lane < 16 ? tile_mem[lb * 16 + lane] : 0u;
+        mask_word = lane < 16 ? brick[kMaskAt + lane] : 0u;
         any = __any_sync(kFull, mask_word != 0);
       }
       if (!any) continue;
@@ -166,27 +174,27 @@ __global__ void fine_kernel(FineParams p) {
       if (slot < p.out.capacity) {
         if (lane < 16) p.out.d_masks[slot * 16 + lane] = mask_word;
         if (lane == 0) p.out.d_keys[slot] = brick_key(bx, by, bz);
-        if (kCount)
-          for (int w = 0; w < 16; ++w)
-            p.out.d_values[slot * kBrickVoxels + w * 32 + lane] = int32_t(tile_mem[lb * kBrickVoxels + w * 32 + lane]);
+        for (int w = lane; w < kValueWords; w += 32) p.out.d_values[slot * kValueWords + w] = brick[w];
       }
-      if (kCount) {
-        for (int w = 0; w < 16; ++w) tile_mem[lb * kBrickVoxels + w * 32 + lane] = 0;
-      } else if (lane < 16) {
-        tile_mem[lb * 16 + lane] = 0;
-      }
+      for (int w = lane; w < kWordsPerBrick; w += 32) brick[w] = 0;
     }
   }
 }
 
-template <VoxelMode kMode, bool kCount, Target kTarget, bool kSub = false>
+template <VoxelMode kMode, Target kTarget, Blend kBlend, bool kSub>
 void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
-  constexpr int kTeamWarps = kCount && !kSub ? 16 : 1;
-  const int threads = kCount && !kSub ? 512 : 256;
+  constexpr Word kWord = word_kind(kTarget, kBlend);
+  constexpr bool kCount = kWord != Word::kBit;
+  constexpr bool k64 = kWord == Word::kAdd64;
+  constexpr int kAcc = acc_channels(kTarget, kBlend);
+  static_assert(!k64 || kSub, "64-bit targets raster octants");
+  constexpr int kTeamWarps = k64 ? (kAcc == 1 ? 4 : 8) : (kCount && !kSub ? 16 : 1);
+  const int threads = k64 ? 32 * kTeamWarps : (kCount && !kSub ? 512 : 256);
   const int teams = threads / (32 * kTeamWarps);
   const size_t bricks = kSub ? 8 : kTileBricks;
-  const size_t smem = size_t(teams) * bricks * (kCount ? kBrickVoxels : 16) * sizeof(uint32_t);
-  auto kernel = fine_kernel<kMode, kCount, kTarget, kTeamWarps, kSub>;
+  const size_t words = k64 ? 2 * kBrickVoxels * kAcc + 16 : (kCount ? kBrickVoxels : 16);
+  const size_t smem = size_t(teams) * bricks * words * sizeof(uint32_t);
+  auto kernel = fine_kernel<kMode, kTarget, kBlend, kTeamWarps, kSub>;
   VT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   int per_sm = 0;
   VT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
@@ -196,31 +204,26 @@ void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
   VT_CUDA_CHECK_LAUNCH();
 }
 
-}  // namespace
-
-template <Target kTarget>
-void launch_values(const FineParams& p, bool thin, bool sub, int num_sms, cudaStream_t stream) {
-  if (sub) {
-    thin ? launch<VoxelMode::kThin, true, kTarget, true>(p, num_sms, stream)
-         : launch<VoxelMode::kConservative, true, kTarget, true>(p, num_sms, stream);
-  } else {
-    thin ? launch<VoxelMode::kThin, true, kTarget>(p, num_sms, stream)
-         : launch<VoxelMode::kConservative, true, kTarget>(p, num_sms, stream);
-  }
+template <VoxelMode kMode, Target kTarget, Blend kBlend>
+void launch_mode(const FineParams& p, bool sub, int num_sms, cudaStream_t stream) {
+  constexpr Word kWord = word_kind(kTarget, kBlend);
+  if constexpr (kWord == Word::kBit) launch<kMode, kTarget, kBlend, false>(p, num_sms, stream);
+  else if constexpr (kWord == Word::kAdd64) launch<kMode, kTarget, kBlend, true>(p, num_sms, stream);
+  else if (sub) launch<kMode, kTarget, kBlend, true>(p, num_sms, stream);
+  else launch<kMode, kTarget, kBlend, false>(p, num_sms, stream);
 }
 
-void launch_fine(const FineParams& p, VoxelMode mode, Target target, bool sub_tiles, int num_sms, cudaStream_t stream) {
+}  // namespace
+
+void launch_fine(const FineParams& p, VoxelMode mode, const TargetSpec& target, bool sub_tiles, int num_sms,
+                 cudaStream_t stream) {
   if (p.num_vtiles == 0) return;
-  const bool thin = mode == VoxelMode::kThin;
-  switch (target) {
-    case Target::kBinary:
-      thin ? launch<VoxelMode::kThin, false, Target::kBinary>(p, num_sms, stream)
-           : launch<VoxelMode::kConservative, false, Target::kBinary>(p, num_sms, stream);
-      break;
-    case Target::kCount: launch_values<Target::kCount>(p, thin, sub_tiles, num_sms, stream); break;
-    case Target::kId: launch_values<Target::kId>(p, thin, sub_tiles, num_sms, stream); break;
-    case Target::kDistance: launch_values<Target::kDistance>(p, thin, sub_tiles, num_sms, stream); break;
-  }
+  with_target(target, [&](auto t, auto b) {
+    constexpr Target kT = decltype(t)::value;
+    constexpr Blend kB = decltype(b)::value;
+    if (mode == VoxelMode::kThin) launch_mode<VoxelMode::kThin, kT, kB>(p, sub_tiles, num_sms, stream);
+    else launch_mode<VoxelMode::kConservative, kT, kB>(p, sub_tiles, num_sms, stream);
+  });
 }
 
 }  // namespace voxtile

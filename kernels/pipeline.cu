@@ -56,10 +56,17 @@ struct GpuVoxelizer::Impl {
   DeviceBuffer<uint32_t> tile_begins, vcounts, voffsets, num_selected;
   DeviceBuffer<VirtualTile> vtiles;
   DeviceBuffer<unsigned int> next;
-  DeviceBuffer<unsigned long long> brick_count;
-  DeviceBuffer<uint64_t> bkeys, bkeys_sorted, out_keys;
-  DeviceBuffer<uint32_t> bmasks, out_masks, iota, perm, starts;
-  DeviceBuffer<int32_t> bvalues, out_values;
+  // Unmerged bricks of one rastered target.
+  struct TargetBuffers {
+    DeviceBuffer<uint64_t> keys;
+    DeviceBuffer<uint32_t> masks, values;
+    DeviceBuffer<unsigned long long> count;
+  };
+  std::vector<std::unique_ptr<TargetBuffers>> tbufs;
+  std::vector<TargetSpec> rastered;  // the targets with a fine raster pass in this call
+  ShadeConsts consts{};
+  DeviceBuffer<uint64_t> bkeys_sorted, out_keys;
+  DeviceBuffer<uint32_t> out_masks, iota, perm, starts, out_values;
   CubTemp cub;
   PinnedBuffer staging;
 
@@ -75,11 +82,15 @@ struct GpuVoxelizer::Impl {
     }
   }
 
-  Vec3f voxel_size{1, 1, 1};
-
   template <class KeyT>
   void run_batch(DeviceBuffer<KeyT>* keys, const CoarseParams& cp, uint64_t num_pairs, int key_bits,
                  const VoxelizeOptions& o, StageTimer& timer, uint64_t* tiles_out, uint64_t* vtiles_out);
+  void fine_target(size_t t, const CoarseParams& cp, const uint32_t* d_tris, uint32_t num_vtiles, uint64_t num_pairs,
+                   VoxelMode mode, StageTimer& timer);
+  SparseGrid merge_target(size_t t, const GridSpec& spec, StageTimer& timer);
+  std::string stage(const char* name, size_t t) const {
+    return rastered.size() > 1 ? std::string(name) + ":" + target_spec_name(rastered[t]) : std::string(name);
+  }
 };
 
 GpuVoxelizer::GpuVoxelizer(const GpuOptions& options) : m(new Impl) {
@@ -93,7 +104,6 @@ GpuVoxelizer::GpuVoxelizer(const GpuOptions& options) : m(new Impl) {
     VT_CUDA_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
     m->num_selected.grow(1);
     m->next.grow(1);
-    m->brick_count.grow(1);
   } catch (...) {
     delete m;
     throw;
@@ -156,8 +166,9 @@ void GpuVoxelizer::Impl::run_batch(DeviceBuffer<KeyT>* keys, const CoarseParams&
   vcounts.grow(num_tiles + 1);
   voffsets.grow(num_tiles + 1);
   // Split size: at most max_tile_triangles, and small enough that every team of the fine raster
-  // (a warp for binary tiles, a block for count tiles) gets about four virtual tiles.
-  const uint64_t teams = uint64_t(num_sms) * (has_values(o.target) ? 1 : 64);
+  // (a warp for binary tiles, a block for value tiles) gets about four virtual tiles.
+  const bool values = std::any_of(rastered.begin(), rastered.end(), [](const TargetSpec& t) { return t.target != Target::kBinary; });
+  const uint64_t teams = uint64_t(num_sms) * (values ? 1 : 64);
   const uint32_t max_per_tile = uint32_t(std::max<uint64_t>(
       std::min<uint64_t>(opt.max_tile_triangles, 32), std::min<uint64_t>(opt.max_tile_triangles, (num_pairs + 4 * teams - 1) / (4 * teams))));
   launch_virtual_counts(tile_begins.data(), num_selected.data(), num_pairs, max_per_tile, vcounts.data(),
@@ -171,65 +182,153 @@ void GpuVoxelizer::Impl::run_batch(DeviceBuffer<KeyT>* keys, const CoarseParams&
                       voffsets.data(), vtiles.data(), num_tiles, s);
   *tiles_out += num_tiles;
   *vtiles_out += num_vtiles;
+  for (size_t t = 0; t < rastered.size(); ++t) fine_target(t, cp, dv.Current(), num_vtiles, num_pairs, o.mode, timer);
+}
 
-  // Fine raster, retried with a larger brick buffer if it overflowed.
-  timer.begin("fine");
-  const bool count = has_values(o.target);
-  const unsigned long long before = read_scalar(brick_count.data(), s);
-  const uint64_t estimate = count ? uint64_t(num_vtiles) * 8 : uint64_t(num_vtiles) * 64;
+// Fine raster of one target into its brick buffers, retried with larger buffers if they overflowed.
+void GpuVoxelizer::Impl::fine_target(size_t t, const CoarseParams& cp, const uint32_t* d_tris, uint32_t num_vtiles,
+                                     uint64_t num_pairs, VoxelMode mode, StageTimer& timer) {
+  cudaStream_t s = stream;
+  const std::string name = stage("fine", t);
+  timer.begin(name.c_str());
+  TargetBuffers& b = *tbufs[t];
+  const TargetSpec target = rastered[t];
+  const uint64_t vw = uint64_t(brick_value_words(target));
+  const unsigned long long before = read_scalar(b.count.data(), s);
+  const uint64_t estimate = target.target != Target::kBinary ? uint64_t(num_vtiles) * 8 : uint64_t(num_vtiles) * 64;
   const uint64_t want = before + (opt.initial_bricks ? opt.initial_bricks : std::max<uint64_t>(4096, estimate));
-  grow_keep(bkeys, want, before, s);
-  grow_keep(bmasks, want * 16, before * 16, s);
-  if (count) grow_keep(bvalues, want * kBrickVoxels, before * kBrickVoxels, s);
+  grow_keep(b.keys, want, before, s);
+  grow_keep(b.masks, want * 16, before * 16, s);
+  if (vw) grow_keep(b.values, want * vw, before * vw, s);
   // Bricks that fit in all output buffers (each may have grown separately in earlier calls).
   auto capacity = [&] {
-    uint64_t c = std::min<uint64_t>(bkeys.capacity(), bmasks.capacity() / 16);
-    if (count) c = std::min<uint64_t>(c, bvalues.capacity() / kBrickVoxels);
+    uint64_t c = std::min<uint64_t>(b.keys.capacity(), b.masks.capacity() / 16);
+    if (vw) c = std::min<uint64_t>(c, b.values.capacity() / vw);
     return c;
   };
-  // Value targets: octants per warp when virtual tiles hold few triangles (every warp then has
-  // its own work), one shared tile per block when they hold many (one setup per triangle).
+  // 32-bit value targets: octants per warp when virtual tiles hold few triangles (every warp then
+  // has its own work), one shared tile per block when they hold many (one setup per triangle).
   const bool sub_tiles = opt.value_tiles == 2 || (opt.value_tiles == 0 && num_pairs < uint64_t(num_vtiles) * kSubTileTriangles);
   for (int attempt = 0;; ++attempt) {
     FineParams fp;
     fp.mesh = cp.mesh;
-    fp.d_tris = dv.Current();
+    fp.d_tris = d_tris;
     fp.d_vtiles = vtiles.data();
     fp.num_vtiles = num_vtiles;
     fp.d_next = next.data();
     fp.dims = cp.dims;
     fp.tiles = cp.tiles;
-    fp.voxel_size = voxel_size;
-    fp.out = {bkeys.data(), bmasks.data(), count ? bvalues.data() : nullptr, brick_count.data(), capacity()};
+    fp.consts = consts;
+    fp.out = {b.keys.data(), b.masks.data(), vw ? b.values.data() : nullptr, b.count.data(), capacity()};
     VT_CUDA_CHECK(cudaMemsetAsync(next.data(), 0, sizeof(unsigned int), s));
-    launch_fine(fp, o.mode, o.target, sub_tiles, num_sms, s);
-    const unsigned long long after = read_scalar(brick_count.data(), s);
+    launch_fine(fp, mode, target, sub_tiles, num_sms, s);
+    const unsigned long long after = read_scalar(b.count.data(), s);
     if (after <= capacity()) break;
     if (attempt > 0) fail(ErrorKind::kInternal, "GPU brick buffer overflowed twice");
     const uint64_t cap = after + after / 4 + 1024;
-    grow_keep(bkeys, cap, before, s);
-    grow_keep(bmasks, cap * 16, before * 16, s);
-    if (count) grow_keep(bvalues, cap * kBrickVoxels, before * kBrickVoxels, s);
-    VT_CUDA_CHECK(cudaMemcpyAsync(brick_count.data(), &before, sizeof(before), cudaMemcpyHostToDevice, s));
+    grow_keep(b.keys, cap, before, s);
+    grow_keep(b.masks, cap * 16, before * 16, s);
+    if (vw) grow_keep(b.values, cap * vw, before * vw, s);
+    VT_CUDA_CHECK(cudaMemcpyAsync(b.count.data(), &before, sizeof(before), cudaMemcpyHostToDevice, s));
     VT_CUDA_CHECK(cudaStreamSynchronize(s));
   }
 }
 
+// Sorts one target's bricks by key and merges each run of equal keys into one brick; downloads.
+SparseGrid GpuVoxelizer::Impl::merge_target(size_t t, const GridSpec& spec, StageTimer& timer) {
+  cudaStream_t s = stream;
+  const std::string merge_name = stage("merge", t), download_name = stage("download", t);
+  timer.begin(merge_name.c_str());
+  TargetBuffers& b = *tbufs[t];
+  const TargetSpec target = rastered[t];
+  SparseGrid grid;
+  grid.spec = spec;
+  grid.value_type = target_value_type(target.target);
+  grid.name = target_spec_name(target);
+  const uint64_t num_bricks = read_scalar(b.count.data(), s);
+  if (num_bricks == 0) return grid;
+  if (num_bricks >= (uint64_t(1) << 31)) fail(ErrorKind::kResource, "more than 2^31 bricks");
+  const bool values = target.target != Target::kBinary;
+  const uint64_t out_words = values ? uint64_t(kBrickVoxels) * out_channels(target.target) : 0;
+  bkeys_sorted.grow(num_bricks);
+  iota.grow(num_bricks);
+  perm.grow(num_bricks);
+  heads.grow(num_bricks);
+  starts.grow(num_bricks);
+  launch_iota(iota.data(), num_bricks, s);
+  const int nb = int(num_bricks);
+  cub.run([&](void* temp, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(temp, bytes, b.keys.data(), bkeys_sorted.data(), iota.data(), perm.data(), nb,
+                                           0, 3 * kBrickKeyBits, s);
+  });
+  launch_brick_heads(bkeys_sorted.data(), num_bricks, heads.data(), s);
+  cub.run([&](void* temp, size_t& bytes) {
+    return cub::DeviceSelect::Flagged(temp, bytes, thrust::counting_iterator<uint32_t>(0), heads.data(), starts.data(),
+                                      num_selected.data(), nb, s);
+  });
+  const uint64_t num_unique = read_scalar(num_selected.data(), s);
+  out_keys.grow(num_unique);
+  out_masks.grow(num_unique * 16);
+  if (values) out_values.grow(num_unique * out_words);
+  launch_brick_merge(bkeys_sorted.data(), perm.data(), starts.data(), num_unique, num_bricks, b.masks.data(),
+                     values ? b.values.data() : nullptr, out_keys.data(), out_masks.data(),
+                     values ? out_values.data() : nullptr, target, consts, s);
+
+  timer.begin(download_name.c_str());
+  grid.keys.resize(num_unique);
+  grid.masks.resize(num_unique);
+  download(grid.keys.data(), out_keys.data(), num_unique * sizeof(uint64_t));
+  static_assert(sizeof(BrickMask) == 16 * sizeof(uint32_t), "brick mask layout");
+  download(grid.masks.data(), out_masks.data(), num_unique * sizeof(BrickMask));
+  if (grid.value_type == ValueType::kInt32) {
+    grid.ivalues.resize(num_unique * out_words);
+    download(grid.ivalues.data(), out_values.data(), num_unique * out_words * sizeof(int32_t));
+  } else if (values) {
+    grid.fvalues.resize(num_unique * out_words);
+    download(grid.fvalues.data(), out_values.data(), num_unique * out_words * sizeof(float));
+  }
+  return grid;
+}
+
 SparseGrid GpuVoxelizer::voxelize(const GridSpec& spec, const VoxelizeOptions& o, VoxelizeStats* stats) {
+  std::vector<SparseGrid> grids = voxelize_targets(spec, o, {o.spec()}, stats);
+  grids[0].name = "voxels";
+  return std::move(grids[0]);
+}
+
+std::vector<SparseGrid> GpuVoxelizer::voxelize_targets(const GridSpec& spec, const VoxelizeOptions& o,
+                                                       const std::vector<TargetSpec>& targets, VoxelizeStats* stats) {
   Impl& d = *m;
   cudaStream_t s = d.stream;
   if (spec.dims.x < 1 || spec.dims.y < 1 || spec.dims.z < 1 || spec.dims.x > kMaxGridDim ||
       spec.dims.y > kMaxGridDim || spec.dims.z > kMaxGridDim)
     fail(ErrorKind::kUsage, "grid dimensions out of range");
   const auto wall0 = std::chrono::steady_clock::now();
+  if (targets.empty()) fail(ErrorKind::kUsage, "no target to voxelize");
+  for (const TargetSpec& t : targets) {
+    make_target_spec(t.target, t.blend);
+    if (t.target == Target::kId && d.num_tris >= uint64_t(0x7fffffff))
+      fail(ErrorKind::kUsage, "--target id needs fewer than 2^31 triangles");
+  }
+  // A binary target next to a value target is that target's masks: no raster pass of its own.
+  const auto value_target =
+      std::find_if(targets.begin(), targets.end(), [](const TargetSpec& t) { return t.target != Target::kBinary; });
+  d.rastered.clear();
+  std::vector<size_t> source(targets.size());  // index into rastered
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i].target == Target::kBinary && value_target != targets.end()) continue;
+    source[i] = d.rastered.size();
+    d.rastered.push_back(targets[i]);
+  }
+  for (size_t i = 0; i < targets.size(); ++i)
+    if (targets[i].target == Target::kBinary && value_target != targets.end())
+      source[i] = source[size_t(value_target - targets.begin())];
+  while (d.tbufs.size() < d.rastered.size()) {
+    d.tbufs.push_back(std::make_unique<Impl::TargetBuffers>());
+    d.tbufs.back()->count.grow(1);
+  }
   StageTimer timer(s);
-  SparseGrid grid;
-  grid.spec = spec;
-  grid.value_type = o.target == Target::kDistance ? ValueType::kFloat32
-                    : (has_values(o.target) ? ValueType::kInt32 : ValueType::kNone);
-  d.voxel_size = {float(spec.voxel_size.x), float(spec.voxel_size.y), float(spec.voxel_size.z)};
-  if (o.target == Target::kId && d.num_tris >= uint64_t(0x7fffffff))
-    fail(ErrorKind::kUsage, "--target id needs fewer than 2^31 triangles");
+  d.consts = make_shade_consts(spec.voxel_size);
   const Int3 tiles{(spec.dims.x + kTileDim - 1) / kTileDim, (spec.dims.y + kTileDim - 1) / kTileDim,
                    (spec.dims.z + kTileDim - 1) / kTileDim};
   const uint64_t total_tiles = uint64_t(tiles.x) * uint64_t(tiles.y) * uint64_t(tiles.z);
@@ -271,7 +370,8 @@ SparseGrid GpuVoxelizer::voxelize(const GridSpec& spec, const VoxelizeOptions& o
   if (max_pairs < 1024) fail(ErrorKind::kResource, "the GPU memory budget is too small for voxelization");
 
   uint64_t num_tiles = 0, num_vtiles = 0;
-  VT_CUDA_CHECK(cudaMemsetAsync(d.brick_count.data(), 0, sizeof(unsigned long long), s));
+  for (size_t t = 0; t < d.rastered.size(); ++t)
+    VT_CUDA_CHECK(cudaMemsetAsync(d.tbufs[t]->count.data(), 0, sizeof(unsigned long long), s));
   uint32_t begin = 0;
   while (begin < d.num_tris && total_pairs > 0) {
     // Largest end with offsets[end] - offsets[begin] <= max_pairs (binary search on the device array).
@@ -299,62 +399,33 @@ SparseGrid GpuVoxelizer::voxelize(const GridSpec& spec, const VoxelizeOptions& o
     begin = end;
   }
 
-  // Merge: sort bricks by key, one brick per run of equal keys.
-  timer.begin("merge");
-  const uint64_t num_bricks = read_scalar(d.brick_count.data(), s);
-  uint64_t num_unique = 0;
-  if (num_bricks > 0) {
-    if (num_bricks >= (uint64_t(1) << 31)) fail(ErrorKind::kResource, "more than 2^31 bricks");
-    const bool count = has_values(o.target);
-    d.bkeys_sorted.grow(num_bricks);
-    d.iota.grow(num_bricks);
-    d.perm.grow(num_bricks);
-    d.heads.grow(num_bricks);
-    d.starts.grow(num_bricks);
-    launch_iota(d.iota.data(), num_bricks, s);
-    const int nb = int(num_bricks);
-    d.cub.run([&](void* temp, size_t& bytes) {
-      return cub::DeviceRadixSort::SortPairs(temp, bytes, d.bkeys.data(), d.bkeys_sorted.data(), d.iota.data(),
-                                             d.perm.data(), nb, 0, 3 * kBrickKeyBits, s);
-    });
-    launch_brick_heads(d.bkeys_sorted.data(), num_bricks, d.heads.data(), s);
-    d.cub.run([&](void* temp, size_t& bytes) {
-      return cub::DeviceSelect::Flagged(temp, bytes, thrust::counting_iterator<uint32_t>(0), d.heads.data(),
-                                        d.starts.data(), d.num_selected.data(), nb, s);
-    });
-    num_unique = read_scalar(d.num_selected.data(), s);
-    d.out_keys.grow(num_unique);
-    d.out_masks.grow(num_unique * 16);
-    if (count) d.out_values.grow(num_unique * kBrickVoxels);
-    launch_brick_merge(d.bkeys_sorted.data(), d.perm.data(), d.starts.data(), num_unique, num_bricks, d.bmasks.data(),
-                       count ? d.bvalues.data() : nullptr, d.out_keys.data(), d.out_masks.data(),
-                       count ? d.out_values.data() : nullptr, o.target, s);
-
-    timer.begin("download");
-    grid.keys.resize(num_unique);
-    grid.masks.resize(num_unique);
-    d.download(grid.keys.data(), d.out_keys.data(), num_unique * sizeof(uint64_t));
-    static_assert(sizeof(BrickMask) == 16 * sizeof(uint32_t), "brick mask layout");
-    d.download(grid.masks.data(), d.out_masks.data(), num_unique * sizeof(BrickMask));
-    if (o.target == Target::kDistance) {
-      grid.fvalues.resize(num_unique * kBrickVoxels);
-      d.download(grid.fvalues.data(), d.out_values.data(), num_unique * kBrickVoxels * sizeof(float));
-    } else if (count) {
-      grid.ivalues.resize(num_unique * kBrickVoxels);
-      d.download(grid.ivalues.data(), d.out_values.data(), num_unique * kBrickVoxels * sizeof(int32_t));
-    }
-  }
+  // Merge: per target, sort bricks by key, one brick per run of equal keys.
+  std::vector<SparseGrid> rastered_grids;
+  for (size_t t = 0; t < d.rastered.size(); ++t) rastered_grids.push_back(d.merge_target(t, spec, timer));
   timer.end();
   const auto stage_ms = timer.resolve();
   VT_CUDA_CHECK(cudaStreamSynchronize(s));
 
+  std::vector<SparseGrid> grids(targets.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i].target == Target::kBinary && value_target != targets.end()) {
+      const SparseGrid& src = rastered_grids[source[i]];
+      grids[i].spec = spec;
+      grids[i].keys = src.keys;
+      grids[i].masks = src.masks;
+      grids[i].name = target_spec_name(targets[i]);
+    }
+  }
+  for (size_t i = 0; i < targets.size(); ++i)
+    if (!(targets[i].target == Target::kBinary && value_target != targets.end()))
+      grids[i] = std::move(rastered_grids[source[i]]);
   if (stats) {
     stats->device = d.name;
     stats->triangles = d.num_tris;
     stats->tile_pairs = total_pairs;
     stats->tiles = num_tiles;
-    stats->bricks = grid.num_bricks();
-    stats->active_voxels = grid.active_voxels();
+    stats->bricks = grids[0].num_bricks();
+    stats->active_voxels = grids[0].active_voxels();
     stats->add_stage("upload", d.upload_ms);
     double gpu_total = 0;
     for (const auto& [name, ms] : stage_ms) {
@@ -364,7 +435,7 @@ SparseGrid GpuVoxelizer::voxelize(const GridSpec& spec, const VoxelizeOptions& o
     stats->add_stage("gpu_total", gpu_total);
     stats->add_stage("wall", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count());
   }
-  return grid;
+  return grids;
 }
 
 }  // namespace voxtile

@@ -59,10 +59,18 @@ void launch_virtual_emit(const KeyT* d_keys, const uint32_t* d_begins, const uin
                          uint32_t max_per_tile, const uint32_t* d_offsets, VirtualTile* d_vtiles, uint64_t max_tiles,
                          cudaStream_t stream);
 
+// 32-bit words per brick of a target's raw (unmerged) values: 512 for 32-bit blends, 1024 per
+// channel for 64-bit fixed-point sums (channel-major), none for binary.
+constexpr int brick_value_words(const TargetSpec& t) {
+  return word_kind(t.target, t.blend) == Word::kBit     ? 0
+         : word_kind(t.target, t.blend) == Word::kAdd64 ? 2 * kBrickVoxels * acc_channels(t.target, t.blend)
+                                                        : kBrickVoxels;
+}
+
 struct BrickOutput {
   uint64_t* d_keys;        // capacity bricks
   uint32_t* d_masks;       // 16 * capacity words (BrickMask layout)
-  int32_t* d_values;       // 512 * capacity (count target), or null
+  uint32_t* d_values;      // brick_value_words * capacity, or null
   unsigned long long* d_count;  // bricks written (may exceed capacity: then retry)
   uint64_t capacity;
 };
@@ -74,21 +82,25 @@ struct FineParams {
   uint32_t num_vtiles;
   unsigned int* d_next;          // work counter, zero at launch
   Int3 dims, tiles;
-  Vec3f voxel_size;              // world voxel size (distance target)
+  ShadeConsts consts;            // fragment shader constants
   BrickOutput out;
 };
 // Persistent fine raster: every virtual tile rastered in shared memory, non-empty bricks appended.
-// sub_tiles (value targets only): one warp per 16^3 octant instead of one block per 32^3 tile.
-void launch_fine(const FineParams& p, VoxelMode mode, Target target, bool sub_tiles, int num_sms, cudaStream_t stream);
+// sub_tiles (32-bit value targets): one warp per 16^3 octant instead of one block per 32^3 tile;
+// 64-bit (add) targets always raster 16^3 octants, one block each.
+void launch_fine(const FineParams& p, VoxelMode mode, const TargetSpec& target, bool sub_tiles, int num_sms,
+                 cudaStream_t stream);
 
 // d[i] = i for i < n.
 void launch_iota(uint32_t* d, uint64_t n, cudaStream_t stream);
 // Marks the first of each run of equal keys in sorted brick keys.
 void launch_brick_heads(const uint64_t* d_sorted, uint64_t n, uint8_t* d_heads, cudaStream_t stream);
 // Merges each run (d_starts: num_unique run starts into d_perm) into one brick: OR of masks, and
-// sum of values (count) or max of encoded values, decoded on output (id, distance).
+// the target's blend of the raw values, decoded into 512 * out_channels output words per brick
+// (int32 or float bits, x,y,z interleaved per voxel), as core/targets.h decode32/decode64.
 void launch_brick_merge(const uint64_t* d_sorted, const uint32_t* d_perm, const uint32_t* d_starts, uint64_t num_unique,
-                        uint64_t n, const uint32_t* d_masks_in, const int32_t* d_values_in, uint64_t* d_keys_out,
-                        uint32_t* d_masks_out, int32_t* d_values_out, Target target, cudaStream_t stream);
+                        uint64_t n, const uint32_t* d_masks_in, const uint32_t* d_values_in, uint64_t* d_keys_out,
+                        uint32_t* d_masks_out, uint32_t* d_values_out, const TargetSpec& target,
+                        const ShadeConsts& consts, cudaStream_t stream);
 
 }  // namespace voxtile

@@ -13,8 +13,8 @@ struct GoldenCase {
   std::string mesh;  // relative to data/
   std::string grid;  // "r64", "r100", "d37x50x23", "r1", "r7", "r64p3"
   VoxelMode mode;
-  Target target;
-  std::string id() const { return mesh + " " + grid + " " + mode_name(mode) + " " + target_name(target); }
+  TargetSpec target;
+  std::string id() const { return mesh + " " + grid + " " + mode_name(mode) + " " + target_spec_name(target); }
 };
 
 inline GridOptions golden_grid(const std::string& g) {
@@ -32,6 +32,13 @@ inline GridOptions golden_grid(const std::string& g) {
   return o;
 }
 
+// Every target with every blend it allows.
+inline std::vector<TargetSpec> all_target_specs() {
+  return {{Target::kBinary, Blend::kOr},     {Target::kCount, Blend::kAdd},    {Target::kId, Blend::kMin},
+          {Target::kDistance, Blend::kMin},  {Target::kId, Blend::kMax},       {Target::kDistance, Blend::kMax},
+          {Target::kDistance, Blend::kAdd},  {Target::kNormal, Blend::kMax},   {Target::kNormal, Blend::kAdd}};
+}
+
 inline std::vector<GoldenCase> golden_cases() {
   const std::vector<std::string> meshes = {"meshes/stanford_bunny.ply", "formats/gltf/Duck.glb",
                                            "formats/obj/spider.obj", "formats/stl/sphereWithHole.stl",
@@ -41,8 +48,7 @@ inline std::vector<GoldenCase> golden_cases() {
   for (const auto& m : meshes)
     for (const auto& g : grids)
       for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative})
-        for (Target t : {Target::kBinary, Target::kCount, Target::kId, Target::kDistance})
-          cases.push_back({m, g, mode, t});
+        for (const TargetSpec& t : all_target_specs()) cases.push_back({m, g, mode, t});
   return cases;
 }
 

@@ -31,7 +31,8 @@ TEST(Golden, CpuReferenceMatchesTheCommittedGoldens) {
     const Mesh& m = meshes[c.mesh];
     VoxelizeOptions o;
     o.mode = c.mode;
-    o.target = c.target;
+    o.target = c.target.target;
+    o.blend = c.target.blend;
     got.push_back(golden_line(c, voxelize_cpu(m, make_grid_spec(m.bounds(), test::golden_grid(c.grid)), o)));
   }
   const std::string path = test::source_path(kGoldenFile);

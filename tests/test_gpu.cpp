@@ -39,12 +39,13 @@ void compare(const Mesh& mesh, const GridSpec& spec, const std::string& what, co
   GpuVoxelizer gpu(gopt);
   gpu.set_mesh(mesh);
   for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative})
-    for (Target target : {Target::kBinary, Target::kCount, Target::kId, Target::kDistance}) {
+    for (const TargetSpec& target : test::all_target_specs()) {
       VoxelizeOptions o;
       o.mode = mode;
-      o.target = target;
+      o.target = target.target;
+      o.blend = target.blend;
       expect_same(voxelize_cpu(mesh, spec, o), gpu.voxelize(spec, o),
-                  what + " " + mode_name(mode) + " " + target_name(target) + " " + spec.describe());
+                  what + " " + mode_name(mode) + " " + target_spec_name(target) + " " + spec.describe());
     }
 }
 
@@ -61,7 +62,8 @@ TEST_F(Gpu, MatchesTheCpuReferenceOnTheGoldenMatrix) {
     }
     VoxelizeOptions o;
     o.mode = c.mode;
-    o.target = c.target;
+    o.target = c.target.target;
+    o.blend = c.target.blend;
     const GridSpec spec = make_grid_spec(m.bounds(), test::golden_grid(c.grid));
     expect_same(voxelize_cpu(m, spec, o), gpu.voxelize(spec, o), c.id());
   }
@@ -147,11 +149,44 @@ TEST_F(Gpu, RepeatedRunsGiveTheSameResult) {
   const GridSpec spec = make_grid_spec(m.bounds(), go);
   GpuVoxelizer gpu;
   gpu.set_mesh(m);
-  for (Target target : {Target::kCount, Target::kId, Target::kDistance}) {
+  for (const TargetSpec& target : test::all_target_specs()) {
     VoxelizeOptions o;
-    o.target = target;
+    o.target = target.target;
+    o.blend = target.blend;
     const uint64_t first = gpu.voxelize(spec, o).checksum();
     for (int i = 0; i < 5; ++i) EXPECT_EQ(gpu.voxelize(spec, o).checksum(), first);
+  }
+}
+
+TEST_F(Gpu, SeveralTargetsFromOneCoarseRasterMatchTheCpu) {
+  const Mesh m = load_mesh(test::data_path("meshes/stanford_bunny.ply")).mesh;
+  GpuVoxelizer gpu;
+  gpu.set_mesh(m);
+  const std::vector<TargetSpec> targets = test::all_target_specs();
+  for (int res : {50, 256}) {
+    GridOptions go;
+    go.resolution = res;
+    const GridSpec spec = make_grid_spec(m.bounds(), go);
+    for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative}) {
+      VoxelizeOptions o;
+      o.mode = mode;
+      VoxelizeStats st;
+      const std::vector<SparseGrid> g = gpu.voxelize_targets(spec, o, targets, &st);
+      const std::vector<SparseGrid> c = voxelize_cpu_targets(m, spec, o, targets);
+      ASSERT_EQ(g.size(), targets.size());
+      for (size_t i = 0; i < targets.size(); ++i) {
+        expect_same(c[i], g[i], "multi " + target_spec_name(targets[i]));
+        EXPECT_EQ(g[i].name, c[i].name);
+      }
+      // One coarse raster for all targets; binary is taken from a value target's masks.
+      int coarse = 0, fine = 0;
+      for (const auto& [name, ms] : st.stage_ms) {
+        coarse += name == "coarse";
+        fine += name.rfind("fine", 0) == 0;
+      }
+      EXPECT_EQ(coarse, 1);
+      EXPECT_EQ(fine, int(targets.size()) - 1);
+    }
   }
 }
 

@@ -3,8 +3,9 @@
 // 1. transform vertices to grid space; 2. bin triangles into 32^3 tiles (the tile footprint of
 // core/tile_footprint.h, as on the GPU); 3. sort the (tile, triangle) pairs; 4. raster
 // each tile into a private dense 32^3 buffer with the shared overlap code; 5. emit its non-empty
-// 8^3 bricks; 6. order the bricks by key. Counts are sums, so the result does not depend on the
-// number of threads or on scheduling.
+// 8^3 bricks; 6. order the bricks by key. Every blend is order-independent (core/targets.h), so
+// the result does not depend on the number of threads or on scheduling. Several targets share
+// steps 1-3.
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
@@ -45,71 +46,89 @@ bool num_tris_exceeds_int32(size_t n) { return n >= size_t(0x7fffffff); }
 struct TileBricks {
   std::vector<uint64_t> keys;
   std::vector<BrickMask> masks;
-  std::vector<int32_t> values;  // 512 per brick (count target)
+  std::vector<uint32_t> values;  // 512 * out_channels per brick: int32 or float bits
 };
 
-}  // namespace
+// Steps 1-3, shared by all targets of a call.
+struct Binned {
+  std::vector<Vec3f> g;  // grid-space vertices
+  std::vector<Pair> pairs;
+  std::vector<size_t> tile_begin;  // num_tiles + 1
+  size_t num_tiles = 0;
+  Int3 tiles{};
+};
 
-SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOptions& options, VoxelizeStats* stats) {
-  std::unique_ptr<tbb::global_control> limit;
-  if (options.threads > 0)
-    limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, options.threads);
-  if (spec.dims.x < 1 || spec.dims.y < 1 || spec.dims.z < 1 || spec.dims.x > kMaxGridDim ||
-      spec.dims.y > kMaxGridDim || spec.dims.z > kMaxGridDim)
-    fail(ErrorKind::kUsage, "grid dimensions out of range");
-
-  const VoxelMode mode = options.mode;
-  const bool counting = has_values(options.target);
-  const bool ids = options.target == Target::kId;
-  const bool distances = options.target == Target::kDistance;
-  const Vec3f vs{float(spec.voxel_size.x), float(spec.voxel_size.y), float(spec.voxel_size.z)};
-  if (ids && num_tris_exceeds_int32(mesh.num_triangles()))
-    fail(ErrorKind::kUsage, "--target id needs fewer than 2^31 triangles");
+Binned bin(const Mesh& mesh, const GridSpec& spec, VoxelMode mode, double* ms_transform, double* ms_bin) {
+  Binned b;
   const size_t num_tris = mesh.num_triangles();
-  const Int3 tiles{(spec.dims.x + kTile - 1) / kTile, (spec.dims.y + kTile - 1) / kTile,
-                   (spec.dims.z + kTile - 1) / kTile};
-
+  b.tiles = {(spec.dims.x + kTile - 1) / kTile, (spec.dims.y + kTile - 1) / kTile, (spec.dims.z + kTile - 1) / kTile};
   auto t0 = Clock::now();
-  const std::vector<Vec3f> g = to_grid_space(mesh, spec);
+  b.g = to_grid_space(mesh, spec);
   auto setup = [&](size_t tri) {
-    return setup_triangle(g[mesh.indices[3 * tri]], g[mesh.indices[3 * tri + 1]], g[mesh.indices[3 * tri + 2]]);
+    return setup_triangle(b.g[mesh.indices[3 * tri]], b.g[mesh.indices[3 * tri + 1]], b.g[mesh.indices[3 * tri + 2]]);
   };
-  const double ms_transform = ms_since(t0);
+  *ms_transform = ms_since(t0);
 
-  // Binning: count, scan, emit, so the pair buffer is sized exactly.
+  // Count, scan, emit, so the pair buffer is sized exactly.
   t0 = Clock::now();
   std::vector<uint64_t> offsets(num_tris + 1, 0);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, num_tris, 4096), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t i = r.begin(); i < r.end(); ++i) {
       uint64_t n = 0;
-      for_each_tile(setup(i), mode, spec.dims, tiles, [&](uint64_t) { ++n; });
+      for_each_tile(setup(i), mode, spec.dims, b.tiles, [&](uint64_t) { ++n; });
       offsets[i + 1] = n;
     }
   });
   std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
-  std::vector<Pair> pairs(offsets[num_tris]);
+  b.pairs.resize(offsets[num_tris]);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, num_tris, 4096), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t i = r.begin(); i < r.end(); ++i) {
       uint64_t o = offsets[i];
-      for_each_tile(setup(i), mode, spec.dims, tiles, [&](uint64_t key) { pairs[o++] = {key, uint32_t(i)}; });
+      for_each_tile(setup(i), mode, spec.dims, b.tiles, [&](uint64_t key) { b.pairs[o++] = {key, uint32_t(i)}; });
     }
   });
-  tbb::parallel_sort(pairs.begin(), pairs.end());
-  std::vector<size_t> tile_begin;
-  for (size_t p = 0; p < pairs.size(); ++p)
-    if (p == 0 || pairs[p].tile != pairs[p - 1].tile) tile_begin.push_back(p);
-  const size_t num_tiles = tile_begin.size();
-  tile_begin.push_back(pairs.size());
-  const double ms_bin = ms_since(t0);
+  tbb::parallel_sort(b.pairs.begin(), b.pairs.end());
+  for (size_t p = 0; p < b.pairs.size(); ++p)
+    if (p == 0 || b.pairs[p].tile != b.pairs[p - 1].tile) b.tile_begin.push_back(p);
+  b.num_tiles = b.tile_begin.size();
+  b.tile_begin.push_back(b.pairs.size());
+  *ms_bin = ms_since(t0);
+  return b;
+}
 
-  // Fine raster per tile.
-  t0 = Clock::now();
-  std::vector<TileBricks> out(num_tiles);
-  tbb::enumerable_thread_specific<std::vector<uint32_t>> scratch([] { return std::vector<uint32_t>(kTileVoxels, 0); });
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, num_tiles, 1), [&](const tbb::blocked_range<size_t>& r) {
-    std::vector<uint32_t>& buf = scratch.local();
+// Tile scratch of one thread: 32-bit words, or 64-bit channels plus an occupancy byte per voxel.
+struct Scratch {
+  std::vector<uint32_t> w32;
+  std::vector<uint64_t> w64;
+  std::vector<uint8_t> occ;
+};
+
+// Steps 4-6 for one target.
+template <Target T, Blend B>
+SparseGrid raster(const Mesh& mesh, const GridSpec& spec, VoxelMode mode, const Binned& bn, double* ms_raster,
+                  double* ms_assemble) {
+  constexpr Word kWord = word_kind(T, B);
+  constexpr int kAcc = acc_channels(T, B);
+  constexpr int kOut = out_channels(T);
+  constexpr bool kValues = T != Target::kBinary;
+  const ShadeConsts consts = make_shade_consts(spec.voxel_size);
+  auto t0 = Clock::now();
+  std::vector<TileBricks> out(bn.num_tiles);
+  tbb::enumerable_thread_specific<Scratch> scratch([] {
+    Scratch s;
+    if (kWord == Word::kAdd64) {
+      s.w64.assign(size_t(kAcc) * kTileVoxels, 0);
+      s.occ.assign(kTileVoxels, 0);
+    } else {
+      s.w32.assign(kTileVoxels, 0);
+    }
+    return s;
+  });
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, bn.num_tiles, 1), [&](const tbb::blocked_range<size_t>& r) {
+    Scratch& sc = scratch.local();
     for (size_t ti = r.begin(); ti < r.end(); ++ti) {
-      const uint64_t key = pairs[tile_begin[ti]].tile;
+      const uint64_t key = bn.pairs[bn.tile_begin[ti]].tile;
+      const Int3& tiles = bn.tiles;
       const int32_t tz = int32_t(key % uint64_t(tiles.z)), ty = int32_t((key / uint64_t(tiles.z)) % uint64_t(tiles.y));
       const int32_t tx = int32_t(key / (uint64_t(tiles.z) * uint64_t(tiles.y)));
       const int32_t base[3] = {tx * kTile, ty * kTile, tz * kTile};
@@ -119,22 +138,29 @@ SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOp
         clip.hi[a] = std::min(base[a] + kTile, component(spec.dims, a)) - 1;
       }
       uint64_t touched = 0;  // one bit per brick of the tile
-      uint32_t id_value = 0;
-      Vec3f tri_grid[3];
+      TriShade shade{};
       auto emit = [&](int32_t i, int32_t j, int32_t k) {
         const int x = i - base[0], y = j - base[1], z = k - base[2];
-        uint32_t& cell = buf[(x * kTile + y) * kTile + z];
-        if (ids) cell = std::max(cell, id_value);
-        else if (distances) cell = std::max(cell, encode_distance(voxel_distance(tri_grid, i, j, k, vs)));
-        else ++cell;
+        const int cell = (x * kTile + y) * kTile + z;
+        if constexpr (kWord == Word::kBit) {
+          sc.w32[cell] = 1;
+        } else if constexpr (kWord == Word::kAdd32) {
+          sc.w32[cell] += shade32<T, B>(shade, i, j, k, consts);
+        } else if constexpr (kWord == Word::kMax32) {
+          sc.w32[cell] = std::max(sc.w32[cell], shade32<T, B>(shade, i, j, k, consts));
+        } else {
+          uint64_t v[3];
+          shade64<T, B>(shade, i, j, k, consts, v);
+          for (int c = 0; c < kAcc; ++c) sc.w64[size_t(c) * kTileVoxels + cell] += v[c];
+          sc.occ[cell] = 1;
+        }
         touched |= uint64_t(1) << (((x >> 3) * kBricksPerTileAxis + (y >> 3)) * kBricksPerTileAxis + (z >> 3));
       };
-      for (size_t p = tile_begin[ti]; p < tile_begin[ti + 1]; ++p) {
-        const TriSetup t = setup(pairs[p].tri);
-        id_value = encode_id(pairs[p].tri);
-        tri_grid[0] = t.v[0];
-        tri_grid[1] = t.v[1];
-        tri_grid[2] = t.v[2];
+      for (size_t p = bn.tile_begin[ti]; p < bn.tile_begin[ti + 1]; ++p) {
+        const uint32_t tri = bn.pairs[p].tri;
+        const TriSetup t = setup_triangle(bn.g[mesh.indices[3 * tri]], bn.g[mesh.indices[3 * tri + 1]],
+                                          bn.g[mesh.indices[3 * tri + 2]]);
+        shade = shade_setup<T, B>(tri, t.v, consts);
         if (mode == VoxelMode::kConservative) {
           for_each_conservative_voxel(setup_conservative(t), clip, emit);
         } else {
@@ -149,31 +175,37 @@ SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOp
         const int bx = bi / (kBricksPerTileAxis * kBricksPerTileAxis), by = (bi / kBricksPerTileAxis) % kBricksPerTileAxis,
                   bz = bi % kBricksPerTileAxis;
         BrickMask m{};
-        std::array<int32_t, kBrickVoxels> vals{};  // float bits for the distance target
+        std::array<uint32_t, kBrickVoxels * kOut> vals{};
         for (int x = 0; x < 8; ++x)
           for (int y = 0; y < 8; ++y)
             for (int z = 0; z < 8; ++z) {
-              uint32_t& cell = buf[((bx * 8 + x) * kTile + (by * 8 + y)) * kTile + (bz * 8 + z)];
-              if (cell) {
-                const int off = brick_offset(x, y, z);
-                m.set(off);
-                if (distances) {
-                  const float d = decode_distance(cell);
-                  std::memcpy(&vals[off], &d, sizeof(d));
-                } else {
-                  vals[off] = ids ? decode_id(cell) : int32_t(std::min<uint32_t>(cell, 0x7fffffffu));
+              const int cell = ((bx * 8 + x) * kTile + (by * 8 + y)) * kTile + (bz * 8 + z);
+              const int off = brick_offset(x, y, z);
+              if constexpr (kWord == Word::kAdd64) {
+                if (!sc.occ[cell]) continue;
+                uint64_t acc[3];
+                for (int c = 0; c < kAcc; ++c) {
+                  acc[c] = sc.w64[size_t(c) * kTileVoxels + cell];
+                  sc.w64[size_t(c) * kTileVoxels + cell] = 0;
                 }
-                cell = 0;
+                sc.occ[cell] = 0;
+                decode64<T, B>(acc, consts, &vals[size_t(off) * kOut]);
+              } else {
+                const uint32_t acc = sc.w32[cell];
+                if (!acc) continue;
+                sc.w32[cell] = 0;
+                decode32<T, B>(acc, &vals[size_t(off) * kOut]);
               }
+              m.set(off);
             }
         if (!m.any()) continue;
         tb.keys.push_back(brick_key(base[0] / 8 + bx, base[1] / 8 + by, base[2] / 8 + bz));
         tb.masks.push_back(m);
-        if (counting) tb.values.insert(tb.values.end(), vals.begin(), vals.end());
+        if (kValues) tb.values.insert(tb.values.end(), vals.begin(), vals.end());
       }
     }
   });
-  const double ms_raster = ms_since(t0);
+  *ms_raster = ms_since(t0);
 
   // Assemble the bricks in key order.
   t0 = Clock::now();
@@ -182,41 +214,94 @@ SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOp
     uint32_t tile, index;
   };
   std::vector<Ref> refs;
-  for (size_t ti = 0; ti < num_tiles; ++ti)
+  for (size_t ti = 0; ti < bn.num_tiles; ++ti)
     for (size_t b = 0; b < out[ti].keys.size(); ++b) refs.push_back({out[ti].keys[b], uint32_t(ti), uint32_t(b)});
   tbb::parallel_sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) { return a.key < b.key; });
   SparseGrid grid;
   grid.spec = spec;
-  grid.value_type = distances ? ValueType::kFloat32 : (counting ? ValueType::kInt32 : ValueType::kNone);
+  grid.value_type = target_value_type(T);
   grid.keys.resize(refs.size());
   grid.masks.resize(refs.size());
-  if (counting && !distances) grid.ivalues.resize(refs.size() * kBrickVoxels);
-  if (distances) grid.fvalues.resize(refs.size() * kBrickVoxels);
+  const size_t per_brick = size_t(kBrickVoxels) * kOut;
+  if (grid.value_type == ValueType::kInt32) grid.ivalues.resize(refs.size() * per_brick);
+  else if (kValues) grid.fvalues.resize(refs.size() * per_brick);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, refs.size(), 1024), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t b = r.begin(); b < r.end(); ++b) {
       const Ref& ref = refs[b];
       grid.keys[b] = ref.key;
       grid.masks[b] = out[ref.tile].masks[ref.index];
-      const int32_t* src = out[ref.tile].values.data() + size_t(ref.index) * kBrickVoxels;
-      if (distances) std::memcpy(grid.fvalues.data() + b * kBrickVoxels, src, kBrickVoxels * sizeof(float));
-      else if (counting) std::copy_n(src, kBrickVoxels, grid.ivalues.begin() + b * kBrickVoxels);
+      if (!kValues) continue;
+      const uint32_t* src = out[ref.tile].values.data() + size_t(ref.index) * per_brick;
+      void* dst = grid.value_type == ValueType::kInt32 ? static_cast<void*>(grid.ivalues.data() + b * per_brick)
+                                                       : static_cast<void*>(grid.fvalues.data() + b * per_brick);
+      std::memcpy(dst, src, per_brick * sizeof(uint32_t));
     }
   });
-  const double ms_assemble = ms_since(t0);
+  *ms_assemble = ms_since(t0);
+  return grid;
+}
 
+}  // namespace
+
+std::vector<SparseGrid> voxelize_cpu_targets(const Mesh& mesh, const GridSpec& spec, const VoxelizeOptions& options,
+                                             const std::vector<TargetSpec>& targets, VoxelizeStats* stats) {
+  std::unique_ptr<tbb::global_control> limit;
+  if (options.threads > 0)
+    limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, options.threads);
+  if (spec.dims.x < 1 || spec.dims.y < 1 || spec.dims.z < 1 || spec.dims.x > kMaxGridDim ||
+      spec.dims.y > kMaxGridDim || spec.dims.z > kMaxGridDim)
+    fail(ErrorKind::kUsage, "grid dimensions out of range");
+  if (targets.empty()) fail(ErrorKind::kUsage, "no target to voxelize");
+  for (const TargetSpec& t : targets) {
+    make_target_spec(t.target, t.blend);
+    if (t.target == Target::kId && num_tris_exceeds_int32(mesh.num_triangles()))
+      fail(ErrorKind::kUsage, "--target id needs fewer than 2^31 triangles");
+  }
+  double ms_transform = 0, ms_bin = 0;
+  const Binned bn = bin(mesh, spec, options.mode, &ms_transform, &ms_bin);
   if (stats) {
     stats->device = "cpu";
-    stats->triangles = num_tris;
-    stats->tile_pairs = pairs.size();
-    stats->tiles = num_tiles;
-    stats->bricks = grid.num_bricks();
-    stats->active_voxels = grid.active_voxels();
+    stats->triangles = mesh.num_triangles();
+    stats->tile_pairs = bn.pairs.size();
+    stats->tiles = bn.num_tiles;
     stats->add_stage("transform", ms_transform);
     stats->add_stage("bin", ms_bin);
-    stats->add_stage("raster", ms_raster);
-    stats->add_stage("assemble", ms_assemble);
   }
-  return grid;
+  std::vector<SparseGrid> grids(targets.size());
+  // A binary target next to a value target is that target's masks.
+  const auto value_target = std::find_if(targets.begin(), targets.end(), [](const TargetSpec& t) { return t.target != Target::kBinary; });
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i].target == Target::kBinary && value_target != targets.end()) continue;
+    double ms_raster = 0, ms_assemble = 0;
+    grids[i] = with_target(targets[i], [&](auto t, auto b) {
+      return raster<decltype(t)::value, decltype(b)::value>(mesh, spec, options.mode, bn, &ms_raster, &ms_assemble);
+    });
+    const std::string suffix = targets.size() > 1 ? ":" + target_spec_name(targets[i]) : "";
+    if (stats) {
+      stats->add_stage("raster" + suffix, ms_raster);
+      stats->add_stage("assemble" + suffix, ms_assemble);
+    }
+  }
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i].target == Target::kBinary && value_target != targets.end()) {
+      const SparseGrid& src = grids[size_t(value_target - targets.begin())];
+      grids[i].spec = spec;
+      grids[i].keys = src.keys;
+      grids[i].masks = src.masks;
+    }
+    grids[i].name = target_spec_name(targets[i]);
+  }
+  if (stats) {
+    stats->bricks = grids[0].num_bricks();
+    stats->active_voxels = grids[0].active_voxels();
+  }
+  return grids;
+}
+
+SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOptions& options, VoxelizeStats* stats) {
+  std::vector<SparseGrid> grids = voxelize_cpu_targets(mesh, spec, options, {options.spec()}, stats);
+  grids[0].name = "voxels";
+  return std::move(grids[0]);
 }
 
 }  // namespace voxtile
