@@ -7,7 +7,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/grid_spec.h"
@@ -41,6 +44,30 @@ inline Int3 brick_coord(uint64_t key) {
   return {int32_t(key >> (2 * kBrickKeyBits)), int32_t((key >> kBrickKeyBits) & m), int32_t(key & m)};
 }
 
+// Allocator whose resize() leaves new elements uninitialised: every resize of a value array is
+// followed by a full overwrite, so large grids are written once (in parallel) instead of being
+// zero-filled by one thread first.
+template <class T>
+struct NoInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = NoInitAllocator<U>;
+  };
+  NoInitAllocator() = default;
+  template <class U>
+  NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible<U>::value) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+template <class T>
+using ValueArray = std::vector<T, NoInitAllocator<T>>;
+
 enum class ValueType : uint8_t {
   kNone = 0,   // occupancy only (binary target)
   kInt32 = 1,  // one int32 per voxel (count target)
@@ -57,8 +84,8 @@ struct SparseGrid {
   std::string name = "voxels";         // grid name written to files
   std::vector<uint64_t> keys;          // num_bricks, strictly ascending
   std::vector<BrickMask> masks;        // num_bricks, none empty
-  std::vector<int32_t> ivalues;        // kInt32: 512 * num_bricks (0 where inactive)
-  std::vector<float> fvalues;          // kFloat32: 512 * num_bricks; kVec3f: 3 * 512 * num_bricks,
+  ValueArray<int32_t> ivalues;         // kInt32: 512 * num_bricks (0 where inactive)
+  ValueArray<float> fvalues;           // kFloat32: 512 * num_bricks; kVec3f: 3 * 512 * num_bricks,
                                        // x,y,z of voxel `offset` at 3*offset (0 where inactive)
 
   size_t num_bricks() const { return keys.size(); }

@@ -7,6 +7,8 @@
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -70,17 +72,36 @@ struct GpuVoxelizer::Impl {
   CubTemp cub;
   PinnedBuffer staging;
 
-  // Copies n bytes from the device into dst through the pinned staging buffer, in chunks.
+  // Copies n bytes from the device into (pageable, possibly untouched) dst: chunks go by DMA into
+  // two pinned staging buffers in turn while CPU threads copy the previous chunk out, so the copy
+  // runs at DMA speed instead of one thread's page-faulting memcpy.
   void download(void* dst, const void* src, size_t n) {
-    const size_t chunk = size_t(64) << 20;
-    char* staging_ptr = static_cast<char*>(this->staging.grow(std::min(n, chunk)));
-    for (size_t o = 0; o < n; o += chunk) {
-      const size_t len = std::min(chunk, n - o);
-      VT_CUDA_CHECK(cudaMemcpyAsync(staging_ptr, static_cast<const char*>(src) + o, len, cudaMemcpyDeviceToHost, stream));
-      VT_CUDA_CHECK(cudaStreamSynchronize(stream));
-      std::memcpy(static_cast<char*>(dst) + o, staging_ptr, len);
+    if (n == 0) return;
+    const size_t chunk = size_t(16) << 20;
+    const size_t num_chunks = (n + chunk - 1) / chunk;
+    char* stage = static_cast<char*>(staging.grow(2 * std::min(n, chunk)));
+    for (cudaEvent_t& e : chunk_done)
+      if (!e) VT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    auto issue = [&](size_t c) {
+      const size_t len = std::min(chunk, n - c * chunk);
+      VT_CUDA_CHECK(cudaMemcpyAsync(stage + (c & 1) * chunk, static_cast<const char*>(src) + c * chunk, len,
+                                    cudaMemcpyDeviceToHost, stream));
+      VT_CUDA_CHECK(cudaEventRecord(chunk_done[c & 1], stream));
+    };
+    issue(0);
+    for (size_t c = 0; c < num_chunks; ++c) {
+      if (c + 1 < num_chunks) issue(c + 1);  // its buffer was emptied in step c - 1
+      VT_CUDA_CHECK(cudaEventSynchronize(chunk_done[c & 1]));
+      const size_t len = std::min(chunk, n - c * chunk);
+      const char* from = stage + (c & 1) * chunk;
+      char* to = static_cast<char*>(dst) + c * chunk;
+      const size_t piece = size_t(1) << 20;
+      tbb::parallel_for(size_t(0), (len + piece - 1) / piece, [&](size_t p) {
+        std::memcpy(to + p * piece, from + p * piece, std::min(piece, len - p * piece));
+      });
     }
   }
+  cudaEvent_t chunk_done[2] = {nullptr, nullptr};
 
   template <class KeyT>
   void run_batch(DeviceBuffer<KeyT>* keys, const CoarseParams& cp, uint64_t num_pairs, int key_bits,
@@ -111,6 +132,8 @@ GpuVoxelizer::GpuVoxelizer(const GpuOptions& options) : m(new Impl) {
 }
 
 GpuVoxelizer::~GpuVoxelizer() {
+  for (cudaEvent_t e : m->chunk_done)
+    if (e) cudaEventDestroy(e);
   if (m->stream) cudaStreamDestroy(m->stream);
   delete m;
 }
