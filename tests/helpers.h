@@ -6,6 +6,7 @@
 
 #include "core/grid_spec.h"
 #include "core/mesh.h"
+#include "core/overlap.h"
 
 namespace voxtile::test {
 
@@ -50,5 +51,23 @@ Mesh sliver_8192();
 GridOptions sliver_grid();
 // A 10^3 grid over [5, 6]^3, which a mesh inside the unit cube does not reach.
 GridOptions grid_beside_unit_box();
+
+// Direct reference enumeration, no tiles: f(triangle, grid-space vertices, i, j, k) for every
+// triangle and every voxel of its voxelization in the grid.
+template <class F>
+void for_each_direct_fragment(const Mesh& mesh, const GridSpec& spec, VoxelMode mode, F&& f) {
+  const VoxelBox clip{{0, 0, 0}, {spec.dims.x - 1, spec.dims.y - 1, spec.dims.z - 1}};
+  for (size_t t = 0; t < mesh.num_triangles(); ++t) {
+    Vec3f g[3];
+    for (int q = 0; q < 3; ++q) {
+      const Vec3f p = mesh.vertex(t, q);
+      g[q] = spec.world_to_grid({p.x, p.y, p.z});
+    }
+    const TriSetup ts = setup_triangle(g[0], g[1], g[2]);
+    auto emit = [&](int i, int j, int k) { f(t, ts.v, i, j, k); };
+    if (mode == VoxelMode::kConservative) for_each_conservative_voxel(setup_conservative(ts), clip, emit);
+    else for_each_thin_voxel(ts, setup_diamond_edges(ts, ts.dom), clip, component(spec.dims, ts.dom), emit);
+  }
+}
 
 }  // namespace voxtile::test

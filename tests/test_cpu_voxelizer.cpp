@@ -31,22 +31,14 @@ VoxelMap to_map(const SparseGrid& g) {
 // are the number of triangles (count) or the smallest triangle index (id).
 VoxelMap direct(const Mesh& mesh, const GridSpec& spec, VoxelMode mode, Target target = Target::kCount) {
   VoxelMap m;
-  const VoxelBox clip{{0, 0, 0}, {spec.dims.x - 1, spec.dims.y - 1, spec.dims.z - 1}};
-  for (size_t t = 0; t < mesh.num_triangles(); ++t) {
-    const Vec3f a = mesh.vertex(t, 0), b = mesh.vertex(t, 1), c = mesh.vertex(t, 2);
-    const TriSetup ts = setup_triangle(spec.world_to_grid({a.x, a.y, a.z}), spec.world_to_grid({b.x, b.y, b.z}),
-                                       spec.world_to_grid({c.x, c.y, c.z}));
-    auto add = [&](int i, int j, int k) {
-      if (target != Target::kId) {
-        ++m[{i, j, k}];
-      } else {
-        auto [it, fresh] = m.emplace(std::make_tuple(i, j, k), int(t));
-        if (!fresh) it->second = std::min(it->second, int(t));
-      }
-    };
-    if (mode == VoxelMode::kConservative) for_each_conservative_voxel(setup_conservative(ts), clip, add);
-    else for_each_thin_voxel(ts, setup_diamond_edges(ts, ts.dom), clip, component(spec.dims, ts.dom), add);
-  }
+  test::for_each_direct_fragment(mesh, spec, mode, [&](size_t t, const Vec3f*, int i, int j, int k) {
+    if (target != Target::kId) {
+      ++m[{i, j, k}];
+    } else {
+      auto [it, fresh] = m.emplace(std::make_tuple(i, j, k), int(t));
+      if (!fresh) it->second = std::min(it->second, int(t));
+    }
+  });
   return m;
 }
 
@@ -61,23 +53,12 @@ FloatMap to_fmap(const SparseGrid& g) {
 // Smallest voxel_distance over the triangles whose voxelization contains each voxel.
 FloatMap direct_distance(const Mesh& mesh, const GridSpec& spec, VoxelMode mode) {
   FloatMap m;
-  const VoxelBox clip{{0, 0, 0}, {spec.dims.x - 1, spec.dims.y - 1, spec.dims.z - 1}};
   const Vec3f vs{float(spec.voxel_size.x), float(spec.voxel_size.y), float(spec.voxel_size.z)};
-  for (size_t t = 0; t < mesh.num_triangles(); ++t) {
-    Vec3f g[3];
-    for (int q = 0; q < 3; ++q) {
-      const Vec3f p = mesh.vertex(t, q);
-      g[q] = spec.world_to_grid({p.x, p.y, p.z});
-    }
-    const TriSetup ts = setup_triangle(g[0], g[1], g[2]);
-    auto add = [&](int i, int j, int k) {
-      const float d = voxel_distance(ts.v, i, j, k, vs);
-      auto [it, fresh] = m.emplace(std::make_tuple(i, j, k), d);
-      if (!fresh) it->second = std::min(it->second, d);
-    };
-    if (mode == VoxelMode::kConservative) for_each_conservative_voxel(setup_conservative(ts), clip, add);
-    else for_each_thin_voxel(ts, setup_diamond_edges(ts, ts.dom), clip, component(spec.dims, ts.dom), add);
-  }
+  test::for_each_direct_fragment(mesh, spec, mode, [&](size_t, const Vec3f* v, int i, int j, int k) {
+    const float d = voxel_distance(v, i, j, k, vs);
+    auto [it, fresh] = m.emplace(std::make_tuple(i, j, k), d);
+    if (!fresh) it->second = std::min(it->second, d);
+  });
   return m;
 }
 

@@ -84,18 +84,9 @@ TEST(Targets, PackedNormalsRoundTripWithinTheQuantization) {
 // Per voxel: the triangles whose voxelization contains it (direct enumeration, no tiles).
 std::map<Key, std::vector<uint32_t>> fragments(const Mesh& mesh, const GridSpec& spec, VoxelMode mode) {
   std::map<Key, std::vector<uint32_t>> m;
-  const VoxelBox clip{{0, 0, 0}, {spec.dims.x - 1, spec.dims.y - 1, spec.dims.z - 1}};
-  for (size_t t = 0; t < mesh.num_triangles(); ++t) {
-    Vec3f g[3];
-    for (int q = 0; q < 3; ++q) {
-      const Vec3f p = mesh.vertex(t, q);
-      g[q] = spec.world_to_grid({p.x, p.y, p.z});
-    }
-    const TriSetup ts = setup_triangle(g[0], g[1], g[2]);
-    auto add = [&](int i, int j, int k) { m[{i, j, k}].push_back(uint32_t(t)); };
-    if (mode == VoxelMode::kConservative) for_each_conservative_voxel(setup_conservative(ts), clip, add);
-    else for_each_thin_voxel(ts, setup_diamond_edges(ts, ts.dom), clip, component(spec.dims, ts.dom), add);
-  }
+  test::for_each_direct_fragment(mesh, spec, mode, [&](size_t t, const Vec3f*, int i, int j, int k) {
+    m[{i, j, k}].push_back(uint32_t(t));
+  });
   return m;
 }
 
