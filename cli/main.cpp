@@ -3,6 +3,7 @@
 #include <iostream>
 #include <new>
 
+#include "cli/cmd_bucket.h"
 #include "cli/cmd_generate.h"
 #include "cli/cmd_info.h"
 #include "cli/cmd_voxelize.h"
@@ -19,6 +20,10 @@ int main(int argc, char** argv) {
   VoxelizeCmdOptions vox;
   CLI::App* vox_cmd = app.add_subcommand("voxelize", "Voxelize meshes into .vdb, .ply, .raw or .npy grids");
   setup_voxelize(*vox_cmd, vox);
+  BucketCmdOptions bucket;
+  CLI::App* bucket_cmd =
+      app.add_subcommand("bucket", "A-buffer: every fragment of every voxel (triangle ids, barycentrics, attributes)");
+  setup_bucket(*bucket_cmd, bucket);
   InfoCmdOptions info;
   CLI::App* info_cmd = app.add_subcommand("info", "Describe a mesh, point cloud or .vdb file");
   setup_info(*info_cmd, info);
@@ -44,6 +49,7 @@ int main(int argc, char** argv) {
 
   try {
     if (vox_cmd->parsed()) return run_voxelize(vox);
+    if (bucket_cmd->parsed()) return run_bucket(bucket);
     if (info_cmd->parsed()) return run_info(info);
     if (gen_cmd->parsed()) return run_generate(gen);
   } catch (const Error& e) {

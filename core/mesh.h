@@ -16,6 +16,9 @@ struct Mesh {
   std::vector<uint32_t> indices;       // 3 per triangle, each < positions.size()
   std::vector<uint32_t> mesh_ids;      // per triangle: index of the source mesh
   std::vector<uint32_t> material_ids;  // per triangle: material index of the source mesh
+  std::vector<Vec3f> normals;          // per vertex (world space, unit), or empty if the file has none;
+                                       // (0,0,0) for vertices of source meshes without normals
+  std::vector<Vec2f> uvs;              // per vertex (first texture channel), or empty; (0,0) where missing
   size_t num_source_meshes = 0;
   size_t num_materials = 0;
   size_t dropped_degenerate = 0;  // zero-area triangles removed by sanitize()

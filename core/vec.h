@@ -10,6 +10,9 @@ namespace voxtile {
 struct Vec3f {
   float x, y, z;
 };
+struct Vec2f {
+  float x, y;
+};
 struct Vec3d {
   double x, y, z;
 };

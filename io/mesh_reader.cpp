@@ -8,6 +8,8 @@
 
 #include <fcntl.h>
 
+#include <cmath>
+
 #include <assimp/Importer.hpp>
 #include <assimp/importerdesc.h>
 #include <assimp/postprocess.h>
@@ -34,6 +36,7 @@ std::string first_line(std::string s) {
 struct Walker {
   const aiScene* scene;
   MeshLoadResult* out;
+  bool any_normals = false, any_uvs = false;
 
   void node(const aiNode* n, const aiMatrix4x4& parent) {
     const aiMatrix4x4 m = parent * n->mTransformation;
@@ -60,6 +63,22 @@ struct Walker {
     for (unsigned v = 0; v < am->mNumVertices; ++v) {
       const aiVector3D p = m * am->mVertices[v];
       mesh.positions.push_back({p.x, p.y, p.z});
+    }
+    // Normals transform by the inverse transpose of the node matrix; missing ones are zero.
+    any_normals = any_normals || am->mNormals;
+    any_uvs = any_uvs || am->mTextureCoords[0];
+    aiMatrix3x3 nm(m);
+    nm.Inverse().Transpose();
+    for (unsigned v = 0; v < am->mNumVertices; ++v) {
+      Vec3f n{0, 0, 0};
+      if (am->mNormals) {
+        aiVector3D t = nm * am->mNormals[v];
+        const float len = t.Length();
+        if (len > 0 && std::isfinite(len)) n = {t.x / len, t.y / len, t.z / len};
+      }
+      mesh.normals.push_back(n);
+      mesh.uvs.push_back(am->mTextureCoords[0] ? Vec2f{am->mTextureCoords[0][v].x, am->mTextureCoords[0][v].y}
+                                               : Vec2f{0, 0});
     }
     for (unsigned f = 0; f < am->mNumFaces; ++f) {
       const aiFace& face = am->mFaces[f];
@@ -91,6 +110,8 @@ MeshLoadResult read_in_process(const std::string& path, bool require_triangles) 
     }
     Walker w{scene, &out};
     w.node(scene->mRootNode, aiMatrix4x4());
+    if (!w.any_normals) std::vector<Vec3f>().swap(out.mesh.normals);
+    if (!w.any_uvs) std::vector<Vec2f>().swap(out.mesh.uvs);
     out.mesh.num_source_meshes = scene->mNumMeshes;
     out.mesh.num_materials = scene->mNumMaterials;
   } catch (const Error&) {
@@ -187,6 +208,8 @@ void serialize(Stream& s, const MeshLoadResult& r) {
   s.vec(r.mesh.indices);
   s.vec(r.mesh.mesh_ids);
   s.vec(r.mesh.material_ids);
+  s.vec(r.mesh.normals);
+  s.vec(r.mesh.uvs);
   s.pod(uint64_t(r.mesh.num_source_meshes));
   s.pod(uint64_t(r.mesh.num_materials));
   s.pod(uint64_t(r.mesh.dropped_degenerate));
@@ -209,6 +232,8 @@ MeshLoadResult deserialize(Reader& in) {
   in.vec(r.mesh.indices);
   in.vec(r.mesh.mesh_ids);
   in.vec(r.mesh.material_ids);
+  in.vec(r.mesh.normals);
+  in.vec(r.mesh.uvs);
   r.mesh.num_source_meshes = in.pod<uint64_t>();
   r.mesh.num_materials = in.pod<uint64_t>();
   r.mesh.dropped_degenerate = in.pod<uint64_t>();

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/bucket.h"
 #include "core/voxelize.h"
 
 namespace voxtile {
@@ -23,6 +24,7 @@ struct GpuOptions {
   uint64_t max_batch_pairs = 0;        // cap on (tile, triangle) pairs per batch; 0 = from the budget
   uint64_t initial_bricks = 0;         // first brick-buffer size per batch; 0 = estimate (tests force retries)
   int value_tiles = 0;                 // value targets: 0 = choose, 1 = a 32^3 tile per block, 2 = a 16^3 octant per warp
+  bool two_pass_fragment_sort = false; // bucketing: sort by triangle then voxel even when one 64-bit key would do (tests)
 };
 
 // The GPU voxelization pipeline (coarse raster, radix sort by tile, fine raster in shared memory,
@@ -41,6 +43,8 @@ class GpuVoxelizer {
   // Several targets from one coarse raster, sort and tiling: the same grids as voxelize_cpu_targets.
   std::vector<SparseGrid> voxelize_targets(const GridSpec& spec, const VoxelizeOptions& options,
                                            const std::vector<TargetSpec>& targets, VoxelizeStats* stats = nullptr);
+  // A-buffer bucketing of `mesh` (uploaded, replacing the current mesh): the same lists as bucket_cpu.
+  Buckets bucket(const Mesh& mesh, const GridSpec& spec, const BucketOptions& options, VoxelizeStats* stats = nullptr);
   const std::string& device_name() const;
 
  private:

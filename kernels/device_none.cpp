@@ -24,6 +24,7 @@ std::vector<SparseGrid> GpuVoxelizer::voxelize_targets(const GridSpec&, const Vo
                                                        const std::vector<TargetSpec>&, VoxelizeStats*) {
   return {};
 }
+Buckets GpuVoxelizer::bucket(const Mesh&, const GridSpec&, const BucketOptions&, VoxelizeStats*) { return {}; }
 const std::string& GpuVoxelizer::device_name() const {
   static const std::string none;
   return none;

@@ -91,6 +91,54 @@ struct FineParams {
 void launch_fine(const FineParams& p, VoxelMode mode, const TargetSpec& target, bool sub_tiles, int num_sms,
                  cudaStream_t stream);
 
+// ---- A-buffer bucketing (bucket.cu) ----
+
+// Triangle descriptors (6 bits): large triangles (more than kBucketLargeRows rows) 32 | axis << 3 |
+// orientation << 2; small ones axis << 3 | log2(rows) << 1 | (more than 2 columns); kBucketCulled
+// when the triangle emits nothing in the clip box. Sorting by descriptor groups triangles of one
+// size and orientation, so warps work on alike triangles.
+constexpr uint32_t kBucketLargeRows = 8;
+constexpr uint32_t kBucketCulled = 63;
+
+struct BucketParams {
+  MeshView mesh;
+  uint32_t num_tris;
+  Int3 dims;
+  VoxelBox clip;  // the grid, or one x-slab of it
+  VoxelMode mode;
+  int tri_bits;   // > 0: keys are voxel << tri_bits | triangle (one sort); 0: keys are voxels
+  uint64_t* d_keys;
+  uint32_t* d_tris;
+  unsigned long long* d_count;  // fragments emitted (may exceed capacity: then retry)
+  uint64_t capacity;
+};
+struct BucketAttrs {
+  uint32_t attrs;
+  Vec3f voxel_size;
+  const Vec3f* normals;       // per vertex, or null
+  const Vec2f* uvs;           // per vertex (kAttrUv)
+  const uint32_t* materials;  // per triangle, or null
+  int32_t* triangle;          // outputs per fragment
+  float* bary;
+  float* normal;
+  float* uv;
+  int32_t* material;
+};
+// Descriptor and identity permutation per triangle; counters[0] = small, counters[1] = large.
+void launch_bucket_classify(const BucketParams& p, uint32_t* d_desc, uint32_t* d_ids, uint32_t* d_counters,
+                            cudaStream_t stream);
+// Emits the (key, triangle) fragments of the sorted triangles (num_small first, then num_large).
+void launch_bucket_emit(const BucketParams& p, const uint32_t* d_sorted, uint32_t num_small, uint32_t num_large,
+                        cudaStream_t stream);
+// Flags the first fragment of each voxel in sorted keys.
+void launch_bucket_heads(const BucketParams& p, uint64_t n, const uint64_t* d_keys, uint8_t* d_heads, cudaStream_t stream);
+// Voxel coordinates and offsets (num_voxels + 1) from the run starts.
+void launch_bucket_voxels(const BucketParams& p, uint64_t num_voxels, uint64_t n, const uint64_t* d_keys,
+                          const uint32_t* d_starts, int32_t* d_ijk, int64_t* d_offsets, cudaStream_t stream);
+// Triangle and attributes of every sorted fragment.
+void launch_bucket_fragments(const BucketParams& p, const BucketAttrs& a, uint64_t n, const uint64_t* d_keys,
+                             const uint32_t* d_tris, cudaStream_t stream);
+
 // d[i] = i for i < n.
 void launch_iota(uint32_t* d, uint64_t n, cudaStream_t stream);
 // Marks the first of each run of equal keys in sorted brick keys.

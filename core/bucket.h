@@ -1,0 +1,105 @@
+// A-buffer bucketing (VoxelPipe section 4): for every voxel the surface touches, the complete list
+// of its fragments (triangle id, barycentric coordinates, optional interpolated attributes).
+//
+// Order: voxels ascending by linear index (i * dims.y + j) * dims.z + k (x-major); fragments within
+// a voxel ascending by triangle index. The same lists on the CPU and the GPU, bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/grid_spec.h"
+#include "core/mesh.h"
+#include "core/overlap.h"
+#include "core/targets.h"
+#include "core/voxelize.h"
+
+namespace voxtile {
+
+// Per-fragment attributes to compute (bit set).
+enum BucketAttr : uint32_t {
+  kAttrBary = 1,      // barycentric coordinates (float32 x 3)
+  kAttrNormal = 2,    // interpolated vertex normal, renormalised; the face normal without vertex normals
+  kAttrUv = 4,        // interpolated texture coordinates (float32 x 2)
+  kAttrMaterial = 8,  // material index of the triangle (int32)
+};
+// "bary,normal,uv,material" (any subset, comma-separated; "" = none). Throws Error(kUsage).
+uint32_t parse_bucket_attrs(const std::string& text);
+
+struct BucketOptions {
+  VoxelMode mode = VoxelMode::kConservative;
+  uint32_t attrs = kAttrBary;
+  int threads = 0;  // CPU threads, 0 = all
+};
+
+struct Buckets {
+  GridSpec spec;
+  uint32_t attrs = 0;
+  std::vector<int32_t> ijk;        // 3 per voxel
+  std::vector<int64_t> offsets;    // num_voxels + 1: fragments of voxel v are [offsets[v], offsets[v+1])
+  std::vector<int32_t> triangle;   // per fragment
+  std::vector<float> bary;         // 3 per fragment (kAttrBary)
+  std::vector<float> normal;       // 3 per fragment (kAttrNormal)
+  std::vector<float> uv;           // 2 per fragment (kAttrUv)
+  std::vector<int32_t> material;   // per fragment (kAttrMaterial)
+
+  size_t num_voxels() const { return ijk.size() / 3; }
+  size_t num_fragments() const { return triangle.size(); }
+  // FNV-1a over dims, attrs and every array, for goldens and CPU/GPU comparisons.
+  uint64_t checksum() const;
+  // The fragment count per voxel as an int32 sparse grid (for .vdb and the other grid formats).
+  SparseGrid count_grid() const;
+};
+
+// Linear voxel index (the sort key of the voxels).
+VT_HD inline uint64_t voxel_linear_index(int32_t i, int32_t j, int32_t k, const Int3& dims) {
+  return (uint64_t(uint32_t(i)) * uint64_t(uint32_t(dims.y)) + uint64_t(uint32_t(j))) * uint64_t(uint32_t(dims.z)) +
+         uint64_t(uint32_t(k));
+}
+
+// Barycentric coordinates (u, v, w of vertices 0, 1, 2) of the orthogonal projection of the centre of
+// voxel (i,j,k) onto the plane of a grid-space triangle, computed in world units (vs = voxel size).
+// They sum to 1 up to rounding and may lie slightly outside [0, 1] when the triangle only grazes the
+// voxel. (1/3, 1/3, 1/3) for a triangle that is degenerate in float.
+VT_HD inline void voxel_barycentrics(const Vec3f t[3], int32_t i, int32_t j, int32_t k, const Vec3f& vs, float out[3]) {
+  const float cx = static_cast<float>(i) + 0.5f, cy = static_cast<float>(j) + 0.5f, cz = static_cast<float>(k) + 0.5f;
+  Vec3f w[3];
+  for (int q = 0; q < 3; ++q) w[q] = {(t[q].x - cx) * vs.x, (t[q].y - cy) * vs.y, (t[q].z - cz) * vs.z};
+  const Vec3f e0 = sub(w[1], w[0]), e1 = sub(w[2], w[0]);
+  const Vec3f ap{-w[0].x, -w[0].y, -w[0].z};
+  const float d00 = vt_dot(e0, e0), d01 = vt_dot(e0, e1), d11 = vt_dot(e1, e1);
+  const float d20 = vt_dot(ap, e0), d21 = vt_dot(ap, e1);
+  const float denom = d00 * d11 - d01 * d01;
+  if (!(denom > 0.0f)) {
+    out[0] = out[1] = out[2] = 1.0f / 3.0f;
+    return;
+  }
+  const float b1 = (d11 * d20 - d01 * d21) / denom;
+  const float b2 = (d00 * d21 - d01 * d20) / denom;
+  out[0] = 1.0f - b1 - b2;
+  out[1] = b1;
+  out[2] = b2;
+}
+
+// Interpolated unit normal from vertex normals n[3] (any may be zero); the face normal `face`
+// when the interpolation is zero.
+VT_HD inline Vec3f interpolate_normal(const Vec3f n[3], const float b[3], const Vec3f& face) {
+  const Vec3f s{(b[0] * n[0].x + b[1] * n[1].x) + b[2] * n[2].x, (b[0] * n[0].y + b[1] * n[1].y) + b[2] * n[2].y,
+                (b[0] * n[0].z + b[1] * n[1].z) + b[2] * n[2].z};
+  const float len = std::sqrt(vt_dot(s, s));
+  if (!(len > 0.0f && len <= 3.402823466e38f)) return face;
+  return {s.x / len, s.y / len, s.z / len};
+}
+VT_HD inline Vec2f interpolate_uv(const Vec2f uv[3], const float b[3]) {
+  return {(b[0] * uv[0].x + b[1] * uv[1].x) + b[2] * uv[2].x, (b[0] * uv[0].y + b[1] * uv[1].y) + b[2] * uv[2].y};
+}
+
+// The CPU reference: enumerate fragments per triangle, sort by (voxel, triangle), run-length
+// encode, compute the attributes. Throws Error(kUsage) for attributes the mesh lacks (uv).
+Buckets bucket_cpu(const Mesh& mesh, const GridSpec& spec, const BucketOptions& options, VoxelizeStats* stats = nullptr);
+
+// Checks options against the mesh (uv needs texture coordinates); throws Error(kInput).
+void check_bucket_attrs(const Mesh& mesh, uint32_t attrs);
+
+}  // namespace voxtile

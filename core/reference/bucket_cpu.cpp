@@ -1,0 +1,201 @@
+// CPU reference of A-buffer bucketing: count fragments per triangle, scan, emit (voxel, triangle)
+// pairs in triangle order, sort them, run-length encode the voxels, compute the attributes.
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <numeric>
+
+#include "core/bucket.h"
+#include "core/error.h"
+
+namespace voxtile {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+struct Frag {
+  uint64_t voxel;
+  uint32_t tri;
+  bool operator<(const Frag& o) const { return voxel != o.voxel ? voxel < o.voxel : tri < o.tri; }
+};
+
+}  // namespace
+
+uint32_t parse_bucket_attrs(const std::string& text) {
+  uint32_t attrs = 0;
+  size_t start = 0;
+  while (start <= text.size() && !text.empty()) {
+    const size_t comma = text.find(',', start);
+    const std::string a = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (a == "bary") attrs |= kAttrBary;
+    else if (a == "normal") attrs |= kAttrNormal;
+    else if (a == "uv") attrs |= kAttrUv;
+    else if (a == "material") attrs |= kAttrMaterial;
+    else fail(ErrorKind::kUsage, "unknown attribute '" + a + "' (expected bary, normal, uv or material)");
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return attrs;
+}
+
+void check_bucket_attrs(const Mesh& mesh, uint32_t attrs) {
+  if ((attrs & kAttrUv) && mesh.uvs.empty()) fail(ErrorKind::kInput, "the mesh has no texture coordinates (--attrs uv)");
+}
+
+uint64_t Buckets::checksum() const {
+  Fnv1a h;
+  h.pod(spec.dims.x);
+  h.pod(spec.dims.y);
+  h.pod(spec.dims.z);
+  h.pod(attrs);
+  auto arr = [&](const auto& v) {
+    h.pod(uint64_t(v.size()));
+    h.bytes(v.data(), v.size() * sizeof(v[0]));
+  };
+  arr(ijk);
+  arr(offsets);
+  arr(triangle);
+  arr(bary);
+  arr(normal);
+  arr(uv);
+  arr(material);
+  return h.h;
+}
+
+SparseGrid Buckets::count_grid() const {
+  SparseGrid g;
+  g.spec = spec;
+  g.value_type = ValueType::kInt32;
+  g.name = "fragments";
+  // Voxels in brick order: sort (brick key, voxel) pairs, then fill each brick.
+  std::vector<std::pair<uint64_t, uint32_t>> order(num_voxels());
+  tbb::parallel_for(size_t(0), order.size(), [&](size_t v) {
+    order[v] = {brick_key(ijk[3 * v] >> 3, ijk[3 * v + 1] >> 3, ijk[3 * v + 2] >> 3), uint32_t(v)};
+  });
+  tbb::parallel_sort(order.begin(), order.end());
+  for (size_t n = 0; n < order.size(); ++n) {
+    if (n == 0 || order[n].first != order[n - 1].first) {
+      g.keys.push_back(order[n].first);
+      g.masks.push_back(BrickMask{});
+      g.ivalues.insert(g.ivalues.end(), kBrickVoxels, 0);
+    }
+    const size_t v = order[n].second, b = g.keys.size() - 1;
+    const int off = brick_offset(ijk[3 * v] & 7, ijk[3 * v + 1] & 7, ijk[3 * v + 2] & 7);
+    g.masks[b].set(off);
+    g.ivalues[b * kBrickVoxels + off] = int32_t(std::min<int64_t>(offsets[v + 1] - offsets[v], 0x7fffffff));
+  }
+  return g;
+}
+
+Buckets bucket_cpu(const Mesh& mesh, const GridSpec& spec, const BucketOptions& options, VoxelizeStats* stats) {
+  std::unique_ptr<tbb::global_control> limit;
+  if (options.threads > 0)
+    limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, options.threads);
+  if (spec.dims.x < 1 || spec.dims.y < 1 || spec.dims.z < 1 || spec.dims.x > kMaxGridDim ||
+      spec.dims.y > kMaxGridDim || spec.dims.z > kMaxGridDim)
+    fail(ErrorKind::kUsage, "grid dimensions out of range");
+  if (mesh.num_triangles() >= size_t(0x7fffffff)) fail(ErrorKind::kUsage, "bucketing needs fewer than 2^31 triangles");
+  check_bucket_attrs(mesh, options.attrs);
+  const size_t num_tris = mesh.num_triangles();
+  const VoxelBox clip{{0, 0, 0}, {spec.dims.x - 1, spec.dims.y - 1, spec.dims.z - 1}};
+  auto t0 = Clock::now();
+  const std::vector<Vec3f> g = to_grid_space(mesh, spec);
+  auto for_each_fragment = [&](size_t t, auto&& f) {
+    const TriSetup ts = setup_triangle(g[mesh.indices[3 * t]], g[mesh.indices[3 * t + 1]], g[mesh.indices[3 * t + 2]]);
+    if (options.mode == VoxelMode::kConservative) for_each_conservative_voxel(setup_conservative(ts), clip, f);
+    else for_each_thin_voxel(ts, setup_diamond_edges(ts, ts.dom), clip, component(spec.dims, ts.dom), f);
+  };
+  std::vector<uint64_t> offs(num_tris + 1, 0);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, num_tris, 1024), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t t = r.begin(); t < r.end(); ++t) {
+      uint64_t n = 0;
+      for_each_fragment(t, [&](int32_t, int32_t, int32_t) { ++n; });
+      offs[t + 1] = n;
+    }
+  });
+  std::partial_sum(offs.begin(), offs.end(), offs.begin());
+  std::vector<Frag> frags(offs[num_tris]);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, num_tris, 1024), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t t = r.begin(); t < r.end(); ++t) {
+      uint64_t o = offs[t];
+      for_each_fragment(t, [&](int32_t i, int32_t j, int32_t k) { frags[o++] = {voxel_linear_index(i, j, k, spec.dims), uint32_t(t)}; });
+    }
+  });
+  const double ms_emit = ms_since(t0);
+  t0 = Clock::now();
+  tbb::parallel_sort(frags.begin(), frags.end());
+  const double ms_sort = ms_since(t0);
+
+  t0 = Clock::now();
+  Buckets out;
+  out.spec = spec;
+  out.attrs = options.attrs;
+  const size_t m = frags.size();
+  out.triangle.resize(m);
+  for (size_t f = 0; f < m; ++f) {
+    out.triangle[f] = int32_t(frags[f].tri);
+    if (f == 0 || frags[f].voxel != frags[f - 1].voxel) {
+      const uint64_t key = frags[f].voxel;
+      const uint64_t nz = uint64_t(spec.dims.z), nyz = uint64_t(spec.dims.y) * nz;
+      out.ijk.insert(out.ijk.end(), {int32_t(key / nyz), int32_t((key / nz) % uint64_t(spec.dims.y)), int32_t(key % nz)});
+      out.offsets.push_back(int64_t(f));
+    }
+  }
+  out.offsets.push_back(int64_t(m));
+  const bool bary = options.attrs & kAttrBary, normal = options.attrs & kAttrNormal, uv = options.attrs & kAttrUv,
+             material = options.attrs & kAttrMaterial;
+  if (bary) out.bary.resize(3 * m);
+  if (normal) out.normal.resize(3 * m);
+  if (uv) out.uv.resize(2 * m);
+  if (material) out.material.resize(m);
+  const Vec3f vs{float(spec.voxel_size.x), float(spec.voxel_size.y), float(spec.voxel_size.z)};
+  const size_t nv = out.num_voxels();
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, nv, 256), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t v = r.begin(); v < r.end(); ++v) {
+      const int32_t i = out.ijk[3 * v], j = out.ijk[3 * v + 1], k = out.ijk[3 * v + 2];
+      for (int64_t f = out.offsets[v]; f < out.offsets[v + 1]; ++f) {
+        const uint32_t t = uint32_t(out.triangle[size_t(f)]);
+        Vec3f tv[3];
+        for (int q = 0; q < 3; ++q) tv[q] = g[mesh.indices[3 * t + q]];
+        float b[3];
+        voxel_barycentrics(tv, i, j, k, vs, b);
+        if (bary)
+          for (int c = 0; c < 3; ++c) out.bary[3 * size_t(f) + c] = b[c];
+        if (normal) {
+          Vec3f vn[3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+          if (!mesh.normals.empty())
+            for (int q = 0; q < 3; ++q) vn[q] = mesh.normals[mesh.indices[3 * t + q]];
+          const Vec3f n = interpolate_normal(vn, b, world_normal(tv, vs));
+          out.normal[3 * size_t(f)] = n.x;
+          out.normal[3 * size_t(f) + 1] = n.y;
+          out.normal[3 * size_t(f) + 2] = n.z;
+        }
+        if (uv) {
+          const Vec2f u[3] = {mesh.uvs[mesh.indices[3 * t]], mesh.uvs[mesh.indices[3 * t + 1]], mesh.uvs[mesh.indices[3 * t + 2]]};
+          const Vec2f p = interpolate_uv(u, b);
+          out.uv[2 * size_t(f)] = p.x;
+          out.uv[2 * size_t(f) + 1] = p.y;
+        }
+        if (material) out.material[size_t(f)] = int32_t(mesh.material_ids.empty() ? 0 : mesh.material_ids[t]);
+      }
+    }
+  });
+  const double ms_attrs = ms_since(t0);
+  if (stats) {
+    stats->device = "cpu";
+    stats->triangles = num_tris;
+    stats->active_voxels = nv;
+    stats->tile_pairs = m;  // fragments
+    stats->add_stage("emit", ms_emit);
+    stats->add_stage("sort", ms_sort);
+    stats->add_stage("attributes", ms_attrs);
+  }
+  return out;
+}
+
+}  // namespace voxtile

@@ -1,0 +1,140 @@
+// GpuVoxelizer's device state (needs nvcc), shared by the voxelization pipeline (pipeline.cu) and
+// A-buffer bucketing (bucket_pipeline.cu): the mesh on the device, workspaces that only grow,
+// CUB temporary storage, pinned staging for downloads.
+#pragma once
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/bucket.h"
+#include "kernels/api.h"
+#include "kernels/common.cuh"
+#include "kernels/stages.cuh"
+
+namespace voxtile {
+
+// Below this many triangles per virtual tile, value targets raster 16^3 octants per warp.
+constexpr uint64_t kSubTileTriangles = 96;
+
+// Grows `buf` to at least n elements, keeping the first `used`.
+template <class T>
+inline void grow_keep(DeviceBuffer<T>& buf, size_t n, size_t used, cudaStream_t stream) {
+  if (n <= buf.capacity()) return;
+  DeviceBuffer<T> bigger(n);
+  if (used) VT_CUDA_CHECK(cudaMemcpyAsync(bigger.data(), buf.data(), used * sizeof(T), cudaMemcpyDeviceToDevice, stream));
+  buf = std::move(bigger);
+}
+
+template <class T>
+inline T read_scalar(const T* d, cudaStream_t stream) {
+  T v{};
+  VT_CUDA_CHECK(cudaMemcpyAsync(&v, d, sizeof(T), cudaMemcpyDeviceToHost, stream));
+  VT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return v;
+}
+
+struct GpuVoxelizer::Impl {
+  GpuOptions opt;
+  int num_sms = 0;
+  std::string name;
+  cudaStream_t stream = nullptr;
+  uint64_t num_vertices = 0, num_tris = 0;
+  double upload_ms = 0;
+
+  DeviceBuffer<Vec3f> world, grid;
+  DeviceBuffer<uint32_t> indices;
+  DeviceBuffer<uint64_t> counts, offsets;
+  DeviceBuffer<uint32_t> large, num_large;
+  DeviceBuffer<uint32_t> keys32[2];
+  DeviceBuffer<uint64_t> keys64[2];
+  DeviceBuffer<uint32_t> tris[2];
+  DeviceBuffer<uint8_t> heads;
+  DeviceBuffer<uint32_t> tile_begins, vcounts, voffsets, num_selected;
+  DeviceBuffer<VirtualTile> vtiles;
+  DeviceBuffer<unsigned int> next;
+  // Unmerged bricks of one rastered target.
+  struct TargetBuffers {
+    DeviceBuffer<uint64_t> keys;
+    DeviceBuffer<uint32_t> masks, values;
+    DeviceBuffer<unsigned long long> count;
+  };
+  std::vector<std::unique_ptr<TargetBuffers>> tbufs;
+  std::vector<TargetSpec> rastered;  // the targets with a fine raster pass in this call
+  ShadeConsts consts{};
+  DeviceBuffer<uint64_t> bkeys_sorted, out_keys;
+  DeviceBuffer<uint32_t> out_masks, iota, perm, starts, out_values;
+  CubTemp cub;
+  PinnedBuffer staging;
+
+  // Copies n bytes from the device into (pageable, possibly untouched) dst: chunks go by DMA into
+  // two pinned staging buffers in turn while CPU threads copy the previous chunk out, so the copy
+  // runs at DMA speed instead of one thread's page-faulting memcpy.
+  void download(void* dst, const void* src, size_t n) {
+    if (n == 0) return;
+    const size_t chunk = size_t(16) << 20;
+    const size_t num_chunks = (n + chunk - 1) / chunk;
+    char* stage = static_cast<char*>(staging.grow(2 * std::min(n, chunk)));
+    for (cudaEvent_t& e : chunk_done)
+      if (!e) VT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    auto issue = [&](size_t c) {
+      const size_t len = std::min(chunk, n - c * chunk);
+      VT_CUDA_CHECK(cudaMemcpyAsync(stage + (c & 1) * chunk, static_cast<const char*>(src) + c * chunk, len,
+                                    cudaMemcpyDeviceToHost, stream));
+      VT_CUDA_CHECK(cudaEventRecord(chunk_done[c & 1], stream));
+    };
+    issue(0);
+    for (size_t c = 0; c < num_chunks; ++c) {
+      if (c + 1 < num_chunks) issue(c + 1);  // its buffer was emptied in step c - 1
+      VT_CUDA_CHECK(cudaEventSynchronize(chunk_done[c & 1]));
+      const size_t len = std::min(chunk, n - c * chunk);
+      const char* from = stage + (c & 1) * chunk;
+      char* to = static_cast<char*>(dst) + c * chunk;
+      const size_t piece = size_t(1) << 20;
+      tbb::parallel_for(size_t(0), (len + piece - 1) / piece, [&](size_t p) {
+        std::memcpy(to + p * piece, from + p * piece, std::min(piece, len - p * piece));
+      });
+    }
+  }
+  cudaEvent_t chunk_done[2] = {nullptr, nullptr};
+
+  // A-buffer bucketing (bucket_pipeline.cu).
+  DeviceBuffer<uint32_t> b_desc[2], b_ids[2], b_counters;
+  DeviceBuffer<uint64_t> f_keys[2];
+  DeviceBuffer<uint32_t> f_tris[2], f_starts;
+  DeviceBuffer<unsigned long long> f_count;
+  DeviceBuffer<uint8_t> f_heads;
+  DeviceBuffer<int32_t> f_ijk, f_triangle, f_material;
+  DeviceBuffer<int64_t> f_offsets;
+  DeviceBuffer<float> f_bary, f_normal, f_uv;
+  DeviceBuffer<Vec3f> v_normals;
+  DeviceBuffer<Vec2f> v_uvs;
+  DeviceBuffer<uint32_t> t_materials;
+  uint64_t frag_capacity = 0;
+  // Appends n device elements to a host vector.
+  template <class T>
+  void append_download(std::vector<T>& dst, const T* src, size_t n) {
+    const size_t old = dst.size();
+    dst.resize(old + n);
+    download(dst.data() + old, src, n * sizeof(T));
+  }
+  // Buckets of the x-slab [x0, x1] appended to `out`; false when its fragments exceed max_frags.
+  bool bucket_slab(const GridSpec& spec, const BucketOptions& o, int32_t x0, int32_t x1, int tri_bits, int vox_bits,
+                   uint64_t max_frags, Buckets& out, StageTimer& timer);
+
+  template <class KeyT>
+  void run_batch(DeviceBuffer<KeyT>* keys, const CoarseParams& cp, uint64_t num_pairs, int key_bits,
+                 const VoxelizeOptions& o, StageTimer& timer, uint64_t* tiles_out, uint64_t* vtiles_out);
+  void fine_target(size_t t, const CoarseParams& cp, const uint32_t* d_tris, uint32_t num_vtiles, uint64_t num_pairs,
+                   VoxelMode mode, StageTimer& timer);
+  SparseGrid merge_target(size_t t, const GridSpec& spec, StageTimer& timer);
+  std::string stage(const char* name, size_t t) const {
+    return rastered.size() > 1 ? std::string(name) + ":" + target_spec_name(rastered[t]) : std::string(name);
+  }
+};
+
+}  // namespace voxtile
