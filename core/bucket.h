@@ -61,7 +61,7 @@ VT_HD inline uint64_t voxel_linear_index(int32_t i, int32_t j, int32_t k, const 
 // Barycentric coordinates (u, v, w of vertices 0, 1, 2) of the orthogonal projection of the centre of
 // voxel (i,j,k) onto the plane of a grid-space triangle, computed in world units (vs = voxel size).
 // They sum to 1 up to rounding and may lie slightly outside [0, 1] when the triangle only grazes the
-// voxel. (1/3, 1/3, 1/3) for a triangle that is degenerate in float.
+// voxel. A (nearly) degenerate triangle is treated as its longest edge: the closest point on it.
 VT_HD inline void voxel_barycentrics(const Vec3f t[3], int32_t i, int32_t j, int32_t k, const Vec3f& vs, float out[3]) {
   const float cx = static_cast<float>(i) + 0.5f, cy = static_cast<float>(j) + 0.5f, cz = static_cast<float>(k) + 0.5f;
   Vec3f w[3];
@@ -71,8 +71,30 @@ VT_HD inline void voxel_barycentrics(const Vec3f t[3], int32_t i, int32_t j, int
   const float d00 = vt_dot(e0, e0), d01 = vt_dot(e0, e1), d11 = vt_dot(e1, e1);
   const float d20 = vt_dot(ap, e0), d21 = vt_dot(ap, e1);
   const float denom = d00 * d11 - d01 * d01;
-  if (!(denom > 0.0f)) {
-    out[0] = out[1] = out[2] = 1.0f / 3.0f;
+  if (!(denom > 1e-6f * (d00 * d11))) {
+    const Vec3f e2 = sub(w[2], w[1]);
+    const float d22 = vt_dot(e2, e2);
+    int p = 0, q = 1;
+    float len2 = d00;
+    if (d11 > len2) {
+      q = 2;
+      len2 = d11;
+    }
+    if (d22 > len2) {
+      p = 1;
+      q = 2;
+      len2 = d22;
+    }
+    out[0] = out[1] = out[2] = 0.0f;
+    if (!(len2 > 0.0f)) {
+      out[0] = 1.0f;
+      return;
+    }
+    const Vec3f e = sub(w[q], w[p]);
+    float t = -vt_dot(w[p], e) / len2;
+    t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+    out[p] = 1.0f - t;
+    out[q] = t;
     return;
   }
   const float b1 = (d11 * d20 - d01 * d21) / denom;
