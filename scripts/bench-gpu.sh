@@ -5,18 +5,13 @@
 #   scripts/bench-gpu.sh [BIN_DIR] [WORK_DIR]   (BIN_DIR holds voxtile and voxtile_bench)
 # DRAGON names the scanned mesh to subdivide (default: the shared Stanford dragon, 100k triangles).
 set -euo pipefail
-bin=${1:-build}
-work=${2:-$(mktemp -d)}
-mkdir -p "$work"
-vt=$bin/voxtile
-bench=$bin/voxtile_bench
-[ -x "$bench" ] || bench=$bin/tests/voxtile_bench
+source "$(dirname "$0")/bench-common.sh"
 dragon=${DRAGON:-../shared/data/meshes/stanford_dragon_100k.obj}
 bunny=${BUNNY:-data/meshes/stanford_bunny.ply}
 res=${RESOLUTIONS:-256,512,1024,2048}
 
 echo "# voxtile GPU benchmark"
-echo "date: $(date -u +%Y-%m-%d), commit: ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+echo "date: $(date -u +%Y-%m-%d), commit: $commit"
 nvidia-smi -L 2>/dev/null || true
 "$vt" generate scan --input "$dragon" --levels 3 -o "$work/scan.ply"
 "$vt" generate tubes --tubes 1000 --rings 300 --sides 5 -o "$work/tubes.ply"

@@ -4,14 +4,9 @@
 #   scripts/bench-large.sh [BIN_DIR] [WORK_DIR]
 # TUBES (default 17000) x 300 rings x 5 sides x 2 = 51M long, thin triangles.
 set -euo pipefail
-bin=${1:-build}
-work=${2:-$(mktemp -d)}
-mkdir -p "$work"
-vt=$bin/voxtile
-bench=$bin/voxtile_bench
-[ -x "$bench" ] || bench=$bin/tests/voxtile_bench
+source "$(dirname "$0")/bench-common.sh"
 tubes=${TUBES:-17000}
-echo "# voxtile large-mesh run, $(date -u +%Y-%m-%d), commit ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+echo "# voxtile large-mesh run, $(date -u +%Y-%m-%d), commit $commit"
 nvidia-smi -L 2>/dev/null || true
 t0=$(date +%s.%N)
 "$vt" generate tubes --tubes "$tubes" --rings 300 --sides 5 -o "$work/large.ply"

@@ -3,6 +3,7 @@
 // also checked once against the CPU reference when --check is given.
 //   voxtile_bench [--runs 10] [--warmup 3] [--check] [--mode conservative|thin] [--tile-triangles M]
 //                 [--targets binary,count,distance] MESH:RES[,RES...] ...
+//   voxtile_bench --bucket [--attrs bary] [--runs 10] [--check] MESH:RES[,RES...] ...   (A-buffer)
 // Each target is timed on its own (a run of `voxtile voxelize -t T`); --targets a+b+c times one
 // multi-target run (stage names then carry the target, e.g. fine:count).
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/bucket.h"
 #include "core/error.h"
 #include "core/voxelize.h"
 #include "io/mesh_reader.h"
@@ -26,6 +28,70 @@ static double median(std::vector<double> v) {
   return v.empty() ? 0.0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
 }
 
+// A-buffer bucketing: per-stage medians, fragments, fragments per second (GPU total, and with the
+// download of the lists to host memory).
+static int run_bucket_bench(const std::vector<std::string>& jobs, int runs, int warmup, bool check, VoxelMode mode,
+                            uint32_t attrs, const std::string& attr_names) {
+  GpuVoxelizer gpu;
+  std::cout << "GPU: " << gpu.device_name() << "; A-buffer bucketing, mode " << mode_name(mode) << ", attributes "
+            << (attr_names.empty() ? "none" : attr_names) << "; median of " << runs << " runs after " << warmup
+            << " warm-up runs; times in ms (CUDA events)\n\n";
+  const char* stages[] = {"transform", "classify", "sort_triangles", "emit", "sort_fragments", "rle", "attributes"};
+  std::cout << "| mesh | triangles | grid | transform | classify | sort tris | emit | sort frags | rle | attributes | "
+               "GPU total | download | fragments | voxels | Gfrag/s (GPU) | Gfrag/s (with download) |"
+            << (check ? " = CPU |" : "") << "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+            << (check ? "---|" : "") << "\n";
+  for (const std::string& job : jobs) {
+    const size_t colon = job.rfind(':');
+    const std::string path = job.substr(0, colon);
+    std::vector<int> resolutions;
+    std::stringstream rs(job.substr(colon + 1));
+    for (std::string r; std::getline(rs, r, ',');) resolutions.push_back(std::stoi(r));
+    const Mesh mesh = load_mesh(path).mesh;
+    const std::string name = path.substr(path.rfind('/') + 1);
+    for (int res : resolutions) {
+      GridOptions go;
+      go.resolution = res;
+      const GridSpec spec = make_grid_spec(mesh.bounds(), go);
+      BucketOptions o;
+      o.mode = mode;
+      o.attrs = attrs;
+      std::map<std::string, std::vector<double>> ms;
+      std::vector<double> totals, with_download;
+      Buckets result;
+      for (int r = 0; r < warmup + runs; ++r) {
+        VoxelizeStats st;
+        result = gpu.bucket(mesh, spec, o, &st);
+        if (r < warmup) continue;
+        double total = 0, download = 0;
+        for (const auto& [stage, t] : st.stage_ms) {
+          ms[stage].push_back(t);
+          if (stage == "download") download = t;
+          else if (stage != "upload" && stage != "gpu_total" && stage != "wall") total += t;
+        }
+        totals.push_back(total);
+        with_download.push_back(total + download);
+      }
+      std::string cells;
+      char row[1024];
+      for (const char* s : stages) {
+        std::snprintf(row, sizeof(row), " %.3f |", median(ms[s]));
+        cells += row;
+      }
+      std::string eq;
+      if (check) eq = bucket_cpu(mesh, spec, o).checksum() == result.checksum() ? " yes |" : " **NO** |";
+      const double gpu_ms = median(totals), all_ms = median(with_download);
+      const double frags = double(result.num_fragments());
+      std::snprintf(row, sizeof(row), "| %s | %zu | %dx%dx%d |%s %.3f | %.3f | %.0f | %zu | %.2f | %.2f |%s\n", name.c_str(),
+                    mesh.num_triangles(), spec.dims.x, spec.dims.y, spec.dims.z, cells.c_str(), gpu_ms,
+                    median(ms["download"]), frags, result.num_voxels(), frags / gpu_ms / 1e6, frags / all_ms / 1e6,
+                    eq.c_str());
+      std::cout << row << std::flush;
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   int runs = 10, warmup = 3;
   bool check = false;
@@ -33,17 +99,22 @@ int main(int argc, char** argv) {
   VoxelMode mode = VoxelMode::kConservative;
   std::vector<std::string> jobs;
   std::string target_list = "binary,count,distance";
+  bool bucket = false;
+  std::string attrs = "bary";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--runs" && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (a == "--warmup" && i + 1 < argc) warmup = std::atoi(argv[++i]);
     else if (a == "--check") check = true;
     else if (a == "--targets" && i + 1 < argc) target_list = argv[++i];
+    else if (a == "--bucket") bucket = true;
+    else if (a == "--attrs" && i + 1 < argc) attrs = argv[++i];
     else if (a == "--tile-triangles" && i + 1 < argc) gopt.max_tile_triangles = uint32_t(std::atoi(argv[++i]));
     else if (a == "--mode" && i + 1 < argc) mode = std::string(argv[++i]) == "thin" ? VoxelMode::kThin : VoxelMode::kConservative;
     else jobs.push_back(a);
   }
   try {
+    if (bucket) return run_bucket_bench(jobs, runs, warmup, check, mode, parse_bucket_attrs(attrs), attrs);
     GpuVoxelizer gpu(gopt);
     std::cout << "GPU: " << gpu.device_name() << "; mode " << mode_name(mode) << "; virtual tiles of at most "
               << gopt.max_tile_triangles << " triangles" << "; median of " << runs << " runs after "
