@@ -36,13 +36,13 @@ struct BucketOptions {
 struct Buckets {
   GridSpec spec;
   uint32_t attrs = 0;
-  std::vector<int32_t> ijk;        // 3 per voxel
-  std::vector<int64_t> offsets;    // num_voxels + 1: fragments of voxel v are [offsets[v], offsets[v+1])
-  std::vector<int32_t> triangle;   // per fragment
-  std::vector<float> bary;         // 3 per fragment (kAttrBary)
-  std::vector<float> normal;       // 3 per fragment (kAttrNormal)
-  std::vector<float> uv;           // 2 per fragment (kAttrUv)
-  std::vector<int32_t> material;   // per fragment (kAttrMaterial)
+  ValueArray<int32_t> ijk;         // 3 per voxel
+  ValueArray<int64_t> offsets;    // num_voxels + 1: fragments of voxel v are [offsets[v], offsets[v+1])
+  ValueArray<int32_t> triangle;   // per fragment
+  ValueArray<float> bary;         // 3 per fragment (kAttrBary)
+  ValueArray<float> normal;       // 3 per fragment (kAttrNormal)
+  ValueArray<float> uv;           // 2 per fragment (kAttrUv)
+  ValueArray<int32_t> material;   // per fragment (kAttrMaterial)
 
   size_t num_voxels() const { return ijk.size() / 3; }
   size_t num_fragments() const { return triangle.size(); }

@@ -67,9 +67,25 @@ __device__ inline void emit_row(const BucketParams& p, const TriSetup& t, const 
   else thin_row(t, setup_diamond_edges(t, t.dom), r, row, component(p.dims, t.dom), emit);
 }
 
-// Warps [0, small_warps): a small triangle per thread. Then a large triangle per warp, its rows
-// spread over the lanes.
-__global__ void emit_kernel(BucketParams p, const uint32_t* __restrict__ sorted, uint32_t num_small, uint32_t num_large) {
+// 32-row chunks of each large triangle (sorted[num_small + l]); d_chunks[num_large] = 0 for the scan.
+__global__ void chunks_kernel(BucketParams p, const uint32_t* __restrict__ sorted, uint32_t num_small, uint32_t num_large,
+                              uint32_t* __restrict__ chunks) {
+  const uint32_t l = blockIdx.x * blockDim.x + threadIdx.x;
+  if (l > num_large) return;
+  if (l == num_large) {
+    chunks[l] = 0;
+    return;
+  }
+  const TriSetup t = load_triangle(p.mesh, sorted[num_small + l]);
+  VoxelBox r;
+  chunks[l] = (triangle_rows(t, p.mode, p.clip, &r) + 31) / 32;
+}
+
+// Warps [0, small_warps): a small triangle per thread. Then a warp per 32-row chunk of a large
+// triangle (chunk_offsets: exclusive scan of the chunks), a row per lane, so a wall spanning the
+// grid keeps many warps busy instead of one.
+__global__ void emit_kernel(BucketParams p, const uint32_t* __restrict__ sorted, uint32_t num_small, uint32_t num_large,
+                            const uint32_t* __restrict__ chunk_offsets, uint32_t num_chunks) {
   const uint64_t warp = (uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const int lane = threadIdx.x & 31;
   const uint64_t small_warps = (uint64_t(num_small) + 31) / 32;
@@ -83,14 +99,21 @@ __global__ void emit_kernel(BucketParams p, const uint32_t* __restrict__ sorted,
     const int b = vt_axis_b(t.dom);
     for (int32_t row = r.lo[b]; row <= r.hi[b]; ++row) emit_row(p, t, r, row, tri);
   } else {
-    const uint64_t l = warp - small_warps;
-    if (l >= num_large) return;
-    const uint32_t tri = sorted[num_small + l];
+    const uint64_t c = warp - small_warps;
+    if (c >= num_chunks) return;
+    uint32_t lo = 0, hi = num_large;  // last l with chunk_offsets[l] <= c
+    while (hi - lo > 1) {
+      const uint32_t mid = (lo + hi) / 2;
+      if (chunk_offsets[mid] <= c) lo = mid;
+      else hi = mid;
+    }
+    const uint32_t tri = sorted[num_small + lo];
     const TriSetup t = load_triangle(p.mesh, tri);
     VoxelBox r;
     if (!triangle_rows(t, p.mode, p.clip, &r)) return;
     const int b = vt_axis_b(t.dom);
-    for (int32_t row = r.lo[b] + lane; row <= r.hi[b]; row += 32) emit_row(p, t, r, row, tri);
+    const int32_t row = r.lo[b] + int32_t(c - chunk_offsets[lo]) * 32 + lane;
+    if (row <= r.hi[b]) emit_row(p, t, r, row, tri);
   }
 }
 
@@ -166,11 +189,18 @@ void launch_bucket_classify(const BucketParams& p, uint32_t* d_desc, uint32_t* d
   VT_CUDA_CHECK_LAUNCH();
 }
 
+void launch_bucket_chunks(const BucketParams& p, const uint32_t* d_sorted, uint32_t num_small, uint32_t num_large,
+                          uint32_t* d_chunks, cudaStream_t stream) {
+  chunks_kernel<<<blocks_for(uint64_t(num_large) + 1, 256), 256, 0, stream>>>(p, d_sorted, num_small, num_large, d_chunks);
+  VT_CUDA_CHECK_LAUNCH();
+}
+
 void launch_bucket_emit(const BucketParams& p, const uint32_t* d_sorted, uint32_t num_small, uint32_t num_large,
-                        cudaStream_t stream) {
-  const uint64_t warps = (uint64_t(num_small) + 31) / 32 + num_large;
+                        const uint32_t* d_chunk_offsets, uint32_t num_chunks, cudaStream_t stream) {
+  const uint64_t warps = (uint64_t(num_small) + 31) / 32 + num_chunks;
   if (warps == 0) return;
-  emit_kernel<<<blocks_for(warps * 32, 256), 256, 0, stream>>>(p, d_sorted, num_small, num_large);
+  emit_kernel<<<blocks_for(warps * 32, 256), 256, 0, stream>>>(p, d_sorted, num_small, num_large, d_chunk_offsets,
+                                                                num_chunks);
   VT_CUDA_CHECK_LAUNCH();
 }
 

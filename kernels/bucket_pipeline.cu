@@ -5,6 +5,7 @@
 // download. Fragment buffers are sized by detect-and-retry; when a grid's fragments exceed the
 // memory budget it is cut into x-slabs, whose results follow one another in the output order.
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
@@ -55,6 +56,14 @@ bool GpuVoxelizer::Impl::bucket_slab(const GridSpec& spec, const BucketOptions& 
     });
 
   timer.begin("emit");
+  // Large triangles: a warp per 32-row chunk.
+  b_chunks[0].grow(uint64_t(counters[1]) + 1);
+  b_chunks[1].grow(uint64_t(counters[1]) + 1);
+  launch_bucket_chunks(p, di.Current(), counters[0], counters[1], b_chunks[0].data(), s);
+  cub.run([&](void* temp, size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(temp, bytes, b_chunks[0].data(), b_chunks[1].data(), int(counters[1] + 1), s);
+  });
+  const uint32_t num_chunks = read_scalar(b_chunks[1].data() + counters[1], s);
   if (!frag_capacity) frag_capacity = std::min<uint64_t>(max_frags, std::max<uint64_t>(uint64_t(1) << 20, 8 * num_tris));
   uint64_t n = 0;
   for (int attempt = 0;; ++attempt) {
@@ -68,7 +77,7 @@ bool GpuVoxelizer::Impl::bucket_slab(const GridSpec& spec, const BucketOptions& 
     p.d_tris = f_tris[0].data();
     p.d_count = f_count.data();
     p.capacity = frag_capacity;
-    launch_bucket_emit(p, di.Current(), counters[0], counters[1], s);
+    launch_bucket_emit(p, di.Current(), counters[0], counters[1], b_chunks[1].data(), num_chunks, s);
     n = read_scalar(f_count.data(), s);
     if (n <= frag_capacity) break;
     if (n > max_frags) return false;  // split the slab

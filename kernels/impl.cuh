@@ -103,7 +103,7 @@ struct GpuVoxelizer::Impl {
   cudaEvent_t chunk_done[2] = {nullptr, nullptr};
 
   // A-buffer bucketing (bucket_pipeline.cu).
-  DeviceBuffer<uint32_t> b_desc[2], b_ids[2], b_counters;
+  DeviceBuffer<uint32_t> b_desc[2], b_ids[2], b_counters, b_chunks[2];
   DeviceBuffer<uint64_t> f_keys[2];
   DeviceBuffer<uint32_t> f_tris[2], f_starts;
   DeviceBuffer<unsigned long long> f_count;
@@ -116,8 +116,8 @@ struct GpuVoxelizer::Impl {
   DeviceBuffer<uint32_t> t_materials;
   uint64_t frag_capacity = 0;
   // Appends n device elements to a host vector.
-  template <class T>
-  void append_download(std::vector<T>& dst, const T* src, size_t n) {
+  template <class T, class A>
+  void append_download(std::vector<T, A>& dst, const T* src, size_t n) {
     const size_t old = dst.size();
     dst.resize(old + n);
     download(dst.data() + old, src, n * sizeof(T));

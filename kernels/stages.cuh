@@ -127,9 +127,13 @@ struct BucketAttrs {
 // Descriptor and identity permutation per triangle; counters[0] = small, counters[1] = large.
 void launch_bucket_classify(const BucketParams& p, uint32_t* d_desc, uint32_t* d_ids, uint32_t* d_counters,
                             cudaStream_t stream);
-// Emits the (key, triangle) fragments of the sorted triangles (num_small first, then num_large).
+// Per large triangle (after the num_small small ones in d_sorted), its 32-row chunks; one more 0.
+void launch_bucket_chunks(const BucketParams& p, const uint32_t* d_sorted, uint32_t num_small, uint32_t num_large,
+                          uint32_t* d_chunks, cudaStream_t stream);
+// Emits the (key, triangle) fragments of the sorted triangles: small ones a thread each, large ones
+// a warp per 32-row chunk (d_chunk_offsets: exclusive scan of the chunks, num_chunks in all).
 void launch_bucket_emit(const BucketParams& p, const uint32_t* d_sorted, uint32_t num_small, uint32_t num_large,
-                        cudaStream_t stream);
+                        const uint32_t* d_chunk_offsets, uint32_t num_chunks, cudaStream_t stream);
 // Flags the first fragment of each voxel in sorted keys.
 void launch_bucket_heads(const BucketParams& p, uint64_t n, const uint64_t* d_keys, uint8_t* d_heads, cudaStream_t stream);
 // Voxel coordinates and offsets (num_voxels + 1) from the run starts.
