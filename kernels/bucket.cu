@@ -34,12 +34,12 @@ __global__ void classify_kernel(BucketParams p, uint32_t* __restrict__ desc, uin
   VoxelBox r;
   const uint32_t rows = triangle_rows(t, p.mode, p.clip, &r);
   uint32_t d = kBucketCulled;
-  if (rows > kBucketLargeRows) {
+  const int a = vt_axis_a(t.dom);
+  const uint32_t cols = rows ? uint32_t(r.hi[a] - r.lo[a] + 1) : 0u;
+  if (rows > kBucketLargeRows || uint64_t(rows) * cols > kBucketLargeArea) {
     d = 32u | (uint32_t(t.dom) << 3) | (component(t.n, t.dom) >= 0.0f ? 4u : 0u);
     atomicAdd(&counters[1], 1u);
   } else if (rows > 0) {
-    const int a = vt_axis_a(t.dom);
-    const uint32_t cols = uint32_t(r.hi[a] - r.lo[a] + 1);
     auto log2c = [](uint32_t x) { return x <= 1 ? 0u : (x <= 2 ? 1u : (x <= 4 ? 2u : 3u)); };
     d = (uint32_t(t.dom) << 3) | (log2c(rows) << 1) | (cols > 2 ? 1u : 0u);
     atomicAdd(&counters[0], 1u);

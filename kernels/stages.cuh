@@ -93,11 +93,13 @@ void launch_fine(const FineParams& p, VoxelMode mode, const TargetSpec& target, 
 
 // ---- A-buffer bucketing (bucket.cu) ----
 
-// Triangle descriptors (6 bits): large triangles (more than kBucketLargeRows rows) 32 | axis << 3 |
+// Triangle descriptors (6 bits): large triangles (more than kBucketLargeRows rows, or a bounding
+// rectangle of more than kBucketLargeArea voxels in the dominant projection) 32 | axis << 3 |
 // orientation << 2; small ones axis << 3 | log2(rows) << 1 | (more than 2 columns); kBucketCulled
 // when the triangle emits nothing in the clip box. Sorting by descriptor groups triangles of one
 // size and orientation, so warps work on alike triangles.
 constexpr uint32_t kBucketLargeRows = 8;
+constexpr uint64_t kBucketLargeArea = 128;
 constexpr uint32_t kBucketCulled = 63;
 
 struct BucketParams {
