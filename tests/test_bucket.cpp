@@ -105,6 +105,10 @@ TEST(Bucket, EdgeCases) {
   EXPECT_EQ(empty.num_voxels(), 0u);
   ASSERT_EQ(empty.offsets.size(), 1u);
   EXPECT_EQ(empty.offsets[0], 0);
+  // A mesh without triangles.
+  const Buckets none = bucket_cpu(Mesh{}, make_grid_spec(box.bounds(), GridOptions{}), BucketOptions{});
+  EXPECT_EQ(none.num_fragments(), 0u);
+  EXPECT_EQ(none.offsets.size(), 1u);
   // One triangle covering the whole grid (a 16x16x4 grid of a 1x1x1 box): each column once or twice.
   const Mesh big = test::single_triangle({-1, -1, 0.37f}, {3, -1, 0.41f}, {-1, 3, 0.63f});
   GridOptions go;
@@ -302,6 +306,9 @@ TEST_F(GpuBucket, EdgeCases) {
   EXPECT_EQ(e.num_voxels(), 0u);
   ASSERT_EQ(e.offsets.size(), 1u);
   EXPECT_EQ(e.offsets[0], 0);
+  const Buckets none = gpu.bucket(Mesh{}, make_grid_spec(box.bounds(), GridOptions{}), BucketOptions{});
+  EXPECT_EQ(none.num_fragments(), 0u);
+  EXPECT_EQ(none.offsets.size(), 1u);
   const Mesh seg = test::single_triangle({0.1f, 0.1f, 0.1f}, {0.5f, 0.5f, 0.5f}, {0.9f, 0.9f, 0.9f});
   go.dims = Int3{10, 10, 10};
   expect_gpu_equals_cpu(seg, make_grid_spec(seg.bounds(), go), "degenerate");
