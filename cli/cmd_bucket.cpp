@@ -62,30 +62,13 @@ int run_bucket(const BucketCmdOptions& o) {
   }
   const GridOptions grid_options = o.grid.to_options();
 
-  std::unique_ptr<GpuVoxelizer> gpu;
-  if (o.device != "cpu") {
-    const GpuInfo info = query_gpu();
-    if (o.device == "gpu" && !info.available) fail(ErrorKind::kResource, "--device gpu: " + info.reason);
-    if (info.available) {
-      GpuOptions gopt;
-      gopt.memory_budget = o.gpu_memory;
-      gpu = std::make_unique<GpuVoxelizer>(gopt);
-    } else {
-      log.info("voxtile: " + info.reason + "; using the CPU");
-    }
-  }
+  std::unique_ptr<GpuVoxelizer> gpu = open_gpu(o.device, o.gpu_memory, log);
 
   const auto t_start = Clock::now();
-  MeshLoadResult loaded = load_mesh(o.input);
-  for (const std::string& w : loaded.warnings) log.warn(o.input + ": " + w);
-  const double ms_load = ms_since(t_start);
-  const GridSpec spec = [&] {
-    try {
-      return make_grid_spec(loaded.mesh.bounds(), grid_options);
-    } catch (const Error& e) {
-      throw Error(e.kind(), o.input + ": " + e.what());
-    }
-  }();
+  const LoadedInput in = load_input(o.input, grid_options, log);
+  const MeshLoadResult& loaded = in.loaded;
+  const GridSpec& spec = in.spec;
+  const double ms_load = in.ms_load;
   Buckets b;
   VoxelizeStats st;
   try {

@@ -152,18 +152,7 @@ int run_voxelize(const VoxelizeCmdOptions& o) {
   vopt.mode = parse_mode(o.mode);
   vopt.threads = o.threads;
 
-  std::unique_ptr<GpuVoxelizer> gpu;
-  if (o.device != "cpu") {
-    const GpuInfo info = query_gpu();
-    if (o.device == "gpu" && !info.available) fail(ErrorKind::kResource, "--device gpu: " + info.reason);
-    if (info.available) {
-      GpuOptions gopt;
-      gopt.memory_budget = o.gpu_memory;
-      gpu = std::make_unique<GpuVoxelizer>(gopt);
-    } else {
-      log.info("voxtile: " + info.reason + "; using the CPU");
-    }
-  }
+  std::unique_ptr<GpuVoxelizer> gpu = open_gpu(o.device, o.gpu_memory, log);
 
   WriteOptions wopt;
   wopt.dense.force = o.force;
@@ -173,16 +162,10 @@ int run_voxelize(const VoxelizeCmdOptions& o) {
   for (const Job& job : jobs) {
     try {
       const auto t_start = Clock::now();
-      MeshLoadResult loaded = load_mesh(job.input);
-      for (const std::string& w : loaded.warnings) log.warn(job.input + ": " + w);
-      const double ms_load = ms_since(t_start);
-      const GridSpec spec = [&] {
-        try {
-          return make_grid_spec(loaded.mesh.bounds(), grid_options);
-        } catch (const Error& e) {
-          throw Error(e.kind(), job.input + ": " + e.what());
-        }
-      }();
+      const LoadedInput in = load_input(job.input, grid_options, log);
+      const MeshLoadResult& loaded = in.loaded;
+      const GridSpec& spec = in.spec;
+      const double ms_load = in.ms_load;
       VoxelizeStats st;
       std::vector<SparseGrid> grids;
       if (gpu) {

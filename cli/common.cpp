@@ -1,6 +1,8 @@
 // Shared CLI helpers.
 #include "cli/common.h"
 
+#include <chrono>
+
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -50,6 +52,33 @@ GridOptions GridArgs::to_options() const {
   if (!dims.empty()) o.dims = Int3{dims[0], dims[1], dims[2]};
   o.pad = pad;
   return o;
+}
+
+std::unique_ptr<GpuVoxelizer> open_gpu(const std::string& device, uint64_t gpu_memory, const Log& log) {
+  if (device == "cpu") return nullptr;
+  const GpuInfo info = query_gpu();
+  if (device == "gpu" && !info.available) fail(ErrorKind::kResource, "--device gpu: " + info.reason);
+  if (!info.available) {
+    log.info("voxtile: " + info.reason + "; using the CPU");
+    return nullptr;
+  }
+  GpuOptions gopt;
+  gopt.memory_budget = gpu_memory;
+  return std::make_unique<GpuVoxelizer>(gopt);
+}
+
+LoadedInput load_input(const std::string& path, const GridOptions& grid, const Log& log) {
+  const auto t0 = std::chrono::steady_clock::now();
+  LoadedInput in;
+  in.loaded = load_mesh(path);
+  for (const std::string& w : in.loaded.warnings) log.warn(path + ": " + w);
+  in.ms_load = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  try {
+    in.spec = make_grid_spec(in.loaded.mesh.bounds(), grid);
+  } catch (const Error& e) {
+    throw Error(e.kind(), path + ": " + e.what());
+  }
+  return in;
 }
 
 std::string json_string(const std::string& s) {

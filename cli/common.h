@@ -5,8 +5,12 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
 #include "core/grid_spec.h"
 #include "core/voxelize.h"
+#include "io/mesh_reader.h"
+#include "kernels/api.h"
 
 namespace voxtile {
 
@@ -28,6 +32,18 @@ struct GridArgs {
   GridOptions to_options() const;  // throws Error(kUsage)
 };
 void add_grid_options(CLI::App& app, GridArgs& args);
+
+// The GPU for --device auto|gpu (with --gpu-memory), or null for the CPU: --device gpu without a
+// usable GPU throws Error(kResource); auto without one logs a one-line notice.
+std::unique_ptr<GpuVoxelizer> open_gpu(const std::string& device, uint64_t gpu_memory, const Log& log);
+
+// A loaded mesh and its grid; errors name the input.
+struct LoadedInput {
+  MeshLoadResult loaded;
+  GridSpec spec;
+  double ms_load = 0;
+};
+LoadedInput load_input(const std::string& path, const GridOptions& grid, const Log& log);
 
 std::string json_string(const std::string& s);
 std::string json_number(double v);

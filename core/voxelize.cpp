@@ -1,6 +1,7 @@
 // Names of voxelization enums and the grid-space transform.
 #include "core/voxelize.h"
 
+#include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 
 #include "core/error.h"
@@ -84,6 +85,18 @@ std::vector<TargetSpec> parse_target_list(const std::string& text) {
   return out;
 }
 const char* mode_name(VoxelMode m) { return m == VoxelMode::kThin ? "thin" : "conservative"; }
+
+void check_grid_dims(const GridSpec& spec) {
+  if (spec.dims.x < 1 || spec.dims.y < 1 || spec.dims.z < 1 || spec.dims.x > kMaxGridDim ||
+      spec.dims.y > kMaxGridDim || spec.dims.z > kMaxGridDim)
+    fail(ErrorKind::kUsage, "grid dimensions out of range");
+}
+
+ThreadLimit::ThreadLimit(int threads) {
+  if (threads > 0)
+    m_control = new tbb::global_control(tbb::global_control::max_allowed_parallelism, size_t(threads));
+}
+ThreadLimit::~ThreadLimit() { delete static_cast<tbb::global_control*>(m_control); }
 
 std::vector<Vec3f> to_grid_space(const Mesh& mesh, const GridSpec& spec) {
   std::vector<Vec3f> g(mesh.positions.size());

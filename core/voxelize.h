@@ -39,6 +39,20 @@ struct VoxelizeStats {
   void add_stage(const std::string& name, double ms) { stage_ms.emplace_back(name, ms); }
 };
 
+// Throws Error(kUsage) unless every grid dimension is in [1, kMaxGridDim].
+void check_grid_dims(const GridSpec& spec);
+// Caps TBB's parallelism at `threads` while alive (0 = no cap).
+class ThreadLimit {
+ public:
+  explicit ThreadLimit(int threads);
+  ~ThreadLimit();
+  ThreadLimit(const ThreadLimit&) = delete;
+  ThreadLimit& operator=(const ThreadLimit&) = delete;
+
+ private:
+  void* m_control = nullptr;
+};
+
 // Voxelizes `mesh` into `spec` on the CPU (TBB). Deterministic for any thread count.
 SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOptions& options,
                         VoxelizeStats* stats = nullptr);

@@ -154,9 +154,7 @@ bool GpuVoxelizer::Impl::bucket_slab(const GridSpec& spec, const BucketOptions& 
 Buckets GpuVoxelizer::bucket(const Mesh& mesh, const GridSpec& spec, const BucketOptions& o, VoxelizeStats* stats) {
   Impl& d = *m;
   cudaStream_t s = d.stream;
-  if (spec.dims.x < 1 || spec.dims.y < 1 || spec.dims.z < 1 || spec.dims.x > kMaxGridDim ||
-      spec.dims.y > kMaxGridDim || spec.dims.z > kMaxGridDim)
-    fail(ErrorKind::kUsage, "grid dimensions out of range");
+  check_grid_dims(spec);
   if (mesh.num_triangles() >= size_t(0x7fffffff)) fail(ErrorKind::kUsage, "bucketing needs fewer than 2^31 triangles");
   check_bucket_attrs(mesh, o.attrs);
   const auto wall0 = std::chrono::steady_clock::now();
@@ -214,19 +212,10 @@ Buckets GpuVoxelizer::bucket(const Mesh& mesh, const GridSpec& spec, const Bucke
   timer.end();
   const auto stage_ms = timer.resolve();
   if (stats) {
-    stats->device = d.name;
-    stats->triangles = d.num_tris;
     stats->tile_pairs = out.num_fragments();
     stats->tiles = num_slabs;
     stats->active_voxels = out.num_voxels();
-    stats->add_stage("upload", d.upload_ms);
-    double gpu_total = 0;
-    for (const auto& [name, ms] : stage_ms) {
-      stats->add_stage(name, ms);
-      gpu_total += ms;
-    }
-    stats->add_stage("gpu_total", gpu_total);
-    stats->add_stage("wall", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count());
+    d.add_stage_stats(stats, stage_ms, wall0);
   }
   return out;
 }

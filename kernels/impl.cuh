@@ -6,6 +6,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -115,6 +116,20 @@ struct GpuVoxelizer::Impl {
   DeviceBuffer<Vec2f> v_uvs;
   DeviceBuffer<uint32_t> t_materials;
   uint64_t frag_capacity = 0;
+  // Fills the stage timings: upload, each stage, gpu_total (their sum) and wall since wall0.
+  void add_stage_stats(VoxelizeStats* stats, const std::vector<std::pair<std::string, double>>& stage_ms,
+                       std::chrono::steady_clock::time_point wall0) const {
+    stats->device = name;
+    stats->triangles = num_tris;
+    stats->add_stage("upload", upload_ms);
+    double gpu_total = 0;
+    for (const auto& [stage, ms] : stage_ms) {
+      stats->add_stage(stage, ms);
+      gpu_total += ms;
+    }
+    stats->add_stage("gpu_total", gpu_total);
+    stats->add_stage("wall", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count());
+  }
   // Appends n device elements to a host vector.
   template <class T, class A>
   void append_download(std::vector<T, A>& dst, const T* src, size_t n) {

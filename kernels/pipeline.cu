@@ -229,9 +229,7 @@ std::vector<SparseGrid> GpuVoxelizer::voxelize_targets(const GridSpec& spec, con
                                                        const std::vector<TargetSpec>& targets, VoxelizeStats* stats) {
   Impl& d = *m;
   cudaStream_t s = d.stream;
-  if (spec.dims.x < 1 || spec.dims.y < 1 || spec.dims.z < 1 || spec.dims.x > kMaxGridDim ||
-      spec.dims.y > kMaxGridDim || spec.dims.z > kMaxGridDim)
-    fail(ErrorKind::kUsage, "grid dimensions out of range");
+  check_grid_dims(spec);
   const auto wall0 = std::chrono::steady_clock::now();
   if (targets.empty()) fail(ErrorKind::kUsage, "no target to voxelize");
   for (const TargetSpec& t : targets) {
@@ -349,20 +347,11 @@ std::vector<SparseGrid> GpuVoxelizer::voxelize_targets(const GridSpec& spec, con
     if (!(targets[i].target == Target::kBinary && value_target != targets.end()))
       grids[i] = std::move(rastered_grids[source[i]]);
   if (stats) {
-    stats->device = d.name;
-    stats->triangles = d.num_tris;
     stats->tile_pairs = total_pairs;
     stats->tiles = num_tiles;
     stats->bricks = grids[0].num_bricks();
     stats->active_voxels = grids[0].active_voxels();
-    stats->add_stage("upload", d.upload_ms);
-    double gpu_total = 0;
-    for (const auto& [name, ms] : stage_ms) {
-      stats->add_stage(name, ms);
-      gpu_total += ms;
-    }
-    stats->add_stage("gpu_total", gpu_total);
-    stats->add_stage("wall", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count());
+    d.add_stage_stats(stats, stage_ms, wall0);
   }
   return grids;
 }

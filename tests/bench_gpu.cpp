@@ -28,6 +28,15 @@ static double median(std::vector<double> v) {
   return v.empty() ? 0.0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
 }
 
+// "MESH:RES[,RES...]" -> the mesh path and the resolutions.
+static std::pair<std::string, std::vector<int>> parse_job(const std::string& job) {
+  const size_t colon = job.rfind(':');
+  std::vector<int> resolutions;
+  std::stringstream rs(job.substr(colon + 1));
+  for (std::string r; std::getline(rs, r, ',');) resolutions.push_back(std::stoi(r));
+  return {job.substr(0, colon), resolutions};
+}
+
 // A-buffer bucketing: per-stage medians, fragments, fragments per second (GPU total, and with the
 // download of the lists to host memory).
 static int run_bucket_bench(const std::vector<std::string>& jobs, int runs, int warmup, bool check, VoxelMode mode,
@@ -42,11 +51,7 @@ static int run_bucket_bench(const std::vector<std::string>& jobs, int runs, int 
             << (check ? " = CPU |" : "") << "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
             << (check ? "---|" : "") << "\n";
   for (const std::string& job : jobs) {
-    const size_t colon = job.rfind(':');
-    const std::string path = job.substr(0, colon);
-    std::vector<int> resolutions;
-    std::stringstream rs(job.substr(colon + 1));
-    for (std::string r; std::getline(rs, r, ',');) resolutions.push_back(std::stoi(r));
+    const auto [path, resolutions] = parse_job(job);
     const Mesh mesh = load_mesh(path).mesh;
     const std::string name = path.substr(path.rfind('/') + 1);
     for (int res : resolutions) {
@@ -125,11 +130,7 @@ int main(int argc, char** argv) {
               << (check ? " = CPU |" : "") << "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
               << (check ? "---|" : "") << "\n";
     for (const std::string& job : jobs) {
-      const size_t colon = job.rfind(':');
-      const std::string path = job.substr(0, colon);
-      std::vector<int> resolutions;
-      std::stringstream rs(job.substr(colon + 1));
-      for (std::string r; std::getline(rs, r, ',');) resolutions.push_back(std::stoi(r));
+      const auto [path, resolutions] = parse_job(job);
       const Mesh mesh = load_mesh(path).mesh;
       gpu.set_mesh(mesh);
       const std::string name = path.substr(path.rfind('/') + 1);

@@ -1,6 +1,5 @@
 // CPU reference of A-buffer bucketing: count fragments per triangle, scan, emit (voxel, triangle)
 // pairs in triangle order, sort them, run-length encode the voxels, compute the attributes.
-#include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
 
@@ -93,12 +92,8 @@ SparseGrid Buckets::count_grid() const {
 }
 
 Buckets bucket_cpu(const Mesh& mesh, const GridSpec& spec, const BucketOptions& options, VoxelizeStats* stats) {
-  std::unique_ptr<tbb::global_control> limit;
-  if (options.threads > 0)
-    limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, options.threads);
-  if (spec.dims.x < 1 || spec.dims.y < 1 || spec.dims.z < 1 || spec.dims.x > kMaxGridDim ||
-      spec.dims.y > kMaxGridDim || spec.dims.z > kMaxGridDim)
-    fail(ErrorKind::kUsage, "grid dimensions out of range");
+  const ThreadLimit limit(options.threads);
+  check_grid_dims(spec);
   if (mesh.num_triangles() >= size_t(0x7fffffff)) fail(ErrorKind::kUsage, "bucketing needs fewer than 2^31 triangles");
   check_bucket_attrs(mesh, options.attrs);
   const size_t num_tris = mesh.num_triangles();

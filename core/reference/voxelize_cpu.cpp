@@ -7,7 +7,6 @@
 // the result does not depend on the number of threads or on scheduling. Several targets share
 // steps 1-3.
 #include <tbb/enumerable_thread_specific.h>
-#include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
 
@@ -245,12 +244,8 @@ SparseGrid raster(const Mesh& mesh, const GridSpec& spec, VoxelMode mode, const 
 
 std::vector<SparseGrid> voxelize_cpu_targets(const Mesh& mesh, const GridSpec& spec, const VoxelizeOptions& options,
                                              const std::vector<TargetSpec>& targets, VoxelizeStats* stats) {
-  std::unique_ptr<tbb::global_control> limit;
-  if (options.threads > 0)
-    limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, options.threads);
-  if (spec.dims.x < 1 || spec.dims.y < 1 || spec.dims.z < 1 || spec.dims.x > kMaxGridDim ||
-      spec.dims.y > kMaxGridDim || spec.dims.z > kMaxGridDim)
-    fail(ErrorKind::kUsage, "grid dimensions out of range");
+  const ThreadLimit limit(options.threads);
+  check_grid_dims(spec);
   if (targets.empty()) fail(ErrorKind::kUsage, "no target to voxelize");
   for (const TargetSpec& t : targets) {
     make_target_spec(t.target, t.blend);
