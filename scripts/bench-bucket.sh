@@ -10,19 +10,20 @@ bunny=${BUNNY:-data/meshes/stanford_bunny.ply}
 echo "# voxtile A-buffer benchmark, $(date -u +%Y-%m-%d), commit $commit"
 nvidia-smi -L 2>/dev/null || true
 [ -f "$work/scan.ply" ] || "$vt" generate scan --input "$dragon" --levels 3 -o "$work/scan.ply"
+[ -f "$work/tubes.ply" ] || "$vt" generate tubes --tubes 1000 --rings 300 --sides 5 -o "$work/tubes.ply"
 [ -f "$work/room.ply" ] || "$vt" generate room --objects 640 -o "$work/room.ply"
 cp "$bunny" "$work/bunny.ply"
 for attrs in "" bary; do
   echo
   "$bench" --bucket --attrs "$attrs" --runs "${RUNS:-10}" --warmup 3 ${BENCH_FLAGS:-} "$work/scan.ply:512,1024" \
-    "$work/room.ply:512,1024" "$work/bunny.ply:512,1024"
+    "$work/tubes.ply:512,1024" "$work/room.ply:512,1024" "$work/bunny.ply:512,1024"
 done
 echo
 echo "Whole process (load + bucket + write .npz with barycentrics), median of 3 runs:"
 echo
 echo "| mesh | grid | wall s |"
 echo "|---|---|---|"
-for m in scan room bunny; do
+for m in scan tubes room bunny; do
   times=()
   for i in 1 2 3; do
     t0=$(date +%s.%N)
