@@ -4,6 +4,7 @@
 #include <new>
 
 #include "cli/cmd_bucket.h"
+#include "cli/cmd_compare.h"
 #include "cli/cmd_generate.h"
 #include "cli/cmd_info.h"
 #include "cli/cmd_voxelize.h"
@@ -24,6 +25,10 @@ int main(int argc, char** argv) {
   CLI::App* bucket_cmd =
       app.add_subcommand("bucket", "A-buffer: every fragment of every voxel (triangle ids, barycentrics, attributes)");
   setup_bucket(*bucket_cmd, bucket);
+  CompareCmdOptions cmp;
+  CLI::App* cmp_cmd = app.add_subcommand(
+      "compare", "Compare two grid outputs (.vdb .ply .npy .raw .npz): exit 0 equal, 1 different, 2 error");
+  setup_compare(*cmp_cmd, cmp);
   InfoCmdOptions info;
   CLI::App* info_cmd = app.add_subcommand("info", "Describe a mesh, point cloud or .vdb file");
   setup_info(*info_cmd, info);
@@ -50,6 +55,7 @@ int main(int argc, char** argv) {
   try {
     if (vox_cmd->parsed()) return run_voxelize(vox);
     if (bucket_cmd->parsed()) return run_bucket(bucket);
+    if (cmp_cmd->parsed()) return run_compare(cmp);
     if (info_cmd->parsed()) return run_info(info);
     if (gen_cmd->parsed()) return run_generate(gen);
   } catch (const Error& e) {

@@ -1,6 +1,7 @@
 // PLY writer for voxel centres.
 #include "io/ply.h"
 
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -26,6 +27,14 @@ void write_ply_grids(const std::vector<const SparseGrid*>& grids, const std::str
       if (c == '\n' || c == '\r') c = ' ';
     header += "comment voxtile_" + key + " " + v + "\n";
   }
+  // The grid, so that `voxtile compare` can map the points back to voxel indices.
+  char grid_line[256];
+  std::snprintf(grid_line, sizeof(grid_line),
+                "comment voxtile_dims %d %d %d\ncomment voxtile_voxel_size %.17g %.17g %.17g\ncomment voxtile_origin %.17g "
+                "%.17g %.17g\n",
+                g.spec.dims.x, g.spec.dims.y, g.spec.dims.z, g.spec.voxel_size.x, g.spec.voxel_size.y,
+                g.spec.voxel_size.z, g.spec.origin.x, g.spec.origin.y, g.spec.origin.z);
+  header += grid_line;
   header += "element vertex " + std::to_string(g.active_voxels()) + "\n";
   header += "property float x\nproperty float y\nproperty float z\n";
   const bool single = grids.size() == 1;

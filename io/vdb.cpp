@@ -4,12 +4,14 @@
 #include <openvdb/openvdb.h>
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <mutex>
 #include <sstream>
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/grid_reader.h"
 #include "io/mesh_reader.h"
 
 namespace voxtile {
@@ -169,18 +171,56 @@ void collect(const GridT& grid, const std::string& path, SparseGrid* out, Store&
 
 }  // namespace
 
+namespace {
+
+bool supported(const openvdb::GridBase::Ptr& g) {
+  return g->isType<openvdb::MaskGrid>() || g->isType<openvdb::BoolGrid>() || g->isType<openvdb::Int32Grid>() ||
+         g->isType<openvdb::FloatGrid>() || g->isType<openvdb::Vec3SGrid>();
+}
+
+// Bricks in ascending key order (OpenVDB's leaf order is hierarchical, not x-major across nodes).
+void sort_bricks(SparseGrid& g) {
+  if (std::is_sorted(g.keys.begin(), g.keys.end())) return;
+  std::vector<size_t> perm(g.keys.size());
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = i;
+  std::sort(perm.begin(), perm.end(), [&](size_t a, size_t b) { return g.keys[a] < g.keys[b]; });
+  const size_t vpb = size_t(kBrickVoxels) * size_t(std::max(1, value_channels(g.value_type)));
+  SparseGrid s;
+  s.spec = g.spec;
+  s.value_type = g.value_type;
+  s.name = g.name;
+  for (size_t i : perm) {
+    s.keys.push_back(g.keys[i]);
+    s.masks.push_back(g.masks[i]);
+    if (g.value_type == ValueType::kInt32) s.ivalues.insert(s.ivalues.end(), g.ivalues.begin() + i * vpb, g.ivalues.begin() + (i + 1) * vpb);
+    else if (g.value_type != ValueType::kNone)
+      s.fvalues.insert(s.fvalues.end(), g.fvalues.begin() + i * vpb, g.fvalues.begin() + (i + 1) * vpb);
+  }
+  g = std::move(s);
+}
+
+SparseGrid to_sparse(const openvdb::GridBase::Ptr& base, const std::string& path);
+
+}  // namespace
+
 SparseGrid read_vdb(const std::string& path, const std::string& grid_name) {
   openvdb::GridPtrVecPtr grids = open_grids(path);
-  openvdb::GridBase::Ptr base;
-  for (const auto& g : *grids) {
-    if (!grid_name.empty() && g->getName() != grid_name) continue;
-    if (g->isType<openvdb::MaskGrid>() || g->isType<openvdb::BoolGrid>() || g->isType<openvdb::Int32Grid>() ||
-        g->isType<openvdb::FloatGrid>() || g->isType<openvdb::Vec3SGrid>()) {
-      base = g;
-      break;
-    }
-  }
-  if (!base) fail(ErrorKind::kInput, path + ": no mask, bool, int32, float or vec3s grid" + (grid_name.empty() ? "" : " named " + grid_name));
+  for (const auto& g : *grids)
+    if ((grid_name.empty() || g->getName() == grid_name) && supported(g)) return to_sparse(g, path);
+  fail(ErrorKind::kInput, path + ": no mask, bool, int32, float or vec3s grid" + (grid_name.empty() ? "" : " named " + grid_name));
+}
+
+std::vector<SparseGrid> read_vdb_grids(const std::string& path) {
+  std::vector<SparseGrid> out;
+  const openvdb::GridPtrVecPtr grids = open_grids(path);
+  for (const auto& g : *grids)
+    if (supported(g)) out.push_back(to_sparse(g, path));
+  return out;
+}
+
+namespace {
+
+SparseGrid to_sparse(const openvdb::GridBase::Ptr& base, const std::string& path) {
   SparseGrid out;
   out.name = base->getName();
   if (auto dims = base->getMetadata<openvdb::Vec3IMetadata>("voxtile_dims")) {
@@ -216,8 +256,11 @@ SparseGrid read_vdb(const std::string& path, const std::string& grid_name) {
       }
     });
   }
+  sort_bricks(out);
   return out;
 }
+
+}  // namespace
 
 std::vector<std::string> describe_vdb(const std::string& path) {
   openvdb::GridPtrVecPtr grids = open_grids(path);

@@ -1,0 +1,479 @@
+// Readers of voxtile's grid outputs, for `voxtile compare`.
+#include "io/grid_reader.h"
+
+#include <tbb/parallel_sort.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/error.h"
+#include "io/mesh_reader.h"
+#include "io/vdb.h"
+
+namespace voxtile {
+namespace {
+
+std::string extension(const std::string& path) {
+  const size_t slash = path.rfind('/'), dot = path.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string e = path.substr(dot + 1);
+  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return e;
+}
+
+std::string slurp(const std::string& path) {
+  check_input_file(path);
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  if (!f && !f.eof()) fail(ErrorKind::kInput, path + ": cannot read");
+  return s.str();
+}
+
+// Collects active voxels in any order, then builds the brick-sorted grid.
+class GridBuilder {
+ public:
+  GridBuilder(const GridSpec& spec, ValueType type, const std::string& name) : m_type(type) {
+    m_grid.spec = spec;
+    m_grid.value_type = type;
+    m_grid.name = name;
+  }
+  // `value` holds value_channels(type) 32-bit words (int32 or float bits).
+  void add(int32_t i, int32_t j, int32_t k, const uint32_t* value, const std::string& path) {
+    const Int3& d = m_grid.spec.dims;
+    if (i < 0 || j < 0 || k < 0 || i >= d.x || j >= d.y || k >= d.z)
+      fail(ErrorKind::kInput, path + ": a voxel lies outside the grid's dims");
+    m_entries.push_back({brick_key(i >> 3, j >> 3, k >> 3), uint16_t(brick_offset(i & 7, j & 7, k & 7)), m_values.size()});
+    m_values.insert(m_values.end(), value, value + value_channels(m_type));
+  }
+  SparseGrid build(const std::string& path) {
+    tbb::parallel_sort(m_entries.begin(), m_entries.end(), [](const Entry& a, const Entry& b) {
+      return a.key != b.key ? a.key < b.key : a.off < b.off;
+    });
+    const int ch = value_channels(m_type);
+    for (size_t n = 0; n < m_entries.size(); ++n) {
+      const Entry& e = m_entries[n];
+      if (n > 0 && e.key == m_entries[n - 1].key && e.off == m_entries[n - 1].off)
+        fail(ErrorKind::kInput, path + ": the same voxel appears twice");
+      if (n == 0 || e.key != m_entries[n - 1].key) {
+        m_grid.keys.push_back(e.key);
+        m_grid.masks.push_back(BrickMask{});
+        if (m_type == ValueType::kInt32) m_grid.ivalues.insert(m_grid.ivalues.end(), kBrickVoxels, 0);
+        else if (ch) m_grid.fvalues.insert(m_grid.fvalues.end(), size_t(kBrickVoxels) * ch, 0.0f);
+      }
+      const size_t b = m_grid.keys.size() - 1;
+      m_grid.masks[b].set(e.off);
+      for (int c = 0; c < ch; ++c) {
+        const uint32_t bits = m_values[e.value + c];
+        if (m_type == ValueType::kInt32) std::memcpy(&m_grid.ivalues[b * kBrickVoxels + e.off], &bits, 4);
+        else std::memcpy(&m_grid.fvalues[(b * kBrickVoxels + e.off) * ch + c], &bits, 4);
+      }
+    }
+    return std::move(m_grid);
+  }
+
+ private:
+  struct Entry {
+    uint64_t key;
+    uint16_t off;
+    size_t value;
+  };
+  ValueType m_type;
+  SparseGrid m_grid;
+  std::vector<Entry> m_entries;
+  std::vector<uint32_t> m_values;
+};
+
+// ---- .npy ------------------------------------------------------------------------------------
+
+struct NpyArray {
+  std::string descr;
+  std::vector<uint64_t> shape;
+  const unsigned char* data = nullptr;
+  size_t bytes = 0;
+};
+
+NpyArray parse_npy(const std::string& path, const unsigned char* p, size_t n) {
+  if (n < 10 || std::memcmp(p, "\x93NUMPY", 6) != 0) fail(ErrorKind::kInput, path + ": not a .npy array");
+  const int major = p[6];
+  size_t hlen = 0, start = 0;
+  if (major == 1) {
+    hlen = size_t(p[8]) | size_t(p[9]) << 8;
+    start = 10;
+  } else if (major == 2 || major == 3) {
+    if (n < 12) fail(ErrorKind::kInput, path + ": truncated .npy header");
+    hlen = size_t(p[8]) | size_t(p[9]) << 8 | size_t(p[10]) << 16 | size_t(p[11]) << 24;
+    start = 12;
+  } else {
+    fail(ErrorKind::kInput, path + ": unsupported .npy version " + std::to_string(major));
+  }
+  if (start + hlen > n) fail(ErrorKind::kInput, path + ": truncated .npy header");
+  const std::string h(reinterpret_cast<const char*>(p + start), hlen);
+  NpyArray a;
+  const size_t d = h.find("'descr':");
+  const size_t q1 = d == std::string::npos ? d : h.find('\'', d + 8);
+  const size_t q2 = q1 == std::string::npos ? q1 : h.find('\'', q1 + 1);
+  if (q2 == std::string::npos) fail(ErrorKind::kInput, path + ": .npy header without descr");
+  a.descr = h.substr(q1 + 1, q2 - q1 - 1);
+  if (h.find("'fortran_order': True") != std::string::npos)
+    fail(ErrorKind::kInput, path + ": Fortran-order .npy arrays are not supported");
+  const size_t sh = h.find("'shape':");
+  const size_t open = sh == std::string::npos ? sh : h.find('(', sh);
+  const size_t close = open == std::string::npos ? open : h.find(')', open);
+  if (close == std::string::npos) fail(ErrorKind::kInput, path + ": .npy header without shape");
+  std::stringstream ss(h.substr(open + 1, close - open - 1));
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item.find_first_not_of(" ") == std::string::npos) continue;
+    a.shape.push_back(std::stoull(item));
+  }
+  size_t elem = a.descr.size() >= 2 ? size_t(std::atoi(a.descr.c_str() + 2)) : 0;
+  uint64_t count = 1;
+  for (uint64_t s : a.shape) count *= s;
+  a.data = p + start + hlen;
+  a.bytes = n - start - hlen;
+  if (elem == 0 || a.bytes < count * elem)
+    fail(ErrorKind::kInput, path + ": truncated .npy data (" + std::to_string(a.bytes) + " of " +
+                                std::to_string(count * elem) + " bytes)");
+  a.bytes = count * elem;
+  return a;
+}
+
+ValueType dense_type(const std::string& path, const std::string& descr, int components) {
+  if (components == 3) {
+    if (descr == "<f4") return ValueType::kVec3f;
+  } else if (components == 1) {
+    if (descr == "|u1" || descr == "|b1") return ValueType::kNone;
+    if (descr == "<i4") return ValueType::kInt32;
+    if (descr == "<f4") return ValueType::kFloat32;
+  }
+  fail(ErrorKind::kInput, path + ": unsupported dense array type " + descr + " x " + std::to_string(components) +
+                              " (expected uint8, int32 or float32 grids, or float32 x 3)");
+}
+
+GridFile read_dense(const std::string& path, const std::string& format, const unsigned char* data, const Int3& dims,
+                    ValueType type, GridSpec spec) {
+  GridFile f;
+  f.path = path;
+  f.format = format;
+  spec.dims = dims;
+  SparseGrid g = grid_from_dense(data, dims, type);
+  g.spec = spec;
+  g.name = "voxels";
+  f.grids.push_back(std::move(g));
+  return f;
+}
+
+// ---- .raw + .json -------------------------------------------------------------------------------
+
+std::vector<double> json_numbers(const std::string& json, const std::string& key, const std::string& path) {
+  const size_t k = json.find("\"" + key + "\"");
+  if (k == std::string::npos) fail(ErrorKind::kInput, path + ": no \"" + key + "\"");
+  const size_t colon = json.find(':', k);
+  size_t p = json.find_first_not_of(" \t\r\n", colon + 1);
+  std::vector<double> out;
+  const bool array = p != std::string::npos && json[p] == '[';
+  const size_t end = array ? json.find(']', p) : json.find_first_of(",}\n", p);
+  std::stringstream ss(json.substr(array ? p + 1 : p, end - (array ? p + 1 : p)));
+  for (std::string item; std::getline(ss, item, ',');) {
+    try {
+      out.push_back(std::stod(item));
+    } catch (const std::exception&) {
+      fail(ErrorKind::kInput, path + ": bad number in \"" + key + "\"");
+    }
+  }
+  return out;
+}
+std::string json_text(const std::string& json, const std::string& key, const std::string& path) {
+  const size_t k = json.find("\"" + key + "\"");
+  const size_t q1 = k == std::string::npos ? k : json.find('"', json.find(':', k));
+  const size_t q2 = q1 == std::string::npos ? q1 : json.find('"', q1 + 1);
+  if (q2 == std::string::npos) fail(ErrorKind::kInput, path + ": no \"" + key + "\"");
+  return json.substr(q1 + 1, q2 - q1 - 1);
+}
+
+// ---- .ply voxel centres -------------------------------------------------------------------------
+
+GridFile read_ply(const std::string& path) {
+  const std::string bytes = slurp(path);
+  const size_t end = bytes.find("end_header\n");
+  if (bytes.compare(0, 4, "ply\n") != 0 || end == std::string::npos) fail(ErrorKind::kInput, path + ": not a PLY file");
+  std::stringstream h(bytes.substr(0, end));
+  GridSpec spec;
+  bool have_dims = false, binary = false;
+  uint64_t count = 0;
+  struct Prop {
+    std::string type, name;
+  };
+  std::vector<Prop> props;
+  for (std::string line; std::getline(h, line);) {
+    std::stringstream ls(line);
+    std::string w;
+    ls >> w;
+    if (w == "format") {
+      std::string f;
+      ls >> f;
+      binary = f == "binary_little_endian";
+    } else if (w == "comment") {
+      std::string key;
+      ls >> key;
+      if (key == "voxtile_dims") have_dims = bool(ls >> spec.dims.x >> spec.dims.y >> spec.dims.z);
+      if (key == "voxtile_voxel_size") ls >> spec.voxel_size.x >> spec.voxel_size.y >> spec.voxel_size.z;
+      if (key == "voxtile_origin") ls >> spec.origin.x >> spec.origin.y >> spec.origin.z;
+    } else if (w == "element") {
+      std::string e;
+      ls >> e >> count;
+      if (e != "vertex") fail(ErrorKind::kInput, path + ": unexpected element " + e + " (not a voxtile voxel PLY)");
+    } else if (w == "property") {
+      Prop p;
+      ls >> p.type >> p.name;
+      props.push_back(p);
+    }
+  }
+  if (!binary) fail(ErrorKind::kInput, path + ": only binary little-endian voxel PLY files are compared");
+  if (!have_dims) fail(ErrorKind::kInput, path + ": no voxtile_dims comment (not a voxtile voxel PLY)");
+  if (props.size() < 3 || props[0].name != "x" || props[1].name != "y" || props[2].name != "z")
+    fail(ErrorKind::kInput, path + ": the first properties must be float x, y, z");
+  size_t record = 0;
+  std::vector<size_t> offset;
+  for (const Prop& p : props) {
+    offset.push_back(record);
+    if (p.type == "float" || p.type == "int" || p.type == "float32" || p.type == "int32") record += 4;
+    else if (p.type == "uchar" || p.type == "uint8") record += 1;
+    else fail(ErrorKind::kInput, path + ": unsupported property type " + p.type);
+  }
+  const size_t data = end + 11;
+  if (bytes.size() < data + count * record)
+    fail(ErrorKind::kInput, path + ": truncated (" + std::to_string(count) + " points announced)");
+  // Grids: each scalar property, or a float triple (nx ny nz, or <name>_x _y _z).
+  struct Target {
+    std::string name;
+    ValueType type;
+    size_t prop;  // first property
+  };
+  std::vector<Target> targets;
+  for (size_t p = 3; p < props.size(); ++p) {
+    const std::string& n = props[p].name;
+    const bool triple = p + 2 < props.size() &&
+                        ((n == "nx" && props[p + 1].name == "ny" && props[p + 2].name == "nz") ||
+                         (n.size() > 2 && n.compare(n.size() - 2, 2, "_x") == 0 &&
+                          props[p + 1].name == n.substr(0, n.size() - 2) + "_y" &&
+                          props[p + 2].name == n.substr(0, n.size() - 2) + "_z"));
+    if (triple) {
+      targets.push_back({n == "nx" ? "normal" : n.substr(0, n.size() - 2), ValueType::kVec3f, p});
+      p += 2;
+    } else {
+      const ValueType t = props[p].type == "uchar" || props[p].type == "uint8" ? ValueType::kNone
+                          : (props[p].type == "int" || props[p].type == "int32") ? ValueType::kInt32
+                                                                                 : ValueType::kFloat32;
+      targets.push_back({n, t, p});
+    }
+  }
+  if (targets.empty()) targets.push_back({"voxels", ValueType::kNone, 0});
+  GridFile f;
+  f.path = path;
+  f.format = "ply";
+  f.has_transform = true;
+  for (const Target& t : targets) {
+    GridBuilder b(spec, t.type, t.name == "value" ? "voxels" : t.name);
+    for (uint64_t n = 0; n < count; ++n) {
+      const char* r = bytes.data() + data + n * record;
+      float xyz[3];
+      std::memcpy(xyz, r, 12);
+      const int32_t ijk[3] = {int32_t(std::lround((double(xyz[0]) - spec.origin.x) / spec.voxel_size.x - 0.5)),
+                              int32_t(std::lround((double(xyz[1]) - spec.origin.y) / spec.voxel_size.y - 0.5)),
+                              int32_t(std::lround((double(xyz[2]) - spec.origin.z) / spec.voxel_size.z - 0.5))};
+      uint32_t v[3] = {0, 0, 0};
+      for (int c = 0; c < value_channels(t.type); ++c) std::memcpy(&v[c], r + offset[t.prop + c], 4);
+      b.add(ijk[0], ijk[1], ijk[2], v, path);
+    }
+    f.grids.push_back(b.build(path));
+  }
+  return f;
+}
+
+// ---- .npz (stored ZIP) ----------------------------------------------------------------------------
+
+std::map<std::string, NpyArray> read_npz_arrays(const std::string& path, const std::string& bytes) {
+  auto u16 = [&](size_t o) { return uint64_t(uint8_t(bytes[o])) | uint64_t(uint8_t(bytes[o + 1])) << 8; };
+  auto u32 = [&](size_t o) { return u16(o) | u16(o + 2) << 16; };
+  auto u64 = [&](size_t o) { return u32(o) | u32(o + 4) << 32; };
+  if (bytes.size() < 22) fail(ErrorKind::kInput, path + ": not a ZIP (.npz) file");
+  size_t eocd = std::string::npos;
+  for (size_t p = bytes.size() - 22;; --p) {
+    if (u32(p) == 0x06054b50) {
+      eocd = p;
+      break;
+    }
+    if (p == 0 || bytes.size() - p > 70000) break;
+  }
+  if (eocd == std::string::npos) fail(ErrorKind::kInput, path + ": not a ZIP (.npz) file, or truncated");
+  uint64_t entries = u16(eocd + 10), cd = u32(eocd + 16);
+  if ((entries == 0xffff || cd == 0xffffffffull) && eocd >= 20 && u32(eocd - 20) == 0x07064b50) {
+    const uint64_t z = u64(eocd - 20 + 8);
+    if (z + 56 > bytes.size() || u32(z) != 0x06064b50) fail(ErrorKind::kInput, path + ": bad ZIP64 end record");
+    entries = u64(z + 32);
+    cd = u64(z + 48);
+  }
+  std::map<std::string, NpyArray> out;
+  size_t p = cd;
+  for (uint64_t e = 0; e < entries; ++e) {
+    if (p + 46 > bytes.size() || u32(p) != 0x02014b50) fail(ErrorKind::kInput, path + ": bad ZIP central directory");
+    const uint64_t method = u16(p + 10), name_len = u16(p + 28), extra_len = u16(p + 30), comment_len = u16(p + 32);
+    uint64_t size = u32(p + 24), offset = u32(p + 42);
+    const std::string name = bytes.substr(p + 46, name_len);
+    for (size_t x = p + 46 + name_len; x + 4 <= p + 46 + name_len + extra_len;) {
+      const uint64_t id = u16(x), len = u16(x + 2);
+      if (id == 1) {
+        size_t y = x + 4;
+        if (u32(p + 24) == 0xffffffffull) {
+          y += 8;  // uncompressed size first
+          size = u64(x + 4);
+        }
+        if (u32(p + 20) == 0xffffffffull) y += 8;
+        if (u32(p + 42) == 0xffffffffull) offset = u64(y);
+      }
+      x += 4 + len;
+    }
+    if (method != 0) fail(ErrorKind::kInput, path + ": " + name + " is compressed (only stored .npz entries are read)");
+    if (offset + 30 > bytes.size() || u32(offset) != 0x04034b50) fail(ErrorKind::kInput, path + ": bad ZIP local header");
+    const uint64_t data = offset + 30 + u16(offset + 26) + u16(offset + 28);
+    if (data + size > bytes.size()) fail(ErrorKind::kInput, path + ": truncated entry " + name);
+    const std::string key = name.size() > 4 ? name.substr(0, name.size() - 4) : name;
+    out[key] = parse_npy(path + ":" + name, reinterpret_cast<const unsigned char*>(bytes.data()) + data, size);
+    p += 46 + name_len + extra_len + comment_len;
+  }
+  return out;
+}
+
+GridFile read_npz(const std::string& path) {
+  GridFile f;
+  f.path = path;
+  f.format = "npz";
+  f.has_transform = true;
+  f.has_buckets = true;
+  const std::string bytes = slurp(path);
+  const auto arrays = read_npz_arrays(path, bytes);
+  auto need = [&](const char* name, const char* descr) -> const NpyArray& {
+    auto it = arrays.find(name);
+    if (it == arrays.end()) fail(ErrorKind::kInput, path + ": no array " + name + " (not a voxtile bucket file)");
+    if (it->second.descr != descr) fail(ErrorKind::kInput, path + ": array " + name + " is " + it->second.descr);
+    return it->second;
+  };
+  Buckets& b = f.buckets;
+  auto copy = [](const NpyArray& a, auto& dst) {
+    dst.resize(a.bytes / sizeof(dst[0]));
+    std::memcpy(dst.data(), a.data, a.bytes);
+  };
+  const NpyArray& dims = need("dims", "<i4");
+  const NpyArray& vs = need("voxel_size", "<f8");
+  const NpyArray& origin = need("origin", "<f8");
+  std::memcpy(&b.spec.dims, dims.data, 12);
+  std::memcpy(&b.spec.voxel_size, vs.data, 24);
+  std::memcpy(&b.spec.origin, origin.data, 24);
+  copy(need("ijk", "<i4"), b.ijk);
+  copy(need("offsets", "<i8"), b.offsets);
+  copy(need("triangle", "<i4"), b.triangle);
+  if (arrays.count("bary")) { copy(need("bary", "<f4"), b.bary); b.attrs |= kAttrBary; }
+  if (arrays.count("normal")) { copy(need("normal", "<f4"), b.normal); b.attrs |= kAttrNormal; }
+  if (arrays.count("uv")) { copy(need("uv", "<f4"), b.uv); b.attrs |= kAttrUv; }
+  if (arrays.count("material")) { copy(need("material", "<i4"), b.material); b.attrs |= kAttrMaterial; }
+  if (b.offsets.size() != b.num_voxels() + 1 || b.offsets.back() != int64_t(b.num_fragments()))
+    fail(ErrorKind::kInput, path + ": offsets do not match ijk and triangle");
+  for (size_t v = 0; v < b.num_voxels(); ++v)
+    if (b.offsets[v] > b.offsets[v + 1]) fail(ErrorKind::kInput, path + ": offsets are not ascending");
+  for (size_t v = 0; v < b.num_voxels(); ++v)
+    for (int c = 0; c < 3; ++c)
+      if (b.ijk[3 * v + c] < 0 || b.ijk[3 * v + c] >= component(b.spec.dims, c))
+        fail(ErrorKind::kInput, path + ": a voxel lies outside the grid's dims");
+  f.grids.push_back(b.count_grid());
+  return f;
+}
+
+}  // namespace
+
+SparseGrid grid_from_dense(const unsigned char* data, const Int3& dims, ValueType type) {
+  GridSpec spec;
+  spec.dims = dims;
+  GridBuilder b(spec, type, "voxels");
+  const int ch = std::max(1, value_channels(type));
+  const size_t vb = type == ValueType::kNone ? 1 : 4 * size_t(ch);
+  size_t n = 0;
+  for (int32_t i = 0; i < dims.x; ++i)
+    for (int32_t j = 0; j < dims.y; ++j)
+      for (int32_t k = 0; k < dims.z; ++k, ++n) {
+        const unsigned char* p = data + n * vb;
+        uint32_t v[3] = {0, 0, 0};
+        bool active = false;
+        if (type == ValueType::kNone) {
+          active = *p != 0;
+        } else {
+          std::memcpy(v, p, vb);
+          if (type == ValueType::kInt32) {
+            active = v[0] != 0;
+          } else {
+            for (int c = 0; c < ch; ++c) active = active || !std::isnan(bits_float(v[c]));
+          }
+        }
+        if (active) b.add(i, j, k, v, "");
+      }
+  return b.build("");
+}
+
+GridFile read_grid_file(const std::string& path) {
+  const std::string ext = extension(path);
+  if (ext == "vdb") {
+    GridFile f;
+    f.path = path;
+    f.format = "vdb";
+    f.has_transform = true;
+    f.grids = read_vdb_grids(path);
+    if (f.grids.empty()) fail(ErrorKind::kInput, path + ": no mask, bool, int32, float or vec3s grid");
+    return f;
+  }
+  if (ext == "ply") return read_ply(path);
+  if (ext == "npz") return read_npz(path);
+  if (ext == "npy") {
+    const std::string bytes = slurp(path);
+    const NpyArray a = parse_npy(path, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+    if (a.shape.size() != 3 && !(a.shape.size() == 4 && a.shape[3] == 3))
+      fail(ErrorKind::kInput, path + ": expected a 3D array (X, Y, Z) or (X, Y, Z, 3)");
+    for (int c = 0; c < 3; ++c)
+      if (a.shape[c] < 1 || a.shape[c] > uint64_t(kMaxGridDim)) fail(ErrorKind::kInput, path + ": grid dimensions out of range");
+    const ValueType t = dense_type(path, a.descr, a.shape.size() == 4 ? 3 : 1);
+    return read_dense(path, "npy", a.data, {int32_t(a.shape[0]), int32_t(a.shape[1]), int32_t(a.shape[2])}, t, GridSpec{});
+  }
+  if (ext == "raw") {
+    const size_t slash = path.rfind('/'), dot = path.rfind('.');
+    const std::string json_path =
+        (dot != std::string::npos && (slash == std::string::npos || dot > slash) ? path.substr(0, dot) : path) + ".json";
+    const std::string json = slurp(json_path);
+    const std::vector<double> d = json_numbers(json, "dims", json_path), vs = json_numbers(json, "voxel_size", json_path),
+                              o = json_numbers(json, "origin", json_path);
+    if (d.size() != 3 || vs.size() != 3 || o.size() != 3) fail(ErrorKind::kInput, json_path + ": dims, voxel_size and origin need 3 numbers");
+    for (double x : d)
+      if (!(x >= 1 && x <= kMaxGridDim)) fail(ErrorKind::kInput, json_path + ": grid dimensions out of range");
+    const std::string dtype = json_text(json, "dtype", json_path);
+    int components = 1;
+    if (json.find("\"components\"") != std::string::npos) components = int(json_numbers(json, "components", json_path).at(0));
+    const std::string descr = dtype == "uint8" ? "|u1" : dtype == "int32" ? "<i4" : dtype == "float32" ? "<f4" : dtype;
+    const ValueType t = dense_type(json_path, descr, components);
+    const std::string bytes = slurp(path);
+    const Int3 dims{int32_t(d[0]), int32_t(d[1]), int32_t(d[2])};
+    const size_t need = size_t(dims.x) * dims.y * dims.z * (t == ValueType::kNone ? 1 : 4 * size_t(components));
+    if (bytes.size() != need)
+      fail(ErrorKind::kInput, path + ": " + std::to_string(bytes.size()) + " bytes, the sidecar announces " + std::to_string(need));
+    GridSpec spec;
+    spec.voxel_size = {vs[0], vs[1], vs[2]};
+    spec.origin = {o[0], o[1], o[2]};
+    GridFile f = read_dense(path, "raw", reinterpret_cast<const unsigned char*>(bytes.data()), dims, t, spec);
+    f.has_transform = true;
+    return f;
+  }
+  fail(ErrorKind::kInput, path + ": unknown grid format (expected .vdb, .ply, .npy, .raw or .npz)");
+}
+
+}  // namespace voxtile

@@ -1,0 +1,32 @@
+// Reading voxtile's outputs back (for `voxtile compare`): .vdb, .ply voxel centres, .npy, .raw with
+// its .json sidecar, and .npz buckets.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/bucket.h"
+#include "core/sparse_grid.h"
+
+namespace voxtile {
+
+struct GridFile {
+  std::string path;
+  std::string format;              // "vdb", "ply", "npy", "raw", "npz"
+  std::vector<SparseGrid> grids;   // every grid (a .npz gives its fragment count grid)
+  bool has_transform = false;      // voxel size and origin are known (not for .npy)
+  bool has_buckets = false;
+  Buckets buckets;                 // .npz
+};
+
+// Reads any of the formats above by extension. Throws Error(kInput) naming the file and the problem.
+GridFile read_grid_file(const std::string& path);
+
+// Every mask, bool, int32, float and vec3s grid of a .vdb file, in the file's order.
+std::vector<SparseGrid> read_vdb_grids(const std::string& path);
+
+// Builds a SparseGrid from a dense C-order array of dims (x, y, z[, components]); `active` decides
+// which voxels are set from their bytes (nonzero, or not NaN for floats).
+SparseGrid grid_from_dense(const unsigned char* data, const Int3& dims, ValueType type);
+
+}  // namespace voxtile
