@@ -68,23 +68,6 @@ std::vector<Job> plan_jobs(const VoxelizeCmdOptions& o, size_t num_targets) {
   return jobs;
 }
 
-std::string options_string(const VoxelizeCmdOptions& o) {
-  std::ostringstream s;
-  s << "mode=" << o.mode << " target=" << o.target;
-  if (o.grid.resolution) s << " resolution=" << o.grid.resolution;
-  if (!o.grid.voxel_size.empty()) {
-    s << " voxel_size=";
-    for (size_t i = 0; i < o.grid.voxel_size.size(); ++i) s << (i ? "," : "") << o.grid.voxel_size[i];
-  }
-  if (!o.grid.bbox.empty()) {
-    s << " bbox=";
-    for (size_t i = 0; i < o.grid.bbox.size(); ++i) s << (i ? "," : "") << o.grid.bbox[i];
-  }
-  if (!o.grid.dims.empty()) s << " dims=" << o.grid.dims[0] << "," << o.grid.dims[1] << "," << o.grid.dims[2];
-  if (o.grid.pad) s << " pad=" << o.grid.pad;
-  return s.str();
-}
-
 void print_stats_json(const Job& job, const MeshLoadResult& loaded, const std::vector<SparseGrid>& grids,
                       const VoxelizeCmdOptions& o, const VoxelizeStats& st, double ms_load, double ms_write,
                       double ms_total) {
@@ -177,7 +160,7 @@ int run_voxelize(const VoxelizeCmdOptions& o) {
       // Grids are named by target; a lone binary grid keeps the name "voxels".
       if (targets.size() == 1 && targets[0].target == Target::kBinary) grids[0].name = "voxels";
       wopt.meta = {{"source", job.input},
-                   {"options", options_string(o)},
+                   {"options", options_string(o.mode, o.target, o.grid)},
                    {"version", VOXTILE_VERSION},
                    {"mode", o.mode},
                    {"target", o.target}};

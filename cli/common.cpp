@@ -81,6 +81,23 @@ LoadedInput load_input(const std::string& path, const GridOptions& grid, const L
   return in;
 }
 
+std::string options_string(const std::string& mode, const std::string& target, const GridArgs& g) {
+  std::ostringstream s;
+  s << "mode=" << mode << " target=" << target;
+  if (g.resolution) s << " resolution=" << g.resolution;
+  if (!g.voxel_size.empty()) {
+    s << " voxel_size=";
+    for (size_t i = 0; i < g.voxel_size.size(); ++i) s << (i ? "," : "") << g.voxel_size[i];
+  }
+  if (!g.bbox.empty()) {
+    s << " bbox=";
+    for (size_t i = 0; i < g.bbox.size(); ++i) s << (i ? "," : "") << g.bbox[i];
+  }
+  if (!g.dims.empty()) s << " dims=" << g.dims[0] << "," << g.dims[1] << "," << g.dims[2];
+  if (g.pad) s << " pad=" << g.pad;
+  return s.str();
+}
+
 std::string json_string(const std::string& s) {
   std::string o = "\"";
   for (char c : s) {

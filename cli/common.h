@@ -45,6 +45,9 @@ struct LoadedInput {
 };
 LoadedInput load_input(const std::string& path, const GridOptions& grid, const Log& log);
 
+// "mode=... target=... resolution=..." as recorded in output metadata.
+std::string options_string(const std::string& mode, const std::string& target, const GridArgs& grid);
+
 std::string json_string(const std::string& s);
 std::string json_number(double v);
 

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <new>
 
+#include "cli/cmd_batch.h"
 #include "cli/cmd_bucket.h"
 #include "cli/cmd_compare.h"
 #include "cli/cmd_generate.h"
@@ -25,6 +26,9 @@ int main(int argc, char** argv) {
   CLI::App* bucket_cmd =
       app.add_subcommand("bucket", "A-buffer: every fragment of every voxel (triangle ids, barycentrics, attributes)");
   setup_bucket(*bucket_cmd, bucket);
+  BatchCmdOptions batch;
+  CLI::App* batch_cmd = app.add_subcommand("batch", "Voxelize many meshes: one pipeline over CPU threads and GPUs");
+  setup_batch(*batch_cmd, batch);
   CompareCmdOptions cmp;
   CLI::App* cmp_cmd = app.add_subcommand(
       "compare", "Compare two grid outputs (.vdb .ply .npy .raw .npz): exit 0 equal, 1 different, 2 error");
@@ -55,6 +59,7 @@ int main(int argc, char** argv) {
   try {
     if (vox_cmd->parsed()) return run_voxelize(vox);
     if (bucket_cmd->parsed()) return run_bucket(bucket);
+    if (batch_cmd->parsed()) return run_batch(batch);
     if (cmp_cmd->parsed()) return run_compare(cmp);
     if (info_cmd->parsed()) return run_info(info);
     if (gen_cmd->parsed()) return run_generate(gen);

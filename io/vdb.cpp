@@ -262,6 +262,20 @@ SparseGrid to_sparse(const openvdb::GridBase::Ptr& base, const std::string& path
 
 }  // namespace
 
+std::string read_vdb_meta(const std::string& path, const std::string& key) {
+  init_openvdb();
+  try {
+    openvdb::io::File file(path);
+    file.open(false);
+    const openvdb::GridPtrVecPtr grids = file.readAllGridMetadata();
+    file.close();
+    for (const auto& g : *grids)
+      if (auto m = g->getMetadata<openvdb::StringMetadata>("voxtile_" + key)) return m->value();
+  } catch (const std::exception&) {
+  }
+  return "";
+}
+
 std::vector<std::string> describe_vdb(const std::string& path) {
   openvdb::GridPtrVecPtr grids = open_grids(path);
   std::vector<std::string> lines;

@@ -23,6 +23,10 @@ void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::str
 // Throws Error(kInput) naming the file.
 SparseGrid read_vdb(const std::string& path, const std::string& grid_name = "");
 
+// The "voxtile_<key>" string metadata of the file's first grid that has it, or "" (also when the
+// file is missing or unreadable).
+std::string read_vdb_meta(const std::string& path, const std::string& key);
+
 // One line per grid: name, type, active voxels, index bounding box, voxel size, origin.
 std::vector<std::string> describe_vdb(const std::string& path);
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
+#include <sstream>
 
 #include "core/error.h"
 #include "io/ply.h"
@@ -49,6 +51,31 @@ void write_grid(const SparseGrid& grid, const std::string& path, OutputFormat fo
     case OutputFormat::kRaw: write_raw(grid, path, options.dense, options.meta); return;
     case OutputFormat::kNpy: write_npy(grid, path, options.dense); return;
   }
+}
+
+std::string recorded_metadata(const std::string& path, OutputFormat format, const std::string& key) {
+  if (format == OutputFormat::kVdb) return read_vdb_meta(path, key);
+  std::string text;
+  std::ifstream f(format == OutputFormat::kRaw ? raw_sidecar_path(path) : path, std::ios::binary);
+  if (!f) return "";
+  if (format == OutputFormat::kPly) {
+    for (std::string line; std::getline(f, line) && line != "end_header";) {
+      const std::string prefix = "comment voxtile_" + key + " ";
+      if (line.compare(0, prefix.size(), prefix) == 0) return line.substr(prefix.size());
+    }
+    return "";
+  }
+  if (format == OutputFormat::kRaw) {
+    std::ostringstream s;
+    s << f.rdbuf();
+    text = s.str();
+    const std::string k = "\"" + key + "\": \"";
+    const size_t p = text.find(k);
+    if (p == std::string::npos) return "";
+    const size_t e = text.find('"', p + k.size());
+    return e == std::string::npos ? "" : text.substr(p + k.size(), e - p - k.size());
+  }
+  return "";
 }
 
 void write_grids(const std::vector<SparseGrid>& grids, const std::string& path, OutputFormat format,

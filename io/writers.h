@@ -27,6 +27,10 @@ struct WriteOptions {
 void write_grid(const SparseGrid& grid, const std::string& path, OutputFormat format, const WriteOptions& options);
 // Several grids of one voxelization (one per target): all in one .vdb (one grid each) or one .ply
 // (one property each); dense formats hold one grid, so more is a usage error.
+// The "job" metadata recorded in an existing output (.vdb metadata, .ply header comment, .raw JSON
+// sidecar), or "" when there is none (.npy outputs never record it) or the file is unreadable.
+std::string recorded_metadata(const std::string& path, OutputFormat format, const std::string& key);
+
 void write_grids(const std::vector<SparseGrid>& grids, const std::string& path, OutputFormat format,
                  const WriteOptions& options);
 

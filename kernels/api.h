@@ -24,11 +24,13 @@ struct GpuOptions {
   uint64_t max_batch_pairs = 0;        // cap on (tile, triangle) pairs per batch; 0 = from the budget
   uint64_t initial_bricks = 0;         // first brick-buffer size per batch; 0 = estimate (tests force retries)
   int value_tiles = 0;                 // value targets: 0 = choose, 1 = a 32^3 tile per block, 2 = a 16^3 octant per warp
+  int device = 0;                      // CUDA device index
   bool two_pass_fragment_sort = false; // bucketing: sort by triangle then voxel even when one 64-bit key would do (tests)
 };
 
 // The GPU voxelization pipeline (coarse raster, radix sort by tile, fine raster in shared memory,
-// brick write-out). Holds its device workspace across calls; not thread-safe.
+// brick write-out). Holds its device workspace across calls; not thread-safe, but usable from any
+// one thread at a time (each call makes its device current).
 class GpuVoxelizer {
  public:
   explicit GpuVoxelizer(const GpuOptions& options = {});
@@ -55,6 +57,8 @@ class GpuVoxelizer {
 // Whether this build has CUDA kernels at all.
 bool gpu_compiled();
 // Looks for a usable CUDA device (never throws).
-GpuInfo query_gpu();
+GpuInfo query_gpu(int device = 0);
+// Number of CUDA devices (0 without CUDA or a driver).
+int gpu_count();
 
 }  // namespace voxtile

@@ -158,7 +158,7 @@ Buckets GpuVoxelizer::bucket(const Mesh& mesh, const GridSpec& spec, const Bucke
   if (mesh.num_triangles() >= size_t(0x7fffffff)) fail(ErrorKind::kUsage, "bucketing needs fewer than 2^31 triangles");
   check_bucket_attrs(mesh, o.attrs);
   const auto wall0 = std::chrono::steady_clock::now();
-  set_mesh(mesh);
+  set_mesh(mesh);  // makes the device current
   d.v_normals = DeviceBuffer<Vec3f>();
   d.t_materials = DeviceBuffer<uint32_t>();
   if ((o.attrs & kAttrNormal) && !mesh.normals.empty()) {

@@ -7,7 +7,7 @@ namespace voxtile {
 
 bool gpu_compiled() { return true; }
 
-GpuInfo query_gpu() {
+GpuInfo query_gpu(int device) {
   GpuInfo info;
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
@@ -25,17 +25,30 @@ GpuInfo query_gpu() {
     info.reason = "no CUDA device present";
     return info;
   }
+  if (device < 0 || device >= count) {
+    info.reason = "no CUDA device " + std::to_string(device) + " (" + std::to_string(count) + " present)";
+    return info;
+  }
   cudaDeviceProp prop;
-  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
-    info.reason = "cannot read the properties of CUDA device 0";
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    info.reason = "cannot read the properties of CUDA device " + std::to_string(device);
     cudaGetLastError();
     return info;
   }
   info.available = true;
-  info.device = 0;
+  info.device = device;
   info.name = prop.name;
   info.total_memory = prop.totalGlobalMem;
   return info;
+}
+
+int gpu_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
 }
 
 }  // namespace voxtile

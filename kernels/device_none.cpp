@@ -7,7 +7,9 @@ namespace voxtile {
 
 bool gpu_compiled() { return false; }
 
-GpuInfo query_gpu() {
+int gpu_count() { return 0; }
+
+GpuInfo query_gpu(int) {
   GpuInfo info;
   info.reason = "this voxtile was built without CUDA";
   return info;

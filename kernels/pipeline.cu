@@ -23,7 +23,7 @@ namespace voxtile {
 GpuVoxelizer::GpuVoxelizer(const GpuOptions& options) : m(new Impl) {
   m->opt = options;
   try {
-    const GpuInfo info = query_gpu();
+    const GpuInfo info = query_gpu(options.device);
     if (!info.available) fail(ErrorKind::kResource, info.reason);
     VT_CUDA_CHECK(cudaSetDevice(info.device));
     VT_CUDA_CHECK(cudaDeviceGetAttribute(&m->num_sms, cudaDevAttrMultiProcessorCount, info.device));
@@ -38,6 +38,7 @@ GpuVoxelizer::GpuVoxelizer(const GpuOptions& options) : m(new Impl) {
 }
 
 GpuVoxelizer::~GpuVoxelizer() {
+  cudaSetDevice(m->opt.device);
   for (cudaEvent_t e : m->chunk_done)
     if (e) cudaEventDestroy(e);
   if (m->stream) cudaStreamDestroy(m->stream);
@@ -47,6 +48,7 @@ GpuVoxelizer::~GpuVoxelizer() {
 const std::string& GpuVoxelizer::device_name() const { return m->name; }
 
 void GpuVoxelizer::set_mesh(const Mesh& mesh) {
+  VT_CUDA_CHECK(cudaSetDevice(m->opt.device));
   const auto t0 = std::chrono::steady_clock::now();
   m->num_vertices = mesh.positions.size();
   m->num_tris = mesh.num_triangles();
@@ -228,6 +230,7 @@ SparseGrid GpuVoxelizer::voxelize(const GridSpec& spec, const VoxelizeOptions& o
 std::vector<SparseGrid> GpuVoxelizer::voxelize_targets(const GridSpec& spec, const VoxelizeOptions& o,
                                                        const std::vector<TargetSpec>& targets, VoxelizeStats* stats) {
   Impl& d = *m;
+  VT_CUDA_CHECK(cudaSetDevice(d.opt.device));
   cudaStream_t s = d.stream;
   check_grid_dims(spec);
   const auto wall0 = std::chrono::steady_clock::now();

@@ -198,6 +198,23 @@ TEST_F(Gpu, EmptyResultWhenTheMeshMissesTheGrid) {
   EXPECT_EQ(g.num_bricks(), 0u);
 }
 
+TEST_F(Gpu, BatchOnEveryGpuWritesTheCpuBytes) {
+  test::TempDir dir;
+  std::vector<std::string> base = {"batch", test::data_path("meshes/stanford_bunny.ply"), test::data_path("formats/gltf/Duck.glb"),
+                                   test::data_path("formats/obj/spider.obj"), "-r", "300", "-t", "count,normal", "-q"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return test::run_voxtile(a);
+  };
+  ASSERT_EQ(with({"--out", dir.path() + "/cpu_{stem}.vdb", "--devices", "cpu"}).exit_code, 0);
+  auto r = with({"--out", dir.path() + "/gpu_{stem}.vdb", "--devices", "all"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* stem : {"stanford_bunny", "Duck", "spider"})
+    EXPECT_EQ(test::read_file(dir.path() + "/cpu_" + stem + ".vdb"), test::read_file(dir.path() + "/gpu_" + stem + ".vdb"))
+        << stem;
+}
+
 TEST_F(Gpu, CliUsesTheGpuAndWritesTheSameFileAsTheCpu) {
   test::TempDir dir;
   const std::string bunny = test::data_path("meshes/stanford_bunny.ply");

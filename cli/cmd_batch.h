@@ -1,0 +1,39 @@
+// `voxtile batch`: many meshes through one pipeline (parallel loading, the GPU(s), parallel writing).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/common.h"
+
+namespace voxtile {
+
+// Exit code of a batch in which some jobs failed (the others completed); fatal errors use the
+// usual codes (2 usage, 3 unreadable manifest, 5 resource).
+constexpr int kExitSomeFailed = 6;
+
+struct BatchCmdOptions {
+  std::vector<std::string> inputs;  // files, directories, glob patterns
+  std::string manifest;             // JSON Lines
+  std::string out_template;         // e.g. "{dir}/{stem}_{res}.vdb"
+  std::string format;
+  GridArgs grid;
+  std::string mode = "conservative";
+  std::string target = "binary";
+  std::string devices = "auto";     // auto | cpu | all | 0,1,...
+  int jobs = 0;                     // loader/writer threads, 0 = all cores
+  uint64_t gpu_memory = 0;
+  bool keep_going = false;
+  bool skip_existing = false;
+  std::string report;
+  std::string shard;                // "I/N"
+  uint64_t dense_limit = 0;
+  bool force = false;
+  int verbosity = 1;
+};
+
+void setup_batch(CLI::App& app, BatchCmdOptions& options);
+int run_batch(const BatchCmdOptions& options);
+
+}  // namespace voxtile

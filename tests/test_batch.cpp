@@ -1,0 +1,139 @@
+// `voxtile batch`: planning, outputs, report, failures, --skip-existing, shards, usage errors.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
+
+#include "kernels/api.h"
+#include "tests/helpers.h"
+
+namespace voxtile {
+namespace {
+
+std::vector<std::string> meshes() {
+  return {test::data_path("meshes/stanford_bunny.ply"), test::data_path("formats/gltf/Duck.glb"),
+          test::data_path("formats/obj/spider.obj"), test::data_path("formats/stl/sphereWithHole.stl"),
+          test::data_path("formats/off/Wuson.off"), test::data_path("formats/3mf/box.3mf")};
+}
+
+std::vector<std::string> args(std::vector<std::string> a, const std::vector<std::string>& more) {
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
+TEST(Batch, WritesEveryOutputWithAReport) {
+  test::TempDir dir;
+  auto r = test::run_voxtile(args(args({"batch"}, meshes()), {"--out", dir.path() + "/{stem}_{res}_{target}.vdb", "-r",
+                                                               "48", "-t", "count", "--devices", "cpu", "--report",
+                                                               dir.file("report.json")}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("6 ok, 0 failed, 0 skipped"), std::string::npos) << r.err;
+  const std::string report = test::read_file(dir.file("report.json"));
+  EXPECT_NE(report.find("\"ok\": 6"), std::string::npos) << report;
+  EXPECT_NE(report.find("\"checksum\""), std::string::npos);
+  // The same grids as voxtile voxelize.
+  ASSERT_EQ(test::run_voxtile({"voxelize", meshes()[1], "-o", dir.file("single.vdb"), "-r", "48", "-t", "count", "-d", "cpu"})
+                .exit_code,
+            0);
+  EXPECT_EQ(test::run_voxtile({"compare", dir.file("Duck_48_count.vdb"), dir.file("single.vdb")}).exit_code, 0);
+  // Directories and patterns expand to their mesh files, in order.
+  r = test::run_voxtile({"batch", test::data_path("formats/stl"), test::data_path("formats/obj") + "/*.obj", "--out",
+                         dir.path() + "/e/{index}_{name}.ply", "-r", "16", "--devices", "cpu", "-q"});
+  ASSERT_NE(r.exit_code, 0);  // the e/ directory does not exist: every job fails to write
+  EXPECT_EQ(r.exit_code, 6);
+  ASSERT_EQ(std::system(("mkdir -p " + dir.path() + "/e").c_str()), 0);
+  r = test::run_voxtile({"batch", test::data_path("formats/stl"), test::data_path("formats/obj") + "/*.obj", "--out",
+                         dir.path() + "/e/{index}_{name}.ply", "-r", "16", "--devices", "cpu", "-q", "-k"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(test::file_exists(dir.path() + "/e/0_Spider_ascii.stl.ply"));
+  EXPECT_TRUE(test::file_exists(dir.path() + "/e/3_spider.obj.ply"));
+}
+
+TEST(Batch, ManifestOverridesAndFailures) {
+  test::TempDir dir;
+  {
+    std::ofstream m(dir.file("jobs.jsonl"));
+    m << "{\"input\": \"" << meshes()[0] << "\", \"output\": \"" << dir.file("a.vdb") << "\", \"resolution\": 32}\n";
+    m << "\n";
+    m << "{\"input\": \"" << dir.file("missing.obj") << "\", \"output\": \"" << dir.file("b.vdb") << "\"}\n";
+    m << "{\"input\": \"" << meshes()[1] << "\", \"output\": \"" << dir.file("c.npy") << "\", \"dims\": [10, 11, 12], "
+      << "\"target\": \"distance:max\", \"mode\": \"thin\"}\n";
+  }
+  auto r = test::run_voxtile({"batch", "--manifest", dir.file("jobs.jsonl"), "--devices", "cpu", "-k", "--report",
+                              dir.file("r.json"), "-j", "1"});
+  EXPECT_EQ(r.exit_code, 6) << r.err;
+  EXPECT_NE(r.err.find("missing.obj"), std::string::npos) << r.err;
+  EXPECT_TRUE(test::file_exists(dir.file("a.vdb")));
+  EXPECT_FALSE(test::file_exists(dir.file("b.vdb")));
+  EXPECT_NE(test::read_file(dir.file("c.npy")).find("'shape': (10, 11, 12)"), std::string::npos);
+  const std::string report = test::read_file(dir.file("r.json"));
+  EXPECT_NE(report.find("\"failed\": 1"), std::string::npos) << report;
+  EXPECT_NE(report.find("target=distance:max"), std::string::npos) << report;
+  // Without --keep-going the batch stops after the failure (one job at a time here).
+  r = test::run_voxtile({"batch", "--manifest", dir.file("jobs.jsonl"), "--devices", "cpu", "--report", dir.file("s.json"),
+                         "-j", "1", "-q"});
+  EXPECT_EQ(r.exit_code, 6);
+  EXPECT_NE(test::read_file(dir.file("s.json")).find("\"not run\""), std::string::npos);
+  // Bad manifests are fatal, before any job runs.
+  std::ofstream(dir.file("bad.jsonl")) << "{\"input\": 3}\n";
+  EXPECT_EQ(test::run_voxtile({"batch", "--manifest", dir.file("bad.jsonl"), "--out", "x.vdb"}).exit_code, 3);
+  std::ofstream(dir.file("key.jsonl")) << "{\"input\": \"a.obj\", \"output\": \"a.vdb\", \"colour\": 1}\n";
+  EXPECT_EQ(test::run_voxtile({"batch", "--manifest", dir.file("key.jsonl")}).exit_code, 2);
+}
+
+TEST(Batch, SkipExistingResumesOnlyWhatChanged) {
+  test::TempDir dir;
+  const std::vector<std::string> base =
+      args(args({"batch"}, meshes()), {"--out", dir.path() + "/{stem}.ply", "--devices", "cpu", "--report", dir.file("r.json")});
+  ASSERT_EQ(test::run_voxtile(args(base, {"-r", "24"})).exit_code, 0);
+  auto r = test::run_voxtile(args(base, {"-r", "24", "--skip-existing"}));
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.err.find("0 ok, 0 failed, 6 skipped"), std::string::npos) << r.err;
+  // Different options, or an output not made from this input, are redone.
+  std::ofstream(dir.file("Duck.ply")) << "ply\nformat binary_little_endian 1.0\nend_header\n";
+  r = test::run_voxtile(args(base, {"-r", "24", "--skip-existing"}));
+  EXPECT_NE(r.err.find("1 ok, 0 failed, 5 skipped"), std::string::npos) << r.err;
+  r = test::run_voxtile(args(base, {"-r", "25", "--skip-existing"}));
+  EXPECT_NE(r.err.find("6 ok, 0 failed, 0 skipped"), std::string::npos) << r.err;
+}
+
+TEST(Batch, ShardsInParallelGiveTheUnshardedOutputs) {
+  test::TempDir dir;
+  ASSERT_EQ(std::system(("mkdir -p " + dir.path() + "/one " + dir.path() + "/many").c_str()), 0);
+  const std::vector<std::string> base = args(args({"batch"}, meshes()), {"-r", "40", "-t", "count", "--devices", "cpu", "-q"});
+  ASSERT_EQ(test::run_voxtile(args(base, {"--out", dir.path() + "/one/{index}_{stem}.vdb"})).exit_code, 0);
+  std::vector<std::thread> shards;
+  std::vector<int> codes(3, -1);
+  for (int i = 0; i < 3; ++i)
+    shards.emplace_back([&, i] {
+      codes[size_t(i)] = test::run_voxtile(args(base, {"--out", dir.path() + "/many/{index}_{stem}.vdb", "--shard",
+                                                       std::to_string(i) + "/3"}))
+                             .exit_code;
+    });
+  for (std::thread& t : shards) t.join();
+  for (int c : codes) EXPECT_EQ(c, 0);
+  const std::vector<std::string> names = {"0_stanford_bunny.vdb", "1_Duck.vdb", "2_spider.vdb",
+                                          "3_sphereWithHole.vdb", "4_Wuson.vdb", "5_box.vdb"};
+  for (const std::string& n : names) {
+    ASSERT_TRUE(test::file_exists(dir.path() + "/many/" + n)) << n;
+    EXPECT_EQ(test::read_file(dir.path() + "/one/" + n), test::read_file(dir.path() + "/many/" + n)) << n;
+  }
+}
+
+TEST(Batch, UsageErrors) {
+  for (const auto& extra : std::vector<std::vector<std::string>>{{"--out", "x/{stem}.vdb", "--shard", "3/3"},
+                                                                 {"--out", "x/{stem}.vdb", "--shard", "a/b"},
+                                                                 {"--out", "x/same.vdb"},
+                                                                 {"--out", "x/{nope}.vdb"},
+                                                                 {"--out", "x/{stem}.npy", "-t", "count,id"},
+                                                                 {"--out", "x/{stem}.vdb", "--devices", "0,x"},
+                                                                 {}}) {
+    auto r = test::run_voxtile(args(args({"batch"}, meshes()), extra));
+    EXPECT_EQ(r.exit_code, 2) << (extra.empty() ? "" : extra.back()) << ": " << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace voxtile
