@@ -385,6 +385,7 @@ void setup_batch(CLI::App& app, BatchCmdOptions& o) {
   app.add_option("--shard", o.shard, "I/N: run only jobs whose index mod N is I (0 <= I < N)");
   app.add_option("--dense-limit", o.dense_limit, "Largest .raw/.npy output in bytes (default 4 GiB)");
   app.add_flag("--force", o.force, "Write dense outputs over --dense-limit");
+  app.add_flag("--load-only", o.load_only, "Only load the inputs (measures loading throughput; writes nothing)");
   app.add_flag_callback("-q,--quiet", [&o] { o.verbosity = 0; }, "Only errors on stderr");
   app.add_flag_callback("-v,--verbose", [&o] { o.verbosity = 2; }, "A line per job on stderr");
 }
@@ -478,7 +479,7 @@ int run_batch(const BatchCmdOptions& o) {
                                              const Job& j = *w->job;
                                              const auto t0 = Clock::now();
                                              try {
-                                               w->fingerprint = fingerprint(j);
+                                               if (!o.load_only) w->fingerprint = fingerprint(j);
                                                if (o.skip_existing && !w->fingerprint.empty() &&
                                                    recorded_metadata(j.output, j.format, "job") == w->fingerprint) {
                                                  finish(*w, "skipped", "");
@@ -486,6 +487,10 @@ int run_batch(const BatchCmdOptions& o) {
                                                }
                                                w->input = std::make_unique<LoadedInput>(
                                                    load_input(j.input, j.grid.to_options(), log));
+                                               if (o.load_only) {
+                                                 w->result->triangles = w->input->loaded.mesh.num_triangles();
+                                                 finish(*w, "ok", "");
+                                               }
                                              } catch (const Error& e) {
                                                finish(*w, "failed", e.what());
                                              }

@@ -30,6 +30,7 @@ struct BatchCmdOptions {
   std::string shard;                // "I/N"
   uint64_t dense_limit = 0;
   bool force = false;
+  bool load_only = false;           // benchmark aid: load every input, voxelize and write nothing
   int verbosity = 1;
 };
 

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Batch throughput (on a machine with a GPU): COPIES (default 1000) jobs cycling over the shared
+# meshes of 10k-200k triangles (each job its own file: a hard link, so every input is read), at
+# 256^3 and 1024^3. Prints jobs/s of loading alone (--load-only) and of the whole batch with the
+# same threads, and where the time goes (summed per-job stage times from the report).
+#   scripts/bench-batch.sh [BIN_DIR] [WORK_DIR]
+set -euo pipefail
+source "$(dirname "$0")/bench-common.sh"
+shared=${SHARED:-../shared/data/meshes}
+copies=${COPIES:-1000}
+threads=${THREADS:-$(nproc)}
+echo "# voxtile batch benchmark, $(date -u +%Y-%m-%d), commit $commit, $threads CPU threads"
+nvidia-smi -L 2>/dev/null || true
+mkdir -p "$work/in" "$work/out"
+meshes=("$shared"/stanford_bunny.ply "$shared"/stanford_dragon_100k.obj "$shared"/mountain_open_terrain.obj \
+        "$shared"/crytek_sponza_columns_shrubbery.obj "$shared"/redwood_scan_frag_115_colored.ply)
+for m in "${meshes[@]}"; do cp "$m" "$work/in/src_$(basename "$m")"; done
+for ((i = 0; i < copies; i++)); do
+  m=${meshes[$((i % ${#meshes[@]}))]}
+  ln -f "$work/in/src_$(basename "$m")" "$work/in/job$(printf %04d $i)_$(basename "$m")"
+done
+rm -f "$work"/in/src_*
+summary() {  # jobs/s and summed stage times from a report
+  python3 - "$1" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+jobs = [j for j in r["jobs"] if j["status"] == "ok"]
+s = {k: sum(j.get("ms", {}).get(k, 0) for j in jobs) / 1000 for k in ("load", "voxelize", "write")}
+print(f"| {len(jobs)} | {r['seconds']:.2f} | {len(jobs) / r['seconds']:.1f} | {s['load']:.1f} | {s['voxelize']:.1f} | {s['write']:.1f} |")
+PY
+}
+echo
+echo "| run | jobs ok | wall s | jobs/s | sum load s | sum voxelize s | sum write s |"
+echo "|---|---|---|---|---|---|---|"
+for r in 256 1024; do
+  "$vt" batch "$work/in" --out "$work/out/{stem}_{res}.vdb" -r "$r" -j "$threads" --load-only -q --report "$work/l.json"
+  echo -n "| load only, $r "; summary "$work/l.json"
+  "$vt" batch "$work/in" --out "$work/out/{stem}_{res}.vdb" -r "$r" -j "$threads" --devices "${DEVICES:-auto}" -q \
+    --report "$work/b.json"
+  echo -n "| batch, $r "; summary "$work/b.json"
+  rm -f "$work"/out/*
+done
