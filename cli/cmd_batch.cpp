@@ -1,7 +1,7 @@
 // `voxtile batch`: plans jobs (inputs, directories, globs or a JSON Lines manifest; output names
-// from a template; an optional shard), then runs them through a TBB pipeline whose tokens bound
-// the meshes and grids in memory: load (parallel) -> voxelize (a pool of one worker per GPU, or
-// the CPU) -> write (parallel). Progress on stderr, an optional JSON report.
+// from a template; an optional shard), then runs them through a TBB flow graph whose limiter bounds
+// the meshes and grids in memory: load (parallel) -> voxelize (one worker per GPU, or the CPU) ->
+// write (parallel). Progress on stderr, an optional JSON report.
 #include "cli/cmd_batch.h"
 
 #include <glob.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <dirent.h>
 
-#include <tbb/parallel_pipeline.h>
+#include <tbb/flow_graph.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -249,6 +249,7 @@ class DevicePool {
  public:
   void add(std::unique_ptr<GpuVoxelizer> g) { m_free.push_back(m_all.emplace_back(std::move(g)).get()); }
   bool cpu() const { return m_all.empty(); }
+  size_t size() const { return m_all.size(); }
   GpuVoxelizer* take() {
     std::unique_lock<std::mutex> lock(m_mutex);
     m_cv.wait(lock, [&] { return !m_free.empty(); });
@@ -458,102 +459,111 @@ int run_batch(const BatchCmdOptions& o) {
     progress.update(status);
   };
 
+  // A flow graph: the limiter bounds the jobs in flight (memory); loading and writing run on up to
+  // `threads` CPU threads, voxelizing on as many workers as GPUs, so no thread ever waits for a GPU
+  // while there is loading or writing to do.
+  namespace flow = tbb::flow;
+  auto load_body = [&](Work* w) -> Work* {
+    const Job& j = *w->job;
+    const auto t0 = Clock::now();
+    try {
+      if (!o.load_only) w->fingerprint = fingerprint(j);
+      if (o.skip_existing && !w->fingerprint.empty() && recorded_metadata(j.output, j.format, "job") == w->fingerprint) {
+        finish(*w, "skipped", "");
+        return w;
+      }
+      w->input = std::make_unique<LoadedInput>(load_input(j.input, j.grid.to_options(), log));
+      if (o.load_only) {
+        w->result->triangles = w->input->loaded.mesh.num_triangles();
+        finish(*w, "ok", "");
+      }
+    } catch (const Error& e) {
+      finish(*w, "failed", e.what());
+    }
+    w->result->ms_load = ms_since(t0);
+    return w;
+  };
+  auto voxelize_body = [&](Work* w) -> Work* {
+    if (w->done) return w;
+    const Job& j = *w->job;
+    const auto t0 = Clock::now();
+    try {
+      VoxelizeOptions vopt;
+      vopt.mode = j.mode == "thin" ? VoxelMode::kThin : VoxelMode::kConservative;
+      const std::vector<TargetSpec> targets = parse_target_list(j.target);
+      VoxelizeStats st;
+      if (pool.cpu()) {
+        w->grids = voxelize_cpu_targets(w->input->loaded.mesh, w->input->spec, vopt, targets, &st);
+      } else {
+        GpuVoxelizer* g = pool.take();
+        try {
+          g->set_mesh(w->input->loaded.mesh);
+          w->grids = g->voxelize_targets(w->input->spec, vopt, targets, &st);
+        } catch (...) {
+          pool.give(g);
+          throw;
+        }
+        pool.give(g);
+      }
+      if (targets.size() == 1 && targets[0].target == Target::kBinary) w->grids[0].name = "voxels";
+      w->result->triangles = w->input->loaded.mesh.num_triangles();
+      w->result->active_voxels = st.active_voxels;
+      w->result->device = st.device;
+      w->input.reset();  // the mesh is no longer needed
+    } catch (const Error& e) {
+      finish(*w, "failed", j.input + ": " + e.what());
+    }
+    w->result->ms_voxelize = ms_since(t0);
+    return w;
+  };
+  auto write_body = [&](Work* w) {
+    std::unique_ptr<Work> own(w);
+    if (w->done) return flow::continue_msg();
+    const Job& j = *w->job;
+    const auto t0 = Clock::now();
+    try {
+      WriteOptions wopt = base_write;
+      wopt.meta = {{"source", j.input},
+                   {"options", options_string(j.mode, j.target, j.grid)},
+                   {"version", VOXTILE_VERSION},
+                   {"mode", j.mode},
+                   {"target", j.target},
+                   {"job", w->fingerprint}};
+      write_grids(w->grids, j.output, j.format, wopt);
+      w->result->checksum = hex64(w->grids[0].checksum());
+      w->result->ms_write = ms_since(t0);
+      finish(*w, "ok", "");
+    } catch (const Error& e) {
+      finish(*w, "failed", e.what());
+    }
+    return flow::continue_msg();
+  };
   tbb::task_arena arena(threads);
   arena.execute([&] {
-    tbb::parallel_pipeline(
-        tokens,
-        tbb::make_filter<void, Work*>(tbb::filter_mode::serial_in_order,
-                                      [&](tbb::flow_control& fc) -> Work* {
-                                        const size_t i = next++;
-                                        if (i >= jobs.size() || stop) {
-                                          fc.stop();
-                                          return nullptr;
-                                        }
-                                        Work* w = new Work;
-                                        w->job = &jobs[i];
-                                        w->result = &results[i];
-                                        return w;
-                                      }) &
-            tbb::make_filter<Work*, Work*>(tbb::filter_mode::parallel,
-                                           [&](Work* w) {
-                                             const Job& j = *w->job;
-                                             const auto t0 = Clock::now();
-                                             try {
-                                               if (!o.load_only) w->fingerprint = fingerprint(j);
-                                               if (o.skip_existing && !w->fingerprint.empty() &&
-                                                   recorded_metadata(j.output, j.format, "job") == w->fingerprint) {
-                                                 finish(*w, "skipped", "");
-                                                 return w;
-                                               }
-                                               w->input = std::make_unique<LoadedInput>(
-                                                   load_input(j.input, j.grid.to_options(), log));
-                                               if (o.load_only) {
-                                                 w->result->triangles = w->input->loaded.mesh.num_triangles();
-                                                 finish(*w, "ok", "");
-                                               }
-                                             } catch (const Error& e) {
-                                               finish(*w, "failed", e.what());
-                                             }
-                                             w->result->ms_load = ms_since(t0);
-                                             return w;
-                                           }) &
-            tbb::make_filter<Work*, Work*>(tbb::filter_mode::parallel,
-                                           [&](Work* w) {
-                                             if (w->done) return w;
-                                             const Job& j = *w->job;
-                                             const auto t0 = Clock::now();
-                                             try {
-                                               VoxelizeOptions vopt;
-                                               vopt.mode = j.mode == "thin" ? VoxelMode::kThin : VoxelMode::kConservative;
-                                               const std::vector<TargetSpec> targets = parse_target_list(j.target);
-                                               VoxelizeStats st;
-                                               if (pool.cpu()) {
-                                                 w->grids = voxelize_cpu_targets(w->input->loaded.mesh, w->input->spec,
-                                                                                 vopt, targets, &st);
-                                               } else {
-                                                 GpuVoxelizer* g = pool.take();
-                                                 try {
-                                                   g->set_mesh(w->input->loaded.mesh);
-                                                   w->grids = g->voxelize_targets(w->input->spec, vopt, targets, &st);
-                                                 } catch (...) {
-                                                   pool.give(g);
-                                                   throw;
-                                                 }
-                                                 pool.give(g);
-                                               }
-                                               if (targets.size() == 1 && targets[0].target == Target::kBinary)
-                                                 w->grids[0].name = "voxels";
-                                               w->result->triangles = w->input->loaded.mesh.num_triangles();
-                                               w->result->active_voxels = st.active_voxels;
-                                               w->result->device = st.device;
-                                               w->input.reset();  // the mesh is no longer needed
-                                             } catch (const Error& e) {
-                                               finish(*w, "failed", j.input + ": " + e.what());
-                                             }
-                                             w->result->ms_voxelize = ms_since(t0);
-                                             return w;
-                                           }) &
-            tbb::make_filter<Work*, void>(tbb::filter_mode::parallel, [&](Work* w) {
-              std::unique_ptr<Work> own(w);
-              if (w->done) return;
-              const Job& j = *w->job;
-              const auto t0 = Clock::now();
-              try {
-                WriteOptions wopt = base_write;
-                wopt.meta = {{"source", j.input},
-                             {"options", options_string(j.mode, j.target, j.grid)},
-                             {"version", VOXTILE_VERSION},
-                             {"mode", j.mode},
-                             {"target", j.target},
-                             {"job", w->fingerprint}};
-                write_grids(w->grids, j.output, j.format, wopt);
-                w->result->checksum = hex64(w->grids[0].checksum());
-                w->result->ms_write = ms_since(t0);
-                finish(*w, "ok", "");
-              } catch (const Error& e) {
-                finish(*w, "failed", e.what());
-              }
-            }));
+    flow::graph g;
+    flow::input_node<Work*> source(g, [&](tbb::flow_control& fc) -> Work* {
+      const size_t i = next++;
+      if (i >= jobs.size() || stop) {
+        fc.stop();
+        return nullptr;
+      }
+      Work* w = new Work;
+      w->job = &jobs[i];
+      w->result = &results[i];
+      return w;
+    });
+    flow::limiter_node<Work*> limit(g, tokens);
+    flow::function_node<Work*, Work*> load(g, size_t(threads), load_body);
+    // CPU voxelization is itself parallel: two jobs at a time keep the cores busy.
+    flow::function_node<Work*, Work*> voxelize(g, pool.cpu() ? 2 : pool.size(), voxelize_body);
+    flow::function_node<Work*, flow::continue_msg> write(g, size_t(threads), write_body);
+    flow::make_edge(source, limit);
+    flow::make_edge(limit, load);
+    flow::make_edge(load, voxelize);
+    flow::make_edge(voxelize, write);
+    flow::make_edge(write, limit.decrementer());
+    source.activate();
+    g.wait_for_all();
   });
 
   for (Result& r : results)
