@@ -443,9 +443,7 @@ int run_batch(const BatchCmdOptions& o) {
   std::atomic<bool> stop{false};
   std::atomic<size_t> next{0};
   const int threads = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
-  // Jobs in flight (meshes and grids in memory): enough that loading never waits for a free slot
-  // while jobs queue for a GPU or for writing.
-  const size_t tokens = 2 * size_t(threads) + 4;
+  const size_t tokens = size_t(threads) + 2;  // meshes and grids in flight: the memory bound
 
   auto finish = [&](Work& w, const std::string& status, const std::string& error) {
     w.result->status = status;
@@ -555,9 +553,7 @@ int run_batch(const BatchCmdOptions& o) {
       return w;
     });
     flow::limiter_node<Work*> limit(g, tokens);
-    // Loading runs in child processes (Assimp, isolated): leave a core per GPU worker.
-    const size_t loaders = size_t(std::max<int>(1, threads - int(pool.size())));
-    flow::function_node<Work*, Work*> load(g, loaders, load_body);
+    flow::function_node<Work*, Work*> load(g, size_t(threads), load_body);
     // CPU voxelization is itself parallel: two jobs at a time keep the cores busy.
     flow::function_node<Work*, Work*> voxelize(g, pool.cpu() ? 2 : pool.size(), voxelize_body);
     flow::function_node<Work*, flow::continue_msg> write(g, size_t(threads), write_body);
