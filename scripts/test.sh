@@ -14,7 +14,8 @@ scripts/build.sh
 if [ "${SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== ASan/UBSan build and CPU tests"
   BUILD_DIR=build-asan BUILD_TYPE=RelWithDebInfo scripts/build.sh -DVOXTILE_CUDA=OFF -DVOXTILE_SANITIZE=ON
-  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
   export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
+  export UBSAN_OPTIONS=suppressions=$PWD/tests/ubsan.supp:halt_on_error=1:print_stacktrace=1
   (cd build-asan && ctest --output-on-failure -j "$jobs")
 fi
