@@ -409,4 +409,12 @@ VT_HD inline void for_each_thin_voxel(const TriSetup& t, const DiamondEdges& e, 
   for (int32_t v = r.lo[b]; v <= r.hi[b]; ++v) thin_row(t, e, r, v, dims_c, f);
 }
 
+// Visits every voxel of `clip` in the voxelization of `t` in `mode` (`dims`: the grid size, which
+// the thin test's column rule needs).
+template <class F>
+VT_HD inline void for_each_voxel(const TriSetup& t, VoxelMode mode, const VoxelBox& clip, const Int3& dims, F&& f) {
+  if (mode == VoxelMode::kConservative) for_each_conservative_voxel(setup_conservative(t), clip, f);
+  else for_each_thin_voxel(t, setup_diamond_edges(t, t.dom), clip, component(dims, t.dom), f);
+}
+
 }  // namespace voxtile

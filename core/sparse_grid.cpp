@@ -1,6 +1,10 @@
 // SparseGrid helpers: counts, checksum, invariant checks.
 #include "core/sparse_grid.h"
 
+#include <tbb/parallel_sort.h>
+
+#include <cstring>
+
 #include "core/error.h"
 
 namespace voxtile {
@@ -75,6 +79,51 @@ void SparseGrid::validate() const {
     if (i >= spec.dims.x || j >= spec.dims.y || k >= spec.dims.z)
       fail(ErrorKind::kInternal, "sparse grid: active voxel outside the grid");
   });
+}
+
+SparseGridBuilder::SparseGridBuilder(const GridSpec& spec, ValueType type, const std::string& name,
+                                     const std::string& source)
+    : m_source(source) {
+  m_grid.spec = spec;
+  m_grid.value_type = type;
+  m_grid.name = name;
+}
+
+void SparseGridBuilder::add(int32_t i, int32_t j, int32_t k, const uint32_t* value) {
+  const Int3& d = m_grid.spec.dims;
+  if (i < 0 || j < 0 || k < 0 || i >= d.x || j >= d.y || k >= d.z)
+    fail(ErrorKind::kInput, m_source + ": a voxel lies outside the grid's dims");
+  m_entries.push_back({brick_key(i >> 3, j >> 3, k >> 3), uint16_t(brick_offset(i & 7, j & 7, k & 7)), m_values.size()});
+  if (value) m_values.insert(m_values.end(), value, value + value_channels(m_grid.value_type));
+}
+
+SparseGrid SparseGridBuilder::build() {
+  tbb::parallel_sort(m_entries.begin(), m_entries.end(), [](const Entry& a, const Entry& b) {
+    return a.key != b.key ? a.key < b.key : a.off < b.off;
+  });
+  const ValueType type = m_grid.value_type;
+  const int ch = value_channels(type);
+  for (size_t n = 0; n < m_entries.size(); ++n) {
+    const Entry& e = m_entries[n];
+    if (n > 0 && e.key == m_entries[n - 1].key && e.off == m_entries[n - 1].off)
+      fail(ErrorKind::kInput, m_source + ": the same voxel appears twice");
+    if (n == 0 || e.key != m_entries[n - 1].key) {
+      m_grid.keys.push_back(e.key);
+      m_grid.masks.push_back(BrickMask{});
+      if (type == ValueType::kInt32) m_grid.ivalues.insert(m_grid.ivalues.end(), kBrickVoxels, 0);
+      else if (ch) m_grid.fvalues.insert(m_grid.fvalues.end(), size_t(kBrickVoxels) * ch, 0.0f);
+    }
+    const size_t b = m_grid.keys.size() - 1;
+    m_grid.masks[b].set(e.off);
+    for (int c = 0; c < ch; ++c) {
+      const uint32_t bits = m_values[e.value + c];
+      if (type == ValueType::kInt32) std::memcpy(&m_grid.ivalues[b * kBrickVoxels + e.off], &bits, 4);
+      else std::memcpy(&m_grid.fvalues[(b * kBrickVoxels + e.off) * ch + c], &bits, 4);
+    }
+  }
+  m_entries.clear();
+  m_values.clear();
+  return std::move(m_grid);
 }
 
 }  // namespace voxtile

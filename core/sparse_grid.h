@@ -117,6 +117,29 @@ struct SparseGrid {
   }
 };
 
+// Builds a SparseGrid from active voxels given in any order: sorts them into bricks by key.
+class SparseGridBuilder {
+ public:
+  // `source` names the data in errors (a file path).
+  SparseGridBuilder(const GridSpec& spec, ValueType type, const std::string& name, const std::string& source);
+  // `value` holds value_channels(type) 32-bit words (int32 or float bits); none for masks.
+  // Throws Error(kInput) for a voxel outside spec.dims.
+  void add(int32_t i, int32_t j, int32_t k, const uint32_t* value = nullptr);
+  // Throws Error(kInput) if a voxel was added twice.
+  SparseGrid build();
+
+ private:
+  struct Entry {
+    uint64_t key;
+    uint16_t off;
+    size_t value;
+  };
+  SparseGrid m_grid;
+  std::string m_source;
+  std::vector<Entry> m_entries;
+  std::vector<uint32_t> m_values;
+};
+
 // Incremental FNV-1a, 64 bit.
 struct Fnv1a {
   uint64_t h = 1469598103934665603ull;

@@ -1,8 +1,6 @@
 // Readers of voxtile's grid outputs, for `voxtile compare`.
 #include "io/grid_reader.h"
 
-#include <tbb/parallel_sort.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -33,60 +31,6 @@ std::string slurp(const std::string& path) {
   if (!f && !f.eof()) fail(ErrorKind::kInput, path + ": cannot read");
   return s.str();
 }
-
-// Collects active voxels in any order, then builds the brick-sorted grid.
-class GridBuilder {
- public:
-  GridBuilder(const GridSpec& spec, ValueType type, const std::string& name) : m_type(type) {
-    m_grid.spec = spec;
-    m_grid.value_type = type;
-    m_grid.name = name;
-  }
-  // `value` holds value_channels(type) 32-bit words (int32 or float bits).
-  void add(int32_t i, int32_t j, int32_t k, const uint32_t* value, const std::string& path) {
-    const Int3& d = m_grid.spec.dims;
-    if (i < 0 || j < 0 || k < 0 || i >= d.x || j >= d.y || k >= d.z)
-      fail(ErrorKind::kInput, path + ": a voxel lies outside the grid's dims");
-    m_entries.push_back({brick_key(i >> 3, j >> 3, k >> 3), uint16_t(brick_offset(i & 7, j & 7, k & 7)), m_values.size()});
-    m_values.insert(m_values.end(), value, value + value_channels(m_type));
-  }
-  SparseGrid build(const std::string& path) {
-    tbb::parallel_sort(m_entries.begin(), m_entries.end(), [](const Entry& a, const Entry& b) {
-      return a.key != b.key ? a.key < b.key : a.off < b.off;
-    });
-    const int ch = value_channels(m_type);
-    for (size_t n = 0; n < m_entries.size(); ++n) {
-      const Entry& e = m_entries[n];
-      if (n > 0 && e.key == m_entries[n - 1].key && e.off == m_entries[n - 1].off)
-        fail(ErrorKind::kInput, path + ": the same voxel appears twice");
-      if (n == 0 || e.key != m_entries[n - 1].key) {
-        m_grid.keys.push_back(e.key);
-        m_grid.masks.push_back(BrickMask{});
-        if (m_type == ValueType::kInt32) m_grid.ivalues.insert(m_grid.ivalues.end(), kBrickVoxels, 0);
-        else if (ch) m_grid.fvalues.insert(m_grid.fvalues.end(), size_t(kBrickVoxels) * ch, 0.0f);
-      }
-      const size_t b = m_grid.keys.size() - 1;
-      m_grid.masks[b].set(e.off);
-      for (int c = 0; c < ch; ++c) {
-        const uint32_t bits = m_values[e.value + c];
-        if (m_type == ValueType::kInt32) std::memcpy(&m_grid.ivalues[b * kBrickVoxels + e.off], &bits, 4);
-        else std::memcpy(&m_grid.fvalues[(b * kBrickVoxels + e.off) * ch + c], &bits, 4);
-      }
-    }
-    return std::move(m_grid);
-  }
-
- private:
-  struct Entry {
-    uint64_t key;
-    uint16_t off;
-    size_t value;
-  };
-  ValueType m_type;
-  SparseGrid m_grid;
-  std::vector<Entry> m_entries;
-  std::vector<uint32_t> m_values;
-};
 
 // ---- .npy ------------------------------------------------------------------------------------
 
@@ -278,7 +222,7 @@ GridFile read_ply(const std::string& path) {
   f.format = "ply";
   f.has_transform = true;
   for (const Target& t : targets) {
-    GridBuilder b(spec, t.type, t.name == "value" ? "voxels" : t.name);
+    SparseGridBuilder b(spec, t.type, t.name == "value" ? "voxels" : t.name, path);
     for (uint64_t n = 0; n < count; ++n) {
       const char* r = bytes.data() + data + n * record;
       float xyz[3];
@@ -288,9 +232,9 @@ GridFile read_ply(const std::string& path) {
                               int32_t(std::lround((double(xyz[2]) - spec.origin.z) / spec.voxel_size.z - 0.5))};
       uint32_t v[3] = {0, 0, 0};
       for (int c = 0; c < value_channels(t.type); ++c) std::memcpy(&v[c], r + offset[t.prop + c], 4);
-      b.add(ijk[0], ijk[1], ijk[2], v, path);
+      b.add(ijk[0], ijk[1], ijk[2], v);
     }
-    f.grids.push_back(b.build(path));
+    f.grids.push_back(b.build());
   }
   return f;
 }
@@ -398,7 +342,7 @@ GridFile read_npz(const std::string& path) {
 SparseGrid grid_from_dense(const unsigned char* data, const Int3& dims, ValueType type) {
   GridSpec spec;
   spec.dims = dims;
-  GridBuilder b(spec, type, "voxels");
+  SparseGridBuilder b(spec, type, "voxels", "dense array");
   const int ch = std::max(1, value_channels(type));
   const size_t vb = type == ValueType::kNone ? 1 : 4 * size_t(ch);
   size_t n = 0;
@@ -418,9 +362,9 @@ SparseGrid grid_from_dense(const unsigned char* data, const Int3& dims, ValueTyp
             for (int c = 0; c < ch; ++c) active = active || !std::isnan(bits_float(v[c]));
           }
         }
-        if (active) b.add(i, j, k, v, "");
+        if (active) b.add(i, j, k, v);
       }
-  return b.build("");
+  return b.build();
 }
 
 GridFile read_grid_file(const std::string& path) {

@@ -25,8 +25,8 @@ GridFile read_grid_file(const std::string& path);
 // Every mask, bool, int32, float and vec3s grid of a .vdb file, in the file's order.
 std::vector<SparseGrid> read_vdb_grids(const std::string& path);
 
-// Builds a SparseGrid from a dense C-order array of dims (x, y, z[, components]); `active` decides
-// which voxels are set from their bytes (nonzero, or not NaN for floats).
+// Builds a SparseGrid from a dense C-order array of dims (x, y, z[, components]): a voxel is active
+// when its value is nonzero (uint8, int32) or, for floats, when any component is not NaN.
 SparseGrid grid_from_dense(const unsigned char* data, const Int3& dims, ValueType type);
 
 }  // namespace voxtile

@@ -65,8 +65,7 @@ void for_each_direct_fragment(const Mesh& mesh, const GridSpec& spec, VoxelMode 
     }
     const TriSetup ts = setup_triangle(g[0], g[1], g[2]);
     auto emit = [&](int i, int j, int k) { f(t, ts.v, i, j, k); };
-    if (mode == VoxelMode::kConservative) for_each_conservative_voxel(setup_conservative(ts), clip, emit);
-    else for_each_thin_voxel(ts, setup_diamond_edges(ts, ts.dom), clip, component(spec.dims, ts.dom), emit);
+    for_each_voxel(ts, mode, clip, spec.dims, emit);
   }
 }
 

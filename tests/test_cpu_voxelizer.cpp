@@ -112,8 +112,7 @@ TEST(TileFootprint, CoversEveryAcceptedVoxelAndKnowsItsColumnsEarly) {
         ASSERT_TRUE(covered.count(tile_index(tiles, i / kTileDim, j / kTileDim, k / kTileDim)))
             << mode_name(mode) << " voxel " << i << "," << j << "," << k;
       };
-      if (mode == VoxelMode::kConservative) for_each_conservative_voxel(setup_conservative(t), grid, check);
-      else for_each_thin_voxel(t, setup_diamond_edges(t, t.dom), grid, component(dims, t.dom), check);
+      for_each_voxel(t, mode, grid, dims, check);
     }
   }
 }

@@ -67,28 +67,12 @@ uint64_t Buckets::checksum() const {
 }
 
 SparseGrid Buckets::count_grid() const {
-  SparseGrid g;
-  g.spec = spec;
-  g.value_type = ValueType::kInt32;
-  g.name = "fragments";
-  // Voxels in brick order: sort (brick key, voxel) pairs, then fill each brick.
-  std::vector<std::pair<uint64_t, uint32_t>> order(num_voxels());
-  tbb::parallel_for(size_t(0), order.size(), [&](size_t v) {
-    order[v] = {brick_key(ijk[3 * v] >> 3, ijk[3 * v + 1] >> 3, ijk[3 * v + 2] >> 3), uint32_t(v)};
-  });
-  tbb::parallel_sort(order.begin(), order.end());
-  for (size_t n = 0; n < order.size(); ++n) {
-    if (n == 0 || order[n].first != order[n - 1].first) {
-      g.keys.push_back(order[n].first);
-      g.masks.push_back(BrickMask{});
-      g.ivalues.insert(g.ivalues.end(), kBrickVoxels, 0);
-    }
-    const size_t v = order[n].second, b = g.keys.size() - 1;
-    const int off = brick_offset(ijk[3 * v] & 7, ijk[3 * v + 1] & 7, ijk[3 * v + 2] & 7);
-    g.masks[b].set(off);
-    g.ivalues[b * kBrickVoxels + off] = int32_t(std::min<int64_t>(offsets[v + 1] - offsets[v], 0x7fffffff));
+  SparseGridBuilder b(spec, ValueType::kInt32, "fragments", "buckets");
+  for (size_t v = 0; v < num_voxels(); ++v) {
+    const uint32_t count = uint32_t(std::min<int64_t>(offsets[v + 1] - offsets[v], 0x7fffffff));
+    b.add(ijk[3 * v], ijk[3 * v + 1], ijk[3 * v + 2], &count);
   }
-  return g;
+  return b.build();
 }
 
 Buckets bucket_cpu(const Mesh& mesh, const GridSpec& spec, const BucketOptions& options, VoxelizeStats* stats) {
@@ -102,8 +86,7 @@ Buckets bucket_cpu(const Mesh& mesh, const GridSpec& spec, const BucketOptions& 
   const std::vector<Vec3f> g = to_grid_space(mesh, spec);
   auto for_each_fragment = [&](size_t t, auto&& f) {
     const TriSetup ts = setup_triangle(g[mesh.indices[3 * t]], g[mesh.indices[3 * t + 1]], g[mesh.indices[3 * t + 2]]);
-    if (options.mode == VoxelMode::kConservative) for_each_conservative_voxel(setup_conservative(ts), clip, f);
-    else for_each_thin_voxel(ts, setup_diamond_edges(ts, ts.dom), clip, component(spec.dims, ts.dom), f);
+    for_each_voxel(ts, options.mode, clip, spec.dims, f);
   };
   std::vector<uint64_t> offs(num_tris + 1, 0);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, num_tris, 1024), [&](const tbb::blocked_range<size_t>& r) {

@@ -160,12 +160,7 @@ SparseGrid raster(const Mesh& mesh, const GridSpec& spec, VoxelMode mode, const 
         const TriSetup t = setup_triangle(bn.g[mesh.indices[3 * tri]], bn.g[mesh.indices[3 * tri + 1]],
                                           bn.g[mesh.indices[3 * tri + 2]]);
         shade = shade_setup<T, B>(tri, t.v, consts);
-        if (mode == VoxelMode::kConservative) {
-          for_each_conservative_voxel(setup_conservative(t), clip, emit);
-        } else {
-          const int c = t.dom;
-          for_each_thin_voxel(t, setup_diamond_edges(t, c), clip, component(spec.dims, c), emit);
-        }
+        for_each_voxel(t, mode, clip, spec.dims, emit);
       }
       TileBricks& tb = out[ti];
       while (touched) {
