@@ -384,11 +384,9 @@ void setup_batch(CLI::App& app, BatchCmdOptions& o) {
                "Skip jobs whose output exists and records the same input and options (.vdb, .ply, .raw)");
   app.add_option("--report", o.report, "Write a JSON report: per job status, error, counts, timings, checksum");
   app.add_option("--shard", o.shard, "I/N: run only jobs whose index mod N is I (0 <= I < N)");
-  app.add_option("--dense-limit", o.dense_limit, "Largest .raw/.npy output in bytes (default 4 GiB)");
-  app.add_flag("--force", o.force, "Write dense outputs over --dense-limit");
+  add_dense_options(app, o.dense_limit, o.force);
   app.add_flag("--load-only", o.load_only, "Only load the inputs (measures loading throughput; writes nothing)");
-  app.add_flag_callback("-q,--quiet", [&o] { o.verbosity = 0; }, "Only errors on stderr");
-  app.add_flag_callback("-v,--verbose", [&o] { o.verbosity = 2; }, "A line per job on stderr");
+  add_verbosity_flags(app, o.verbosity, "A line per job on stderr");
 }
 
 int run_batch(const BatchCmdOptions& o) {

@@ -43,9 +43,8 @@ void setup_bucket(CLI::App& app, BucketCmdOptions& o) {
   app.add_option("--gpu-memory", o.gpu_memory, "GPU memory budget in bytes (default 80% of free); larger grids go in x-slabs");
   app.add_option("--threads", o.threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
   app.add_flag("--stats", o.stats, "Print a JSON summary to stdout (counts, timings, checksum)");
-  app.add_flag("--force", o.force, "Write a dense fragment-count grid over the dense limit");
-  app.add_flag_callback("-q,--quiet", [&o] { o.verbosity = 0; }, "Only errors on stderr");
-  app.add_flag_callback("-v,--verbose", [&o] { o.verbosity = 2; }, "Per-stage details on stderr");
+  add_dense_options(app, o.dense_limit, o.force);
+  add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
 }
 
 int run_bucket(const BucketCmdOptions& o) {
@@ -82,6 +81,7 @@ int run_bucket(const BucketCmdOptions& o) {
   if (!grids.empty()) {
     WriteOptions wopt;
     wopt.dense.force = o.force;
+    if (o.dense_limit) wopt.dense.limit_bytes = o.dense_limit;
     wopt.meta = {{"source", o.input}, {"mode", o.mode}, {"target", "fragments"}, {"version", VOXTILE_VERSION}};
     const SparseGrid count = b.count_grid();
     for (const auto& [path, format] : grids) write_grid(count, path, format, wopt);

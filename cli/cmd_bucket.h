@@ -19,6 +19,7 @@ struct BucketCmdOptions {
   int threads = 0;
   uint64_t gpu_memory = 0;
   bool stats = false;
+  uint64_t dense_limit = 0;  // 0: default
   bool force = false;
   int verbosity = 1;
 };

@@ -120,10 +120,8 @@ void setup_voxelize(CLI::App& app, VoxelizeCmdOptions& o) {
                  "GPU memory budget in bytes (default 80% of free); larger jobs are split into batches");
   app.add_option("--threads", o.threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
   app.add_flag("--stats", o.stats, "Print a JSON summary per input to stdout (counts, timings, checksum)");
-  app.add_option("--dense-limit", o.dense_limit, "Largest .raw/.npy output in bytes (default 4 GiB)");
-  app.add_flag("--force", o.force, "Write dense outputs over --dense-limit");
-  app.add_flag_callback("-q,--quiet", [&o] { o.verbosity = 0; }, "Only errors on stderr");
-  app.add_flag_callback("-v,--verbose", [&o] { o.verbosity = 2; }, "Per-stage details on stderr");
+  add_dense_options(app, o.dense_limit, o.force);
+  add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
 }
 
 int run_voxelize(const VoxelizeCmdOptions& o) {

@@ -54,6 +54,16 @@ GridOptions GridArgs::to_options() const {
   return o;
 }
 
+void add_dense_options(CLI::App& app, uint64_t& dense_limit, bool& force) {
+  app.add_option("--dense-limit", dense_limit, "Largest .raw/.npy output in bytes (default 4 GiB)");
+  app.add_flag("--force", force, "Write dense outputs over --dense-limit");
+}
+
+void add_verbosity_flags(CLI::App& app, int& verbosity, const std::string& verbose_help) {
+  app.add_flag_callback("-q,--quiet", [&verbosity] { verbosity = 0; }, "Only errors on stderr");
+  app.add_flag_callback("-v,--verbose", [&verbosity] { verbosity = 2; }, verbose_help);
+}
+
 std::unique_ptr<GpuVoxelizer> open_gpu(const std::string& device, uint64_t gpu_memory, const Log& log) {
   if (device == "cpu") return nullptr;
   const GpuInfo info = query_gpu();

@@ -32,6 +32,10 @@ struct GridArgs {
   GridOptions to_options() const;  // throws Error(kUsage)
 };
 void add_grid_options(CLI::App& app, GridArgs& args);
+// --dense-limit and --force, for commands that may write .raw/.npy grids.
+void add_dense_options(CLI::App& app, uint64_t& dense_limit, bool& force);
+// -q (errors only) and -v (`verbose_help`).
+void add_verbosity_flags(CLI::App& app, int& verbosity, const std::string& verbose_help);
 
 // The GPU for --device auto|gpu (with --gpu-memory), or null for the CPU: --device gpu without a
 // usable GPU throws Error(kResource); auto without one logs a one-line notice.
