@@ -8,6 +8,7 @@
 #include "cli/cmd_compare.h"
 #include "cli/cmd_generate.h"
 #include "cli/cmd_info.h"
+#include "cli/cmd_points.h"
 #include "cli/cmd_voxelize.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
@@ -33,6 +34,13 @@ int main(int argc, char** argv) {
   CLI::App* cmp_cmd = app.add_subcommand(
       "compare", "Compare two grid outputs (.vdb .ply .npy .raw .npz): exit 0 equal, 1 different, 2 error");
   setup_compare(*cmp_cmd, cmp);
+  CsgCmdOptions csg;
+  CLI::App* csg_cmd = app.add_subcommand("csg", "CSG script to a surface point cloud (.ply) or, with --solid, a voxel grid");
+  setup_csg(*csg_cmd, csg);
+  PointsCmdOptions points;
+  CLI::App* points_cmd = app.add_subcommand(
+      "points", "Point clouds: mesh -> surface samples, points -> voxels (.vdb .ply .raw .npy), .vdb -> points");
+  setup_points(*points_cmd, points);
   InfoCmdOptions info;
   CLI::App* info_cmd = app.add_subcommand("info", "Describe a mesh, point cloud or .vdb file");
   setup_info(*info_cmd, info);
@@ -61,6 +69,8 @@ int main(int argc, char** argv) {
     if (bucket_cmd->parsed()) return run_bucket(bucket);
     if (batch_cmd->parsed()) return run_batch(batch);
     if (cmp_cmd->parsed()) return run_compare(cmp);
+    if (csg_cmd->parsed()) return run_csg(csg);
+    if (points_cmd->parsed()) return run_points(points);
     if (info_cmd->parsed()) return run_info(info);
     if (gen_cmd->parsed()) return run_generate(gen);
   } catch (const Error& e) {

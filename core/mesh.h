@@ -19,6 +19,9 @@ struct Mesh {
   std::vector<Vec3f> normals;          // per vertex (world space, unit), or empty if the file has none;
                                        // (0,0,0) for vertices of source meshes without normals
   std::vector<Vec2f> uvs;              // per vertex (first texture channel), or empty; (0,0) where missing
+  std::vector<uint32_t> colors;        // per vertex 0xRRGGBB (first colour channel), or empty; material
+                                       // colour for vertices of source meshes without colours
+  std::vector<uint32_t> material_colors;  // per material: diffuse colour 0xRRGGBB, or empty
   size_t num_source_meshes = 0;
   size_t num_materials = 0;
   size_t dropped_degenerate = 0;  // zero-area triangles removed by sanitize()

@@ -8,10 +8,12 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include <assimp/Importer.hpp>
 #include <assimp/importerdesc.h>
+#include <assimp/material.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
 #include <cerrno>
@@ -33,10 +35,19 @@ std::string first_line(std::string s) {
   return s.empty() ? "unknown error" : s;
 }
 
+uint32_t pack_color(float r, float g, float b) {
+  auto c = [](float v) { return uint32_t(std::lround(std::isfinite(v) ? std::min(1.f, std::max(0.f, v)) * 255.f : 0.f)); };
+  return (c(r) << 16) | (c(g) << 8) | c(b);
+}
+
 struct Walker {
   const aiScene* scene;
   MeshLoadResult* out;
-  bool any_normals = false, any_uvs = false;
+  bool any_normals = false, any_uvs = false, any_colors = false;
+
+  uint32_t material_color(unsigned m) const {
+    return m < out->mesh.material_colors.size() ? out->mesh.material_colors[m] : 0xC8C8C8;
+  }
 
   void node(const aiNode* n, const aiMatrix4x4& parent) {
     const aiMatrix4x4 m = parent * n->mTransformation;
@@ -79,7 +90,10 @@ struct Walker {
       mesh.normals.push_back(n);
       mesh.uvs.push_back(am->mTextureCoords[0] ? Vec2f{am->mTextureCoords[0][v].x, am->mTextureCoords[0][v].y}
                                                : Vec2f{0, 0});
+      mesh.colors.push_back(am->mColors[0] ? pack_color(am->mColors[0][v].r, am->mColors[0][v].g, am->mColors[0][v].b)
+                                           : material_color(am->mMaterialIndex));
     }
+    any_colors = any_colors || am->mColors[0];
     for (unsigned f = 0; f < am->mNumFaces; ++f) {
       const aiFace& face = am->mFaces[f];
       if (face.mNumIndices != 3) continue;
@@ -108,10 +122,21 @@ MeshLoadResult read_in_process(const std::string& path, bool require_triangles) 
       if (const aiImporterDesc* desc = index != size_t(-1) ? importer.GetImporterInfo(index) : nullptr)
         out.format = desc->mName;
     }
+    // Diffuse colours of materials that set one (base colour for glTF).
+    bool any_material_color = false;
+    for (unsigned m = 0; m < scene->mNumMaterials; ++m) {
+      aiColor4D c(0.784f, 0.784f, 0.784f, 1.f);
+      if (scene->mMaterials[m] && (aiGetMaterialColor(scene->mMaterials[m], AI_MATKEY_BASE_COLOR, &c) == AI_SUCCESS ||
+                                   aiGetMaterialColor(scene->mMaterials[m], AI_MATKEY_COLOR_DIFFUSE, &c) == AI_SUCCESS))
+        any_material_color = true;
+      out.mesh.material_colors.push_back(pack_color(c.r, c.g, c.b));
+    }
     Walker w{scene, &out};
     w.node(scene->mRootNode, aiMatrix4x4());
     if (!w.any_normals) std::vector<Vec3f>().swap(out.mesh.normals);
     if (!w.any_uvs) std::vector<Vec2f>().swap(out.mesh.uvs);
+    if (!w.any_colors) std::vector<uint32_t>().swap(out.mesh.colors);
+    if (!any_material_color) std::vector<uint32_t>().swap(out.mesh.material_colors);
     out.mesh.num_source_meshes = scene->mNumMeshes;
     out.mesh.num_materials = scene->mNumMaterials;
   } catch (const Error&) {
@@ -210,6 +235,8 @@ void serialize(Stream& s, const MeshLoadResult& r) {
   s.vec(r.mesh.material_ids);
   s.vec(r.mesh.normals);
   s.vec(r.mesh.uvs);
+  s.vec(r.mesh.colors);
+  s.vec(r.mesh.material_colors);
   s.pod(uint64_t(r.mesh.num_source_meshes));
   s.pod(uint64_t(r.mesh.num_materials));
   s.pod(uint64_t(r.mesh.dropped_degenerate));
@@ -234,6 +261,8 @@ MeshLoadResult deserialize(Reader& in) {
   in.vec(r.mesh.material_ids);
   in.vec(r.mesh.normals);
   in.vec(r.mesh.uvs);
+  in.vec(r.mesh.colors);
+  in.vec(r.mesh.material_colors);
   r.mesh.num_source_meshes = in.pod<uint64_t>();
   r.mesh.num_materials = in.pod<uint64_t>();
   r.mesh.dropped_degenerate = in.pod<uint64_t>();

@@ -1,0 +1,310 @@
+// `voxtile csg` and `voxtile points`.
+#include "cli/cmd_points.h"
+
+#include <chrono>
+#include <iostream>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/points.h"
+#include "io/grid_reader.h"
+#include "io/mesh_reader.h"
+#include "io/points_io.h"
+#include "io/writers.h"
+#include "kernels/api.h"
+
+namespace voxtile {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+std::string lower_ext(const std::string& path) {
+  const size_t slash = path.rfind('/'), dot = path.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string e = path.substr(dot + 1);
+  for (char& c : e) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return e;
+}
+
+void add_sampling_options(CLI::App& app, SamplingArgs& s, bool with_count) {
+  auto* sp = app.add_option("--spacing", s.spacing,
+                            "Distance between surface samples in world units (density 1/S^2; default: the longest "
+                            "extent / 512)")
+                 ->check(CLI::PositiveNumber);
+  auto* de = app.add_option("--density", s.density, "Surface samples per unit area")->check(CLI::PositiveNumber);
+  sp->excludes(de);
+  if (with_count) {
+    auto* co = app.add_option("--count", s.count, "Total number of surface samples")->check(CLI::PositiveNumber);
+    co->excludes(sp)->excludes(de);
+  }
+}
+
+// The GPU for --device auto|gpu, or null for the CPU.
+std::unique_ptr<GpuPoints> open_gpu_points(const std::string& device, int scan, uint64_t gpu_memory, const Log& log) {
+  if (device == "cpu") return nullptr;
+  const GpuInfo info = query_gpu();
+  if (device == "gpu" && !info.available) fail(ErrorKind::kResource, "--device gpu: " + info.reason);
+  if (!info.available) {
+    log.info("voxtile: " + info.reason + "; using the CPU");
+    return nullptr;
+  }
+  return std::make_unique<GpuPoints>(0, scan, gpu_memory);
+}
+
+WriteOptions write_options(uint64_t dense_limit, bool force, const Metadata& meta) {
+  WriteOptions w;
+  w.dense.force = force;
+  if (dense_limit) w.dense.limit_bytes = dense_limit;
+  w.meta = meta;
+  return w;
+}
+
+std::string stage_json(const std::vector<std::pair<std::string, double>>& stages) {
+  std::ostringstream j;
+  for (const auto& [name, ms] : stages) j << "," << json_string(name) << ":" << json_number(ms);
+  return j.str();
+}
+
+std::string grids_json(const std::vector<SparseGrid>& grids) {
+  std::ostringstream j;
+  j << "[";
+  for (size_t i = 0; i < grids.size(); ++i)
+    j << (i ? "," : "") << "{\"name\":" << json_string(grids[i].name) << ",\"type\":"
+      << json_string(value_type_name(grids[i].value_type)) << ",\"active_voxels\":" << grids[i].active_voxels()
+      << ",\"checksum\":\"" << std::hex << grids[i].checksum() << std::dec << "\"}";
+  j << "]";
+  return j.str();
+}
+
+uint64_t cloud_checksum(const PointCloud& pc) {
+  Fnv1a h;
+  h.bytes(pc.positions.data(), pc.positions.size() * sizeof(Vec3f));
+  h.bytes(pc.normals.data(), pc.normals.size() * sizeof(Vec3f));
+  h.bytes(pc.colors.data(), pc.colors.size() * sizeof(Rgb8));
+  h.bytes(pc.ids.data(), pc.ids.size() * sizeof(uint32_t));
+  h.bytes(pc.materials.data(), pc.materials.size() * sizeof(uint32_t));
+  return h.h;
+}
+
+}  // namespace
+
+double SamplingArgs::per_area(const Bounds& bounds) const {
+  if (density > 0) return density;
+  double s = spacing;
+  if (!(s > 0)) {
+    const double ext = std::max({bounds.hi.x - bounds.lo.x, bounds.hi.y - bounds.lo.y, bounds.hi.z - bounds.lo.z});
+    s = ext / 512;
+  }
+  if (!(s > 0) || !std::isfinite(1.0 / (s * s))) fail(ErrorKind::kUsage, "sample spacing must give a finite density");
+  return 1.0 / (s * s);
+}
+
+// ---- voxtile csg ---------------------------------------------------------------------------
+
+void setup_csg(CLI::App& app, CsgCmdOptions& o) {
+  app.add_option("script", o.input, "CSG script (.csg; README \"CSG scripts\")")->required();
+  app.add_option("-o,--output", o.output,
+                 "Output: .ply point cloud (positions, normals, colours, primitive, material); with --solid a grid "
+                 "(.vdb .ply .raw .npy)")
+      ->required();
+  app.add_option("--format,-f", o.format, "Grid format with --solid: vdb, ply, raw or npy (default: from the extension)")
+      ->check(CLI::IsMember({"vdb", "ply", "raw", "npy"}, CLI::ignore_case));
+  add_sampling_options(app, o.sampling, false);
+  app.add_option("--batch", o.batch, "Primitives applied per GPU step (0 = all in one step); same output for any value")
+      ->capture_default_str();
+  app.add_flag("--solid", o.solid, "Voxelize the solid (inside test at voxel centres) instead of sampling its surface");
+  add_grid_options(app, o.grid);
+  app.add_option("--device,-d", o.device, "auto (GPU if present, else CPU), cpu or gpu")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
+      ->capture_default_str();
+  app.add_option("--scan", o.scan, "GPU scan of the keep flags: tiles, tiles-cub or words-cub (same output)")
+      ->check(CLI::IsMember({"tiles", "tiles-cub", "words-cub"}))
+      ->capture_default_str();
+  app.add_option("--gpu-memory", o.gpu_memory, "GPU memory budget in bytes (default 80% of free)");
+  app.add_option("--max-samples", o.max_samples, "Refuse scripts that would make more surface samples than this")
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
+  app.add_flag("--stats", o.stats, "Print a JSON summary to stdout (counts, timings, checksum)");
+  add_dense_options(app, o.dense_limit, o.force);
+  add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
+}
+
+int run_csg(const CsgCmdOptions& o) {
+  Log log{o.verbosity};
+  ThreadLimit threads(o.threads);
+  const auto t0 = Clock::now();
+  const int scan = o.scan == "tiles" ? 0 : o.scan == "tiles-cub" ? 1 : 2;
+  OutputFormat format = o.format.empty() ? format_from_path(o.output) : parse_format(o.format);
+  if (!o.solid && format != OutputFormat::kPly)
+    fail(ErrorKind::kUsage, o.output + ": CSG point clouds are written as .ply (use --solid for grids)");
+  const CsgScript script = load_csg(o.input);
+  const Bounds bounds = script.bounds();
+  if (bounds.empty()) fail(ErrorKind::kInput, o.input + ": no additive primitive, the solid is empty");
+  std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, scan, o.gpu_memory, log);
+  const Metadata meta = {{"source", o.input}, {"version", VOXTILE_VERSION}};
+  CsgStats st;
+  std::ostringstream line, json;
+  if (o.solid) {
+    GridSpec spec;
+    try {
+      spec = make_grid_spec(bounds, o.grid.to_options());
+      check_grid_dims(spec);
+    } catch (const Error& e) {
+      throw Error(e.kind(), o.input + ": " + e.what());
+    }
+    SparseGrid grid = gpu ? gpu->solid(script, spec, &st) : csg_solid_cpu(script, spec);
+    if (!gpu) st.device = "cpu";
+    write_grid(grid, o.output, format, write_options(o.dense_limit, o.force, meta));
+    line << o.input << ": " << script.prims.size() << " primitives -> solid " << spec.describe() << ", "
+         << grid.active_voxels() << " voxels (" << st.device << ") -> " << o.output;
+    json << "{\"input\":" << json_string(o.input) << ",\"output\":" << json_string(o.output)
+         << ",\"primitives\":" << script.prims.size() << ",\"device\":" << json_string(st.device)
+         << ",\"dims\":[" << spec.dims.x << "," << spec.dims.y << "," << spec.dims.z << "],\"grids\":"
+         << grids_json({grid});
+  } else {
+    const double per_area = o.sampling.per_area(bounds);
+    const auto ts = Clock::now();
+    const CsgSamples samples = sample_csg(script, {per_area}, o.max_samples);
+    const double ms_sample = ms_since(ts);
+    const CsgSamples kept = gpu ? gpu->csg(script, samples, o.batch, &st) : csg_keep_cpu(script, samples, &st);
+    const PointCloud pc = csg_point_cloud(script, kept);
+    write_point_cloud_ply(pc, o.output, meta);
+    line << o.input << ": " << script.prims.size() << " primitives, " << samples.positions.size() << " samples -> "
+         << pc.size() << " points (" << st.device << ", " << st.steps << " steps) -> " << o.output;
+    json << "{\"input\":" << json_string(o.input) << ",\"output\":" << json_string(o.output)
+         << ",\"primitives\":" << script.prims.size() << ",\"device\":" << json_string(st.device)
+         << ",\"samples\":" << samples.positions.size() << ",\"points\":" << pc.size() << ",\"steps\":" << st.steps
+         << ",\"checksum\":\"" << std::hex << cloud_checksum(pc) << std::dec << "\"";
+    st.stage_ms.insert(st.stage_ms.begin(), {"sample", ms_sample});
+  }
+  log.info(line.str());
+  for (const auto& [name, ms] : st.stage_ms) log.detail("  " + name + ": " + std::to_string(ms) + " ms");
+  if (o.stats)
+    std::cout << json.str() << ",\"timings_ms\":{\"total\":" << json_number(ms_since(t0)) << stage_json(st.stage_ms)
+              << "}}" << std::endl;
+  return 0;
+}
+
+// ---- voxtile points ------------------------------------------------------------------------
+
+void setup_points(CLI::App& app, PointsCmdOptions& o) {
+  app.add_option("input", o.input,
+                 "A mesh (-> .ply surface samples), a point cloud .ply/.xyz/.pts (-> voxels), or a .vdb (-> .ply "
+                 "voxel centres)")
+      ->required();
+  app.add_option("-o,--output", o.output, "Output file (.ply, or for point clouds .vdb .ply .raw .npy)")->required();
+  app.add_option("--format,-f", o.format, "Output format: vdb, ply, raw or npy (default: from the extension)")
+      ->check(CLI::IsMember({"vdb", "ply", "raw", "npy"}, CLI::ignore_case));
+  add_sampling_options(app, o.sampling, true);
+  add_grid_options(app, o.grid);
+  app.add_option("--values", o.values,
+                 "Points -> voxels: occupancy, count, color (mean), normal (mean), comma-separated; auto = count "
+                 "plus colour and normal when the points have them (.raw/.npy: count)")
+      ->capture_default_str();
+  app.add_option("--grid", o.grid_name, "Voxels -> points: the .vdb grid to write (default: all)");
+  app.add_option("--device,-d", o.device, "auto (GPU if present, else CPU), cpu or gpu")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
+      ->capture_default_str();
+  app.add_option("--gpu-memory", o.gpu_memory, "GPU memory budget in bytes (default 80% of free)");
+  app.add_option("--threads", o.threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
+  app.add_flag("--stats", o.stats, "Print a JSON summary to stdout (counts, timings, checksum)");
+  add_dense_options(app, o.dense_limit, o.force);
+  add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
+}
+
+int run_points(const PointsCmdOptions& o) {
+  Log log{o.verbosity};
+  ThreadLimit threads(o.threads);
+  const auto t0 = Clock::now();
+  const OutputFormat format = o.format.empty() ? format_from_path(o.output) : parse_format(o.format);
+  const Metadata meta = {{"source", o.input}, {"version", VOXTILE_VERSION}};
+  const std::string in_ext = lower_ext(o.input);
+  std::ostringstream line, json;
+  json << "{\"input\":" << json_string(o.input) << ",\"output\":" << json_string(o.output);
+  std::vector<std::pair<std::string, double>> stages;
+
+  if (in_ext == "vdb") {  // voxels -> points
+    if (format != OutputFormat::kPly) fail(ErrorKind::kUsage, o.output + ": voxels -> points writes .ply");
+    std::vector<SparseGrid> grids = read_vdb_grids(o.input);
+    if (!o.grid_name.empty()) {
+      std::vector<SparseGrid> pick;
+      for (SparseGrid& g : grids)
+        if (g.name == o.grid_name) pick.push_back(std::move(g));
+      if (pick.empty()) fail(ErrorKind::kUsage, o.input + ": no grid named '" + o.grid_name + "'");
+      grids = std::move(pick);
+    }
+    if (grids.empty()) fail(ErrorKind::kInput, o.input + ": no grid");
+    for (const SparseGrid& g : grids)
+      if (g.keys != grids[0].keys || g.masks.size() != grids[0].masks.size() ||
+          std::memcmp(g.masks.data(), grids[0].masks.data(), g.masks.size() * sizeof(BrickMask)) != 0)
+        fail(ErrorKind::kUsage, o.input + ": its grids have different active voxels; choose one with --grid");
+    write_grids(grids, o.output, format, write_options(o.dense_limit, o.force, meta));
+    line << o.input << ": " << grids.size() << " grid(s), " << grids[0].active_voxels() << " voxels -> " << o.output;
+    json << ",\"mode\":\"voxels-to-points\",\"points\":" << grids[0].active_voxels() << ",\"grids\":" << grids_json(grids);
+  } else if (is_point_cloud_file(o.input)) {  // points -> voxels
+    const auto tl = Clock::now();
+    const PointCloud pc = read_point_cloud(o.input);
+    stages.emplace_back("load", ms_since(tl));
+    if (pc.dropped_nonfinite) log.warn(o.input + ": dropped " + std::to_string(pc.dropped_nonfinite) + " points with NaN/Inf coordinates");
+    Bounds b;
+    for (const Vec3f& p : pc.positions) b.extend({p.x, p.y, p.z});
+    GridSpec spec;
+    try {
+      spec = make_grid_spec(b, o.grid.to_options());
+      check_grid_dims(spec);
+    } catch (const Error& e) {
+      throw Error(e.kind(), o.input + ": " + e.what());
+    }
+    std::string values = o.values;
+    if (values == "auto" && (format == OutputFormat::kRaw || format == OutputFormat::kNpy)) values = "count";
+    const std::vector<std::string> which = parse_point_values(values, !pc.colors.empty(), !pc.normals.empty());
+    std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, 0, o.gpu_memory, log);
+    const auto tb = Clock::now();
+    std::vector<std::pair<std::string, double>> gpu_stages;
+    const VoxelBins bins = gpu ? gpu->bin(pc, spec, &gpu_stages) : bin_points_cpu(pc, spec);
+    stages.emplace_back("bin", ms_since(tb));
+    for (const auto& s : gpu_stages) stages.push_back(s);
+    if (bins.outside) log.warn(o.input + ": " + std::to_string(bins.outside) + " points outside the grid");
+    std::vector<SparseGrid> grids = bins_to_grids(bins, spec, which);
+    if (grids.size() == 1 && which[0] == "occupancy") grids[0].name = "voxels";
+    const auto tw = Clock::now();
+    write_grids(grids, o.output, format, write_options(o.dense_limit, o.force, meta));
+    stages.emplace_back("write", ms_since(tw));
+    const std::string device = gpu ? gpu->device_name() : "cpu";
+    line << o.input << ": " << pc.size() << " points -> " << spec.describe() << ", " << bins.keys.size()
+         << " voxels (" << device << ") -> " << o.output;
+    json << ",\"mode\":\"points-to-voxels\",\"points\":" << pc.size() << ",\"dropped_nonfinite\":" << pc.dropped_nonfinite
+         << ",\"outside\":" << bins.outside << ",\"device\":" << json_string(device) << ",\"dims\":[" << spec.dims.x << ","
+         << spec.dims.y << "," << spec.dims.z << "],\"grids\":" << grids_json(grids);
+  } else {  // mesh -> points
+    if (format != OutputFormat::kPly) fail(ErrorKind::kUsage, o.output + ": mesh -> points writes .ply (use 'voxtile voxelize' for grids)");
+    const auto tl = Clock::now();
+    const MeshLoadResult loaded = load_mesh(o.input);
+    for (const std::string& w : loaded.warnings) log.warn(o.input + ": " + w);
+    stages.emplace_back("load", ms_since(tl));
+    const double area = mesh_area(loaded.mesh);
+    uint64_t count = o.sampling.count;
+    if (!count) {
+      const double n = std::round(area * o.sampling.per_area(loaded.mesh.bounds()));
+      if (n > 2e9) fail(ErrorKind::kUsage, o.input + ": " + std::to_string(uint64_t(n)) + " samples at this density; use a larger --spacing");
+      count = std::max<uint64_t>(1, uint64_t(n));
+    }
+    const auto ts = Clock::now();
+    const PointCloud pc = sample_mesh(loaded.mesh, count);
+    stages.emplace_back("sample", ms_since(ts));
+    const auto tw = Clock::now();
+    write_point_cloud_ply(pc, o.output, meta);
+    stages.emplace_back("write", ms_since(tw));
+    line << o.input << ": " << loaded.mesh.num_triangles() << " triangles, area " << area << " -> " << pc.size()
+         << " points -> " << o.output;
+    json << ",\"mode\":\"mesh-to-points\",\"triangles\":" << loaded.mesh.num_triangles() << ",\"points\":" << pc.size()
+         << ",\"checksum\":\"" << std::hex << cloud_checksum(pc) << std::dec << "\"";
+  }
+  log.info(line.str());
+  for (const auto& [name, ms] : stages) log.detail("  " + name + ": " + std::to_string(ms) + " ms");
+  if (o.stats) std::cout << json.str() << ",\"timings_ms\":{\"total\":" << json_number(ms_since(t0)) << stage_json(stages) << "}}" << std::endl;
+  return 0;
+}
+
+}  // namespace voxtile

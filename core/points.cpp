@@ -1,0 +1,221 @@
+// Mesh surface sampling, voxel keys, CPU binning of points and grids from voxel sums.
+#include "core/points.h"
+
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace voxtile {
+
+// ---- mesh sampling ---------------------------------------------------------------------------
+
+namespace {
+double triangle_area(const Mesh& m, size_t t) {
+  const Vec3f a = m.vertex(t, 0), b = m.vertex(t, 1), c = m.vertex(t, 2);
+  const double e1[3] = {double(b.x) - a.x, double(b.y) - a.y, double(b.z) - a.z};
+  const double e2[3] = {double(c.x) - a.x, double(c.y) - a.y, double(c.z) - a.z};
+  const double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
+  return 0.5 * std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+}
+}  // namespace
+
+double mesh_area(const Mesh& mesh) {
+  double a = 0;
+  for (size_t t = 0; t < mesh.num_triangles(); ++t) a += triangle_area(mesh, t);
+  return a;
+}
+
+PointCloud sample_mesh(const Mesh& mesh, uint64_t count) {
+  PointCloud pc;
+  const size_t nt = mesh.num_triangles();
+  if (nt == 0 || count == 0) return pc;
+  std::vector<double> cdf(nt + 1, 0.0);
+  for (size_t t = 0; t < nt; ++t) cdf[t + 1] = cdf[t] + triangle_area(mesh, t);
+  const double total = cdf[nt];
+  const bool has_normals = !mesh.normals.empty(), has_vcolors = !mesh.colors.empty();
+  const bool has_mcolors = !mesh.material_colors.empty();
+  pc.positions.resize(count);
+  pc.normals.resize(count);
+  pc.ids.resize(count);
+  pc.materials.resize(count);
+  if (has_vcolors || has_mcolors) pc.colors.resize(count);
+  const double g = 1.32471795724474602596, a1 = 1 / g, a2 = 1 / (g * g);
+  tbb::parallel_for(tbb::blocked_range<uint64_t>(0, count, 4096), [&](const tbb::blocked_range<uint64_t>& r) {
+    for (uint64_t i = r.begin(); i < r.end(); ++i) {
+      const double target = (double(i) + 0.5) / double(count) * total;
+      size_t t = size_t(std::upper_bound(cdf.begin(), cdf.end(), target) - cdf.begin());
+      t = std::min(std::max<size_t>(t, 1), nt) - 1;
+      double u = 0.5 + a1 * double(i), v = 0.5 + a2 * double(i);
+      u -= std::floor(u);
+      v -= std::floor(v);
+      const double su = std::sqrt(u);
+      const double w[3] = {1 - su, su * (1 - v), su * v};  // uniform in area
+      const uint32_t vi[3] = {mesh.indices[3 * t], mesh.indices[3 * t + 1], mesh.indices[3 * t + 2]};
+      double p[3] = {0, 0, 0}, n[3] = {0, 0, 0};
+      for (int c = 0; c < 3; ++c) {
+        const Vec3f& x = mesh.positions[vi[c]];
+        p[0] += w[c] * x.x, p[1] += w[c] * x.y, p[2] += w[c] * x.z;
+        if (has_normals) {
+          const Vec3f& vn = mesh.normals[vi[c]];
+          n[0] += w[c] * vn.x, n[1] += w[c] * vn.y, n[2] += w[c] * vn.z;
+        }
+      }
+      double len = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+      if (!(len > 1e-12)) {  // no (usable) vertex normals: the face normal
+        const Vec3f a = mesh.positions[vi[0]], b = mesh.positions[vi[1]], c = mesh.positions[vi[2]];
+        const double e1[3] = {double(b.x) - a.x, double(b.y) - a.y, double(b.z) - a.z};
+        const double e2[3] = {double(c.x) - a.x, double(c.y) - a.y, double(c.z) - a.z};
+        n[0] = e1[1] * e2[2] - e1[2] * e2[1], n[1] = e1[2] * e2[0] - e1[0] * e2[2], n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+        len = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+      }
+      pc.positions[i] = {float(p[0]), float(p[1]), float(p[2])};
+      pc.normals[i] = {float(n[0] / len), float(n[1] / len), float(n[2] / len)};
+      pc.ids[i] = uint32_t(t);
+      const uint32_t mat = mesh.material_ids[t];
+      pc.materials[i] = mat;
+      if (has_vcolors) {
+        double rgb[3] = {0, 0, 0};
+        for (int c = 0; c < 3; ++c)
+          for (int ch = 0; ch < 3; ++ch) rgb[ch] += w[c] * double((mesh.colors[vi[c]] >> (16 - 8 * ch)) & 0xFF);
+        pc.colors[i] = {uint8_t(std::lround(rgb[0])), uint8_t(std::lround(rgb[1])), uint8_t(std::lround(rgb[2]))};
+      } else if (has_mcolors) {
+        const uint32_t c = mat < mesh.material_colors.size() ? mesh.material_colors[mat] : 0xC8C8C8;
+        pc.colors[i] = {uint8_t(c >> 16), uint8_t(c >> 8), uint8_t(c)};
+      }
+    }
+  });
+  return pc;
+}
+
+// ---- binning -------------------------------------------------------------------------------
+
+VoxelKeyer VoxelKeyer::make(const GridSpec& spec) {
+  VoxelKeyer k{};
+  k.origin[0] = spec.origin.x, k.origin[1] = spec.origin.y, k.origin[2] = spec.origin.z;
+  k.size[0] = spec.voxel_size.x, k.size[1] = spec.voxel_size.y, k.size[2] = spec.voxel_size.z;
+  k.dims[0] = spec.dims.x, k.dims[1] = spec.dims.y, k.dims[2] = spec.dims.z;
+  for (int a = 0; a < 3; ++a) k.bricks[a] = (k.dims[a] + 7) / 8;
+  return k;
+}
+
+int VoxelKeyer::key_bits() const {
+  const uint64_t max_key = uint64_t(bricks[0] * bricks[1] * bricks[2]) * 512 - 1;
+  int bits = 1;
+  while (bits < 64 && (max_key >> bits)) ++bits;
+  return bits;
+}
+
+Int3 VoxelKeyer::voxel(uint64_t key) const {
+  const int64_t b = int64_t(key >> 9);
+  const int off = int(key & 511);
+  const int64_t bz = b % bricks[2], by = (b / bricks[2]) % bricks[1], bx = b / (bricks[2] * bricks[1]);
+  return {int32_t(bx * 8 + (off >> 6)), int32_t(by * 8 + ((off >> 3) & 7)), int32_t(bz * 8 + (off & 7))};
+}
+
+VoxelBins bin_points_cpu(const PointCloud& points, const GridSpec& spec) {
+  const VoxelKeyer keyer = VoxelKeyer::make(spec);
+  const uint64_t n = points.size();
+  std::vector<std::pair<uint64_t, uint64_t>> kv(n);
+  tbb::parallel_for(tbb::blocked_range<uint64_t>(0, n, 1 << 14), [&](const tbb::blocked_range<uint64_t>& r) {
+    for (uint64_t i = r.begin(); i < r.end(); ++i) kv[i] = {keyer.key(points.positions[i]), i};
+  });
+  tbb::parallel_sort(kv.begin(), kv.end());
+  VoxelBins bins;
+  const Rgb8* colors = points.colors.empty() ? nullptr : points.colors.data();
+  const Vec3f* normals = points.normals.empty() ? nullptr : points.normals.data();
+  for (uint64_t i = 0; i < n;) {
+    const uint64_t key = kv[i].first;
+    if (key == kOutsideGrid) {
+      bins.outside = n - i;
+      break;
+    }
+    VoxelAcc acc = point_acc(colors, normals, kv[i].second);
+    uint64_t j = i + 1;
+    for (; j < n && kv[j].first == key; ++j) acc = acc + point_acc(colors, normals, kv[j].second);
+    bins.keys.push_back(key);
+    bins.acc.push_back(acc);
+    i = j;
+  }
+  return bins;
+}
+
+std::vector<std::string> parse_point_values(const std::string& list, bool have_colors, bool have_normals) {
+  std::vector<std::string> out;
+  std::stringstream s(list);
+  std::string v;
+  while (std::getline(s, v, ',')) {
+    if (v == "auto") {
+      out.push_back("count");
+      if (have_colors) out.push_back("color");
+      if (have_normals) out.push_back("normal");
+      continue;
+    }
+    if (v != "occupancy" && v != "count" && v != "color" && v != "normal")
+      fail(ErrorKind::kUsage, "--values: unknown value '" + v + "' (expected occupancy, count, color, normal or auto)");
+    if (v == "color" && !have_colors) fail(ErrorKind::kUsage, "--values color: the points have no colours");
+    if (v == "normal" && !have_normals) fail(ErrorKind::kUsage, "--values normal: the points have no normals");
+    for (const std::string& o : out)
+      if (o == v) fail(ErrorKind::kUsage, "--values: '" + v + "' given twice");
+    out.push_back(v);
+  }
+  if (out.empty()) fail(ErrorKind::kUsage, "--values: nothing to write");
+  return out;
+}
+
+std::vector<SparseGrid> bins_to_grids(const VoxelBins& bins, const GridSpec& spec,
+                                      const std::vector<std::string>& values) {
+  // Bricks from the sorted keys (shared by every grid).
+  std::vector<uint64_t> brick_keys;
+  std::vector<BrickMask> masks;
+  std::vector<uint32_t> brick_of(bins.keys.size());
+  const VoxelKeyer keyer = VoxelKeyer::make(spec);
+  for (size_t v = 0; v < bins.keys.size(); ++v) {
+    const uint64_t b = bins.keys[v] >> 9;
+    if (v == 0 || b != (bins.keys[v - 1] >> 9)) {
+      const Int3 ijk = keyer.voxel(bins.keys[v]);
+      brick_keys.push_back(brick_key(ijk.x >> 3, ijk.y >> 3, ijk.z >> 3));
+      masks.push_back(BrickMask{});
+    }
+    masks.back().set(int(bins.keys[v] & 511));
+    brick_of[v] = uint32_t(brick_keys.size() - 1);
+  }
+  std::vector<SparseGrid> grids;
+  for (const std::string& what : values) {
+    SparseGrid g;
+    g.spec = spec;
+    g.name = what;
+    g.keys = brick_keys;
+    g.masks = masks;
+    const size_t nb = brick_keys.size();
+    if (what == "count") {
+      g.value_type = ValueType::kInt32;
+      g.ivalues.assign(nb * kBrickVoxels, 0);
+    } else if (what == "color" || what == "normal") {
+      g.value_type = ValueType::kVec3f;
+      g.fvalues.assign(nb * kBrickVoxels * 3, 0.f);
+    }
+    for (size_t v = 0; v < bins.keys.size(); ++v) {
+      const size_t at = size_t(brick_of[v]) * kBrickVoxels + size_t(bins.keys[v] & 511);
+      const VoxelAcc& a = bins.acc[v];
+      if (what == "count") {
+        g.ivalues[at] = int32_t(std::min<uint64_t>(a.count, 2147483647u));
+      } else if (what == "color") {
+        for (int c = 0; c < 3; ++c) g.fvalues[3 * at + c] = float(double(a.rgb[c]) / (255.0 * double(a.count)));
+      } else if (what == "normal") {
+        double n[3];
+        for (int c = 0; c < 3; ++c) n[c] = double(a.normal[c]) / 1073741824.0;
+        const double len = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        for (int c = 0; c < 3; ++c) g.fvalues[3 * at + c] = len > 0 ? float(n[c] / len) : 0.f;
+      }
+    }
+    grids.push_back(std::move(g));
+  }
+  return grids;
+}
+
+}  // namespace voxtile

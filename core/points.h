@@ -1,0 +1,141 @@
+// Point clouds: surface samples of CSG scripts and meshes, and points binned into voxel grids.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/csg.h"
+#include "core/hd.h"
+#include "core/mesh.h"
+#include "core/sparse_grid.h"
+
+namespace voxtile {
+
+struct Rgb8 {
+  uint8_t r, g, b;
+};
+
+// Structure of arrays; optional attributes are empty or hold one entry per point.
+struct PointCloud {
+  std::vector<Vec3f> positions;
+  std::vector<Vec3f> normals;
+  std::vector<Rgb8> colors;
+  std::vector<uint32_t> ids;        // source primitive or triangle
+  std::vector<uint32_t> materials;  // source material
+  size_t dropped_nonfinite = 0;     // points with NaN/Inf coordinates skipped while reading
+
+  size_t size() const { return positions.size(); }
+};
+
+// ---- CSG ------------------------------------------------------------------------------------
+
+struct CsgStats {
+  uint64_t samples = 0;  // generated
+  uint64_t kept = 0;     // in the result
+  uint32_t steps = 0;    // batches
+  std::string device;
+  std::vector<std::pair<std::string, double>> stage_ms;
+};
+
+// Samples that survive the script (header core/csg.h), in canonical order: by primitive, then by
+// sample index. CPU reference of GpuCsg::run; the result does not depend on any batch size.
+CsgSamples csg_keep_cpu(const CsgScript& script, const CsgSamples& samples, CsgStats* stats = nullptr);
+// Positions, normals, colours, primitive ids and materials of kept samples.
+PointCloud csg_point_cloud(const CsgScript& script, const CsgSamples& kept);
+
+// Occupancy of the CSG solid at voxel centres (CPU reference of GpuCsg::solid).
+SparseGrid csg_solid_cpu(const CsgScript& script, const GridSpec& spec);
+
+// Voxel centre as the solid test sees it: each coordinate computed in double, rounded to float.
+VT_HD inline Vec3f solid_voxel_center(const double origin[3], const double size[3], int32_t i, int32_t j, int32_t k) {
+  return {float(origin[0] + (double(i) + 0.5) * size[0]), float(origin[1] + (double(j) + 0.5) * size[1]),
+          float(origin[2] + (double(k) + 0.5) * size[2])};
+}
+
+// ---- mesh surface sampling -----------------------------------------------------------------
+
+// `count` area-uniform samples of the mesh surface: sample i picks the triangle holding the
+// position (i + 0.5) / count of the cumulative area (stratified), and a point in it from the R2
+// sequence (uniform in area). Normals are interpolated vertex normals where the mesh has them, else
+// the face normal; colours interpolate vertex colours, else the material colour; ids are triangles.
+PointCloud sample_mesh(const Mesh& mesh, uint64_t count);
+// Total triangle area (double).
+double mesh_area(const Mesh& mesh);
+
+// ---- points to voxels ------------------------------------------------------------------------
+
+// Exact per-voxel sums: integer colour sums, fixed-point normal sums (kNormalFixedScale), so the
+// result does not depend on the order of the points.
+struct VoxelAcc {
+  uint64_t count;
+  uint64_t rgb[3];
+  int64_t normal[3];
+};
+
+// Key of voxel (i,j,k): its brick's index in x-major brick order times 512 plus its offset in the
+// brick, so ascending keys are the SparseGrid order. `kOutsideGrid` marks points outside the grid.
+constexpr uint64_t kOutsideGrid = ~uint64_t(0);
+struct VoxelKeyer {
+  double origin[3], size[3];
+  int32_t dims[3];
+  int64_t bricks[3];  // bricks per axis
+
+  static VoxelKeyer make(const GridSpec& spec);
+  // Number of key bits in use (for radix sorts).
+  int key_bits() const;
+  // Voxel of a point: floor((p - origin) / size) per axis in double; a point on the far face of the
+  // grid belongs to the last voxel.
+  VT_HD uint64_t key(const Vec3f& p) const {
+    int32_t v[3];
+    const float pc[3] = {p.x, p.y, p.z};
+    for (int a = 0; a < 3; ++a) {
+      const double g = (double(pc[a]) - origin[a]) / size[a];
+      if (!(g >= 0.0) || g > double(dims[a])) return kOutsideGrid;
+      int64_t i = int64_t(floor(g));
+      if (i == dims[a]) i = dims[a] - 1;
+      v[a] = int32_t(i);
+    }
+    const int64_t b = (int64_t(v[0] >> 3) * bricks[1] + (v[1] >> 3)) * bricks[2] + (v[2] >> 3);
+    return (uint64_t(b) << 9) | uint64_t(((v[0] & 7) << 6) | ((v[1] & 7) << 3) | (v[2] & 7));
+  }
+  Int3 voxel(uint64_t key) const;
+};
+
+// Occupied voxels in ascending key order with their sums.
+struct VoxelBins {
+  std::vector<uint64_t> keys;
+  std::vector<VoxelAcc> acc;
+  uint64_t outside = 0;  // points outside the grid
+};
+
+// What a point contributes to its voxel (shared by the CPU reference and the GPU).
+VT_HD inline VoxelAcc point_acc(const Rgb8* colors, const Vec3f* normals, uint64_t i) {
+  VoxelAcc a{};
+  a.count = 1;
+  if (colors) a.rgb[0] = colors[i].r, a.rgb[1] = colors[i].g, a.rgb[2] = colors[i].b;
+  if (normals) {
+    a.normal[0] = int64_t(floor(double(normals[i].x) * 1073741824.0 + 0.5));
+    a.normal[1] = int64_t(floor(double(normals[i].y) * 1073741824.0 + 0.5));
+    a.normal[2] = int64_t(floor(double(normals[i].z) * 1073741824.0 + 0.5));
+  }
+  return a;
+}
+VT_HD inline VoxelAcc operator+(const VoxelAcc& x, const VoxelAcc& y) {
+  VoxelAcc s;
+  s.count = x.count + y.count;
+  for (int c = 0; c < 3; ++c) {
+    s.rgb[c] = x.rgb[c] + y.rgb[c];
+    s.normal[c] = int64_t(uint64_t(x.normal[c]) + uint64_t(y.normal[c]));
+  }
+  return s;
+}
+
+VoxelBins bin_points_cpu(const PointCloud& points, const GridSpec& spec);
+
+// What to write per voxel: "occupancy", "count", "color" (mean, 0..1 floats), "normal" (mean,
+// unit). Grids are named by these words.
+std::vector<std::string> parse_point_values(const std::string& list, bool have_colors, bool have_normals);
+std::vector<SparseGrid> bins_to_grids(const VoxelBins& bins, const GridSpec& spec, const std::vector<std::string>& values);
+
+}  // namespace voxtile

@@ -1,0 +1,27 @@
+// Point cloud files: reading .ply (ascii and binary vertex elements), .xyz and .pts; writing .ply.
+#pragma once
+
+#include <string>
+
+#include "core/points.h"
+#include "io/metadata.h"
+
+namespace voxtile {
+
+// Reads positions and, when present, normals (nx ny nz) and colours (red green blue, uchar or
+// float 0..1). Points with NaN/Inf coordinates are dropped and counted in dropped_nonfinite.
+// .xyz: one point per line, whitespace- or comma-separated: x y z | x y z i | x y z r g b (integers
+// 0-255) or x y z nx ny nz | x y z r g b nx ny nz. .pts (Leica): an optional count line, then
+// x y z [intensity [r g b]] or x y z r g b. Throws Error(kInput) naming the file (and line) for
+// missing, empty, truncated or malformed files, and when no usable point remains.
+PointCloud read_point_cloud(const std::string& path);
+
+// Whether `path` is a point-cloud file rather than a mesh: .xyz and .pts, and .ply files whose
+// header declares no faces (or zero).
+bool is_point_cloud_file(const std::string& path);
+
+// Binary little-endian PLY: float x y z, then whatever the cloud has of float nx ny nz, uchar red
+// green blue, uint id, uint material. Atomic.
+void write_point_cloud_ply(const PointCloud& points, const std::string& path, const Metadata& meta);
+
+}  // namespace voxtile

@@ -1,0 +1,219 @@
+// Scans of the compaction primitive (kernels/compact.cuh) and its self-test entry points.
+#include <cub/device/device_reduce.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <cuda/std/functional>
+
+#include <algorithm>
+
+#include "kernels/api.h"
+#include "kernels/compact.cuh"
+
+namespace voxtile {
+
+const char* scan_method_name(ScanMethod m) {
+  switch (m) {
+    case ScanMethod::kTiles: return "tiles";
+    case ScanMethod::kTilesCub: return "tiles-cub";
+    case ScanMethod::kWords: return "words-cub";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr int kScanThreads = 1024, kScanItems = 8;
+
+__global__ void __launch_bounds__(kScanThreads) own_tile_scan_kernel(const uint32_t* counts, uint64_t* out, uint64_t num) {
+  using BlockScan = cub::BlockScan<uint64_t, kScanThreads>;
+  __shared__ typename BlockScan::TempStorage temp;
+  uint64_t running = 0;
+  for (uint64_t base = 0; base < num; base += uint64_t(kScanThreads) * kScanItems) {
+    const uint64_t first = base + uint64_t(threadIdx.x) * kScanItems;
+    uint32_t v[kScanItems];
+    uint64_t sum = 0;
+#pragma unroll
+    for (int k = 0; k < kScanItems; ++k) {
+      v[k] = first + k < num ? counts[first + k] : 0u;
+      sum += v[k];
+    }
+    uint64_t prefix, aggregate;
+    BlockScan(temp).ExclusiveSum(sum, prefix, aggregate);
+    prefix += running;
+#pragma unroll
+    for (int k = 0; k < kScanItems; ++k) {
+      if (first + k < num) out[first + k] = prefix;
+      prefix += v[k];
+    }
+    running += aggregate;
+    __syncthreads();  // temp is reused
+  }
+  if (threadIdx.x == 0) out[num] = running;
+}
+
+struct Popc {
+  const uint32_t* words;
+  uint64_t n;
+  __device__ uint64_t operator()(uint64_t w) const { return w < n ? uint64_t(__popc(words[w])) : 0u; }
+};
+struct Widen {
+  const uint32_t* counts;
+  uint64_t n;
+  __device__ uint64_t operator()(uint64_t t) const { return t < n ? uint64_t(counts[t]) : 0u; }
+};
+
+}  // namespace
+
+void launch_own_tile_scan(const uint32_t* counts, uint64_t* out, uint64_t num, cudaStream_t stream) {
+  own_tile_scan_kernel<<<1, kScanThreads, 0, stream>>>(counts, out, num);
+  VT_CUDA_CHECK_LAUNCH();
+}
+
+// Scans num + 1 inputs (the extra one is 0) so that out[num] is the total.
+void cub_tile_scan(CubTemp& cub, const uint32_t* counts, uint64_t* out, uint64_t num, cudaStream_t stream) {
+  auto in = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), Widen{counts, num});
+  cub.run([&](void* t, size_t& b) { return cub::DeviceScan::ExclusiveSum(t, b, in, out, int64_t(num + 1), stream); });
+}
+
+void cub_word_scan(CubTemp& cub, const uint32_t* words, uint64_t* out, uint64_t num_words, cudaStream_t stream) {
+  auto in = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), Popc{words, num_words});
+  cub.run([&](void* t, size_t& b) { return cub::DeviceScan::ExclusiveSum(t, b, in, out, int64_t(num_words + 1), stream); });
+}
+
+// ---- self tests (api.h) ---------------------------------------------------------------------
+
+namespace {
+
+struct FlagPred {
+  const uint8_t* keep;
+  __device__ bool operator()(uint64_t i) const { return keep[i] != 0; }
+};
+struct IndexMove {
+  uint64_t* out;
+  __device__ void operator()(uint64_t i, uint64_t dst) const { out[dst] = i; }
+};
+
+__device__ __host__ inline uint32_t mix32(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return uint32_t(x);
+}
+
+__global__ void fill_bytes(uint8_t* p, uint64_t n, uint32_t seed) {
+  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x)
+    p[i] = uint8_t(mix32(i ^ (uint64_t(seed) << 40)));
+}
+struct BytePred {
+  const uint8_t* bytes;
+  uint32_t threshold;
+  __device__ bool operator()(uint64_t i) const { return bytes[i] < threshold; }
+};
+struct ByteMove {
+  const uint8_t* bytes;
+  uint8_t* out_bytes;
+  uint64_t* out_index;
+  __device__ void operator()(uint64_t i, uint64_t dst) const {
+    out_bytes[dst] = bytes[i];
+    out_index[dst] = i;
+  }
+};
+struct IsKept {
+  const uint8_t* bytes;
+  uint32_t threshold;
+  __device__ uint64_t operator()(uint64_t i) const { return bytes[i] < threshold ? 1u : 0u; }
+};
+// Counts outputs that break the contract: index not increasing, byte not the input's, or not kept.
+__global__ void check_output(const uint8_t* bytes, uint32_t threshold, const uint8_t* out_bytes,
+                             const uint64_t* out_index, uint64_t kept, unsigned long long* errors) {
+  for (uint64_t k = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; k < kept; k += uint64_t(gridDim.x) * blockDim.x) {
+    const uint64_t i = out_index[k];
+    const bool bad = (k > 0 && out_index[k - 1] >= i) || out_bytes[k] != bytes[i] || !(bytes[i] < threshold);
+    if (bad) atomicAdd(errors, 1ull);
+  }
+}
+
+void select_device(int device) { VT_CUDA_CHECK(cudaSetDevice(device)); }
+
+}  // namespace
+
+std::vector<uint64_t> gpu_select_indices(const std::vector<uint8_t>& keep, int method, int device) {
+  select_device(device);
+  const uint64_t n = keep.size();
+  DeviceBuffer<uint8_t> d_keep(n + 1);
+  if (n) VT_CUDA_CHECK(cudaMemcpy(d_keep.data(), keep.data(), n, cudaMemcpyHostToDevice));
+  CompactWorkspace ws;
+  compact_flags(ws, n, FlagPred{d_keep.data()}, nullptr);
+  compact_scan(ws, ScanMethod(method), nullptr);
+  uint64_t total = 0;
+  VT_CUDA_CHECK(cudaMemcpy(&total, ws.total(), sizeof(total), cudaMemcpyDeviceToHost));
+  DeviceBuffer<uint64_t> out(total + 1);
+  compact_scatter(ws, IndexMove{out.data()}, nullptr);
+  std::vector<uint64_t> host(total);
+  if (total) VT_CUDA_CHECK(cudaMemcpy(host.data(), out.data(), total * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+  VT_CUDA_CHECK(cudaDeviceSynchronize());
+  return host;
+}
+
+CompactionCheck gpu_compaction_selftest(uint64_t n, uint32_t threshold, uint32_t seed, int method, int device) {
+  select_device(device);
+  CompactionCheck r;
+  r.n = n;
+  DeviceBuffer<uint8_t> bytes(n + 1);
+  fill_bytes<<<4096, 256>>>(bytes.data(), n, seed);
+  VT_CUDA_CHECK_LAUNCH();
+  // Expected count by an independent reduction.
+  {
+    CubTemp cub;
+    DeviceBuffer<uint64_t> sum(1);
+    auto in = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), IsKept{bytes.data(), threshold});
+    cub.run([&](void* t, size_t& b) { return cub::DeviceReduce::Sum(t, b, in, sum.data(), int64_t(n)); });
+    VT_CUDA_CHECK(cudaMemcpy(&r.expected, sum.data(), sizeof(uint64_t), cudaMemcpyDeviceToHost));
+  }
+  CompactWorkspace ws;
+  compact_flags(ws, n, BytePred{bytes.data(), threshold}, nullptr);
+  compact_scan(ws, ScanMethod(method), nullptr);
+  VT_CUDA_CHECK(cudaMemcpy(&r.kept, ws.total(), sizeof(uint64_t), cudaMemcpyDeviceToHost));
+  {
+    DeviceBuffer<uint8_t> out_bytes(r.kept + 1);
+    DeviceBuffer<uint64_t> out_index(r.kept + 1);
+    compact_scatter(ws, ByteMove{bytes.data(), out_bytes.data(), out_index.data()}, nullptr);
+    DeviceBuffer<unsigned long long> errors(1);
+    VT_CUDA_CHECK(cudaMemset(errors.data(), 0, sizeof(unsigned long long)));
+    check_output<<<4096, 256>>>(bytes.data(), threshold, out_bytes.data(), out_index.data(), r.kept, errors.data());
+    VT_CUDA_CHECK_LAUNCH();
+    unsigned long long e = 0;
+    VT_CUDA_CHECK(cudaMemcpy(&e, errors.data(), sizeof(e), cudaMemcpyDeviceToHost));
+    r.errors = e;
+  }
+  VT_CUDA_CHECK(cudaDeviceSynchronize());
+  return r;
+}
+
+double gpu_copy_bandwidth(int device) {
+  select_device(device);
+  const size_t bytes = size_t(1) << 30;
+  DeviceBuffer<unsigned char> a(bytes), b(bytes);
+  VT_CUDA_CHECK(cudaMemset(a.data(), 1, bytes));
+  cudaEvent_t e0, e1;
+  VT_CUDA_CHECK(cudaEventCreate(&e0));
+  VT_CUDA_CHECK(cudaEventCreate(&e1));
+  std::vector<double> gbs;
+  for (int r = 0; r < 7; ++r) {
+    VT_CUDA_CHECK(cudaEventRecord(e0));
+    VT_CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice));
+    VT_CUDA_CHECK(cudaEventRecord(e1));
+    VT_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    VT_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    if (r >= 2) gbs.push_back(2.0 * double(bytes) / (double(ms) * 1e6));
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  std::sort(gbs.begin(), gbs.end());
+  return gbs[gbs.size() / 2];
+}
+
+}  // namespace voxtile

@@ -1,0 +1,164 @@
+// Stream compaction, generic (needs nvcc): keep flags as warp-ballot bitmasks, a scan, a scatter.
+//
+//   1. flags:   one block of 256 threads per tile of 1024 elements; pred(i) per element, a
+//               __ballot_sync per 32 elements writes one 32-bit keep word, and the block writes its
+//               tile's kept count (the scan's "reduce" is fused into the flag pass).
+//   2. scan:    exclusive scan of the tile counts into 64-bit offsets; offsets[num_tiles] is the
+//               total, which stays on the device (ScanMethod::kTiles: one block when the tiles fit
+//               its loop, else CUB; kTilesCub: CUB; kWords: CUB over the popcount of every keep word,
+//               the seed's per-flag scan, kept for comparison).
+//   3. scatter: one block per tile re-reads its 32 keep words, scans their popcounts in shared
+//               memory and calls move(i, destination) for every kept i, in order (stable).
+// Sizes are 64-bit: more than 2^31 elements work (tested). pred and move are device functors.
+#pragma once
+
+#include <cub/block/block_scan.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cuda/std/functional>
+
+#include <cstdint>
+
+#include "kernels/common.cuh"
+
+namespace voxtile {
+
+constexpr int kCompactThreads = 256;
+constexpr int kCompactTileWords = 32;
+constexpr uint64_t kCompactTile = 1024;
+
+enum class ScanMethod : int { kTiles = 0, kTilesCub = 1, kWords = 2 };
+const char* scan_method_name(ScanMethod m);
+
+inline uint64_t compact_tiles(uint64_t n) { return (n + kCompactTile - 1) / kCompactTile; }
+inline uint64_t compact_words(uint64_t n) { return (n + 31) / 32; }
+
+struct CompactWorkspace {
+  DeviceBuffer<uint32_t> words, tile_counts;
+  DeviceBuffer<uint64_t> offsets;  // per tile (or per word with kWords), plus the total
+  CubTemp cub;
+  uint64_t n = 0;
+  ScanMethod method = ScanMethod::kTiles;
+
+  void reserve(uint64_t n_elements) {
+    words.grow(compact_words(n_elements) + 1);
+    tile_counts.grow(compact_tiles(n_elements) + 1);
+    offsets.grow(std::max(compact_tiles(n_elements), compact_words(n_elements)) + 1);
+  }
+  // Device pointer to the number of kept elements (valid after scan()).
+  const uint64_t* total() const {
+    return offsets.data() + (method == ScanMethod::kWords ? compact_words(n) : compact_tiles(n));
+  }
+};
+
+template <class Pred>
+__global__ void __launch_bounds__(kCompactThreads) compact_flags_kernel(uint64_t n, Pred pred, uint32_t* words,
+                                                                        uint32_t* tile_counts) {
+  __shared__ uint32_t warp_counts[kCompactThreads / 32];
+  const uint64_t tile = blockIdx.x;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  uint32_t count = 0;
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const uint64_t w = tile * kCompactTileWords + uint64_t(warp) * 4 + r;
+    const uint64_t i = w * 32 + lane;
+    const bool keep = i < n && pred(i);
+    const uint32_t bits = __ballot_sync(0xffffffffu, keep);
+    if (lane == 0 && w * 32 < n) words[w] = bits;
+    count += __popc(bits);
+  }
+  if (lane == 0) warp_counts[warp] = count;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    uint32_t s = 0;
+#pragma unroll
+    for (int k = 0; k < kCompactThreads / 32; ++k) s += warp_counts[k];
+    tile_counts[tile] = s;
+  }
+}
+
+template <class Move>
+__global__ void __launch_bounds__(kCompactThreads) compact_scatter_kernel(uint64_t n, const uint32_t* words,
+                                                                          const uint64_t* offsets, bool per_word,
+                                                                          Move move) {
+  __shared__ uint32_t warp_base[kCompactThreads / 32];
+  const uint64_t tile = blockIdx.x;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const uint32_t lt = (1u << lane) - 1;
+  uint32_t bits[4];
+  uint32_t count = 0;
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const uint64_t w = tile * kCompactTileWords + uint64_t(warp) * 4 + r;
+    bits[r] = w * 32 < n ? words[w] : 0u;
+    count += __popc(bits[r]);
+  }
+  uint64_t base;
+  if (per_word) {
+    base = 0;  // offsets per word below
+  } else {
+    if (lane == 0) warp_base[warp] = count;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      uint32_t s = 0;
+      for (int k = 0; k < kCompactThreads / 32; ++k) {
+        const uint32_t c = warp_base[k];
+        warp_base[k] = s;
+        s += c;
+      }
+    }
+    __syncthreads();
+    base = offsets[tile] + warp_base[warp];
+  }
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const uint64_t w = tile * kCompactTileWords + uint64_t(warp) * 4 + r;
+    if (per_word && bits[r]) base = offsets[w];
+    if ((bits[r] >> lane) & 1u) move(w * 32 + lane, base + __popc(bits[r] & lt));
+    base += __popc(bits[r]);
+  }
+}
+
+// Exclusive scan of tile counts in one block (kTiles for up to kOwnScanMaxTiles tiles): each of
+// 1024 threads takes 8 consecutive counts per round; the total goes to out[num].
+constexpr uint64_t kOwnScanMaxTiles = uint64_t(1) << 20;
+void launch_own_tile_scan(const uint32_t* counts, uint64_t* out, uint64_t num, cudaStream_t stream);
+// CUB scans (compact.cu).
+void cub_tile_scan(CubTemp& cub, const uint32_t* counts, uint64_t* out, uint64_t num, cudaStream_t stream);
+void cub_word_scan(CubTemp& cub, const uint32_t* words, uint64_t* out, uint64_t num_words, cudaStream_t stream);
+
+// Phase 1: keep flags for elements [0, n).
+template <class Pred>
+void compact_flags(CompactWorkspace& ws, uint64_t n, Pred pred, cudaStream_t stream) {
+  ws.n = n;
+  if (compact_tiles(n) > 0x7fffffffu) fail(ErrorKind::kResource, "compaction of more than 2^41 elements");
+  ws.reserve(n);
+  if (n == 0) return;
+  compact_flags_kernel<<<unsigned(compact_tiles(n)), kCompactThreads, 0, stream>>>(n, pred, ws.words.data(),
+                                                                                   ws.tile_counts.data());
+  VT_CUDA_CHECK_LAUNCH();
+}
+
+// Phase 2: offsets and the total (on the device).
+inline void compact_scan(CompactWorkspace& ws, ScanMethod method, cudaStream_t stream) {
+  ws.method = method;
+  const uint64_t tiles = compact_tiles(ws.n), nwords = compact_words(ws.n);
+  if (ws.n == 0) {
+    VT_CUDA_CHECK(cudaMemsetAsync(ws.offsets.data(), 0, sizeof(uint64_t), stream));
+    return;
+  }
+  if (method == ScanMethod::kWords) cub_word_scan(ws.cub, ws.words.data(), ws.offsets.data(), nwords, stream);
+  else if (method == ScanMethod::kTiles && tiles <= kOwnScanMaxTiles)
+    launch_own_tile_scan(ws.tile_counts.data(), ws.offsets.data(), tiles, stream);
+  else cub_tile_scan(ws.cub, ws.tile_counts.data(), ws.offsets.data(), tiles, stream);
+}
+
+// Phase 3: move(i, destination) for every kept element, destinations 0, 1, ... in order of i.
+template <class Move>
+void compact_scatter(CompactWorkspace& ws, Move move, cudaStream_t stream) {
+  if (ws.n == 0) return;
+  compact_scatter_kernel<<<unsigned(compact_tiles(ws.n)), kCompactThreads, 0, stream>>>(
+      ws.n, ws.words.data(), ws.offsets.data(), ws.method == ScanMethod::kWords, move);
+  VT_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace voxtile

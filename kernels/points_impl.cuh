@@ -1,0 +1,55 @@
+// GpuPoints' device state (needs nvcc), shared by kernels/csg.cu and kernels/points.cu.
+#pragma once
+
+#include <string>
+
+#include "kernels/api.h"
+#include "kernels/common.cuh"
+#include "kernels/compact.cuh"
+
+namespace voxtile {
+
+struct GpuPoints::Impl {
+  int device = 0;
+  ScanMethod method = ScanMethod::kTiles;
+  uint64_t budget = 0;  // bytes; 0 = 80% of the free memory
+  std::string name;
+  cudaStream_t stream = nullptr;
+  CompactWorkspace ws;
+
+  // CSG state: the live samples (count on the device), the primitives applied so far.
+  DeviceBuffer<Vec3f> pos[2], new_pos;
+  DeviceBuffer<SampleParams> par[2], new_par;
+  DeviceBuffer<CsgPrimitive> prims;
+  DeviceBuffer<uint64_t> live;  // [0] the live count
+  int cur = 0;
+  uint64_t bound = 0;  // host upper bound of the live count
+  uint32_t num_prims = 0;
+
+  // Solid.
+  DeviceBuffer<uint32_t> slab_masks;  // 16 words per brick of a slab
+  DeviceBuffer<uint64_t> out_keys;
+  DeviceBuffer<uint32_t> out_masks;
+
+  // Binning.
+  DeviceBuffer<Vec3f> b_pos, b_normals;
+  DeviceBuffer<Rgb8> b_colors;
+  DeviceBuffer<uint64_t> b_keys[2];
+  DeviceBuffer<uint32_t> b_idx[2];
+  DeviceBuffer<uint64_t> b_unique;
+  DeviceBuffer<VoxelAcc> b_acc;
+  DeviceBuffer<int64_t> b_runs;
+  CubTemp cub;
+
+  uint64_t memory_budget() const {
+    if (budget) return budget;
+    size_t free_b = 0, total_b = 0;
+    VT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    return uint64_t(double(free_b) * 0.8);
+  }
+};
+
+// The live sample count (synchronises the stream).
+uint64_t read_live(GpuPoints::Impl& m);
+
+}  // namespace voxtile
