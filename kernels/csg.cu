@@ -13,18 +13,51 @@
 namespace voxtile {
 namespace {
 
+// Modes B.1/B.2 (and the later primitives of the batch) for the new samples, before the flag pass:
+// a new sample tests up to all earlier primitives, far more work than an old sample's few, so it
+// gets its own launch with one sample per thread and the primitives staged through shared memory
+// in chunks, top down (the reverse first-hit order of csg_keep_new, which it equals).
+constexpr int kNewThreads = 128;
+constexpr uint32_t kNewChunk = 192;  // primitives per shared-memory chunk (19 KB)
+
+__global__ void __launch_bounds__(kNewThreads) new_keep_kernel(const Vec3f* pos, const SampleParams* par, uint64_t n,
+                                                                const CsgPrimitive* prims, uint32_t b1, uint8_t* keep) {
+  __shared__ CsgPrimitive chunk[kNewChunk];
+  const uint64_t i = blockIdx.x * uint64_t(kNewThreads) + threadIdx.x;
+  const bool valid = i < n;
+  const Vec3f x = valid ? pos[i] : Vec3f{0, 0, 0};
+  const uint32_t k = valid ? par[i].prim : 0;
+  const bool sub_k = valid && prims[k].subtract;
+  int decided = valid ? -1 : 0;  // -1 open, 0 culled, 1 kept
+  for (uint32_t top = b1; top > 0;) {
+    if (!__syncthreads_or(decided < 0)) break;
+    const uint32_t base = top > kNewChunk ? top - kNewChunk : 0;
+    for (uint32_t q = threadIdx.x; q < top - base; q += kNewThreads) chunk[q] = prims[base + q];
+    __syncthreads();
+    if (decided < 0) {
+      for (uint32_t j = top; j-- > base;) {
+        if (j == k) continue;
+        if (csg_inside(chunk[j - base], x)) {
+          decided = j > k ? 0 : ((chunk[j - base].subtract == 0) == sub_k ? 1 : 0);
+          break;
+        }
+      }
+    }
+    top = base;
+  }
+  if (valid) keep[i] = decided < 0 ? (sub_k ? 0 : 1) : uint8_t(decided);
+}
+
 struct CsgPred {
   const Vec3f* pos;
-  const Vec3f* new_pos;
-  const SampleParams* new_par;
+  const uint8_t* new_keep;
   const CsgPrimitive* prims;
   const uint64_t* live;
   uint64_t bound;
   uint32_t b0, b1;
   __device__ bool operator()(uint64_t i) const {
     if (i < bound) return i < *live && csg_keep_old(prims, b0, b1, pos[i]);
-    const uint64_t j = i - bound;
-    return csg_keep_new(prims, new_par[j].prim, b1, new_pos[j]);
+    return new_keep[i - bound] != 0;
   }
 };
 
@@ -64,9 +97,14 @@ void csg_step(GpuPoints::Impl& m, uint32_t b0, uint32_t b1, uint64_t nn, StageTi
   }
   const uint64_t total = m.bound + nn;
   if (timer) timer->begin("intersect");
+  m.new_keep.grow(nn + 1);
+  if (nn) {
+    new_keep_kernel<<<unsigned((nn + kNewThreads - 1) / kNewThreads), kNewThreads, 0, m.stream>>>(
+        m.new_pos.data(), m.new_par.data(), nn, m.prims.data(), b1, m.new_keep.data());
+    VT_CUDA_CHECK_LAUNCH();
+  }
   compact_flags(m.ws, total,
-                CsgPred{m.pos[m.cur].data(), m.new_pos.data(), m.new_par.data(), m.prims.data(), m.live.data(),
-                        m.bound, b0, b1},
+                CsgPred{m.pos[m.cur].data(), m.new_keep.data(), m.prims.data(), m.live.data(), m.bound, b0, b1},
                 m.stream);
   if (timer) timer->begin("scan");
   compact_scan(m.ws, m.method, m.stream);
@@ -363,13 +401,8 @@ SparseGrid GpuPoints::solid(const CsgScript& script, const GridSpec& spec, CsgSt
     const size_t at = grid.keys.size();
     grid.keys.resize(at + kept);
     grid.masks.resize(at + kept);
-    if (kept) {
-      VT_CUDA_CHECK(cudaMemcpyAsync(grid.keys.data() + at, m->out_keys.data(), kept * sizeof(uint64_t),
-                                    cudaMemcpyDeviceToHost, m->stream));
-      VT_CUDA_CHECK(cudaMemcpyAsync(grid.masks.data() + at, m->out_masks.data(), kept * sizeof(BrickMask),
-                                    cudaMemcpyDeviceToHost, m->stream));
-    }
-    VT_CUDA_CHECK(cudaStreamSynchronize(m->stream));
+    m->staging.copy(grid.keys.data() + at, m->out_keys.data(), kept * sizeof(uint64_t), m->stream);
+    m->staging.copy(grid.masks.data() + at, m->out_masks.data(), kept * sizeof(BrickMask), m->stream);
   }
   const auto stage_ms = timer.resolve();
   if (stats) {

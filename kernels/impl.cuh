@@ -70,38 +70,8 @@ struct GpuVoxelizer::Impl {
   DeviceBuffer<uint64_t> bkeys_sorted, out_keys;
   DeviceBuffer<uint32_t> out_masks, iota, perm, starts, out_values;
   CubTemp cub;
-  PinnedBuffer staging;
-
-  // Copies n bytes from the device into (pageable, possibly untouched) dst: chunks go by DMA into
-  // two pinned staging buffers in turn while CPU threads copy the previous chunk out, so the copy
-  // runs at DMA speed instead of one thread's page-faulting memcpy.
-  void download(void* dst, const void* src, size_t n) {
-    if (n == 0) return;
-    const size_t chunk = size_t(16) << 20;
-    const size_t num_chunks = (n + chunk - 1) / chunk;
-    char* stage = static_cast<char*>(staging.grow(2 * std::min(n, chunk)));
-    for (cudaEvent_t& e : chunk_done)
-      if (!e) VT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    auto issue = [&](size_t c) {
-      const size_t len = std::min(chunk, n - c * chunk);
-      VT_CUDA_CHECK(cudaMemcpyAsync(stage + (c & 1) * chunk, static_cast<const char*>(src) + c * chunk, len,
-                                    cudaMemcpyDeviceToHost, stream));
-      VT_CUDA_CHECK(cudaEventRecord(chunk_done[c & 1], stream));
-    };
-    issue(0);
-    for (size_t c = 0; c < num_chunks; ++c) {
-      if (c + 1 < num_chunks) issue(c + 1);  // its buffer was emptied in step c - 1
-      VT_CUDA_CHECK(cudaEventSynchronize(chunk_done[c & 1]));
-      const size_t len = std::min(chunk, n - c * chunk);
-      const char* from = stage + (c & 1) * chunk;
-      char* to = static_cast<char*>(dst) + c * chunk;
-      const size_t piece = size_t(1) << 20;
-      tbb::parallel_for(size_t(0), (len + piece - 1) / piece, [&](size_t p) {
-        std::memcpy(to + p * piece, from + p * piece, std::min(piece, len - p * piece));
-      });
-    }
-  }
-  cudaEvent_t chunk_done[2] = {nullptr, nullptr};
+  StagedDownload staging;
+  void download(void* dst, const void* src, size_t n) { staging.copy(dst, src, n, stream); }
 
   // A-buffer bucketing (bucket_pipeline.cu).
   DeviceBuffer<uint32_t> b_desc[2], b_ids[2], b_counters, b_chunks[2];

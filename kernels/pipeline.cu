@@ -39,8 +39,6 @@ GpuVoxelizer::GpuVoxelizer(const GpuOptions& options) : m(new Impl) {
 
 GpuVoxelizer::~GpuVoxelizer() {
   cudaSetDevice(m->opt.device);
-  for (cudaEvent_t e : m->chunk_done)
-    if (e) cudaEventDestroy(e);
   if (m->stream) cudaStreamDestroy(m->stream);
   delete m;
 }

@@ -3,6 +3,7 @@
 // colour, fixed-point normal), so the bins equal bin_points_cpu's whatever the order of the points.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
+#include <cub/device/device_run_length_encode.cuh>
 #include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
@@ -86,25 +87,35 @@ VoxelBins GpuPoints::bin(const PointCloud& points, const GridSpec& spec,
       return cub::DeviceRadixSort::SortPairs(t, bytes, keys, idx, int64_t(cn), 0, bits + 1, m->stream);
     });
     timer.begin("reduce");
-    auto values = thrust::make_transform_iterator(
-        idx.Current(), AccOf{has_c ? m->b_colors.data() : nullptr, has_n ? m->b_normals.data() : nullptr});
-    m->cub.run([&](void* t, size_t& bytes) {
-      return cub::DeviceReduce::ReduceByKey(t, bytes, keys.Current(), m->b_unique.data(), values, m->b_acc.data(),
-                                            m->b_runs.data(), AccSum{}, int64_t(cn), m->stream);
-    });
+    if (has_c || has_n) {
+      auto values = thrust::make_transform_iterator(
+          idx.Current(), AccOf{has_c ? m->b_colors.data() : nullptr, has_n ? m->b_normals.data() : nullptr});
+      m->cub.run([&](void* t, size_t& bytes) {
+        return cub::DeviceReduce::ReduceByKey(t, bytes, keys.Current(), m->b_unique.data(), values, m->b_acc.data(),
+                                              m->b_runs.data(), AccSum{}, int64_t(cn), m->stream);
+      });
+    } else {
+      // Counts only: a run-length encoding of the sorted keys (no 56-byte sums to move).
+      m->b_counts.grow(cn);
+      m->cub.run([&](void* t, size_t& bytes) {
+        return cub::DeviceRunLengthEncode::Encode(t, bytes, keys.Current(), m->b_unique.data(), m->b_counts.data(),
+                                                  m->b_runs.data(), int64_t(cn), m->stream);
+      });
+    }
     timer.begin("download");
     int64_t runs = 0;
     VT_CUDA_CHECK(cudaMemcpyAsync(&runs, m->b_runs.data(), sizeof(runs), cudaMemcpyDeviceToHost, m->stream));
     VT_CUDA_CHECK(cudaStreamSynchronize(m->stream));
     part.keys.resize(size_t(runs));
     part.acc.resize(size_t(runs));
-    if (runs) {
-      VT_CUDA_CHECK(cudaMemcpyAsync(part.keys.data(), m->b_unique.data(), size_t(runs) * sizeof(uint64_t),
-                                    cudaMemcpyDeviceToHost, m->stream));
-      VT_CUDA_CHECK(cudaMemcpyAsync(part.acc.data(), m->b_acc.data(), size_t(runs) * sizeof(VoxelAcc),
-                                    cudaMemcpyDeviceToHost, m->stream));
+    m->staging.copy(part.keys.data(), m->b_unique.data(), size_t(runs) * sizeof(uint64_t), m->stream);
+    if (has_c || has_n) {
+      m->staging.copy(part.acc.data(), m->b_acc.data(), size_t(runs) * sizeof(VoxelAcc), m->stream);
+    } else {
+      std::vector<uint32_t> counts(static_cast<size_t>(runs));
+      m->staging.copy(counts.data(), m->b_counts.data(), size_t(runs) * sizeof(uint32_t), m->stream);
+      for (size_t r = 0; r < counts.size(); ++r) part.acc[r] = VoxelAcc{counts[r], {0, 0, 0}, {0, 0, 0}};
     }
-    VT_CUDA_CHECK(cudaStreamSynchronize(m->stream));
     if (!part.keys.empty() && part.keys.back() == outside) {
       part.outside = part.acc.back().count;
       part.keys.pop_back();

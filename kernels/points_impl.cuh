@@ -20,6 +20,7 @@ struct GpuPoints::Impl {
   // CSG state: the live samples (count on the device), the primitives applied so far.
   DeviceBuffer<Vec3f> pos[2], new_pos;
   DeviceBuffer<SampleParams> par[2], new_par;
+  DeviceBuffer<uint8_t> new_keep;  // modes B.1/B.2 of the new samples (the pre-pass)
   DeviceBuffer<CsgPrimitive> prims;
   DeviceBuffer<uint64_t> live;  // [0] the live count
   int cur = 0;
@@ -39,7 +40,9 @@ struct GpuPoints::Impl {
   DeviceBuffer<uint64_t> b_unique;
   DeviceBuffer<VoxelAcc> b_acc;
   DeviceBuffer<int64_t> b_runs;
+  DeviceBuffer<uint32_t> b_counts;
   CubTemp cub;
+  StagedDownload staging;
 
   uint64_t memory_budget() const {
     if (budget) return budget;
