@@ -128,6 +128,7 @@ VoxelBins bin_points_cpu(const PointCloud& points, const GridSpec& spec) {
   VoxelBins bins;
   const Rgb8* colors = points.colors.empty() ? nullptr : points.colors.data();
   const Vec3f* normals = points.normals.empty() ? nullptr : points.normals.data();
+  const bool attrs = colors || normals;
   for (uint64_t i = 0; i < n;) {
     const uint64_t key = kv[i].first;
     if (key == kOutsideGrid) {
@@ -137,8 +138,10 @@ VoxelBins bin_points_cpu(const PointCloud& points, const GridSpec& spec) {
     VoxelAcc acc = point_acc(colors, normals, kv[i].second);
     uint64_t j = i + 1;
     for (; j < n && kv[j].first == key; ++j) acc = acc + point_acc(colors, normals, kv[j].second);
+    if (acc.count > 0xffffffffu) fail(ErrorKind::kInput, "more than 2^32 points in one voxel");
     bins.keys.push_back(key);
-    bins.acc.push_back(acc);
+    bins.counts.push_back(uint32_t(acc.count));
+    if (attrs) bins.sums.push_back(acc);
     i = j;
   }
   return bins;
@@ -201,10 +204,13 @@ std::vector<SparseGrid> bins_to_grids(const VoxelBins& bins, const GridSpec& spe
     }
     for (size_t v = 0; v < bins.keys.size(); ++v) {
       const size_t at = size_t(brick_of[v]) * kBrickVoxels + size_t(bins.keys[v] & 511);
-      const VoxelAcc& a = bins.acc[v];
       if (what == "count") {
-        g.ivalues[at] = int32_t(std::min<uint64_t>(a.count, 2147483647u));
-      } else if (what == "color") {
+        g.ivalues[at] = int32_t(std::min<uint32_t>(bins.counts[v], 2147483647u));
+        continue;
+      }
+      if (what == "occupancy") continue;
+      const VoxelAcc& a = bins.sums[v];
+      if (what == "color") {
         for (int c = 0; c < 3; ++c) g.fvalues[3 * at + c] = float(double(a.rgb[c]) / (255.0 * double(a.count)));
       } else if (what == "normal") {
         double n[3];

@@ -102,11 +102,13 @@ struct VoxelKeyer {
   Int3 voxel(uint64_t key) const;
 };
 
-// Occupied voxels in ascending key order with their sums.
+// Occupied voxels in ascending key order: the number of points of each, and with colours or
+// normals their exact sums (sums[i].count == counts[i]).
 struct VoxelBins {
-  std::vector<uint64_t> keys;
-  std::vector<VoxelAcc> acc;
-  uint64_t outside = 0;  // points outside the grid
+  ValueArray<uint64_t> keys;
+  ValueArray<uint32_t> counts;
+  ValueArray<VoxelAcc> sums;  // empty when the points have neither colours nor normals
+  uint64_t outside = 0;       // points outside the grid
 };
 
 // What a point contributes to its voxel (shared by the CPU reference and the GPU).

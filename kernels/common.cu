@@ -58,12 +58,12 @@ std::vector<std::pair<std::string, double>> StageTimer::resolve() {
   return out;
 }
 
-StagedDownload::~StagedDownload() {
+StagedCopy::~StagedCopy() {
   for (cudaEvent_t e : m_done)
     if (e) cudaEventDestroy(e);
 }
 
-void StagedDownload::copy(void* dst, const void* src, size_t n, cudaStream_t stream) {
+void StagedCopy::download(void* dst, const void* src, size_t n, cudaStream_t stream) {
   if (n == 0) return;
   const size_t chunk = size_t(16) << 20;
   const size_t num_chunks = (n + chunk - 1) / chunk;
@@ -88,6 +88,29 @@ void StagedDownload::copy(void* dst, const void* src, size_t n, cudaStream_t str
       std::memcpy(to + p * piece, from + p * piece, std::min(piece, len - p * piece));
     });
   }
+}
+
+void StagedCopy::upload(void* dst, const void* src, size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  const size_t chunk = size_t(16) << 20;
+  const size_t num_chunks = (n + chunk - 1) / chunk;
+  char* stage = static_cast<char*>(m_stage.grow(2 * std::min(n, chunk)));
+  for (cudaEvent_t& e : m_done)
+    if (!e) VT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  for (size_t c = 0; c < num_chunks; ++c) {
+    if (c >= 2) VT_CUDA_CHECK(cudaEventSynchronize(m_done[c & 1]));  // chunk c - 2 has left this buffer
+    const size_t len = std::min(chunk, n - c * chunk);
+    char* to = stage + (c & 1) * chunk;
+    const char* from = static_cast<const char*>(src) + c * chunk;
+    const size_t piece = size_t(1) << 20;
+    tbb::parallel_for(size_t(0), (len + piece - 1) / piece, [&](size_t p) {
+      std::memcpy(to + p * piece, from + p * piece, std::min(piece, len - p * piece));
+    });
+    VT_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + c * chunk, to, len, cudaMemcpyHostToDevice, stream));
+    VT_CUDA_CHECK(cudaEventRecord(m_done[c & 1], stream));
+  }
+  // The staging buffers are reused by the next call: wait for the last two chunks.
+  for (cudaEvent_t e : m_done) VT_CUDA_CHECK(cudaEventSynchronize(e));
 }
 
 }  // namespace voxtile

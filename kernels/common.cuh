@@ -98,14 +98,17 @@ class PinnedBuffer {
 // Device-to-host copies into pageable (possibly untouched) memory: chunks go by DMA into two pinned
 // staging buffers in turn while CPU threads copy the previous chunk out, so the copy runs at DMA
 // speed instead of one thread's page-faulting memcpy (6x faster for multi-GB grids).
-class StagedDownload {
+class StagedCopy {
  public:
-  StagedDownload() = default;
-  ~StagedDownload();
-  StagedDownload(const StagedDownload&) = delete;
-  StagedDownload& operator=(const StagedDownload&) = delete;
+  StagedCopy() = default;
+  ~StagedCopy();
+  StagedCopy(const StagedCopy&) = delete;
+  StagedCopy& operator=(const StagedCopy&) = delete;
   // Copies n bytes; returns when they are in dst.
-  void copy(void* dst, const void* src, size_t n, cudaStream_t stream);
+  void download(void* dst, const void* src, size_t n, cudaStream_t stream);
+  // Host to device the same way (CPU threads fill one pinned buffer while the other is in flight);
+  // returns when src may be reused (the last chunk is queued on `stream`).
+  void upload(void* dst, const void* src, size_t n, cudaStream_t stream);
 
  private:
   PinnedBuffer m_stage;

@@ -124,8 +124,8 @@ void upload_new(GpuPoints::Impl& m, const Vec3f* pos, const SampleParams* par, u
   m.new_pos.grow(nn + 1);
   m.new_par.grow(nn + 1);
   if (!nn) return;
-  VT_CUDA_CHECK(cudaMemcpyAsync(m.new_pos.data(), pos, nn * sizeof(Vec3f), cudaMemcpyHostToDevice, m.stream));
-  VT_CUDA_CHECK(cudaMemcpyAsync(m.new_par.data(), par, nn * sizeof(SampleParams), cudaMemcpyHostToDevice, m.stream));
+  m.staging.upload(m.new_pos.data(), pos, nn * sizeof(Vec3f), m.stream);
+  m.staging.upload(m.new_par.data(), par, nn * sizeof(SampleParams), m.stream);
 }
 
 void upload_prims(GpuPoints::Impl& m, const CsgPrimitive* prims, uint32_t np, uint32_t at) {
@@ -401,8 +401,8 @@ SparseGrid GpuPoints::solid(const CsgScript& script, const GridSpec& spec, CsgSt
     const size_t at = grid.keys.size();
     grid.keys.resize(at + kept);
     grid.masks.resize(at + kept);
-    m->staging.copy(grid.keys.data() + at, m->out_keys.data(), kept * sizeof(uint64_t), m->stream);
-    m->staging.copy(grid.masks.data() + at, m->out_masks.data(), kept * sizeof(BrickMask), m->stream);
+    m->staging.download(grid.keys.data() + at, m->out_keys.data(), kept * sizeof(uint64_t), m->stream);
+    m->staging.download(grid.masks.data() + at, m->out_masks.data(), kept * sizeof(BrickMask), m->stream);
   }
   const auto stage_ms = timer.resolve();
   if (stats) {

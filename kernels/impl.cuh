@@ -70,8 +70,8 @@ struct GpuVoxelizer::Impl {
   DeviceBuffer<uint64_t> bkeys_sorted, out_keys;
   DeviceBuffer<uint32_t> out_masks, iota, perm, starts, out_values;
   CubTemp cub;
-  StagedDownload staging;
-  void download(void* dst, const void* src, size_t n) { staging.copy(dst, src, n, stream); }
+  StagedCopy staging;
+  void download(void* dst, const void* src, size_t n) { staging.download(dst, src, n, stream); }
 
   // A-buffer bucketing (bucket_pipeline.cu).
   DeviceBuffer<uint32_t> b_desc[2], b_ids[2], b_counters, b_chunks[2];

@@ -54,10 +54,8 @@ void GpuVoxelizer::set_mesh(const Mesh& mesh) {
   m->world.grow(std::max<uint64_t>(1, m->num_vertices));
   m->grid.grow(std::max<uint64_t>(1, m->num_vertices));
   m->indices.grow(std::max<uint64_t>(1, mesh.indices.size()));
-  VT_CUDA_CHECK(cudaMemcpyAsync(m->world.data(), mesh.positions.data(), m->num_vertices * sizeof(Vec3f),
-                                cudaMemcpyHostToDevice, m->stream));
-  VT_CUDA_CHECK(cudaMemcpyAsync(m->indices.data(), mesh.indices.data(), mesh.indices.size() * sizeof(uint32_t),
-                                cudaMemcpyHostToDevice, m->stream));
+  m->staging.upload(m->world.data(), mesh.positions.data(), m->num_vertices * sizeof(Vec3f), m->stream);
+  m->staging.upload(m->indices.data(), mesh.indices.data(), mesh.indices.size() * sizeof(uint32_t), m->stream);
   VT_CUDA_CHECK(cudaStreamSynchronize(m->stream));
   m->upload_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }

@@ -6,7 +6,10 @@
 #include <cub/device/device_run_length_encode.cuh>
 #include <thrust/iterator/transform_iterator.h>
 
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
+#include <tuple>
 
 #include "kernels/points_impl.cuh"
 
@@ -57,17 +60,14 @@ VoxelBins GpuPoints::bin(const PointCloud& points, const GridSpec& spec,
     }
     timer.begin("upload");
     m->b_pos.grow(cn);
-    VT_CUDA_CHECK(cudaMemcpyAsync(m->b_pos.data(), points.positions.data() + c0, cn * sizeof(Vec3f),
-                                  cudaMemcpyHostToDevice, m->stream));
+    m->staging.upload(m->b_pos.data(), points.positions.data() + c0, cn * sizeof(Vec3f), m->stream);
     if (has_c) {
       m->b_colors.grow(cn);
-      VT_CUDA_CHECK(cudaMemcpyAsync(m->b_colors.data(), points.colors.data() + c0, cn * sizeof(Rgb8),
-                                    cudaMemcpyHostToDevice, m->stream));
+      m->staging.upload(m->b_colors.data(), points.colors.data() + c0, cn * sizeof(Rgb8), m->stream);
     }
     if (has_n) {
       m->b_normals.grow(cn);
-      VT_CUDA_CHECK(cudaMemcpyAsync(m->b_normals.data(), points.normals.data() + c0, cn * sizeof(Vec3f),
-                                    cudaMemcpyHostToDevice, m->stream));
+      m->staging.upload(m->b_normals.data(), points.normals.data() + c0, cn * sizeof(Vec3f), m->stream);
     }
     for (int b = 0; b < 2; ++b) {
       m->b_keys[b].grow(cn);
@@ -107,19 +107,20 @@ VoxelBins GpuPoints::bin(const PointCloud& points, const GridSpec& spec,
     VT_CUDA_CHECK(cudaMemcpyAsync(&runs, m->b_runs.data(), sizeof(runs), cudaMemcpyDeviceToHost, m->stream));
     VT_CUDA_CHECK(cudaStreamSynchronize(m->stream));
     part.keys.resize(size_t(runs));
-    part.acc.resize(size_t(runs));
-    m->staging.copy(part.keys.data(), m->b_unique.data(), size_t(runs) * sizeof(uint64_t), m->stream);
+    m->staging.download(part.keys.data(), m->b_unique.data(), size_t(runs) * sizeof(uint64_t), m->stream);
+    part.counts.resize(size_t(runs));
     if (has_c || has_n) {
-      m->staging.copy(part.acc.data(), m->b_acc.data(), size_t(runs) * sizeof(VoxelAcc), m->stream);
+      part.sums.resize(size_t(runs));
+      m->staging.download(part.sums.data(), m->b_acc.data(), size_t(runs) * sizeof(VoxelAcc), m->stream);
+      tbb::parallel_for(size_t(0), size_t(runs), [&](size_t r) { part.counts[r] = uint32_t(part.sums[r].count); });
     } else {
-      std::vector<uint32_t> counts(static_cast<size_t>(runs));
-      m->staging.copy(counts.data(), m->b_counts.data(), size_t(runs) * sizeof(uint32_t), m->stream);
-      for (size_t r = 0; r < counts.size(); ++r) part.acc[r] = VoxelAcc{counts[r], {0, 0, 0}, {0, 0, 0}};
+      m->staging.download(part.counts.data(), m->b_counts.data(), size_t(runs) * sizeof(uint32_t), m->stream);
     }
     if (!part.keys.empty() && part.keys.back() == outside) {
-      part.outside = part.acc.back().count;
+      part.outside = part.counts.back();
       part.keys.pop_back();
-      part.acc.pop_back();
+      part.counts.pop_back();
+      if (!part.sums.empty()) part.sums.pop_back();
     }
     parts.push_back(std::move(part));
   }
@@ -128,22 +129,26 @@ VoxelBins GpuPoints::bin(const PointCloud& points, const GridSpec& spec,
   if (parts.size() == 1) return std::move(parts[0]);
   // Several chunks: merge their sorted bins (the sums are exact, so the order does not matter).
   VoxelBins merged;
-  std::vector<std::pair<uint64_t, size_t>> all;
-  std::vector<const VoxelAcc*> accs;
-  for (const VoxelBins& p : parts) {
-    merged.outside += p.outside;
-    for (size_t i = 0; i < p.keys.size(); ++i) {
-      all.emplace_back(p.keys[i], accs.size());
-      accs.push_back(&p.acc[i]);
-    }
+  std::vector<std::tuple<uint64_t, size_t, size_t>> all;  // key, part, index
+  for (size_t q = 0; q < parts.size(); ++q) {
+    merged.outside += parts[q].outside;
+    for (size_t i = 0; i < parts[q].keys.size(); ++i) all.emplace_back(parts[q].keys[i], q, i);
   }
   std::sort(all.begin(), all.end());
+  const bool attrs = has_c || has_n;
   for (size_t i = 0; i < all.size();) {
-    VoxelAcc a = *accs[all[i].second];
+    const auto [key, q0, i0] = all[i];
+    uint64_t count = parts[q0].counts[i0];
+    VoxelAcc a = attrs ? parts[q0].sums[i0] : VoxelAcc{};
     size_t j = i + 1;
-    for (; j < all.size() && all[j].first == all[i].first; ++j) a = a + *accs[all[j].second];
-    merged.keys.push_back(all[i].first);
-    merged.acc.push_back(a);
+    for (; j < all.size() && std::get<0>(all[j]) == key; ++j) {
+      count += parts[std::get<1>(all[j])].counts[std::get<2>(all[j])];
+      if (attrs) a = a + parts[std::get<1>(all[j])].sums[std::get<2>(all[j])];
+    }
+    if (count > 0xffffffffu) fail(ErrorKind::kInput, "more than 2^32 points in one voxel");
+    merged.keys.push_back(key);
+    merged.counts.push_back(uint32_t(count));
+    if (attrs) merged.sums.push_back(a);
     i = j;
   }
   return merged;

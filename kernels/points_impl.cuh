@@ -42,7 +42,7 @@ struct GpuPoints::Impl {
   DeviceBuffer<int64_t> b_runs;
   DeviceBuffer<uint32_t> b_counts;
   CubTemp cub;
-  StagedDownload staging;
+  StagedCopy staging;
 
   uint64_t memory_budget() const {
     if (budget) return budget;

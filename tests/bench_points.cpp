@@ -170,8 +170,9 @@ static int bench_bin(int runs, uint64_t npoints, bool check) {
       std::string equal = "not checked";
       if (check) {
         const VoxelBins cpu = bin_points_cpu(pc, spec);
-        equal = cpu.keys == bins.keys && cpu.outside == bins.outside &&
-                        std::memcmp(cpu.acc.data(), bins.acc.data(), cpu.acc.size() * sizeof(VoxelAcc)) == 0
+        equal = cpu.keys == bins.keys && cpu.counts == bins.counts && cpu.outside == bins.outside &&
+                        cpu.sums.size() == bins.sums.size() &&
+                        std::memcmp(cpu.sums.data(), bins.sums.data(), cpu.sums.size() * sizeof(VoxelAcc)) == 0
                     ? "yes"
                     : "NO";
       }

@@ -445,7 +445,8 @@ TEST(PointBinning, PointsOutsideAreCountedAndValuesValidated) {
   for (const Vec3f& p : pc.positions) outside += !(p.x >= 0 && p.x <= 1 && p.y >= -1 && p.y <= 1 && p.z >= 0 && p.z <= 1);
   EXPECT_EQ(bins.outside, outside);
   uint64_t total = 0;
-  for (const VoxelAcc& a : bins.acc) total += a.count;
+  for (uint32_t c : bins.counts) total += c;
+  EXPECT_TRUE(bins.sums.empty());
   EXPECT_EQ(total + outside, pc.size());
   EXPECT_THROW(parse_point_values("color", false, true), Error);
   EXPECT_THROW(parse_point_values("count,count", false, false), Error);
@@ -573,6 +574,14 @@ TEST(PointsCli, CsgPointsSolidAndTheThreeConversions) {
 
 // ---- GPU --------------------------------------------------------------------------------------
 
+void expect_same_bins(const VoxelBins& a, const VoxelBins& b) {
+  EXPECT_EQ(a.outside, b.outside);
+  ASSERT_TRUE(a.keys == b.keys);
+  ASSERT_TRUE(a.counts == b.counts);
+  ASSERT_EQ(a.sums.size(), b.sums.size());
+  ASSERT_EQ(0, std::memcmp(a.sums.data(), b.sums.data(), a.sums.size() * sizeof(VoxelAcc)));
+}
+
 class GpuPointsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -655,12 +664,9 @@ TEST_F(GpuPointsTest, BinningEqualsCpuWithChunksAndOutsidePoints) {
       const VoxelBins cpu = bin_points_cpu(pc, spec);
       GpuPoints gpu;
       const VoxelBins g = gpu.bin(pc, spec);
-      ASSERT_EQ(g.keys, cpu.keys);
-      ASSERT_EQ(0, std::memcmp(g.acc.data(), cpu.acc.data(), g.acc.size() * sizeof(VoxelAcc)));
+      expect_same_bins(g, cpu);
       GpuPoints chunked(0, 0, 8 << 20);  // ~8 MB: several chunks merged on the host
-      const VoxelBins c = chunked.bin(pc, spec);
-      ASSERT_EQ(c.keys, cpu.keys);
-      ASSERT_EQ(0, std::memcmp(c.acc.data(), cpu.acc.data(), c.acc.size() * sizeof(VoxelAcc)));
+      expect_same_bins(chunked.bin(pc, spec), cpu);
     }
     GridOptions o;
     o.bbox = test::make_bounds(0, -1, 0, 1, 1, 1);
@@ -669,9 +675,8 @@ TEST_F(GpuPointsTest, BinningEqualsCpuWithChunksAndOutsidePoints) {
     const VoxelBins cpu = bin_points_cpu(pc, part);
     GpuPoints gpu;
     const VoxelBins g = gpu.bin(pc, part);
-    EXPECT_EQ(g.outside, cpu.outside);
     EXPECT_GT(g.outside, 0u);
-    ASSERT_EQ(g.keys, cpu.keys);
+    expect_same_bins(g, cpu);
   }
 }
 
