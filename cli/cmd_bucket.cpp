@@ -37,11 +37,8 @@ void setup_bucket(CLI::App& app, BucketCmdOptions& o) {
   app.add_option("--attrs", o.attrs,
                  "Per-fragment attributes, comma-separated: bary, normal, uv, material (\"\" for triangle ids only)")
       ->capture_default_str();
-  app.add_option("--device,-d", o.device, "auto (GPU if present, else CPU), cpu or gpu")
-      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
-      ->capture_default_str();
-  app.add_option("--gpu-memory", o.gpu_memory, "GPU memory budget in bytes (default 80% of free); larger grids go in x-slabs");
-  app.add_option("--threads", o.threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
+  add_device_options(app, o.device, o.gpu_memory, o.threads,
+                     "GPU memory budget in bytes (default 80% of free); larger grids go in x-slabs");
   app.add_flag("--stats", o.stats, "Print a JSON summary to stdout (counts, timings, checksum)");
   add_dense_options(app, o.dense_limit, o.force);
   add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");

@@ -42,13 +42,7 @@ void add_sampling_options(CLI::App& app, SamplingArgs& s, bool with_count) {
 
 // The GPU for --device auto|gpu, or null for the CPU.
 std::unique_ptr<GpuPoints> open_gpu_points(const std::string& device, int scan, uint64_t gpu_memory, const Log& log) {
-  if (device == "cpu") return nullptr;
-  const GpuInfo info = query_gpu();
-  if (device == "gpu" && !info.available) fail(ErrorKind::kResource, "--device gpu: " + info.reason);
-  if (!info.available) {
-    log.info("voxtile: " + info.reason + "; using the CPU");
-    return nullptr;
-  }
+  if (!want_gpu(device, log)) return nullptr;
   return std::make_unique<GpuPoints>(0, scan, gpu_memory);
 }
 
@@ -115,16 +109,12 @@ void setup_csg(CLI::App& app, CsgCmdOptions& o) {
       ->capture_default_str();
   app.add_flag("--solid", o.solid, "Voxelize the solid (inside test at voxel centres) instead of sampling its surface");
   add_grid_options(app, o.grid);
-  app.add_option("--device,-d", o.device, "auto (GPU if present, else CPU), cpu or gpu")
-      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
-      ->capture_default_str();
+  add_device_options(app, o.device, o.gpu_memory, o.threads, "GPU memory budget in bytes (default 80% of free)");
   app.add_option("--scan", o.scan, "GPU scan of the keep flags: tiles, tiles-cub or words-cub (same output)")
       ->check(CLI::IsMember({"tiles", "tiles-cub", "words-cub"}))
       ->capture_default_str();
-  app.add_option("--gpu-memory", o.gpu_memory, "GPU memory budget in bytes (default 80% of free)");
   app.add_option("--max-samples", o.max_samples, "Refuse scripts that would make more surface samples than this")
       ->capture_default_str();
-  app.add_option("--threads", o.threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
   app.add_flag("--stats", o.stats, "Print a JSON summary to stdout (counts, timings, checksum)");
   add_dense_options(app, o.dense_limit, o.force);
   add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
@@ -203,11 +193,7 @@ void setup_points(CLI::App& app, PointsCmdOptions& o) {
                  "plus colour and normal when the points have them (.raw/.npy: count)")
       ->capture_default_str();
   app.add_option("--grid", o.grid_name, "Voxels -> points: the .vdb grid to write (default: all)");
-  app.add_option("--device,-d", o.device, "auto (GPU if present, else CPU), cpu or gpu")
-      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
-      ->capture_default_str();
-  app.add_option("--gpu-memory", o.gpu_memory, "GPU memory budget in bytes (default 80% of free)");
-  app.add_option("--threads", o.threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
+  add_device_options(app, o.device, o.gpu_memory, o.threads, "GPU memory budget in bytes (default 80% of free)");
   app.add_flag("--stats", o.stats, "Print a JSON summary to stdout (counts, timings, checksum)");
   add_dense_options(app, o.dense_limit, o.force);
   add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
@@ -259,7 +245,7 @@ int run_points(const PointsCmdOptions& o) {
     std::string values = o.values;
     if (values == "auto" && (format == OutputFormat::kRaw || format == OutputFormat::kNpy)) values = "count";
     const std::vector<std::string> which = parse_point_values(values, !pc.colors.empty(), !pc.normals.empty());
-    std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, 0, o.gpu_memory, log);
+    std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, 1, o.gpu_memory, log);
     const auto tb = Clock::now();
     std::vector<std::pair<std::string, double>> gpu_stages;
     const VoxelBins bins = gpu ? gpu->bin(pc, spec, &gpu_stages) : bin_points_cpu(pc, spec);

@@ -25,7 +25,7 @@ struct CsgCmdOptions {
   bool solid = false;
   GridArgs grid;
   std::string device = "auto";
-  std::string scan = "tiles";
+  std::string scan = "tiles-cub";
   uint64_t gpu_memory = 0;
   uint64_t max_samples = 1000000000;
   int threads = 0;

@@ -113,12 +113,8 @@ void setup_voxelize(CLI::App& app, VoxelizeCmdOptions& o) {
                  "(unit normal, packed max | float3 add). Several targets (comma-separated) share one binning and "
                  "go to one .vdb or .ply")
       ->capture_default_str();
-  app.add_option("--device,-d", o.device, "auto (GPU if present, else CPU), cpu or gpu")
-      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
-      ->capture_default_str();
-  app.add_option("--gpu-memory", o.gpu_memory,
-                 "GPU memory budget in bytes (default 80% of free); larger jobs are split into batches");
-  app.add_option("--threads", o.threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
+  add_device_options(app, o.device, o.gpu_memory, o.threads,
+                     "GPU memory budget in bytes (default 80% of free); larger jobs are split into batches");
   app.add_flag("--stats", o.stats, "Print a JSON summary per input to stdout (counts, timings, checksum)");
   add_dense_options(app, o.dense_limit, o.force);
   add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");

@@ -64,14 +64,25 @@ void add_verbosity_flags(CLI::App& app, int& verbosity, const std::string& verbo
   app.add_flag_callback("-v,--verbose", [&verbosity] { verbosity = 2; }, verbose_help);
 }
 
-std::unique_ptr<GpuVoxelizer> open_gpu(const std::string& device, uint64_t gpu_memory, const Log& log) {
-  if (device == "cpu") return nullptr;
+void add_device_options(CLI::App& app, std::string& device, uint64_t& gpu_memory, int& threads,
+                        const std::string& gpu_memory_help) {
+  app.add_option("--device,-d", device, "auto (GPU if present, else CPU), cpu or gpu")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
+      ->capture_default_str();
+  app.add_option("--gpu-memory", gpu_memory, gpu_memory_help);
+  app.add_option("--threads", threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
+}
+
+bool want_gpu(const std::string& device, const Log& log) {
+  if (device == "cpu") return false;
   const GpuInfo info = query_gpu();
   if (device == "gpu" && !info.available) fail(ErrorKind::kResource, "--device gpu: " + info.reason);
-  if (!info.available) {
-    log.info("voxtile: " + info.reason + "; using the CPU");
-    return nullptr;
-  }
+  if (!info.available) log.info("voxtile: " + info.reason + "; using the CPU");
+  return info.available;
+}
+
+std::unique_ptr<GpuVoxelizer> open_gpu(const std::string& device, uint64_t gpu_memory, const Log& log) {
+  if (!want_gpu(device, log)) return nullptr;
   GpuOptions gopt;
   gopt.memory_budget = gpu_memory;
   return std::make_unique<GpuVoxelizer>(gopt);

@@ -34,6 +34,12 @@ struct GridArgs {
 void add_grid_options(CLI::App& app, GridArgs& args);
 // --dense-limit and --force, for commands that may write .raw/.npy grids.
 void add_dense_options(CLI::App& app, uint64_t& dense_limit, bool& force);
+// --device auto|cpu|gpu, --gpu-memory (`gpu_memory_help`) and --threads.
+void add_device_options(CLI::App& app, std::string& device, uint64_t& gpu_memory, int& threads,
+                        const std::string& gpu_memory_help);
+// Whether --device auto|gpu|cpu runs on the GPU: gpu without a usable GPU throws Error(kResource);
+// auto without one logs a one-line notice and returns false.
+bool want_gpu(const std::string& device, const Log& log);
 // -q (errors only) and -v (`verbose_help`).
 void add_verbosity_flags(CLI::App& app, int& verbosity, const std::string& verbose_help);
 

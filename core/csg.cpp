@@ -317,17 +317,6 @@ uint64_t face_count(double area, double per_area) {
 
 }  // namespace
 
-const char* csg_shape_name(CsgShape s) {
-  switch (s) {
-    case CsgShape::kSphere: return "sphere";
-    case CsgShape::kBox: return "box";
-    case CsgShape::kCylinder: return "cylinder";
-    case CsgShape::kCapsule: return "capsule";
-    case CsgShape::kTorus: return "torus";
-  }
-  return "?";
-}
-
 Bounds CsgScript::bounds() const {
   Bounds b;
   for (const CsgPrimitive& p : prims) {

@@ -25,7 +25,6 @@
 namespace voxtile {
 
 enum class CsgShape : uint32_t { kSphere = 0, kBox = 1, kCylinder = 2, kCapsule = 3, kTorus = 4 };
-const char* csg_shape_name(CsgShape s);
 
 // One primitive as the kernels read it. Local coordinates q = rot * (x - center); the shape's axis
 // is local z.

@@ -10,6 +10,23 @@
 
 namespace voxtile {
 
+std::string ply_header_begin(const Metadata& meta) {
+  std::string header = "ply\nformat binary_little_endian 1.0\n";
+  for (const auto& [key, value] : meta) {
+    std::string v = value;
+    for (char& c : v)
+      if (c == '\n' || c == '\r') c = ' ';
+    header += "comment voxtile_" + key + " " + v + "\n";
+  }
+  return header;
+}
+
+void PlyBody::flush(bool all) {
+  if (m_buf.empty() || (!all && m_buf.size() < (size_t(1) << 20))) return;
+  m_out.write(m_buf.data(), m_buf.size());
+  m_buf.clear();
+}
+
 void write_ply(const SparseGrid& g, const std::string& path, const Metadata& meta) { write_ply_grids({&g}, path, meta); }
 
 void write_ply_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta) {
@@ -20,13 +37,7 @@ void write_ply_grids(const std::vector<const SparseGrid*>& grids, const std::str
         std::memcmp(o->masks.data(), g.masks.data(), g.masks.size() * sizeof(BrickMask)) != 0)
       fail(ErrorKind::kInternal, path + ": grids of one PLY file must have the same active voxels");
   AtomicFile out(path);
-  std::string header = "ply\nformat binary_little_endian 1.0\n";
-  for (const auto& [key, value] : meta) {
-    std::string v = value;
-    for (char& c : v)
-      if (c == '\n' || c == '\r') c = ' ';
-    header += "comment voxtile_" + key + " " + v + "\n";
-  }
+  std::string header = ply_header_begin(meta);
   // The grid, so that `voxtile compare` can map the points back to voxel indices.
   char grid_line[256];
   std::snprintf(grid_line, sizeof(grid_line),
@@ -52,12 +63,8 @@ void write_ply_grids(const std::vector<const SparseGrid*>& grids, const std::str
   }
   header += "end_header\n";
   out.write(header.data(), header.size());
-  std::vector<unsigned char> buf;
-  buf.reserve(1 << 20);
-  auto put = [&](const void* p, size_t n) {
-    const unsigned char* c = static_cast<const unsigned char*>(p);
-    buf.insert(buf.end(), c, c + n);
-  };
+  PlyBody body(out);
+  auto put = [&](const void* p, size_t n) { body.put(p, n); };
   g.for_each_active([&](int32_t i, int32_t j, int32_t k, size_t b, int off) {
     const Vec3d c = g.spec.voxel_center(i, j, k);
     const float xyz[3] = {float(c.x), float(c.y), float(c.z)};
@@ -74,12 +81,9 @@ void write_ply_grids(const std::vector<const SparseGrid*>& grids, const std::str
         put(&o->fvalues[(b * kBrickVoxels + off) * 3], 12);
       }
     }
-    if (buf.size() >= (1 << 20)) {
-      out.write(buf.data(), buf.size());
-      buf.clear();
-    }
+    body.flush();
   });
-  out.write(buf.data(), buf.size());
+  body.flush(true);
   out.commit();
 }
 

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/mesh_reader.h"
+#include "io/ply.h"
 
 namespace voxtile {
 namespace {
@@ -328,11 +329,17 @@ PointCloud read_text_points(const std::string& path, bool pts) {
     if (ints) color_at = 3;
     else normal_at = 3;
   } else if (columns == 7) {
-    color_at = 4;  // x y z intensity r g b
+    color_at = pts ? 4 : 3;  // .pts: x y z intensity r g b; .xyz: x y z r g b a (CloudCompare)
   } else if (columns == 9) {
     color_at = 3, normal_at = 6;
   } else if (columns != 3 && columns != 4) {
     fail(ErrorKind::kInput, path + ": " + std::to_string(columns) + " values per point (expected 3, 4, 6, 7 or 9)");
+  }
+  if (color_at >= 0) {
+    for (const auto& r : rows)
+      for (int c = color_at; c < color_at + 3; ++c)
+        if (!(r[size_t(c)] >= 0 && r[size_t(c)] <= 255))
+          fail(ErrorKind::kInput, path + ": colour value " + std::to_string(r[size_t(c)]) + " outside 0-255");
   }
   PointCloud pc;
   for (const auto& r : rows) {
@@ -389,13 +396,7 @@ bool is_point_cloud_file(const std::string& path) {
 
 void write_point_cloud_ply(const PointCloud& pc, const std::string& path, const Metadata& meta) {
   AtomicFile out(path);
-  std::string header = "ply\nformat binary_little_endian 1.0\n";
-  for (const auto& [key, value] : meta) {
-    std::string v = value;
-    for (char& c : v)
-      if (c == '\n' || c == '\r') c = ' ';
-    header += "comment voxtile_" + key + " " + v + "\n";
-  }
+  std::string header = ply_header_begin(meta);
   header += "element vertex " + std::to_string(pc.size()) + "\nproperty float x\nproperty float y\nproperty float z\n";
   const bool n = !pc.normals.empty(), c = !pc.colors.empty(), id = !pc.ids.empty(), mat = !pc.materials.empty();
   if (n) header += "property float nx\nproperty float ny\nproperty float nz\n";
@@ -404,24 +405,16 @@ void write_point_cloud_ply(const PointCloud& pc, const std::string& path, const 
   if (mat) header += "property uint material\n";
   header += "end_header\n";
   out.write(header.data(), header.size());
-  std::vector<unsigned char> buf;
-  buf.reserve(1 << 20);
-  auto put = [&](const void* p, size_t len) {
-    const unsigned char* b = static_cast<const unsigned char*>(p);
-    buf.insert(buf.end(), b, b + len);
-  };
+  PlyBody body(out);
   for (size_t i = 0; i < pc.size(); ++i) {
-    put(&pc.positions[i], 12);
-    if (n) put(&pc.normals[i], 12);
-    if (c) put(&pc.colors[i], 3);
-    if (id) put(&pc.ids[i], 4);
-    if (mat) put(&pc.materials[i], 4);
-    if (buf.size() >= (1 << 20)) {
-      out.write(buf.data(), buf.size());
-      buf.clear();
-    }
+    body.put(&pc.positions[i], 12);
+    if (n) body.put(&pc.normals[i], 12);
+    if (c) body.put(&pc.colors[i], 3);
+    if (id) body.put(&pc.ids[i], 4);
+    if (mat) body.put(&pc.materials[i], 4);
+    body.flush();
   }
-  out.write(buf.data(), buf.size());
+  body.flush(true);
   out.commit();
 }
 

@@ -11,8 +11,8 @@ namespace voxtile {
 // Reads positions and, when present, normals (nx ny nz) and colours (red green blue, uchar or
 // float 0..1). Points with NaN/Inf coordinates are dropped and counted in dropped_nonfinite.
 // .xyz: one point per line, whitespace- or comma-separated: x y z | x y z i | x y z r g b (integers
-// 0-255) or x y z nx ny nz | x y z r g b nx ny nz. .pts (Leica): an optional count line, then
-// x y z [intensity [r g b]] or x y z r g b. Throws Error(kInput) naming the file (and line) for
+// 0-255) or x y z nx ny nz | x y z r g b a | x y z r g b nx ny nz. .pts (Leica): an optional count
+// line, then x y z [intensity [r g b]] or x y z r g b. Throws Error(kInput) naming the file (and line) for
 // missing, empty, truncated or malformed files, and when no usable point remains.
 PointCloud read_point_cloud(const std::string& path);
 

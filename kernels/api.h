@@ -59,9 +59,9 @@ class GpuVoxelizer {
 // kernels/points.cu). Workspaces grow and are reused across calls; one thread at a time.
 class GpuPoints {
  public:
-  // scan_method: 0 tiles (fused counts, own one-block scan), 1 tiles with CUB, 2 CUB over every
+  // scan_method: 0 tiles (fused counts, own one-block scan), 1 tiles with CUB (fastest measured), 2 CUB over every
   // keep word (kernels/compact.cuh).
-  explicit GpuPoints(int device = 0, int scan_method = 0, uint64_t memory_budget = 0);
+  explicit GpuPoints(int device = 0, int scan_method = 1, uint64_t memory_budget = 0);
   ~GpuPoints();
   GpuPoints(const GpuPoints&) = delete;
   GpuPoints& operator=(const GpuPoints&) = delete;

@@ -58,6 +58,16 @@ std::vector<std::pair<std::string, double>> StageTimer::resolve() {
   return out;
 }
 
+namespace {
+// memcpy on CPU threads, 1 MB per task.
+void parallel_copy(char* to, const char* from, size_t len) {
+  const size_t piece = size_t(1) << 20;
+  tbb::parallel_for(size_t(0), (len + piece - 1) / piece, [&](size_t p) {
+    std::memcpy(to + p * piece, from + p * piece, std::min(piece, len - p * piece));
+  });
+}
+}  // namespace
+
 StagedCopy::~StagedCopy() {
   for (cudaEvent_t e : m_done)
     if (e) cudaEventDestroy(e);
@@ -83,10 +93,7 @@ void StagedCopy::download(void* dst, const void* src, size_t n, cudaStream_t str
     const size_t len = std::min(chunk, n - c * chunk);
     const char* from = stage + (c & 1) * chunk;
     char* to = static_cast<char*>(dst) + c * chunk;
-    const size_t piece = size_t(1) << 20;
-    tbb::parallel_for(size_t(0), (len + piece - 1) / piece, [&](size_t p) {
-      std::memcpy(to + p * piece, from + p * piece, std::min(piece, len - p * piece));
-    });
+    parallel_copy(to, from, len);
   }
 }
 
@@ -102,10 +109,7 @@ void StagedCopy::upload(void* dst, const void* src, size_t n, cudaStream_t strea
     const size_t len = std::min(chunk, n - c * chunk);
     char* to = stage + (c & 1) * chunk;
     const char* from = static_cast<const char*>(src) + c * chunk;
-    const size_t piece = size_t(1) << 20;
-    tbb::parallel_for(size_t(0), (len + piece - 1) / piece, [&](size_t p) {
-      std::memcpy(to + p * piece, from + p * piece, std::min(piece, len - p * piece));
-    });
+    parallel_copy(to, from, len);
     VT_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + c * chunk, to, len, cudaMemcpyHostToDevice, stream));
     VT_CUDA_CHECK(cudaEventRecord(m_done[c & 1], stream));
   }

@@ -524,6 +524,20 @@ TEST(PointFiles, PlyRoundTripAndTextFormats) {
   }
   write_text(dir.file("empty.xyz"), "");
   EXPECT_THROW(read_point_cloud(dir.file("empty.xyz")), Error);
+
+  // Real files: CloudCompare x y z r g b a, binary PLY with diffuse colours and normals, PLY with
+  // vertices and no faces.
+  const PointCloud cc = read_point_cloud(test::data_path("points/points_cloudcompare.xyz"));
+  ASSERT_EQ(cc.size(), 101u);
+  EXPECT_EQ(cc.colors[0].r, 117);
+  EXPECT_EQ(cc.colors[0].b, 49);
+  EXPECT_NEAR(cc.positions[0].x, 665187.5, 0.1);
+  const PointCloud pond = read_point_cloud(test::data_path("points/pond.0.ply"));
+  EXPECT_EQ(pond.size(), 70051u);
+  EXPECT_EQ(pond.normals.size(), 70051u);
+  EXPECT_EQ(pond.colors.size(), 70051u);
+  EXPECT_TRUE(is_point_cloud_file(test::data_path("edge/ply_points_bin.ply")));
+  EXPECT_EQ(read_point_cloud(test::data_path("edge/ply_points_bin.ply")).size(), 8u);
 }
 
 // ---- CLI --------------------------------------------------------------------------------------
@@ -564,6 +578,11 @@ TEST(PointsCli, CsgPointsSolidAndTheThreeConversions) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   r = test::run_voxtile({"points", dir.file("pts.ply"), "-o", dir.file("count.npy"), "-r", "16", "-d", "cpu"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = test::run_voxtile({"points", test::data_path("points/pond.0.ply"), "-o", dir.file("pond.vdb"), "-r", "64",
+                         "--stats", "-d", "cpu"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"name\":\"color\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"name\":\"normal\""), std::string::npos) << r.out;
   r = test::run_voxtile({"points", test::data_path("meshes/stanford_bunny.ply"), "-o", dir.file("m.vdb")});
   EXPECT_EQ(r.exit_code, 2);
   write_text(dir.file("nan.xyz"), "nan 0 0\n");
