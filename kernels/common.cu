@@ -73,13 +73,17 @@ StagedCopy::~StagedCopy() {
     if (e) cudaEventDestroy(e);
 }
 
-void StagedCopy::download(void* dst, const void* src, size_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  const size_t chunk = size_t(16) << 20;
-  const size_t num_chunks = (n + chunk - 1) / chunk;
-  char* stage = static_cast<char*>(m_stage.grow(2 * std::min(n, chunk)));
+char* StagedCopy::prepare(size_t n) {
   for (cudaEvent_t& e : m_done)
     if (!e) VT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  return static_cast<char*>(m_stage.grow(2 * std::min(n, kChunk)));
+}
+
+void StagedCopy::download(void* dst, const void* src, size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  const size_t chunk = kChunk;
+  const size_t num_chunks = (n + chunk - 1) / chunk;
+  char* stage = prepare(n);
   auto issue = [&](size_t c) {
     const size_t len = std::min(chunk, n - c * chunk);
     VT_CUDA_CHECK(cudaMemcpyAsync(stage + (c & 1) * chunk, static_cast<const char*>(src) + c * chunk, len,
@@ -99,11 +103,9 @@ void StagedCopy::download(void* dst, const void* src, size_t n, cudaStream_t str
 
 void StagedCopy::upload(void* dst, const void* src, size_t n, cudaStream_t stream) {
   if (n == 0) return;
-  const size_t chunk = size_t(16) << 20;
+  const size_t chunk = kChunk;
   const size_t num_chunks = (n + chunk - 1) / chunk;
-  char* stage = static_cast<char*>(m_stage.grow(2 * std::min(n, chunk)));
-  for (cudaEvent_t& e : m_done)
-    if (!e) VT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  char* stage = prepare(n);
   for (size_t c = 0; c < num_chunks; ++c) {
     if (c >= 2) VT_CUDA_CHECK(cudaEventSynchronize(m_done[c & 1]));  // chunk c - 2 has left this buffer
     const size_t len = std::min(chunk, n - c * chunk);

@@ -111,6 +111,8 @@ class StagedCopy {
   void upload(void* dst, const void* src, size_t n, cudaStream_t stream);
 
  private:
+  static constexpr size_t kChunk = size_t(16) << 20;
+  char* prepare(size_t n);  // the two staging buffers and their events
   PinnedBuffer m_stage;
   cudaEvent_t m_done[2] = {nullptr, nullptr};
 };
