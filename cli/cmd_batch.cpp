@@ -1,6 +1,6 @@
 // `voxtile batch`: plans jobs (inputs, directories, globs or a JSON Lines manifest; output names
 // from a template; an optional shard), then runs them through a TBB flow graph whose limiter bounds
-// the meshes and grids in memory: load (parallel) -> voxelize (one worker per GPU, or the CPU) ->
+// the meshes and grids in memory: load (parallel) -> voxelize (--gpu-workers per GPU, or the CPU) ->
 // write (parallel). Progress on stderr, an optional JSON report.
 #include "cli/cmd_batch.h"
 
@@ -378,7 +378,12 @@ void setup_batch(CLI::App& app, BatchCmdOptions& o) {
   app.add_option("--jobs,-j", o.jobs, "Jobs in flight on CPU threads (loading, writing); 0 = all cores")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
-  app.add_option("--gpu-memory", o.gpu_memory, "GPU memory budget per GPU in bytes");
+  app.add_option("--gpu-memory", o.gpu_memory, "GPU memory budget per GPU in bytes (default 70% of the GPU's memory)");
+  app.add_option("--gpu-workers", o.gpu_workers,
+                 "Jobs in flight per GPU: each worker has its own stream and workspace, so one job's host work "
+                 "(upload, download) overlaps another's kernels")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
   app.add_flag("--keep-going,-k", o.keep_going, "Run every job even after failures (default: stop at the first)");
   app.add_flag("--skip-existing", o.skip_existing,
                "Skip jobs whose output exists and records the same input and options (.vdb, .ply, .raw)");
@@ -428,8 +433,10 @@ int run_batch(const BatchCmdOptions& o) {
       if (!info.available) fail(ErrorKind::kResource, "--devices: " + info.reason);
       GpuOptions gopt;
       gopt.device = d;
-      gopt.memory_budget = o.gpu_memory;
-      pool.add(std::make_unique<GpuVoxelizer>(gopt));
+      // The workers of a GPU share its memory.
+      const uint64_t budget = o.gpu_memory ? o.gpu_memory : uint64_t(double(info.total_memory) * 0.7);
+      gopt.memory_budget = budget / uint64_t(o.gpu_workers);
+      for (int k = 0; k < o.gpu_workers; ++k) pool.add(std::make_unique<GpuVoxelizer>(gopt));
     }
   }
 

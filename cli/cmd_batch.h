@@ -24,6 +24,7 @@ struct BatchCmdOptions {
   std::string devices = "auto";     // auto | cpu | all | 0,1,...
   int jobs = 0;                     // loader/writer threads, 0 = all cores
   uint64_t gpu_memory = 0;
+  int gpu_workers = 2;  // voxelize workers (streams, host threads) per GPU
   bool keep_going = false;
   bool skip_existing = false;
   std::string report;
