@@ -266,7 +266,7 @@ int run_points(const PointsCmdOptions& o) {
   } else {  // mesh -> points
     if (format != OutputFormat::kPly) fail(ErrorKind::kUsage, o.output + ": mesh -> points writes .ply (use 'voxtile voxelize' for grids)");
     const auto tl = Clock::now();
-    const MeshLoadResult loaded = load_mesh(o.input);
+    const MeshLoadResult loaded = load_mesh(o.input, true);
     for (const std::string& w : loaded.warnings) log.warn(o.input + ": " + w);
     stages.emplace_back("load", ms_since(tl));
     const double area = mesh_area(loaded.mesh);

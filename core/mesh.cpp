@@ -1,9 +1,19 @@
 // Mesh bounds and sanitising.
 #include "core/mesh.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace voxtile {
+
+uint32_t Texture::lookup(float u, float v) const {
+  if (empty() || !std::isfinite(u) || !std::isfinite(v)) return 0xC8C8C8;
+  const double fu = double(u) - std::floor(double(u)), fv = double(v) - std::floor(double(v));
+  const int32_t x = std::min(width - 1, int32_t(fu * width));
+  const int32_t y = std::min(height - 1, int32_t((1.0 - fv) * height));
+  const uint8_t* t = &rgb[3 * (size_t(y) * size_t(width) + size_t(x))];
+  return (uint32_t(t[0]) << 16) | (uint32_t(t[1]) << 8) | t[2];
+}
 
 Bounds Mesh::bounds() const {
   Bounds b;

@@ -11,6 +11,15 @@
 
 namespace voxtile {
 
+// An RGB8 image, rows from the top (texel (x, y) at 3 * (y * width + x)).
+struct Texture {
+  int32_t width = 0, height = 0;
+  std::vector<uint8_t> rgb;
+  bool empty() const { return width <= 0 || height <= 0; }
+  // Nearest texel at texture coordinates (u, v), OpenGL convention (v up), repeating: 0xRRGGBB.
+  uint32_t lookup(float u, float v) const;
+};
+
 struct Mesh {
   std::vector<Vec3f> positions;        // world space, after node transforms
   std::vector<uint32_t> indices;       // 3 per triangle, each < positions.size()
@@ -22,6 +31,8 @@ struct Mesh {
   std::vector<uint32_t> colors;        // per vertex 0xRRGGBB (first colour channel), or empty; material
                                        // colour for vertices of source meshes without colours
   std::vector<uint32_t> material_colors;  // per material: diffuse colour 0xRRGGBB, or empty
+  std::vector<Texture> material_textures;  // per material: base colour / diffuse texture (empty
+                                           // Texture where none), or empty when no material has one
   size_t num_source_meshes = 0;
   size_t num_materials = 0;
   size_t dropped_degenerate = 0;  // zero-area triangles removed by sanitize()

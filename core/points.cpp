@@ -39,11 +39,12 @@ PointCloud sample_mesh(const Mesh& mesh, uint64_t count) {
   const double total = cdf[nt];
   const bool has_normals = !mesh.normals.empty(), has_vcolors = !mesh.colors.empty();
   const bool has_mcolors = !mesh.material_colors.empty();
+  const bool has_textures = !mesh.material_textures.empty() && !mesh.uvs.empty();
   pc.positions.resize(count);
   pc.normals.resize(count);
   pc.ids.resize(count);
   pc.materials.resize(count);
-  if (has_vcolors || has_mcolors) pc.colors.resize(count);
+  if (has_vcolors || has_mcolors || has_textures) pc.colors.resize(count);
   const double g = 1.32471795724474602596, a1 = 1 / g, a2 = 1 / (g * g);
   tbb::parallel_for(tbb::blocked_range<uint64_t>(0, count, 4096), [&](const tbb::blocked_range<uint64_t>& r) {
     for (uint64_t i = r.begin(); i < r.end(); ++i) {
@@ -78,12 +79,21 @@ PointCloud sample_mesh(const Mesh& mesh, uint64_t count) {
       pc.ids[i] = uint32_t(t);
       const uint32_t mat = mesh.material_ids[t];
       pc.materials[i] = mat;
-      if (has_vcolors) {
+      const Texture* tex =
+          has_textures && mat < mesh.material_textures.size() && !mesh.material_textures[mat].empty()
+              ? &mesh.material_textures[mat]
+              : nullptr;
+      if (tex) {
+        double uv[2] = {0, 0};
+        for (int c = 0; c < 3; ++c) uv[0] += w[c] * mesh.uvs[vi[c]].x, uv[1] += w[c] * mesh.uvs[vi[c]].y;
+        const uint32_t c = tex->lookup(float(uv[0]), float(uv[1]));
+        pc.colors[i] = {uint8_t(c >> 16), uint8_t(c >> 8), uint8_t(c)};
+      } else if (has_vcolors) {
         double rgb[3] = {0, 0, 0};
         for (int c = 0; c < 3; ++c)
           for (int ch = 0; ch < 3; ++ch) rgb[ch] += w[c] * double((mesh.colors[vi[c]] >> (16 - 8 * ch)) & 0xFF);
         pc.colors[i] = {uint8_t(std::lround(rgb[0])), uint8_t(std::lround(rgb[1])), uint8_t(std::lround(rgb[2]))};
-      } else if (has_mcolors) {
+      } else if (!pc.colors.empty()) {
         const uint32_t c = mat < mesh.material_colors.size() ? mesh.material_colors[mat] : 0xC8C8C8;
         pc.colors[i] = {uint8_t(c >> 16), uint8_t(c >> 8), uint8_t(c)};
       }

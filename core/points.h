@@ -58,7 +58,8 @@ VT_HD inline Vec3f solid_voxel_center(const double origin[3], const double size[
 // `count` area-uniform samples of the mesh surface: sample i picks the triangle holding the
 // position (i + 0.5) / count of the cumulative area (stratified), and a point in it from the R2
 // sequence (uniform in area). Normals are interpolated vertex normals where the mesh has them, else
-// the face normal; colours interpolate vertex colours, else the material colour; ids are triangles.
+// the face normal; colours are the material's texture at the interpolated texture coordinates
+// (nearest texel), else interpolated vertex colours, else the material colour; ids are triangles.
 PointCloud sample_mesh(const Mesh& mesh, uint64_t count);
 // Total triangle area (double).
 double mesh_area(const Mesh& mesh);

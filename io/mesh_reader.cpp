@@ -16,6 +16,7 @@
 #include <assimp/material.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
+#include <stb_image.h>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -109,7 +110,81 @@ struct Walker {
   }
 };
 
-MeshLoadResult read_in_process(const std::string& path, bool require_triangles) {
+// Decodes an image (PNG, JPEG, BMP, TGA, ... through stb_image) to RGB8; false when it cannot.
+bool decode_image(const unsigned char* data, size_t size, Texture& t, std::string& why) {
+  int w = 0, h = 0, channels = 0;
+  if (size > size_t(1) << 31) {
+    why = "too large";
+    return false;
+  }
+  unsigned char* px = stbi_load_from_memory(data, int(size), &w, &h, &channels, 3);
+  if (!px) {
+    why = stbi_failure_reason() ? stbi_failure_reason() : "cannot decode";
+    return false;
+  }
+  t.width = w;
+  t.height = h;
+  t.rgb.assign(px, px + size_t(w) * size_t(h) * 3);
+  stbi_image_free(px);
+  return true;
+}
+
+// The base colour (glTF) or diffuse texture of every material: embedded (compressed or raw texels)
+// or a file next to the model. A texture that cannot be read is a warning, not an error.
+void load_textures(const aiScene* scene, const std::string& path, MeshLoadResult& out) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  bool any = false;
+  std::vector<Texture> textures(scene->mNumMaterials);
+  for (unsigned m = 0; m < scene->mNumMaterials; ++m) {
+    const aiMaterial* mat = scene->mMaterials[m];
+    aiString name;
+    if (!mat || (mat->GetTexture(aiTextureType_BASE_COLOR, 0, &name) != AI_SUCCESS &&
+                 mat->GetTexture(aiTextureType_DIFFUSE, 0, &name) != AI_SUCCESS))
+      continue;
+    std::string why;
+    Texture& t = textures[m];
+    bool ok = false;
+    if (const aiTexture* emb = scene->GetEmbeddedTexture(name.C_Str())) {
+      if (emb->mHeight == 0) {
+        ok = decode_image(reinterpret_cast<const unsigned char*>(emb->pcData), emb->mWidth, t, why);
+      } else {
+        t.width = int32_t(emb->mWidth);
+        t.height = int32_t(emb->mHeight);
+        t.rgb.resize(size_t(t.width) * size_t(t.height) * 3);
+        for (size_t i = 0; i < size_t(t.width) * size_t(t.height); ++i) {
+          t.rgb[3 * i] = emb->pcData[i].r;
+          t.rgb[3 * i + 1] = emb->pcData[i].g;
+          t.rgb[3 * i + 2] = emb->pcData[i].b;
+        }
+        ok = true;
+      }
+    } else {
+      std::string file = name.C_Str();
+      for (char& c : file)
+        if (c == '\\') c = '/';
+      if (!file.empty() && file[0] != '/') file = dir + file;
+      std::FILE* f = std::fopen(file.c_str(), "rb");
+      if (f) {
+        std::vector<unsigned char> bytes;
+        unsigned char buf[1 << 16];
+        for (size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) bytes.insert(bytes.end(), buf, buf + n);
+        std::fclose(f);
+        ok = decode_image(bytes.data(), bytes.size(), t, why);
+      } else {
+        why = "cannot open " + file;
+      }
+    }
+    if (!ok) {
+      t = Texture{};
+      out.warnings.push_back("texture '" + std::string(name.C_Str()) + "' not used: " + why);
+    }
+    any = any || ok;
+  }
+  if (any) out.mesh.material_textures = std::move(textures);
+}
+
+MeshLoadResult read_in_process(const std::string& path, bool require_triangles, bool textures) {
   MeshLoadResult out;
   try {
     Assimp::Importer importer;
@@ -131,6 +206,7 @@ MeshLoadResult read_in_process(const std::string& path, bool require_triangles) 
         any_material_color = true;
       out.mesh.material_colors.push_back(pack_color(c.r, c.g, c.b));
     }
+    if (textures) load_textures(scene, path, out);
     Walker w{scene, &out};
     w.node(scene->mRootNode, aiMatrix4x4());
     if (!w.any_normals) std::vector<Vec3f>().swap(out.mesh.normals);
@@ -237,6 +313,12 @@ void serialize(Stream& s, const MeshLoadResult& r) {
   s.vec(r.mesh.uvs);
   s.vec(r.mesh.colors);
   s.vec(r.mesh.material_colors);
+  s.pod(uint64_t(r.mesh.material_textures.size()));
+  for (const Texture& t : r.mesh.material_textures) {
+    s.pod(t.width);
+    s.pod(t.height);
+    s.vec(t.rgb);
+  }
   s.pod(uint64_t(r.mesh.num_source_meshes));
   s.pod(uint64_t(r.mesh.num_materials));
   s.pod(uint64_t(r.mesh.dropped_degenerate));
@@ -263,6 +345,14 @@ MeshLoadResult deserialize(Reader& in) {
   in.vec(r.mesh.uvs);
   in.vec(r.mesh.colors);
   in.vec(r.mesh.material_colors);
+  r.mesh.material_textures.resize(in.pod<uint64_t>());
+  for (Texture& t : r.mesh.material_textures) {
+    t.width = in.pod<int32_t>();
+    t.height = in.pod<int32_t>();
+    in.vec(t.rgb);
+    if (t.rgb.size() != size_t(std::max(0, t.width)) * size_t(std::max(0, t.height)) * 3)
+      throw Error(ErrorKind::kInternal, "mesh reader: inconsistent texture from the reader process");
+  }
   r.mesh.num_source_meshes = in.pod<uint64_t>();
   r.mesh.num_materials = in.pod<uint64_t>();
   r.mesh.dropped_degenerate = in.pod<uint64_t>();
@@ -276,15 +366,15 @@ MeshLoadResult deserialize(Reader& in) {
   return r;
 }
 
-MeshLoadResult read(const std::string& path, bool require_triangles) {
+MeshLoadResult read(const std::string& path, bool require_triangles, bool textures = false) {
   check_input_file(path);
   const int fd = memfd_create("voxtile-mesh", MFD_CLOEXEC);
-  if (fd < 0) return read_in_process(path, require_triangles);
+  if (fd < 0) return read_in_process(path, require_triangles, textures);
   std::fflush(nullptr);  // the child must not inherit (and repeat) pending output
   const pid_t pid = fork();
   if (pid < 0) {
     close(fd);
-    return read_in_process(path, require_triangles);
+    return read_in_process(path, require_triangles, textures);
   }
   if (pid == 0) {
     // Child: default signal dispositions, so a crash is reported as one.
@@ -297,7 +387,7 @@ MeshLoadResult read(const std::string& path, bool require_triangles) {
     }
     Stream s(fd);
     try {
-      serialize(s, read_in_process(path, require_triangles));
+      serialize(s, read_in_process(path, require_triangles, textures));
     } catch (const Error& e) {
       s.pod(uint8_t(1));
       s.pod(int32_t(e.kind()));
@@ -353,7 +443,7 @@ void check_input_file(const std::string& path) {
   if (st.st_size == 0) fail(ErrorKind::kInput, path + ": the file is empty");
 }
 
-MeshLoadResult load_mesh(const std::string& path) { return read(path, true); }
+MeshLoadResult load_mesh(const std::string& path, bool textures) { return read(path, true, textures); }
 MeshLoadResult inspect_mesh(const std::string& path) { return read(path, false); }
 
 }  // namespace voxtile

@@ -21,7 +21,9 @@ struct MeshLoadResult {
 // source mesh and material index per triangle. Degenerate and NaN/Inf triangles are dropped with
 // a warning and a count. Throws Error(kInput) with "<path>: <problem>" when the file is missing,
 // empty, unreadable, or has no usable triangle.
-MeshLoadResult load_mesh(const std::string& path);
+// With `textures`, each material's base colour / diffuse texture is decoded too (Mesh::
+// material_textures; an unreadable texture is a warning).
+MeshLoadResult load_mesh(const std::string& path, bool textures = false);
 
 // Like load_mesh but accepts files without triangles (used by `voxtile info`).
 MeshLoadResult inspect_mesh(const std::string& path);

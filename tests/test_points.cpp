@@ -364,6 +364,40 @@ TEST(MeshSampling, LoadedMeshColoursAndNormals) {
   EXPECT_GT(distinct.size(), 1u);
 }
 
+TEST(MeshSampling, TextureColoursForEmbeddedAndExternalTextures) {
+  for (const char* file : {"formats/gltf/Duck.glb", "formats/gltf/BoxTextured/BoxTextured.gltf",
+                           "formats/gltf/BoxTextured-Embedded.gltf"}) {
+    EXPECT_TRUE(load_mesh(test::data_path(file)).mesh.material_textures.empty()) << file;  // not asked for
+    const MeshLoadResult r = load_mesh(test::data_path(file), true);
+    ASSERT_FALSE(r.mesh.material_textures.empty()) << file;
+    std::set<uint32_t> texels;
+    for (const Texture& t : r.mesh.material_textures) {
+      if (t.empty()) continue;
+      ASSERT_EQ(t.rgb.size(), size_t(t.width) * size_t(t.height) * 3);
+      for (size_t i = 0; i < t.rgb.size(); i += 3) texels.insert((uint32_t(t.rgb[i]) << 16) | (uint32_t(t.rgb[i + 1]) << 8) | t.rgb[i + 2]);
+    }
+    ASSERT_GT(texels.size(), 10u) << file;
+    const PointCloud pc = sample_mesh(r.mesh, 5000);
+    ASSERT_EQ(pc.colors.size(), 5000u);
+    std::set<uint32_t> seen;
+    for (const Rgb8& c : pc.colors) {
+      const uint32_t rgb = (uint32_t(c.r) << 16) | (uint32_t(c.g) << 8) | c.b;
+      ASSERT_EQ(texels.count(rgb), 1u) << file << ": a sampled colour that is no texel";
+      seen.insert(rgb);
+    }
+    EXPECT_GT(seen.size(), 10u) << file;
+  }
+  // Nearest texel, repeating, v up.
+  Texture t;
+  t.width = 2;
+  t.height = 2;
+  t.rgb = {255, 0, 0, 0, 255, 0, 0, 0, 255, 255, 255, 255};  // top row red green, bottom row blue white
+  EXPECT_EQ(t.lookup(0.25f, 0.75f), 0xFF0000u);
+  EXPECT_EQ(t.lookup(0.75f, 0.75f), 0x00FF00u);
+  EXPECT_EQ(t.lookup(0.25f, 0.25f), 0x0000FFu);
+  EXPECT_EQ(t.lookup(1.75f, -0.75f), 0xFFFFFFu);
+}
+
 // ---- points to voxels -------------------------------------------------------------------------
 
 PointCloud random_cloud(size_t n, unsigned seed, bool colors, bool normals) {
