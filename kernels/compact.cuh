@@ -16,6 +16,7 @@
 #include <cub/device/device_scan.cuh>
 #include <cuda/std/functional>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/common.cuh"
@@ -51,10 +52,10 @@ struct CompactWorkspace {
 };
 
 template <class Pred>
-__global__ void __launch_bounds__(kCompactThreads) compact_flags_kernel(uint64_t n, Pred pred, uint32_t* words,
-                                                                        uint32_t* tile_counts) {
+__global__ void __launch_bounds__(kCompactThreads) compact_flags_kernel(uint64_t n, uint64_t first_tile, Pred pred,
+                                                                        uint32_t* words, uint32_t* tile_counts) {
   __shared__ uint32_t warp_counts[kCompactThreads / 32];
-  const uint64_t tile = blockIdx.x;
+  const uint64_t tile = first_tile + blockIdx.x;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   uint32_t count = 0;
 #pragma unroll
@@ -126,16 +127,26 @@ void launch_own_tile_scan(const uint32_t* counts, uint64_t* out, uint64_t num, c
 void cub_tile_scan(CubTemp& cub, const uint32_t* counts, uint64_t* out, uint64_t num, cudaStream_t stream);
 void cub_word_scan(CubTemp& cub, const uint32_t* words, uint64_t* out, uint64_t num_words, cudaStream_t stream);
 
-// Phase 1: keep flags for elements [0, n).
-template <class Pred>
-void compact_flags(CompactWorkspace& ws, uint64_t n, Pred pred, cudaStream_t stream) {
+// Phase 1 in parts: sizes the workspace for elements [0, n); then compact_flags_tiles writes the
+// flags of tiles [t0, t1) (of kCompactTile elements each), possibly from several streams.
+inline void compact_begin(CompactWorkspace& ws, uint64_t n) {
   ws.n = n;
   if (compact_tiles(n) > 0x7fffffffu) fail(ErrorKind::kResource, "compaction of more than 2^41 elements");
   ws.reserve(n);
-  if (n == 0) return;
-  compact_flags_kernel<<<unsigned(compact_tiles(n)), kCompactThreads, 0, stream>>>(n, pred, ws.words.data(),
-                                                                                   ws.tile_counts.data());
+}
+template <class Pred>
+void compact_flags_tiles(CompactWorkspace& ws, uint64_t t0, uint64_t t1, Pred pred, cudaStream_t stream) {
+  t1 = std::min(t1, compact_tiles(ws.n));
+  if (t0 >= t1) return;
+  compact_flags_kernel<<<unsigned(t1 - t0), kCompactThreads, 0, stream>>>(ws.n, t0, pred, ws.words.data(),
+                                                                          ws.tile_counts.data());
   VT_CUDA_CHECK_LAUNCH();
+}
+// Phase 1: keep flags for elements [0, n).
+template <class Pred>
+void compact_flags(CompactWorkspace& ws, uint64_t n, Pred pred, cudaStream_t stream) {
+  compact_begin(ws, n);
+  compact_flags_tiles(ws, 0, compact_tiles(n), pred, stream);
 }
 
 // Phase 2: offsets and the total (on the device).

@@ -95,17 +95,31 @@ void csg_step(GpuPoints::Impl& m, uint32_t b0, uint32_t b1, uint64_t nn, StageTi
       m.par[out].grow(need + need / 4);
     }
   }
+  // The live samples take whole tiles (their bound rounded up; slots past the live count are never
+  // kept), so the new samples' tiles can be flagged on a second stream, right after their mode B
+  // pre-pass, while the first stream flags the live samples (mode A).
+  m.bound = (m.bound + kCompactTile - 1) / kCompactTile * kCompactTile;
   const uint64_t total = m.bound + nn;
+  if (total > m.pos[out].capacity()) {
+    m.pos[out].grow(total);
+    m.par[out].grow(total);
+  }
   if (timer) timer->begin("intersect");
   m.new_keep.grow(nn + 1);
+  compact_begin(m.ws, total);
+  const CsgPred pred{m.pos[m.cur].data(), m.new_keep.data(), m.prims.data(), m.live.data(), m.bound, b0, b1};
+  const uint64_t split = m.bound / kCompactTile;
   if (nn) {
-    new_keep_kernel<<<unsigned((nn + kNewThreads - 1) / kNewThreads), kNewThreads, 0, m.stream>>>(
+    VT_CUDA_CHECK(cudaEventRecord(m.fork, m.stream));
+    VT_CUDA_CHECK(cudaStreamWaitEvent(m.side, m.fork, 0));
+    new_keep_kernel<<<unsigned((nn + kNewThreads - 1) / kNewThreads), kNewThreads, 0, m.side>>>(
         m.new_pos.data(), m.new_par.data(), nn, m.prims.data(), b1, m.new_keep.data());
     VT_CUDA_CHECK_LAUNCH();
+    compact_flags_tiles(m.ws, split, compact_tiles(total), pred, m.side);
+    VT_CUDA_CHECK(cudaEventRecord(m.join, m.side));
   }
-  compact_flags(m.ws, total,
-                CsgPred{m.pos[m.cur].data(), m.new_keep.data(), m.prims.data(), m.live.data(), m.bound, b0, b1},
-                m.stream);
+  compact_flags_tiles(m.ws, 0, split, pred, m.stream);
+  if (nn) VT_CUDA_CHECK(cudaStreamWaitEvent(m.stream, m.join, 0));
   if (timer) timer->begin("scan");
   compact_scan(m.ws, m.method, m.stream);
   if (timer) timer->begin("compact");
@@ -161,6 +175,9 @@ GpuPoints::GpuPoints(int device, int scan_method, uint64_t memory_budget) : m(ne
     m->name = info.name;
     VT_CUDA_CHECK(cudaSetDevice(info.device));
     VT_CUDA_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
+    VT_CUDA_CHECK(cudaStreamCreateWithFlags(&m->side, cudaStreamNonBlocking));
+    VT_CUDA_CHECK(cudaEventCreateWithFlags(&m->fork, cudaEventDisableTiming));
+    VT_CUDA_CHECK(cudaEventCreateWithFlags(&m->join, cudaEventDisableTiming));
     m->live.grow(1);
   } catch (...) {
     delete m;
@@ -170,6 +187,9 @@ GpuPoints::GpuPoints(int device, int scan_method, uint64_t memory_budget) : m(ne
 
 GpuPoints::~GpuPoints() {
   cudaSetDevice(m->device);
+  if (m->fork) cudaEventDestroy(m->fork);
+  if (m->join) cudaEventDestroy(m->join);
+  if (m->side) cudaStreamDestroy(m->side);
   if (m->stream) cudaStreamDestroy(m->stream);
   delete m;
 }
@@ -246,7 +266,7 @@ std::vector<std::pair<std::string, double>> GpuPoints::bench_step(const CsgPrimi
   upload_prims(*m, batch, nb, m->num_prims);
   upload_new(*m, pos, params, nn);
   // Output buffers sized before timing, as a steady-state pipeline has them.
-  const uint64_t n = m->bound + nn;
+  const uint64_t n = (m->bound + kCompactTile - 1) / kCompactTile * kCompactTile + nn;
   m->pos[1 - m->cur].grow(n + 1);
   m->par[1 - m->cur].grow(n + 1);
   m->ws.reserve(n);

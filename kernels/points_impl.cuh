@@ -15,6 +15,8 @@ struct GpuPoints::Impl {
   uint64_t budget = 0;  // bytes; 0 = 80% of the free memory
   std::string name;
   cudaStream_t stream = nullptr;
+  cudaStream_t side = nullptr;               // the new samples' flags, beside the live ones'
+  cudaEvent_t fork = nullptr, join = nullptr;
   CompactWorkspace ws;
 
   // CSG state: the live samples (count on the device), the primitives applied so far.
