@@ -58,12 +58,17 @@ __global__ void __launch_bounds__(kCompactThreads) compact_flags_kernel(uint64_t
   const uint64_t tile = first_tile + blockIdx.x;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   uint32_t count = 0;
+  // All four predicates first, so that their memory reads are in flight together.
+  bool keep[4];
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const uint64_t i = (tile * kCompactTileWords + uint64_t(warp) * 4 + r) * 32 + lane;
+    keep[r] = i < n && pred(i);
+  }
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
     const uint64_t w = tile * kCompactTileWords + uint64_t(warp) * 4 + r;
-    const uint64_t i = w * 32 + lane;
-    const bool keep = i < n && pred(i);
-    const uint32_t bits = __ballot_sync(0xffffffffu, keep);
+    const uint32_t bits = __ballot_sync(0xffffffffu, keep[r]);
     if (lane == 0 && w * 32 < n) words[w] = bits;
     count += __popc(bits);
   }

@@ -48,6 +48,9 @@ __global__ void __launch_bounds__(kNewThreads) new_keep_kernel(const Vec3f* pos,
   if (valid) keep[i] = decided < 0 ? (sub_k ? 0 : 1) : uint8_t(decided);
 }
 
+// n rounded up to whole compaction tiles.
+inline uint64_t tile_round(uint64_t n) { return (n + kCompactTile - 1) / kCompactTile * kCompactTile; }
+
 struct CsgPred {
   const Vec3f* pos;
   const uint8_t* new_keep;
@@ -56,7 +59,10 @@ struct CsgPred {
   uint64_t bound;
   uint32_t b0, b1;
   __device__ bool operator()(uint64_t i) const {
-    if (i < bound) return i < *live && csg_keep_old(prims, b0, b1, pos[i]);
+    if (i < bound) {
+      const Vec3f x = pos[i];  // read before the live test: slots past the count are allocated
+      return i < __ldg(live) && csg_keep_old(prims, b0, b1, x);
+    }
     return new_keep[i - bound] != 0;
   }
 };
@@ -91,18 +97,19 @@ void csg_step(GpuPoints::Impl& m, uint32_t b0, uint32_t b1, uint64_t nn, StageTi
     if (need * (sizeof(Vec3f) + sizeof(SampleParams)) * 2 > m.memory_budget())
       fail(ErrorKind::kResource, "CSG: " + std::to_string(need) + " samples do not fit the GPU memory budget");
     if (need > m.pos[out].capacity()) {
-      m.pos[out].grow(need + need / 4);
-      m.par[out].grow(need + need / 4);
+      m.pos[out].grow(tile_round(need + need / 4));
+      m.par[out].grow(tile_round(need + need / 4));
     }
   }
   // The live samples take whole tiles (their bound rounded up; slots past the live count are never
   // kept), so the new samples' tiles can be flagged on a second stream, right after their mode B
   // pre-pass, while the first stream flags the live samples (mode A).
-  m.bound = (m.bound + kCompactTile - 1) / kCompactTile * kCompactTile;
+  m.bound = tile_round(m.bound);
   const uint64_t total = m.bound + nn;
-  if (total > m.pos[out].capacity()) {
-    m.pos[out].grow(total);
-    m.par[out].grow(total);
+  // Output capacity in whole tiles too: it is the next step's input, read up to its rounded bound.
+  if (tile_round(total) > m.pos[out].capacity()) {
+    m.pos[out].grow(tile_round(total));
+    m.par[out].grow(tile_round(total));
   }
   if (timer) timer->begin("intersect");
   m.new_keep.grow(nn + 1);
@@ -246,8 +253,8 @@ void GpuPoints::bench_load(const Vec3f* pos, const SampleParams* params, uint64_
                            uint32_t np) {
   VT_CUDA_CHECK(cudaSetDevice(m->device));
   m->cur = 0;
-  m->pos[0].grow(n + 1);
-  m->par[0].grow(n + 1);
+  m->pos[0].grow(tile_round(n) + 1);
+  m->par[0].grow(tile_round(n) + 1);
   VT_CUDA_CHECK(cudaMemcpyAsync(m->pos[0].data(), pos, n * sizeof(Vec3f), cudaMemcpyHostToDevice, m->stream));
   VT_CUDA_CHECK(cudaMemcpyAsync(m->par[0].data(), params, n * sizeof(SampleParams), cudaMemcpyHostToDevice, m->stream));
   VT_CUDA_CHECK(cudaMemcpyAsync(m->live.data(), &n, sizeof(n), cudaMemcpyHostToDevice, m->stream));
@@ -266,9 +273,9 @@ std::vector<std::pair<std::string, double>> GpuPoints::bench_step(const CsgPrimi
   upload_prims(*m, batch, nb, m->num_prims);
   upload_new(*m, pos, params, nn);
   // Output buffers sized before timing, as a steady-state pipeline has them.
-  const uint64_t n = (m->bound + kCompactTile - 1) / kCompactTile * kCompactTile + nn;
-  m->pos[1 - m->cur].grow(n + 1);
-  m->par[1 - m->cur].grow(n + 1);
+  const uint64_t n = tile_round(tile_round(m->bound) + nn);
+  m->pos[1 - m->cur].grow(n);
+  m->par[1 - m->cur].grow(n);
   m->ws.reserve(n);
   VT_CUDA_CHECK(cudaStreamSynchronize(m->stream));
   csg_step(*m, m->num_prims, m->num_prims + nb, nn, &timer);
