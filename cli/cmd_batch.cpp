@@ -26,6 +26,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/files.h"
 #include "io/mesh_reader.h"
 #include "io/writers.h"
 #include "kernels/api.h"
@@ -54,10 +55,7 @@ bool is_dir(const std::string& p) {
 const char* const kMeshExtensions[] = {"obj", "ply", "stl", "gltf", "glb", "fbx", "off", "dae", "3mf", "3ds", "x3d", "blend"};
 
 bool mesh_extension(const std::string& path) {
-  const size_t dot = path.rfind('.');
-  if (dot == std::string::npos) return false;
-  std::string e = path.substr(dot + 1);
-  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  const std::string e = lower_extension(path);
   for (const char* m : kMeshExtensions)
     if (e == m) return true;
   return false;
@@ -368,8 +366,7 @@ void setup_batch(CLI::App& app, BatchCmdOptions& o) {
   app.add_option("--out", o.out_template,
                  "Output name template: {dir} {stem} {name} {ext} {res} {target} {mode} {index}, e.g. "
                  "'out/{stem}_{res}.vdb'");
-  app.add_option("--format", o.format, "Output format (default: from the output name)")
-      ->check(CLI::IsMember({"vdb", "ply", "raw", "npy"}, CLI::ignore_case));
+  add_format_option(app, o.format, "Output format: vdb, ply, raw or npy (default: from the output name)");
   add_grid_options(app, o.grid);
   app.add_option("--mode,-m", o.mode, "thin or conservative")->check(CLI::IsMember({"thin", "conservative"}))->capture_default_str();
   app.add_option("--target,-t", o.target, "Targets as for voxelize")->capture_default_str();

@@ -97,8 +97,7 @@ int run_bucket(const BucketCmdOptions& o) {
       << spec.dims.x << "," << spec.dims.y << "," << spec.dims.z << "]},\"mode\":" << json_string(o.mode)
       << ",\"attrs\":" << json_string(o.attrs) << ",\"device\":" << json_string(st.device)
       << ",\"voxels\":" << b.num_voxels() << ",\"fragments\":" << b.num_fragments() << ",\"checksum\":\"" << std::hex
-      << b.checksum() << std::dec << "\",\"timings_ms\":{\"load\":" << json_number(ms_load);
-    for (const auto& [name, ms] : st.stage_ms) j << "," << json_string(name) << ":" << json_number(ms);
+      << b.checksum() << std::dec << "\",\"timings_ms\":{\"load\":" << json_number(ms_load) << json_stage_times(st.stage_ms);
     j << ",\"write\":" << json_number(ms_write) << ",\"total\":" << json_number(ms_total) << "}}";
     std::cout << j.str() << std::endl;
   }

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "core/error.h"
+#include "io/files.h"
 #include "io/mesh_reader.h"
 #include "io/vdb.h"
 
@@ -17,10 +18,7 @@ void setup_info(CLI::App& app, InfoCmdOptions& o) {
 }
 
 int run_info(const InfoCmdOptions& o) {
-  std::string ext;
-  const size_t dot = o.input.rfind('.');
-  if (dot != std::string::npos) ext = o.input.substr(dot + 1);
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  const std::string ext = lower_extension(o.input);
   std::cout << "file: " << o.input << "\n";
   if (ext == "vdb") {
     const auto lines = describe_vdb(o.input);

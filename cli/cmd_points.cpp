@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/points.h"
+#include "io/files.h"
 #include "io/grid_reader.h"
 #include "io/mesh_reader.h"
 #include "io/points_io.h"
@@ -18,14 +19,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-std::string lower_ext(const std::string& path) {
-  const size_t slash = path.rfind('/'), dot = path.rfind('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
-  std::string e = path.substr(dot + 1);
-  for (char& c : e) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return e;
-}
 
 void add_sampling_options(CLI::App& app, SamplingArgs& s, bool with_count) {
   auto* sp = app.add_option("--spacing", s.spacing,
@@ -52,23 +45,6 @@ WriteOptions write_options(uint64_t dense_limit, bool force, const Metadata& met
   if (dense_limit) w.dense.limit_bytes = dense_limit;
   w.meta = meta;
   return w;
-}
-
-std::string stage_json(const std::vector<std::pair<std::string, double>>& stages) {
-  std::ostringstream j;
-  for (const auto& [name, ms] : stages) j << "," << json_string(name) << ":" << json_number(ms);
-  return j.str();
-}
-
-std::string grids_json(const std::vector<SparseGrid>& grids) {
-  std::ostringstream j;
-  j << "[";
-  for (size_t i = 0; i < grids.size(); ++i)
-    j << (i ? "," : "") << "{\"name\":" << json_string(grids[i].name) << ",\"type\":"
-      << json_string(value_type_name(grids[i].value_type)) << ",\"active_voxels\":" << grids[i].active_voxels()
-      << ",\"checksum\":\"" << std::hex << grids[i].checksum() << std::dec << "\"}";
-  j << "]";
-  return j.str();
 }
 
 uint64_t cloud_checksum(const PointCloud& pc) {
@@ -102,8 +78,7 @@ void setup_csg(CLI::App& app, CsgCmdOptions& o) {
                  "Output: .ply point cloud (positions, normals, colours, primitive, material); with --solid a grid "
                  "(.vdb .ply .raw .npy)")
       ->required();
-  app.add_option("--format,-f", o.format, "Grid format with --solid: vdb, ply, raw or npy (default: from the extension)")
-      ->check(CLI::IsMember({"vdb", "ply", "raw", "npy"}, CLI::ignore_case));
+  add_format_option(app, o.format, "Grid format with --solid: vdb, ply, raw or npy (default: from the extension)");
   add_sampling_options(app, o.sampling, false);
   app.add_option("--batch", o.batch, "Primitives applied per GPU step (0 = all in one step); same output for any value")
       ->capture_default_str();
@@ -151,7 +126,7 @@ int run_csg(const CsgCmdOptions& o) {
     json << "{\"input\":" << json_string(o.input) << ",\"output\":" << json_string(o.output)
          << ",\"primitives\":" << script.prims.size() << ",\"device\":" << json_string(st.device)
          << ",\"dims\":[" << spec.dims.x << "," << spec.dims.y << "," << spec.dims.z << "],\"grids\":"
-         << grids_json({grid});
+         << json_grids({grid});
   } else {
     const double per_area = o.sampling.per_area(bounds);
     const auto ts = Clock::now();
@@ -171,7 +146,7 @@ int run_csg(const CsgCmdOptions& o) {
   log.info(line.str());
   for (const auto& [name, ms] : st.stage_ms) log.detail("  " + name + ": " + std::to_string(ms) + " ms");
   if (o.stats)
-    std::cout << json.str() << ",\"timings_ms\":{\"total\":" << json_number(ms_since(t0)) << stage_json(st.stage_ms)
+    std::cout << json.str() << ",\"timings_ms\":{\"total\":" << json_number(ms_since(t0)) << json_stage_times(st.stage_ms)
               << "}}" << std::endl;
   return 0;
 }
@@ -184,8 +159,7 @@ void setup_points(CLI::App& app, PointsCmdOptions& o) {
                  "voxel centres)")
       ->required();
   app.add_option("-o,--output", o.output, "Output file (.ply, or for point clouds .vdb .ply .raw .npy)")->required();
-  app.add_option("--format,-f", o.format, "Output format: vdb, ply, raw or npy (default: from the extension)")
-      ->check(CLI::IsMember({"vdb", "ply", "raw", "npy"}, CLI::ignore_case));
+  add_format_option(app, o.format, "Output format: vdb, ply, raw or npy (default: from the extension)");
   add_sampling_options(app, o.sampling, true);
   add_grid_options(app, o.grid);
   app.add_option("--values", o.values,
@@ -205,7 +179,7 @@ int run_points(const PointsCmdOptions& o) {
   const auto t0 = Clock::now();
   const OutputFormat format = o.format.empty() ? format_from_path(o.output) : parse_format(o.format);
   const Metadata meta = {{"source", o.input}, {"version", VOXTILE_VERSION}};
-  const std::string in_ext = lower_ext(o.input);
+  const std::string in_ext = lower_extension(o.input);
   std::ostringstream line, json;
   json << "{\"input\":" << json_string(o.input) << ",\"output\":" << json_string(o.output);
   std::vector<std::pair<std::string, double>> stages;
@@ -227,7 +201,7 @@ int run_points(const PointsCmdOptions& o) {
         fail(ErrorKind::kUsage, o.input + ": its grids have different active voxels; choose one with --grid");
     write_grids(grids, o.output, format, write_options(o.dense_limit, o.force, meta));
     line << o.input << ": " << grids.size() << " grid(s), " << grids[0].active_voxels() << " voxels -> " << o.output;
-    json << ",\"mode\":\"voxels-to-points\",\"points\":" << grids[0].active_voxels() << ",\"grids\":" << grids_json(grids);
+    json << ",\"mode\":\"voxels-to-points\",\"points\":" << grids[0].active_voxels() << ",\"grids\":" << json_grids(grids);
   } else if (is_point_cloud_file(o.input)) {  // points -> voxels
     const auto tl = Clock::now();
     const PointCloud pc = read_point_cloud(o.input);
@@ -262,7 +236,7 @@ int run_points(const PointsCmdOptions& o) {
          << " voxels (" << device << ") -> " << o.output;
     json << ",\"mode\":\"points-to-voxels\",\"points\":" << pc.size() << ",\"dropped_nonfinite\":" << pc.dropped_nonfinite
          << ",\"outside\":" << bins.outside << ",\"device\":" << json_string(device) << ",\"dims\":[" << spec.dims.x << ","
-         << spec.dims.y << "," << spec.dims.z << "],\"grids\":" << grids_json(grids);
+         << spec.dims.y << "," << spec.dims.z << "],\"grids\":" << json_grids(grids);
   } else {  // mesh -> points
     if (format != OutputFormat::kPly) fail(ErrorKind::kUsage, o.output + ": mesh -> points writes .ply (use 'voxtile voxelize' for grids)");
     const auto tl = Clock::now();
@@ -289,7 +263,7 @@ int run_points(const PointsCmdOptions& o) {
   }
   log.info(line.str());
   for (const auto& [name, ms] : stages) log.detail("  " + name + ": " + std::to_string(ms) + " ms");
-  if (o.stats) std::cout << json.str() << ",\"timings_ms\":{\"total\":" << json_number(ms_since(t0)) << stage_json(stages) << "}}" << std::endl;
+  if (o.stats) std::cout << json.str() << ",\"timings_ms\":{\"total\":" << json_number(ms_since(t0)) << json_stage_times(stages) << "}}" << std::endl;
   return 0;
 }
 

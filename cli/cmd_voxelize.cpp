@@ -84,13 +84,8 @@ void print_stats_json(const Job& job, const MeshLoadResult& loaded, const std::v
     << "]},\"mode\":" << json_string(o.mode) << ",\"target\":" << json_string(o.target)
     << ",\"device\":" << json_string(st.device) << ",\"active_voxels\":" << st.active_voxels
     << ",\"bricks\":" << st.bricks << ",\"tile_pairs\":" << st.tile_pairs << ",\"tiles\":" << st.tiles
-    << ",\"checksum\":\"" << std::hex << grid.checksum() << std::dec << "\",\"grids\":[";
-  for (size_t i = 0; i < grids.size(); ++i)
-    j << (i ? "," : "") << "{\"name\":" << json_string(grids[i].name) << ",\"type\":"
-      << json_string(value_type_name(grids[i].value_type)) << ",\"checksum\":\"" << std::hex << grids[i].checksum()
-      << std::dec << "\"}";
-  j << "],\"timings_ms\":{\"load\":" << json_number(ms_load);
-  for (const auto& [name, ms] : st.stage_ms) j << "," << json_string(name) << ":" << json_number(ms);
+    << ",\"checksum\":\"" << std::hex << grid.checksum() << std::dec << "\",\"grids\":" << json_grids(grids);
+  j << ",\"timings_ms\":{\"load\":" << json_number(ms_load) << json_stage_times(st.stage_ms);
   j << ",\"write\":" << json_number(ms_write) << ",\"total\":" << json_number(ms_total) << "}}";
   std::cout << j.str() << std::endl;
 }
@@ -101,8 +96,7 @@ void setup_voxelize(CLI::App& app, VoxelizeCmdOptions& o) {
   app.add_option("inputs", o.inputs, "Mesh files (any format Assimp reads)")->required();
   app.add_option("-o,--output", o.output, "Output file (.vdb .ply .raw .npy), or a directory for several inputs")
       ->required();
-  app.add_option("--format,-f", o.format, "Output format: vdb, ply, raw or npy (default: from the extension)")
-      ->check(CLI::IsMember({"vdb", "ply", "raw", "npy"}, CLI::ignore_case));
+  add_format_option(app, o.format, "Output format: vdb, ply, raw or npy (default: from the extension)");
   add_grid_options(app, o.grid);
   app.add_option("--mode,-m", o.mode, "thin (6-separating) or conservative (26-separating)")
       ->check(CLI::IsMember({"thin", "conservative"}))

@@ -54,6 +54,27 @@ GridOptions GridArgs::to_options() const {
   return o;
 }
 
+std::string json_stage_times(const std::vector<std::pair<std::string, double>>& stages) {
+  std::ostringstream j;
+  for (const auto& [name, ms] : stages) j << "," << json_string(name) << ":" << json_number(ms);
+  return j.str();
+}
+
+std::string json_grids(const std::vector<SparseGrid>& grids) {
+  std::ostringstream j;
+  j << "[";
+  for (size_t i = 0; i < grids.size(); ++i)
+    j << (i ? "," : "") << "{\"name\":" << json_string(grids[i].name) << ",\"type\":"
+      << json_string(value_type_name(grids[i].value_type)) << ",\"active_voxels\":" << grids[i].active_voxels()
+      << ",\"checksum\":\"" << std::hex << grids[i].checksum() << std::dec << "\"}";
+  j << "]";
+  return j.str();
+}
+
+void add_format_option(CLI::App& app, std::string& format, const std::string& help) {
+  app.add_option("--format,-f", format, help)->check(CLI::IsMember({"vdb", "ply", "raw", "npy"}, CLI::ignore_case));
+}
+
 void add_dense_options(CLI::App& app, uint64_t& dense_limit, bool& force) {
   app.add_option("--dense-limit", dense_limit, "Largest .raw/.npy output in bytes (default 4 GiB)");
   app.add_flag("--force", force, "Write dense outputs over --dense-limit");

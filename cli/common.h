@@ -60,5 +60,11 @@ std::string options_string(const std::string& mode, const std::string& target, c
 
 std::string json_string(const std::string& s);
 std::string json_number(double v);
+// ",\"name\":ms" per stage, to append inside a JSON object.
+std::string json_stage_times(const std::vector<std::pair<std::string, double>>& stages);
+// [{"name", "type", "active_voxels", "checksum"}] of each grid.
+std::string json_grids(const std::vector<SparseGrid>& grids);
+// --format,-f vdb|ply|raw|npy.
+void add_format_option(CLI::App& app, std::string& format, const std::string& help);
 
 }  // namespace voxtile

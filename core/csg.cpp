@@ -7,7 +7,6 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include "core/error.h"
@@ -346,18 +345,6 @@ CsgScript parse_csg(const std::string& text, const std::string& source) {
   if (script.prims.empty()) fail(ErrorKind::kInput, source + ": no primitives (expected lines like 'add sphere center 0 0 0 radius 1')");
   if (script.prims.size() > (size_t(1) << 24)) fail(ErrorKind::kInput, source + ": more than 16777216 primitives");
   return script;
-}
-
-CsgScript load_csg(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) fail(ErrorKind::kInput, path + ": cannot open");
-  std::ostringstream s;
-  s << f.rdbuf();
-  if (f.bad()) fail(ErrorKind::kInput, path + ": cannot read");
-  const std::string text = s.str();
-  if (text.empty()) fail(ErrorKind::kInput, path + ": empty file");
-  if (text.find('\0') != std::string::npos) fail(ErrorKind::kInput, path + ": not a text file");
-  return parse_csg(text, path);
 }
 
 double csg_area(const CsgPrimitive& p) {

@@ -101,8 +101,7 @@ struct CsgScript {
 
 // Parses a script; errors are Error(kInput) "source:line:column: problem". See README "CSG scripts".
 CsgScript parse_csg(const std::string& text, const std::string& source);
-// Reads and parses a file (Error(kInput) naming it if missing or unreadable).
-CsgScript load_csg(const std::string& path);
+// (Files: load_csg in io/points_io.h.)
 
 // What a surface sample carries besides its position (kept in a parallel array).
 struct SampleParams {

@@ -9,28 +9,12 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "io/files.h"
 #include "io/mesh_reader.h"
 #include "io/vdb.h"
 
 namespace voxtile {
 namespace {
-
-std::string extension(const std::string& path) {
-  const size_t slash = path.rfind('/'), dot = path.rfind('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
-  std::string e = path.substr(dot + 1);
-  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  return e;
-}
-
-std::string slurp(const std::string& path) {
-  check_input_file(path);
-  std::ifstream f(path, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  if (!f && !f.eof()) fail(ErrorKind::kInput, path + ": cannot read");
-  return s.str();
-}
 
 // ---- .npy ------------------------------------------------------------------------------------
 
@@ -142,7 +126,7 @@ std::string json_text(const std::string& json, const std::string& key, const std
 // ---- .ply voxel centres -------------------------------------------------------------------------
 
 GridFile read_ply(const std::string& path) {
-  const std::string bytes = slurp(path);
+  const std::string bytes = read_input_file(path);
   const size_t end = bytes.find("end_header\n");
   if (bytes.compare(0, 4, "ply\n") != 0 || end == std::string::npos) fail(ErrorKind::kInput, path + ": not a PLY file");
   std::stringstream h(bytes.substr(0, end));
@@ -299,7 +283,7 @@ GridFile read_npz(const std::string& path) {
   f.format = "npz";
   f.has_transform = true;
   f.has_buckets = true;
-  const std::string bytes = slurp(path);
+  const std::string bytes = read_input_file(path);
   const auto arrays = read_npz_arrays(path, bytes);
   auto need = [&](const char* name, const char* descr) -> const NpyArray& {
     auto it = arrays.find(name);
@@ -368,7 +352,7 @@ SparseGrid grid_from_dense(const unsigned char* data, const Int3& dims, ValueTyp
 }
 
 GridFile read_grid_file(const std::string& path) {
-  const std::string ext = extension(path);
+  const std::string ext = lower_extension(path);
   if (ext == "vdb") {
     GridFile f;
     f.path = path;
@@ -381,7 +365,7 @@ GridFile read_grid_file(const std::string& path) {
   if (ext == "ply") return read_ply(path);
   if (ext == "npz") return read_npz(path);
   if (ext == "npy") {
-    const std::string bytes = slurp(path);
+    const std::string bytes = read_input_file(path);
     const NpyArray a = parse_npy(path, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
     if (a.shape.size() != 3 && !(a.shape.size() == 4 && a.shape[3] == 3))
       fail(ErrorKind::kInput, path + ": expected a 3D array (X, Y, Z) or (X, Y, Z, 3)");
@@ -394,7 +378,7 @@ GridFile read_grid_file(const std::string& path) {
     const size_t slash = path.rfind('/'), dot = path.rfind('.');
     const std::string json_path =
         (dot != std::string::npos && (slash == std::string::npos || dot > slash) ? path.substr(0, dot) : path) + ".json";
-    const std::string json = slurp(json_path);
+    const std::string json = read_input_file(json_path);
     const std::vector<double> d = json_numbers(json, "dims", json_path), vs = json_numbers(json, "voxel_size", json_path),
                               o = json_numbers(json, "origin", json_path);
     if (d.size() != 3 || vs.size() != 3 || o.size() != 3) fail(ErrorKind::kInput, json_path + ": dims, voxel_size and origin need 3 numbers");
@@ -405,7 +389,7 @@ GridFile read_grid_file(const std::string& path) {
     if (json.find("\"components\"") != std::string::npos) components = int(json_numbers(json, "components", json_path).at(0));
     const std::string descr = dtype == "uint8" ? "|u1" : dtype == "int32" ? "<i4" : dtype == "float32" ? "<f4" : dtype;
     const ValueType t = dense_type(json_path, descr, components);
-    const std::string bytes = slurp(path);
+    const std::string bytes = read_input_file(path);
     const Int3 dims{int32_t(d[0]), int32_t(d[1]), int32_t(d[2])};
     const size_t need = size_t(dims.x) * dims.y * dims.z * (t == ValueType::kNone ? 1 : 4 * size_t(components));
     if (bytes.size() != need)

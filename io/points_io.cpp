@@ -10,29 +10,12 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/files.h"
 #include "io/mesh_reader.h"
 #include "io/ply.h"
 
 namespace voxtile {
 namespace {
-
-std::string lower_ext(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  const size_t dot = path.rfind('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
-  std::string e = path.substr(dot + 1);
-  for (char& c : e) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return e;
-}
-
-std::string read_all(const std::string& path) {
-  check_input_file(path);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) fail(ErrorKind::kInput, path + ": cannot open");
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 bool finite3(const Vec3f& p) { return std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z); }
 
@@ -172,7 +155,7 @@ uint8_t to_channel(double v, PlyType t) {
 }
 
 PointCloud read_ply_points(const std::string& path) {
-  const std::string bytes = read_all(path);
+  const std::string bytes = read_input_file(path);
   const PlyHeader h = parse_ply_header(bytes, path);
   PointCloud pc;
   const PlyElement* vertex = nullptr;
@@ -281,7 +264,7 @@ PointCloud read_ply_points(const std::string& path) {
 // ---- text formats ------------------------------------------------------------------------------
 
 PointCloud read_text_points(const std::string& path, bool pts) {
-  const std::string bytes = read_all(path);
+  const std::string bytes = read_input_file(path);
   if (bytes.find('\0') != std::string::npos) fail(ErrorKind::kInput, path + ": not a text file");
   std::vector<std::vector<double>> rows;
   std::istringstream in(bytes);
@@ -364,8 +347,14 @@ PointCloud read_text_points(const std::string& path, bool pts) {
 
 }  // namespace
 
+CsgScript load_csg(const std::string& path) {
+  const std::string text = read_input_file(path);
+  if (text.find('\0') != std::string::npos) fail(ErrorKind::kInput, path + ": not a text file");
+  return parse_csg(text, path);
+}
+
 PointCloud read_point_cloud(const std::string& path) {
-  const std::string ext = lower_ext(path);
+  const std::string ext = lower_extension(path);
   if (ext == "ply") return read_ply_points(path);
   if (ext == "xyz" || ext == "txt" || ext == "csv") return read_text_points(path, false);
   if (ext == "pts") return read_text_points(path, true);
@@ -373,7 +362,7 @@ PointCloud read_point_cloud(const std::string& path) {
 }
 
 bool is_point_cloud_file(const std::string& path) {
-  const std::string ext = lower_ext(path);
+  const std::string ext = lower_extension(path);
   if (ext == "xyz" || ext == "pts") return true;
   if (ext != "ply") return false;
   check_input_file(path);

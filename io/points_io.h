@@ -1,4 +1,5 @@
 // Point cloud files: reading .ply (ascii and binary vertex elements), .xyz and .pts; writing .ply.
+// CSG script files.
 #pragma once
 
 #include <string>
@@ -7,6 +8,10 @@
 #include "io/metadata.h"
 
 namespace voxtile {
+
+// Reads and parses a .csg script (core/csg.h); Error(kInput) naming the file when it is missing,
+// empty, unreadable, binary or malformed.
+CsgScript load_csg(const std::string& path);
 
 // Reads positions and, when present, normals (nx ny nz) and colours (red green blue, uchar or
 // float 0..1). Points with NaN/Inf coordinates are dropped and counted in dropped_nonfinite.

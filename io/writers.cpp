@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "io/files.h"
 #include "io/ply.h"
 #include "io/vdb.h"
 
@@ -33,12 +34,10 @@ OutputFormat parse_format(const std::string& name) {
 }
 
 OutputFormat format_from_path(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  const size_t dot = path.rfind('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
-    fail(ErrorKind::kUsage, path + ": no file extension; name the format with --format vdb|ply|raw|npy");
+  const std::string ext = lower_extension(path);
+  if (ext.empty()) fail(ErrorKind::kUsage, path + ": no file extension; name the format with --format vdb|ply|raw|npy");
   try {
-    return parse_format(path.substr(dot + 1));
+    return parse_format(ext);
   } catch (const Error&) {
     fail(ErrorKind::kUsage, path + ": unknown output extension; use .vdb, .ply, .raw or .npy, or --format");
   }

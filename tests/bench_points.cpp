@@ -18,6 +18,7 @@
 #include "core/csg.h"
 #include "core/error.h"
 #include "core/points.h"
+#include "io/points_io.h"
 #include "kernels/api.h"
 
 using namespace voxtile;
