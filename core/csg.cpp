@@ -387,7 +387,7 @@ CsgSamples sample_csg(const CsgScript& script, SampleDensity density, uint64_t m
           double u = 0.5 + a1 * double(i), v = 0.5 + a2 * double(i);
           u -= std::floor(u);
           v -= std::floor(v);
-          double q[3], nl[3];
+          double q[3] = {0, 0, 0}, nl[3] = {0, 0, 1};
           sample_face(p, f.kind, u, v, q, nl);
           double w[3], nw[3];
           for (int r3 = 0; r3 < 3; ++r3) {

@@ -85,11 +85,26 @@ VT_HD inline bool csg_keep_old(const CsgPrimitive* prims, uint32_t begin, uint32
   return true;
 }
 
+// What primitive j (!= k) says about a sample x of primitive k: -1 nothing (j does not contain x),
+// 0 culled, 1 kept. Visiting j = end - 1 down to 0, the first answer other than -1 decides: a later
+// primitive culls (mode A); the first earlier one containing x is the solid's answer there, which
+// hides an additive sample (B.1) and shows a subtractive one when additive (B.2). No answer: kept
+// for `add`, culled for `sub`. The GPU visits the primitives in shared-memory chunks with this.
+VT_HD inline int csg_sample_vote(const CsgPrimitive& pj, uint32_t j, uint32_t k, bool sub_k, const Vec3f& x) {
+  if (!csg_inside(pj, x)) return -1;
+  if (j > k) return 0;
+  return (pj.subtract == 0) == sub_k ? 1 : 0;
+}
+
 // Modes B.1/B.2 plus the rest of its batch: a sample of primitive k, with primitives [0, end) applied.
 VT_HD inline bool csg_keep_new(const CsgPrimitive* prims, uint32_t k, uint32_t end, const Vec3f& x) {
-  if (!csg_keep_old(prims, k + 1, end, x)) return false;
-  const bool in = csg_solid_inside(prims, k, x);
-  return prims[k].subtract ? in : !in;
+  const bool sub_k = prims[k].subtract != 0;
+  for (uint32_t j = end; j-- > 0;) {
+    if (j == k) continue;
+    const int vote = csg_sample_vote(prims[j], j, k, sub_k, x);
+    if (vote >= 0) return vote == 1;
+  }
+  return !sub_k;
 }
 
 struct CsgScript {

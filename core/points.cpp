@@ -104,8 +104,8 @@ PointCloud sample_mesh(const Mesh& mesh, uint64_t count) {
 
 // ---- binning -------------------------------------------------------------------------------
 
-VoxelKeyer VoxelKeyer::make(const GridSpec& spec) {
-  VoxelKeyer k{};
+GridView GridView::make(const GridSpec& spec) {
+  GridView k{};
   k.origin[0] = spec.origin.x, k.origin[1] = spec.origin.y, k.origin[2] = spec.origin.z;
   k.size[0] = spec.voxel_size.x, k.size[1] = spec.voxel_size.y, k.size[2] = spec.voxel_size.z;
   k.dims[0] = spec.dims.x, k.dims[1] = spec.dims.y, k.dims[2] = spec.dims.z;
@@ -113,14 +113,14 @@ VoxelKeyer VoxelKeyer::make(const GridSpec& spec) {
   return k;
 }
 
-int VoxelKeyer::key_bits() const {
+int GridView::key_bits() const {
   const uint64_t max_key = uint64_t(bricks[0] * bricks[1] * bricks[2]) * 512 - 1;
   int bits = 1;
   while (bits < 64 && (max_key >> bits)) ++bits;
   return bits;
 }
 
-Int3 VoxelKeyer::voxel(uint64_t key) const {
+Int3 GridView::voxel(uint64_t key) const {
   const int64_t b = int64_t(key >> 9);
   const int off = int(key & 511);
   const int64_t bz = b % bricks[2], by = (b / bricks[2]) % bricks[1], bx = b / (bricks[2] * bricks[1]);
@@ -128,11 +128,11 @@ Int3 VoxelKeyer::voxel(uint64_t key) const {
 }
 
 VoxelBins bin_points_cpu(const PointCloud& points, const GridSpec& spec) {
-  const VoxelKeyer keyer = VoxelKeyer::make(spec);
+  const GridView view = GridView::make(spec);
   const uint64_t n = points.size();
   std::vector<std::pair<uint64_t, uint64_t>> kv(n);
   tbb::parallel_for(tbb::blocked_range<uint64_t>(0, n, 1 << 14), [&](const tbb::blocked_range<uint64_t>& r) {
-    for (uint64_t i = r.begin(); i < r.end(); ++i) kv[i] = {keyer.key(points.positions[i]), i};
+    for (uint64_t i = r.begin(); i < r.end(); ++i) kv[i] = {view.key(points.positions[i]), i};
   });
   tbb::parallel_sort(kv.begin(), kv.end());
   VoxelBins bins;
@@ -186,11 +186,11 @@ std::vector<SparseGrid> bins_to_grids(const VoxelBins& bins, const GridSpec& spe
   std::vector<uint64_t> brick_keys;
   std::vector<BrickMask> masks;
   std::vector<uint32_t> brick_of(bins.keys.size());
-  const VoxelKeyer keyer = VoxelKeyer::make(spec);
+  const GridView view = GridView::make(spec);
   for (size_t v = 0; v < bins.keys.size(); ++v) {
     const uint64_t b = bins.keys[v] >> 9;
     if (v == 0 || b != (bins.keys[v - 1] >> 9)) {
-      const Int3 ijk = keyer.voxel(bins.keys[v]);
+      const Int3 ijk = view.voxel(bins.keys[v]);
       brick_keys.push_back(brick_key(ijk.x >> 3, ijk.y >> 3, ijk.z >> 3));
       masks.push_back(BrickMask{});
     }
@@ -224,7 +224,7 @@ std::vector<SparseGrid> bins_to_grids(const VoxelBins& bins, const GridSpec& spe
         for (int c = 0; c < 3; ++c) g.fvalues[3 * at + c] = float(double(a.rgb[c]) / (255.0 * double(a.count)));
       } else if (what == "normal") {
         double n[3];
-        for (int c = 0; c < 3; ++c) n[c] = double(a.normal[c]) / 1073741824.0;
+        for (int c = 0; c < 3; ++c) n[c] = double(a.normal[c]) / double(kNormalFixedScale);
         const double len = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
         for (int c = 0; c < 3; ++c) g.fvalues[3 * at + c] = len > 0 ? float(n[c] / len) : 0.f;
       }

@@ -9,6 +9,7 @@
 #include "core/hd.h"
 #include "core/mesh.h"
 #include "core/sparse_grid.h"
+#include "core/targets.h"
 
 namespace voxtile {
 
@@ -47,12 +48,6 @@ PointCloud csg_point_cloud(const CsgScript& script, const CsgSamples& kept);
 // Occupancy of the CSG solid at voxel centres (CPU reference of GpuCsg::solid).
 SparseGrid csg_solid_cpu(const CsgScript& script, const GridSpec& spec);
 
-// Voxel centre as the solid test sees it: each coordinate computed in double, rounded to float.
-VT_HD inline Vec3f solid_voxel_center(const double origin[3], const double size[3], int32_t i, int32_t j, int32_t k) {
-  return {float(origin[0] + (double(i) + 0.5) * size[0]), float(origin[1] + (double(j) + 0.5) * size[1]),
-          float(origin[2] + (double(k) + 0.5) * size[2])};
-}
-
 // ---- mesh surface sampling -----------------------------------------------------------------
 
 // `count` area-uniform samples of the mesh surface: sample i picks the triangle holding the
@@ -66,23 +61,29 @@ double mesh_area(const Mesh& mesh);
 
 // ---- points to voxels ------------------------------------------------------------------------
 
-// Exact per-voxel sums: integer colour sums, fixed-point normal sums (kNormalFixedScale), so the
-// result does not depend on the order of the points.
+// Exact per-voxel sums: integer colour sums, fixed-point normal sums (kNormalFixedScale units, as
+// the normal add target; rounded in double here), so the result does not depend on point order.
 struct VoxelAcc {
   uint64_t count;
   uint64_t rgb[3];
   int64_t normal[3];
 };
 
+// The grid as the kernels and the CPU references of points and solids see it (plain arrays).
 // Key of voxel (i,j,k): its brick's index in x-major brick order times 512 plus its offset in the
 // brick, so ascending keys are the SparseGrid order. `kOutsideGrid` marks points outside the grid.
 constexpr uint64_t kOutsideGrid = ~uint64_t(0);
-struct VoxelKeyer {
+struct GridView {
   double origin[3], size[3];
   int32_t dims[3];
   int64_t bricks[3];  // bricks per axis
 
-  static VoxelKeyer make(const GridSpec& spec);
+  static GridView make(const GridSpec& spec);
+  // Voxel centre as the solid test sees it: each coordinate computed in double, rounded to float.
+  VT_HD Vec3f center(int32_t i, int32_t j, int32_t k) const {
+    return {float(origin[0] + (double(i) + 0.5) * size[0]), float(origin[1] + (double(j) + 0.5) * size[1]),
+            float(origin[2] + (double(k) + 0.5) * size[2])};
+  }
   // Number of key bits in use (for radix sorts).
   int key_bits() const;
   // Voxel of a point: floor((p - origin) / size) per axis in double; a point on the far face of the
@@ -118,9 +119,9 @@ VT_HD inline VoxelAcc point_acc(const Rgb8* colors, const Vec3f* normals, uint64
   a.count = 1;
   if (colors) a.rgb[0] = colors[i].r, a.rgb[1] = colors[i].g, a.rgb[2] = colors[i].b;
   if (normals) {
-    a.normal[0] = int64_t(floor(double(normals[i].x) * 1073741824.0 + 0.5));
-    a.normal[1] = int64_t(floor(double(normals[i].y) * 1073741824.0 + 0.5));
-    a.normal[2] = int64_t(floor(double(normals[i].z) * 1073741824.0 + 0.5));
+    a.normal[0] = int64_t(floor(double(normals[i].x) * double(kNormalFixedScale) + 0.5));
+    a.normal[1] = int64_t(floor(double(normals[i].y) * double(kNormalFixedScale) + 0.5));
+    a.normal[2] = int64_t(floor(double(normals[i].z) * double(kNormalFixedScale) + 0.5));
   }
   return a;
 }

@@ -16,7 +16,7 @@ namespace {
 // Modes B.1/B.2 (and the later primitives of the batch) for the new samples, before the flag pass:
 // a new sample tests up to all earlier primitives, far more work than an old sample's few, so it
 // gets its own launch with one sample per thread and the primitives staged through shared memory
-// in chunks, top down (the reverse first-hit order of csg_keep_new, which it equals).
+// in chunks, top down: csg_keep_new's loop over csg_sample_vote, one chunk at a time.
 constexpr int kNewThreads = 128;
 constexpr uint32_t kNewChunk = 192;  // primitives per shared-memory chunk (19 KB)
 
@@ -34,15 +34,8 @@ __global__ void __launch_bounds__(kNewThreads) new_keep_kernel(const Vec3f* pos,
     const uint32_t base = top > kNewChunk ? top - kNewChunk : 0;
     for (uint32_t q = threadIdx.x; q < top - base; q += kNewThreads) chunk[q] = prims[base + q];
     __syncthreads();
-    if (decided < 0) {
-      for (uint32_t j = top; j-- > base;) {
-        if (j == k) continue;
-        if (csg_inside(chunk[j - base], x)) {
-          decided = j > k ? 0 : ((chunk[j - base].subtract == 0) == sub_k ? 1 : 0);
-          break;
-        }
-      }
-    }
+    for (uint32_t j = top; decided < 0 && j-- > base;)
+      if (j != k) decided = csg_sample_vote(chunk[j - base], j, k, sub_k, x);
     top = base;
   }
   if (valid) keep[i] = decided < 0 ? (sub_k ? 0 : 1) : uint8_t(decided);
@@ -292,29 +285,23 @@ namespace {
 constexpr int kSolidThreads = 128;
 constexpr int kSolidList = 2048;
 
-struct SolidGrid {
-  double origin[3], size[3];
-  int32_t dims[3];
-  int64_t nb[3];
-};
-
 __device__ inline bool overlaps(const CsgPrimitive& p, const Vec3f& lo, const Vec3f& hi) {
   return p.lo[0] < hi.x && p.hi[0] > lo.x && p.lo[1] < hi.y && p.hi[1] > lo.y && p.lo[2] < hi.z && p.hi[2] > lo.z;
 }
 
 // One block per brick of the slab: the primitives whose bounds meet the brick's voxel centres (in
 // order), then the reverse first-hit test per voxel, 4 voxels a thread, ballot words as the mask.
-__global__ void __launch_bounds__(kSolidThreads) solid_kernel(const CsgPrimitive* prims, uint32_t np, SolidGrid g,
+__global__ void __launch_bounds__(kSolidThreads) solid_kernel(const CsgPrimitive* prims, uint32_t np, GridView g,
                                                               int64_t bx0, uint32_t* masks) {
   __shared__ uint32_t list[kSolidList];
   __shared__ uint32_t warp_n[kSolidThreads / 32];
   __shared__ uint32_t list_n;
   const uint64_t b = blockIdx.x;
-  const int64_t per_x = g.nb[1] * g.nb[2];
-  const int32_t bx = int32_t(bx0 + int64_t(b / per_x)), by = int32_t((b / g.nb[2]) % g.nb[1]), bz = int32_t(b % g.nb[2]);
+  const int64_t per_x = g.bricks[1] * g.bricks[2];
+  const int32_t bx = int32_t(bx0 + int64_t(b / per_x)), by = int32_t((b / g.bricks[2]) % g.bricks[1]), bz = int32_t(b % g.bricks[2]);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const Vec3f lo = solid_voxel_center(g.origin, g.size, bx * 8, by * 8, bz * 8);
-  const Vec3f hi = solid_voxel_center(g.origin, g.size, min(bx * 8 + 7, g.dims[0] - 1), min(by * 8 + 7, g.dims[1] - 1),
+  const Vec3f lo = g.center(bx * 8, by * 8, bz * 8);
+  const Vec3f hi = g.center(min(bx * 8 + 7, g.dims[0] - 1), min(by * 8 + 7, g.dims[1] - 1),
                                       min(bz * 8 + 7, g.dims[2] - 1));
   if (threadIdx.x == 0) list_n = 0;
   __syncthreads();
@@ -344,7 +331,7 @@ __global__ void __launch_bounds__(kSolidThreads) solid_kernel(const CsgPrimitive
     const int32_t i = bx * 8 + (off >> 6), j = by * 8 + ((off >> 3) & 7), k = bz * 8 + (off & 7);
     bool inside = false;
     if (n_list && i < g.dims[0] && j < g.dims[1] && k < g.dims[2]) {
-      const Vec3f x = solid_voxel_center(g.origin, g.size, i, j, k);
+      const Vec3f x = g.center(i, j, k);
       if (all) {
         inside = csg_solid_inside(prims, np, x);
       } else {
@@ -392,34 +379,30 @@ SparseGrid GpuPoints::solid(const CsgScript& script, const GridSpec& spec, CsgSt
   SparseGrid grid;
   grid.spec = spec;
   grid.name = "solid";
-  SolidGrid g{};
-  g.origin[0] = spec.origin.x, g.origin[1] = spec.origin.y, g.origin[2] = spec.origin.z;
-  g.size[0] = spec.voxel_size.x, g.size[1] = spec.voxel_size.y, g.size[2] = spec.voxel_size.z;
-  g.dims[0] = spec.dims.x, g.dims[1] = spec.dims.y, g.dims[2] = spec.dims.z;
-  for (int a = 0; a < 3; ++a) g.nb[a] = (g.dims[a] + 7) / 8;
+  const GridView g = GridView::make(spec);
   StageTimer timer(m->stream);
   timer.begin("upload");
   upload_prims(*m, script.prims.data(), np, 0);
   // Slabs of brick columns: masks (64 B), outputs (72 B) and compaction state per brick.
-  const int64_t per_x = g.nb[1] * g.nb[2];
+  const int64_t per_x = g.bricks[1] * g.bricks[2];
   const uint64_t per_brick = 64 + 72 + 8;
   int64_t slab = std::max<int64_t>(1, int64_t(std::min<uint64_t>(m->memory_budget() / 2, uint64_t(1) << 30) /
                                               (per_brick * uint64_t(per_x))));
-  slab = std::min<int64_t>(slab, g.nb[0]);
+  slab = std::min<int64_t>(slab, g.bricks[0]);
   slab = std::min<int64_t>(slab, std::max<int64_t>(1, int64_t(0x7fffffff) / per_x));
   const uint64_t slab_bricks = uint64_t(slab * per_x);
   m->slab_masks.grow(slab_bricks * 16);
   m->out_keys.grow(slab_bricks);
   m->out_masks.grow(slab_bricks * 16);
-  for (int64_t bx0 = 0; bx0 < g.nb[0]; bx0 += slab) {
-    const uint64_t nbricks = uint64_t(std::min(slab, g.nb[0] - bx0) * per_x);
+  for (int64_t bx0 = 0; bx0 < g.bricks[0]; bx0 += slab) {
+    const uint64_t nbricks = uint64_t(std::min(slab, g.bricks[0] - bx0) * per_x);
     timer.begin("inside");
     solid_kernel<<<unsigned(nbricks), kSolidThreads, 0, m->stream>>>(m->prims.data(), np, g, bx0, m->slab_masks.data());
     VT_CUDA_CHECK_LAUNCH();
     timer.begin("compact");
     compact_flags(m->ws, nbricks, BrickPred{m->slab_masks.data()}, m->stream);
     compact_scan(m->ws, m->method, m->stream);
-    compact_scatter(m->ws, BrickMove{m->slab_masks.data(), m->out_keys.data(), m->out_masks.data(), bx0, g.nb[1], g.nb[2]},
+    compact_scatter(m->ws, BrickMove{m->slab_masks.data(), m->out_keys.data(), m->out_masks.data(), bx0, g.bricks[1], g.bricks[2]},
                     m->stream);
     timer.begin("download");
     uint64_t kept = 0;

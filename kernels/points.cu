@@ -16,10 +16,10 @@
 namespace voxtile {
 namespace {
 
-__global__ void key_kernel(const Vec3f* pos, uint64_t n, VoxelKeyer keyer, uint64_t outside, uint64_t* keys,
+__global__ void key_kernel(const Vec3f* pos, uint64_t n, GridView view, uint64_t outside, uint64_t* keys,
                            uint32_t* idx) {
   for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x) {
-    const uint64_t k = keyer.key(pos[i]);
+    const uint64_t k = view.key(pos[i]);
     keys[i] = k == kOutsideGrid ? outside : k;
     idx[i] = uint32_t(i);
   }
@@ -39,8 +39,8 @@ struct AccSum {
 VoxelBins GpuPoints::bin(const PointCloud& points, const GridSpec& spec,
                          std::vector<std::pair<std::string, double>>* stage_ms) {
   VT_CUDA_CHECK(cudaSetDevice(m->device));
-  const VoxelKeyer keyer = VoxelKeyer::make(spec);
-  const int bits = keyer.key_bits();
+  const GridView view = GridView::make(spec);
+  const int bits = view.key_bits();
   if (bits >= 63) fail(ErrorKind::kUsage, "grid too large for 63-bit voxel keys");
   const uint64_t outside = uint64_t(1) << bits;
   const uint64_t n = points.size();
@@ -78,7 +78,7 @@ VoxelBins GpuPoints::bin(const PointCloud& points, const GridSpec& spec,
     m->b_runs.grow(1);
     timer.begin("keys");
     key_kernel<<<unsigned(std::min<uint64_t>((cn + 255) / 256, 65536)), 256, 0, m->stream>>>(
-        m->b_pos.data(), cn, keyer, outside, m->b_keys[0].data(), m->b_idx[0].data());
+        m->b_pos.data(), cn, view, outside, m->b_keys[0].data(), m->b_idx[0].data());
     VT_CUDA_CHECK_LAUNCH();
     timer.begin("sort");
     cub::DoubleBuffer<uint64_t> keys(m->b_keys[0].data(), m->b_keys[1].data());

@@ -34,20 +34,16 @@ static CsgPrimitive sphere(float x, float y, float z, float r, bool sub) {
   return parse_csg(s.str(), "bench").prims[0];
 }
 
-// Samples on the surface of sphere `p` (uniform by the R2 sequence), primitive id `id`.
-static void sphere_samples(const CsgPrimitive& p, uint32_t id, uint64_t n, uint64_t seed_offset, std::vector<Vec3f>& pos,
-                           std::vector<SampleParams>& par) {
-  const double g = 1.32471795724474602596, a1 = 1 / g, a2 = 1 / (g * g);
-  for (uint64_t i = 0; i < n; ++i) {
-    double u = 0.5 + a1 * double(i + seed_offset), v = 0.5 + a2 * double(i + seed_offset);
-    u -= std::floor(u);
-    v -= std::floor(v);
-    const double z = 1 - 2 * u, r = std::sqrt(std::max(0.0, 1 - z * z)), phi = 2 * M_PI * v;
-    const double d[3] = {r * std::cos(phi), r * std::sin(phi), z};
-    pos.push_back({float(p.center[0] + p.a * d[0]), float(p.center[1] + p.a * d[1]), float(p.center[2] + p.a * d[2])});
-    const float s = p.subtract ? -1.f : 1.f;
-    par.push_back({{s * float(d[0]), s * float(d[1]), s * float(d[2])}, id});
-  }
+// Surface samples of `prims` (sample_csg), about `n` in all, tagged with primitive ids from `first_id`.
+static CsgSamples samples_of(const std::vector<CsgPrimitive>& prims, uint64_t n, uint32_t first_id) {
+  CsgScript s;
+  s.source = "bench";
+  s.prims = prims;
+  double area = 0;
+  for (const CsgPrimitive& p : prims) area += csg_area(p);
+  CsgSamples out = sample_csg(s, {double(n) / area}, uint64_t(1) << 40);
+  for (SampleParams& p : out.params) p.prim += first_id;
+  return out;
 }
 
 static int bench_csg(int runs, uint64_t persisted, uint32_t nprims, uint64_t nnew) {
@@ -56,16 +52,15 @@ static int bench_csg(int runs, uint64_t persisted, uint32_t nprims, uint64_t nne
   std::vector<CsgPrimitive> prims;
   for (uint32_t k = 0; k < nprims; ++k)
     prims.push_back(sphere(u(rng), u(rng), u(rng), 0.05f + 0.1f * u(rng), k % 4 == 3));
-  std::vector<Vec3f> pos;
-  std::vector<SampleParams> par;
-  pos.reserve(persisted);
-  par.reserve(persisted);
-  for (uint32_t k = 0; k < nprims; ++k)
-    sphere_samples(prims[k], k, persisted / nprims + (k < persisted % nprims ? 1 : 0), k * 7919, pos, par);
+  const CsgSamples old_samples = samples_of(prims, persisted, 0);
+  const std::vector<Vec3f>& pos = old_samples.positions;
+  const std::vector<SampleParams>& par = old_samples.params;
+  persisted = pos.size();
   const CsgPrimitive added = sphere(0.5f, 0.5f, 0.5f, 0.15f, false);
-  std::vector<Vec3f> npos;
-  std::vector<SampleParams> npar;
-  sphere_samples(added, nprims, nnew, 0, npos, npar);
+  const CsgSamples new_samples = samples_of({added}, nnew, nprims);
+  const std::vector<Vec3f>& npos = new_samples.positions;
+  const std::vector<SampleParams>& npar = new_samples.params;
+  nnew = npos.size();
   // CPU count of the step's survivors.
   std::vector<CsgPrimitive> all = prims;
   all.push_back(added);

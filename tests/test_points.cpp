@@ -309,13 +309,12 @@ TEST(CsgSolid, CpuGridEqualsADirectVoxelLoop) {
   g.validate();
   std::map<std::tuple<int, int, int>, bool> active;
   g.for_each_active([&](int32_t i, int32_t j, int32_t k, size_t, int) { active[{i, j, k}] = true; });
-  const double o[3] = {spec.origin.x, spec.origin.y, spec.origin.z};
-  const double vs[3] = {spec.voxel_size.x, spec.voxel_size.y, spec.voxel_size.z};
+  const GridView view = GridView::make(spec);
   size_t inside = 0;
   for (int i = 0; i < spec.dims.x; ++i)
     for (int j = 0; j < spec.dims.y; ++j)
       for (int k = 0; k < spec.dims.z; ++k) {
-        const bool in = csg_solid_inside(s.prims.data(), uint32_t(s.prims.size()), solid_voxel_center(o, vs, i, j, k));
+        const bool in = csg_solid_inside(s.prims.data(), uint32_t(s.prims.size()), view.center(i, j, k));
         inside += in;
         ASSERT_EQ(in, active.count({i, j, k}) == 1) << i << " " << j << " " << k;
       }

@@ -73,9 +73,8 @@ SparseGrid csg_solid_cpu(const CsgScript& script, const GridSpec& spec) {
   SparseGrid grid;
   grid.spec = spec;
   grid.name = "solid";
-  const int64_t nb[3] = {(spec.dims.x + 7) / 8, (spec.dims.y + 7) / 8, (spec.dims.z + 7) / 8};
-  const double origin[3] = {spec.origin.x, spec.origin.y, spec.origin.z};
-  const double size[3] = {spec.voxel_size.x, spec.voxel_size.y, spec.voxel_size.z};
+  const GridView view = GridView::make(spec);
+  const int64_t* nb = view.bricks;
   const uint32_t n_prims = uint32_t(script.prims.size());
   // One x-slab of bricks at a time, in parallel over its (by, bz) bricks.
   for (int64_t bx = 0; bx < nb[0]; ++bx) {
@@ -88,7 +87,7 @@ SparseGrid csg_solid_cpu(const CsgScript& script, const GridSpec& spec) {
           for (int z = 0; z < 8; ++z) {
             const int32_t i = int32_t(bx) * 8 + x, j = by * 8 + y, k = bz * 8 + z;
             if (i >= spec.dims.x || j >= spec.dims.y || k >= spec.dims.z) continue;
-            if (csg_solid_inside(script.prims.data(), n_prims, solid_voxel_center(origin, size, i, j, k)))
+            if (csg_solid_inside(script.prims.data(), n_prims, view.center(i, j, k)))
               m.set(brick_offset(x, y, z));
           }
       masks[size_t(b)] = m;
