@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/hash.h"
 #include "io/atomic_file.h"
 #include "io/files.h"
 #include "io/mesh_reader.h"
@@ -313,14 +314,14 @@ std::string hex64(uint64_t v) {
 
 // Fingerprint of a job: the input's bytes, the options and the tool version.
 std::string fingerprint(const Job& j) {
-  Fnv1a h;
+  Hasher h;
   std::ifstream f(j.input, std::ios::binary);
   if (!f) return "";
   std::vector<char> buf(1 << 20);
   while (f.read(buf.data(), std::streamsize(buf.size())) || f.gcount() > 0) h.bytes(buf.data(), size_t(f.gcount()));
   const std::string opts = options_string(j.mode, j.target, j.grid) + " version=" + VOXTILE_VERSION;
   h.bytes(opts.data(), opts.size());
-  return hex64(h.h);
+  return hex64(h.digest());
 }
 
 void write_report(const std::string& path, const std::vector<Job>& jobs, const std::vector<Result>& results,

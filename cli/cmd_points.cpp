@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/hash.h"
 #include "core/points.h"
 #include "io/files.h"
 #include "io/grid_reader.h"
@@ -48,13 +49,13 @@ WriteOptions write_options(uint64_t dense_limit, bool force, const Metadata& met
 }
 
 uint64_t cloud_checksum(const PointCloud& pc) {
-  Fnv1a h;
+  Hasher h;
   h.bytes(pc.positions.data(), pc.positions.size() * sizeof(Vec3f));
   h.bytes(pc.normals.data(), pc.normals.size() * sizeof(Vec3f));
   h.bytes(pc.colors.data(), pc.colors.size() * sizeof(Rgb8));
   h.bytes(pc.ids.data(), pc.ids.size() * sizeof(uint32_t));
   h.bytes(pc.materials.data(), pc.materials.size() * sizeof(uint32_t));
-  return h.h;
+  return h.digest();
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ struct Buckets {
 
   size_t num_voxels() const { return ijk.size() / 3; }
   size_t num_fragments() const { return triangle.size(); }
-  // FNV-1a over dims, attrs and every array, for goldens and CPU/GPU comparisons.
+  // XXH3 (64 bit) over dims, attrs and every array, for goldens and CPU/GPU comparisons.
   uint64_t checksum() const;
   // The fragment count per voxel as an int32 sparse grid (for .vdb and the other grid formats).
   SparseGrid count_grid() const;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/hash.h"
 
 namespace voxtile {
 
@@ -42,24 +43,33 @@ double SparseGrid::value(size_t b, int offset, int c) const {
 }
 
 uint64_t SparseGrid::checksum() const {
-  Fnv1a h;
+  Hasher h;
   h.pod(spec.dims.x);
   h.pod(spec.dims.y);
   h.pod(spec.dims.z);
   h.pod(static_cast<uint8_t>(value_type));
+  h.bytes(keys.data(), keys.size() * sizeof(keys[0]));
+  h.bytes(masks.data(), masks.size() * sizeof(masks[0]));
+  if (value_type == ValueType::kNone) return h.digest();
+  // The values of active voxels, brick by brick (inactive voxels' storage does not count).
+  const int channels = value_channels(value_type);
+  std::vector<uint32_t> active;
+  active.reserve(size_t(kBrickVoxels) * size_t(channels));
   for (size_t b = 0; b < keys.size(); ++b) {
-    h.pod(keys[b]);
-    for (uint64_t w : masks[b].w) h.pod(w);
-    if (value_type == ValueType::kNone) continue;
+    active.clear();
     for (int off = 0; off < kBrickVoxels; ++off) {
       if (!masks[b].test(off)) continue;
-      if (value_type == ValueType::kInt32) h.pod(ivalues[b * kBrickVoxels + off]);
-      if (value_type == ValueType::kFloat32) h.pod(fvalues[b * kBrickVoxels + off]);
-      if (value_type == ValueType::kVec3f)
-        for (int c = 0; c < 3; ++c) h.pod(fvalues[(b * kBrickVoxels + off) * 3 + c]);
+      for (int c = 0; c < channels; ++c) {
+        const size_t i = (b * kBrickVoxels + size_t(off)) * size_t(channels) + size_t(c);
+        uint32_t bits;
+        if (value_type == ValueType::kInt32) std::memcpy(&bits, &ivalues[i], 4);
+        else std::memcpy(&bits, &fvalues[i], 4);
+        active.push_back(bits);
+      }
     }
+    h.bytes(active.data(), active.size() * sizeof(uint32_t));
   }
-  return h.h;
+  return h.digest();
 }
 
 void SparseGrid::validate() const {

@@ -90,8 +90,8 @@ struct SparseGrid {
 
   size_t num_bricks() const { return keys.size(); }
   uint64_t active_voxels() const;
-  // 64-bit FNV-1a over the canonical content: dims, value type, and for each brick its key, mask
-  // and the values of its active voxels. Independent of files, metadata and thread counts.
+  // 64-bit XXH3 over the canonical content: dims, value type, the brick keys, the brick masks, and
+  // brick by brick the values of the active voxels. Independent of files, metadata and thread counts.
   uint64_t checksum() const;
   // Throws Error(kInternal) if the invariants above do not hold.
   void validate() const;
@@ -138,19 +138,6 @@ class SparseGridBuilder {
   std::string m_source;
   std::vector<Entry> m_entries;
   std::vector<uint32_t> m_values;
-};
-
-// Incremental FNV-1a, 64 bit.
-struct Fnv1a {
-  uint64_t h = 1469598103934665603ull;
-  void bytes(const void* p, size_t n) {
-    const unsigned char* c = static_cast<const unsigned char*>(p);
-    for (size_t i = 0; i < n; ++i) h = (h ^ c[i]) * 1099511628211ull;
-  }
-  template <class T>
-  void pod(const T& v) {
-    bytes(&v, sizeof(v));
-  }
 };
 
 }  // namespace voxtile

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/hash.h"
 #include "io/atomic_file.h"
 #include "io/grid_reader.h"
 #include "io/mesh_reader.h"
@@ -126,7 +127,7 @@ void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::str
   } catch (const std::exception& e) {
     fail(ErrorKind::kOutput, path + ": cannot write VDB: " + e.what());
   }
-  Fnv1a h;
+  Hasher h;
   for (const SparseGrid* g : grids) {
     h.pod(g->checksum());
     h.bytes(g->name.data(), g->name.size());
@@ -135,7 +136,7 @@ void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::str
     h.bytes(key.data(), key.size());
     h.bytes(value.data(), value.size());
   }
-  make_uuid_deterministic(out.temp_path(), path, h.h);
+  make_uuid_deterministic(out.temp_path(), path, h.digest());
   out.commit();
 }
 

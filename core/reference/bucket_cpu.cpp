@@ -10,6 +10,7 @@
 
 #include "core/bucket.h"
 #include "core/error.h"
+#include "core/hash.h"
 
 namespace voxtile {
 namespace {
@@ -47,7 +48,7 @@ void check_bucket_attrs(const Mesh& mesh, uint32_t attrs) {
 }
 
 uint64_t Buckets::checksum() const {
-  Fnv1a h;
+  Hasher h;
   h.pod(spec.dims.x);
   h.pod(spec.dims.y);
   h.pod(spec.dims.z);
@@ -63,7 +64,7 @@ uint64_t Buckets::checksum() const {
   arr(normal);
   arr(uv);
   arr(material);
-  return h.h;
+  return h.digest();
 }
 
 SparseGrid Buckets::count_grid() const {
