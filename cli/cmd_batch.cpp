@@ -10,6 +10,7 @@
 #include <dirent.h>
 
 #include <tbb/flow_graph.h>
+#include <tbb/global_control.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -408,6 +409,10 @@ int run_batch(const BatchCmdOptions& o) {
   std::vector<Job> jobs;
   for (const Job& j : all)
     if (j.index % shard_n == shard_i) jobs.push_back(j);
+  const int threads = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+  // One reader process per loading thread, forked now, while this process is small (before any
+  // GPU context): no fork per file, and no copy-on-write faults in this process while they run.
+  MeshLoaderPool loaders(int(std::min<size_t>(size_t(threads), std::max<size_t>(1, jobs.size()))));
 
   DevicePool pool;
   if (o.devices != "cpu") {
@@ -434,6 +439,7 @@ int run_batch(const BatchCmdOptions& o) {
       // The workers of a GPU share its memory.
       const uint64_t budget = o.gpu_memory ? o.gpu_memory : uint64_t(double(info.total_memory) * 0.7);
       gopt.memory_budget = budget / uint64_t(o.gpu_workers);
+      gopt.blocking_sync = true;  // the CPU cores are busy loading and writing
       for (int k = 0; k < o.gpu_workers; ++k) pool.add(std::make_unique<GpuVoxelizer>(gopt));
     }
   }
@@ -445,8 +451,10 @@ int run_batch(const BatchCmdOptions& o) {
   Progress progress(jobs.size(), o.verbosity);
   std::atomic<bool> stop{false};
   std::atomic<size_t> next{0};
-  const int threads = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
-  const size_t tokens = size_t(threads) + 2;  // meshes and grids in flight: the memory bound
+  // Jobs in flight (meshes and grids held): the memory bound. Enough for every loading thread to
+  // be busy while other jobs wait for a GPU worker or are being written.
+  const size_t voxelizers = pool.cpu() ? 2 : pool.size();
+  const size_t tokens = 2 * size_t(threads) + 2 * voxelizers;
 
   auto finish = [&](Work& w, const std::string& status, const std::string& error) {
     w.result->status = status;
@@ -467,6 +475,10 @@ int run_batch(const BatchCmdOptions& o) {
   // while there is loading or writing to do.
   namespace flow = tbb::flow;
   auto load_body = [&](Work* w) -> Work* {
+    if (stop) {  // admitted before the first failure, not started: reported as "not run"
+      w->done = true;
+      return w;
+    }
     const Job& j = *w->job;
     const auto t0 = Clock::now();
     try {
@@ -475,7 +487,7 @@ int run_batch(const BatchCmdOptions& o) {
         finish(*w, "skipped", "");
         return w;
       }
-      w->input = std::make_unique<LoadedInput>(load_input(j.input, j.grid.to_options(), log));
+      w->input = std::make_unique<LoadedInput>(load_input(j.input, j.grid.to_options(), log, &loaders));
       if (o.load_only) {
         w->result->triangles = w->input->loaded.mesh.num_triangles();
         finish(*w, "ok", "");
@@ -486,8 +498,8 @@ int run_batch(const BatchCmdOptions& o) {
     w->result->ms_load = ms_since(t0);
     return w;
   };
-  auto voxelize_body = [&](Work* w) -> Work* {
-    if (w->done) return w;
+  auto voxelize_job = [&](Work* w) {
+    if (w->done) return;
     const Job& j = *w->job;
     const auto t0 = Clock::now();
     try {
@@ -517,11 +529,9 @@ int run_batch(const BatchCmdOptions& o) {
       finish(*w, "failed", j.input + ": " + e.what());
     }
     w->result->ms_voxelize = ms_since(t0);
-    return w;
   };
-  auto write_body = [&](Work* w) {
-    std::unique_ptr<Work> own(w);
-    if (w->done) return flow::continue_msg();
+  auto write_job = [&](Work* w) {
+    if (w->done) return;
     const Job& j = *w->job;
     const auto t0 = Clock::now();
     try {
@@ -539,9 +549,24 @@ int run_batch(const BatchCmdOptions& o) {
     } catch (const Error& e) {
       finish(*w, "failed", e.what());
     }
+  };
+  // Voxelizing and writing use parallel loops inside; isolation keeps a thread that waits for its
+  // loop from picking up an unrelated job's load (which would hold a GPU or a finished grid for
+  // the whole load).
+  auto voxelize_body = [&](Work* w) -> Work* {
+    tbb::this_task_arena::isolate([&] { voxelize_job(w); });
+    return w;
+  };
+  auto write_body = [&](Work* w) {
+    std::unique_ptr<Work> own(w);
+    tbb::this_task_arena::isolate([&] { write_job(w); });
     return flow::continue_msg();
   };
-  tbb::task_arena arena(threads);
+  // Loading threads mostly wait for their reader process, so the arena has threads for loading,
+  // for writing and for the voxelizers: a GPU worker never waits for a thread.
+  const int arena_threads = 2 * threads + int(voxelizers);
+  tbb::global_control allow(tbb::global_control::max_allowed_parallelism, size_t(arena_threads));
+  tbb::task_arena arena(arena_threads);
   arena.execute([&] {
     flow::graph g;
     flow::input_node<Work*> source(g, [&](tbb::flow_control& fc) -> Work* {
@@ -558,7 +583,7 @@ int run_batch(const BatchCmdOptions& o) {
     flow::limiter_node<Work*> limit(g, tokens);
     flow::function_node<Work*, Work*> load(g, size_t(threads), load_body);
     // CPU voxelization is itself parallel: two jobs at a time keep the cores busy.
-    flow::function_node<Work*, Work*> voxelize(g, pool.cpu() ? 2 : pool.size(), voxelize_body);
+    flow::function_node<Work*, Work*> voxelize(g, voxelizers, voxelize_body);
     flow::function_node<Work*, flow::continue_msg> write(g, size_t(threads), write_body);
     flow::make_edge(source, limit);
     flow::make_edge(limit, load);

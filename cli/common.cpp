@@ -109,10 +109,10 @@ std::unique_ptr<GpuVoxelizer> open_gpu(const std::string& device, uint64_t gpu_m
   return std::make_unique<GpuVoxelizer>(gopt);
 }
 
-LoadedInput load_input(const std::string& path, const GridOptions& grid, const Log& log) {
+LoadedInput load_input(const std::string& path, const GridOptions& grid, const Log& log, MeshLoaderPool* loaders) {
   const auto t0 = std::chrono::steady_clock::now();
   LoadedInput in;
-  in.loaded = load_mesh(path);
+  in.loaded = loaders ? loaders->load(path) : load_mesh(path);
   for (const std::string& w : in.loaded.warnings) log.warn(path + ": " + w);
   in.ms_load = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   try {

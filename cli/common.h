@@ -47,13 +47,15 @@ void add_verbosity_flags(CLI::App& app, int& verbosity, const std::string& verbo
 // usable GPU throws Error(kResource); auto without one logs a one-line notice.
 std::unique_ptr<GpuVoxelizer> open_gpu(const std::string& device, uint64_t gpu_memory, const Log& log);
 
-// A loaded mesh and its grid; errors name the input.
+// A loaded mesh and its grid; errors name the input. With `loaders`, the file is read by one of
+// its reader processes (batch), else by a reader process of its own.
 struct LoadedInput {
   MeshLoadResult loaded;
   GridSpec spec;
   double ms_load = 0;
 };
-LoadedInput load_input(const std::string& path, const GridOptions& grid, const Log& log);
+LoadedInput load_input(const std::string& path, const GridOptions& grid, const Log& log,
+                       MeshLoaderPool* loaders = nullptr);
 
 // "mode=... target=... resolution=..." as recorded in output metadata.
 std::string options_string(const std::string& mode, const std::string& target, const GridArgs& grid);

@@ -2,6 +2,7 @@
 #include "io/mesh_reader.h"
 
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +11,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <vector>
 
 #include <assimp/Importer.hpp>
 #include <assimp/importerdesc.h>
@@ -240,9 +244,9 @@ MeshLoadResult read_in_process(const std::string& path, bool require_triangles, 
 }
 
 // Third-party importers can crash on hostile files (seen: an assertion abort in Assimp's OFF
-// path and a segfault in its PLY reader on a fuzzer case). The import therefore runs in a forked
-// child that streams the mesh back through an anonymous memory file; a crash or abort becomes a
-// one-line input error naming the file.
+// path and a segfault in its PLY reader on a fuzzer case). Imports therefore run in reader
+// processes (MeshLoaderPool) that stream each mesh back through an anonymous memory file; a crash
+// or abort becomes a one-line input error naming the file, and the process is replaced.
 class Stream {
  public:
   explicit Stream(int fd) : m_fd(fd) {}
@@ -366,59 +370,69 @@ MeshLoadResult deserialize(Reader& in) {
   return r;
 }
 
-MeshLoadResult read(const std::string& path, bool require_triangles, bool textures = false) {
-  check_input_file(path);
-  const int fd = memfd_create("voxtile-mesh", MFD_CLOEXEC);
-  if (fd < 0) return read_in_process(path, require_triangles, textures);
-  std::fflush(nullptr);  // the child must not inherit (and repeat) pending output
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fd);
-    return read_in_process(path, require_triangles, textures);
+// The reader side of one request: load `path` and write the result (or the error) to `fd`.
+void load_to_fd(int fd, const std::string& path, bool require_triangles, bool textures) {
+  Stream s(fd);
+  try {
+    serialize(s, read_in_process(path, require_triangles, textures));
+  } catch (const Error& e) {
+    s.pod(uint8_t(1));
+    s.pod(int32_t(e.kind()));
+    s.str(e.what());
+  } catch (const std::bad_alloc&) {
+    s.pod(uint8_t(1));
+    s.pod(int32_t(ErrorKind::kInput));
+    s.str(path + ": out of memory while reading (absurd sizes in the file?)");
+  } catch (const std::exception& e) {
+    s.pod(uint8_t(1));
+    s.pod(int32_t(ErrorKind::kInput));
+    s.str(path + ": cannot read: " + first_line(e.what()));
   }
-  if (pid == 0) {
-    // Child: default signal dispositions, so a crash is reported as one.
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGSEGV, SIGABRT, SIGBUS, SIGFPE}) std::signal(sig, SIG_DFL);
-    // The importer's own diagnostics (assertion texts) are not ours to print.
-    const int devnull = open("/dev/null", O_WRONLY);
-    if (devnull >= 0) {
-      dup2(devnull, 1);
-      dup2(devnull, 2);
-    }
-    Stream s(fd);
-    try {
-      serialize(s, read_in_process(path, require_triangles, textures));
-    } catch (const Error& e) {
-      s.pod(uint8_t(1));
-      s.pod(int32_t(e.kind()));
-      s.str(e.what());
-    } catch (const std::bad_alloc&) {
-      s.pod(uint8_t(1));
-      s.pod(int32_t(ErrorKind::kInput));
-      s.str(path + ": out of memory while reading (absurd sizes in the file?)");
-    } catch (const std::exception& e) {
-      s.pod(uint8_t(1));
-      s.pod(int32_t(ErrorKind::kInput));
-      s.str(path + ": cannot read: " + first_line(e.what()));
-    }
-    _exit(0);
+}
+
+// A request: flags and the path in one datagram, the memory file as SCM_RIGHTS.
+struct RequestHeader {
+  uint8_t require_triangles, textures;
+};
+constexpr size_t kMaxRequest = 8192;
+
+// The reader process: requests until the pool closes its socket (fd 3).
+[[noreturn]] void reader_main(int sock) {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGPIPE}) std::signal(sig, SIG_DFL);
+  // The importer's own diagnostics (assertion texts) are not ours to print.
+  const int devnull = open("/dev/null", O_WRONLY);
+  if (devnull >= 0) {
+    dup2(devnull, 1);
+    dup2(devnull, 2);
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      close(fd);
-      fail(ErrorKind::kInternal, path + ": lost the reader process");
-    }
-  }
-  struct Closer {
+  std::vector<char> buf(kMaxRequest);
+  for (;;) {
+    iovec iov{buf.data(), buf.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    const ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(0);  // the pool is gone
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    if (!c || c->cmsg_type != SCM_RIGHTS || size_t(n) < sizeof(RequestHeader)) _exit(4);
     int fd;
-    ~Closer() { close(fd); }
-  } closer{fd};
-  if (WIFSIGNALED(status))
-    fail(ErrorKind::kInput, path + ": malformed file: the importer crashed on it (" + strsignal(WTERMSIG(status)) + ")");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    fail(ErrorKind::kInput, path + ": malformed file: the importer failed (exit status " +
-                                std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
+    std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
+    RequestHeader h;
+    std::memcpy(&h, buf.data(), sizeof(h));
+    const std::string path(buf.data() + sizeof(h), size_t(n) - sizeof(h));
+    load_to_fd(fd, path, h.require_triangles != 0, h.textures != 0);
+    close(fd);
+    const char done = 1;
+    while (send(sock, &done, 1, MSG_NOSIGNAL) < 0)
+      if (errno != EINTR) _exit(0);
+  }
+}
+
+MeshLoadResult read_result(int fd, const std::string& path) {
   struct stat st;
   if (fstat(fd, &st) != 0 || st.st_size <= 0) fail(ErrorKind::kInput, path + ": the importer returned nothing");
   void* map = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
@@ -432,7 +446,156 @@ MeshLoadResult read(const std::string& path, bool require_triangles, bool textur
   return deserialize(in);
 }
 
+struct FdCloser {
+  int fd;
+  ~FdCloser() {
+    if (fd >= 0) close(fd);
+  }
+};
+
 }  // namespace
+
+struct MeshLoaderPool::Impl {
+  struct Process {
+    pid_t pid = -1;
+    int sock = -1;
+  };
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::vector<Process> idle;
+  size_t live = 0;  // processes owned (idle or serving a request)
+
+  // Forks a reader process; false when the system refuses (the caller then reads in process).
+  bool start(Process* p) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return false;
+    std::fflush(nullptr);  // the child must not inherit (and repeat) pending output
+    const pid_t pid = fork();
+    if (pid < 0) {
+      close(sv[0]);
+      close(sv[1]);
+      return false;
+    }
+    if (pid == 0) {
+      // Keep only the request socket (as fd 3) and stdio: the pool's other sockets and the
+      // parent's memory files must not stay open here.
+      if (sv[1] != 3 && dup2(sv[1], 3) < 0) _exit(5);
+      close_range(4, ~0u, 0);
+      reader_main(3);
+    }
+    close(sv[1]);
+    p->pid = pid;
+    p->sock = sv[0];
+    return true;
+  }
+
+  // Reaps a process whose socket reported its end; returns the wait status.
+  static int reap(Process& p) {
+    close(p.sock);
+    int status = 0;
+    while (waitpid(p.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return status;
+  }
+
+  Process take() {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return !idle.empty() || live == 0; });
+    if (idle.empty()) return {};
+    Process p = idle.back();
+    idle.pop_back();
+    return p;
+  }
+  void give(const Process& p) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      idle.push_back(p);
+    }
+    cv.notify_one();
+  }
+  // Replaces a process whose socket reported its end; returns the ended one's wait status.
+  int replace(Process& dead) {
+    const int status = reap(dead);
+    Process fresh;
+    const bool ok = start(&fresh);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (ok) idle.push_back(fresh);
+      else --live;
+    }
+    cv.notify_all();
+    return status;
+  }
+};
+
+MeshLoaderPool::MeshLoaderPool(int processes) : m(new Impl) {
+  for (int i = 0; i < processes; ++i) {
+    Impl::Process p;
+    if (!m->start(&p)) break;
+    m->idle.push_back(p);
+    ++m->live;
+  }
+}
+
+MeshLoaderPool::~MeshLoaderPool() {
+  // Every process is idle by now (load() returns it before returning); closing its socket ends it.
+  for (Impl::Process& p : m->idle) Impl::reap(p);
+}
+
+MeshLoadResult MeshLoaderPool::load(const std::string& path, bool textures) { return read(path, true, textures); }
+MeshLoadResult MeshLoaderPool::inspect(const std::string& path) { return read(path, false, false); }
+
+MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triangles, bool textures) {
+  check_input_file(path);
+  if (path.size() + sizeof(RequestHeader) > kMaxRequest) fail(ErrorKind::kInput, path + ": path too long");
+  for (int attempt = 0;; ++attempt) {
+    Impl::Process p = m->take();
+    if (p.pid < 0) return read_in_process(path, require_triangles, textures);  // no reader process could start
+    FdCloser result{memfd_create("voxtile-mesh", MFD_CLOEXEC)};
+    if (result.fd < 0) {
+      m->give(p);
+      return read_in_process(path, require_triangles, textures);
+    }
+    std::string request(sizeof(RequestHeader), '\0');
+    const RequestHeader h{uint8_t(require_triangles), uint8_t(textures)};
+    std::memcpy(request.data(), &h, sizeof(h));
+    request += path;
+    iovec iov{request.data(), request.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &result.fd, sizeof(int));
+    ssize_t sent;
+    while ((sent = sendmsg(p.sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    }
+    if (sent < 0) {
+      // The process ended while idle (killed from outside): replace it and try again.
+      m->replace(p);
+      if (attempt < 2) continue;
+      fail(ErrorKind::kInternal, path + ": the reader processes keep ending");
+    }
+    char done = 0;
+    ssize_t got;
+    while ((got = recv(p.sock, &done, 1, 0)) < 0 && errno == EINTR) {
+    }
+    if (got != 1) {  // it ended on this file
+      const int status = m->replace(p);
+      if (WIFSIGNALED(status))
+        fail(ErrorKind::kInput, path + ": malformed file: the importer crashed on it (" + strsignal(WTERMSIG(status)) + ")");
+      fail(ErrorKind::kInput, path + ": malformed file: the importer failed (exit status " +
+                                  std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
+    }
+    m->give(p);
+    return read_result(result.fd, path);
+  }
+}
 
 void check_input_file(const std::string& path) {
   struct stat st;
@@ -443,7 +606,7 @@ void check_input_file(const std::string& path) {
   if (st.st_size == 0) fail(ErrorKind::kInput, path + ": the file is empty");
 }
 
-MeshLoadResult load_mesh(const std::string& path, bool textures) { return read(path, true, textures); }
-MeshLoadResult inspect_mesh(const std::string& path) { return read(path, false); }
+MeshLoadResult load_mesh(const std::string& path, bool textures) { return MeshLoaderPool(1).load(path, textures); }
+MeshLoadResult inspect_mesh(const std::string& path) { return MeshLoaderPool(1).inspect(path); }
 
 }  // namespace voxtile

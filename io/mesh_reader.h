@@ -1,6 +1,7 @@
 // Mesh input through Assimp: every format Assimp reads, triangulated, node transforms applied.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,27 @@ MeshLoadResult load_mesh(const std::string& path, bool textures = false);
 
 // Like load_mesh but accepts files without triangles (used by `voxtile info`).
 MeshLoadResult inspect_mesh(const std::string& path);
+
+// Reader processes for many files (voxtile batch). Every import runs in a reader process, so that
+// a crash or abort inside a third-party importer becomes an input error naming the file (the
+// process is then replaced); a pool keeps its processes across files instead of forking one per
+// file. The processes are forked when the pool is made: make it before the caller grows (GPU
+// contexts, large buffers), so that forking stays cheap. load() and inspect() are thread-safe and
+// wait for an idle process. Without any reader process (fork refused), files are read in process.
+class MeshLoaderPool {
+ public:
+  explicit MeshLoaderPool(int processes);
+  ~MeshLoaderPool();
+  MeshLoaderPool(const MeshLoaderPool&) = delete;
+  MeshLoaderPool& operator=(const MeshLoaderPool&) = delete;
+  MeshLoadResult load(const std::string& path, bool textures = false);  // as load_mesh
+  MeshLoadResult inspect(const std::string& path);                      // as inspect_mesh
+
+ private:
+  MeshLoadResult read(const std::string& path, bool require_triangles, bool textures);
+  struct Impl;
+  std::unique_ptr<Impl> m;
+};
 
 // Throws Error(kInput) if `path` is missing, not a regular file, unreadable or empty.
 void check_input_file(const std::string& path);

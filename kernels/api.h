@@ -27,6 +27,9 @@ struct GpuOptions {
   int value_tiles = 0;                 // value targets: 0 = choose, 1 = a 32^3 tile per block, 2 = a 16^3 octant per warp
   int device = 0;                      // CUDA device index
   bool two_pass_fragment_sort = false; // bucketing: sort by triangle then voxel even when one 64-bit key would do (tests)
+  // Host threads sleep while they wait for the GPU (cudaDeviceScheduleBlockingSync, set for the
+  // whole device) instead of spinning: for callers whose CPU cores have other work (batch).
+  bool blocking_sync = false;
 };
 
 // The GPU voxelization pipeline (coarse raster, radix sort by tile, fine raster in shared memory,

@@ -26,6 +26,7 @@ GpuVoxelizer::GpuVoxelizer(const GpuOptions& options) : m(new Impl) {
     const GpuInfo info = query_gpu(options.device);
     if (!info.available) fail(ErrorKind::kResource, info.reason);
     VT_CUDA_CHECK(cudaSetDevice(info.device));
+    if (options.blocking_sync) VT_CUDA_CHECK(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
     VT_CUDA_CHECK(cudaDeviceGetAttribute(&m->num_sms, cudaDevAttrMultiProcessorCount, info.device));
     m->name = info.name;
     VT_CUDA_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));

@@ -2,7 +2,8 @@
 # Batch throughput (on a machine with a GPU): COPIES (default 1000) jobs cycling over the shared
 # meshes of 10k-200k triangles (each job its own file: a hard link, so every input is read), at
 # 256^3 and 1024^3. Prints jobs/s of loading alone (--load-only) and of the whole batch with the
-# same threads, and where the time goes (summed per-job stage times from the report).
+# same threads, the CPU time of each run (user + system, reader processes included), and where the
+# time goes (summed per-job stage times from the report).
 #   scripts/bench-batch.sh [BIN_DIR] [WORK_DIR]
 set -euo pipefail
 source "$(dirname "$0")/bench-common.sh"
@@ -20,23 +21,30 @@ for ((i = 0; i < copies; i++)); do
   ln -f "$work/in/src_$(basename "$m")" "$work/in/job$(printf %04d $i)_$(basename "$m")"
 done
 rm -f "$work"/in/src_*
-summary() {  # jobs/s and summed stage times from a report
-  python3 - "$1" <<'PY'
+summary() {  # jobs/s, CPU seconds and summed stage times from a report
+  python3 - "$1" "$2" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
+cpu = float(sys.argv[2])
 jobs = [j for j in r["jobs"] if j["status"] == "ok"]
 s = {k: sum(j.get("ms", {}).get(k, 0) for j in jobs) / 1000 for k in ("load", "voxelize", "write")}
-print(f"| {len(jobs)} | {r['seconds']:.2f} | {len(jobs) / r['seconds']:.1f} | {s['load']:.1f} | {s['voxelize']:.1f} | {s['write']:.1f} |")
+print(f"| {len(jobs)} | {r['seconds']:.2f} | {len(jobs) / r['seconds']:.1f} | {cpu:.1f} | {s['load']:.1f} | {s['voxelize']:.1f} | {s['write']:.1f} |")
 PY
 }
+cpu_seconds() {  # runs a command; prints its user + system CPU seconds (children included)
+  local TIMEFORMAT='%U %S' t
+  t=$( { time "$@" >/dev/null 2>&1; } 2>&1 )
+  awk '{print $1 + $2}' <<< "$t"
+}
 echo
-echo "| run | jobs ok | wall s | jobs/s | sum load s | sum voxelize s | sum write s |"
-echo "|---|---|---|---|---|---|---|"
+echo "| run | jobs ok | wall s | jobs/s | CPU s | sum load s | sum voxelize s | sum write s |"
+echo "|---|---|---|---|---|---|---|---|"
 for r in 256 1024; do
-  "$vt" batch "$work/in" --out "$work/out/{stem}_{res}.vdb" -r "$r" -j "$threads" --load-only -q --report "$work/l.json"
-  echo -n "| load only, $r "; summary "$work/l.json"
-  "$vt" batch "$work/in" --out "$work/out/{stem}_{res}.vdb" -r "$r" -j "$threads" --devices "${DEVICES:-auto}" -q \
-    --report "$work/b.json"
-  echo -n "| batch, $r "; summary "$work/b.json"
+  c=$(cpu_seconds "$vt" batch "$work/in" --out "$work/out/{stem}_{res}.vdb" -r "$r" -j "$threads" --load-only -q \
+      --report "$work/l.json")
+  echo -n "| load only, $r "; summary "$work/l.json" "$c"
+  c=$(cpu_seconds "$vt" batch "$work/in" --out "$work/out/{stem}_{res}.vdb" -r "$r" -j "$threads" \
+      --devices "${DEVICES:-auto}" -q --report "$work/b.json")
+  echo -n "| batch, $r "; summary "$work/b.json" "$c"
   rm -f "$work"/out/*
 done

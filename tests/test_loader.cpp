@@ -3,6 +3,8 @@
 
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "core/error.h"
 #include "io/mesh_reader.h"
@@ -174,6 +176,55 @@ TEST(Loader, PointCloudsAreRecognisedByInspect) {
   const MeshLoadResult r = inspect_mesh(test::data_path("edge/ply_points_bin.ply"));
   EXPECT_EQ(r.mesh.num_triangles(), 0u);
   EXPECT_EQ(r.points, 8u);
+}
+
+// A pool of reader processes gives what load_mesh gives, from several threads at once, and
+// outlives importer crashes: the crashed process is replaced and later files still load.
+TEST(Loader, ReaderPoolMatchesLoadMeshAndSurvivesCrashes) {
+  const std::vector<std::string> files = {"meshes/stanford_bunny.ply", "formats/off/Wuson.off", "edge/crash-fuzz.ply",
+                                          "formats/fbx/spider.fbx", "edge/empty.obj", "formats/dae/duck.dae"};
+  std::vector<std::string> want;
+  for (const std::string& f : files) {
+    try {
+      const MeshLoadResult r = load_mesh(test::data_path(f));
+      want.push_back(std::to_string(r.mesh.num_triangles()) + " " + std::to_string(r.mesh.positions.size()) + " " +
+                     std::to_string(r.mesh.bounds().hi.x) + " " + r.format);
+    } catch (const Error& e) {
+      want.push_back(std::string("error: ") + e.what());
+    }
+  }
+  ASSERT_NE(want[2].find("importer crashed"), std::string::npos) << want[2];
+  MeshLoaderPool pool(2);
+  const int kThreads = 4, kRounds = 3;
+  std::vector<std::vector<std::string>> got(kThreads);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; ++t)
+    workers.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r)
+        for (size_t k = 0; k < files.size(); ++k) {
+          const std::string& f = files[(k + size_t(t)) % files.size()];
+          try {
+            const MeshLoadResult m = pool.load(test::data_path(f));
+            got[size_t(t)].push_back(f + " " + std::to_string(m.mesh.num_triangles()) + " " +
+                                     std::to_string(m.mesh.positions.size()) + " " + std::to_string(m.mesh.bounds().hi.x) +
+                                     " " + m.format);
+          } catch (const Error& e) {
+            got[size_t(t)].push_back(f + " error: " + e.what());
+          }
+        }
+    });
+  for (std::thread& w : workers) w.join();
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(got[size_t(t)].size(), size_t(kRounds) * files.size());
+    for (int r = 0; r < kRounds; ++r)
+      for (size_t k = 0; k < files.size(); ++k) {
+        const size_t f = (k + size_t(t)) % files.size();
+        EXPECT_EQ(got[size_t(t)][size_t(r) * files.size() + k], files[f] + " " + want[f]);
+      }
+  }
+  // Still serving after 12 crashes.
+  EXPECT_EQ(pool.load(test::data_path("formats/ply/cube_binary.ply")).mesh.num_triangles(), 12u);
+  EXPECT_EQ(pool.inspect(test::data_path("edge/ply_points_bin.ply")).points, 8u);
 }
 
 }  // namespace
