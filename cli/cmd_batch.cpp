@@ -5,6 +5,7 @@
 #include "cli/cmd_batch.h"
 
 #include <glob.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <dirent.h>
@@ -233,6 +234,7 @@ struct Result {
   uint64_t triangles = 0, active_voxels = 0;
   std::string checksum, device;
   double ms_load = 0, ms_voxelize = 0, ms_write = 0;
+  std::vector<std::pair<std::string, double>> voxelize_stages;  // the voxelizer's own stage times
 };
 
 struct Work {
@@ -325,12 +327,20 @@ std::string fingerprint(const Job& j) {
   return hex64(h.digest());
 }
 
+double cpu_seconds(int who) {
+  rusage u{};
+  getrusage(who, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 void write_report(const std::string& path, const std::vector<Job>& jobs, const std::vector<Result>& results,
                   const Progress& progress, const std::string& shard) {
   nlohmann::ordered_json r;
   r["version"] = VOXTILE_VERSION;
   r["shard"] = shard;
   r["seconds"] = progress.seconds();
+  // CPU time (user + system) of this process and of the reader processes that loaded the meshes.
+  r["cpu_seconds"] = {{"process", cpu_seconds(RUSAGE_SELF)}, {"readers", cpu_seconds(RUSAGE_CHILDREN)}};
   const auto counts = progress.counts();
   for (const char* k : {"ok", "failed", "skipped"}) r["summary"][k] = counts.count(k) ? counts.at(k) : 0;
   r["jobs"] = nlohmann::json::array();
@@ -349,6 +359,7 @@ void write_report(const std::string& path, const std::vector<Job>& jobs, const s
       j["active_voxels"] = x.active_voxels;
       j["checksum"] = x.checksum;
       j["ms"] = {{"load", x.ms_load}, {"voxelize", x.ms_voxelize}, {"write", x.ms_write}};
+      for (const auto& [stage, ms] : x.voxelize_stages) j["voxelize_stages_ms"][stage] = ms;
     }
     r["jobs"].push_back(j);
   }
@@ -412,7 +423,7 @@ int run_batch(const BatchCmdOptions& o) {
   const int threads = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
   // One reader process per loading thread, forked now, while this process is small (before any
   // GPU context): no fork per file, and no copy-on-write faults in this process while they run.
-  MeshLoaderPool loaders(int(std::min<size_t>(size_t(threads), std::max<size_t>(1, jobs.size()))));
+  auto loaders = std::make_unique<MeshLoaderPool>(int(std::min<size_t>(size_t(threads), std::max<size_t>(1, jobs.size()))));
 
   DevicePool pool;
   if (o.devices != "cpu") {
@@ -487,7 +498,7 @@ int run_batch(const BatchCmdOptions& o) {
         finish(*w, "skipped", "");
         return w;
       }
-      w->input = std::make_unique<LoadedInput>(load_input(j.input, j.grid.to_options(), log, &loaders));
+      w->input = std::make_unique<LoadedInput>(load_input(j.input, j.grid.to_options(), log, loaders.get()));
       if (o.load_only) {
         w->result->triangles = w->input->loaded.mesh.num_triangles();
         finish(*w, "ok", "");
@@ -524,6 +535,7 @@ int run_batch(const BatchCmdOptions& o) {
       w->result->triangles = w->input->loaded.mesh.num_triangles();
       w->result->active_voxels = st.active_voxels;
       w->result->device = st.device;
+      w->result->voxelize_stages = st.stage_ms;
       w->input.reset();  // the mesh is no longer needed
     } catch (const Error& e) {
       finish(*w, "failed", j.input + ": " + e.what());
@@ -550,16 +562,23 @@ int run_batch(const BatchCmdOptions& o) {
       finish(*w, "failed", e.what());
     }
   };
-  // Voxelizing and writing use parallel loops inside; isolation keeps a thread that waits for its
-  // loop from picking up an unrelated job's load (which would hold a GPU or a finished grid for
-  // the whole load).
+  // Voxelizing and writing use parallel loops inside. With jobs in flight on every core those
+  // loops run on the calling thread alone, in a one-slot arena of its own: no other thread is
+  // woken for a slice of a copy, and a thread waiting for its loop never picks up an unrelated
+  // job's load (which would hold a GPU or a finished grid for the whole load). CPU voxelization
+  // (two jobs at a time) keeps its parallel loops, isolated.
+  auto serially = [](auto&& f) {
+    thread_local tbb::task_arena one(1, 1);
+    one.execute(f);
+  };
   auto voxelize_body = [&](Work* w) -> Work* {
-    tbb::this_task_arena::isolate([&] { voxelize_job(w); });
+    if (pool.cpu()) tbb::this_task_arena::isolate([&] { voxelize_job(w); });
+    else serially([&] { voxelize_job(w); });
     return w;
   };
   auto write_body = [&](Work* w) {
     std::unique_ptr<Work> own(w);
-    tbb::this_task_arena::isolate([&] { write_job(w); });
+    serially([&] { write_job(w); });
     return flow::continue_msg();
   };
   // Loading threads mostly wait for their reader process, so the arena has threads for loading,
@@ -594,6 +613,7 @@ int run_batch(const BatchCmdOptions& o) {
     g.wait_for_all();
   });
 
+  loaders.reset();  // ends the reader processes, so that their CPU time is counted below
   for (Result& r : results)
     if (r.status == "pending") r.status = "not run";
   if (!o.report.empty()) write_report(o.report, jobs, results, progress, o.shard);

@@ -16,7 +16,12 @@ namespace voxtile {
 // Atomic (see AtomicFile). Throws Error(kOutput).
 void write_vdb(const SparseGrid& grid, const std::string& path, const Metadata& meta);
 // Several grids (distinct names) in one file, in the order given. Vector grids are Vec3SGrids.
-void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta);
+// Files of non-empty binary grids are written straight from the bricks, in the bytes OpenVDB's
+// io::File::write gives (several times faster); other files through OpenVDB. kDirect and
+// kOpenVdb force one writer (tests compare them); kDirect throws Error(kInternal) on other grids.
+enum class VdbWriter { kAuto, kDirect, kOpenVdb };
+void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta,
+                     VdbWriter writer = VdbWriter::kAuto);
 
 // Reads one grid (the first of a supported type, or the one named) back into a SparseGrid.
 // Grid dims come from voxtile's metadata when present, else from the active bounding box.

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <sstream>
 
 #include "core/error.h"
@@ -73,6 +74,71 @@ TEST(Writers, VdbBytesAreTheSameForTheSameGrid) {
   write_grid(g, dir.file("a.vdb"), OutputFormat::kVdb, {});
   write_grid(g, dir.file("b.vdb"), OutputFormat::kVdb, {});
   EXPECT_EQ(test::read_file(dir.file("a.vdb")), test::read_file(dir.file("b.vdb")));
+}
+
+// Binary grids are serialized straight from the bricks: the file must be the one OpenVDB writes,
+// byte for byte, for grids spanning several root, upper and lower nodes, and for several grids.
+TEST(Writers, DirectVdbWriterGivesOpenVdbsBytes) {
+  test::TempDir dir;
+  auto random_grid = [](uint32_t seed, Int3 dims, size_t bricks, const std::string& name) {
+    SparseGrid g;
+    g.spec.dims = dims;
+    g.spec.voxel_size = {0.5, 0.25, 2.0};
+    g.spec.origin = {-3.0, 1.0, 7.5};
+    g.name = name;
+    uint64_t s = seed;
+    auto next = [&] {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      return uint32_t(s >> 33);
+    };
+    std::map<uint64_t, BrickMask> m;
+    const Int3 nb{(dims.x + 7) / 8, (dims.y + 7) / 8, (dims.z + 7) / 8};
+    for (size_t i = 0; i < bricks; ++i) {
+      // Clusters (several leaves per lower node) and strays (lone leaves far apart), edges included.
+      const bool edge = next() % 16 == 0;
+      const int bx = edge ? (next() % 2 ? 0 : nb.x - 1) : int(next() % uint32_t(nb.x));
+      const int by = int(next() % uint32_t(nb.y)), bz = int(next() % uint32_t(nb.z));
+      BrickMask& b = m[brick_key(bx, by, bz)];
+      const int bits = next() % 4 == 0 ? 1 : int(next() % 200);
+      for (int k = 0; k < bits; ++k) b.set(int(next() % 512));
+      if (bits == 0) b.set(0);
+    }
+    for (const auto& [key, mask] : m) {
+      g.keys.push_back(key);
+      g.masks.push_back(mask);
+    }
+    g.validate();
+    return g;
+  };
+  const std::vector<SparseGrid> grids = {sphere_grid(Target::kBinary), random_grid(1, {64, 64, 64}, 40, "small"),
+                                         random_grid(2, {9000, 304, 5000}, 3000, "wide"),
+                                         random_grid(3, {1024, 1024, 1024}, 20000, "dense")};
+  const Metadata meta = {{"source", "test"}, {"options", "mode=conservative target=binary"}};
+  auto bytes_of = [&](const std::vector<const SparseGrid*>& gs, VdbWriter w, const std::string& name) {
+    write_vdb_grids(gs, dir.file(name), meta, w);
+    return test::read_file(dir.file(name));
+  };
+  for (const SparseGrid& g : grids) {
+    SCOPED_TRACE(g.name);
+    const std::string direct = bytes_of({&g}, VdbWriter::kDirect, "d.vdb");
+    const std::string openvdb = bytes_of({&g}, VdbWriter::kOpenVdb, "o.vdb");
+    ASSERT_EQ(direct.size(), openvdb.size());
+    size_t first = 0;
+    while (first < direct.size() && direct[first] == openvdb[first]) ++first;
+    EXPECT_EQ(first, direct.size()) << "first difference at byte " << first;
+    EXPECT_EQ(read_vdb(dir.file("d.vdb")).checksum(), g.checksum());
+  }
+  const std::string two_direct = bytes_of({&grids[1], &grids[2]}, VdbWriter::kDirect, "d2.vdb");
+  EXPECT_TRUE(two_direct == bytes_of({&grids[1], &grids[2]}, VdbWriter::kOpenVdb, "o2.vdb"));
+  EXPECT_EQ(read_vdb(dir.file("d2.vdb"), "wide").checksum(), grids[2].checksum());
+  // Grids the direct writer does not take.
+  SparseGrid empty = grids[1];
+  empty.keys.clear();
+  empty.masks.clear();
+  EXPECT_THROW(write_vdb_grids({&empty}, dir.file("e.vdb"), meta, VdbWriter::kDirect), Error);
+  EXPECT_THROW(write_vdb_grids({&grids[1], &grids[1]}, dir.file("e.vdb"), meta, VdbWriter::kDirect), Error);
+  write_vdb_grids({&empty}, dir.file("e.vdb"), meta);  // automatic: OpenVDB's writer
+  EXPECT_EQ(read_vdb(dir.file("e.vdb")).active_voxels(), 0u);
 }
 
 TEST(Writers, PlyHasOnePointPerVoxelAtItsCentre) {
