@@ -4,7 +4,7 @@
 # 256^3 and 1024^3. Prints jobs/s of loading alone (--load-only) and of the whole batch with the
 # same threads, the CPU time of each run (user + system, reader processes included), and where the
 # time goes (summed per-job stage times from the report).
-#   scripts/bench-batch.sh [BIN_DIR] [WORK_DIR]
+#   scripts/bench-batch.sh [BIN_DIR] [WORK_DIR]    (REPEAT=N runs the four measurements N times)
 set -euo pipefail
 source "$(dirname "$0")/bench-common.sh"
 shared=${SHARED:-../shared/data/meshes}
@@ -26,9 +26,12 @@ summary() {  # jobs/s, CPU seconds and summed stage times from a report
 import json, sys
 r = json.load(open(sys.argv[1]))
 cpu = float(sys.argv[2])
+c = r.get("cpu_seconds", {})
 jobs = [j for j in r["jobs"] if j["status"] == "ok"]
 s = {k: sum(j.get("ms", {}).get(k, 0) for j in jobs) / 1000 for k in ("load", "voxelize", "write")}
-print(f"| {len(jobs)} | {r['seconds']:.2f} | {len(jobs) / r['seconds']:.1f} | {cpu:.1f} | {s['load']:.1f} | {s['voxelize']:.1f} | {s['write']:.1f} |")
+g = sum(j.get("voxelize_stages_ms", {}).get("gpu_total", 0) for j in jobs) / 1000
+print(f"| {len(jobs)} | {r['seconds']:.2f} | {len(jobs) / r['seconds']:.1f} | {cpu:.1f} | {c.get('process', 0):.1f} | "
+      f"{c.get('readers', 0):.1f} | {s['load']:.1f} | {s['voxelize']:.1f} | {g:.1f} | {s['write']:.1f} |")
 PY
 }
 cpu_seconds() {  # runs a command; prints its user + system CPU seconds (children included)
@@ -37,9 +40,9 @@ cpu_seconds() {  # runs a command; prints its user + system CPU seconds (childre
   awk '{print $1 + $2}' <<< "$t"
 }
 echo
-echo "| run | jobs ok | wall s | jobs/s | CPU s | sum load s | sum voxelize s | sum write s |"
-echo "|---|---|---|---|---|---|---|---|"
-for r in 256 1024; do
+echo "| run | jobs ok | wall s | jobs/s | CPU s | of which process | of which readers | sum load s | sum voxelize s | of which GPU s | sum write s |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+for ((rep = 0; rep < ${REPEAT:-1}; rep++)); do for r in 256 1024; do
   c=$(cpu_seconds "$vt" batch "$work/in" --out "$work/out/{stem}_{res}.vdb" -r "$r" -j "$threads" --load-only -q \
       --report "$work/l.json")
   echo -n "| load only, $r "; summary "$work/l.json" "$c"
@@ -47,4 +50,4 @@ for r in 256 1024; do
       --devices "${DEVICES:-auto}" -q --report "$work/b.json")
   echo -n "| batch, $r "; summary "$work/b.json" "$c"
   rm -f "$work"/out/*
-done
+done; done
