@@ -16,7 +16,10 @@ BUILD_DIR=build-test scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES="${VOXTILE_TEST
 
 if [ "${SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== ASan/UBSan build and CPU tests"
-  BUILD_DIR=build-asan BUILD_TYPE=RelWithDebInfo scripts/build.sh -DVOXTILE_CUDA=OFF -DVOXTILE_SANITIZE=ON
+  # -O1, as the sanitizers' documentation suggests: a third less compile time on OpenVDB-heavy files
+  # (io/vdb.cpp: 222 s instead of 308 s on one core) for slightly slower tests.
+  BUILD_DIR=build-asan BUILD_TYPE=RelWithDebInfo scripts/build.sh -DVOXTILE_CUDA=OFF -DVOXTILE_SANITIZE=ON \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG"
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
   export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
   export UBSAN_OPTIONS=suppressions=$PWD/tests/ubsan.supp:halt_on_error=1:print_stacktrace=1
