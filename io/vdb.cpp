@@ -191,17 +191,22 @@ std::vector<size_t> leaf_order(const SparseGrid& g) {
     const uint64_t upper = uint64_t((c.x >> 4) & 31) << 10 | uint64_t((c.y >> 4) & 31) << 5 | uint64_t((c.z >> 4) & 31);
     return (root << 15) | upper;
   };
-  std::vector<std::pair<uint64_t, size_t>> runs;  // node rank, first brick
+  struct Run {
+    uint64_t rank;
+    size_t first, end;  // bricks [first, end)
+    bool operator<(const Run& o) const { return rank < o.rank || (rank == o.rank && first < o.first); }
+  };
+  std::vector<Run> runs;
   for (size_t b = 0; b < g.keys.size(); ++b) {
     const uint64_t r = node_rank(b);
-    if (runs.empty() || runs.back().first != r) runs.push_back({r, b});
+    if (runs.empty() || runs.back().rank != r) runs.push_back({r, b, b});
+    runs.back().end = b + 1;
   }
-  std::vector<std::pair<uint64_t, size_t>> sorted = runs;  // by rank, then first brick
-  std::sort(sorted.begin(), sorted.end());
+  std::sort(runs.begin(), runs.end());
   std::vector<size_t> order;
   order.reserve(g.keys.size());
-  for (const auto& [rank, first] : sorted)
-    for (size_t b = first; b < g.keys.size() && (b == first || node_rank(b) == rank); ++b) order.push_back(b);
+  for (const Run& run : runs)
+    for (size_t b = run.first; b < run.end; ++b) order.push_back(b);
   return order;
 }
 
@@ -256,8 +261,9 @@ void add_stats(openvdb::GridBase& grid, const SparseGrid& g, size_t uppers, size
 // are patched in place.
 class Sink {
  public:
-  explicit Sink(AtomicFile& file) : m_file(file), m_buf_stream(m_buf), os(&m_buf_stream) {}
+  explicit Sink(AtomicFile& file) : m_file(file), m_buf_stream(m_buf), m_os(&m_buf_stream) {}
   Bytes& bytes() { return m_buf; }
+  std::ostream& stream() { return m_os; }  // appends to bytes()
   uint64_t pos() const { return m_written + m_buf.size(); }
   void flush_if_full() {
     if (m_buf.size() >= (size_t(1) << 20)) flush();
@@ -280,16 +286,14 @@ class Sink {
   Bytes m_buf;
   AppendBuf m_buf_stream;
   uint64_t m_written = 0;
+  std::ostream m_os;
   std::vector<std::pair<uint64_t, Bytes>> m_patches;
-
- public:
-  std::ostream os;  // appends to bytes()
 };
 
 // One grid's descriptor and data, as Archive::writeGrid writes it (seekable: with offsets).
 void write_mask_grid(Sink& sink, const SparseGrid& g, const Metadata& meta, uint32_t compression) {
   Bytes& out = sink.bytes();
-  std::ostream& os = sink.os;
+  std::ostream& os = sink.stream();
   const std::vector<size_t> order = leaf_order(g);
   // The node structure: the upper nodes (children of the root) and their lower nodes' leaves.
   struct Lower {
@@ -402,7 +406,7 @@ void write_mask_file(AtomicFile& file, const std::vector<const SparseGrid*>& gri
   static_assert(sizeof(BrickMask) == 64, "a leaf mask is 64 bytes");
   Sink sink(file);
   Bytes& out = sink.bytes();
-  std::ostream& os = sink.os;
+  std::ostream& os = sink.stream();
   const uint32_t compression = openvdb::io::Archive::DEFAULT_COMPRESSION_FLAGS;
   openvdb::io::StreamMetadata::Ptr stream_meta = std::make_shared<openvdb::io::StreamMetadata>();
   openvdb::io::setStreamMetadataPtr(os, stream_meta, false);
