@@ -8,6 +8,7 @@
 
 #include "core/bucket.h"
 #include "core/error.h"
+#include "core/timer.h"
 #include "io/mesh_reader.h"
 #include "io/npz.h"
 #include "io/writers.h"
@@ -16,8 +17,6 @@
 namespace voxtile {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 bool is_npz(const std::string& path) {
   return path.size() >= 4 && (path.compare(path.size() - 4, 4, ".npz") == 0 || path.compare(path.size() - 4, 4, ".NPZ") == 0);
@@ -58,7 +57,7 @@ int run_bucket(const BucketCmdOptions& o) {
   }
   const GridOptions grid_options = o.grid.to_options();
 
-  std::unique_ptr<GpuVoxelizer> gpu = open_gpu(o.device, o.gpu_memory, log);
+  std::unique_ptr<Voxelizer> voxelizer = open_voxelizer(o.device, o.gpu_memory, log);
 
   const auto t_start = Clock::now();
   const LoadedInput in = load_input(o.input, grid_options, log);
@@ -68,7 +67,8 @@ int run_bucket(const BucketCmdOptions& o) {
   Buckets b;
   VoxelizeStats st;
   try {
-    b = gpu ? gpu->bucket(loaded.mesh, spec, bopt, &st) : bucket_cpu(loaded.mesh, spec, bopt, &st);
+    voxelizer->set_mesh(loaded.mesh);
+    b = voxelizer->bucket(spec, bopt, &st);
   } catch (const Error& e) {
     throw Error(e.kind(), o.input + ": " + e.what());
   }
@@ -92,14 +92,22 @@ int run_bucket(const BucketCmdOptions& o) {
   log.info(line.str());
   for (const auto& [name, ms] : st.stage_ms) log.detail("  " + name + ": " + std::to_string(ms) + " ms");
   if (o.stats) {
-    std::ostringstream j;
-    j << "{\"input\":" << json_string(o.input) << ",\"triangles\":" << loaded.mesh.num_triangles() << ",\"grid\":{\"dims\":["
-      << spec.dims.x << "," << spec.dims.y << "," << spec.dims.z << "]},\"mode\":" << json_string(o.mode)
-      << ",\"attrs\":" << json_string(o.attrs) << ",\"device\":" << json_string(st.device)
-      << ",\"voxels\":" << b.num_voxels() << ",\"fragments\":" << b.num_fragments() << ",\"checksum\":\"" << std::hex
-      << b.checksum() << std::dec << "\",\"timings_ms\":{\"load\":" << json_number(ms_load) << json_stage_times(st.stage_ms);
-    j << ",\"write\":" << json_number(ms_write) << ",\"total\":" << json_number(ms_total) << "}}";
-    std::cout << j.str() << std::endl;
+    nlohmann::ordered_json j;
+    j["input"] = o.input;
+    j["triangles"] = loaded.mesh.num_triangles();
+    j["grid"] = {{"dims", {spec.dims.x, spec.dims.y, spec.dims.z}}};
+    j["mode"] = o.mode;
+    j["attrs"] = o.attrs;
+    j["device"] = st.device;
+    j["voxels"] = b.num_voxels();
+    j["fragments"] = b.num_fragments();
+    j["checksum"] = hex64(b.checksum());
+    auto stages = st.stage_ms;
+    stages.insert(stages.begin(), {"load", ms_load});
+    stages.emplace_back("write", ms_write);
+    stages.emplace_back("total", ms_total);
+    j["timings_ms"] = stages_json(stages);
+    print_json_line(j);
   }
   return 0;
 }

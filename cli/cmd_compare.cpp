@@ -19,16 +19,15 @@ std::string fmt(double v) {
   return s.str();
 }
 
-std::string grid_json(const GridDiff& d) {
-  std::ostringstream j;
-  j << "{\"a\":" << json_string(d.name_a) << ",\"b\":" << json_string(d.name_b) << ",\"equal\":" << (d.equal ? "true" : "false")
-    << ",\"active_a\":" << d.active_a << ",\"active_b\":" << d.active_b << ",\"both\":" << d.both << ",\"only_a\":" << d.only_a
-    << ",\"only_b\":" << d.only_b << ",\"iou\":" << json_number(d.iou) << ",\"max_abs_diff\":"
-    << (std::isfinite(d.max_abs_diff) ? json_number(d.max_abs_diff) : std::string("null"))
-    << ",\"values_differing\":" << d.values_differing << ",\"dims_equal\":" << (d.dims_equal ? "true" : "false")
-    << ",\"transform_equal\":" << (d.transform_equal ? "true" : "false")
-    << ",\"types_equal\":" << (d.types_equal ? "true" : "false") << "}";
-  return j.str();
+// NaN or infinity (no value differed, or no value to compare) as null.
+nlohmann::ordered_json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nullptr; }
+
+nlohmann::ordered_json grid_json(const GridDiff& d) {
+  return {{"a", d.name_a},          {"b", d.name_b},           {"equal", d.equal},
+          {"active_a", d.active_a}, {"active_b", d.active_b},  {"both", d.both},
+          {"only_a", d.only_a},     {"only_b", d.only_b},      {"iou", finite_or_null(d.iou)},
+          {"max_abs_diff", finite_or_null(d.max_abs_diff)},    {"values_differing", d.values_differing},
+          {"dims_equal", d.dims_equal}, {"transform_equal", d.transform_equal}, {"types_equal", d.types_equal}};
 }
 
 std::string grid_text(const GridDiff& d, const SparseGrid& a, const SparseGrid& b) {
@@ -47,7 +46,8 @@ std::string grid_text(const GridDiff& d, const SparseGrid& a, const SparseGrid& 
 int compare(const CompareCmdOptions& o) {
   if (!(o.tolerance >= 0)) fail(ErrorKind::kUsage, "--tolerance must be >= 0");
   GridFile a = read_grid_file(o.a), b = read_grid_file(o.b);
-  std::vector<std::string> lines, json;
+  std::vector<std::string> lines;
+  nlohmann::ordered_json json = nlohmann::json::array();
   bool equal = true;
   if (a.has_buckets && b.has_buckets && o.grid.empty()) {
     const BucketDiff d = compare_buckets(a.buckets, b.buckets, o.tolerance);
@@ -58,15 +58,19 @@ int compare(const CompareCmdOptions& o) {
       << ", B " << d.fragments_b << ", lists differing " << d.lists_differing << ", max |attribute diff| "
       << fmt(d.max_abs_diff) << (d.grid_equal ? "" : "; grids differ") << (d.attrs_equal ? "" : "; attribute sets differ");
     lines.push_back(s.str());
-    std::ostringstream j;
-    j << "{\"kind\":\"buckets\",\"equal\":" << (d.equal ? "true" : "false") << ",\"voxels_a\":" << d.voxels_a
-      << ",\"voxels_b\":" << d.voxels_b << ",\"both\":" << d.both << ",\"only_a\":" << d.only_a << ",\"only_b\":" << d.only_b
-      << ",\"fragments_a\":" << d.fragments_a << ",\"fragments_b\":" << d.fragments_b
-      << ",\"lists_differing\":" << d.lists_differing << ",\"max_abs_diff\":"
-      << (std::isfinite(d.max_abs_diff) ? json_number(d.max_abs_diff) : std::string("null"))
-      << ",\"grid_equal\":" << (d.grid_equal ? "true" : "false") << ",\"attrs_equal\":" << (d.attrs_equal ? "true" : "false")
-      << "}";
-    json.push_back(j.str());
+    json.push_back({{"kind", "buckets"},
+                    {"equal", d.equal},
+                    {"voxels_a", d.voxels_a},
+                    {"voxels_b", d.voxels_b},
+                    {"both", d.both},
+                    {"only_a", d.only_a},
+                    {"only_b", d.only_b},
+                    {"fragments_a", d.fragments_a},
+                    {"fragments_b", d.fragments_b},
+                    {"lists_differing", d.lists_differing},
+                    {"max_abs_diff", finite_or_null(d.max_abs_diff)},
+                    {"grid_equal", d.grid_equal},
+                    {"attrs_equal", d.attrs_equal}});
   } else {
     auto select = [&](GridFile& f) {
       if (o.grid.empty()) return;
@@ -100,8 +104,7 @@ int compare(const CompareCmdOptions& o) {
         equal = false;
         const std::string name = ga ? ga->name : gb->name;
         lines.push_back("grid \"" + name + "\": only in " + (ga ? "A" : "B"));
-        json.push_back("{\"" + std::string(ga ? "a" : "b") + "\":" + json_string(name) + ",\"equal\":false,\"only_in\":\"" +
-                       (ga ? "a" : "b") + "\"}");
+        json.push_back({{ga ? "a" : "b", name}, {"equal", false}, {"only_in", ga ? "a" : "b"}});
         continue;
       }
       const GridDiff d = compare_grids(*ga, a.has_transform, *gb, b.has_transform, o.tolerance);
@@ -111,11 +114,13 @@ int compare(const CompareCmdOptions& o) {
     }
   }
   if (o.json) {
-    std::cout << "{\"a\":" << json_string(o.a) << ",\"b\":" << json_string(o.b) << ",\"format_a\":" << json_string(a.format)
-              << ",\"format_b\":" << json_string(b.format) << ",\"tolerance\":" << json_number(o.tolerance)
-              << ",\"equal\":" << (equal ? "true" : "false") << ",\"comparisons\":[";
-    for (size_t i = 0; i < json.size(); ++i) std::cout << (i ? "," : "") << json[i];
-    std::cout << "]}" << std::endl;
+    print_json_line({{"a", o.a},
+                     {"b", o.b},
+                     {"format_a", a.format},
+                     {"format_b", b.format},
+                     {"tolerance", o.tolerance},
+                     {"equal", equal},
+                     {"comparisons", json}});
   } else {
     std::cout << "A: " << o.a << " (" << a.format << ")\nB: " << o.b << " (" << b.format << ")\n";
     for (const std::string& l : lines) std::cout << l << "\n";

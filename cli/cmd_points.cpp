@@ -1,12 +1,13 @@
-// `voxtile csg` and `voxtile points`.
+// `voxtile points` (and the sampling, GPU and output helpers `voxtile csg` shares).
 #include "cli/cmd_points.h"
 
-#include <chrono>
+#include <cstring>
 #include <iostream>
 #include <sstream>
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/timer.h"
 #include "core/points.h"
 #include "io/files.h"
 #include "io/grid_reader.h"
@@ -16,10 +17,6 @@
 #include "kernels/api.h"
 
 namespace voxtile {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 void add_sampling_options(CLI::App& app, SamplingArgs& s, bool with_count) {
   auto* sp = app.add_option("--spacing", s.spacing,
@@ -34,11 +31,6 @@ void add_sampling_options(CLI::App& app, SamplingArgs& s, bool with_count) {
   }
 }
 
-// The GPU for --device auto|gpu, or null for the CPU.
-std::unique_ptr<GpuPoints> open_gpu_points(const std::string& device, int scan, uint64_t gpu_memory, const Log& log) {
-  if (!want_gpu(device, log)) return nullptr;
-  return std::make_unique<GpuPoints>(0, scan, gpu_memory);
-}
 
 WriteOptions write_options(uint64_t dense_limit, bool force, const Metadata& meta) {
   WriteOptions w;
@@ -58,7 +50,11 @@ uint64_t cloud_checksum(const PointCloud& pc) {
   return h.digest();
 }
 
-}  // namespace
+std::unique_ptr<GpuPoints> open_gpu_points(const std::string& device, ScanMethod scan, uint64_t gpu_memory,
+                                           const Log& log) {
+  if (!want_gpu(device, log)) return nullptr;
+  return std::make_unique<GpuPoints>(0, scan, gpu_memory);
+}
 
 double SamplingArgs::per_area(const Bounds& bounds) const {
   if (density > 0) return density;
@@ -69,87 +65,6 @@ double SamplingArgs::per_area(const Bounds& bounds) const {
   }
   if (!(s > 0) || !std::isfinite(1.0 / (s * s))) fail(ErrorKind::kUsage, "sample spacing must give a finite density");
   return 1.0 / (s * s);
-}
-
-// ---- voxtile csg ---------------------------------------------------------------------------
-
-void setup_csg(CLI::App& app, CsgCmdOptions& o) {
-  app.add_option("script", o.input, "CSG script (.csg; README \"CSG scripts\")")->required();
-  app.add_option("-o,--output", o.output,
-                 "Output: .ply point cloud (positions, normals, colours, primitive, material); with --solid a grid "
-                 "(.vdb .ply .raw .npy)")
-      ->required();
-  add_format_option(app, o.format, "Grid format with --solid: vdb, ply, raw or npy (default: from the extension)");
-  add_sampling_options(app, o.sampling, false);
-  app.add_option("--batch", o.batch, "Primitives applied per GPU step (0 = all in one step); same output for any value")
-      ->capture_default_str();
-  app.add_flag("--solid", o.solid, "Voxelize the solid (inside test at voxel centres) instead of sampling its surface");
-  add_grid_options(app, o.grid);
-  add_device_options(app, o.device, o.gpu_memory, o.threads, "GPU memory budget in bytes (default 80% of free)");
-  app.add_option("--scan", o.scan, "GPU scan of the keep flags: tiles, tiles-cub or words-cub (same output)")
-      ->check(CLI::IsMember({"tiles", "tiles-cub", "words-cub"}))
-      ->capture_default_str();
-  app.add_option("--max-samples", o.max_samples, "Refuse scripts that would make more surface samples than this")
-      ->capture_default_str();
-  app.add_flag("--stats", o.stats, "Print a JSON summary to stdout (counts, timings, checksum)");
-  add_dense_options(app, o.dense_limit, o.force);
-  add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
-}
-
-int run_csg(const CsgCmdOptions& o) {
-  Log log{o.verbosity};
-  ThreadLimit threads(o.threads);
-  const auto t0 = Clock::now();
-  const int scan = o.scan == "tiles" ? 0 : o.scan == "tiles-cub" ? 1 : 2;
-  OutputFormat format = o.format.empty() ? format_from_path(o.output) : parse_format(o.format);
-  if (!o.solid && format != OutputFormat::kPly)
-    fail(ErrorKind::kUsage, o.output + ": CSG point clouds are written as .ply (use --solid for grids)");
-  const CsgScript script = load_csg(o.input);
-  const Bounds bounds = script.bounds();
-  if (bounds.empty()) fail(ErrorKind::kInput, o.input + ": no additive primitive, the solid is empty");
-  std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, scan, o.gpu_memory, log);
-  const Metadata meta = {{"source", o.input}, {"version", VOXTILE_VERSION}};
-  CsgStats st;
-  std::ostringstream line, json;
-  if (o.solid) {
-    GridSpec spec;
-    try {
-      spec = make_grid_spec(bounds, o.grid.to_options());
-      check_grid_dims(spec);
-    } catch (const Error& e) {
-      throw Error(e.kind(), o.input + ": " + e.what());
-    }
-    SparseGrid grid = gpu ? gpu->solid(script, spec, &st) : csg_solid_cpu(script, spec);
-    if (!gpu) st.device = "cpu";
-    write_grid(grid, o.output, format, write_options(o.dense_limit, o.force, meta));
-    line << o.input << ": " << script.prims.size() << " primitives -> solid " << spec.describe() << ", "
-         << grid.active_voxels() << " voxels (" << st.device << ") -> " << o.output;
-    json << "{\"input\":" << json_string(o.input) << ",\"output\":" << json_string(o.output)
-         << ",\"primitives\":" << script.prims.size() << ",\"device\":" << json_string(st.device)
-         << ",\"dims\":[" << spec.dims.x << "," << spec.dims.y << "," << spec.dims.z << "],\"grids\":"
-         << json_grids({grid});
-  } else {
-    const double per_area = o.sampling.per_area(bounds);
-    const auto ts = Clock::now();
-    const CsgSamples samples = sample_csg(script, {per_area}, o.max_samples);
-    const double ms_sample = ms_since(ts);
-    const CsgSamples kept = gpu ? gpu->csg(script, samples, o.batch, &st) : csg_keep_cpu(script, samples, &st);
-    const PointCloud pc = csg_point_cloud(script, kept);
-    write_point_cloud_ply(pc, o.output, meta);
-    line << o.input << ": " << script.prims.size() << " primitives, " << samples.positions.size() << " samples -> "
-         << pc.size() << " points (" << st.device << ", " << st.steps << " steps) -> " << o.output;
-    json << "{\"input\":" << json_string(o.input) << ",\"output\":" << json_string(o.output)
-         << ",\"primitives\":" << script.prims.size() << ",\"device\":" << json_string(st.device)
-         << ",\"samples\":" << samples.positions.size() << ",\"points\":" << pc.size() << ",\"steps\":" << st.steps
-         << ",\"checksum\":\"" << std::hex << cloud_checksum(pc) << std::dec << "\"";
-    st.stage_ms.insert(st.stage_ms.begin(), {"sample", ms_sample});
-  }
-  log.info(line.str());
-  for (const auto& [name, ms] : st.stage_ms) log.detail("  " + name + ": " + std::to_string(ms) + " ms");
-  if (o.stats)
-    std::cout << json.str() << ",\"timings_ms\":{\"total\":" << json_number(ms_since(t0)) << json_stage_times(st.stage_ms)
-              << "}}" << std::endl;
-  return 0;
 }
 
 // ---- voxtile points ------------------------------------------------------------------------
@@ -181,8 +96,8 @@ int run_points(const PointsCmdOptions& o) {
   const OutputFormat format = o.format.empty() ? format_from_path(o.output) : parse_format(o.format);
   const Metadata meta = {{"source", o.input}, {"version", VOXTILE_VERSION}};
   const std::string in_ext = lower_extension(o.input);
-  std::ostringstream line, json;
-  json << "{\"input\":" << json_string(o.input) << ",\"output\":" << json_string(o.output);
+  std::ostringstream line;
+  nlohmann::ordered_json json = {{"input", o.input}, {"output", o.output}};
   std::vector<std::pair<std::string, double>> stages;
 
   if (in_ext == "vdb") {  // voxels -> points
@@ -202,7 +117,9 @@ int run_points(const PointsCmdOptions& o) {
         fail(ErrorKind::kUsage, o.input + ": its grids have different active voxels; choose one with --grid");
     write_grids(grids, o.output, format, write_options(o.dense_limit, o.force, meta));
     line << o.input << ": " << grids.size() << " grid(s), " << grids[0].active_voxels() << " voxels -> " << o.output;
-    json << ",\"mode\":\"voxels-to-points\",\"points\":" << grids[0].active_voxels() << ",\"grids\":" << json_grids(grids);
+    json["mode"] = "voxels-to-points";
+    json["points"] = grids[0].active_voxels();
+    json["grids"] = grids_json(grids);
   } else if (is_point_cloud_file(o.input)) {  // points -> voxels
     const auto tl = Clock::now();
     const PointCloud pc = read_point_cloud(o.input);
@@ -220,7 +137,7 @@ int run_points(const PointsCmdOptions& o) {
     std::string values = o.values;
     if (values == "auto" && (format == OutputFormat::kRaw || format == OutputFormat::kNpy)) values = "count";
     const std::vector<std::string> which = parse_point_values(values, !pc.colors.empty(), !pc.normals.empty());
-    std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, 1, o.gpu_memory, log);
+    std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, ScanMethod::kTilesCub, o.gpu_memory, log);
     const auto tb = Clock::now();
     std::vector<std::pair<std::string, double>> gpu_stages;
     const VoxelBins bins = gpu ? gpu->bin(pc, spec, &gpu_stages) : bin_points_cpu(pc, spec);
@@ -235,9 +152,13 @@ int run_points(const PointsCmdOptions& o) {
     const std::string device = gpu ? gpu->device_name() : "cpu";
     line << o.input << ": " << pc.size() << " points -> " << spec.describe() << ", " << bins.keys.size()
          << " voxels (" << device << ") -> " << o.output;
-    json << ",\"mode\":\"points-to-voxels\",\"points\":" << pc.size() << ",\"dropped_nonfinite\":" << pc.dropped_nonfinite
-         << ",\"outside\":" << bins.outside << ",\"device\":" << json_string(device) << ",\"dims\":[" << spec.dims.x << ","
-         << spec.dims.y << "," << spec.dims.z << "],\"grids\":" << json_grids(grids);
+    json["mode"] = "points-to-voxels";
+    json["points"] = pc.size();
+    json["dropped_nonfinite"] = pc.dropped_nonfinite;
+    json["outside"] = bins.outside;
+    json["device"] = device;
+    json["dims"] = {spec.dims.x, spec.dims.y, spec.dims.z};
+    json["grids"] = grids_json(grids);
   } else {  // mesh -> points
     if (format != OutputFormat::kPly) fail(ErrorKind::kUsage, o.output + ": mesh -> points writes .ply (use 'voxtile voxelize' for grids)");
     const auto tl = Clock::now();
@@ -259,12 +180,18 @@ int run_points(const PointsCmdOptions& o) {
     stages.emplace_back("write", ms_since(tw));
     line << o.input << ": " << loaded.mesh.num_triangles() << " triangles, area " << area << " -> " << pc.size()
          << " points -> " << o.output;
-    json << ",\"mode\":\"mesh-to-points\",\"triangles\":" << loaded.mesh.num_triangles() << ",\"points\":" << pc.size()
-         << ",\"checksum\":\"" << std::hex << cloud_checksum(pc) << std::dec << "\"";
+    json["mode"] = "mesh-to-points";
+    json["triangles"] = loaded.mesh.num_triangles();
+    json["points"] = pc.size();
+    json["checksum"] = hex64(cloud_checksum(pc));
   }
   log.info(line.str());
   for (const auto& [name, ms] : stages) log.detail("  " + name + ": " + std::to_string(ms) + " ms");
-  if (o.stats) std::cout << json.str() << ",\"timings_ms\":{\"total\":" << json_number(ms_since(t0)) << json_stage_times(stages) << "}}" << std::endl;
+  if (o.stats) {
+    stages.insert(stages.begin(), {"total", ms_since(t0)});
+    json["timings_ms"] = stages_json(stages);
+    print_json_line(json);
+  }
   return 0;
 }
 

@@ -1,11 +1,14 @@
-// `voxtile csg` (CSG scripts to point clouds or solids) and `voxtile points` (mesh -> points,
-// points -> voxels, voxels -> points).
+// `voxtile points` (mesh -> points, points -> voxels, voxels -> points), and the helpers it
+// shares with `voxtile csg`.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
 
 #include "cli/common.h"
+#include "core/points.h"
+#include "io/writers.h"
+#include "kernels/api.h"
 
 namespace voxtile {
 
@@ -16,23 +19,6 @@ struct SamplingArgs {
   uint64_t count = 0;  // total samples (meshes only)
   // Samples per unit area; the default spacing is the longest extent of `bounds` / 512.
   double per_area(const Bounds& bounds) const;
-};
-
-struct CsgCmdOptions {
-  std::string input, output, format;
-  SamplingArgs sampling;
-  uint32_t batch = 0;
-  bool solid = false;
-  GridArgs grid;
-  std::string device = "auto";
-  std::string scan = "tiles-cub";
-  uint64_t gpu_memory = 0;
-  uint64_t max_samples = 1000000000;
-  int threads = 0;
-  bool stats = false;
-  uint64_t dense_limit = 0;
-  bool force = false;
-  int verbosity = 1;
 };
 
 struct PointsCmdOptions {
@@ -48,8 +34,14 @@ struct PointsCmdOptions {
   int verbosity = 1;
 };
 
-void setup_csg(CLI::App& app, CsgCmdOptions& options);
-int run_csg(const CsgCmdOptions& options);
+// --spacing, --density (and --count for meshes).
+void add_sampling_options(CLI::App& app, SamplingArgs& s, bool with_count);
+// The GPU for --device auto|gpu (want_gpu), or null for the CPU.
+std::unique_ptr<GpuPoints> open_gpu_points(const std::string& device, ScanMethod scan, uint64_t gpu_memory,
+                                           const Log& log);
+WriteOptions write_options(uint64_t dense_limit, bool force, const Metadata& meta);
+uint64_t cloud_checksum(const PointCloud& pc);
+
 void setup_points(CLI::App& app, PointsCmdOptions& options);
 int run_points(const PointsCmdOptions& options);
 

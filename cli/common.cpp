@@ -54,22 +54,29 @@ GridOptions GridArgs::to_options() const {
   return o;
 }
 
-std::string json_stage_times(const std::vector<std::pair<std::string, double>>& stages) {
-  std::ostringstream j;
-  for (const auto& [name, ms] : stages) j << "," << json_string(name) << ":" << json_number(ms);
-  return j.str();
+std::string hex64(uint64_t v) {
+  char b[17];
+  std::snprintf(b, sizeof(b), "%016llx", static_cast<unsigned long long>(v));
+  return b;
 }
 
-std::string json_grids(const std::vector<SparseGrid>& grids) {
-  std::ostringstream j;
-  j << "[";
-  for (size_t i = 0; i < grids.size(); ++i)
-    j << (i ? "," : "") << "{\"name\":" << json_string(grids[i].name) << ",\"type\":"
-      << json_string(value_type_name(grids[i].value_type)) << ",\"active_voxels\":" << grids[i].active_voxels()
-      << ",\"checksum\":\"" << std::hex << grids[i].checksum() << std::dec << "\"}";
-  j << "]";
-  return j.str();
+nlohmann::ordered_json grids_json(const std::vector<SparseGrid>& grids) {
+  nlohmann::ordered_json a = nlohmann::json::array();
+  for (const SparseGrid& g : grids)
+    a.push_back({{"name", g.name},
+                 {"type", value_type_name(g.value_type)},
+                 {"active_voxels", g.active_voxels()},
+                 {"checksum", hex64(g.checksum())}});
+  return a;
 }
+
+nlohmann::ordered_json stages_json(const std::vector<std::pair<std::string, double>>& stages) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [name, ms] : stages) j[name] = ms;
+  return j;
+}
+
+void print_json_line(const nlohmann::ordered_json& j) { std::cout << j.dump() << std::endl; }
 
 void add_format_option(CLI::App& app, std::string& format, const std::string& help) {
   app.add_option("--format,-f", format, help)->check(CLI::IsMember({"vdb", "ply", "raw", "npy"}, CLI::ignore_case));
@@ -102,11 +109,11 @@ bool want_gpu(const std::string& device, const Log& log) {
   return info.available;
 }
 
-std::unique_ptr<GpuVoxelizer> open_gpu(const std::string& device, uint64_t gpu_memory, const Log& log) {
-  if (!want_gpu(device, log)) return nullptr;
+std::unique_ptr<Voxelizer> open_voxelizer(const std::string& device, uint64_t gpu_memory, const Log& log) {
+  if (!want_gpu(device, log)) return std::make_unique<CpuVoxelizer>();
   GpuOptions gopt;
   gopt.memory_budget = gpu_memory;
-  return std::make_unique<GpuVoxelizer>(gopt);
+  return make_gpu_voxelizer(gopt);
 }
 
 LoadedInput load_input(const std::string& path, const GridOptions& grid, const Log& log, MeshLoaderPool* loaders) {
@@ -137,31 +144,6 @@ std::string options_string(const std::string& mode, const std::string& target, c
   }
   if (!g.dims.empty()) s << " dims=" << g.dims[0] << "," << g.dims[1] << "," << g.dims[2];
   if (g.pad) s << " pad=" << g.pad;
-  return s.str();
-}
-
-std::string json_string(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      o += '\\';
-      o += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      o += buf;
-    } else {
-      o += c;
-    }
-  }
-  return o + "\"";
-}
-
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "null";
-  std::ostringstream s;
-  s.precision(10);
-  s << v;
   return s.str();
 }
 

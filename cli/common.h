@@ -2,10 +2,11 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <string>
-#include <vector>
+#include <nlohmann/json.hpp>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "core/grid_spec.h"
 #include "core/voxelize.h"
@@ -37,15 +38,15 @@ void add_dense_options(CLI::App& app, uint64_t& dense_limit, bool& force);
 // --device auto|cpu|gpu, --gpu-memory (`gpu_memory_help`) and --threads.
 void add_device_options(CLI::App& app, std::string& device, uint64_t& gpu_memory, int& threads,
                         const std::string& gpu_memory_help);
-// Whether --device auto|gpu|cpu runs on the GPU: gpu without a usable GPU throws Error(kResource);
-// auto without one logs a one-line notice and returns false.
+// The one CPU/GPU choice of every command: whether --device auto|gpu|cpu runs on the GPU. gpu
+// without a usable GPU throws Error(kResource); auto without one logs a one-line notice and returns
+// false.
 bool want_gpu(const std::string& device, const Log& log);
 // -q (errors only) and -v (`verbose_help`).
 void add_verbosity_flags(CLI::App& app, int& verbosity, const std::string& verbose_help);
 
-// The GPU for --device auto|gpu (with --gpu-memory), or null for the CPU: --device gpu without a
-// usable GPU throws Error(kResource); auto without one logs a one-line notice.
-std::unique_ptr<GpuVoxelizer> open_gpu(const std::string& device, uint64_t gpu_memory, const Log& log);
+// The voxelizer for --device auto|cpu|gpu (want_gpu), with --gpu-memory and --threads.
+std::unique_ptr<Voxelizer> open_voxelizer(const std::string& device, uint64_t gpu_memory, const Log& log);
 
 // A loaded mesh and its grid; errors name the input. With `loaders`, the file is read by one of
 // its reader processes (batch), else by a reader process of its own.
@@ -60,12 +61,14 @@ LoadedInput load_input(const std::string& path, const GridOptions& grid, const L
 // "mode=... target=... resolution=..." as recorded in output metadata.
 std::string options_string(const std::string& mode, const std::string& target, const GridArgs& grid);
 
-std::string json_string(const std::string& s);
-std::string json_number(double v);
-// ",\"name\":ms" per stage, to append inside a JSON object.
-std::string json_stage_times(const std::vector<std::pair<std::string, double>>& stages);
+// 16 hex digits.
+std::string hex64(uint64_t v);
 // [{"name", "type", "active_voxels", "checksum"}] of each grid.
-std::string json_grids(const std::vector<SparseGrid>& grids);
+nlohmann::ordered_json grids_json(const std::vector<SparseGrid>& grids);
+// {"name": ms, ...} of stage times, in order.
+nlohmann::ordered_json stages_json(const std::vector<std::pair<std::string, double>>& stages);
+// One JSON object on a line of stdout (--stats).
+void print_json_line(const nlohmann::ordered_json& j);
 // --format,-f vdb|ply|raw|npy.
 void add_format_option(CLI::App& app, std::string& format, const std::string& help);
 

@@ -8,6 +8,7 @@
 #include "cli/cmd_compare.h"
 #include "cli/cmd_generate.h"
 #include "cli/cmd_info.h"
+#include "cli/cmd_csg.h"
 #include "cli/cmd_points.h"
 #include "cli/cmd_voxelize.h"
 #include "core/error.h"

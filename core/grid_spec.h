@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "core/hd.h"
 #include "core/vec.h"
 
 namespace voxtile {
@@ -26,16 +27,20 @@ struct Bounds {
 // vertex keeps at least 7 bits below the voxel.
 constexpr int32_t kMaxGridDim = 65536;
 
+// Grid coordinates of world point p: (p - origin) / voxel_size in double, rounded once to float.
+// The one definition for the CPU and the GPU's transform stage.
+VT_HD inline Vec3f world_to_grid(const Vec3d& p, const Vec3d& origin, const Vec3d& voxel_size) {
+  return {static_cast<float>((p.x - origin.x) / voxel_size.x), static_cast<float>((p.y - origin.y) / voxel_size.y),
+          static_cast<float>((p.z - origin.z) / voxel_size.z)};
+}
+
 struct GridSpec {
   Vec3d origin{0, 0, 0};      // world position of the minimum corner of voxel (0,0,0)
   Vec3d voxel_size{1, 1, 1};  // world size of a voxel along x, y, z
   Int3 dims{0, 0, 0};         // number of voxels along x, y, z
 
   uint64_t num_voxels() const { return uint64_t(dims.x) * uint64_t(dims.y) * uint64_t(dims.z); }
-  Vec3f world_to_grid(const Vec3d& p) const {
-    return {static_cast<float>((p.x - origin.x) / voxel_size.x), static_cast<float>((p.y - origin.y) / voxel_size.y),
-            static_cast<float>((p.z - origin.z) / voxel_size.z)};
-  }
+  Vec3f world_to_grid(const Vec3d& p) const { return voxtile::world_to_grid(p, origin, voxel_size); }
   Vec3d voxel_center(int32_t i, int32_t j, int32_t k) const {
     return {origin.x + (i + 0.5) * voxel_size.x, origin.y + (j + 0.5) * voxel_size.y,
             origin.z + (k + 0.5) * voxel_size.z};

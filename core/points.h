@@ -40,12 +40,12 @@ struct CsgStats {
 };
 
 // Samples that survive the script (header core/csg.h), in canonical order: by primitive, then by
-// sample index. CPU reference of GpuCsg::run; the result does not depend on any batch size.
+// sample index. CPU reference of GpuPoints::csg; the result does not depend on any batch size.
 CsgSamples csg_keep_cpu(const CsgScript& script, const CsgSamples& samples, CsgStats* stats = nullptr);
 // Positions, normals, colours, primitive ids and materials of kept samples.
 PointCloud csg_point_cloud(const CsgScript& script, const CsgSamples& kept);
 
-// Occupancy of the CSG solid at voxel centres (CPU reference of GpuCsg::solid).
+// Occupancy of the CSG solid at voxel centres (CPU reference of GpuPoints::solid).
 SparseGrid csg_solid_cpu(const CsgScript& script, const GridSpec& spec);
 
 // ---- mesh surface sampling -----------------------------------------------------------------

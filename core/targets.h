@@ -67,6 +67,14 @@ VT_HD constexpr Word word_kind(Target t, Blend b) {
          : b == Blend::kAdd    ? Word::kAdd64
                                : Word::kMax32;
 }
+// The blend of two 32-bit words of one voxel: OR of bits, add (count), or max of codes (0 =
+// empty). The one rule for the CPU reference's tiles, the GPU's brick merge and, as the matching
+// atomic (kernels/common.cuh atomic_blend32), the GPU's fine raster. kAdd64 words add per channel.
+template <Word W>
+VT_HD constexpr uint32_t blend32(uint32_t a, uint32_t b) {
+  static_assert(W != Word::kAdd64, "64-bit words add per channel");
+  return W == Word::kBit ? (a | b) : W == Word::kAdd32 ? a + b : (a > b ? a : b);
+}
 // Accumulator channels while rastering (normal add: 3) and value channels in the output.
 VT_HD constexpr int acc_channels(Target t, Blend b) { return t == Target::kNormal && b == Blend::kAdd ? 3 : 1; }
 VT_HD constexpr int out_channels(Target t) { return t == Target::kNormal ? 3 : 1; }
@@ -77,11 +85,22 @@ inline ValueType target_value_type(Target t) {
                                 : ValueType::kFloat32;
 }
 
+// 32-bit mask words of an 8^3 brick (BrickMask).
+constexpr int kBrickMaskWords = 16;
 struct TargetSpec {
   Target target = Target::kBinary;
   Blend blend = Blend::kOr;  // never kDefault once parsed
   bool operator==(const TargetSpec& o) const { return target == o.target && blend == o.blend; }
 };
+// The layout of a brick's raw (unblended, undecoded) values while rastering and merging: 32-bit
+// words per brick, 512 for 32-bit words, 1024 per channel for 64-bit fixed-point sums
+// (channel-major: channel c of voxel v is the int64 at c * 512 + v), none for binary.
+VT_HD constexpr int brick_value_words(Word w, int acc) {
+  return w == Word::kBit ? 0 : w == Word::kAdd64 ? 2 * kBrickVoxels * acc : kBrickVoxels;
+}
+inline constexpr int brick_value_words(const TargetSpec& t) {
+  return brick_value_words(word_kind(t.target, t.blend), acc_channels(t.target, t.blend));
+}
 const char* target_name(Target t);
 const char* blend_name(Blend b);
 // "count", "distance_max", "normal_add": the target, plus the blend when it is not the default.

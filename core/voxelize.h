@@ -53,12 +53,12 @@ class ThreadLimit {
   void* m_control = nullptr;
 };
 
-// Voxelizes `mesh` into `spec` on the CPU (TBB). Deterministic for any thread count.
+// The CPU reference as functions (CpuVoxelizer of core/voxelizer.h, set_mesh + voxelize): `mesh`
+// into `spec` on TBB threads, deterministic for any thread count. One target (options.spec()):
 SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOptions& options,
                         VoxelizeStats* stats = nullptr);
 // Several targets from one binning: one grid per target, in the order given (options.target and
-// options.blend are ignored). All grids have the same active voxels; a binary target is taken from
-// the masks of a value target when there is one. Grids are named by target_spec_name().
+// options.blend are ignored). Planning and names: plan_targets (core/voxelizer.h).
 std::vector<SparseGrid> voxelize_cpu_targets(const Mesh& mesh, const GridSpec& spec, const VoxelizeOptions& options,
                                              const std::vector<TargetSpec>& targets, VoxelizeStats* stats = nullptr);
 

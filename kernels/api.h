@@ -5,9 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "core/bucket.h"
+#include <memory>
+
 #include "core/points.h"
-#include "core/voxelize.h"
+#include "core/voxelizer.h"
 
 namespace voxtile {
 
@@ -19,12 +20,24 @@ struct GpuInfo {
   size_t total_memory = 0;
 };
 
+// How the fine raster lays out 32-bit value targets: chosen per batch from the triangles per
+// virtual tile, or forced (tests): a 32^3 tile per block, or a 16^3 octant per warp.
+enum class ValueTiles : int { kAuto = 0, kTile = 1, kOctant = 2 };
+
+// The scan of the compaction primitive (kernels/compact.cuh): tile counts fused into the flag
+// pass and scanned by one block of our own (kTiles) or by CUB (kTilesCub, fastest measured), or
+// CUB over the popcount of every keep word, as the CSG seed does (kWords).
+enum class ScanMethod : int { kTiles = 0, kTilesCub = 1, kWords = 2 };
+inline const char* scan_method_name(ScanMethod m) {
+  return m == ScanMethod::kTiles ? "tiles" : m == ScanMethod::kTilesCub ? "tiles-cub" : "words-cub";
+}
+
 struct GpuOptions {
   uint64_t memory_budget = 0;          // bytes the pipeline may use; 0 = 80% of the free memory
   uint32_t max_tile_triangles = 512;   // M: a tile with more triangles is split into virtual tiles
   uint64_t max_batch_pairs = 0;        // cap on (tile, triangle) pairs per batch; 0 = from the budget
   uint64_t initial_bricks = 0;         // first brick-buffer size per batch; 0 = estimate (tests force retries)
-  int value_tiles = 0;                 // value targets: 0 = choose, 1 = a 32^3 tile per block, 2 = a 16^3 octant per warp
+  ValueTiles value_tiles = ValueTiles::kAuto;  // how 32-bit value targets are rastered
   int device = 0;                      // CUDA device index
   bool two_pass_fragment_sort = false; // bucketing: sort by triangle then voxel even when one 64-bit key would do (tests)
   // Host threads sleep while they wait for the GPU (cudaDeviceScheduleBlockingSync, set for the
@@ -32,39 +45,18 @@ struct GpuOptions {
   bool blocking_sync = false;
 };
 
-// The GPU voxelization pipeline (coarse raster, radix sort by tile, fine raster in shared memory,
-// brick write-out). Holds its device workspace across calls; not thread-safe, but usable from any
-// one thread at a time (each call makes its device current).
-class GpuVoxelizer {
- public:
-  explicit GpuVoxelizer(const GpuOptions& options = {});
-  ~GpuVoxelizer();
-  GpuVoxelizer(const GpuVoxelizer&) = delete;
-  GpuVoxelizer& operator=(const GpuVoxelizer&) = delete;
+// The GPU voxelizer (kernels/voxelize/: coarse raster, radix sort by tile, fine raster in shared
+// memory, brick merge; kernels/bucket/: A-buffer bucketing) behind the one Voxelizer interface:
+// the same grids and buckets as CpuVoxelizer, bit for bit. Holds its device workspace across calls;
+// not thread-safe, but usable from any one thread at a time (each call makes its device current).
+// Throws Error(kResource) when the device is unusable.
+std::unique_ptr<Voxelizer> make_gpu_voxelizer(const GpuOptions& options = {});
 
-  // Uploads the mesh; it stays on the device for later voxelize() calls.
-  void set_mesh(const Mesh& mesh);
-  // Voxelizes the uploaded mesh. Same voxels and values as voxelize_cpu. Throws Error(kResource).
-  SparseGrid voxelize(const GridSpec& spec, const VoxelizeOptions& options, VoxelizeStats* stats = nullptr);
-  // Several targets from one coarse raster, sort and tiling: the same grids as voxelize_cpu_targets.
-  std::vector<SparseGrid> voxelize_targets(const GridSpec& spec, const VoxelizeOptions& options,
-                                           const std::vector<TargetSpec>& targets, VoxelizeStats* stats = nullptr);
-  // A-buffer bucketing of `mesh` (uploaded, replacing the current mesh): the same lists as bucket_cpu.
-  Buckets bucket(const Mesh& mesh, const GridSpec& spec, const BucketOptions& options, VoxelizeStats* stats = nullptr);
-  const std::string& device_name() const;
-
- private:
-  struct Impl;
-  Impl* m;
-};
-
-// The CSG point pipeline, the CSG solid and point binning on the GPU (kernels/csg.cu,
-// kernels/points.cu). Workspaces grow and are reused across calls; one thread at a time.
+// The CSG point pipeline, the CSG solid and point binning on the GPU (kernels/points/csg.cu,
+// kernels/points/points.cu). Workspaces grow and are reused across calls; one thread at a time.
 class GpuPoints {
  public:
-  // scan_method: 0 tiles (fused counts, own one-block scan), 1 tiles with CUB (fastest measured), 2 CUB over every
-  // keep word (kernels/compact.cuh).
-  explicit GpuPoints(int device = 0, int scan_method = 1, uint64_t memory_budget = 0);
+  explicit GpuPoints(int device = 0, ScanMethod scan = ScanMethod::kTilesCub, uint64_t memory_budget = 0);
   ~GpuPoints();
   GpuPoints(const GpuPoints&) = delete;
   GpuPoints& operator=(const GpuPoints&) = delete;
@@ -76,32 +68,14 @@ class GpuPoints {
   SparseGrid solid(const CsgScript& script, const GridSpec& spec, CsgStats* stats = nullptr);
   // Points binned into the grid (sort by voxel key, reduce by key): the same bins as bin_points_cpu.
   VoxelBins bin(const PointCloud& points, const GridSpec& spec, std::vector<std::pair<std::string, double>>* stage_ms = nullptr);
-
-  // Benchmark hooks: a persisted state of n samples and np primitives, then one step (mode A for
-  // the state, B for the new samples) with per-phase milliseconds; the state is restored by load.
-  void bench_load(const Vec3f* pos, const SampleParams* params, uint64_t n, const CsgPrimitive* prims, uint32_t np);
-  std::vector<std::pair<std::string, double>> bench_step(const CsgPrimitive* batch, uint32_t nb, const Vec3f* pos,
-                                                         const SampleParams* params, uint64_t nn, uint64_t* live);
   const std::string& device_name() const;
 
-  struct Impl;  // device state (kernels/points_impl.cuh), shared by the .cu files
+  struct Impl;  // device state (kernels/points/state.cuh), shared by the .cu files
+  Impl& impl() { return *m; }
 
  private:
   Impl* m;
 };
-
-// The compaction primitive (kernels/compact.cuh), exposed for tests: indices of nonzero flags.
-std::vector<uint64_t> gpu_select_indices(const std::vector<uint8_t>& keep, int scan_method, int device = 0);
-// Compacts n device-generated bytes (kept when below `threshold`) with their indices and checks
-// the result on the device against an independent count.
-struct CompactionCheck {
-  uint64_t n = 0, kept = 0, expected = 0, errors = 0;
-};
-CompactionCheck gpu_compaction_selftest(uint64_t n, uint32_t threshold, uint32_t seed, int scan_method, int device = 0);
-
-// Device-to-device copy bandwidth in GB/s (read + write bytes per second, median of a few 1 GiB
-// copies): the memory-bandwidth floor benchmarks compare against.
-double gpu_copy_bandwidth(int device = 0);
 
 // Whether this build has CUDA kernels at all.
 bool gpu_compiled();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/targets.h"
 
 namespace voxtile {
 
@@ -131,6 +132,44 @@ class CubTemp {
  private:
   DeviceBuffer<unsigned char> m_buf;
 };
+
+// Grows `buf` to at least n elements, keeping the first `used`.
+template <class T>
+inline void grow_keep(DeviceBuffer<T>& buf, size_t n, size_t used, cudaStream_t stream) {
+  if (n <= buf.capacity()) return;
+  DeviceBuffer<T> bigger(n);
+  if (used) VT_CUDA_CHECK(cudaMemcpyAsync(bigger.data(), buf.data(), used * sizeof(T), cudaMemcpyDeviceToDevice, stream));
+  buf = std::move(bigger);
+}
+
+// One value from the device (synchronises the stream).
+template <class T>
+inline T read_scalar(const T* d, cudaStream_t stream) {
+  T v{};
+  VT_CUDA_CHECK(cudaMemcpyAsync(&v, d, sizeof(T), cudaMemcpyDeviceToHost, stream));
+  VT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return v;
+}
+
+// The launch of a one-dimensional kernel over n items (none when n is 0), checked.
+inline unsigned blocks_for(uint64_t n, unsigned threads) { return unsigned((n + threads - 1) / threads); }
+template <class... Params, class... Args>
+void launch_1d(void (*kernel)(Params...), uint64_t n, unsigned threads, cudaStream_t stream, Args&&... args) {
+  if (n == 0) return;
+  kernel<<<blocks_for(n, threads), threads, 0, stream>>>(std::forward<Args>(args)...);
+  VT_CUDA_CHECK_LAUNCH();
+}
+
+#if defined(__CUDACC__)
+// The atomic form of blend32 (core/targets.h) on shared or global memory: OR, add, max of codes.
+template <Word W>
+__device__ inline void atomic_blend32(uint32_t* p, uint32_t v) {
+  static_assert(W != Word::kAdd64, "64-bit words add per channel");
+  if constexpr (W == Word::kBit) atomicOr(p, v);
+  else if constexpr (W == Word::kAdd32) atomicAdd(p, v);
+  else atomicMax(p, v);
+}
+#endif
 
 // Records named stages with CUDA events; resolve() sums them after a synchronisation.
 class StageTimer {

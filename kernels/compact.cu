@@ -8,17 +8,9 @@
 
 #include "kernels/api.h"
 #include "kernels/compact.cuh"
+#include "kernels/testing.h"
 
 namespace voxtile {
-
-const char* scan_method_name(ScanMethod m) {
-  switch (m) {
-    case ScanMethod::kTiles: return "tiles";
-    case ScanMethod::kTilesCub: return "tiles-cub";
-    case ScanMethod::kWords: return "words-cub";
-  }
-  return "?";
-}
 
 namespace {
 
@@ -139,14 +131,14 @@ void select_device(int device) { VT_CUDA_CHECK(cudaSetDevice(device)); }
 
 }  // namespace
 
-std::vector<uint64_t> gpu_select_indices(const std::vector<uint8_t>& keep, int method, int device) {
+std::vector<uint64_t> gpu_select_indices(const std::vector<uint8_t>& keep, ScanMethod method, int device) {
   select_device(device);
   const uint64_t n = keep.size();
   DeviceBuffer<uint8_t> d_keep(n + 1);
   if (n) VT_CUDA_CHECK(cudaMemcpy(d_keep.data(), keep.data(), n, cudaMemcpyHostToDevice));
   CompactWorkspace ws;
   compact_flags(ws, n, FlagPred{d_keep.data()}, nullptr);
-  compact_scan(ws, ScanMethod(method), nullptr);
+  compact_scan(ws, method, nullptr);
   uint64_t total = 0;
   VT_CUDA_CHECK(cudaMemcpy(&total, ws.total(), sizeof(total), cudaMemcpyDeviceToHost));
   DeviceBuffer<uint64_t> out(total + 1);
@@ -157,7 +149,7 @@ std::vector<uint64_t> gpu_select_indices(const std::vector<uint8_t>& keep, int m
   return host;
 }
 
-CompactionCheck gpu_compaction_selftest(uint64_t n, uint32_t threshold, uint32_t seed, int method, int device) {
+CompactionCheck gpu_compaction_selftest(uint64_t n, uint32_t threshold, uint32_t seed, ScanMethod method, int device) {
   select_device(device);
   CompactionCheck r;
   r.n = n;
@@ -174,7 +166,7 @@ CompactionCheck gpu_compaction_selftest(uint64_t n, uint32_t threshold, uint32_t
   }
   CompactWorkspace ws;
   compact_flags(ws, n, BytePred{bytes.data(), threshold}, nullptr);
-  compact_scan(ws, ScanMethod(method), nullptr);
+  compact_scan(ws, method, nullptr);
   VT_CUDA_CHECK(cudaMemcpy(&r.kept, ws.total(), sizeof(uint64_t), cudaMemcpyDeviceToHost));
   {
     DeviceBuffer<uint8_t> out_bytes(r.kept + 1);

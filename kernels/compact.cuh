@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/api.h"
 #include "kernels/common.cuh"
 
 namespace voxtile {
@@ -27,8 +28,6 @@ constexpr int kCompactThreads = 256;
 constexpr int kCompactTileWords = 32;
 constexpr uint64_t kCompactTile = 1024;
 
-enum class ScanMethod : int { kTiles = 0, kTilesCub = 1, kWords = 2 };
-const char* scan_method_name(ScanMethod m);
 
 inline uint64_t compact_tiles(uint64_t n) { return (n + kCompactTile - 1) / kCompactTile; }
 inline uint64_t compact_words(uint64_t n) { return (n + 31) / 32; }
@@ -175,6 +174,30 @@ void compact_scatter(CompactWorkspace& ws, Move move, cudaStream_t stream) {
   compact_scatter_kernel<<<unsigned(compact_tiles(ws.n)), kCompactThreads, 0, stream>>>(
       ws.n, ws.words.data(), ws.offsets.data(), ws.method == ScanMethod::kWords, move);
   VT_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace voxtile
+
+namespace voxtile {
+
+// "Flag run heads, then select" on top of the primitive: the indices where runs of equal
+// key_of(i) begin in a sorted array of n elements (the tile ranges of the sorted pairs, the runs of
+// equal brick keys before the merge, the voxels of the sorted fragments). The count stays on the
+// device: ws.total().
+template <class KeyOf>
+struct RunHead {
+  KeyOf key_of;
+  __device__ bool operator()(uint64_t i) const { return i == 0 || key_of(i) != key_of(i - 1); }
+};
+struct StoreIndex {
+  uint32_t* out;
+  __device__ void operator()(uint64_t i, uint64_t dst) const { out[dst] = uint32_t(i); }
+};
+template <class KeyOf>
+void select_run_starts(CompactWorkspace& ws, uint64_t n, KeyOf key_of, uint32_t* d_starts, cudaStream_t stream) {
+  compact_flags(ws, n, RunHead<KeyOf>{key_of}, stream);
+  compact_scan(ws, ScanMethod::kTilesCub, stream);
+  compact_scatter(ws, StoreIndex{d_starts}, stream);
 }
 
 }  // namespace voxtile

@@ -1,9 +1,14 @@
 // GPU interface of a build without a CUDA compiler: no device is ever available.
-#include "kernels/api.h"
-
 #include "core/error.h"
+#include "kernels/api.h"
+#include "kernels/testing.h"
 
 namespace voxtile {
+namespace {
+
+[[noreturn]] void no_cuda() { fail(ErrorKind::kResource, "this voxtile was built without CUDA"); }
+
+}  // namespace
 
 bool gpu_compiled() { return false; }
 
@@ -15,44 +20,28 @@ GpuInfo query_gpu(int) {
   return info;
 }
 
-struct GpuVoxelizer::Impl {};
-GpuVoxelizer::GpuVoxelizer(const GpuOptions&) : m(nullptr) {
-  fail(ErrorKind::kResource, "this voxtile was built without CUDA");
-}
-GpuVoxelizer::~GpuVoxelizer() = default;
-void GpuVoxelizer::set_mesh(const Mesh&) {}
-SparseGrid GpuVoxelizer::voxelize(const GridSpec&, const VoxelizeOptions&, VoxelizeStats*) { return {}; }
-std::vector<SparseGrid> GpuVoxelizer::voxelize_targets(const GridSpec&, const VoxelizeOptions&,
-                                                       const std::vector<TargetSpec>&, VoxelizeStats*) {
-  return {};
-}
-Buckets GpuVoxelizer::bucket(const Mesh&, const GridSpec&, const BucketOptions&, VoxelizeStats*) { return {}; }
-struct GpuPoints::Impl {};
-GpuPoints::GpuPoints(int, int, uint64_t) : m(nullptr) { fail(ErrorKind::kResource, "this voxtile was built without CUDA"); }
-GpuPoints::~GpuPoints() = default;
-CsgSamples GpuPoints::csg(const CsgScript&, const CsgSamples&, uint32_t, CsgStats*) { return {}; }
-SparseGrid GpuPoints::solid(const CsgScript&, const GridSpec&, CsgStats*) { return {}; }
-VoxelBins GpuPoints::bin(const PointCloud&, const GridSpec&, std::vector<std::pair<std::string, double>>*) { return {}; }
-void GpuPoints::bench_load(const Vec3f*, const SampleParams*, uint64_t, const CsgPrimitive*, uint32_t) {}
-std::vector<std::pair<std::string, double>> GpuPoints::bench_step(const CsgPrimitive*, uint32_t, const Vec3f*,
-                                                                  const SampleParams*, uint64_t, uint64_t*) {
-  return {};
-}
-const std::string& GpuPoints::device_name() const {
-  static const std::string none;
-  return none;
-}
-std::vector<uint64_t> gpu_select_indices(const std::vector<uint8_t>&, int, int) {
-  fail(ErrorKind::kResource, "this voxtile was built without CUDA");
-}
-double gpu_copy_bandwidth(int) { fail(ErrorKind::kResource, "this voxtile was built without CUDA"); }
-CompactionCheck gpu_compaction_selftest(uint64_t, uint32_t, uint32_t, int, int) {
-  fail(ErrorKind::kResource, "this voxtile was built without CUDA");
-}
+std::unique_ptr<Voxelizer> make_gpu_voxelizer(const GpuOptions&) { no_cuda(); }
 
-const std::string& GpuVoxelizer::device_name() const {
-  static const std::string none;
-  return none;
+struct GpuPoints::Impl {};
+GpuPoints::GpuPoints(int, ScanMethod, uint64_t) : m(nullptr) { no_cuda(); }
+GpuPoints::~GpuPoints() = default;
+CsgSamples GpuPoints::csg(const CsgScript&, const CsgSamples&, uint32_t, CsgStats*) { no_cuda(); }
+SparseGrid GpuPoints::solid(const CsgScript&, const GridSpec&, CsgStats*) { no_cuda(); }
+VoxelBins GpuPoints::bin(const PointCloud&, const GridSpec&, std::vector<std::pair<std::string, double>>*) { no_cuda(); }
+const std::string& GpuPoints::device_name() const { no_cuda(); }
+
+SparseGrid gpu_voxelize_probed(const Mesh&, const GridSpec&, const VoxelizeOptions&, const GpuOptions&, GpuStageProbe*) {
+  no_cuda();
+}
+std::vector<uint64_t> gpu_select_indices(const std::vector<uint8_t>&, ScanMethod, int) { no_cuda(); }
+double gpu_copy_bandwidth(int) { no_cuda(); }
+CompactionCheck gpu_compaction_selftest(uint64_t, uint32_t, uint32_t, ScanMethod, int) { no_cuda(); }
+void gpu_csg_bench_load(GpuPoints&, const Vec3f*, const SampleParams*, uint64_t, const CsgPrimitive*, uint32_t) {
+  no_cuda();
+}
+std::vector<std::pair<std::string, double>> gpu_csg_bench_step(GpuPoints&, const CsgPrimitive*, uint32_t, const Vec3f*,
+                                                               const SampleParams*, uint64_t, uint64_t*) {
+  no_cuda();
 }
 
 }  // namespace voxtile

@@ -41,7 +41,8 @@ static std::pair<std::string, std::vector<int>> parse_job(const std::string& job
 // download of the lists to host memory).
 static int run_bucket_bench(const std::vector<std::string>& jobs, int runs, int warmup, bool check, VoxelMode mode,
                             uint32_t attrs, const std::string& attr_names) {
-  GpuVoxelizer gpu;
+  const std::unique_ptr<Voxelizer> gpu_owner = make_gpu_voxelizer();
+  Voxelizer& gpu = *gpu_owner;
   std::cout << "GPU: " << gpu.device_name() << "; A-buffer bucketing, mode " << mode_name(mode) << ", attributes "
             << (attr_names.empty() ? "none" : attr_names) << "; median of " << runs << " runs after " << warmup
             << " warm-up runs; times in ms (CUDA events)\n\n";
@@ -66,7 +67,8 @@ static int run_bucket_bench(const std::vector<std::string>& jobs, int runs, int 
       Buckets result;
       for (int r = 0; r < warmup + runs; ++r) {
         VoxelizeStats st;
-        result = gpu.bucket(mesh, spec, o, &st);
+        gpu.set_mesh(mesh);
+        result = gpu.bucket(spec, o, &st);
         if (r < warmup) continue;
         double total = 0, download = 0;
         for (const auto& [stage, t] : st.stage_ms) {
@@ -120,7 +122,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (bucket) return run_bucket_bench(jobs, runs, warmup, check, mode, parse_bucket_attrs(attrs), attrs);
-    GpuVoxelizer gpu(gopt);
+    const std::unique_ptr<Voxelizer> gpu_owner = make_gpu_voxelizer(gopt);
+  Voxelizer& gpu = *gpu_owner;
     std::cout << "GPU: " << gpu.device_name() << "; mode " << mode_name(mode) << "; virtual tiles of at most "
               << gopt.max_tile_triangles << " triangles" << "; median of " << runs << " runs after "
               << warmup << " warm-up runs; times in ms (CUDA events)\n\n";
@@ -152,7 +155,7 @@ int main(int argc, char** argv) {
           SparseGrid result;
           for (int r = 0; r < warmup + runs; ++r) {
             VoxelizeStats st;
-            std::vector<SparseGrid> grids = gpu.voxelize_targets(spec, o, targets, &st);
+            std::vector<SparseGrid> grids = gpu.voxelize(spec, o, targets, &st);
             result = std::move(grids[0]);
             if (r < warmup) continue;
             double total = 0;

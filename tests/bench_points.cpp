@@ -20,6 +20,7 @@
 #include "core/points.h"
 #include "io/points_io.h"
 #include "kernels/api.h"
+#include "kernels/testing.h"
 
 using namespace voxtile;
 
@@ -82,13 +83,13 @@ static int bench_csg(int runs, uint64_t persisted, uint32_t nprims, uint64_t nne
   std::cout << "| scan | intersect | scan | compact | finalize | total | samples/s | x floor | survivors |\n";
   std::cout << "|---|---|---|---|---|---|---|---|---|\n";
   for (int method = 0; method < 3; ++method) {
-    GpuPoints gpu(0, method);
+    GpuPoints gpu(0, ScanMethod(method));
     std::map<std::string, std::vector<double>> ms;
     std::vector<double> totals;
     uint64_t live = 0;
     for (int r = 0; r < runs + 2; ++r) {
-      gpu.bench_load(pos.data(), par.data(), persisted, prims.data(), nprims);
-      const auto st = gpu.bench_step(&added, 1, npos.data(), npar.data(), nnew, &live);
+      gpu_csg_bench_load(gpu, pos.data(), par.data(), persisted, prims.data(), nprims);
+      const auto st = gpu_csg_bench_step(gpu, &added, 1, npos.data(), npar.data(), nnew, &live);
       if (live != expect) {
         std::cerr << "MISMATCH: GPU kept " << live << ", CPU " << expect << "\n";
         return 1;

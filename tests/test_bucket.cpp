@@ -245,13 +245,15 @@ class GpuBucket : public ::testing::Test {
 };
 
 void expect_gpu_equals_cpu(const Mesh& mesh, const GridSpec& spec, const std::string& what, const GpuOptions& gopt = {}) {
-  GpuVoxelizer gpu(gopt);
+  const std::unique_ptr<Voxelizer> gpu_owner = make_gpu_voxelizer(gopt);
+  Voxelizer& gpu = *gpu_owner;
   for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative}) {
     BucketOptions o;
     o.mode = mode;
     o.attrs = kAttrBary | kAttrNormal | kAttrMaterial | (mesh.uvs.empty() ? 0u : uint32_t(kAttrUv));
     const Buckets c = bucket_cpu(mesh, spec, o);
-    const Buckets g = gpu.bucket(mesh, spec, o);
+    gpu.set_mesh(mesh);
+    const Buckets g = gpu.bucket(spec, o);
     const std::string w = what + " " + mode_name(mode) + " " + spec.describe();
     ASSERT_EQ(g.ijk, c.ijk) << w;
     ASSERT_EQ(g.offsets, c.offsets) << w;
@@ -301,12 +303,16 @@ TEST_F(GpuBucket, EdgeCases) {
   go.bbox = test::make_bounds(0, 0, 0, 1, 1, 1);
   expect_gpu_equals_cpu(big, make_grid_spec(big.bounds(), go), "one big triangle");
   const Mesh box = make_box_mesh(0, 0, 0, 1, 1, 1);
-  GpuVoxelizer gpu;
-  const Buckets e = gpu.bucket(box, make_grid_spec(box.bounds(), test::grid_beside_unit_box()), BucketOptions{});
+  const std::unique_ptr<Voxelizer> gpu_owner = make_gpu_voxelizer();
+  Voxelizer& gpu = *gpu_owner;
+  gpu.set_mesh(box);
+  const Buckets e = gpu.bucket(make_grid_spec(box.bounds(), test::grid_beside_unit_box()), BucketOptions{});
   EXPECT_EQ(e.num_voxels(), 0u);
   ASSERT_EQ(e.offsets.size(), 1u);
   EXPECT_EQ(e.offsets[0], 0);
-  const Buckets none = gpu.bucket(Mesh{}, make_grid_spec(box.bounds(), GridOptions{}), BucketOptions{});
+  const Mesh empty_mesh;
+  gpu.set_mesh(empty_mesh);
+  const Buckets none = gpu.bucket(make_grid_spec(box.bounds(), GridOptions{}), BucketOptions{});
   EXPECT_EQ(none.num_fragments(), 0u);
   EXPECT_EQ(none.offsets.size(), 1u);
   const Mesh seg = test::single_triangle({0.1f, 0.1f, 0.1f}, {0.5f, 0.5f, 0.5f}, {0.9f, 0.9f, 0.9f});

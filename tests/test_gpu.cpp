@@ -36,7 +36,8 @@ void expect_same(const SparseGrid& cpu, const SparseGrid& gpu, const std::string
 }
 
 void compare(const Mesh& mesh, const GridSpec& spec, const std::string& what, const GpuOptions& gopt = {}) {
-  GpuVoxelizer gpu(gopt);
+  const std::unique_ptr<Voxelizer> gpu_owner = make_gpu_voxelizer(gopt);
+  Voxelizer& gpu = *gpu_owner;
   gpu.set_mesh(mesh);
   for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative})
     for (const TargetSpec& target : test::all_target_specs()) {
@@ -51,7 +52,8 @@ void compare(const Mesh& mesh, const GridSpec& spec, const std::string& what, co
 
 TEST_F(Gpu, MatchesTheCpuReferenceOnTheGoldenMatrix) {
   std::map<std::string, Mesh> meshes;
-  GpuVoxelizer gpu;
+  const std::unique_ptr<Voxelizer> gpu_owner = make_gpu_voxelizer();
+  Voxelizer& gpu = *gpu_owner;
   std::string current;
   for (const test::GoldenCase& c : test::golden_cases()) {
     if (!meshes.count(c.mesh)) meshes[c.mesh] = load_mesh(test::data_path(c.mesh)).mesh;
@@ -109,7 +111,7 @@ TEST_F(Gpu, MatchesWithBothValueTileLayouts) {
     const GridSpec spec = make_grid_spec(m.bounds(), go);
     for (int layout : {1, 2}) {
       GpuOptions gopt;
-      gopt.value_tiles = layout;
+      gopt.value_tiles = ValueTiles(layout);
       compare(m, spec, "value tiles " + std::to_string(layout), gopt);
     }
   }
@@ -147,7 +149,8 @@ TEST_F(Gpu, RepeatedRunsGiveTheSameResult) {
   GridOptions go;
   go.resolution = 333;
   const GridSpec spec = make_grid_spec(m.bounds(), go);
-  GpuVoxelizer gpu;
+  const std::unique_ptr<Voxelizer> gpu_owner = make_gpu_voxelizer();
+  Voxelizer& gpu = *gpu_owner;
   gpu.set_mesh(m);
   for (const TargetSpec& target : test::all_target_specs()) {
     VoxelizeOptions o;
@@ -160,7 +163,8 @@ TEST_F(Gpu, RepeatedRunsGiveTheSameResult) {
 
 TEST_F(Gpu, SeveralTargetsFromOneCoarseRasterMatchTheCpu) {
   const Mesh m = load_mesh(test::data_path("meshes/stanford_bunny.ply")).mesh;
-  GpuVoxelizer gpu;
+  const std::unique_ptr<Voxelizer> gpu_owner = make_gpu_voxelizer();
+  Voxelizer& gpu = *gpu_owner;
   gpu.set_mesh(m);
   const std::vector<TargetSpec> targets = test::all_target_specs();
   for (int res : {50, 256}) {
@@ -171,7 +175,7 @@ TEST_F(Gpu, SeveralTargetsFromOneCoarseRasterMatchTheCpu) {
       VoxelizeOptions o;
       o.mode = mode;
       VoxelizeStats st;
-      const std::vector<SparseGrid> g = gpu.voxelize_targets(spec, o, targets, &st);
+      const std::vector<SparseGrid> g = gpu.voxelize(spec, o, targets, &st);
       const std::vector<SparseGrid> c = voxelize_cpu_targets(m, spec, o, targets);
       ASSERT_EQ(g.size(), targets.size());
       for (size_t i = 0; i < targets.size(); ++i) {
@@ -192,7 +196,8 @@ TEST_F(Gpu, SeveralTargetsFromOneCoarseRasterMatchTheCpu) {
 
 TEST_F(Gpu, EmptyResultWhenTheMeshMissesTheGrid) {
   const Mesh box = make_box_mesh(0, 0, 0, 1, 1, 1);
-  GpuVoxelizer gpu;
+  const std::unique_ptr<Voxelizer> gpu_owner = make_gpu_voxelizer();
+  Voxelizer& gpu = *gpu_owner;
   gpu.set_mesh(box);
   const SparseGrid g = gpu.voxelize(make_grid_spec(box.bounds(), test::grid_beside_unit_box()), VoxelizeOptions{});
   EXPECT_EQ(g.num_bricks(), 0u);

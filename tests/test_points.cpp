@@ -18,6 +18,7 @@
 #include "io/points_io.h"
 #include "io/mesh_reader.h"
 #include "kernels/api.h"
+#include "kernels/testing.h"
 #include "tests/helpers.h"
 
 namespace voxtile {
@@ -654,7 +655,7 @@ TEST_F(GpuPointsTest, CompactionPrimitiveEdgeCases) {
       for (uint64_t i = 0; i < n; ++i)
         if (keep[i]) expect.push_back(i);
       for (int method = 0; method < 3; ++method)
-        ASSERT_EQ(gpu_select_indices(keep, method), expect) << "n " << n << " pattern " << pattern << " method " << method;
+        ASSERT_EQ(gpu_select_indices(keep, ScanMethod(method)), expect) << "n " << n << " pattern " << pattern << " method " << method;
     }
   }
 }
@@ -668,7 +669,7 @@ TEST_F(GpuPointsTest, CompactionOfMoreThan2To31Elements) {
   const uint64_t n = (uint64_t(1) << 31) + 12345;
   if (free_b < (uint64_t(8) << 30)) GTEST_SKIP() << "needs about 6 GB of GPU memory";
   for (int method : {0, 2}) {
-    const CompactionCheck c = gpu_compaction_selftest(n, 32, 11, method);
+    const CompactionCheck c = gpu_compaction_selftest(n, 32, 11, ScanMethod(method));
     EXPECT_EQ(c.kept, c.expected) << method;
     EXPECT_GT(c.kept, n / 9);
     EXPECT_EQ(c.errors, 0u) << method;
@@ -680,7 +681,7 @@ TEST_F(GpuPointsTest, CsgEqualsCpuForEveryBatchSizeAndScan) {
     const CsgSamples samples = sample_csg(s, {5000}, 100000000);
     const CsgSamples cpu = csg_keep_cpu(s, samples);
     for (int method = 0; method < 3; ++method) {
-      GpuPoints gpu(0, method);
+      GpuPoints gpu(0, ScanMethod(method));
       for (uint32_t batch : {0u, 1u, 2u, 3u}) {
         CsgStats st;
         const CsgSamples g = gpu.csg(s, samples, batch, &st);
@@ -703,7 +704,7 @@ TEST_F(GpuPointsTest, SolidEqualsCpuAcrossSlabs) {
       const SparseGrid g = gpu.solid(s, spec);
       g.validate();
       EXPECT_EQ(g.checksum(), cpu.checksum()) << s.source << " " << res;
-      GpuPoints small(0, 1, 1 << 20);  // tiny budget: many slabs
+      GpuPoints small(0, ScanMethod::kTilesCub, 1 << 20);  // tiny budget: many slabs
       EXPECT_EQ(small.solid(s, spec).checksum(), cpu.checksum()) << s.source << " " << res;
     }
   }
@@ -718,7 +719,7 @@ TEST_F(GpuPointsTest, BinningEqualsCpuWithChunksAndOutsidePoints) {
       GpuPoints gpu;
       const VoxelBins g = gpu.bin(pc, spec);
       expect_same_bins(g, cpu);
-      GpuPoints chunked(0, 0, 8 << 20);  // ~8 MB: several chunks merged on the host
+      GpuPoints chunked(0, ScanMethod::kTiles, 8 << 20);  // ~8 MB: several chunks merged on the host
       expect_same_bins(chunked.bin(pc, spec), cpu);
     }
     GridOptions o;

@@ -11,12 +11,11 @@
 #include "core/bucket.h"
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/timer.h"
+#include "core/voxelizer.h"
 
 namespace voxtile {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 struct Frag {
   uint64_t voxel;
@@ -77,10 +76,14 @@ SparseGrid Buckets::count_grid() const {
 }
 
 Buckets bucket_cpu(const Mesh& mesh, const GridSpec& spec, const BucketOptions& options, VoxelizeStats* stats) {
+  CpuVoxelizer cpu;
+  cpu.set_mesh(mesh);
+  return cpu.bucket(spec, options, stats);
+}
+
+Buckets CpuVoxelizer::bucket_mesh(const GridSpec& spec, const BucketOptions& options, VoxelizeStats& stats) {
   const ThreadLimit limit(options.threads);
-  check_grid_dims(spec);
-  if (mesh.num_triangles() >= size_t(0x7fffffff)) fail(ErrorKind::kUsage, "bucketing needs fewer than 2^31 triangles");
-  check_bucket_attrs(mesh, options.attrs);
+  const Mesh& mesh = this->mesh();
   const size_t num_tris = mesh.num_triangles();
   const VoxelBox clip{{0, 0, 0}, {spec.dims.x - 1, spec.dims.y - 1, spec.dims.z - 1}};
   auto t0 = Clock::now();
@@ -165,15 +168,9 @@ Buckets bucket_cpu(const Mesh& mesh, const GridSpec& spec, const BucketOptions& 
     }
   });
   const double ms_attrs = ms_since(t0);
-  if (stats) {
-    stats->device = "cpu";
-    stats->triangles = num_tris;
-    stats->active_voxels = nv;
-    stats->tile_pairs = m;  // fragments
-    stats->add_stage("emit", ms_emit);
-    stats->add_stage("sort", ms_sort);
-    stats->add_stage("attributes", ms_attrs);
-  }
+  stats.add_stage("emit", ms_emit);
+  stats.add_stage("sort", ms_sort);
+  stats.add_stage("attributes", ms_attrs);
   return out;
 }
 

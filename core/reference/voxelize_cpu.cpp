@@ -20,80 +20,21 @@
 
 #include "core/error.h"
 #include "core/tile_footprint.h"
-#include "core/voxelize.h"
+#include "core/timer.h"
+#include "core/voxelizer.h"
 
 namespace voxtile {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
 constexpr int kTile = kTileDim;
 constexpr int kTileVoxels = kTile * kTile * kTile;
 constexpr int kBricksPerTileAxis = kTile / kBrickDim;
-
-struct Pair {
-  uint64_t tile;
-  uint32_t tri;
-  bool operator<(const Pair& o) const { return tile != o.tile ? tile < o.tile : tri < o.tri; }
-};
-
-bool num_tris_exceeds_int32(size_t n) { return n >= size_t(0x7fffffff); }
 
 struct TileBricks {
   std::vector<uint64_t> keys;
   std::vector<BrickMask> masks;
   std::vector<uint32_t> values;  // 512 * out_channels per brick: int32 or float bits
 };
-
-// Steps 1-3, shared by all targets of a call.
-struct Binned {
-  std::vector<Vec3f> g;  // grid-space vertices
-  std::vector<Pair> pairs;
-  std::vector<size_t> tile_begin;  // num_tiles + 1
-  size_t num_tiles = 0;
-  Int3 tiles{};
-};
-
-Binned bin(const Mesh& mesh, const GridSpec& spec, VoxelMode mode, double* ms_transform, double* ms_bin) {
-  Binned b;
-  const size_t num_tris = mesh.num_triangles();
-  b.tiles = {(spec.dims.x + kTile - 1) / kTile, (spec.dims.y + kTile - 1) / kTile, (spec.dims.z + kTile - 1) / kTile};
-  auto t0 = Clock::now();
-  b.g = to_grid_space(mesh, spec);
-  auto setup = [&](size_t tri) {
-    return setup_triangle(b.g[mesh.indices[3 * tri]], b.g[mesh.indices[3 * tri + 1]], b.g[mesh.indices[3 * tri + 2]]);
-  };
-  *ms_transform = ms_since(t0);
-
-  // Count, scan, emit, so the pair buffer is sized exactly.
-  t0 = Clock::now();
-  std::vector<uint64_t> offsets(num_tris + 1, 0);
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, num_tris, 4096), [&](const tbb::blocked_range<size_t>& r) {
-    for (size_t i = r.begin(); i < r.end(); ++i) {
-      uint64_t n = 0;
-      for_each_tile(setup(i), mode, spec.dims, b.tiles, [&](uint64_t) { ++n; });
-      offsets[i + 1] = n;
-    }
-  });
-  std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
-  b.pairs.resize(offsets[num_tris]);
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, num_tris, 4096), [&](const tbb::blocked_range<size_t>& r) {
-    for (size_t i = r.begin(); i < r.end(); ++i) {
-      uint64_t o = offsets[i];
-      for_each_tile(setup(i), mode, spec.dims, b.tiles, [&](uint64_t key) { b.pairs[o++] = {key, uint32_t(i)}; });
-    }
-  });
-  tbb::parallel_sort(b.pairs.begin(), b.pairs.end());
-  for (size_t p = 0; p < b.pairs.size(); ++p)
-    if (p == 0 || b.pairs[p].tile != b.pairs[p - 1].tile) b.tile_begin.push_back(p);
-  b.num_tiles = b.tile_begin.size();
-  b.tile_begin.push_back(b.pairs.size());
-  *ms_bin = ms_since(t0);
-  return b;
-}
 
 // Tile scratch of one thread: 32-bit words, or 64-bit channels plus an occupancy byte per voxel.
 struct Scratch {
@@ -104,7 +45,7 @@ struct Scratch {
 
 // Steps 4-6 for one target.
 template <Target T, Blend B>
-SparseGrid raster(const Mesh& mesh, const GridSpec& spec, VoxelMode mode, const Binned& bn, double* ms_raster,
+SparseGrid raster_target(const Mesh& mesh, const GridSpec& spec, VoxelMode mode, const TileBinning& bn, double* ms_raster,
                   double* ms_assemble) {
   constexpr Word kWord = word_kind(T, B);
   constexpr int kAcc = acc_channels(T, B);
@@ -142,11 +83,9 @@ SparseGrid raster(const Mesh& mesh, const GridSpec& spec, VoxelMode mode, const 
         const int x = i - base[0], y = j - base[1], z = k - base[2];
         const int cell = (x * kTile + y) * kTile + z;
         if constexpr (kWord == Word::kBit) {
-          sc.w32[cell] = 1;
-        } else if constexpr (kWord == Word::kAdd32) {
-          sc.w32[cell] += shade32<T, B>(shade, i, j, k, consts);
-        } else if constexpr (kWord == Word::kMax32) {
-          sc.w32[cell] = std::max(sc.w32[cell], shade32<T, B>(shade, i, j, k, consts));
+          sc.w32[cell] = blend32<kWord>(sc.w32[cell], 1u);
+        } else if constexpr (kWord != Word::kAdd64) {
+          sc.w32[cell] = blend32<kWord>(sc.w32[cell], shade32<T, B>(shade, i, j, k, consts));
         } else {
           uint64_t v[3];
           shade64<T, B>(shade, i, j, k, consts, v);
@@ -157,8 +96,8 @@ SparseGrid raster(const Mesh& mesh, const GridSpec& spec, VoxelMode mode, const 
       };
       for (size_t p = bn.tile_begin[ti]; p < bn.tile_begin[ti + 1]; ++p) {
         const uint32_t tri = bn.pairs[p].tri;
-        const TriSetup t = setup_triangle(bn.g[mesh.indices[3 * tri]], bn.g[mesh.indices[3 * tri + 1]],
-                                          bn.g[mesh.indices[3 * tri + 2]]);
+        const TriSetup t = setup_triangle(bn.grid_vertices[mesh.indices[3 * tri]], bn.grid_vertices[mesh.indices[3 * tri + 1]],
+                                          bn.grid_vertices[mesh.indices[3 * tri + 2]]);
         shade = shade_setup<T, B>(tri, t.v, consts);
         for_each_voxel(t, mode, clip, spec.dims, emit);
       }
@@ -237,61 +176,85 @@ SparseGrid raster(const Mesh& mesh, const GridSpec& spec, VoxelMode mode, const 
 
 }  // namespace
 
-std::vector<SparseGrid> voxelize_cpu_targets(const Mesh& mesh, const GridSpec& spec, const VoxelizeOptions& options,
-                                             const std::vector<TargetSpec>& targets, VoxelizeStats* stats) {
+TileBinning bin_triangles(const Mesh& mesh, const GridSpec& spec, VoxelMode mode, double* ms_transform,
+                          double* ms_bin) {
+  TileBinning b;
+  const size_t num_tris = mesh.num_triangles();
+  b.tiles = {(spec.dims.x + kTile - 1) / kTile, (spec.dims.y + kTile - 1) / kTile, (spec.dims.z + kTile - 1) / kTile};
+  auto t0 = Clock::now();
+  b.grid_vertices = to_grid_space(mesh, spec);
+  auto setup = [&](size_t tri) {
+    const std::vector<Vec3f>& g = b.grid_vertices;
+    return setup_triangle(g[mesh.indices[3 * tri]], g[mesh.indices[3 * tri + 1]], g[mesh.indices[3 * tri + 2]]);
+  };
+  if (ms_transform) *ms_transform = ms_since(t0);
+
+  // Count, scan, emit, so the pair buffer is sized exactly.
+  t0 = Clock::now();
+  std::vector<uint64_t> offsets(num_tris + 1, 0);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, num_tris, 4096), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t i = r.begin(); i < r.end(); ++i) {
+      uint64_t n = 0;
+      for_each_tile(setup(i), mode, spec.dims, b.tiles, [&](uint64_t) { ++n; });
+      offsets[i + 1] = n;
+    }
+  });
+  std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
+  b.pairs.resize(offsets[num_tris]);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, num_tris, 4096), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t i = r.begin(); i < r.end(); ++i) {
+      uint64_t o = offsets[i];
+      for_each_tile(setup(i), mode, spec.dims, b.tiles, [&](uint64_t key) { b.pairs[o++] = {key, uint32_t(i)}; });
+    }
+  });
+  tbb::parallel_sort(b.pairs.begin(), b.pairs.end());
+  for (size_t p = 0; p < b.pairs.size(); ++p)
+    if (p == 0 || b.pairs[p].tile != b.pairs[p - 1].tile) b.tile_begin.push_back(p);
+  b.num_tiles = b.tile_begin.size();
+  b.tile_begin.push_back(b.pairs.size());
+  if (ms_bin) *ms_bin = ms_since(t0);
+  return b;
+}
+
+const std::string& CpuVoxelizer::device_name() const {
+  static const std::string kName = "cpu";
+  return kName;
+}
+
+std::vector<SparseGrid> CpuVoxelizer::raster(const GridSpec& spec, const VoxelizeOptions& options,
+                                             const std::vector<TargetSpec>& targets, VoxelizeStats& stats) {
   const ThreadLimit limit(options.threads);
-  check_grid_dims(spec);
-  if (targets.empty()) fail(ErrorKind::kUsage, "no target to voxelize");
-  for (const TargetSpec& t : targets) {
-    make_target_spec(t.target, t.blend);
-    if (t.target == Target::kId && num_tris_exceeds_int32(mesh.num_triangles()))
-      fail(ErrorKind::kUsage, "--target id needs fewer than 2^31 triangles");
-  }
   double ms_transform = 0, ms_bin = 0;
-  const Binned bn = bin(mesh, spec, options.mode, &ms_transform, &ms_bin);
-  if (stats) {
-    stats->device = "cpu";
-    stats->triangles = mesh.num_triangles();
-    stats->tile_pairs = bn.pairs.size();
-    stats->tiles = bn.num_tiles;
-    stats->add_stage("transform", ms_transform);
-    stats->add_stage("bin", ms_bin);
-  }
-  std::vector<SparseGrid> grids(targets.size());
-  // A binary target next to a value target is that target's masks.
-  const auto value_target = std::find_if(targets.begin(), targets.end(), [](const TargetSpec& t) { return t.target != Target::kBinary; });
-  for (size_t i = 0; i < targets.size(); ++i) {
-    if (targets[i].target == Target::kBinary && value_target != targets.end()) continue;
+  const TileBinning bn = bin_triangles(mesh(), spec, options.mode, &ms_transform, &ms_bin);
+  stats.tile_pairs = bn.pairs.size();
+  stats.tiles = bn.num_tiles;
+  stats.add_stage("transform", ms_transform);
+  stats.add_stage("bin", ms_bin);
+  std::vector<SparseGrid> grids;
+  for (const TargetSpec& target : targets) {
     double ms_raster = 0, ms_assemble = 0;
-    grids[i] = with_target(targets[i], [&](auto t, auto b) {
-      return raster<decltype(t)::value, decltype(b)::value>(mesh, spec, options.mode, bn, &ms_raster, &ms_assemble);
-    });
-    const std::string suffix = targets.size() > 1 ? ":" + target_spec_name(targets[i]) : "";
-    if (stats) {
-      stats->add_stage("raster" + suffix, ms_raster);
-      stats->add_stage("assemble" + suffix, ms_assemble);
-    }
-  }
-  for (size_t i = 0; i < targets.size(); ++i) {
-    if (targets[i].target == Target::kBinary && value_target != targets.end()) {
-      const SparseGrid& src = grids[size_t(value_target - targets.begin())];
-      grids[i].spec = spec;
-      grids[i].keys = src.keys;
-      grids[i].masks = src.masks;
-    }
-    grids[i].name = target_spec_name(targets[i]);
-  }
-  if (stats) {
-    stats->bricks = grids[0].num_bricks();
-    stats->active_voxels = grids[0].active_voxels();
+    grids.push_back(with_target(target, [&](auto t, auto b) {
+      return raster_target<decltype(t)::value, decltype(b)::value>(mesh(), spec, options.mode, bn, &ms_raster,
+                                                                   &ms_assemble);
+    }));
+    const std::string suffix = targets.size() > 1 ? ":" + target_spec_name(target) : "";
+    stats.add_stage("raster" + suffix, ms_raster);
+    stats.add_stage("assemble" + suffix, ms_assemble);
   }
   return grids;
 }
 
+std::vector<SparseGrid> voxelize_cpu_targets(const Mesh& mesh, const GridSpec& spec, const VoxelizeOptions& options,
+                                             const std::vector<TargetSpec>& targets, VoxelizeStats* stats) {
+  CpuVoxelizer cpu;
+  cpu.set_mesh(mesh);
+  return cpu.voxelize(spec, options, targets, stats);
+}
+
 SparseGrid voxelize_cpu(const Mesh& mesh, const GridSpec& spec, const VoxelizeOptions& options, VoxelizeStats* stats) {
-  std::vector<SparseGrid> grids = voxelize_cpu_targets(mesh, spec, options, {options.spec()}, stats);
-  grids[0].name = "voxels";
-  return std::move(grids[0]);
+  CpuVoxelizer cpu;
+  cpu.set_mesh(mesh);
+  return cpu.voxelize(spec, options, stats);
 }
 
 }  // namespace voxtile

@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <tuple>
 
-#include "kernels/points_impl.cuh"
+#include "kernels/points/state.cuh"
 
 namespace voxtile {
 namespace {

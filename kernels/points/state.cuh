@@ -1,4 +1,4 @@
-// GpuPoints' device state (needs nvcc), shared by kernels/csg.cu and kernels/points.cu.
+// GpuPoints' device state (needs nvcc), shared by kernels/points/csg.cu and kernels/points/points.cu.
 #pragma once
 
 #include <string>

@@ -1,23 +1,14 @@
-// Coarse raster: vertex transform, then one thread per triangle (a warp per triangle spanning many
+// Coarse raster: one thread per triangle (a warp per triangle spanning many
 // tile columns) counts and emits the tiles of its footprint (core/tile_footprint.h, shared with the
 // CPU reference).
 #include <cmath>
 
 #include "core/tile_footprint.h"
 #include "kernels/common.cuh"
-#include "kernels/stages.cuh"
+#include "kernels/voxelize/stages.cuh"
 
 namespace voxtile {
 namespace {
-
-__global__ void transform_kernel(const Vec3f* __restrict__ world, Vec3f* __restrict__ grid, uint64_t n, Vec3d origin,
-                                 Vec3d size) {
-  const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const Vec3f p = world[i];
-  grid[i] = {static_cast<float>((double(p.x) - origin.x) / size.x), static_cast<float>((double(p.y) - origin.y) / size.y),
-             static_cast<float>((double(p.z) - origin.z) / size.z)};
-}
 
 __device__ inline TriSetup load_triangle(const MeshView& m, uint32_t tri) {
   const uint32_t i0 = m.d_indices[3 * tri], i1 = m.d_indices[3 * tri + 1], i2 = m.d_indices[3 * tri + 2];
@@ -135,23 +126,14 @@ __global__ void large_emit_kernel(CoarseParams p, const uint32_t* __restrict__ l
   }
 }
 
-unsigned blocks_for(uint64_t n, unsigned threads) { return unsigned((n + threads - 1) / threads); }
-
 }  // namespace
-
-void launch_transform(const Vec3f* d_world, Vec3f* d_grid, uint64_t n, Vec3d origin, Vec3d size, cudaStream_t stream) {
-  if (n == 0) return;
-  transform_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(d_world, d_grid, n, origin, size);
-  VT_CUDA_CHECK_LAUNCH();
-}
 
 void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint32_t* d_large, uint32_t* d_num_large,
                          int num_sms, cudaStream_t stream) {
   const uint64_t n = p.tri_end - p.tri_begin;
   if (n == 0) return;
   VT_CUDA_CHECK(cudaMemsetAsync(d_num_large, 0, sizeof(uint32_t), stream));
-  count_kernel<<<blocks_for(n, 128), 128, 0, stream>>>(p, d_counts, d_large, d_num_large);
-  VT_CUDA_CHECK_LAUNCH();
+  launch_1d(count_kernel, n, 128, stream, p, d_counts, d_large, d_num_large);
   large_count_kernel<<<unsigned(num_sms * 8), 256, 0, stream>>>(p, d_large, d_num_large, d_counts);
   VT_CUDA_CHECK_LAUNCH();
 }
@@ -161,8 +143,7 @@ void launch_coarse_emit(const CoarseParams& p, const uint64_t* d_offsets, const 
                         const uint32_t* d_num_large, KeyT* d_keys, uint32_t* d_tris, int num_sms, cudaStream_t stream) {
   const uint64_t n = p.tri_end - p.tri_begin;
   if (n == 0) return;
-  emit_kernel<KeyT><<<blocks_for(n, 128), 128, 0, stream>>>(p, d_offsets, d_keys, d_tris);
-  VT_CUDA_CHECK_LAUNCH();
+  launch_1d(emit_kernel<KeyT>, n, 128, stream, p, d_offsets, d_keys, d_tris);
   large_emit_kernel<KeyT><<<unsigned(num_sms * 8), 256, 0, stream>>>(p, d_large, d_num_large, d_offsets, d_keys, d_tris);
   VT_CUDA_CHECK_LAUNCH();
 }

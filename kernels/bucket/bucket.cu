@@ -5,14 +5,13 @@
 
 #include "core/bucket.h"
 #include "kernels/common.cuh"
-#include "kernels/stages.cuh"
+#include "kernels/bucket/stages.cuh"
 
 namespace voxtile {
 namespace {
 
 namespace cg = cooperative_groups;
 
-unsigned blocks_for(uint64_t n, unsigned threads) { return unsigned((n + threads - 1) / threads); }
 
 __device__ inline TriSetup load_triangle(const MeshView& m, uint32_t tri) {
   return setup_triangle(m.d_grid[m.d_indices[3 * tri]], m.d_grid[m.d_indices[3 * tri + 1]],
@@ -119,12 +118,6 @@ __global__ void emit_kernel(BucketParams p, const uint32_t* __restrict__ sorted,
 
 __device__ inline uint64_t voxel_of(const BucketParams& p, uint64_t key) { return p.tri_bits ? key >> p.tri_bits : key; }
 
-__global__ void heads_kernel(BucketParams p, uint64_t n, const uint64_t* __restrict__ keys, uint8_t* __restrict__ heads) {
-  const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  heads[i] = i == 0 || voxel_of(p, keys[i]) != voxel_of(p, keys[i - 1]);
-}
-
 __device__ inline void voxel_ijk(uint64_t v, const Int3& dims, int32_t* i, int32_t* j, int32_t* k) {
   const uint64_t nz = uint64_t(dims.z), nyz = uint64_t(dims.y) * nz;
   *i = int32_t(v / nyz);
@@ -201,12 +194,6 @@ void launch_bucket_emit(const BucketParams& p, const uint32_t* d_sorted, uint32_
   if (warps == 0) return;
   emit_kernel<<<blocks_for(warps * 32, 256), 256, 0, stream>>>(p, d_sorted, num_small, num_large, d_chunk_offsets,
                                                                 num_chunks);
-  VT_CUDA_CHECK_LAUNCH();
-}
-
-void launch_bucket_heads(const BucketParams& p, uint64_t n, const uint64_t* d_keys, uint8_t* d_heads, cudaStream_t stream) {
-  if (n == 0) return;
-  heads_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(p, n, d_keys, d_heads);
   VT_CUDA_CHECK_LAUNCH();
 }
 

@@ -8,12 +8,18 @@
 // bricks: masks built with ballots, one global atomic per brick.
 #include "core/sparse_grid.h"
 #include "kernels/common.cuh"
-#include "kernels/stages.cuh"
+#include "kernels/voxelize/stages.cuh"
 
 namespace voxtile {
 namespace {
 
 constexpr unsigned kFull = 0xffffffffu;
+
+// Shared-memory words of one brick while rastering: its raw values (core/targets.h
+// brick_value_words), then its occupancy mask where the values do not tell it (binary, 64-bit sums).
+constexpr int tile_brick_words(Word w, int acc) {
+  return brick_value_words(w, acc) + (w == Word::kBit || w == Word::kAdd64 ? kBrickMaskWords : 0);
+}
 
 // A team (kTeamWarps warps) owns one tile at a time: a single warp for binary tiles (4 KB, so
 // every warp of the block works on its own tile even when tiles hold few triangles), the whole
@@ -34,9 +40,9 @@ __global__ void fine_kernel(FineParams p) {
   constexpr int kAxisShift = kSub ? 1 : 2;  // log2 of bricks per axis
   constexpr int kAxisBricks = 1 << kAxisShift;
   constexpr int kBricks = kAxisBricks * kAxisBricks * kAxisBricks;
-  constexpr int kValueWords = k64 ? 2 * kBrickVoxels * kAcc : (kCount ? kBrickVoxels : 0);
-  constexpr int kMaskAt = k64 ? kValueWords : 0;  // occupancy words within a brick (binary, 64-bit)
-  constexpr int kWordsPerBrick = kCount && !k64 ? kBrickVoxels : kValueWords + 16;
+  constexpr int kValueWords = brick_value_words(kWord, kAcc);
+  constexpr int kMaskAt = kValueWords;  // occupancy words within a brick (binary, 64-bit)
+  constexpr int kWordsPerBrick = tile_brick_words(kWord, kAcc);
   constexpr int kTileWords = kBricks * kWordsPerBrick;
   constexpr int kTeamThreads = 32 * kTeamWarps;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -80,17 +86,15 @@ __global__ void fine_kernel(FineParams p) {
       const int off = brick_offset(x & 7, y & 7, z & 7);
       uint32_t* brick = tile_mem + lb * kWordsPerBrick;
       if constexpr (kWord == Word::kBit) {
-        atomicOr(&brick[off >> 5], 1u << (off & 31));
-      } else if constexpr (kWord == Word::kAdd32) {
-        atomicAdd(&brick[off], shade32<kTarget, kBlend>(shade, i, j, k, p.consts));
-      } else if constexpr (kWord == Word::kMax32) {
-        atomicMax(&brick[off], shade32<kTarget, kBlend>(shade, i, j, k, p.consts));
+        atomic_blend32<Word::kBit>(&brick[off >> 5], 1u << (off & 31));
+      } else if constexpr (kWord != Word::kAdd64) {
+        atomic_blend32<kWord>(&brick[off], shade32<kTarget, kBlend>(shade, i, j, k, p.consts));
       } else {
         uint64_t v[3];
         shade64<kTarget, kBlend>(shade, i, j, k, p.consts, v);
         unsigned long long* acc = reinterpret_cast<unsigned long long*>(brick);
         for (int c = 0; c < kAcc; ++c) atomicAdd(&acc[c * kBrickVoxels + off], static_cast<unsigned long long>(v[c]));
-        atomicOr(&brick[kMaskAt + (off >> 5)], 1u << (off & 31));
+        atomic_blend32<Word::kBit>(&brick[kMaskAt + (off >> 5)], 1u << (off & 31));
       }
     };
     // Persistent warps take batches of 32 triangles. The rows (scanlines of the dominant
@@ -158,13 +162,13 @@ __global__ void fine_kernel(FineParams p) {
       uint32_t mask_word = 0;
       bool any = false;
       if (kCount && !k64) {
-        for (int w = 0; w < 16; ++w) {
+        for (int w = 0; w < kBrickMaskWords; ++w) {
           const uint32_t bits = __ballot_sync(kFull, brick[w * 32 + lane] != 0);
           if (lane == w) mask_word = bits;
           any = any || bits != 0;
         }
       } else {
-        mask_word = lane < 16 ? brick[kMaskAt + lane] : 0u;
+        mask_word = lane < kBrickMaskWords ? brick[kMaskAt + lane] : 0u;
         any = __any_sync(kFull, mask_word != 0);
       }
       if (!any) continue;
@@ -172,7 +176,7 @@ __global__ void fine_kernel(FineParams p) {
       if (lane == 0) slot = atomicAdd(p.out.d_count, 1ull);
       slot = __shfl_sync(kFull, slot, 0);
       if (slot < p.out.capacity) {
-        if (lane < 16) p.out.d_masks[slot * 16 + lane] = mask_word;
+        if (lane < kBrickMaskWords) p.out.d_masks[slot * kBrickMaskWords + lane] = mask_word;
         if (lane == 0) p.out.d_keys[slot] = brick_key(bx, by, bz);
         for (int w = lane; w < kValueWords; w += 32) p.out.d_values[slot * kValueWords + w] = brick[w];
       }
@@ -192,7 +196,7 @@ void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
   const int threads = k64 ? 32 * kTeamWarps : (kCount && !kSub ? 512 : 256);
   const int teams = threads / (32 * kTeamWarps);
   const size_t bricks = kSub ? 8 : kTileBricks;
-  const size_t words = k64 ? 2 * kBrickVoxels * kAcc + 16 : (kCount ? kBrickVoxels : 16);
+  constexpr size_t words = tile_brick_words(kWord, kAcc);
   const size_t smem = size_t(teams) * bricks * words * sizeof(uint32_t);
   auto kernel = fine_kernel<kMode, kTarget, kBlend, kTeamWarps, kSub>;
   VT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));

@@ -4,16 +4,10 @@
 #include "core/sparse_grid.h"
 #include "core/voxelize.h"
 #include "kernels/common.cuh"
-#include "kernels/stages.cuh"
+#include "kernels/voxelize/stages.cuh"
 
 namespace voxtile {
 namespace {
-
-__global__ void brick_heads_kernel(const uint64_t* __restrict__ keys, uint64_t n, uint8_t* __restrict__ heads) {
-  const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  heads[i] = i == 0 || keys[i] != keys[i - 1];
-}
 
 template <Target kTarget, Blend kBlend>
 __global__ void merge_kernel(const uint64_t* __restrict__ sorted, const uint32_t* __restrict__ perm,
@@ -29,10 +23,11 @@ __global__ void merge_kernel(const uint64_t* __restrict__ sorted, const uint32_t
   const int lane = threadIdx.x & 31;
   if (u >= num_unique) return;
   const uint32_t start = starts[u], end = u + 1 < num_unique ? starts[u + 1] : uint32_t(n);
-  if (lane < 16) {
+  if (lane < kBrickMaskWords) {
     uint32_t word = 0;
-    for (uint32_t r = start; r < end; ++r) word |= masks_in[uint64_t(perm[r]) * 16 + lane];
-    masks_out[u * 16 + lane] = word;
+    for (uint32_t r = start; r < end; ++r)
+      word = blend32<Word::kBit>(word, masks_in[uint64_t(perm[r]) * kBrickMaskWords + lane]);
+    masks_out[u * kBrickMaskWords + lane] = word;
   }
   if (lane == 0) keys_out[u] = sorted[start];
   for (int w = 0; w < (kWord == Word::kBit ? 0 : 16); ++w) {
@@ -49,7 +44,7 @@ __global__ void merge_kernel(const uint64_t* __restrict__ sorted, const uint32_t
       uint32_t acc = 0;  // add (count), or max of codes (0 = empty)
       for (uint32_t r = start; r < end; ++r) {
         const uint32_t v = values_in[uint64_t(perm[r]) * kIn + off];
-        acc = kWord == Word::kAdd32 ? acc + v : max(acc, v);
+        acc = blend32<kWord>(acc, v);
       }
       decode32<kTarget, kBlend>(acc, out);
     }
@@ -64,30 +59,17 @@ __global__ void iota_kernel(uint32_t* d, uint64_t n) {
 
 }  // namespace
 
-void launch_iota(uint32_t* d, uint64_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  iota_kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(d, n);
-  VT_CUDA_CHECK_LAUNCH();
-}
-
-void launch_brick_heads(const uint64_t* d_sorted, uint64_t n, uint8_t* d_heads, cudaStream_t stream) {
-  if (n == 0) return;
-  brick_heads_kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(d_sorted, n, d_heads);
-  VT_CUDA_CHECK_LAUNCH();
-}
+void launch_iota(uint32_t* d, uint64_t n, cudaStream_t stream) { launch_1d(iota_kernel, n, 256, stream, d, n); }
 
 void launch_brick_merge(const uint64_t* d_sorted, const uint32_t* d_perm, const uint32_t* d_starts, uint64_t num_unique,
                         uint64_t n, const uint32_t* d_masks_in, const uint32_t* d_values_in, uint64_t* d_keys_out,
                         uint32_t* d_masks_out, uint32_t* d_values_out, const TargetSpec& target,
                         const ShadeConsts& consts, cudaStream_t stream) {
   if (num_unique == 0) return;
-  const uint64_t threads = num_unique * 32;
-  with_target(target, [&](auto t, auto b) {
-    merge_kernel<decltype(t)::value, decltype(b)::value><<<unsigned((threads + 255) / 256), 256, 0, stream>>>(
-        d_sorted, d_perm, d_starts, num_unique, n, d_masks_in, d_values_in, d_keys_out, d_masks_out, d_values_out,
-        consts);
+  with_target(target, [&](auto t, auto b) {  // a warp per merged brick
+    launch_1d(merge_kernel<decltype(t)::value, decltype(b)::value>, num_unique * 32, 256, stream, d_sorted, d_perm,
+              d_starts, num_unique, n, d_masks_in, d_values_in, d_keys_out, d_masks_out, d_values_out, consts);
   });
-  VT_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace voxtile

@@ -8,7 +8,8 @@
 // parameters; "finalize" copies the total into the live count. No host round trip between steps.
 #include <algorithm>
 
-#include "kernels/points_impl.cuh"
+#include "kernels/points/state.cuh"
+#include "kernels/testing.h"
 
 namespace voxtile {
 namespace {
@@ -164,13 +165,12 @@ uint64_t read_live(GpuPoints::Impl& m) {
   return v;
 }
 
-GpuPoints::GpuPoints(int device, int scan_method, uint64_t memory_budget) : m(new Impl) {
+GpuPoints::GpuPoints(int device, ScanMethod scan, uint64_t memory_budget) : m(new Impl) {
   try {
     const GpuInfo info = query_gpu(device);
     if (!info.available) fail(ErrorKind::kResource, info.reason);
-    if (scan_method < 0 || scan_method > 2) fail(ErrorKind::kUsage, "unknown scan method");
     m->device = info.device;
-    m->method = ScanMethod(scan_method);
+    m->method = scan;
     m->budget = memory_budget;
     m->name = info.name;
     VT_CUDA_CHECK(cudaSetDevice(info.device));
@@ -242,8 +242,9 @@ CsgSamples GpuPoints::csg(const CsgScript& script, const CsgSamples& samples, ui
   return out;
 }
 
-void GpuPoints::bench_load(const Vec3f* pos, const SampleParams* params, uint64_t n, const CsgPrimitive* prims,
-                           uint32_t np) {
+void gpu_csg_bench_load(GpuPoints& gpu, const Vec3f* pos, const SampleParams* params, uint64_t n,
+                        const CsgPrimitive* prims, uint32_t np) {
+  GpuPoints::Impl* m = &gpu.impl();
   VT_CUDA_CHECK(cudaSetDevice(m->device));
   m->cur = 0;
   m->pos[0].grow(tile_round(n) + 1);
@@ -257,9 +258,10 @@ void GpuPoints::bench_load(const Vec3f* pos, const SampleParams* params, uint64_
   VT_CUDA_CHECK(cudaStreamSynchronize(m->stream));
 }
 
-std::vector<std::pair<std::string, double>> GpuPoints::bench_step(const CsgPrimitive* batch, uint32_t nb,
-                                                                  const Vec3f* pos, const SampleParams* params,
-                                                                  uint64_t nn, uint64_t* live) {
+std::vector<std::pair<std::string, double>> gpu_csg_bench_step(GpuPoints& gpu, const CsgPrimitive* batch, uint32_t nb,
+                                                               const Vec3f* pos, const SampleParams* params,
+                                                               uint64_t nn, uint64_t* live) {
+  GpuPoints::Impl* m = &gpu.impl();
   VT_CUDA_CHECK(cudaSetDevice(m->device));
   StageTimer timer(m->stream);
   timer.begin("upload");

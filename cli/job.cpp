@@ -1,0 +1,123 @@
+// One voxelization job: load, voxelize, write, report.
+#include "cli/job.h"
+
+#include <sstream>
+
+#include "core/error.h"
+#include "core/timer.h"
+
+namespace voxtile {
+
+VoxelMode parse_mode(const std::string& mode) { return mode == "thin" ? VoxelMode::kThin : VoxelMode::kConservative; }
+
+void check_job(const Job& job) {
+  const std::vector<TargetSpec> targets = parse_target_list(job.target);
+  job.grid.to_options();
+  if (targets.size() > 1 && (job.format == OutputFormat::kNpy || job.format == OutputFormat::kRaw))
+    fail(ErrorKind::kUsage, job.output + ": a ." + format_name(job.format) +
+                                " file holds one target; write several targets to .vdb or .ply");
+}
+
+std::string job_options(const Job& job) { return options_string(job.mode, job.target, job.grid); }
+
+LoadedInput load_job(const Job& job, const Log& log, JobReport& report, MeshLoaderPool* loaders) {
+  LoadedInput in = load_input(job.input, job.grid.to_options(), log, loaders);
+  report.ms_load = in.ms_load;
+  report.triangles = in.loaded.mesh.num_triangles();
+  report.dropped_degenerate = in.loaded.mesh.dropped_degenerate;
+  report.dropped_nonfinite = in.loaded.mesh.dropped_nonfinite;
+  report.dropped_bad_index = in.loaded.dropped_bad_index;
+  report.spec = in.spec;
+  return in;
+}
+
+std::vector<SparseGrid> voxelize_job(Voxelizer& voxelizer, const Job& job, const LoadedInput& input, JobReport& report) {
+  const auto t0 = Clock::now();
+  VoxelizeOptions options;
+  options.mode = parse_mode(job.mode);
+  VoxelizeStats st;
+  std::vector<SparseGrid> grids;
+  try {
+    voxelizer.set_mesh(input.loaded.mesh);
+    grids = voxelizer.voxelize(input.spec, options, parse_target_list(job.target), &st);
+  } catch (const Error& e) {
+    throw Error(e.kind(), job.input + ": " + e.what());
+  }
+  report.device = st.device;
+  report.active_voxels = st.active_voxels;
+  report.bricks = st.bricks;
+  report.tile_pairs = st.tile_pairs;
+  report.tiles = st.tiles;
+  report.voxelize_stages = st.stage_ms;
+  report.ms_voxelize = ms_since(t0);
+  return grids;
+}
+
+void write_job(const Job& job, const std::vector<SparseGrid>& grids, const WriteOptions& base,
+               const std::string& fingerprint, JobReport& report) {
+  const auto t0 = Clock::now();
+  WriteOptions w = base;
+  w.meta = {{"source", job.input},
+            {"options", job_options(job)},
+            {"version", VOXTILE_VERSION},
+            {"mode", job.mode},
+            {"target", job.target}};
+  if (!fingerprint.empty()) w.meta.push_back({"job", fingerprint});
+  write_grids(grids, job.output, job.format, w);
+  report.checksum = hex64(grids[0].checksum());
+  report.grids = grids_json(grids);
+  report.ms_write = ms_since(t0);
+}
+
+JobReport run_job(Voxelizer& voxelizer, const Job& job, const WriteOptions& base, const Log& log) {
+  const auto t0 = Clock::now();
+  JobReport report;
+  const LoadedInput in = load_job(job, log, report);
+  const std::vector<SparseGrid> grids = voxelize_job(voxelizer, job, in, report);
+  write_job(job, grids, base, "", report);
+  report.ms_total = ms_since(t0);
+  report.status = "ok";
+  return report;
+}
+
+std::string job_summary(const Job& job, const JobReport& r) {
+  std::ostringstream line;
+  line.precision(3);
+  line << job.input << ": " << r.triangles << " triangles -> " << r.spec.dims.x << "x" << r.spec.dims.y << "x"
+       << r.spec.dims.z << " grid, " << r.active_voxels << " voxels (" << job.target << ", " << job.mode << ", "
+       << r.device << ") -> " << job.output << " in " << std::fixed << r.ms_total / 1000.0 << " s";
+  return line.str();
+}
+
+nlohmann::ordered_json stats_json(const Job& job, const JobReport& r) {
+  const GridSpec& s = r.spec;
+  nlohmann::ordered_json j;
+  j["input"] = job.input;
+  j["output"] = job.output;
+  j["format"] = format_name(job.format);
+  j["triangles"] = r.triangles;
+  j["dropped_degenerate"] = r.dropped_degenerate;
+  j["dropped_nonfinite"] = r.dropped_nonfinite;
+  j["dropped_bad_index"] = r.dropped_bad_index;
+  j["grid"] = {{"dims", {s.dims.x, s.dims.y, s.dims.z}},
+               {"voxel_size", {s.voxel_size.x, s.voxel_size.y, s.voxel_size.z}},
+               {"origin", {s.origin.x, s.origin.y, s.origin.z}}};
+  j["mode"] = job.mode;
+  j["target"] = job.target;
+  j["device"] = r.device;
+  j["active_voxels"] = r.active_voxels;
+  j["bricks"] = r.bricks;
+  j["tile_pairs"] = r.tile_pairs;
+  j["tiles"] = r.tiles;
+  j["checksum"] = r.checksum;
+  j["grids"] = r.grids;
+  nlohmann::ordered_json t;
+  t["load"] = r.ms_load;
+  for (const auto& [name, ms] : r.voxelize_stages) t[name] = ms;
+  t["write"] = r.ms_write;
+  t["total"] = r.ms_total;
+  j["timings_ms"] = t;
+  return j;
+}
+
+}  // namespace voxtile

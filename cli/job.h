@@ -1,0 +1,60 @@
+// One voxelization job, the same for `voxtile voxelize` and `voxtile batch`: load -> grid -> voxelize
+// -> write, each step a function (the batch runs them on different threads), and run_job for all
+// of them in a row. What a job did is a JobReport, written as JSON by to_json.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "cli/common.h"
+#include "core/voxelizer.h"
+#include "io/writers.h"
+
+namespace voxtile {
+
+struct Job {
+  size_t index = 0;  // in the full (unsharded) job list
+  std::string input, output;
+  OutputFormat format = OutputFormat::kVdb;
+  GridArgs grid;
+  std::string mode = "conservative", target = "binary";
+};
+
+struct JobReport {
+  std::string status = "pending";  // ok, failed, skipped, not run
+  std::string error;
+  std::string device;
+  uint64_t triangles = 0, active_voxels = 0, bricks = 0, tile_pairs = 0, tiles = 0;
+  uint64_t dropped_degenerate = 0, dropped_nonfinite = 0, dropped_bad_index = 0;
+  GridSpec spec;
+  std::string checksum;                                   // of the first grid, hex
+  nlohmann::ordered_json grids = nlohmann::json::array(); // name, type, active voxels, checksum per grid
+  double ms_load = 0, ms_voxelize = 0, ms_write = 0, ms_total = 0;
+  std::vector<std::pair<std::string, double>> voxelize_stages;  // the voxelizer's own stage times
+};
+
+// "thin" or "conservative" (anything else is refused by the option parsers).
+VoxelMode parse_mode(const std::string& mode);
+// A usage error unless the job's targets, grid options and format go together.
+void check_job(const Job& job);
+
+// The steps. load_job fills the report's load time and mesh counters; voxelize_job its voxelizer
+// counters, stage times and device; write_job writes atomically (metadata: source, options,
+// version, mode, target, and `fingerprint` as "job" when not empty) and fills checksums and times.
+LoadedInput load_job(const Job& job, const Log& log, JobReport& report, MeshLoaderPool* loaders = nullptr);
+std::vector<SparseGrid> voxelize_job(Voxelizer& voxelizer, const Job& job, const LoadedInput& input, JobReport& report);
+void write_job(const Job& job, const std::vector<SparseGrid>& grids, const WriteOptions& base,
+               const std::string& fingerprint, JobReport& report);
+// All three; throws Error with the input named.
+JobReport run_job(Voxelizer& voxelizer, const Job& job, const WriteOptions& base, const Log& log);
+
+// "mode=... target=... resolution=..." as recorded in output metadata and reports.
+std::string job_options(const Job& job);
+// The one-line summary of a finished job (stderr).
+std::string job_summary(const Job& job, const JobReport& report);
+// The --stats object of `voxtile voxelize` and a job's entry in the batch report.
+nlohmann::ordered_json stats_json(const Job& job, const JobReport& report);
+
+}  // namespace voxtile

@@ -1,0 +1,91 @@
+// The backend-independent half of Voxelizer: target planning, limits, names, checks and counters.
+#include "core/voxelizer.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace voxtile {
+
+TargetPlan plan_targets(const std::vector<TargetSpec>& targets, uint64_t num_triangles) {
+  if (targets.empty()) fail(ErrorKind::kUsage, "no target to voxelize");
+  for (const TargetSpec& t : targets) {
+    make_target_spec(t.target, t.blend);
+    if (t.target == Target::kId && num_triangles >= uint64_t(0x7fffffff))
+      fail(ErrorKind::kUsage, "--target id needs fewer than 2^31 triangles");
+  }
+  const auto value_target =
+      std::find_if(targets.begin(), targets.end(), [](const TargetSpec& t) { return t.target != Target::kBinary; });
+  TargetPlan plan;
+  plan.source.resize(targets.size());
+  plan.masks_only.resize(targets.size());
+  plan.names.resize(targets.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    plan.masks_only[i] = targets[i].target == Target::kBinary && value_target != targets.end();
+    if (plan.masks_only[i]) continue;
+    plan.source[i] = plan.rastered.size();
+    plan.rastered.push_back(targets[i]);
+  }
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (plan.masks_only[i]) plan.source[i] = plan.source[size_t(value_target - targets.begin())];
+    plan.names[i] = targets.size() == 1 && targets[i].target == Target::kBinary ? "voxels" : target_spec_name(targets[i]);
+  }
+  return plan;
+}
+
+void Voxelizer::set_mesh(const Mesh& mesh) {
+  load_mesh(mesh);
+  m_mesh = &mesh;
+}
+
+const Mesh& Voxelizer::mesh() const {
+  static const Mesh kEmpty;
+  return m_mesh ? *m_mesh : kEmpty;
+}
+
+std::vector<SparseGrid> Voxelizer::voxelize(const GridSpec& spec, const VoxelizeOptions& options,
+                                            const std::vector<TargetSpec>& targets, VoxelizeStats* stats) {
+  check_grid_dims(spec);
+  const TargetPlan plan = plan_targets(targets, mesh().num_triangles());
+  VoxelizeStats local;
+  VoxelizeStats& st = stats ? *stats : local;
+  st.device = device_name();
+  st.triangles = mesh().num_triangles();
+  std::vector<SparseGrid> rastered = raster(spec, options, plan.rastered, st);
+  if (rastered.size() != plan.rastered.size()) fail(ErrorKind::kInternal, "a backend returned the wrong number of grids");
+  std::vector<SparseGrid> grids(targets.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (!plan.masks_only[i]) continue;
+    const SparseGrid& src = rastered[plan.source[i]];
+    grids[i].spec = spec;
+    grids[i].keys = src.keys;
+    grids[i].masks = src.masks;
+  }
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (!plan.masks_only[i]) grids[i] = std::move(rastered[plan.source[i]]);
+    grids[i].name = plan.names[i];
+  }
+  st.bricks = grids[0].num_bricks();
+  st.active_voxels = grids[0].active_voxels();
+  return grids;
+}
+
+SparseGrid Voxelizer::voxelize(const GridSpec& spec, const VoxelizeOptions& options, VoxelizeStats* stats) {
+  return std::move(voxelize(spec, options, {options.spec()}, stats)[0]);
+}
+
+Buckets Voxelizer::bucket(const GridSpec& spec, const BucketOptions& options, VoxelizeStats* stats) {
+  check_grid_dims(spec);
+  if (mesh().num_triangles() >= size_t(0x7fffffff)) fail(ErrorKind::kUsage, "bucketing needs fewer than 2^31 triangles");
+  check_bucket_attrs(mesh(), options.attrs);
+  VoxelizeStats local;
+  VoxelizeStats& st = stats ? *stats : local;
+  st.device = device_name();
+  st.triangles = mesh().num_triangles();
+  Buckets b = bucket_mesh(spec, options, st);
+  st.active_voxels = b.num_voxels();
+  st.tile_pairs = b.num_fragments();  // fragments
+  return b;
+}
+
+}  // namespace voxtile

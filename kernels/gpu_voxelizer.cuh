@@ -1,0 +1,67 @@
+// The GPU backend of Voxelizer (needs nvcc): the device context and mesh shared by its two
+// pipelines, and each pipeline's own workspace (kernels/voxelize/state.cuh, kernels/bucket/state.cuh).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/api.h"
+#include "kernels/bucket/state.cuh"
+#include "kernels/common.cuh"
+#include "kernels/mesh.cuh"
+#include "kernels/testing.h"
+#include "kernels/voxelize/state.cuh"
+
+namespace voxtile {
+
+// What both pipelines use: the device, its stream, CUB's temporaries, pinned staging, and the
+// compaction workspace behind select_run_starts.
+struct GpuContext {
+  GpuOptions opt;
+  int num_sms = 0;
+  std::string name;
+  cudaStream_t stream = nullptr;
+  CubTemp cub;
+  StagedCopy staging;
+  CompactWorkspace runs;
+
+  void download(void* dst, const void* src, size_t n) { staging.download(dst, src, n, stream); }
+  // Appends n device elements to a host vector.
+  template <class T, class A>
+  void append_download(std::vector<T, A>& dst, const T* src, size_t n) {
+    const size_t old = dst.size();
+    dst.resize(old + n);
+    download(dst.data() + old, src, n * sizeof(T));
+  }
+  // The pipeline's memory budget: the option, else 80% of the free memory.
+  uint64_t memory_budget() const;
+};
+
+class GpuVoxelizer final : public Voxelizer {
+ public:
+  explicit GpuVoxelizer(const GpuOptions& options);
+  ~GpuVoxelizer() override;
+  const std::string& device_name() const override { return m_ctx.name; }
+  bool on_gpu() const override { return true; }
+  // Tests: when set, the voxelization records its intermediate results here.
+  GpuStageProbe* probe = nullptr;
+
+ protected:
+  void load_mesh(const Mesh& mesh) override;
+  std::vector<SparseGrid> raster(const GridSpec& spec, const VoxelizeOptions& options,
+                                 const std::vector<TargetSpec>& targets, VoxelizeStats& stats) override;
+  Buckets bucket_mesh(const GridSpec& spec, const BucketOptions& options, VoxelizeStats& stats) override;
+
+ private:
+  // Fills the stage timings: upload, each stage, gpu_total (their sum) and wall since wall0.
+  void add_stage_stats(VoxelizeStats& stats, const std::vector<std::pair<std::string, double>>& stage_ms,
+                       std::chrono::steady_clock::time_point wall0) const;
+  GpuContext m_ctx;
+  DeviceMesh m_mesh;
+  VoxelizeState m_voxelize;
+  BucketState m_bucket;
+};
+
+}  // namespace voxtile

@@ -1,0 +1,34 @@
+// The mesh on the device (needs nvcc), shared by the voxelization and bucketing pipelines: world
+// positions and indices as uploaded, and grid-space positions from the transform stage.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/mesh.h"
+#include "core/vec.h"
+#include "kernels/common.cuh"
+
+namespace voxtile {
+
+// What the stages read of the mesh.
+struct MeshView {
+  const Vec3f* d_grid;        // num_vertices grid-space positions
+  const uint32_t* d_indices;  // 3 * num_triangles
+};
+
+struct DeviceMesh {
+  DeviceBuffer<Vec3f> d_world, d_grid;
+  DeviceBuffer<uint32_t> d_indices;
+  uint64_t num_vertices = 0, num_tris = 0;
+  double upload_ms = 0;
+
+  // Uploads positions and indices (throws Error(kResource) beyond 2^32 - 1 triangles).
+  void upload(const Mesh& mesh, StagedCopy& staging, cudaStream_t stream);
+  // Transform stage: d_grid = world_to_grid(d_world) (core/grid_spec.h), as on the CPU.
+  void transform(const Vec3d& origin, const Vec3d& voxel_size, cudaStream_t stream);
+  MeshView view() const { return {d_grid.data(), d_indices.data()}; }
+};
+
+}  // namespace voxtile

@@ -1,0 +1,344 @@
+// The GPU voxelization pipeline: transform, coarse raster (count, scan, emit), radix sort by
+// tile, tile ranges and virtual tiles, fine raster, brick sort and merge, download. Triangles are
+// processed in batches when their (tile, triangle) pairs would not fit the memory budget; bricks
+// from all batches and virtual tiles are merged by key, so the result equals the CPU reference.
+// Target planning, names and limits are Voxelizer's (core/voxelizer.cpp): this file rasters.
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "kernels/compact.cuh"
+#include "kernels/gpu_voxelizer.cuh"
+
+namespace voxtile {
+
+GpuVoxelizer::GpuVoxelizer(const GpuOptions& options) {
+  m_ctx.opt = options;
+  const GpuInfo info = query_gpu(options.device);
+  if (!info.available) fail(ErrorKind::kResource, info.reason);
+  VT_CUDA_CHECK(cudaSetDevice(info.device));
+  if (options.blocking_sync) VT_CUDA_CHECK(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
+  VT_CUDA_CHECK(cudaDeviceGetAttribute(&m_ctx.num_sms, cudaDevAttrMultiProcessorCount, info.device));
+  m_ctx.name = info.name;
+  VT_CUDA_CHECK(cudaStreamCreateWithFlags(&m_ctx.stream, cudaStreamNonBlocking));
+  m_voxelize.d_next.grow(1);
+}
+
+GpuVoxelizer::~GpuVoxelizer() {
+  cudaSetDevice(m_ctx.opt.device);
+  if (m_ctx.stream) cudaStreamDestroy(m_ctx.stream);
+}
+
+std::unique_ptr<Voxelizer> make_gpu_voxelizer(const GpuOptions& options) {
+  return std::make_unique<GpuVoxelizer>(options);
+}
+
+uint64_t GpuContext::memory_budget() const {
+  if (opt.memory_budget) return opt.memory_budget;
+  size_t free_bytes = 0, total_bytes = 0;
+  VT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return uint64_t(free_bytes * 0.8);
+}
+
+void GpuVoxelizer::load_mesh(const Mesh& mesh) {
+  VT_CUDA_CHECK(cudaSetDevice(m_ctx.opt.device));
+  m_mesh.upload(mesh, m_ctx.staging, m_ctx.stream);
+}
+
+void GpuVoxelizer::add_stage_stats(VoxelizeStats& stats, const std::vector<std::pair<std::string, double>>& stage_ms,
+                                   std::chrono::steady_clock::time_point wall0) const {
+  stats.add_stage("upload", m_mesh.upload_ms);
+  double gpu_total = 0;
+  for (const auto& [stage, ms] : stage_ms) {
+    stats.add_stage(stage, ms);
+    gpu_total += ms;
+  }
+  stats.add_stage("gpu_total", gpu_total);
+  stats.add_stage("wall", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count());
+}
+
+template <class KeyT>
+void VoxelizeState::run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const CoarseParams& cp, uint64_t num_pairs,
+                              int key_bits, VoxelMode mode, StageTimer& timer, uint64_t* tiles_out) {
+  cudaStream_t s = ctx.stream;
+  keys[0].grow(num_pairs);
+  keys[1].grow(num_pairs);
+  d_tris[0].grow(num_pairs);
+  d_tris[1].grow(num_pairs);
+  timer.begin("coarse");
+  launch_coarse_emit(cp, d_offsets.data() + cp.tri_begin, d_large.data(), d_num_large.data(), keys[0].data(),
+                     d_tris[0].data(), ctx.num_sms, s);
+
+  timer.begin("sort");
+  cub::DoubleBuffer<KeyT> dk(keys[0].data(), keys[1].data());
+  cub::DoubleBuffer<uint32_t> dv(d_tris[0].data(), d_tris[1].data());
+  const int n = int(num_pairs);
+  ctx.cub.run([&](void* temp, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(temp, bytes, dk, dv, n, 0, key_bits, s);
+  });
+
+  timer.begin("tiles");
+  d_tile_begins.grow(num_pairs);
+  select_run_starts(ctx.runs, num_pairs, PairTile<KeyT>{dk.Current()}, d_tile_begins.data(), s);
+  const uint32_t num_tiles = uint32_t(read_scalar(ctx.runs.total(), s));
+  d_vcounts.grow(num_tiles + 1);
+  d_voffsets.grow(num_tiles + 1);
+  // Split size: at most max_tile_triangles, and small enough that every team of the fine raster
+  // (a warp for binary tiles, a block for value tiles) gets about four virtual tiles.
+  const bool values = std::any_of(rastered.begin(), rastered.end(), [](const TargetSpec& t) { return t.target != Target::kBinary; });
+  const uint64_t teams = uint64_t(ctx.num_sms) * (values ? 1 : 64);
+  const uint32_t max_tile = ctx.opt.max_tile_triangles;
+  const uint32_t max_per_tile = uint32_t(std::max<uint64_t>(
+      std::min<uint64_t>(max_tile, 32), std::min<uint64_t>(max_tile, (num_pairs + 4 * teams - 1) / (4 * teams))));
+  launch_virtual_counts(d_tile_begins.data(), num_tiles, num_pairs, max_per_tile, d_vcounts.data(), s);
+  ctx.cub.run([&](void* temp, size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(temp, bytes, d_vcounts.data(), d_voffsets.data(), int(num_tiles + 1), s);
+  });
+  const uint32_t num_vtiles = read_scalar(d_voffsets.data() + num_tiles, s);
+  d_vtiles.grow(num_vtiles);
+  launch_virtual_emit(dk.Current(), d_tile_begins.data(), num_tiles, num_pairs, max_per_tile, d_voffsets.data(),
+                      d_vtiles.data(), s);
+  *tiles_out += num_tiles;
+  if (probe) {
+    const size_t base = probe->pairs.size();
+    std::vector<KeyT> k(num_pairs);
+    std::vector<uint32_t> t(num_pairs), begins(num_tiles);
+    std::vector<VirtualTile> vt(num_vtiles);
+    ctx.download(k.data(), dk.Current(), num_pairs * sizeof(KeyT));
+    ctx.download(t.data(), dv.Current(), num_pairs * sizeof(uint32_t));
+    ctx.download(begins.data(), d_tile_begins.data(), num_tiles * sizeof(uint32_t));
+    ctx.download(vt.data(), d_vtiles.data(), num_vtiles * sizeof(VirtualTile));
+    for (uint64_t i = 0; i < num_pairs; ++i) {
+      probe->pairs.push_back({uint64_t(k[i] >> 2), t[i]});
+      probe->axes.push_back(uint8_t(k[i] & 3));
+    }
+    for (uint32_t b : begins) probe->tile_begins.push_back(uint32_t(base) + b);
+    for (const VirtualTile& v : vt) probe->vtiles.push_back({v.tile, uint32_t(base) + v.begin, uint32_t(base) + v.end});
+    probe->max_per_tile = max_per_tile;
+  }
+  for (size_t t = 0; t < rastered.size(); ++t) fine_target(ctx, t, cp, dv.Current(), num_vtiles, num_pairs, mode, timer);
+}
+
+// Fine raster of one target into its brick buffers, retried with larger buffers if they overflowed.
+void VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParams& cp, const uint32_t* d_sorted_tris,
+                                uint32_t num_vtiles, uint64_t num_pairs, VoxelMode mode, StageTimer& timer) {
+  cudaStream_t s = ctx.stream;
+  const std::string name = stage("fine", t);
+  timer.begin(name.c_str());
+  TargetBricks& b = *bricks[t];
+  const TargetSpec target = rastered[t];
+  const uint64_t vw = uint64_t(brick_value_words(target));
+  const unsigned long long before = read_scalar(b.d_count.data(), s);
+  const uint64_t estimate = target.target != Target::kBinary ? uint64_t(num_vtiles) * 8 : uint64_t(num_vtiles) * 64;
+  const uint64_t want = before + (ctx.opt.initial_bricks ? ctx.opt.initial_bricks : std::max<uint64_t>(4096, estimate));
+  auto grow_all = [&](uint64_t cap) {
+    grow_keep(b.d_keys, cap, before, s);
+    grow_keep(b.d_masks, cap * kBrickMaskWords, before * kBrickMaskWords, s);
+    if (vw) grow_keep(b.d_values, cap * vw, before * vw, s);
+  };
+  grow_all(want);
+  // Bricks that fit in all output buffers (each may have grown separately in earlier calls).
+  auto capacity = [&] {
+    uint64_t c = std::min<uint64_t>(b.d_keys.capacity(), b.d_masks.capacity() / kBrickMaskWords);
+    if (vw) c = std::min<uint64_t>(c, b.d_values.capacity() / vw);
+    return c;
+  };
+  // 32-bit value targets: octants per warp when virtual tiles hold few triangles (every warp then
+  // has its own work), one shared tile per block when they hold many (one setup per triangle).
+  const ValueTiles layout = ctx.opt.value_tiles;
+  const bool sub_tiles = layout == ValueTiles::kOctant ||
+                         (layout == ValueTiles::kAuto && num_pairs < uint64_t(num_vtiles) * kSubTileTriangles);
+  for (int attempt = 0;; ++attempt) {
+    FineParams fp;
+    fp.mesh = cp.mesh;
+    fp.d_tris = d_sorted_tris;
+    fp.d_vtiles = d_vtiles.data();
+    fp.num_vtiles = num_vtiles;
+    fp.d_next = d_next.data();
+    fp.dims = cp.dims;
+    fp.tiles = cp.tiles;
+    fp.consts = consts;
+    fp.out = {b.d_keys.data(), b.d_masks.data(), vw ? b.d_values.data() : nullptr, b.d_count.data(), capacity()};
+    VT_CUDA_CHECK(cudaMemsetAsync(d_next.data(), 0, sizeof(unsigned int), s));
+    launch_fine(fp, mode, target, sub_tiles, ctx.num_sms, s);
+    const unsigned long long after = read_scalar(b.d_count.data(), s);
+    if (after <= capacity()) {
+      if (probe && t == 0) {
+        const uint64_t nb = after - before;
+        std::vector<uint64_t> keys(nb);
+        std::vector<BrickMask> masks(nb);
+        std::vector<uint32_t> values(nb * vw);
+        ctx.download(keys.data(), b.d_keys.data() + before, nb * sizeof(uint64_t));
+        ctx.download(masks.data(), b.d_masks.data() + before * kBrickMaskWords, nb * sizeof(BrickMask));
+        if (vw) ctx.download(values.data(), b.d_values.data() + before * vw, nb * vw * sizeof(uint32_t));
+        probe->brick_keys.insert(probe->brick_keys.end(), keys.begin(), keys.end());
+        probe->brick_masks.insert(probe->brick_masks.end(), masks.begin(), masks.end());
+        probe->brick_values.insert(probe->brick_values.end(), values.begin(), values.end());
+      }
+      break;
+    }
+    if (attempt > 0) fail(ErrorKind::kInternal, "GPU brick buffer overflowed twice");
+    grow_all(after + after / 4 + 1024);
+    VT_CUDA_CHECK(cudaMemcpyAsync(b.d_count.data(), &before, sizeof(before), cudaMemcpyHostToDevice, s));
+    VT_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+}
+
+// Sorts one target's bricks by key and merges each run of equal keys into one brick; downloads.
+SparseGrid VoxelizeState::merge_target(GpuContext& ctx, size_t t, const GridSpec& spec, StageTimer& timer) {
+  cudaStream_t s = ctx.stream;
+  const std::string merge_name = stage("merge", t), download_name = stage("download", t);
+  timer.begin(merge_name.c_str());
+  TargetBricks& b = *bricks[t];
+  const TargetSpec target = rastered[t];
+  SparseGrid grid;
+  grid.spec = spec;
+  grid.value_type = target_value_type(target.target);
+  grid.name = target_spec_name(target);
+  const uint64_t num_bricks = read_scalar(b.d_count.data(), s);
+  if (num_bricks == 0) return grid;
+  if (num_bricks >= (uint64_t(1) << 31)) fail(ErrorKind::kResource, "more than 2^31 bricks");
+  const bool values = target.target != Target::kBinary;
+  const uint64_t out_words = values ? uint64_t(kBrickVoxels) * out_channels(target.target) : 0;
+  d_sorted_keys.grow(num_bricks);
+  d_iota.grow(num_bricks);
+  d_perm.grow(num_bricks);
+  d_starts.grow(num_bricks);
+  launch_iota(d_iota.data(), num_bricks, s);
+  const int nb = int(num_bricks);
+  ctx.cub.run([&](void* temp, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(temp, bytes, b.d_keys.data(), d_sorted_keys.data(), d_iota.data(),
+                                           d_perm.data(), nb, 0, 3 * kBrickKeyBits, s);
+  });
+  select_run_starts(ctx.runs, num_bricks, BrickKeyAt{d_sorted_keys.data()}, d_starts.data(), s);
+  const uint64_t num_unique = read_scalar(ctx.runs.total(), s);
+  d_out_keys.grow(num_unique);
+  d_out_masks.grow(num_unique * kBrickMaskWords);
+  if (values) d_out_values.grow(num_unique * out_words);
+  launch_brick_merge(d_sorted_keys.data(), d_perm.data(), d_starts.data(), num_unique, num_bricks, b.d_masks.data(),
+                     values ? b.d_values.data() : nullptr, d_out_keys.data(), d_out_masks.data(),
+                     values ? d_out_values.data() : nullptr, target, consts, s);
+
+  timer.begin(download_name.c_str());
+  grid.keys.resize(num_unique);
+  grid.masks.resize(num_unique);
+  ctx.download(grid.keys.data(), d_out_keys.data(), num_unique * sizeof(uint64_t));
+  static_assert(sizeof(BrickMask) == kBrickMaskWords * sizeof(uint32_t), "brick mask layout");
+  ctx.download(grid.masks.data(), d_out_masks.data(), num_unique * sizeof(BrickMask));
+  if (grid.value_type == ValueType::kInt32) {
+    grid.ivalues.resize(num_unique * out_words);
+    ctx.download(grid.ivalues.data(), d_out_values.data(), num_unique * out_words * sizeof(int32_t));
+  } else if (values) {
+    grid.fvalues.resize(num_unique * out_words);
+    ctx.download(grid.fvalues.data(), d_out_values.data(), num_unique * out_words * sizeof(float));
+  }
+  return grid;
+}
+
+std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const VoxelizeOptions& o,
+                                             const std::vector<TargetSpec>& targets, VoxelizeStats& stats) {
+  VT_CUDA_CHECK(cudaSetDevice(m_ctx.opt.device));
+  cudaStream_t s = m_ctx.stream;
+  const auto wall0 = std::chrono::steady_clock::now();
+  VoxelizeState& v = m_voxelize;
+  v.probe = probe;
+  v.rastered = targets;
+  while (v.bricks.size() < v.rastered.size()) {
+    v.bricks.push_back(std::make_unique<VoxelizeState::TargetBricks>());
+    v.bricks.back()->d_count.grow(1);
+  }
+  StageTimer timer(s);
+  v.consts = make_shade_consts(spec.voxel_size);
+  const Int3 tiles{(spec.dims.x + kTileDim - 1) / kTileDim, (spec.dims.y + kTileDim - 1) / kTileDim,
+                   (spec.dims.z + kTileDim - 1) / kTileDim};
+  const uint64_t total_tiles = uint64_t(tiles.x) * uint64_t(tiles.y) * uint64_t(tiles.z);
+  int key_bits = 2;
+  while ((uint64_t(1) << (key_bits - 2)) < total_tiles) ++key_bits;
+  const uint64_t num_tris = m_mesh.num_tris;
+
+  timer.begin("transform");
+  m_mesh.transform(spec.origin, spec.voxel_size, s);
+
+  // Coarse raster, pass 1: tiles per triangle, then their exclusive scan (one extra zero).
+  timer.begin("coarse");
+  CoarseParams cp;
+  cp.mesh = m_mesh.view();
+  cp.dims = spec.dims;
+  cp.tiles = tiles;
+  cp.mode = o.mode;
+  cp.tri_begin = 0;
+  cp.tri_end = uint32_t(num_tris);
+  cp.pair_base = 0;
+  v.d_counts.grow(num_tris + 1);
+  v.d_offsets.grow(num_tris + 1);
+  VT_CUDA_CHECK(cudaMemsetAsync(v.d_counts.data() + num_tris, 0, sizeof(uint64_t), s));
+  v.d_large.grow(std::max<uint64_t>(1, num_tris));
+  v.d_num_large.grow(1);
+  launch_coarse_count(cp, v.d_counts.data(), v.d_large.data(), v.d_num_large.data(), m_ctx.num_sms, s);
+  m_ctx.cub.run([&](void* temp, size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(temp, bytes, v.d_counts.data(), v.d_offsets.data(), int(num_tris + 1), s);
+  });
+  const uint64_t total_pairs = read_scalar(v.d_offsets.data() + num_tris, s);
+
+  // Batches of consecutive triangles whose pairs fit the budget (and CUB's int sizes).
+  const uint64_t budget = m_ctx.memory_budget();
+  const uint64_t key_size = key_bits <= 32 ? 4 : 8;
+  const uint64_t per_pair = 2 * key_size + 2 * 4 + 1 + 4 + 2 * (key_size + 4);  // buffers + sort temp
+  uint64_t max_pairs = std::min<uint64_t>(budget / 2 / per_pair, (uint64_t(1) << 31) - 1);
+  if (m_ctx.opt.max_batch_pairs) max_pairs = std::min(max_pairs, m_ctx.opt.max_batch_pairs);
+  if (max_pairs < 1024) fail(ErrorKind::kResource, "the GPU memory budget is too small for voxelization");
+
+  uint64_t num_tiles = 0;
+  for (size_t t = 0; t < v.rastered.size(); ++t)
+    VT_CUDA_CHECK(cudaMemsetAsync(v.bricks[t]->d_count.data(), 0, sizeof(unsigned long long), s));
+  uint32_t begin = 0;
+  while (begin < num_tris && total_pairs > 0) {
+    // Largest end with offsets[end] - offsets[begin] <= max_pairs (binary search on the device array).
+    const uint64_t base = read_scalar(v.d_offsets.data() + begin, s);
+    uint32_t end = uint32_t(num_tris);
+    if (total_pairs - base > max_pairs) {
+      uint32_t lo = begin + 1, hi = uint32_t(num_tris);
+      while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo + 1) / 2;
+        if (read_scalar(v.d_offsets.data() + mid, s) - base <= max_pairs) lo = mid;
+        else hi = mid - 1;
+      }
+      end = lo;
+      if (read_scalar(v.d_offsets.data() + end, s) - base > max_pairs)
+        fail(ErrorKind::kResource, "one triangle covers more tiles than the GPU memory budget allows");
+    }
+    const uint64_t batch_pairs = read_scalar(v.d_offsets.data() + end, s) - base;
+    cp.tri_begin = begin;
+    cp.tri_end = end;
+    cp.pair_base = base;
+    if (batch_pairs > 0) {
+      if (key_bits <= 32) v.run_batch(m_ctx, v.d_keys32, cp, batch_pairs, key_bits, o.mode, timer, &num_tiles);
+      else v.run_batch(m_ctx, v.d_keys64, cp, batch_pairs, key_bits, o.mode, timer, &num_tiles);
+    }
+    begin = end;
+  }
+
+  // Merge: per target, sort bricks by key, one brick per run of equal keys.
+  std::vector<SparseGrid> grids;
+  for (size_t t = 0; t < v.rastered.size(); ++t) grids.push_back(v.merge_target(m_ctx, t, spec, timer));
+  timer.end();
+  const auto stage_ms = timer.resolve();
+  VT_CUDA_CHECK(cudaStreamSynchronize(s));
+  stats.tile_pairs = total_pairs;
+  stats.tiles = num_tiles;
+  add_stage_stats(stats, stage_ms, wall0);
+  return grids;
+}
+
+SparseGrid gpu_voxelize_probed(const Mesh& mesh, const GridSpec& spec, const VoxelizeOptions& options,
+                               const GpuOptions& gpu, GpuStageProbe* probe) {
+  GpuVoxelizer v(gpu);
+  v.probe = probe;
+  v.set_mesh(mesh);
+  return v.voxelize(spec, options);
+}
+
+}  // namespace voxtile

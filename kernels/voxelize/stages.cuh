@@ -1,0 +1,96 @@
+// Launchers of the voxelization pipeline's stages (needs nvcc). One .cu file per stage:
+// coarse.cu (count, emit), tiles.cu (virtual tiles), fine.cu (fine raster and brick write-out),
+// bricks.cu (brick merge); the transform is kernels/mesh.cu, run starts kernels/compact.cuh.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/overlap.h"
+#include "core/tile_footprint.h"
+#include "core/vec.h"
+#include "core/voxelize.h"
+#include "kernels/mesh.cuh"
+
+namespace voxtile {
+
+constexpr int kTileBricks = 64;  // bricks of a kTileDim^3 tile (core/tile_footprint.h)
+
+struct CoarseParams {
+  MeshView mesh;
+  uint32_t tri_begin, tri_end;  // the batch of triangles
+  uint64_t pair_base;           // offset of the batch's first pair (subtracted when emitting)
+  Int3 dims;                    // grid size in voxels
+  Int3 tiles;                   // grid size in tiles
+  VoxelMode mode;
+};
+
+// A range of at most max_tile_triangles pairs of one tile.
+struct VirtualTile {
+  uint64_t tile;  // linear tile index
+  uint32_t begin, end;
+};
+
+// d_counts[i] = number of tiles triangle tri_begin + i may write (num = tri_end - tri_begin).
+// Triangles spanning many tile columns are listed in d_large (capacity num) and counted by a warp each.
+void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint32_t* d_large, uint32_t* d_num_large,
+                         int num_sms, cudaStream_t stream);
+// Writes (tile << 2 | dominant axis, triangle) pairs at d_offsets[i] - pair_base (exclusive scan of
+// counts), in the same order for every run.
+template <class KeyT>
+void launch_coarse_emit(const CoarseParams& p, const uint64_t* d_offsets, const uint32_t* d_large,
+                        const uint32_t* d_num_large, KeyT* d_keys, uint32_t* d_tris, int num_sms, cudaStream_t stream);
+// The tile of a sorted pair's key (tile << 2 | dominant axis): runs of equal tiles are the tiles.
+template <class KeyT>
+struct PairTile {
+  const KeyT* keys;
+  __device__ uint64_t operator()(uint64_t i) const { return uint64_t(keys[i] >> 2); }
+};
+// Per tile (d_begins: num_tiles first-pair indices), the number of virtual tiles; one more 0.
+void launch_virtual_counts(const uint32_t* d_begins, uint32_t num_tiles, uint64_t num_pairs, uint32_t max_per_tile,
+                           uint32_t* d_counts, cudaStream_t stream);
+template <class KeyT>
+void launch_virtual_emit(const KeyT* d_keys, const uint32_t* d_begins, uint32_t num_tiles, uint64_t num_pairs,
+                         uint32_t max_per_tile, const uint32_t* d_offsets, VirtualTile* d_vtiles, cudaStream_t stream);
+
+struct BrickOutput {
+  uint64_t* d_keys;        // capacity bricks
+  uint32_t* d_masks;       // kBrickMaskWords * capacity words (BrickMask layout)
+  uint32_t* d_values;      // brick_value_words (core/targets.h) * capacity, or null
+  unsigned long long* d_count;  // bricks written (may exceed capacity: then retry)
+  uint64_t capacity;
+};
+
+struct FineParams {
+  MeshView mesh;
+  const uint32_t* d_tris;        // sorted triangle ids of the batch's pairs
+  const VirtualTile* d_vtiles;   // num_vtiles
+  uint32_t num_vtiles;
+  unsigned int* d_next;          // work counter, zero at launch
+  Int3 dims, tiles;
+  ShadeConsts consts;            // fragment shader constants
+  BrickOutput out;
+};
+// Persistent fine raster: every virtual tile rastered in shared memory, non-empty bricks appended.
+// sub_tiles (32-bit value targets): one warp per 16^3 octant instead of one block per 32^3 tile;
+// 64-bit (add) targets always raster 16^3 octants, one block each.
+void launch_fine(const FineParams& p, VoxelMode mode, const TargetSpec& target, bool sub_tiles, int num_sms,
+                 cudaStream_t stream);
+
+// d[i] = i for i < n.
+void launch_iota(uint32_t* d, uint64_t n, cudaStream_t stream);
+// The key of a sorted brick: runs of equal keys are merged into one brick.
+struct BrickKeyAt {
+  const uint64_t* keys;
+  __device__ uint64_t operator()(uint64_t i) const { return keys[i]; }
+};
+// Merges each run (d_starts: num_unique run starts into d_perm) into one brick: OR of masks, and
+// the target's blend of the raw values, decoded into 512 * out_channels output words per brick
+// (int32 or float bits, x,y,z interleaved per voxel), as core/targets.h decode32/decode64.
+void launch_brick_merge(const uint64_t* d_sorted, const uint32_t* d_perm, const uint32_t* d_starts, uint64_t num_unique,
+                        uint64_t n, const uint32_t* d_masks_in, const uint32_t* d_values_in, uint64_t* d_keys_out,
+                        uint32_t* d_masks_out, uint32_t* d_values_out, const TargetSpec& target,
+                        const ShadeConsts& consts, cudaStream_t stream);
+
+}  // namespace voxtile
