@@ -1,6 +1,8 @@
 // Dense writers (.npy, .raw + .json), streamed one x-plane at a time.
 #include "io/dense.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -31,23 +33,6 @@ const char* dtype_name(ValueType t) {
     case ValueType::kVec3f: return "float32";
   }
   return "uint8";
-}
-
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      o += '\\';
-      o += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      o += buf;
-    } else {
-      o += c;
-    }
-  }
-  return o;
 }
 
 void write_planes(const SparseGrid& g, AtomicFile& out) {
@@ -130,24 +115,34 @@ std::string raw_sidecar_path(const std::string& raw_path) {
 void write_raw(const SparseGrid& g, const std::string& path, const DenseOptions& opt, const Metadata& meta) {
   check_dense_budget(g, path, opt);
   const std::string json_path = raw_sidecar_path(path);
-  std::ostringstream j;
-  j.precision(17);
   const GridSpec& s = g.spec;
   const size_t slash = path.rfind('/');
-  j << "{\n  \"data\": \"" << json_escape(slash == std::string::npos ? path : path.substr(slash + 1)) << "\",\n"
-    << "  \"dims\": [" << s.dims.x << ", " << s.dims.y << ", " << s.dims.z << "],\n"
-    << "  \"dtype\": \"" << dtype_name(g.value_type) << "\",\n"
-    << "  \"components\": " << std::max(1, value_channels(g.value_type)) << ",\n"
-    << "  \"byte_order\": \"little\",\n"
-    << "  \"order\": \"C\",\n"
-    << "  \"index\": \"offset = ((i * dims[1] + j) * dims[2] + k) * components + c\",\n"
-    << "  \"voxel_size\": [" << s.voxel_size.x << ", " << s.voxel_size.y << ", " << s.voxel_size.z << "],\n"
-    << "  \"origin\": [" << s.origin.x << ", " << s.origin.y << ", " << s.origin.z << "],\n"
-    << "  \"origin_is\": \"minimum corner of voxel (0,0,0)\",\n"
-    << "  \"active_voxels\": " << g.active_voxels();
-  for (const auto& [key, value] : meta) j << ",\n  \"" << json_escape(key) << "\": \"" << json_escape(value) << "\"";
-  j << "\n}\n";
-  const std::string json = j.str();
+  nlohmann::ordered_json j;
+  j["data"] = slash == std::string::npos ? path : path.substr(slash + 1);
+  j["dims"] = {s.dims.x, s.dims.y, s.dims.z};
+  j["dtype"] = dtype_name(g.value_type);
+  j["components"] = std::max(1, value_channels(g.value_type));
+  j["byte_order"] = "little";
+  j["order"] = "C";
+  j["index"] = "offset = ((i * dims[1] + j) * dims[2] + k) * components + c";
+  j["voxel_size"] = {s.voxel_size.x, s.voxel_size.y, s.voxel_size.z};
+  j["origin"] = {s.origin.x, s.origin.y, s.origin.z};
+  j["origin_is"] = "minimum corner of voxel (0,0,0)";
+  j["active_voxels"] = g.active_voxels();
+  for (const auto& [key, value] : meta) j[key] = value;
+  // One key per line, arrays on one line ("dims": [21, 30, 17]); nlohmann escapes and formats.
+  std::string json = "{";
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    json += (it == j.begin() ? "\n  " : ",\n  ") + nlohmann::json(it.key()).dump() + ": ";
+    if (!it->is_array()) {
+      json += it->dump();
+      continue;
+    }
+    json += "[";
+    for (size_t i = 0; i < it->size(); ++i) json += (i ? ", " : "") + (*it)[i].dump();
+    json += "]";
+  }
+  json += "\n}\n";
   AtomicFile raw(path);
   AtomicFile side(json_path);
   write_planes(g, raw);

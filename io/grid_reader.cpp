@@ -1,6 +1,10 @@
 // Readers of voxtile's grid outputs, for `voxtile compare`.
 #include "io/grid_reader.h"
 
+#include "io/ply.h"
+
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -9,6 +13,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "io/dense.h"
 #include "io/files.h"
 #include "io/mesh_reader.h"
 #include "io/vdb.h"
@@ -97,84 +102,57 @@ GridFile read_dense(const std::string& path, const std::string& format, const un
 
 // ---- .raw + .json -------------------------------------------------------------------------------
 
-std::vector<double> json_numbers(const std::string& json, const std::string& key, const std::string& path) {
-  const size_t k = json.find("\"" + key + "\"");
-  if (k == std::string::npos) fail(ErrorKind::kInput, path + ": no \"" + key + "\"");
-  const size_t colon = json.find(':', k);
-  size_t p = json.find_first_not_of(" \t\r\n", colon + 1);
-  std::vector<double> out;
-  const bool array = p != std::string::npos && json[p] == '[';
-  const size_t end = array ? json.find(']', p) : json.find_first_of(",}\n", p);
-  std::stringstream ss(json.substr(array ? p + 1 : p, end - (array ? p + 1 : p)));
-  for (std::string item; std::getline(ss, item, ',');) {
-    try {
-      out.push_back(std::stod(item));
-    } catch (const std::exception&) {
-      fail(ErrorKind::kInput, path + ": bad number in \"" + key + "\"");
-    }
+// The .raw sidecar, parsed; a missing or mistyped field is an input error naming the file.
+nlohmann::json read_sidecar(const std::string& json_path) {
+  try {
+    return nlohmann::json::parse(read_input_file(json_path));
+  } catch (const nlohmann::json::exception& e) {
+    fail(ErrorKind::kInput, json_path + ": not JSON (" + std::string(e.what()) + ")");
   }
-  return out;
 }
-std::string json_text(const std::string& json, const std::string& key, const std::string& path) {
-  const size_t k = json.find("\"" + key + "\"");
-  const size_t q1 = k == std::string::npos ? k : json.find('"', json.find(':', k));
-  const size_t q2 = q1 == std::string::npos ? q1 : json.find('"', q1 + 1);
-  if (q2 == std::string::npos) fail(ErrorKind::kInput, path + ": no \"" + key + "\"");
-  return json.substr(q1 + 1, q2 - q1 - 1);
+std::vector<double> json_numbers(const nlohmann::json& json, const std::string& key, size_t n, const std::string& path) {
+  const auto it = json.find(key);
+  std::vector<double> out;
+  if (it != json.end() && it->is_array())
+    for (const auto& v : *it)
+      if (v.is_number()) out.push_back(v.get<double>());
+  if (out.size() != n) fail(ErrorKind::kInput, path + ": \"" + key + "\" needs " + std::to_string(n) + " numbers");
+  return out;
 }
 
 // ---- .ply voxel centres -------------------------------------------------------------------------
 
 GridFile read_ply(const std::string& path) {
   const std::string bytes = read_input_file(path);
-  const size_t end = bytes.find("end_header\n");
-  if (bytes.compare(0, 4, "ply\n") != 0 || end == std::string::npos) fail(ErrorKind::kInput, path + ": not a PLY file");
-  std::stringstream h(bytes.substr(0, end));
+  const PlyHeader h = parse_ply_header(bytes, path);
   GridSpec spec;
-  bool have_dims = false, binary = false;
-  uint64_t count = 0;
-  struct Prop {
-    std::string type, name;
-  };
-  std::vector<Prop> props;
-  for (std::string line; std::getline(h, line);) {
-    std::stringstream ls(line);
-    std::string w;
-    ls >> w;
-    if (w == "format") {
-      std::string f;
-      ls >> f;
-      binary = f == "binary_little_endian";
-    } else if (w == "comment") {
-      std::string key;
-      ls >> key;
-      if (key == "voxtile_dims") have_dims = bool(ls >> spec.dims.x >> spec.dims.y >> spec.dims.z);
-      if (key == "voxtile_voxel_size") ls >> spec.voxel_size.x >> spec.voxel_size.y >> spec.voxel_size.z;
-      if (key == "voxtile_origin") ls >> spec.origin.x >> spec.origin.y >> spec.origin.z;
-    } else if (w == "element") {
-      std::string e;
-      ls >> e >> count;
-      if (e != "vertex") fail(ErrorKind::kInput, path + ": unexpected element " + e + " (not a voxtile voxel PLY)");
-    } else if (w == "property") {
-      Prop p;
-      ls >> p.type >> p.name;
-      props.push_back(p);
-    }
+  bool have_dims = false;
+  for (const std::string& c : h.comments) {
+    std::istringstream ls(c);
+    std::string key;
+    ls >> key;
+    if (key == "voxtile_dims") have_dims = bool(ls >> spec.dims.x >> spec.dims.y >> spec.dims.z);
+    if (key == "voxtile_voxel_size") ls >> spec.voxel_size.x >> spec.voxel_size.y >> spec.voxel_size.z;
+    if (key == "voxtile_origin") ls >> spec.origin.x >> spec.origin.y >> spec.origin.z;
   }
-  if (!binary) fail(ErrorKind::kInput, path + ": only binary little-endian voxel PLY files are compared");
+  if (h.elements.size() != 1 || h.elements[0].name != "vertex")
+    fail(ErrorKind::kInput, path + ": not a voxtile voxel PLY (one vertex element expected)");
+  if (h.format != PlyHeader::kLittle) fail(ErrorKind::kInput, path + ": only binary little-endian voxel PLY files are compared");
   if (!have_dims) fail(ErrorKind::kInput, path + ": no voxtile_dims comment (not a voxtile voxel PLY)");
+  const uint64_t count = h.elements[0].count;
+  const std::vector<PlyProperty>& props = h.elements[0].props;
   if (props.size() < 3 || props[0].name != "x" || props[1].name != "y" || props[2].name != "z")
     fail(ErrorKind::kInput, path + ": the first properties must be float x, y, z");
   size_t record = 0;
   std::vector<size_t> offset;
-  for (const Prop& p : props) {
+  for (const PlyProperty& p : props) {
     offset.push_back(record);
-    if (p.type == "float" || p.type == "int" || p.type == "float32" || p.type == "int32") record += 4;
-    else if (p.type == "uchar" || p.type == "uint8") record += 1;
-    else fail(ErrorKind::kInput, path + ": unsupported property type " + p.type);
+    const bool ok = !p.list && (p.type == PlyType::kF32 || p.type == PlyType::kI32 || p.type == PlyType::kU8);
+    if (!ok) fail(ErrorKind::kInput, path + ": unsupported property " + p.name);
+    record += size_t(ply_type_size(p.type));
   }
-  const size_t data = end + 11;
-  if (bytes.size() < data + count * record)
+  const size_t data = h.data_start;
+  if ((bytes.size() - data) / record < count)
     fail(ErrorKind::kInput, path + ": truncated (" + std::to_string(count) + " points announced)");
   // Grids: each scalar property, or a float triple (nx ny nz, or <name>_x _y _z).
   struct Target {
@@ -194,9 +172,9 @@ GridFile read_ply(const std::string& path) {
       targets.push_back({n == "nx" ? "normal" : n.substr(0, n.size() - 2), ValueType::kVec3f, p});
       p += 2;
     } else {
-      const ValueType t = props[p].type == "uchar" || props[p].type == "uint8" ? ValueType::kNone
-                          : (props[p].type == "int" || props[p].type == "int32") ? ValueType::kInt32
-                                                                                 : ValueType::kFloat32;
+      const ValueType t = props[p].type == PlyType::kU8    ? ValueType::kNone
+                          : props[p].type == PlyType::kI32 ? ValueType::kInt32
+                                                           : ValueType::kFloat32;
       targets.push_back({n, t, p});
     }
   }
@@ -375,18 +353,19 @@ GridFile read_grid_file(const std::string& path) {
     return read_dense(path, "npy", a.data, {int32_t(a.shape[0]), int32_t(a.shape[1]), int32_t(a.shape[2])}, t, GridSpec{});
   }
   if (ext == "raw") {
-    const size_t slash = path.rfind('/'), dot = path.rfind('.');
-    const std::string json_path =
-        (dot != std::string::npos && (slash == std::string::npos || dot > slash) ? path.substr(0, dot) : path) + ".json";
-    const std::string json = read_input_file(json_path);
-    const std::vector<double> d = json_numbers(json, "dims", json_path), vs = json_numbers(json, "voxel_size", json_path),
-                              o = json_numbers(json, "origin", json_path);
-    if (d.size() != 3 || vs.size() != 3 || o.size() != 3) fail(ErrorKind::kInput, json_path + ": dims, voxel_size and origin need 3 numbers");
+    const std::string json_path = raw_sidecar_path(path);
+    const nlohmann::json json = read_sidecar(json_path);
+    const std::vector<double> d = json_numbers(json, "dims", 3, json_path), vs = json_numbers(json, "voxel_size", 3, json_path),
+                              o = json_numbers(json, "origin", 3, json_path);
     for (double x : d)
       if (!(x >= 1 && x <= kMaxGridDim)) fail(ErrorKind::kInput, json_path + ": grid dimensions out of range");
-    const std::string dtype = json_text(json, "dtype", json_path);
+    if (!json.contains("dtype") || !json["dtype"].is_string()) fail(ErrorKind::kInput, json_path + ": no \"dtype\"");
+    const std::string dtype = json["dtype"].get<std::string>();
     int components = 1;
-    if (json.find("\"components\"") != std::string::npos) components = int(json_numbers(json, "components", json_path).at(0));
+    if (json.contains("components")) {
+      if (!json["components"].is_number_integer()) fail(ErrorKind::kInput, json_path + ": \"components\" must be an integer");
+      components = json["components"].get<int>();
+    }
     const std::string descr = dtype == "uint8" ? "|u1" : dtype == "int32" ? "<i4" : dtype == "float32" ? "<f4" : dtype;
     const ValueType t = dense_type(json_path, descr, components);
     const std::string bytes = read_input_file(path);

@@ -4,15 +4,15 @@
 #include <vector>
 
 #include "io/atomic_file.h"
+#include "io/ply.h"
 
 namespace voxtile {
 
 void write_mesh_ply(const Mesh& mesh, const std::string& path) {
   AtomicFile out(path);
-  const std::string header = "ply\nformat binary_little_endian 1.0\ncomment voxtile generated\nelement vertex " +
-                             std::to_string(mesh.positions.size()) +
-                             "\nproperty float x\nproperty float y\nproperty float z\nelement face " +
-                             std::to_string(mesh.num_triangles()) + "\nproperty list uchar int vertex_indices\nend_header\n";
+  const std::string header =
+      ply_header({"voxtile generated"}, {{"vertex", mesh.positions.size(), {"float x", "float y", "float z"}},
+                                          {"face", mesh.num_triangles(), {"list uchar int vertex_indices"}}});
   out.write(header.data(), header.size());
   out.write(mesh.positions.data(), mesh.positions.size() * sizeof(Vec3f));
   std::vector<unsigned char> buf;

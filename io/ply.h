@@ -1,6 +1,9 @@
-// PLY output of a SparseGrid: one point per active voxel at its world-space centre.
+// PLY in one place: the header parser of every PLY voxtile reads (point clouds, voxel centres,
+// recorded metadata), the header writer of every PLY it writes (grids, point clouds, meshes), and the
+// voxel-centre writer of a SparseGrid. (Meshes are read by Assimp.)
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,8 +14,44 @@ namespace voxtile {
 
 class AtomicFile;
 
-// "ply", the binary little-endian format line and one "comment voxtile_<key> <value>" per entry.
-std::string ply_header_begin(const Metadata& meta);
+enum class PlyType { kI8, kU8, kI16, kU16, kI32, kU32, kF32, kF64 };
+int ply_type_size(PlyType t);
+bool parse_ply_type(const std::string& name, PlyType& t);  // char, uchar, ..., float64
+// One value of type t at p, as double (big: big-endian bytes).
+double ply_load_binary(const char* p, PlyType t, bool big);
+
+struct PlyProperty {
+  std::string name;
+  PlyType type = PlyType::kF32;
+  bool list = false;
+  PlyType count_type = PlyType::kU8;
+};
+struct PlyElement {
+  std::string name;
+  uint64_t count = 0;
+  std::vector<PlyProperty> props;
+};
+struct PlyHeader {
+  enum Format { kAscii, kLittle, kBig } format = kAscii;
+  std::vector<PlyElement> elements;
+  std::vector<std::string> comments;  // the text after "comment "
+  size_t data_start = 0;              // first byte after end_header
+};
+// Parses the header at the start of `bytes`; errors name `path` and the line (Error(kInput)).
+PlyHeader parse_ply_header(const std::string& bytes, const std::string& path);
+// The header of the file at `path` (reads at most 1 MB).
+PlyHeader read_ply_header(const std::string& path);
+
+// A header to write: binary little-endian, "comment <c>" lines, elements with their properties
+// ("float x", "list uchar int vertex_indices").
+struct PlyElementSpec {
+  std::string name;
+  uint64_t count = 0;
+  std::vector<std::string> properties;
+};
+std::string ply_header(const std::vector<std::string>& comments, const std::vector<PlyElementSpec>& elements);
+// "voxtile_<key> <value>" per metadata entry (newlines folded to spaces).
+std::vector<std::string> ply_meta_comments(const Metadata& meta);
 // Buffers binary records and writes them to `out` in 1 MB pieces.
 class PlyBody {
  public:

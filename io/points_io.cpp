@@ -29,125 +29,6 @@ void finish(PointCloud& pc, const std::string& path) {
 
 // ---- PLY ------------------------------------------------------------------------------------
 
-enum class PlyType { kI8, kU8, kI16, kU16, kI32, kU32, kF32, kF64 };
-int ply_size(PlyType t) {
-  switch (t) {
-    case PlyType::kI8: case PlyType::kU8: return 1;
-    case PlyType::kI16: case PlyType::kU16: return 2;
-    case PlyType::kI32: case PlyType::kU32: case PlyType::kF32: return 4;
-    case PlyType::kF64: return 8;
-  }
-  return 0;
-}
-bool parse_ply_type(const std::string& s, PlyType& t) {
-  static const std::pair<const char*, PlyType> names[] = {
-      {"char", PlyType::kI8},    {"int8", PlyType::kI8},     {"uchar", PlyType::kU8},   {"uint8", PlyType::kU8},
-      {"short", PlyType::kI16},  {"int16", PlyType::kI16},   {"ushort", PlyType::kU16}, {"uint16", PlyType::kU16},
-      {"int", PlyType::kI32},    {"int32", PlyType::kI32},   {"uint", PlyType::kU32},   {"uint32", PlyType::kU32},
-      {"float", PlyType::kF32},  {"float32", PlyType::kF32}, {"double", PlyType::kF64}, {"float64", PlyType::kF64}};
-  for (const auto& [n, v] : names)
-    if (s == n) {
-      t = v;
-      return true;
-    }
-  return false;
-}
-
-struct PlyProperty {
-  std::string name;
-  PlyType type = PlyType::kF32;
-  bool list = false;
-  PlyType count_type = PlyType::kU8;
-};
-struct PlyElement {
-  std::string name;
-  uint64_t count = 0;
-  std::vector<PlyProperty> props;
-};
-struct PlyHeader {
-  enum Format { kAscii, kLittle, kBig } format = kAscii;
-  std::vector<PlyElement> elements;
-  size_t data_start = 0;
-};
-
-PlyHeader parse_ply_header(const std::string& bytes, const std::string& path) {
-  if (bytes.compare(0, 3, "ply") != 0) fail(ErrorKind::kInput, path + ": not a PLY file");
-  PlyHeader h;
-  size_t pos = 0;
-  int line_no = 0;
-  bool have_format = false;
-  while (true) {
-    const size_t nl = bytes.find('\n', pos);
-    if (nl == std::string::npos) fail(ErrorKind::kInput, path + ": truncated PLY header (no end_header)");
-    std::string line = bytes.substr(pos, nl - pos);
-    pos = nl + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    std::istringstream ls(line);
-    std::string word;
-    ls >> word;
-    if (word == "end_header") break;
-    auto bad = [&](const std::string& what) {
-      fail(ErrorKind::kInput, path + ":" + std::to_string(line_no) + ": " + what + ": '" + line + "'");
-    };
-    if (word == "format") {
-      std::string f;
-      ls >> f;
-      if (f == "ascii") h.format = PlyHeader::kAscii;
-      else if (f == "binary_little_endian") h.format = PlyHeader::kLittle;
-      else if (f == "binary_big_endian") h.format = PlyHeader::kBig;
-      else bad("unknown PLY format");
-      have_format = true;
-    } else if (word == "element") {
-      PlyElement e;
-      long double count = -1;
-      if (!(ls >> e.name >> count) || count < 0 || count > 1e12) bad("bad element line");
-      e.count = uint64_t(count);
-      h.elements.push_back(e);
-    } else if (word == "property") {
-      if (h.elements.empty()) bad("property before any element");
-      PlyProperty p;
-      std::string t;
-      ls >> t;
-      if (t == "list") {
-        std::string ct, it;
-        ls >> ct >> it >> p.name;
-        p.list = true;
-        if (!parse_ply_type(ct, p.count_type) || !parse_ply_type(it, p.type) || p.name.empty()) bad("bad list property");
-      } else {
-        ls >> p.name;
-        if (!parse_ply_type(t, p.type) || p.name.empty()) bad("bad property");
-      }
-      h.elements.back().props.push_back(p);
-    } else if (word == "comment" || word == "obj_info" || word == "ply" || word.empty()) {
-      continue;
-    } else {
-      bad("unknown header line");
-    }
-  }
-  if (!have_format) fail(ErrorKind::kInput, path + ": PLY header without a format line");
-  h.data_start = pos;
-  return h;
-}
-
-double load_binary(const char* p, PlyType t, bool big) {
-  unsigned char b[8];
-  const int n = ply_size(t);
-  std::memcpy(b, p, size_t(n));
-  if (big) std::reverse(b, b + n);
-  switch (t) {
-    case PlyType::kI8: { int8_t v; std::memcpy(&v, b, 1); return v; }
-    case PlyType::kU8: return b[0];
-    case PlyType::kI16: { int16_t v; std::memcpy(&v, b, 2); return v; }
-    case PlyType::kU16: { uint16_t v; std::memcpy(&v, b, 2); return v; }
-    case PlyType::kI32: { int32_t v; std::memcpy(&v, b, 4); return v; }
-    case PlyType::kU32: { uint32_t v; std::memcpy(&v, b, 4); return v; }
-    case PlyType::kF32: { float v; std::memcpy(&v, b, 4); return v; }
-    case PlyType::kF64: { double v; std::memcpy(&v, b, 8); return v; }
-  }
-  return 0;
-}
-
 uint8_t to_channel(double v, PlyType t) {
   if (t == PlyType::kF32 || t == PlyType::kF64) v *= 255.0;
   if (!std::isfinite(v)) return 0;
@@ -197,7 +78,7 @@ PointCloud read_ply_points(const std::string& path) {
     for (const PlyElement& e : h.elements) {
       if (&e == vertex) break;
       size_t row = 0;
-      for (const PlyProperty& p : e.props) row += size_t(ply_size(p.type));
+      for (const PlyProperty& p : e.props) row += size_t(ply_type_size(p.type));
       pos += row * e.count;
     }
   }
@@ -206,7 +87,7 @@ PointCloud read_ply_points(const std::string& path) {
     size_t row = 0;
     for (const PlyProperty& p : vertex->props) {
       if (p.list) fail(ErrorKind::kInput, path + ": list properties in the vertex element are not supported");
-      row += size_t(ply_size(p.type));
+      row += size_t(ply_type_size(p.type));
     }
     if (pos > bytes.size() || (bytes.size() - pos) / row < n)
       fail(ErrorKind::kInput, path + ": truncated: the header declares " + std::to_string(n) + " vertices, the file holds " +
@@ -221,7 +102,7 @@ PointCloud read_ply_points(const std::string& path) {
   size_t row = 0;
   for (size_t i = 0; i < vertex->props.size(); ++i) {
     offset[i] = row;
-    row += size_t(ply_size(vertex->props[i].type));
+    row += size_t(ply_type_size(vertex->props[i].type));
   }
   std::vector<double> v(vertex->props.size());
   std::string line;
@@ -239,7 +120,7 @@ PointCloud read_ply_points(const std::string& path) {
       }
     } else {
       const char* base = bytes.data() + pos + r * row;
-      for (size_t i = 0; i < v.size(); ++i) v[i] = load_binary(base + offset[i], vertex->props[i].type, h.format == PlyHeader::kBig);
+      for (size_t i = 0; i < v.size(); ++i) v[i] = ply_load_binary(base + offset[i], vertex->props[i].type, h.format == PlyHeader::kBig);
     }
     const Vec3f p{float(v[size_t(ix[0])]), float(v[size_t(ix[1])]), float(v[size_t(ix[2])])};
     if (!finite3(p)) {
@@ -366,33 +247,24 @@ bool is_point_cloud_file(const std::string& path) {
   if (ext == "xyz" || ext == "pts") return true;
   if (ext != "ply") return false;
   check_input_file(path);
-  std::ifstream f(path, std::ios::binary);
-  std::string header, line;
-  while (std::getline(f, line) && header.size() < (1 << 20)) {
-    header += line + "\n";
-    if (line.rfind("end_header", 0) == 0) break;
+  try {
+    for (const PlyElement& e : read_ply_header(path).elements)
+      if (e.name == "face" && e.count > 0) return false;
+  } catch (const Error&) {
+    // A malformed header: the point-cloud reader names the problem.
   }
-  std::istringstream hs(header);
-  bool faces = false;
-  while (std::getline(hs, line)) {
-    std::istringstream ls(line);
-    std::string w, name;
-    long double count = 0;
-    if (ls >> w >> name >> count && w == "element" && name == "face" && count > 0) faces = true;
-  }
-  return !faces;
+  return true;
 }
 
 void write_point_cloud_ply(const PointCloud& pc, const std::string& path, const Metadata& meta) {
   AtomicFile out(path);
-  std::string header = ply_header_begin(meta);
-  header += "element vertex " + std::to_string(pc.size()) + "\nproperty float x\nproperty float y\nproperty float z\n";
   const bool n = !pc.normals.empty(), c = !pc.colors.empty(), id = !pc.ids.empty(), mat = !pc.materials.empty();
-  if (n) header += "property float nx\nproperty float ny\nproperty float nz\n";
-  if (c) header += "property uchar red\nproperty uchar green\nproperty uchar blue\n";
-  if (id) header += "property uint id\n";
-  if (mat) header += "property uint material\n";
-  header += "end_header\n";
+  PlyElementSpec vertex{"vertex", pc.size(), {"float x", "float y", "float z"}};
+  if (n) vertex.properties.insert(vertex.properties.end(), {"float nx", "float ny", "float nz"});
+  if (c) vertex.properties.insert(vertex.properties.end(), {"uchar red", "uchar green", "uchar blue"});
+  if (id) vertex.properties.push_back("uint id");
+  if (mat) vertex.properties.push_back("uint material");
+  const std::string header = ply_header(ply_meta_comments(meta), {vertex});
   out.write(header.data(), header.size());
   PlyBody body(out);
   for (size_t i = 0; i < pc.size(); ++i) {

@@ -1,6 +1,8 @@
 // Output format dispatch.
 #include "io/writers.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -53,28 +55,23 @@ void write_grid(const SparseGrid& grid, const std::string& path, OutputFormat fo
 }
 
 std::string recorded_metadata(const std::string& path, OutputFormat format, const std::string& key) {
-  if (format == OutputFormat::kVdb) return read_vdb_meta(path, key);
-  std::string text;
-  std::ifstream f(format == OutputFormat::kRaw ? raw_sidecar_path(path) : path, std::ios::binary);
-  if (!f) return "";
-  if (format == OutputFormat::kPly) {
-    for (std::string line; std::getline(f, line) && line != "end_header";) {
-      const std::string prefix = "comment voxtile_" + key + " ";
-      if (line.compare(0, prefix.size(), prefix) == 0) return line.substr(prefix.size());
+  try {
+    if (format == OutputFormat::kVdb) return read_vdb_meta(path, key);
+    if (format == OutputFormat::kPly) {
+      const std::string prefix = "voxtile_" + key + " ";
+      for (const std::string& c : read_ply_header(path).comments)
+        if (c.compare(0, prefix.size(), prefix) == 0) return c.substr(prefix.size());
+      return "";
     }
-    return "";
+    if (format == OutputFormat::kRaw) {
+      std::ifstream f(raw_sidecar_path(path), std::ios::binary);
+      if (!f) return "";
+      const nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
+      return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+    }
+  } catch (const Error&) {
   }
-  if (format == OutputFormat::kRaw) {
-    std::ostringstream s;
-    s << f.rdbuf();
-    text = s.str();
-    const std::string k = "\"" + key + "\": \"";
-    const size_t p = text.find(k);
-    if (p == std::string::npos) return "";
-    const size_t e = text.find('"', p + k.size());
-    return e == std::string::npos ? "" : text.substr(p + k.size(), e - p - k.size());
-  }
-  return "";
+  return "";  // .npy records nothing
 }
 
 void write_grids(const std::vector<SparseGrid>& grids, const std::string& path, OutputFormat format,

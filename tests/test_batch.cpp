@@ -4,6 +4,8 @@
 #include <fstream>
 #include <thread>
 
+#include "cli/batch/plan.h"
+#include "core/error.h"
 #include "kernels/api.h"
 #include "tests/helpers.h"
 
@@ -133,6 +135,61 @@ TEST(Batch, UsageErrors) {
     EXPECT_EQ(r.exit_code, 2) << (extra.empty() ? "" : extra.back()) << ": " << r.err;
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
   }
+}
+
+
+// The planner alone (cli/batch/plan.cpp), without running anything.
+TEST(BatchPlan, TemplatesManifestOverridesAndShards) {
+  test::TempDir dir;
+  {
+    std::ofstream m(dir.file("jobs.jsonl"));
+    m << "{\"input\": \"a/b/part.stl\", \"resolution\": 64, \"target\": \"count,distance:max\"}\n\n"
+      << "{\"input\": \"c.obj\", \"output\": \"explicit.ply\", \"dims\": [8, 9, 10], \"mode\": \"thin\"}\n";
+  }
+  BatchCmdOptions o;
+  o.inputs = {test::data_path("formats/stl")};
+  o.manifest = dir.file("jobs.jsonl");
+  o.out_template = "out/{stem}_{res}_{target}_{mode}_{index}.{ext}.vdb";
+  o.grid.resolution = 32;
+  const std::vector<Job> jobs = plan_batch(o);
+  ASSERT_GE(jobs.size(), 3u);
+  const Job& first = jobs[0];
+  EXPECT_EQ(first.index, 0u);
+  EXPECT_EQ(first.output.rfind("out/", 0), 0u) << first.output;
+  EXPECT_NE(first.output.find("_32_binary_conservative_0.stl.vdb"), std::string::npos) << first.output;
+  const Job& part = jobs[jobs.size() - 2];
+  EXPECT_EQ(part.input, "a/b/part.stl");
+  EXPECT_EQ(part.output, "out/part_64_count+distance_max_conservative_" + std::to_string(part.index) + ".stl.vdb");
+  EXPECT_EQ(part.grid.resolution, 64);
+  const Job& last = jobs.back();
+  EXPECT_EQ(last.output, "explicit.ply");
+  EXPECT_EQ(last.format, OutputFormat::kPly);
+  EXPECT_EQ(last.mode, "thin");
+  EXPECT_EQ(last.grid.resolution, 0);  // dims replace the command line's resolution
+  EXPECT_EQ(last.grid.dims, (std::vector<int32_t>{8, 9, 10}));
+  EXPECT_EQ(expand_template("{dir}|{name}|{ext}", last), ".|c.obj|obj");
+
+  // Shards partition the jobs by index.
+  size_t total = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    const std::vector<Job> s = shard_jobs(jobs, parse_shard(std::to_string(i) + "/3"));
+    for (const Job& j : s) EXPECT_EQ(j.index % 3, i);
+    total += s.size();
+  }
+  EXPECT_EQ(total, jobs.size());
+  EXPECT_EQ(shard_jobs(jobs, parse_shard("")).size(), jobs.size());
+  for (const char* bad : {"3/3", "1/0", "a/2", "1/2/3", "-1/2"}) EXPECT_THROW(parse_shard(bad), Error) << bad;
+
+  // Usage errors: unknown template fields, two jobs on one output, several targets in one .npy.
+  BatchCmdOptions bad = o;
+  bad.manifest.clear();
+  bad.out_template = "{nope}.vdb";
+  EXPECT_THROW(plan_batch(bad), Error);
+  bad.out_template = "same.vdb";
+  EXPECT_THROW(plan_batch(bad), Error);
+  bad.out_template = "{stem}.npy";
+  bad.target = "count,binary";
+  EXPECT_THROW(plan_batch(bad), Error);
 }
 
 }  // namespace
