@@ -16,6 +16,7 @@ void setup_batch(CLI::App& app, BatchCmdOptions& o) {
                  "'out/{stem}_{res}.vdb'");
   add_format_option(app, o.format, "Output format: vdb, ply, raw or npy (default: from the output name)");
   add_grid_options(app, o.grid);
+  add_load_options(app, o.load);
   app.add_option("--mode,-m", o.mode, "thin or conservative")->check(CLI::IsMember({"thin", "conservative"}))->capture_default_str();
   app.add_option("--target,-t", o.target, "Targets as for voxelize")->capture_default_str();
   app.add_option("--devices", o.devices, "auto (GPU 0 if present, else CPU), cpu, all (every GPU), or a list: 0,1")

@@ -19,6 +19,7 @@ struct BatchCmdOptions {
   std::string out_template;         // e.g. "{dir}/{stem}_{res}.vdb"
   std::string format;
   GridArgs grid;
+  LoadArgs load;
   std::string mode = "conservative";
   std::string target = "binary";
   std::string devices = "auto";     // auto | cpu | all | 0,1,...

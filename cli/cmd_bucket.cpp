@@ -30,6 +30,7 @@ void setup_bucket(CLI::App& app, BucketCmdOptions& o) {
                  "Output: .npz (the fragment lists), and/or .vdb, .ply, .raw, .npy (fragments per voxel); repeatable")
       ->required();
   add_grid_options(app, o.grid);
+  add_load_options(app, o.load);
   app.add_option("--mode,-m", o.mode, "thin (6-separating) or conservative (26-separating)")
       ->check(CLI::IsMember({"thin", "conservative"}))
       ->capture_default_str();
@@ -60,7 +61,7 @@ int run_bucket(const BucketCmdOptions& o) {
   std::unique_ptr<Voxelizer> voxelizer = open_voxelizer(o.device, o.gpu_memory, log);
 
   const auto t_start = Clock::now();
-  const LoadedInput in = load_input(o.input, grid_options, log);
+  const LoadedInput in = load_input(o.input, grid_options, log, o.load.kind(), nullptr, o.load.limits());
   const MeshLoadResult& loaded = in.loaded;
   const GridSpec& spec = in.spec;
   const double ms_load = in.ms_load;

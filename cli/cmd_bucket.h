@@ -13,6 +13,7 @@ struct BucketCmdOptions {
   std::string input;
   std::vector<std::string> outputs;  // .npz buckets, and/or grid files of the fragment count
   GridArgs grid;
+  LoadArgs load;
   std::string mode = "conservative";
   std::string attrs = "bary";
   std::string device = "auto";

@@ -16,6 +16,7 @@ void setup_generate(CLI::App& app, GenerateCmdOptions& o) {
       ->check(CLI::IsMember({"scan", "tubes", "room"}));
   app.add_option("-o,--output", o.output, "Output mesh (.ply)")->required();
   app.add_option("--input", o.input, "scan: the mesh to subdivide");
+  add_load_options(app, o.load);
   app.add_option("--levels", o.levels, "scan: 1-to-4 subdivision levels")->check(CLI::Range(0, 6))->capture_default_str();
   app.add_option("--tubes", o.tubes, "tubes: number of tubes")->capture_default_str();
   app.add_option("--rings", o.rings, "tubes: rings per tube")->capture_default_str();
@@ -28,7 +29,7 @@ int run_generate(const GenerateCmdOptions& o) {
   Mesh m;
   if (o.kind == "scan") {
     if (o.input.empty()) fail(ErrorKind::kUsage, "generate scan needs --input MESH");
-    m = subdivide(load_mesh(o.input).mesh, o.levels);
+    m = subdivide(load_mesh(o.input, false, o.load.kind(), o.load.limits()).mesh, o.levels);
   } else if (o.kind == "tubes") {
     if (uint64_t(o.tubes) * o.rings * o.sides * 2 > (uint64_t(1) << 31))
       fail(ErrorKind::kUsage, "generate tubes: more than 2^31 triangles");

@@ -4,12 +4,15 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "cli/common.h"
+
 namespace voxtile {
 
 struct GenerateCmdOptions {
   std::string kind;    // scan, tubes, room
   std::string output;  // .ply
   std::string input;   // scan: the mesh to subdivide
+  LoadArgs load;
   int levels = 3;      // scan: subdivision levels
   uint32_t tubes = 1000, rings = 300, sides = 5;
   uint32_t objects = 640;

@@ -15,6 +15,7 @@ namespace voxtile {
 void setup_info(CLI::App& app, InfoCmdOptions& o) {
   app.add_option("file", o.input, "A mesh, point cloud or .vdb file")->required();
   add_grid_options(app, o.grid);
+  add_load_options(app, o.load);
 }
 
 int run_info(const InfoCmdOptions& o) {
@@ -26,7 +27,7 @@ int run_info(const InfoCmdOptions& o) {
     for (const std::string& l : lines) std::cout << l << "\n";
     return 0;
   }
-  const MeshLoadResult r = inspect_mesh(o.input);
+  const MeshLoadResult r = inspect_mesh(o.input, o.load.kind());
   const Mesh& m = r.mesh;
   if (m.num_triangles() == 0 && r.points > 0) {
     std::cout << "kind: point cloud\n";

@@ -11,6 +11,7 @@ namespace voxtile {
 struct InfoCmdOptions {
   std::string input;
   GridArgs grid;
+  LoadArgs load;
 };
 
 void setup_info(CLI::App& app, InfoCmdOptions& options);

@@ -78,6 +78,7 @@ void setup_points(CLI::App& app, PointsCmdOptions& o) {
   add_format_option(app, o.format, "Output format: vdb, ply, raw or npy (default: from the extension)");
   add_sampling_options(app, o.sampling, true);
   add_grid_options(app, o.grid);
+  add_load_options(app, o.load);
   app.add_option("--values", o.values,
                  "Points -> voxels: occupancy, count, color (mean), normal (mean), comma-separated; auto = count "
                  "plus colour and normal when the points have them (.raw/.npy: count)")
@@ -162,7 +163,7 @@ int run_points(const PointsCmdOptions& o) {
   } else {  // mesh -> points
     if (format != OutputFormat::kPly) fail(ErrorKind::kUsage, o.output + ": mesh -> points writes .ply (use 'voxtile voxelize' for grids)");
     const auto tl = Clock::now();
-    const MeshLoadResult loaded = load_mesh(o.input, true);
+    const MeshLoadResult loaded = load_mesh(o.input, true, o.load.kind(), o.load.limits());
     for (const std::string& w : loaded.warnings) log.warn(o.input + ": " + w);
     stages.emplace_back("load", ms_since(tl));
     const double area = mesh_area(loaded.mesh);

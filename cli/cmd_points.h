@@ -25,6 +25,7 @@ struct PointsCmdOptions {
   std::string input, output, format, values = "auto", grid_name;
   SamplingArgs sampling;
   GridArgs grid;
+  LoadArgs load;
   std::string device = "auto";
   uint64_t gpu_memory = 0;
   int threads = 0;

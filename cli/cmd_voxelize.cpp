@@ -5,10 +5,12 @@
 
 #include <iostream>
 #include <map>
+#include <future>
 #include <memory>
 
 #include "cli/job.h"
 #include "core/error.h"
+#include "io/native_mesh.h"
 #include "io/writers.h"
 
 namespace voxtile {
@@ -41,6 +43,7 @@ std::vector<Job> plan_jobs(const VoxelizeCmdOptions& o) {
     j.grid = o.grid;
     j.mode = o.mode;
     j.target = o.target;
+    j.loader = o.load.loader;
     if (dir_out) {
       j.format = o.format.empty() ? OutputFormat::kVdb : parse_format(o.format);
       std::string dir = o.output;
@@ -66,6 +69,7 @@ void setup_voxelize(CLI::App& app, VoxelizeCmdOptions& o) {
       ->required();
   add_format_option(app, o.format, "Output format: vdb, ply, raw or npy (default: from the extension)");
   add_grid_options(app, o.grid);
+  add_load_options(app, o.load);
   app.add_option("--mode,-m", o.mode, "thin (6-separating) or conservative (26-separating)")
       ->check(CLI::IsMember({"thin", "conservative"}))
       ->capture_default_str();
@@ -85,7 +89,29 @@ void setup_voxelize(CLI::App& app, VoxelizeCmdOptions& o) {
 int run_voxelize(const VoxelizeCmdOptions& o) {
   Log log{o.verbosity};
   const std::vector<Job> jobs = plan_jobs(o);
-  std::unique_ptr<Voxelizer> voxelizer = open_voxelizer(o.device, o.gpu_memory, log);
+  // A reader process for the files Assimp reads, forked first, while this process is one thread.
+  std::unique_ptr<MeshLoaderPool> readers;
+  for (const Job& j : jobs)
+    if (!readers && (o.load.kind() == Loader::kAssimp || !native_format(j.input)))
+      readers = std::make_unique<MeshLoaderPool>(1, o.load.limits());
+  if (!readers) readers = std::make_unique<MeshLoaderPool>(0, o.load.limits());
+  // The voxelizer starts on its own thread (CUDA context creation, 0.1 to 0.3 s) while the first
+  // mesh loads; the first job waits for it only after loading.
+  std::future<std::unique_ptr<Voxelizer>> starting =
+      std::async(std::launch::async, [&] { return open_voxelizer(o.device, o.gpu_memory, log); });
+  std::unique_ptr<Voxelizer> voxelizer;
+  bool fatal = false;
+  auto ready = [&]() -> Voxelizer& {
+    if (!voxelizer) {
+      try {
+        voxelizer = starting.get();
+      } catch (...) {
+        fatal = true;
+        throw;
+      }
+    }
+    return *voxelizer;
+  };
   WriteOptions base;
   base.dense.force = o.force;
   if (o.dense_limit) base.dense.limit_bytes = o.dense_limit;
@@ -93,13 +119,14 @@ int run_voxelize(const VoxelizeCmdOptions& o) {
   int status = 0;
   for (const Job& job : jobs) {
     try {
-      const JobReport r = run_job(*voxelizer, job, base, log);
+      const JobReport r = run_job(ready, job, base, log, readers.get());
       log.info(job_summary(job, r));
       for (const auto& [name, ms] : r.voxelize_stages) log.detail("  " + name + ": " + std::to_string(ms) + " ms");
       if (o.stats) print_json_line(stats_json(job, r));
     } catch (const Error& e) {
       std::cerr << "voxtile: error: " << e.what() << "\n";
       if (!status) status = static_cast<int>(e.kind());
+      if (fatal) break;  // no voxelizer: the other inputs cannot run either
     }
   }
   return status;

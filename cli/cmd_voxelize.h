@@ -14,6 +14,7 @@ struct VoxelizeCmdOptions {
   std::string output;
   std::string format;  // empty: from the output extension (vdb for a directory)
   GridArgs grid;
+  LoadArgs load;
   std::string mode = "conservative";
   std::string target = "binary";
   std::string device = "auto";

@@ -35,6 +35,23 @@ void add_grid_options(CLI::App& app, GridArgs& a) {
       ->default_val(0);
 }
 
+void add_load_options(CLI::App& app, LoadArgs& a) {
+  app.add_option("--loader", a.loader,
+                 "Mesh reader: auto (voxtile's own for .ply .stl .obj, Assimp for the rest), native or assimp")
+      ->check(CLI::IsMember({"auto", "native", "assimp"}))
+      ->capture_default_str();
+  app.add_option("--load-timeout", a.timeout_s,
+                 "Seconds an Assimp import may take before it is stopped and the file fails (exit 3)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+
+LoaderLimits LoadArgs::limits() const {
+  LoaderLimits l;
+  l.timeout_s = timeout_s;
+  return l;
+}
+
 GridOptions GridArgs::to_options() const {
   GridOptions o;
   if (resolution > 0) o.resolution = resolution;
@@ -116,10 +133,11 @@ std::unique_ptr<Voxelizer> open_voxelizer(const std::string& device, uint64_t gp
   return make_gpu_voxelizer(gopt);
 }
 
-LoadedInput load_input(const std::string& path, const GridOptions& grid, const Log& log, MeshLoaderPool* loaders) {
+LoadedInput load_input(const std::string& path, const GridOptions& grid, const Log& log, Loader loader,
+                       MeshLoaderPool* loaders, const LoaderLimits& limits) {
   const auto t0 = std::chrono::steady_clock::now();
   LoadedInput in;
-  in.loaded = loaders ? loaders->load(path) : load_mesh(path);
+  in.loaded = loaders ? loaders->load(path, false, loader) : load_mesh(path, false, loader, limits);
   for (const std::string& w : in.loaded.warnings) log.warn(path + ": " + w);
   in.ms_load = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   try {

@@ -33,6 +33,14 @@ struct GridArgs {
   GridOptions to_options() const;  // throws Error(kUsage)
 };
 void add_grid_options(CLI::App& app, GridArgs& args);
+// --loader auto|native|assimp and --load-timeout, for commands that read meshes.
+struct LoadArgs {
+  std::string loader = "auto";
+  double timeout_s = 600;
+  Loader kind() const { return parse_loader(loader); }
+  LoaderLimits limits() const;
+};
+void add_load_options(CLI::App& app, LoadArgs& args);
 // --dense-limit and --force, for commands that may write .raw/.npy grids.
 void add_dense_options(CLI::App& app, uint64_t& dense_limit, bool& force);
 // --device auto|cpu|gpu, --gpu-memory (`gpu_memory_help`) and --threads.
@@ -55,8 +63,8 @@ struct LoadedInput {
   GridSpec spec;
   double ms_load = 0;
 };
-LoadedInput load_input(const std::string& path, const GridOptions& grid, const Log& log,
-                       MeshLoaderPool* loaders = nullptr);
+LoadedInput load_input(const std::string& path, const GridOptions& grid, const Log& log, Loader loader,
+                       MeshLoaderPool* loaders = nullptr, const LoaderLimits& limits = {});
 
 // "mode=... target=... resolution=..." as recorded in output metadata.
 std::string options_string(const std::string& mode, const std::string& target, const GridArgs& grid);

@@ -13,6 +13,7 @@ VoxelMode parse_mode(const std::string& mode) { return mode == "thin" ? VoxelMod
 void check_job(const Job& job) {
   const std::vector<TargetSpec> targets = parse_target_list(job.target);
   job.grid.to_options();
+  parse_loader(job.loader);
   if (targets.size() > 1 && (job.format == OutputFormat::kNpy || job.format == OutputFormat::kRaw))
     fail(ErrorKind::kUsage, job.output + ": a ." + format_name(job.format) +
                                 " file holds one target; write several targets to .vdb or .ply");
@@ -20,8 +21,10 @@ void check_job(const Job& job) {
 
 std::string job_options(const Job& job) { return options_string(job.mode, job.target, job.grid); }
 
-LoadedInput load_job(const Job& job, const Log& log, JobReport& report, MeshLoaderPool* loaders) {
-  LoadedInput in = load_input(job.input, job.grid.to_options(), log, loaders);
+LoadedInput load_job(const Job& job, const Log& log, JobReport& report, MeshLoaderPool* loaders,
+                     const LoaderLimits& limits) {
+  LoadedInput in = load_input(job.input, job.grid.to_options(), log, parse_loader(job.loader), loaders, limits);
+  report.reader = in.loaded.format;
   report.ms_load = in.ms_load;
   report.triangles = in.loaded.mesh.num_triangles();
   report.dropped_degenerate = in.loaded.mesh.dropped_degenerate;
@@ -69,11 +72,15 @@ void write_job(const Job& job, const std::vector<SparseGrid>& grids, const Write
   report.ms_write = ms_since(t0);
 }
 
-JobReport run_job(Voxelizer& voxelizer, const Job& job, const WriteOptions& base, const Log& log) {
+JobReport run_job(const std::function<Voxelizer&()>& voxelizer, const Job& job, const WriteOptions& base,
+                  const Log& log, MeshLoaderPool* loaders) {
   const auto t0 = Clock::now();
   JobReport report;
-  const LoadedInput in = load_job(job, log, report);
-  const std::vector<SparseGrid> grids = voxelize_job(voxelizer, job, in, report);
+  const LoadedInput in = load_job(job, log, report, loaders);
+  const auto t_wait = Clock::now();
+  Voxelizer& v = voxelizer();  // may still be starting (GPU context) while the mesh loaded
+  report.ms_gpu_wait = ms_since(t_wait);
+  const std::vector<SparseGrid> grids = voxelize_job(v, job, in, report);
   write_job(job, grids, base, "", report);
   report.ms_total = ms_since(t0);
   report.status = "ok";
@@ -95,6 +102,7 @@ nlohmann::ordered_json stats_json(const Job& job, const JobReport& r) {
   j["input"] = job.input;
   j["output"] = job.output;
   j["format"] = format_name(job.format);
+  j["reader"] = r.reader;
   j["triangles"] = r.triangles;
   j["dropped_degenerate"] = r.dropped_degenerate;
   j["dropped_nonfinite"] = r.dropped_nonfinite;
@@ -113,6 +121,7 @@ nlohmann::ordered_json stats_json(const Job& job, const JobReport& r) {
   j["grids"] = r.grids;
   nlohmann::ordered_json t;
   t["load"] = r.ms_load;
+  if (r.ms_gpu_wait >= 0) t["gpu_wait"] = r.ms_gpu_wait;
   for (const auto& [name, ms] : r.voxelize_stages) t[name] = ms;
   t["write"] = r.ms_write;
   t["total"] = r.ms_total;

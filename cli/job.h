@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ struct Job {
   OutputFormat format = OutputFormat::kVdb;
   GridArgs grid;
   std::string mode = "conservative", target = "binary";
+  std::string loader = "auto";  // auto, native, assimp
 };
 
 struct JobReport {
@@ -28,10 +30,12 @@ struct JobReport {
   std::string device;
   uint64_t triangles = 0, active_voxels = 0, bricks = 0, tile_pairs = 0, tiles = 0;
   uint64_t dropped_degenerate = 0, dropped_nonfinite = 0, dropped_bad_index = 0;
+  std::string reader;                                     // the reader that loaded the mesh
   GridSpec spec;
   std::string checksum;                                   // of the first grid, hex
   nlohmann::ordered_json grids = nlohmann::json::array(); // name, type, active voxels, checksum per grid
   double ms_load = 0, ms_voxelize = 0, ms_write = 0, ms_total = 0;
+  double ms_gpu_wait = -1;  // run_job: time spent waiting for the voxelizer after loading
   std::vector<std::pair<std::string, double>> voxelize_stages;  // the voxelizer's own stage times
 };
 
@@ -43,12 +47,15 @@ void check_job(const Job& job);
 // The steps. load_job fills the report's load time and mesh counters; voxelize_job its voxelizer
 // counters, stage times and device; write_job writes atomically (metadata: source, options,
 // version, mode, target, and `fingerprint` as "job" when not empty) and fills checksums and times.
-LoadedInput load_job(const Job& job, const Log& log, JobReport& report, MeshLoaderPool* loaders = nullptr);
+LoadedInput load_job(const Job& job, const Log& log, JobReport& report, MeshLoaderPool* loaders = nullptr,
+                     const LoaderLimits& limits = {});
 std::vector<SparseGrid> voxelize_job(Voxelizer& voxelizer, const Job& job, const LoadedInput& input, JobReport& report);
 void write_job(const Job& job, const std::vector<SparseGrid>& grids, const WriteOptions& base,
                const std::string& fingerprint, JobReport& report);
-// All three; throws Error with the input named.
-JobReport run_job(Voxelizer& voxelizer, const Job& job, const WriteOptions& base, const Log& log);
+// All three; throws Error with the input named. `voxelizer` is asked for after the mesh is loaded,
+// so that a voxelizer still starting (GPU context creation) overlaps the load.
+JobReport run_job(const std::function<Voxelizer&()>& voxelizer, const Job& job, const WriteOptions& base,
+                  const Log& log, MeshLoaderPool* loaders = nullptr);
 
 // "mode=... target=... resolution=..." as recorded in output metadata and reports.
 std::string job_options(const Job& job);

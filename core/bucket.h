@@ -57,6 +57,13 @@ VT_HD inline uint64_t voxel_linear_index(int32_t i, int32_t j, int32_t k, const 
   return (uint64_t(uint32_t(i)) * uint64_t(uint32_t(dims.y)) + uint64_t(uint32_t(j))) * uint64_t(uint32_t(dims.z)) +
          uint64_t(uint32_t(k));
 }
+// Its inverse: ijk[0..2] of linear index v.
+VT_HD inline void voxel_from_linear(uint64_t v, const Int3& dims, int32_t* ijk) {
+  const uint64_t nz = uint64_t(dims.z), nyz = uint64_t(dims.y) * nz;
+  ijk[0] = int32_t(v / nyz);
+  ijk[1] = int32_t((v / nz) % uint64_t(dims.y));
+  ijk[2] = int32_t(v % nz);
+}
 
 // Barycentric coordinates (u, v, w of vertices 0, 1, 2) of the orthogonal projection of the centre of
 // voxel (i,j,k) onto the plane of a grid-space triangle, computed in world units (vs = voxel size).

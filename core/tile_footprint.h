@@ -29,9 +29,19 @@ struct TileFootprint {
   VT_HD bool single_tile() const { return tlo[0] == thi[0] && tlo[1] == thi[1] && tlo[2] == thi[2]; }
 };
 
+// Tiles of a grid of `dims` voxels: kTileDim^3 voxels each, the last ones clipped.
+VT_HD inline Int3 grid_tiles(const Int3& dims) {
+  return {(dims.x + kTileDim - 1) / kTileDim, (dims.y + kTileDim - 1) / kTileDim, (dims.z + kTileDim - 1) / kTileDim};
+}
 // Linear index of tile (x, y, z) in a grid of `tiles` tiles.
 VT_HD inline uint64_t tile_index(const Int3& tiles, int32_t x, int32_t y, int32_t z) {
   return (uint64_t(x) * uint64_t(tiles.y) + uint64_t(y)) * uint64_t(tiles.z) + uint64_t(z);
+}
+
+// Tile (x, y, z) of a linear index (the inverse of tile_index).
+VT_HD inline Int3 tile_coords(const Int3& tiles, uint64_t index) {
+  return {int32_t(index / (uint64_t(tiles.z) * uint64_t(tiles.y))), int32_t((index / uint64_t(tiles.z)) % uint64_t(tiles.y)),
+          int32_t(index % uint64_t(tiles.z))};
 }
 
 // Step 1: the voxel and tile ranges. False when the triangle writes nothing in the grid.

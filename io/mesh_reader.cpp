@@ -10,6 +10,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <mutex>
@@ -28,7 +29,12 @@
 #include <new>
 #include <type_traits>
 
+#include <poll.h>
+#include <sys/resource.h>
+
 #include "core/error.h"
+#include "io/files.h"
+#include "io/native_mesh.h"
 
 namespace voxtile {
 namespace {
@@ -226,6 +232,13 @@ MeshLoadResult read_in_process(const std::string& path, bool require_triangles, 
   } catch (const std::exception& e) {
     fail(ErrorKind::kInput, path + ": cannot read: " + first_line(e.what()));
   }
+  finish_load(out, path, require_triangles);
+  return out;
+}
+
+}  // namespace
+
+void finish_load(MeshLoadResult& out, const std::string& path, bool require_triangles) {
   Mesh& mesh = out.mesh;
   const size_t loaded = mesh.num_triangles();
   mesh.sanitize();
@@ -240,8 +253,9 @@ MeshLoadResult read_in_process(const std::string& path, bool require_triangles, 
     if (loaded == 0 && out.points) why += " (it holds " + std::to_string(out.points) + " points only)";
     fail(ErrorKind::kInput, path + ": " + why);
   }
-  return out;
 }
+
+namespace {
 
 // Third-party importers can crash on hostile files (seen: an assertion abort in Assimp's OFF
 // path and a segfault in its PLY reader on a fuzzer case). Imports therefore run in reader
@@ -456,6 +470,7 @@ struct FdCloser {
 }  // namespace
 
 struct MeshLoaderPool::Impl {
+  LoaderLimits limits;
   struct Process {
     pid_t pid = -1;
     int sock = -1;
@@ -481,6 +496,9 @@ struct MeshLoaderPool::Impl {
       // parent's memory files must not stay open here.
       if (sv[1] != 3 && dup2(sv[1], 3) < 0) _exit(5);
       close_range(4, ~0u, 0);
+      // An importer that explodes on a hostile file fails its allocation here, not the machine.
+      const rlimit as{rlim_t(limits.memory_bytes), rlim_t(limits.memory_bytes)};
+      setrlimit(RLIMIT_AS, &as);
       reader_main(3);
     }
     close(sv[1]);
@@ -528,7 +546,12 @@ struct MeshLoaderPool::Impl {
   }
 };
 
-MeshLoaderPool::MeshLoaderPool(int processes) : m(new Impl) {
+MeshLoaderPool::MeshLoaderPool(int processes, const LoaderLimits& limits) : m(new Impl) {
+  m->limits = limits;
+  if (!m->limits.memory_bytes) {
+    const uint64_t phys = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+    m->limits.memory_bytes = std::max<uint64_t>(uint64_t(2) << 30, phys / 4 * 3 / uint64_t(std::max(1, processes)));
+  }
   for (int i = 0; i < processes; ++i) {
     Impl::Process p;
     if (!m->start(&p)) break;
@@ -542,11 +565,32 @@ MeshLoaderPool::~MeshLoaderPool() {
   for (Impl::Process& p : m->idle) Impl::reap(p);
 }
 
-MeshLoadResult MeshLoaderPool::load(const std::string& path, bool textures) { return read(path, true, textures); }
-MeshLoadResult MeshLoaderPool::inspect(const std::string& path) { return read(path, false, false); }
+MeshLoadResult MeshLoaderPool::load(const std::string& path, bool textures, Loader loader) {
+  return read(path, true, textures, loader);
+}
+MeshLoadResult MeshLoaderPool::inspect(const std::string& path, Loader loader) { return read(path, false, false, loader); }
 
-MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triangles, bool textures) {
+Loader parse_loader(const std::string& name) {
+  if (name == "auto") return Loader::kAuto;
+  if (name == "native") return Loader::kNative;
+  if (name == "assimp") return Loader::kAssimp;
+  fail(ErrorKind::kUsage, "unknown loader '" + name + "' (expected auto, native or assimp)");
+}
+const char* loader_name(Loader loader) {
+  return loader == Loader::kNative ? "native" : loader == Loader::kAssimp ? "assimp" : "auto";
+}
+
+MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triangles, bool textures, Loader loader) {
   check_input_file(path);
+  // The native readers run here, in this process: they bound every count by the file size and
+  // parse on this process's threads.
+  if (loader == Loader::kNative) {
+    if (!native_format(path))
+      fail(ErrorKind::kUsage, path + ": --loader native reads .ply, .stl and .obj only (use auto or assimp)");
+    return read_native(path, require_triangles);
+  }
+  if (loader == Loader::kAuto && native_format(path) && !(textures && lower_extension(path) == "obj"))
+    return read_native(path, require_triangles);
   if (path.size() + sizeof(RequestHeader) > kMaxRequest) fail(ErrorKind::kInput, path + ": path too long");
   for (int attempt = 0;; ++attempt) {
     Impl::Process p = m->take();
@@ -583,6 +627,23 @@ MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triang
     }
     char done = 0;
     ssize_t got;
+    // Wait for the reader, at most the wall-clock limit: an importer that loops is killed.
+    const auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+      const double left_s = m->limits.timeout_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      pollfd pfd{p.sock, POLLIN, 0};
+      const int r = left_s > 0 ? poll(&pfd, 1, int(std::min(left_s * 1000.0, 1e9)) + 1) : 0;
+      if (r < 0 && errno == EINTR) continue;
+      if (r == 0) {
+        kill(p.pid, SIGKILL);
+        m->replace(p);
+        char limit[64];
+        std::snprintf(limit, sizeof(limit), "%g", m->limits.timeout_s);
+        fail(ErrorKind::kInput, path + ": the importer took longer than the load timeout (" + std::string(limit) +
+                                    " s) and was stopped");
+      }
+      break;
+    }
     while ((got = recv(p.sock, &done, 1, 0)) < 0 && errno == EINTR) {
     }
     if (got != 1) {  // it ended on this file
@@ -606,7 +667,13 @@ void check_input_file(const std::string& path) {
   if (st.st_size == 0) fail(ErrorKind::kInput, path + ": the file is empty");
 }
 
-MeshLoadResult load_mesh(const std::string& path, bool textures) { return MeshLoaderPool(1).load(path, textures); }
-MeshLoadResult inspect_mesh(const std::string& path) { return MeshLoaderPool(1).inspect(path); }
+MeshLoadResult load_mesh(const std::string& path, bool textures, Loader loader, const LoaderLimits& limits) {
+  if (loader != Loader::kAssimp && native_format(path) && !(loader == Loader::kAuto && textures && lower_extension(path) == "obj"))
+    return MeshLoaderPool(0, limits).load(path, textures, loader);  // native: no reader process needed
+  return MeshLoaderPool(1, limits).load(path, textures, loader);
+}
+MeshLoadResult inspect_mesh(const std::string& path, Loader loader) {
+  return MeshLoaderPool(native_format(path) && loader != Loader::kAssimp ? 0 : 1).inspect(path, loader);
+}
 
 }  // namespace voxtile

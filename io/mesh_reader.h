@@ -1,4 +1,5 @@
-// Mesh input through Assimp: every format Assimp reads, triangulated, node transforms applied.
+// Mesh input: voxtile's native readers for PLY, STL and OBJ (io/native_mesh.h), Assimp for every
+// other format (triangulated, node transforms applied), chosen by Loader.
 #pragma once
 
 #include <memory>
@@ -8,6 +9,20 @@
 #include "core/mesh.h"
 
 namespace voxtile {
+
+// Which reader loads a file: auto (native for .ply, .stl and .obj, except an .obj whose textures
+// are asked for; Assimp for the rest), native (those three formats only), or Assimp.
+enum class Loader : uint8_t { kAuto, kNative, kAssimp };
+Loader parse_loader(const std::string& name);  // "auto", "native", "assimp"; throws Error(kUsage)
+const char* loader_name(Loader loader);
+
+// Limits of the Assimp reader processes: a wall-clock limit per file (a reader still busy then is
+// killed and the file fails with an input error) and an address-space limit (setrlimit; 0: three
+// quarters of the physical memory shared among the processes, at least 2 GiB each).
+struct LoaderLimits {
+  double timeout_s = 600;
+  uint64_t memory_bytes = 0;
+};
 
 struct MeshLoadResult {
   Mesh mesh;
@@ -24,10 +39,15 @@ struct MeshLoadResult {
 // empty, unreadable, or has no usable triangle.
 // With `textures`, each material's base colour / diffuse texture is decoded too (Mesh::
 // material_textures; an unreadable texture is a warning).
-MeshLoadResult load_mesh(const std::string& path, bool textures = false);
+MeshLoadResult load_mesh(const std::string& path, bool textures = false, Loader loader = Loader::kAuto,
+                         const LoaderLimits& limits = {});
 
 // Like load_mesh but accepts files without triangles (used by `voxtile info`).
-MeshLoadResult inspect_mesh(const std::string& path);
+MeshLoadResult inspect_mesh(const std::string& path, Loader loader = Loader::kAuto);
+
+// The end of every load: drops non-finite and degenerate triangles (Mesh::sanitize), turns the
+// counts into warnings, and with `require_triangles` fails with Error(kInput) when none is left.
+void finish_load(MeshLoadResult& result, const std::string& path, bool require_triangles);
 
 // Reader processes for many files (voxtile batch). Every import runs in a reader process, so that
 // a crash or abort inside a third-party importer becomes an input error naming the file (the
@@ -37,15 +57,15 @@ MeshLoadResult inspect_mesh(const std::string& path);
 // wait for an idle process. Without any reader process (fork refused), files are read in process.
 class MeshLoaderPool {
  public:
-  explicit MeshLoaderPool(int processes);
+  explicit MeshLoaderPool(int processes, const LoaderLimits& limits = {});
   ~MeshLoaderPool();
   MeshLoaderPool(const MeshLoaderPool&) = delete;
   MeshLoaderPool& operator=(const MeshLoaderPool&) = delete;
-  MeshLoadResult load(const std::string& path, bool textures = false);  // as load_mesh
-  MeshLoadResult inspect(const std::string& path);                      // as inspect_mesh
+  MeshLoadResult load(const std::string& path, bool textures = false, Loader loader = Loader::kAuto);  // as load_mesh
+  MeshLoadResult inspect(const std::string& path, Loader loader = Loader::kAuto);                     // as inspect_mesh
 
  private:
-  MeshLoadResult read(const std::string& path, bool require_triangles, bool textures);
+  MeshLoadResult read(const std::string& path, bool require_triangles, bool textures, Loader loader);
   struct Impl;
   std::unique_ptr<Impl> m;
 };

@@ -87,10 +87,8 @@ PlyHeader parse_ply_header(const std::string& bytes, const std::string& path) {
       h.elements.back().props.push_back(p);
     } else if (word == "comment") {
       h.comments.push_back(line.size() > 8 ? line.substr(8) : "");
-    } else if (word == "obj_info" || word == "ply" || word.empty()) {
-      continue;
     } else {
-      bad("unknown header line");
+      continue;  // obj_info, and free text some exporters write (Blender 2.4: "Created by ..."), as Assimp reads them
     }
   }
   if (!have_format) fail(ErrorKind::kInput, path + ": PLY header without a format line");

@@ -138,10 +138,13 @@ void apply_overrides(const nlohmann::json& o, Job& j, const std::string& where) 
     } else if (k == "pad") j.grid.pad = int32_t(numbers("pad", 1)[0]);
     else if (k == "bbox") j.grid.bbox = numbers("bbox", 6);
     else if (k == "mode" && it->is_string()) j.mode = it->get<std::string>();
+    else if (k == "loader" && it->is_string()) j.loader = it->get<std::string>();
     else if (k == "target" && it->is_string()) j.target = it->get<std::string>();
     else fail(ErrorKind::kUsage, where + ": unknown or mistyped key \"" + k + "\"");
   }
   if (j.mode != "thin" && j.mode != "conservative") fail(ErrorKind::kUsage, where + ": mode must be thin or conservative");
+  if (j.loader != "auto" && j.loader != "native" && j.loader != "assimp")
+    fail(ErrorKind::kUsage, where + ": loader must be auto, native or assimp");
 }
 
 }  // namespace
@@ -151,6 +154,7 @@ std::vector<Job> plan_batch(const BatchCmdOptions& o) {
   base.grid = o.grid;
   base.mode = o.mode;
   base.target = o.target;
+  base.loader = o.load.loader;
   std::vector<std::pair<Job, std::string>> jobs;  // job, explicit output
   for (const std::string& in : expand_inputs(o.inputs)) {
     Job j = base;

@@ -25,6 +25,7 @@
 #include "core/timer.h"
 #include "io/atomic_file.h"
 #include "io/mesh_reader.h"
+#include "io/native_mesh.h"
 
 namespace voxtile {
 namespace {
@@ -184,7 +185,12 @@ int run_batch_jobs(const BatchCmdOptions& o, const std::vector<Job>& jobs) {
   const int threads = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
   // One reader process per loading thread, forked now, while this process is small (before any
   // GPU context): no fork per file, and no copy-on-write faults in this process while they run.
-  auto loaders = std::make_unique<MeshLoaderPool>(int(std::min<size_t>(size_t(threads), std::max<size_t>(1, jobs.size()))));
+  // Files read natively are parsed on the loading threads; only Assimp's formats need these.
+  const bool any_assimp = std::any_of(jobs.begin(), jobs.end(), [](const Job& j) {
+    return parse_loader(j.loader) == Loader::kAssimp || !native_format(j.input);
+  });
+  auto loaders = std::make_unique<MeshLoaderPool>(
+      any_assimp ? int(std::min<size_t>(size_t(threads), std::max<size_t>(1, jobs.size()))) : 0, o.load.limits());
 
   DevicePool pool;
   for (int d : choose_devices(o.devices, log)) {

@@ -122,9 +122,9 @@ Buckets CpuVoxelizer::bucket_mesh(const GridSpec& spec, const BucketOptions& opt
   for (size_t f = 0; f < m; ++f) {
     out.triangle[f] = int32_t(frags[f].tri);
     if (f == 0 || frags[f].voxel != frags[f - 1].voxel) {
-      const uint64_t key = frags[f].voxel;
-      const uint64_t nz = uint64_t(spec.dims.z), nyz = uint64_t(spec.dims.y) * nz;
-      out.ijk.insert(out.ijk.end(), {int32_t(key / nyz), int32_t((key / nz) % uint64_t(spec.dims.y)), int32_t(key % nz)});
+      int32_t ijk[3];
+      voxel_from_linear(frags[f].voxel, spec.dims, ijk);
+      out.ijk.insert(out.ijk.end(), ijk, ijk + 3);
       out.offsets.push_back(int64_t(f));
     }
   }

@@ -69,9 +69,8 @@ SparseGrid raster_target(const Mesh& mesh, const GridSpec& spec, VoxelMode mode,
     for (size_t ti = r.begin(); ti < r.end(); ++ti) {
       const uint64_t key = bn.pairs[bn.tile_begin[ti]].tile;
       const Int3& tiles = bn.tiles;
-      const int32_t tz = int32_t(key % uint64_t(tiles.z)), ty = int32_t((key / uint64_t(tiles.z)) % uint64_t(tiles.y));
-      const int32_t tx = int32_t(key / (uint64_t(tiles.z) * uint64_t(tiles.y)));
-      const int32_t base[3] = {tx * kTile, ty * kTile, tz * kTile};
+      const Int3 t = tile_coords(tiles, key);
+      const int32_t base[3] = {t.x * kTile, t.y * kTile, t.z * kTile};
       VoxelBox clip;
       for (int a = 0; a < 3; ++a) {
         clip.lo[a] = base[a];
@@ -180,7 +179,7 @@ TileBinning bin_triangles(const Mesh& mesh, const GridSpec& spec, VoxelMode mode
                           double* ms_bin) {
   TileBinning b;
   const size_t num_tris = mesh.num_triangles();
-  b.tiles = {(spec.dims.x + kTile - 1) / kTile, (spec.dims.y + kTile - 1) / kTile, (spec.dims.z + kTile - 1) / kTile};
+  b.tiles = grid_tiles(spec.dims);
   auto t0 = Clock::now();
   b.grid_vertices = to_grid_space(mesh, spec);
   auto setup = [&](size_t tri) {

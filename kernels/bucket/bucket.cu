@@ -118,13 +118,6 @@ __global__ void emit_kernel(BucketParams p, const uint32_t* __restrict__ sorted,
 
 __device__ inline uint64_t voxel_of(const BucketParams& p, uint64_t key) { return p.tri_bits ? key >> p.tri_bits : key; }
 
-__device__ inline void voxel_ijk(uint64_t v, const Int3& dims, int32_t* i, int32_t* j, int32_t* k) {
-  const uint64_t nz = uint64_t(dims.z), nyz = uint64_t(dims.y) * nz;
-  *i = int32_t(v / nyz);
-  *j = int32_t((v / nz) % uint64_t(dims.y));
-  *k = int32_t(v % nz);
-}
-
 __global__ void voxels_kernel(BucketParams p, uint64_t num_voxels, uint64_t n, const uint64_t* __restrict__ keys,
                               const uint32_t* __restrict__ starts, int32_t* __restrict__ ijk, int64_t* __restrict__ offsets) {
   const uint64_t v = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -134,7 +127,7 @@ __global__ void voxels_kernel(BucketParams p, uint64_t num_voxels, uint64_t n, c
     return;
   }
   const uint32_t s = starts[v];
-  voxel_ijk(voxel_of(p, keys[s]), p.dims, &ijk[3 * v], &ijk[3 * v + 1], &ijk[3 * v + 2]);
+  voxel_from_linear(voxel_of(p, keys[s]), p.dims, &ijk[3 * v]);
   offsets[v] = int64_t(s);
 }
 
@@ -146,8 +139,9 @@ __global__ void fragments_kernel(BucketParams p, BucketAttrs a, uint64_t n, cons
   const uint32_t tri = p.tri_bits ? uint32_t(key & ((uint64_t(1) << p.tri_bits) - 1)) : tris[f];
   a.triangle[f] = int32_t(tri);
   if (!(a.attrs & (kAttrBary | kAttrNormal | kAttrUv | kAttrMaterial))) return;
-  int32_t i, j, k;
-  voxel_ijk(voxel_of(p, key), p.dims, &i, &j, &k);
+  int32_t ijk[3];
+  voxel_from_linear(voxel_of(p, key), p.dims, ijk);
+  const int32_t i = ijk[0], j = ijk[1], k = ijk[2];
   const uint32_t* idx = p.mesh.d_indices + 3 * uint64_t(tri);
   const Vec3f tv[3] = {p.mesh.d_grid[idx[0]], p.mesh.d_grid[idx[1]], p.mesh.d_grid[idx[2]]};
   float b[3];

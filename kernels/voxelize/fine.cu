@@ -65,9 +65,8 @@ __global__ void fine_kernel(FineParams p) {
     if (item >= (kSub ? 8u : 1u) * p.num_vtiles) break;
     const uint32_t vt = kSub ? item >> 3 : item;
     const VirtualTile tile = p.d_vtiles[vt];
-    const int32_t tz = int32_t(tile.tile % uint64_t(p.tiles.z));
-    const int32_t ty = int32_t((tile.tile / uint64_t(p.tiles.z)) % uint64_t(p.tiles.y));
-    const int32_t tx = int32_t(tile.tile / (uint64_t(p.tiles.z) * uint64_t(p.tiles.y)));
+    const Int3 tc = tile_coords(p.tiles, tile.tile);
+    const int32_t tx = tc.x, ty = tc.y, tz = tc.z;
     const uint32_t octant = kSub ? item & 7 : 0;
     const int32_t base[3] = {(tx << kTileLog2) + int32_t((octant >> 2) & 1) * kDim,
                              (ty << kTileLog2) + int32_t((octant >> 1) & 1) * kDim,

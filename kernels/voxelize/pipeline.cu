@@ -252,8 +252,7 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   }
   StageTimer timer(s);
   v.consts = make_shade_consts(spec.voxel_size);
-  const Int3 tiles{(spec.dims.x + kTileDim - 1) / kTileDim, (spec.dims.y + kTileDim - 1) / kTileDim,
-                   (spec.dims.z + kTileDim - 1) / kTileDim};
+  const Int3 tiles = grid_tiles(spec.dims);
   const uint64_t total_tiles = uint64_t(tiles.x) * uint64_t(tiles.y) * uint64_t(tiles.z);
   int key_bits = 2;
   while ((uint64_t(1) << (key_bits - 2)) < total_tiles) ++key_bits;

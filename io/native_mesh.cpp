@@ -1,0 +1,1073 @@
+// Native PLY, STL and OBJ readers (io/native_mesh.h).
+//
+// Text formats are parsed in two passes over chunks that start at line starts: pass 1 counts what
+// each chunk defines (vertices, faces, materials and groups in effect at its end), an exclusive scan
+// gives every chunk its place in the output, and pass 2 parses into that place. Relative (negative)
+// OBJ indices and the material in effect at a chunk's first face follow from the counts, so the
+// result is the same as a sequential read, for any number of threads. Numbers are parsed with
+// fast_float (correctly rounded; Assimp 5.2's own parser is not: it rounds 1 to 7% of decimal
+// coordinates one unit in the last place away, see README "Input").
+#include "io/native_mesh.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fast_float/fast_float.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "io/files.h"
+#include "io/ply.h"
+
+namespace voxtile {
+namespace {
+
+// ---- the file ------------------------------------------------------------------------------------
+
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) {
+    m_fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (m_fd < 0) fail(ErrorKind::kInput, path + ": " + std::strerror(errno));
+    struct stat st;
+    if (fstat(m_fd, &st) != 0) fail(ErrorKind::kInput, path + ": " + std::strerror(errno));
+    m_size = size_t(st.st_size);
+    if (m_size == 0) fail(ErrorKind::kInput, path + ": the file is empty");
+    void* p = mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, m_fd, 0);
+    if (p == MAP_FAILED) fail(ErrorKind::kInput, path + ": cannot map: " + std::strerror(errno));
+    m_data = static_cast<const char*>(p);
+    madvise(p, m_size, MADV_SEQUENTIAL);
+  }
+  ~MappedFile() {
+    if (m_data) munmap(const_cast<char*>(m_data), m_size);
+    if (m_fd >= 0) close(m_fd);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  const char* data() const { return m_data; }
+  size_t size() const { return m_size; }
+
+ private:
+  int m_fd = -1;
+  const char* m_data = nullptr;
+  size_t m_size = 0;
+};
+
+// ---- text scanning --------------------------------------------------------------------------------
+
+inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+inline const char* skip_spaces(const char* p, const char* end) {
+  while (p < end && is_space(*p)) ++p;
+  return p;
+}
+inline const char* line_end(const char* p, const char* end) {
+  const void* nl = std::memchr(p, '\n', size_t(end - p));
+  return nl ? static_cast<const char*>(nl) : end;
+}
+// A float token at p (fast_float, correctly rounded); false when there is none.
+inline bool parse_float(const char*& p, const char* end, float& out) {
+  p = skip_spaces(p, end);
+  if (p < end && *p == '+') ++p;  // fast_float takes no leading '+'
+  const auto r = fast_float::from_chars(p, end, out);
+  if (r.ec != std::errc() && r.ec != std::errc::result_out_of_range) return false;
+  p = r.ptr;
+  return true;
+}
+inline bool parse_double(const char*& p, const char* end, double& out) {
+  p = skip_spaces(p, end);
+  if (p < end && *p == '+') ++p;
+  const auto r = fast_float::from_chars(p, end, out);
+  if (r.ec != std::errc() && r.ec != std::errc::result_out_of_range) return false;
+  p = r.ptr;
+  return true;
+}
+inline bool parse_int(const char*& p, const char* end, int64_t& out) {
+  bool neg = false;
+  if (p < end && (*p == '-' || *p == '+')) neg = *p++ == '-';
+  if (p >= end || *p < '0' || *p > '9') return false;
+  int64_t v = 0;
+  while (p < end && *p >= '0' && *p <= '9') {
+    if (v < (int64_t(1) << 58)) v = v * 10 + (*p - '0');
+    ++p;
+  }
+  out = neg ? -v : v;
+  return true;
+}
+// The first word of a line (after leading spaces) and where it ends.
+inline bool starts_with_word(const char* p, const char* end, const char* word, size_t n) {
+  return size_t(end - p) >= n && std::memcmp(p, word, n) == 0 && (size_t(end - p) == n || is_space(p[n]) || p[n] == '\n');
+}
+
+// Chunk boundaries: [starts[c], starts[c+1]) of [begin, end), each starting at a line start.
+std::vector<size_t> line_chunks(const char* data, size_t begin, size_t end, size_t target = size_t(1) << 20) {
+  std::vector<size_t> starts{begin};
+  for (size_t pos = begin + target; pos < end; pos += target) {
+    const char* nl = line_end(data + pos, data + end);
+    const size_t s = size_t(nl - data) + 1;
+    if (s >= end) break;
+    if (s > starts.back()) starts.push_back(s);
+    pos = s;
+  }
+  starts.push_back(end);
+  return starts;
+}
+
+uint32_t pack_rgb(float r, float g, float b) {
+  auto c = [](float v) { return uint32_t(std::lround(std::isfinite(v) ? std::min(1.f, std::max(0.f, v)) * 255.f : 0.f)); };
+  return (c(r) << 16) | (c(g) << 8) | c(b);
+}
+Vec3f unit_or_zero(Vec3f n) {
+  const float len = std::sqrt(n.x * n.x + n.y * n.y + n.z * n.z);
+  if (len > 0 && std::isfinite(len)) return {n.x / len, n.y / len, n.z / len};
+  return {0, 0, 0};
+}
+
+// Ear clipping of a simple polygon of n > 4 corners in the plane of its Newell normal: repeatedly
+// cut off a convex corner whose triangle holds no other corner. Concave polygons (LightWave and CAD
+// exports have large ones) come out right, which a fan would not; a polygon with no ear left
+// (self-intersecting, degenerate) has its remaining corners fanned.
+void ear_clip(const Vec3f* p, int n, std::vector<int>& out) {
+  double nrm[3] = {0, 0, 0};
+  for (int i = 0; i < n; ++i) {
+    const Vec3f& a = p[i];
+    const Vec3f& b = p[(i + 1) % n];
+    nrm[0] += (double(a.y) - b.y) * (double(a.z) + b.z);
+    nrm[1] += (double(a.z) - b.z) * (double(a.x) + b.x);
+    nrm[2] += (double(a.x) - b.x) * (double(a.y) + b.y);
+  }
+  // Project along the largest normal component, so that the polygon turns counter-clockwise.
+  int drop = 2;
+  if (std::fabs(nrm[0]) > std::fabs(nrm[1]) && std::fabs(nrm[0]) > std::fabs(nrm[2])) drop = 0;
+  else if (std::fabs(nrm[1]) > std::fabs(nrm[2])) drop = 1;
+  int ax = (drop + 1) % 3, ay = (drop + 2) % 3;
+  if (nrm[drop] < 0) std::swap(ax, ay);
+  auto coord = [](const Vec3f& v, int a) { return double(a == 0 ? v.x : a == 1 ? v.y : v.z); };
+  std::vector<double> qx(static_cast<size_t>(n)), qy(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    qx[size_t(i)] = coord(p[i], ax);
+    qy[size_t(i)] = coord(p[i], ay);
+  }
+  auto cross = [&](int a, int b, int c) {
+    return (qx[size_t(b)] - qx[size_t(a)]) * (qy[size_t(c)] - qy[size_t(a)]) -
+           (qy[size_t(b)] - qy[size_t(a)]) * (qx[size_t(c)] - qx[size_t(a)]);
+  };
+  std::vector<int> ring(static_cast<size_t>(n));
+  std::iota(ring.begin(), ring.end(), 0);
+  while (ring.size() > 3) {
+    const size_t m = ring.size();
+    bool cut = false;
+    for (size_t k = 0; k < m && !cut; ++k) {
+      const int a = ring[(k + m - 1) % m], b = ring[k], c = ring[(k + 1) % m];
+      if (cross(a, b, c) <= 0) continue;  // reflex or flat corner
+      bool empty = true;
+      for (size_t r = 0; r < m && empty; ++r) {
+        const int q = ring[r];
+        if (q == a || q == b || q == c) continue;
+        auto same = [&](int u) { return qx[size_t(q)] == qx[size_t(u)] && qy[size_t(q)] == qy[size_t(u)]; };
+        if (same(a) || same(b) || same(c)) continue;  // a corner visited twice (keyhole polygons)
+        empty = !(cross(a, b, q) >= 0 && cross(b, c, q) >= 0 && cross(c, a, q) >= 0);
+      }
+      if (!empty) continue;
+      out.insert(out.end(), {a, b, c});
+      ring.erase(ring.begin() + std::ptrdiff_t(k));
+      cut = true;
+    }
+    if (!cut) {
+      for (size_t k = 1; k + 1 < ring.size(); ++k) out.insert(out.end(), {ring[0], ring[k], ring[k + 1]});
+      return;
+    }
+  }
+  out.insert(out.end(), {ring[0], ring[1], ring[2]});
+}
+
+// Triangles of a polygon of n corners (n >= 3), corner indices 0..n-1 into out: a triangle as is;
+// a quad split as Assimp's triangulation splits it (a fan from its concave corner, from the first
+// corner when convex); larger polygons by ear clipping (Assimp ear-clips too, choosing other
+// ears: the same surface, other triangles).
+void triangulate(const Vec3f* p, int n, std::vector<int>& out) {
+  out.clear();
+  if (n > 4) return ear_clip(p, n, out);
+  int start = 0;
+  if (n == 4) {
+    for (int i = 0; i < 4; ++i) {
+      const Vec3f& v0 = p[(i + 3) % 4];
+      const Vec3f& v1 = p[(i + 2) % 4];
+      const Vec3f& v2 = p[(i + 1) % 4];
+      const Vec3f& v = p[i];
+      // Normalised edge vectors, the two angles at the diagonal: over pi at the concave corner.
+      auto unit = [](Vec3f a) {
+        const float len = std::sqrt(a.x * a.x + a.y * a.y + a.z * a.z);
+        return Vec3f{a.x / len, a.y / len, a.z / len};
+      };
+      auto dot = [](const Vec3f& a, const Vec3f& b) { return a.x * b.x + a.y * b.y + a.z * b.z; };
+      const Vec3f left = unit({v0.x - v.x, v0.y - v.y, v0.z - v.z}), diag = unit({v1.x - v.x, v1.y - v.y, v1.z - v.z}),
+                  right = unit({v2.x - v.x, v2.y - v.y, v2.z - v.z});
+      const float angle = std::acos(dot(left, diag)) + std::acos(dot(right, diag));
+      if (angle > float(M_PI)) {
+        start = i;
+        break;
+      }
+    }
+  }
+  for (int k = 1; k + 1 < n; ++k) out.insert(out.end(), {start, (start + k) % n, (start + k + 1) % n});
+}
+
+// ---- PLY ----------------------------------------------------------------------------------------
+
+struct PlyLayout {
+  int x = -1, y = -1, z = -1, nx = -1, ny = -1, nz = -1, r = -1, g = -1, b = -1, u = -1, v = -1;
+};
+PlyLayout ply_layout(const PlyElement& e) {
+  PlyLayout l;
+  for (size_t i = 0; i < e.props.size(); ++i) {
+    if (e.props[i].list) continue;
+    const std::string& n = e.props[i].name;
+    const int k = int(i);
+    if (n == "x") l.x = k;
+    else if (n == "y") l.y = k;
+    else if (n == "z") l.z = k;
+    else if (n == "nx") l.nx = k;
+    else if (n == "ny") l.ny = k;
+    else if (n == "nz") l.nz = k;
+    else if (n == "red" || n == "diffuse_red" || n == "r") l.r = k;
+    else if (n == "green" || n == "diffuse_green" || n == "g") l.g = k;
+    else if (n == "blue" || n == "diffuse_blue" || n == "b") l.b = k;
+    else if (n == "u" || n == "s" || n == "texture_u" || n == "texture_s") l.u = k;
+    else if (n == "v" || n == "t" || n == "texture_v" || n == "texture_t") l.v = k;
+  }
+  return l;
+}
+float ply_channel(double v, PlyType t) {
+  if (t == PlyType::kF32 || t == PlyType::kF64) return float(v);
+  const double max = t == PlyType::kU16 || t == PlyType::kI16 ? 65535.0 : t == PlyType::kU32 || t == PlyType::kI32 ? 4294967295.0 : 255.0;
+  return float(v / max);
+}
+bool is_index_list(const PlyProperty& p) { return p.list && (p.name == "vertex_indices" || p.name == "vertex_index"); }
+
+// Smallest size in bytes of one record of a binary element (lists count their length field only).
+size_t min_record_bytes(const PlyElement& e) {
+  size_t n = 0;
+  for (const PlyProperty& p : e.props) n += size_t(ply_type_size(p.list ? p.count_type : p.type));
+  return n;
+}
+
+void ply_vertex(MeshLoadResult& out, const PlyLayout& l, const PlyElement& e, size_t i, const double* v) {
+  Mesh& m = out.mesh;
+  m.positions[i] = {float(v[l.x]), float(v[l.y]), float(v[l.z])};
+  if (!m.normals.empty()) m.normals[i] = unit_or_zero({float(v[l.nx]), float(v[l.ny]), float(v[l.nz])});
+  if (!m.colors.empty())
+    m.colors[i] = pack_rgb(ply_channel(v[l.r], e.props[size_t(l.r)].type), ply_channel(v[l.g], e.props[size_t(l.g)].type),
+                           ply_channel(v[l.b], e.props[size_t(l.b)].type));
+  if (!m.uvs.empty()) m.uvs[i] = {float(v[l.u]), float(v[l.v])};
+}
+
+// Appends the triangles of one face (corner vertex indices idx[0..n)) to the mesh.
+void add_face(MeshLoadResult& out, const uint32_t* idx, int n, std::vector<int>& tri, std::vector<Vec3f>& corners) {
+  Mesh& m = out.mesh;
+  if (n < 3) {
+    ++out.non_triangle_primitives;
+    return;
+  }
+  for (int k = 0; k < n; ++k)
+    if (idx[k] >= m.positions.size()) {
+      ++out.dropped_bad_index;
+      return;
+    }
+  if (n == 3) {
+    m.indices.insert(m.indices.end(), idx, idx + 3);
+    m.mesh_ids.push_back(0);
+    m.material_ids.push_back(0);
+    return;
+  }
+  corners.resize(size_t(n));
+  for (int k = 0; k < n; ++k) corners[size_t(k)] = m.positions[idx[k]];
+  triangulate(corners.data(), n, tri);
+  for (size_t t = 0; t < tri.size(); t += 3) {
+    for (int c = 0; c < 3; ++c) m.indices.push_back(idx[tri[t + size_t(c)]]);
+    m.mesh_ids.push_back(0);
+    m.material_ids.push_back(0);
+  }
+}
+
+void read_ply(const std::string& path, const char* data, size_t size, MeshLoadResult& out) {
+  const std::string header_bytes(data, std::min<size_t>(size, size_t(1) << 20));
+  const PlyHeader h = parse_ply_header(header_bytes, path);
+  out.format = std::string("PLY ") + (h.format == PlyHeader::kAscii ? "ascii" : "binary") + " (native)";
+  Mesh& m = out.mesh;
+  m.num_source_meshes = 1;
+  m.num_materials = 1;
+  const bool ascii = h.format == PlyHeader::kAscii, big = h.format == PlyHeader::kBig;
+  const char* end = data + size;
+  const char* p = data + h.data_start;
+  // ASCII: one record per line; the lines of the body, found once.
+  std::vector<const char*> lines;
+  size_t next_line = 0;
+  if (ascii) {
+    const std::vector<size_t> chunks = line_chunks(data, h.data_start, size);
+    std::vector<std::vector<const char*>> parts(chunks.size() - 1);
+    tbb::parallel_for(size_t(0), parts.size(), [&](size_t c) {
+      const char* q = data + chunks[c];
+      const char* e = data + chunks[c + 1];
+      while (q < e) {
+        const char* le = line_end(q, e);
+        const char* s = skip_spaces(q, le);
+        if (s < le) parts[c].push_back(q);  // blank lines are not records
+        q = le + 1;
+      }
+    });
+    size_t total = 0;
+    for (const auto& v : parts) total += v.size();
+    lines.reserve(total);
+    for (const auto& v : parts) lines.insert(lines.end(), v.begin(), v.end());
+  }
+  bool have_vertices = false;
+  std::vector<int> tri;
+  std::vector<Vec3f> corners;
+  for (const PlyElement& e : h.elements) {
+    const bool is_vertex = e.name == "vertex", is_face = e.name == "face";
+    // The stated count against what the file can hold, before anything is allocated.
+    if (ascii) {
+      if (e.count > lines.size() - next_line)
+        fail(ErrorKind::kInput, path + ": truncated: the header declares " + std::to_string(e.count) + " " + e.name +
+                                    " records, the file holds " + std::to_string(lines.size() - next_line) + " lines");
+    } else {
+      const size_t rec = min_record_bytes(e);
+      if (rec > 0 && e.count > size_t(end - p) / rec)
+        fail(ErrorKind::kInput, path + ": truncated: the header declares " + std::to_string(e.count) + " " + e.name +
+                                    " records, the file holds at most " + std::to_string(size_t(end - p) / rec));
+    }
+    if (is_vertex && !have_vertices) {
+      have_vertices = true;
+      const PlyLayout l = ply_layout(e);
+      if (l.x < 0 || l.y < 0 || l.z < 0) fail(ErrorKind::kInput, path + ": the vertices have no x, y, z properties");
+      for (const PlyProperty& q : e.props)
+        if (q.list) fail(ErrorKind::kInput, path + ": list properties in the vertex element are not supported");
+      const size_t n = size_t(e.count);
+      m.positions.resize(n);
+      if (l.nx >= 0 && l.ny >= 0 && l.nz >= 0) m.normals.resize(n);
+      if (l.r >= 0 && l.g >= 0 && l.b >= 0) m.colors.resize(n);
+      if (l.u >= 0 && l.v >= 0) m.uvs.resize(n);
+      const size_t np = e.props.size();
+      if (ascii) {
+        const size_t first = next_line;
+        std::vector<size_t> bad(1, SIZE_MAX);
+        tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
+          std::vector<double> v(np);
+          for (size_t i = r.begin(); i < r.end(); ++i) {
+            const char* q = lines[first + i];
+            const char* le = line_end(q, end);
+            for (size_t k = 0; k < np; ++k)
+              if (!parse_double(q, le, v[k])) {
+                bad[0] = std::min(bad[0], i);  // reported below (the lowest such vertex may differ by thread)
+                v[k] = 0;
+              }
+            ply_vertex(out, l, e, i, v.data());
+          }
+        });
+        if (bad[0] != SIZE_MAX) fail(ErrorKind::kInput, path + ": a vertex has too few or malformed values");
+        next_line += n;
+      } else {
+        std::vector<size_t> offset(np);
+        size_t row = 0;
+        for (size_t k = 0; k < np; ++k) {
+          offset[k] = row;
+          row += size_t(ply_type_size(e.props[k].type));
+        }
+        const bool packed_xyz = !big && l.x == 0 && l.y == 1 && l.z == 2 && e.props[0].type == PlyType::kF32 &&
+                                e.props[1].type == PlyType::kF32 && e.props[2].type == PlyType::kF32;
+        if (packed_xyz && row == 12 && m.normals.empty() && m.colors.empty() && m.uvs.empty()) {
+          std::memcpy(m.positions.data(), p, n * 12);  // the common case: one bulk copy
+        } else {
+          tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
+            std::vector<double> v(np);
+            for (size_t i = r.begin(); i < r.end(); ++i) {
+              const char* rec = p + i * row;
+              for (size_t k = 0; k < np; ++k) v[k] = ply_load_binary(rec + offset[k], e.props[k].type, big);
+              ply_vertex(out, l, e, i, v.data());
+            }
+          });
+        }
+        p += n * row;
+      }
+      continue;
+    }
+    if (is_face && have_vertices) {
+      int list = -1;
+      for (size_t k = 0; k < e.props.size(); ++k)
+        if (is_index_list(e.props[k])) list = int(k);
+      if (list < 0) fail(ErrorKind::kInput, path + ": the faces have no vertex_indices list");
+      const size_t n = size_t(e.count);
+      const PlyProperty& lp = e.props[size_t(list)];
+      if (ascii) {
+        // Pass 1: triangles per face (in parallel), then the faces in order.
+        const size_t first = next_line;
+        std::vector<uint32_t> ntri(n);
+        tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
+          for (size_t i = r.begin(); i < r.end(); ++i) {
+            const char* q = skip_spaces(lines[first + i], end);
+            int64_t c = 0;
+            // Properties before the list are skipped; the list's length is the next integer.
+            for (int k = 0; k < list; ++k) {
+              double skip;
+              parse_double(q, end, skip);
+              q = skip_spaces(q, end);
+            }
+            parse_int(q, end, c);
+            ntri[i] = c == 3 ? 1u : 0u;
+          }
+        });
+        const bool all_triangles = std::all_of(ntri.begin(), ntri.end(), [](uint32_t t) { return t == 1; });
+        if (all_triangles) {
+          m.indices.resize(3 * n);
+          std::vector<uint8_t> bad(n, 0);
+          tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
+            for (size_t i = r.begin(); i < r.end(); ++i) {
+              const char* q = lines[first + i];
+              const char* le = line_end(q, end);
+              double skip;
+              for (int k = 0; k < list; ++k) parse_double(q, le, skip);
+              int64_t c = 0, idx = -1;
+              q = skip_spaces(q, le);
+              parse_int(q, le, c);
+              for (int k = 0; k < 3; ++k) {
+                q = skip_spaces(q, le);
+                if (!parse_int(q, le, idx) || idx < 0 || uint64_t(idx) >= m.positions.size()) bad[i] = 1;
+                m.indices[3 * i + size_t(k)] = uint32_t(idx);
+              }
+            }
+          });
+          // Faces with an index out of range are dropped (counted), keeping the others' order.
+          size_t w = 0;
+          for (size_t i = 0; i < n; ++i) {
+            if (bad[i]) {
+              ++out.dropped_bad_index;
+              continue;
+            }
+            if (w != i) std::memcpy(&m.indices[3 * w], &m.indices[3 * i], 12);
+            ++w;
+          }
+          m.indices.resize(3 * w);
+          m.mesh_ids.assign(w, 0);
+          m.material_ids.assign(w, 0);
+        } else {
+          std::vector<uint32_t> idx;
+          for (size_t i = 0; i < n; ++i) {
+            const char* q = lines[first + i];
+            const char* le = line_end(q, end);
+            double skip;
+            for (int k = 0; k < list; ++k) parse_double(q, le, skip);
+            int64_t c = 0, x = -1;
+            q = skip_spaces(q, le);
+            parse_int(q, le, c);
+            idx.clear();
+            bool ok = c >= 0 && c < 1 << 20;
+            for (int64_t k = 0; ok && k < c; ++k) {
+              q = skip_spaces(q, le);
+              ok = parse_int(q, le, x) && x >= 0 && x <= int64_t(UINT32_MAX);
+              idx.push_back(uint32_t(x));
+            }
+            if (!ok) {
+              ++out.dropped_bad_index;
+              continue;
+            }
+            add_face(out, idx.data(), int(idx.size()), tri, corners);
+          }
+        }
+        next_line += n;
+      } else {
+        const int cs = ply_type_size(lp.count_type), is = ply_type_size(lp.type);
+        size_t before = 0, after = 0;  // bytes of the other properties around the list
+        for (size_t k = 0; k < e.props.size(); ++k) {
+          if (int(k) == list) continue;
+          if (e.props[k].list) fail(ErrorKind::kInput, path + ": faces with several lists are not supported");
+          (int(k) < list ? before : after) += size_t(ply_type_size(e.props[k].type));
+        }
+        // Fast path: every face a triangle, so records have one size: checked, then read in parallel.
+        const size_t rec = before + size_t(cs) + 3 * size_t(is) + after;
+        bool fixed = n <= size_t(end - p) / rec;
+        if (fixed) {
+          std::vector<uint8_t> not3(1, 0);
+          tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
+            for (size_t i = r.begin(); i < r.end(); ++i)
+              if (ply_load_binary(p + i * rec + before, lp.count_type, big) != 3) {
+                not3[0] = 1;
+                return;
+              }
+          });
+          fixed = !not3[0];
+        }
+        if (fixed) {
+          m.indices.resize(3 * n);
+          std::vector<uint8_t> bad(n, 0);
+          const bool raw32 = !big && is == 4;
+          tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
+            for (size_t i = r.begin(); i < r.end(); ++i) {
+              const char* f = p + i * rec + before + cs;
+              for (int k = 0; k < 3; ++k) {
+                uint32_t v;
+                if (raw32) {
+                  std::memcpy(&v, f + 4 * k, 4);
+                } else {
+                  const double d = ply_load_binary(f + is * k, lp.type, big);
+                  v = d >= 0 && d <= double(UINT32_MAX) ? uint32_t(d) : UINT32_MAX;
+                }
+                if (v >= m.positions.size()) bad[i] = 1;
+                m.indices[3 * i + size_t(k)] = v;
+              }
+            }
+          });
+          size_t w = 0;
+          for (size_t i = 0; i < n; ++i) {
+            if (bad[i]) {
+              ++out.dropped_bad_index;
+              continue;
+            }
+            if (w != i) std::memcpy(&m.indices[3 * w], &m.indices[3 * i], 12);
+            ++w;
+          }
+          m.indices.resize(3 * w);
+          m.mesh_ids.assign(w, 0);
+          m.material_ids.assign(w, 0);
+          p += n * rec;
+        } else {
+          std::vector<uint32_t> idx;
+          for (size_t i = 0; i < n; ++i) {
+            if (size_t(end - p) < before + size_t(cs))
+              fail(ErrorKind::kInput, path + ": truncated: face " + std::to_string(i) + " of " + std::to_string(n));
+            const double c = ply_load_binary(p + before, lp.count_type, big);
+            p += before + size_t(cs);
+            if (!(c >= 0) || c > double(size_t(end - p) / size_t(is)))
+              fail(ErrorKind::kInput, path + ": truncated: face " + std::to_string(i) + " of " + std::to_string(n));
+            idx.resize(size_t(c));
+            for (size_t k = 0; k < idx.size(); ++k) {
+              const double d = ply_load_binary(p + k * size_t(is), lp.type, big);
+              idx[k] = d >= 0 && d <= double(UINT32_MAX) ? uint32_t(d) : UINT32_MAX;
+            }
+            p += idx.size() * size_t(is) + after;
+            if (p > end) fail(ErrorKind::kInput, path + ": truncated: face " + std::to_string(i) + " of " + std::to_string(n));
+            add_face(out, idx.data(), int(idx.size()), tri, corners);
+          }
+        }
+      }
+      continue;
+    }
+    // Any other element: skipped.
+    if (ascii) {
+      next_line += size_t(e.count);
+    } else {
+      for (uint64_t i = 0; i < e.count; ++i)
+        for (const PlyProperty& q : e.props) {
+          if (size_t(end - p) < size_t(ply_type_size(q.list ? q.count_type : q.type)))
+            fail(ErrorKind::kInput, path + ": truncated element " + e.name);
+          if (!q.list) {
+            p += ply_type_size(q.type);
+            continue;
+          }
+          const double c = ply_load_binary(p, q.count_type, big);
+          p += ply_type_size(q.count_type);
+          if (!(c >= 0) || c > double(size_t(end - p) / size_t(ply_type_size(q.type))))
+            fail(ErrorKind::kInput, path + ": truncated element " + e.name);
+          p += size_t(c) * size_t(ply_type_size(q.type));
+        }
+    }
+  }
+  if (m.indices.empty()) out.points = m.positions.size();
+}
+
+// ---- STL ----------------------------------------------------------------------------------------
+
+void read_stl_binary(const std::string& path, const char* data, size_t size, MeshLoadResult& out) {
+  uint32_t n = 0;
+  std::memcpy(&n, data + 80, 4);
+  if (size_t(n) > (size - 84) / 50)
+    fail(ErrorKind::kInput, path + ": truncated: the header declares " + std::to_string(n) + " triangles, the file holds " +
+                                std::to_string((size - 84) / 50));
+  out.format = "STL binary (native)";
+  Mesh& m = out.mesh;
+  m.positions.resize(3 * size_t(n));
+  m.normals.resize(3 * size_t(n));
+  m.indices.resize(3 * size_t(n));
+  m.mesh_ids.assign(n, 0);
+  m.material_ids.assign(n, 0);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 15), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t t = r.begin(); t < r.end(); ++t) {
+      const char* rec = data + 84 + 50 * t;
+      Vec3f nrm;
+      std::memcpy(&nrm, rec, 12);
+      std::memcpy(&m.positions[3 * t], rec + 12, 36);
+      const Vec3f u = unit_or_zero(nrm);
+      for (int k = 0; k < 3; ++k) {
+        m.normals[3 * t + size_t(k)] = u;
+        m.indices[3 * t + size_t(k)] = uint32_t(3 * t + size_t(k));
+      }
+    }
+  });
+}
+
+void read_stl_ascii(const std::string& path, const char* data, size_t size, MeshLoadResult& out) {
+  out.format = "STL ascii (native)";
+  const char* end = data + size;
+  const std::vector<size_t> chunks = line_chunks(data, 0, size);
+  const size_t nc = chunks.size() - 1;
+  // Pass 1: vertices and solids per chunk.
+  std::vector<size_t> verts(nc + 1, 0), solids(nc + 1, 0);
+  tbb::parallel_for(size_t(0), nc, [&](size_t c) {
+    for (const char* q = data + chunks[c]; q < data + chunks[c + 1];) {
+      const char* le = line_end(q, end);
+      const char* s = skip_spaces(q, le);
+      if (starts_with_word(s, le, "vertex", 6)) ++verts[c + 1];
+      else if (starts_with_word(s, le, "solid", 5)) ++solids[c + 1];
+      q = le + 1;
+    }
+  });
+  std::partial_sum(verts.begin(), verts.end(), verts.begin());
+  std::partial_sum(solids.begin(), solids.end(), solids.begin());
+  const size_t nv = verts[nc];
+  if (nv % 3 != 0) fail(ErrorKind::kInput, path + ": " + std::to_string(nv) + " vertices, not a whole number of facets");
+  Mesh& m = out.mesh;
+  m.positions.resize(nv);
+  m.normals.resize(nv);
+  m.indices.resize(nv);
+  std::iota(m.indices.begin(), m.indices.end(), 0u);
+  m.mesh_ids.resize(nv / 3);
+  m.material_ids.assign(nv / 3, 0);
+  std::vector<uint8_t> bad(nc, 0);
+  // Pass 2: the vertices, each facet's normal (the last "facet normal" before it) and solid.
+  // A facet whose normal line lies in an earlier chunk: chunks start at line starts, and the
+  // normal is read again from the nearest earlier "facet" line when a chunk begins mid-facet.
+  tbb::parallel_for(size_t(0), nc, [&](size_t c) {
+    size_t v = verts[c];
+    size_t solid_lines = solids[c];  // "solid" lines before this point; a facet's mesh is the last one
+    Vec3f normal{0, 0, 0};
+    if (v % 3 != 0) {  // the facet began in an earlier chunk: find its normal line
+      const char* q = data + chunks[c];
+      while (q > data) {
+        const char* ls = q - 1;
+        while (ls > data && ls[-1] != '\n') --ls;
+        const char* le = line_end(ls, end);
+        const char* s = skip_spaces(ls, le);
+        if (starts_with_word(s, le, "facet", 5)) {
+          s += 5;
+          s = skip_spaces(s, le);
+          if (starts_with_word(s, le, "normal", 6)) {
+            s += 6;
+            parse_float(s, le, normal.x) && parse_float(s, le, normal.y) && parse_float(s, le, normal.z);
+          }
+          break;
+        }
+        q = ls;
+      }
+    }
+    for (const char* q = data + chunks[c]; q < data + chunks[c + 1];) {
+      const char* le = line_end(q, end);
+      const char* s = skip_spaces(q, le);
+      if (starts_with_word(s, le, "vertex", 6)) {
+        s += 6;
+        Vec3f p;
+        if (!parse_float(s, le, p.x) || !parse_float(s, le, p.y) || !parse_float(s, le, p.z)) bad[c] = 1;
+        m.positions[v] = p;
+        m.normals[v] = unit_or_zero(normal);
+        if (v % 3 == 0) m.mesh_ids[v / 3] = uint32_t(solid_lines ? solid_lines - 1 : 0);
+        ++v;
+      } else if (starts_with_word(s, le, "facet", 5)) {
+        s += 5;
+        s = skip_spaces(s, le);
+        normal = {0, 0, 0};
+        if (starts_with_word(s, le, "normal", 6)) {
+          s += 6;
+          if (!parse_float(s, le, normal.x) || !parse_float(s, le, normal.y) || !parse_float(s, le, normal.z))
+            normal = {0, 0, 0};
+        }
+      } else if (starts_with_word(s, le, "solid", 5)) {
+        ++solid_lines;
+      }
+      q = le + 1;
+    }
+  });
+  for (size_t c = 0; c < nc; ++c)
+    if (bad[c]) fail(ErrorKind::kInput, path + ": a vertex line without three numbers");
+  m.num_source_meshes = std::max<size_t>(1, solids[nc]);
+}
+
+void read_stl(const std::string& path, const char* data, size_t size, MeshLoadResult& out) {
+  out.mesh.num_source_meshes = 1;
+  out.mesh.num_materials = 1;
+  // Binary when the size is what the header's count says (binary files may begin with "solid"),
+  // else ASCII when it begins with "solid".
+  uint32_t n = 0;
+  if (size >= 84) std::memcpy(&n, data + 80, 4);
+  const bool text_start = size >= 5 && std::memcmp(skip_spaces(data, data + size), "solid", 5) == 0;
+  if (size >= 84 && 84 + 50 * uint64_t(n) == size) return read_stl_binary(path, data, size, out);
+  if (text_start) return read_stl_ascii(path, data, size, out);
+  if (size < 84) fail(ErrorKind::kInput, path + ": too short for a binary STL (" + std::to_string(size) + " bytes)");
+  return read_stl_binary(path, data, size, out);  // reports the truncation, or reads what the count says
+}
+
+// ---- OBJ ----------------------------------------------------------------------------------------
+
+struct ObjMaterials {
+  std::map<std::string, uint32_t> ids;  // name -> material index (0: the default material)
+  std::vector<uint32_t> colors;         // diffuse colour per material
+  bool any_color = false;
+};
+
+// Material names and diffuse colours of the .mtl files named by mtllib, in order of definition
+// after a default material 0, as Assimp numbers them.
+void read_mtl(const std::string& file, ObjMaterials& mats, std::vector<std::string>& warnings) {
+  std::string text;
+  try {
+    text = read_input_file(file);
+  } catch (const Error&) {
+    warnings.push_back("material library " + file + " not found; default material used");
+    return;
+  }
+  const char* q = text.data();
+  const char* end = q + text.size();
+  uint32_t current = 0;
+  while (q < end) {
+    const char* le = line_end(q, end);
+    const char* s = skip_spaces(q, le);
+    if (starts_with_word(s, le, "newmtl", 6)) {
+      s = skip_spaces(s + 6, le);
+      const char* e = le;
+      while (e > s && is_space(e[-1])) --e;
+      const std::string name(s, size_t(e - s));
+      auto [it, fresh] = mats.ids.emplace(name, uint32_t(mats.colors.size()));
+      if (fresh) mats.colors.push_back(0xC8C8C8);
+      current = it->second;
+    } else if (starts_with_word(s, le, "Kd", 2) && current > 0) {
+      s += 2;
+      float r, g, b;
+      if (parse_float(s, le, r) && parse_float(s, le, g) && parse_float(s, le, b)) {
+        mats.colors[current] = pack_rgb(r, g, b);
+        mats.any_color = true;
+      }
+    }
+    q = le + 1;
+  }
+}
+
+struct ObjChunk {
+  size_t v = 0, vt = 0, vn = 0, tris = 0, groups = 0, points = 0, lines = 0;
+  std::string last_material;  // the last usemtl of the chunk, if any
+  bool has_material = false;
+  bool corner_attrs = false;  // a face refers to vt or vn
+  std::vector<std::string> materials;  // usemtl names in order
+};
+
+// The name after a keyword, trimmed.
+std::string rest_of_line(const char* s, const char* le) {
+  s = skip_spaces(s, le);
+  const char* e = le;
+  while (e > s && is_space(e[-1])) --e;
+  return std::string(s, size_t(e - s));
+}
+
+// One corner "v", "v/vt", "v//vn", "v/vt/vn": the indices (0 where absent). False when malformed.
+inline bool obj_corner(const char*& q, const char* le, int64_t c[3]) {
+  c[0] = c[1] = c[2] = 0;
+  if (!parse_int(q, le, c[0])) return false;
+  if (q < le && *q == '/') {
+    ++q;
+    if (q < le && *q != '/' && !is_space(*q)) {
+      if (!parse_int(q, le, c[1])) return false;
+    }
+    if (q < le && *q == '/') {
+      ++q;
+      if (q < le && !is_space(*q) && !parse_int(q, le, c[2])) return false;
+    }
+  }
+  return true;
+}
+
+void read_obj(const std::string& path, const char* data, size_t size, MeshLoadResult& out) {
+  out.format = "Wavefront OBJ (native)";
+  const char* end = data + size;
+  const std::vector<size_t> chunks = line_chunks(data, 0, size);
+  const size_t nc = chunks.size() - 1;
+  std::vector<ObjChunk> ck(nc);
+  std::vector<std::string> mtllibs;
+  std::vector<std::vector<std::string>> chunk_mtllibs(nc);
+  // Pass 1: what each chunk defines.
+  tbb::parallel_for(size_t(0), nc, [&](size_t c) {
+    ObjChunk& k = ck[c];
+    for (const char* q = data + chunks[c]; q < data + chunks[c + 1];) {
+      const char* le = line_end(q, end);
+      const char* s = skip_spaces(q, le);
+      if (s < le && *s != '#') {
+        if (s[0] == 'v' && s + 1 < le && is_space(s[1])) ++k.v;
+        else if (s[0] == 'v' && s + 2 < le && s[1] == 't' && is_space(s[2])) ++k.vt;
+        else if (s[0] == 'v' && s + 2 < le && s[1] == 'n' && is_space(s[2])) ++k.vn;
+        else if (s[0] == 'f' && s + 1 < le && is_space(s[1])) {
+          const char* t = s + 1;
+          size_t corners = 0;
+          while (true) {
+            t = skip_spaces(t, le);
+            if (t >= le || *t == '#') break;
+            const char* w = t;
+            while (t < le && !is_space(*t)) ++t;
+            if (std::memchr(w, '/', size_t(t - w))) k.corner_attrs = true;
+            ++corners;
+          }
+          if (corners >= 3) k.tris += corners - 2;
+          else ++k.lines;
+        } else if (s[0] == 'p' && s + 1 < le && is_space(s[1])) ++k.points;
+        else if (s[0] == 'l' && s + 1 < le && is_space(s[1])) ++k.lines;
+        else if ((s[0] == 'o' || s[0] == 'g') && (s + 1 == le || is_space(s[1]))) ++k.groups;
+        else if (starts_with_word(s, le, "usemtl", 6)) {
+          k.last_material = rest_of_line(s + 6, le);
+          k.has_material = true;
+          k.materials.push_back(k.last_material);
+        } else if (starts_with_word(s, le, "mtllib", 6)) {
+          chunk_mtllibs[c].push_back(rest_of_line(s + 6, le));
+        }
+      }
+      q = le + 1;
+    }
+  });
+  for (const auto& v : chunk_mtllibs) mtllibs.insert(mtllibs.end(), v.begin(), v.end());
+  // Materials: the default, the libraries' in order, then names used but defined nowhere.
+  ObjMaterials mats;
+  mats.ids.emplace("DefaultMaterial", 0);
+  mats.colors.push_back(0xC8C8C8);
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  for (std::string lib : mtllibs) {
+    for (char& ch : lib)
+      if (ch == '\\') ch = '/';
+    read_mtl(lib.empty() || lib[0] == '/' ? lib : dir + lib, mats, out.warnings);
+  }
+  for (const ObjChunk& k : ck)
+    for (const std::string& name : k.materials)
+      if (mats.ids.emplace(name, uint32_t(mats.colors.size())).second) mats.colors.push_back(0xC8C8C8);
+  // Exclusive scans: every chunk's first vertex, texture coordinate, normal, triangle, group and material.
+  std::vector<size_t> v0(nc + 1), vt0(nc + 1), vn0(nc + 1), t0(nc + 1), g0(nc + 1);
+  std::vector<uint32_t> mat0(nc, 0);
+  bool corner_attrs = false;
+  uint32_t material = 0;
+  for (size_t c = 0; c < nc; ++c) {
+    v0[c + 1] = v0[c] + ck[c].v;
+    vt0[c + 1] = vt0[c] + ck[c].vt;
+    vn0[c + 1] = vn0[c] + ck[c].vn;
+    t0[c + 1] = t0[c] + ck[c].tris;
+    g0[c + 1] = g0[c] + ck[c].groups;
+    mat0[c] = material;
+    if (ck[c].has_material) material = mats.ids.at(ck[c].last_material);
+    corner_attrs = corner_attrs || ck[c].corner_attrs;
+    out.points += ck[c].points;
+    out.non_triangle_primitives += ck[c].lines + ck[c].points;
+  }
+  const size_t nv = v0[nc], nvt = vt0[nc], nvn = vn0[nc], nt = t0[nc];
+  // Pass 2: vertices, texture coordinates and normals first (faces may refer forward only within
+  // the file order, but a chunk's faces may refer to any earlier chunk's vertices).
+  std::vector<Vec3f> v(nv), vn(nvn);
+  std::vector<Vec2f> vt(nvt);
+  std::vector<uint32_t> colors;  // vertex colours "v x y z r g b"
+  std::vector<uint8_t> has_color(nv, 0);
+  std::vector<size_t> bad(nc, 0);
+  tbb::parallel_for(size_t(0), nc, [&](size_t c) {
+    size_t iv = v0[c], ivt = vt0[c], ivn = vn0[c];
+    for (const char* q = data + chunks[c]; q < data + chunks[c + 1];) {
+      const char* le = line_end(q, end);
+      const char* s = skip_spaces(q, le);
+      if (s < le && s[0] == 'v') {
+        if (s + 1 < le && is_space(s[1])) {
+          const char* t = s + 1;
+          Vec3f p{0, 0, 0};
+          if (!parse_float(t, le, p.x) || !parse_float(t, le, p.y) || !parse_float(t, le, p.z)) ++bad[c];
+          v[iv] = p;
+          float r, g, b;
+          const char* t2 = t;
+          if (parse_float(t2, le, r) && parse_float(t2, le, g) && parse_float(t2, le, b)) has_color[iv] = 1;
+          ++iv;
+        } else if (s + 2 < le && s[1] == 't' && is_space(s[2])) {
+          const char* t = s + 2;
+          Vec2f u{0, 0};
+          if (!parse_float(t, le, u.x)) u.x = 0;
+          if (!parse_float(t, le, u.y)) u.y = 0;
+          vt[ivt++] = u;
+        } else if (s + 2 < le && s[1] == 'n' && is_space(s[2])) {
+          const char* t = s + 2;
+          Vec3f n;
+          if (!parse_float(t, le, n.x) || !parse_float(t, le, n.y) || !parse_float(t, le, n.z)) n = {0, 0, 0};
+          vn[ivn++] = n;
+        }
+      }
+      q = le + 1;
+    }
+  });
+  const size_t short_lines = std::accumulate(bad.begin(), bad.end(), size_t(0));
+  if (short_lines)  // a truncated file's last line, typically: read as Assimp reads it
+    out.warnings.push_back(std::to_string(short_lines) + " vertex lines with fewer than three numbers (missing ones read as 0)");
+  // Faces: with texture coordinates or normals, every corner is a vertex of its own (as Assimp
+  // makes them); else the triangles index the positions directly.
+  Mesh& m = out.mesh;
+  m.indices.resize(3 * nt);
+  m.mesh_ids.resize(nt);
+  m.material_ids.resize(nt);
+  if (corner_attrs) {
+    m.positions.resize(3 * nt);
+    if (nvn) m.normals.resize(3 * nt);
+    if (nvt) m.uvs.resize(3 * nt);
+  }
+  std::vector<uint8_t> tri_bad(nt, 0);
+  tbb::parallel_for(size_t(0), nc, [&](size_t c) {
+    size_t it = t0[c], iv = v0[c], ivt = vt0[c], ivn = vn0[c];
+    uint32_t group = uint32_t(g0[c]), mat = mat0[c];
+    std::vector<int64_t> corner;  // v, vt, vn per corner
+    std::vector<int> tri;
+    std::vector<Vec3f> pts;
+    for (const char* q = data + chunks[c]; q < data + chunks[c + 1];) {
+      const char* le = line_end(q, end);
+      const char* s = skip_spaces(q, le);
+      if (s >= le) {
+        q = le + 1;
+        continue;
+      }
+      if (s[0] == 'v' && s + 1 < le) {
+        if (is_space(s[1])) ++iv;
+        else if (s[1] == 't' && s + 2 < le && is_space(s[2])) ++ivt;
+        else if (s[1] == 'n' && s + 2 < le && is_space(s[2])) ++ivn;
+      } else if ((s[0] == 'o' || s[0] == 'g') && (s + 1 == le || is_space(s[1]))) {
+        ++group;
+      } else if (starts_with_word(s, le, "usemtl", 6)) {
+        mat = mats.ids.at(rest_of_line(s + 6, le));
+      } else if (s[0] == 'f' && s + 1 < le && is_space(s[1])) {
+        corner.clear();
+        const char* t = s + 1;
+        bool ok = true;
+        while (true) {
+          t = skip_spaces(t, le);
+          if (t >= le || *t == '#') break;
+          int64_t cc[3];
+          if (!obj_corner(t, le, cc)) {
+            ok = false;
+            while (t < le && !is_space(*t)) ++t;
+            cc[0] = cc[1] = cc[2] = 0;
+          }
+          // 1-based; negative: relative to the elements defined so far.
+          const int64_t defined[3] = {int64_t(iv), int64_t(ivt), int64_t(ivn)};
+          const size_t total[3] = {nv, nvt, nvn};
+          for (int a = 0; a < 3; ++a) {
+            int64_t x = cc[a];
+            if (x < 0) x = defined[a] + x;
+            else if (x > 0) x -= 1;
+            else x = a == 0 ? -1 : -2;  // v is required; vt/vn absent
+            if (a == 0 && (x < 0 || uint64_t(x) >= total[0])) ok = false;
+            if (a > 0 && x != -2 && (x < 0 || uint64_t(x) >= total[a])) x = -2;
+            corner.push_back(x);
+          }
+        }
+        const int n = int(corner.size() / 3);
+        if (n < 3) {
+          q = le + 1;
+          continue;
+        }
+        pts.resize(size_t(n));
+        for (int k = 0; k < n; ++k) pts[size_t(k)] = ok ? v[size_t(corner[3 * size_t(k)])] : Vec3f{0, 0, 0};
+        triangulate(pts.data(), n, tri);
+        for (size_t tt = 0; tt < tri.size(); tt += 3, ++it) {
+          m.mesh_ids[it] = group;
+          m.material_ids[it] = mat;
+          if (!ok) tri_bad[it] = 1;
+          for (int k = 0; k < 3; ++k) {
+            const size_t ci = size_t(tri[tt + size_t(k)]);
+            const int64_t* cr = &corner[3 * ci];
+            if (!corner_attrs) {
+              m.indices[3 * it + size_t(k)] = ok ? uint32_t(cr[0]) : 0u;
+              continue;
+            }
+            const size_t vi = 3 * it + size_t(k);
+            m.indices[vi] = uint32_t(vi);
+            m.positions[vi] = ok ? v[size_t(cr[0])] : Vec3f{0, 0, 0};
+            if (nvn) m.normals[vi] = cr[2] >= 0 ? unit_or_zero(vn[size_t(cr[2])]) : Vec3f{0, 0, 0};
+            if (nvt) m.uvs[vi] = cr[1] >= 0 ? vt[size_t(cr[1])] : Vec2f{0, 0};
+          }
+        }
+      }
+      q = le + 1;
+    }
+  });
+  // Faces with an index out of range are dropped (counted), the others keep their order.
+  size_t w = 0;
+  for (size_t t = 0; t < nt; ++t) {
+    if (tri_bad[t]) {
+      ++out.dropped_bad_index;
+      continue;
+    }
+    if (w != t) {
+      std::memcpy(&m.indices[3 * w], &m.indices[3 * t], 12);
+      m.mesh_ids[w] = m.mesh_ids[t];
+      m.material_ids[w] = m.material_ids[t];
+    }
+    ++w;
+  }
+  m.indices.resize(3 * w);
+  m.mesh_ids.resize(w);
+  m.material_ids.resize(w);
+  if (!corner_attrs) {
+    m.positions = std::move(v);
+    if (std::any_of(has_color.begin(), has_color.end(), [](uint8_t x) { return x != 0; })) {
+      // Vertex colours ("v x y z r g b", floats 0..1): parsed again for the few files that have them.
+      m.colors.assign(nv, 0xC8C8C8);
+      size_t iv = 0;
+      for (const char* q = data; q < end;) {
+        const char* le = line_end(q, end);
+        const char* s = skip_spaces(q, le);
+        if (s + 1 < le && s[0] == 'v' && is_space(s[1])) {
+          const char* t = s + 1;
+          float x, r, g, b;
+          parse_float(t, le, x) && parse_float(t, le, x) && parse_float(t, le, x);
+          if (has_color[iv] && parse_float(t, le, r) && parse_float(t, le, g) && parse_float(t, le, b))
+            m.colors[iv] = pack_rgb(r, g, b);
+          ++iv;
+        }
+        q = le + 1;
+      }
+    }
+  }
+  m.num_source_meshes = std::max<size_t>(1, g0[nc]);
+  m.num_materials = mats.colors.size();
+  if (mats.any_color) m.material_colors = mats.colors;
+}
+
+}  // namespace
+
+bool native_format(const std::string& path) {
+  const std::string e = lower_extension(path);
+  return e == "ply" || e == "stl" || e == "obj";
+}
+
+MeshLoadResult read_native(const std::string& path, bool require_triangles) {
+  check_input_file(path);
+  MeshLoadResult out;
+  try {
+    const MappedFile f(path);
+    const std::string e = lower_extension(path);
+    if (e == "ply") read_ply(path, f.data(), f.size(), out);
+    else if (e == "stl") read_stl(path, f.data(), f.size(), out);
+    else if (e == "obj") read_obj(path, f.data(), f.size(), out);
+    else fail(ErrorKind::kUsage, path + ": no native reader for ." + e + " (use --loader assimp or auto)");
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    fail(ErrorKind::kInput, path + ": out of memory while reading (absurd sizes in the file?)");
+  } catch (const std::length_error&) {
+    fail(ErrorKind::kInput, path + ": out of memory while reading (absurd sizes in the file?)");
+  }
+  finish_load(out, path, require_triangles);
+  return out;
+}
+
+}  // namespace voxtile

@@ -1,0 +1,22 @@
+// voxtile's own readers for the bulk mesh formats: binary and ASCII PLY, binary and ASCII STL, and
+// Wavefront OBJ (with .mtl material names and colours). The file is memory-mapped; binary data is
+// copied in bulk; text is split into chunks at line starts and parsed on TBB threads with
+// fast_float (Debian libfast-float-dev), with no allocation per line. Every count a header states
+// is checked against the file size before anything is allocated, so a hostile header costs
+// nothing. The result is the Mesh the Assimp path gives (same triangles, positions bit for bit),
+// in file order.
+#pragma once
+
+#include <string>
+
+#include "io/mesh_reader.h"
+
+namespace voxtile {
+
+// Whether `path` has a format the native readers read (.ply, .stl, .obj, any case).
+bool native_format(const std::string& path);
+// Reads `path` natively. Same contract as load_mesh / inspect_mesh (require_triangles false):
+// Error(kInput) naming the file and the problem.
+MeshLoadResult read_native(const std::string& path, bool require_triangles);
+
+}  // namespace voxtile

@@ -1,0 +1,273 @@
+// The native PLY, STL and OBJ readers against Assimp on every sample: the same triangles (binary
+// formats bit for bit; text formats within one unit in the last place, since Assimp 5.2's number
+// parser is not correctly rounded and fast_float is), the same voxels, hostile headers rejected
+// before any allocation, and the loader choice.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <array>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/voxelize.h"
+#include "io/files.h"
+#include "io/mesh_reader.h"
+#include "io/native_mesh.h"
+#include "tests/helpers.h"
+
+namespace voxtile {
+namespace {
+
+struct Tri {
+  float v[9];
+};
+std::vector<Tri> triangles(const Mesh& m) {
+  std::vector<Tri> out(m.num_triangles());
+  for (size_t t = 0; t < out.size(); ++t)
+    for (int k = 0; k < 3; ++k) std::memcpy(&out[t].v[3 * k], &m.positions[m.indices[3 * t + size_t(k)]], 12);
+  return out;
+}
+// Units in the last place between two floats of the same sign.
+int64_t ulps(float a, float b) {
+  int32_t ia, ib;
+  std::memcpy(&ia, &a, 4);
+  std::memcpy(&ib, &b, 4);
+  if ((ia < 0) != (ib < 0)) return a == b ? 0 : INT64_MAX;
+  return std::llabs(int64_t(ia) - int64_t(ib));
+}
+
+// Every triangle of `a` matched to one of `b` (corners in the same order) within `max_ulps` per
+// coordinate: the same multiset of triangles, whatever the order.
+void expect_same_triangles(const Mesh& a, const Mesh& b, int64_t max_ulps, const std::string& what) {
+  ASSERT_EQ(a.num_triangles(), b.num_triangles()) << what;
+  const std::vector<Tri> ta = triangles(a), tb = triangles(b);
+  const Bounds bb = b.bounds();
+  const double ext = std::max({bb.hi.x - bb.lo.x, bb.hi.y - bb.lo.y, bb.hi.z - bb.lo.z, 1e-30});
+  auto cell = [&](const Tri& t) {
+    int64_t c[3];
+    for (int a2 = 0; a2 < 3; ++a2)
+      c[a2] = int64_t(std::floor((double(t.v[a2]) + t.v[3 + a2] + t.v[6 + a2]) / 3.0 / ext * 512.0));
+    return std::array<int64_t, 3>{c[0], c[1], c[2]};
+  };
+  std::map<std::array<int64_t, 3>, std::vector<size_t>> index;
+  for (size_t i = 0; i < tb.size(); ++i) index[cell(tb[i])].push_back(i);
+  std::vector<uint8_t> used(tb.size(), 0);
+  size_t unmatched = 0;
+  for (const Tri& t : ta) {
+    const auto c = cell(t);
+    bool found = false;
+    for (int dx = -1; dx <= 1 && !found; ++dx)
+      for (int dy = -1; dy <= 1 && !found; ++dy)
+        for (int dz = -1; dz <= 1 && !found; ++dz) {
+          const auto it = index.find({c[0] + dx, c[1] + dy, c[2] + dz});
+          if (it == index.end()) continue;
+          for (size_t j : it->second) {
+            if (used[j]) continue;
+            // The same corners in the same cyclic order (Assimp's polygon encoding may rotate them).
+            for (int rot = 0; rot < 3 && !found; ++rot) {
+              bool same = true;
+              for (int k = 0; k < 9 && same; ++k) same = ulps(t.v[k], tb[j].v[(k + 3 * rot) % 9]) <= max_ulps;
+              if (same) {
+                used[j] = 1;
+                found = true;
+              }
+            }
+            if (found) break;
+          }
+        }
+    if (!found) ++unmatched;
+  }
+  EXPECT_EQ(unmatched, 0u) << what << ": triangles without a match within " << max_ulps << " ulp";
+}
+
+bool text_format(const std::string& path) {
+  const std::string e = lower_extension(path);
+  if (e == "obj") return true;
+  std::ifstream f(path, std::ios::binary);
+  std::string head(512, '\0');
+  f.read(head.data(), std::streamsize(head.size()));
+  if (e == "ply") return head.find("format ascii") != std::string::npos;
+  return head.rfind("solid", 0) == 0 && head.find("facet") != std::string::npos;
+}
+
+std::vector<std::string> samples() {
+  std::vector<std::string> out = {test::data_path("meshes/stanford_bunny.ply"),
+                                  test::data_path("formats/ply/cube_binary.ply"),
+                                  test::data_path("formats/ply/cube_ascii_float32_types.ply"),
+                                  test::data_path("formats/ply/color_mesh_binary_rgba.ply"),
+                                  test::data_path("formats/stl/Spider_binary.stl"),
+                                  test::data_path("formats/stl/Spider_ascii.stl"),
+                                  test::data_path("formats/stl/sphereWithHole.stl"),
+                                  test::data_path("formats/obj/spider.obj"),
+                                  test::data_path("edge/box_without_lineending.obj"),
+                                  test::data_path("edge/concave_polygon.obj"),
+                                  test::data_path("edge/negative_indices.obj"),
+                                  test::data_path("edge/number_formats.obj"),
+                                  test::data_path("edge/cube_binary_header_with_RN_newline.ply"),
+                                  test::data_path("edge/soup.stl"),
+                                  test::data_path("edge/triangle_with_two_solids.stl"),
+                                  test::data_path("edge/malformed_missing_material.obj"),
+                                  test::data_path("edge/crytek_sponza_truncated.obj")};
+  // The shared corpus, where this checkout has it beside it.
+  for (const char* rel : {"formats/ply/Wuson_ascii_normals_uv.ply", "formats/stl/counter.unitsmm.STL",
+                          "formats/obj/monkey/monkey.obj", "formats/obj/spider/spider.obj",
+                          "meshes/stanford_dragon_100k.obj", "meshes/crytek_sponza_columns_shrubbery.obj",
+                          "meshes/redwood_scan_frag_115_colored.ply", "meshes/mountain_open_terrain.obj"}) {
+    const std::string p = test::source_path("../shared/data/") + rel;
+    if (std::ifstream(p).good()) out.push_back(p);
+  }
+  return out;
+}
+
+TEST(NativeLoader, SameTrianglesAndVoxelsAsAssimpOnEverySample) {
+  size_t compared = 0;
+  for (const std::string& path : samples()) {
+    SCOPED_TRACE(path);
+    MeshLoadResult native, assimp;
+    bool native_ok = true, assimp_ok = true;
+    try {
+      native = load_mesh(path, false, Loader::kNative);
+    } catch (const Error&) {
+      native_ok = false;
+    }
+    try {
+      assimp = load_mesh(path, false, Loader::kAssimp);
+    } catch (const Error&) {
+      assimp_ok = false;
+    }
+    ASSERT_EQ(native_ok, assimp_ok) << "one loader read the file, the other refused it";
+    if (!native_ok) continue;
+    ++compared;
+    EXPECT_NE(native.format.find("native"), std::string::npos);
+    const bool text = text_format(path);
+    if (path.find("concave_polygon") != std::string::npos) {
+      // Polygons of more than 4 corners: both ear-clip, choosing other ears: the same surface.
+      auto area = [](const Mesh& m) {
+        double a = 0;
+        for (size_t t = 0; t < m.num_triangles(); ++t) {
+          const Vec3f p0 = m.vertex(t, 0), p1 = m.vertex(t, 1), p2 = m.vertex(t, 2);
+          const double e1[3] = {double(p1.x) - p0.x, double(p1.y) - p0.y, double(p1.z) - p0.z};
+          const double e2[3] = {double(p2.x) - p0.x, double(p2.y) - p0.y, double(p2.z) - p0.z};
+          const double c[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
+          a += 0.5 * std::sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+        }
+        return a;
+      };
+      EXPECT_EQ(native.mesh.num_triangles(), assimp.mesh.num_triangles());
+      EXPECT_NEAR(area(native.mesh), area(assimp.mesh), 1e-5 * area(assimp.mesh));
+      continue;
+    }
+    expect_same_triangles(native.mesh, assimp.mesh, text ? 1 : 0, path);
+    EXPECT_EQ(native.mesh.dropped_degenerate, assimp.mesh.dropped_degenerate);
+    EXPECT_EQ(native.mesh.normals.empty(), assimp.mesh.normals.empty());
+    EXPECT_EQ(native.mesh.uvs.empty(), assimp.mesh.uvs.empty());
+    EXPECT_EQ(native.mesh.colors.empty(), assimp.mesh.colors.empty());
+    if (!text) {
+      // The same voxels: binary, count and distance grids, in both modes.
+      GridOptions go;
+      go.resolution = 64;
+      const GridSpec spec = make_grid_spec(assimp.mesh.bounds(), go);
+      EXPECT_EQ(make_grid_spec(native.mesh.bounds(), go).dims.x, spec.dims.x);
+      for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative})
+        for (Target t : {Target::kBinary, Target::kCount, Target::kDistance}) {
+          VoxelizeOptions o;
+          o.mode = mode;
+          o.target = t;
+          EXPECT_EQ(voxelize_cpu(native.mesh, spec, o).checksum(), voxelize_cpu(assimp.mesh, spec, o).checksum())
+              << mode_name(mode) << " " << target_name(t);
+        }
+    }
+  }
+  EXPECT_GE(compared, 12u);
+}
+
+TEST(NativeLoader, HostileHeadersFailAtOnceWithoutAllocating) {
+  test::TempDir dir;
+  const std::string body(88 * 1024, '\0');
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream(dir.file(name), std::ios::binary) << bytes;
+    return dir.file(name);
+  };
+  const std::vector<std::string> files = {
+      write("faces.ply", "ply\nformat binary_little_endian 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
+                         "property float z\nelement face 10000000000\nproperty list uchar int vertex_indices\nend_header\n" +
+                             body),
+      write("verts.ply", "ply\nformat binary_little_endian 1.0\nelement vertex 99999999999\nproperty float x\nproperty "
+                         "float y\nproperty float z\nend_header\n" + body),
+      write("ascii.ply", "ply\nformat ascii 1.0\nelement vertex 4000000000\nproperty float x\nproperty float y\nproperty "
+                         "float z\nend_header\n0 0 0\n1 0 0\n"),
+      write("cut.ply", "ply\nformat ascii 1.0\nelement verte"),
+      write("count.stl", std::string(80, ' ') + std::string("\xff\xff\xff\x7f", 4) + body)};
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  for (const std::string& f : files) {
+    SCOPED_TRACE(f);
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      load_mesh(f);
+      ADD_FAILURE() << "loaded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInput);
+      EXPECT_EQ(std::string(e.what()).rfind(f + ": ", 0), 0u) << e.what();
+    }
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
+  }
+  rusage after{};
+  getrusage(RUSAGE_SELF, &after);
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 100 * 1024) << "KB of resident memory grown";
+}
+
+TEST(NativeLoader, PolygonsPointsLinesAndMaterials) {
+  test::TempDir dir;
+  std::ofstream(dir.file("m.mtl")) << "newmtl red\nKd 1 0 0\nnewmtl blue\nKd 0 0 1\n";
+  std::ofstream(dir.file("a.obj")) << "mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\n"
+                                      "g first\nusemtl blue\nf 1 2 3 4\nusemtl red\nf -5 -4 -1\n"
+                                      "g second\nf 1/1/1 3 5\nl 1 2\np 3\nusemtl unknown\nf 2 3 5\n";
+  const MeshLoadResult r = load_mesh(dir.file("a.obj"), false, Loader::kNative);
+  ASSERT_EQ(r.mesh.num_triangles(), 5u);  // the quad as two, then three triangles, in file order
+  EXPECT_EQ(r.mesh.material_ids, (std::vector<uint32_t>{2, 2, 1, 1, 3}));
+  EXPECT_EQ(r.mesh.mesh_ids, (std::vector<uint32_t>{1, 1, 1, 2, 2}));
+  EXPECT_EQ(r.mesh.num_materials, 4u);
+  ASSERT_EQ(r.mesh.material_colors.size(), 4u);
+  EXPECT_EQ(r.mesh.material_colors[1], 0xFF0000u);
+  EXPECT_EQ(r.mesh.material_colors[2], 0x0000FFu);
+  EXPECT_EQ(r.non_triangle_primitives, 2u);
+  const Tri t = triangles(r.mesh)[2];  // f -5 -4 -1: vertices 1, 2 and 5
+  EXPECT_EQ(t.v[3], 1.0f);
+  EXPECT_EQ(t.v[8], 1.0f);
+  // A text file cut at any point loads what is whole or fails cleanly, never crashes.
+  const std::string full = read_input_file(test::data_path("formats/obj/spider.obj"));
+  for (size_t cut : {size_t(1), size_t(100), full.size() / 3, full.size() / 2, full.size() - 7}) {
+    std::ofstream(dir.file("cut.obj"), std::ios::binary) << full.substr(0, cut);
+    try {
+      load_mesh(dir.file("cut.obj"), false, Loader::kNative);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInput);
+    }
+  }
+}
+
+TEST(NativeLoader, LoaderChoice) {
+  EXPECT_EQ(parse_loader("native"), Loader::kNative);
+  EXPECT_THROW(parse_loader("fast"), Error);
+  EXPECT_TRUE(native_format("a/B.PLY"));
+  EXPECT_FALSE(native_format("a.glb"));
+  try {
+    load_mesh(test::data_path("formats/gltf/Duck.glb"), false, Loader::kNative);
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+  }
+  EXPECT_NE(load_mesh(test::data_path("formats/stl/sphereWithHole.stl")).format.find("native"), std::string::npos);
+  EXPECT_EQ(load_mesh(test::data_path("formats/stl/sphereWithHole.stl"), false, Loader::kAssimp).format.find("native"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace voxtile
