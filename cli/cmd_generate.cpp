@@ -1,7 +1,11 @@
 // `voxtile generate scan|tubes|room -o OUT.ply`.
 #include "cli/cmd_generate.h"
 
+#include <algorithm>
+#include <cstring>
 #include <iostream>
+#include <numeric>
+#include <random>
 
 #include "core/error.h"
 #include "core/meshgen.h"
@@ -14,7 +18,9 @@ void setup_generate(CLI::App& app, GenerateCmdOptions& o) {
   app.add_option("kind", o.kind, "scan (subdivided input mesh), tubes (long thin triangles) or room (huge + tiny)")
       ->required()
       ->check(CLI::IsMember({"scan", "tubes", "room"}));
-  app.add_option("-o,--output", o.output, "Output mesh (.ply)")->required();
+  app.add_option("-o,--output", o.output, "Output mesh: .ply, .stl, .obj or .glb")->required();
+  app.add_flag("--ascii", o.ascii, "ASCII .ply or .stl instead of binary");
+  app.add_flag("--shuffle", o.shuffle, "Shuffle the order of the triangles (with --seed), as some exporters list them");
   app.add_option("--input", o.input, "scan: the mesh to subdivide");
   add_load_options(app, o.load);
   app.add_option("--levels", o.levels, "scan: 1-to-4 subdivision levels")->check(CLI::Range(0, 6))->capture_default_str();
@@ -37,7 +43,17 @@ int run_generate(const GenerateCmdOptions& o) {
   } else {
     m = make_room(o.objects, o.seed);
   }
-  write_mesh_ply(m, o.output);
+  if (o.shuffle) {
+    std::mt19937_64 rng(o.seed);
+    std::vector<uint32_t> order(m.num_triangles());
+    std::iota(order.begin(), order.end(), 0u);
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<uint32_t> idx(m.indices.size());
+    for (size_t t = 0; t < order.size(); ++t)
+      std::memcpy(&idx[3 * t], &m.indices[3 * size_t(order[t])], 12);
+    m.indices = std::move(idx);
+  }
+  write_mesh(m, o.output, o.ascii);
   std::cerr << o.output << ": " << m.num_triangles() << " triangles, " << m.positions.size() << " vertices\n";
   return 0;
 }

@@ -13,6 +13,7 @@ struct GenerateCmdOptions {
   std::string output;  // .ply
   std::string input;   // scan: the mesh to subdivide
   LoadArgs load;
+  bool ascii = false, shuffle = false;
   int levels = 3;      // scan: subdivision levels
   uint32_t tubes = 1000, rings = 300, sides = 5;
   uint32_t objects = 640;

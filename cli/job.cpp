@@ -121,7 +121,8 @@ nlohmann::ordered_json stats_json(const Job& job, const JobReport& r) {
   j["grids"] = r.grids;
   nlohmann::ordered_json t;
   t["load"] = r.ms_load;
-  if (r.ms_gpu_wait >= 0) t["gpu_wait"] = r.ms_gpu_wait;
+  if (r.ms_voxelizer_start >= 0) t["voxelizer_start"] = r.ms_voxelizer_start;
+  if (r.ms_gpu_wait >= 0) t["voxelizer_wait"] = r.ms_gpu_wait;
   for (const auto& [name, ms] : r.voxelize_stages) t[name] = ms;
   t["write"] = r.ms_write;
   t["total"] = r.ms_total;

@@ -35,7 +35,8 @@ struct JobReport {
   std::string checksum;                                   // of the first grid, hex
   nlohmann::ordered_json grids = nlohmann::json::array(); // name, type, active voxels, checksum per grid
   double ms_load = 0, ms_voxelize = 0, ms_write = 0, ms_total = 0;
-  double ms_gpu_wait = -1;  // run_job: time spent waiting for the voxelizer after loading
+  double ms_gpu_wait = -1;          // run_job: time spent waiting for the voxelizer after loading
+  double ms_voxelizer_start = -1;   // the first job: how long the voxelizer took to start (GPU context)
   std::vector<std::pair<std::string, double>> voxelize_stages;  // the voxelizer's own stage times
 };
 

@@ -550,7 +550,7 @@ MeshLoaderPool::MeshLoaderPool(int processes, const LoaderLimits& limits) : m(ne
   m->limits = limits;
   if (!m->limits.memory_bytes) {
     const uint64_t phys = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
-    m->limits.memory_bytes = std::max<uint64_t>(uint64_t(2) << 30, phys / 4 * 3 / uint64_t(std::max(1, processes)));
+    m->limits.memory_bytes = std::max<uint64_t>(uint64_t(4) << 30, phys / 2 / uint64_t(std::max(1, processes)));
   }
   for (int i = 0; i < processes; ++i) {
     Impl::Process p;
@@ -591,6 +591,7 @@ MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triang
   }
   if (loader == Loader::kAuto && native_format(path) && !(textures && lower_extension(path) == "obj"))
     return read_native(path, require_triangles);
+  check_header_counts(path);  // before Assimp allocates for a hostile header
   if (path.size() + sizeof(RequestHeader) > kMaxRequest) fail(ErrorKind::kInput, path + ": path too long");
   for (int attempt = 0;; ++attempt) {
     Impl::Process p = m->take();

@@ -17,8 +17,8 @@ Loader parse_loader(const std::string& name);  // "auto", "native", "assimp"; th
 const char* loader_name(Loader loader);
 
 // Limits of the Assimp reader processes: a wall-clock limit per file (a reader still busy then is
-// killed and the file fails with an input error) and an address-space limit (setrlimit; 0: three
-// quarters of the physical memory shared among the processes, at least 2 GiB each).
+// killed and the file fails with an input error) and an address-space limit (setrlimit; 0: half
+// the physical memory shared among the processes, at least 4 GiB each).
 struct LoaderLimits {
   double timeout_s = 600;
   uint64_t memory_bytes = 0;

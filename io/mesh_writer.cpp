@@ -1,9 +1,16 @@
 // Binary PLY mesh writer.
 #include "io/mesh_writer.h"
 
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
 #include <vector>
 
+#include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/files.h"
 #include "io/ply.h"
 
 namespace voxtile {
@@ -27,6 +34,173 @@ void write_mesh_ply(const Mesh& mesh, const std::string& path) {
     }
   }
   out.write(buf.data(), buf.size());
+  out.commit();
+}
+
+namespace {
+
+// Text output through a 1 MB buffer.
+class TextOut {
+ public:
+  explicit TextOut(AtomicFile& f) : m_f(f) { m_buf.reserve(1 << 20); }
+  ~TextOut() { flush(); }
+  void str(const char* s) { m_buf.append(s); }
+  void num(float v) {
+    char b[32];
+    const auto r = std::to_chars(b, b + sizeof(b), v);  // shortest round-trip form
+    m_buf.append(b, r.ptr);
+  }
+  void num(uint64_t v) {
+    char b[24];
+    const auto r = std::to_chars(b, b + sizeof(b), v);
+    m_buf.append(b, r.ptr);
+  }
+  void vec(const char* key, const Vec3f& p) {
+    str(key);
+    num(p.x);
+    str(" ");
+    num(p.y);
+    str(" ");
+    num(p.z);
+    str("\n");
+    if (m_buf.size() > (1 << 20)) flush();
+  }
+  void flush() {
+    m_f.write(m_buf.data(), m_buf.size());
+    m_buf.clear();
+  }
+
+ private:
+  AtomicFile& m_f;
+  std::string m_buf;
+};
+
+Vec3f face_normal(const Mesh& m, size_t t) {
+  const Vec3f a = m.vertex(t, 0), b = m.vertex(t, 1), c = m.vertex(t, 2);
+  const double e1[3] = {double(b.x) - a.x, double(b.y) - a.y, double(b.z) - a.z};
+  const double e2[3] = {double(c.x) - a.x, double(c.y) - a.y, double(c.z) - a.z};
+  double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
+  const double len = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+  if (len > 0) for (double& x : n) x /= len;
+  return {float(n[0]), float(n[1]), float(n[2])};
+}
+
+void write_ascii_ply(const Mesh& m, AtomicFile& out) {
+  std::string header = ply_header({"voxtile generated"}, {{"vertex", m.positions.size(), {"float x", "float y", "float z"}},
+                                                          {"face", m.num_triangles(), {"list uchar int vertex_indices"}}});
+  header.replace(header.find("binary_little_endian"), 20, "ascii");
+  out.write(header.data(), header.size());
+  TextOut t(out);
+  for (const Vec3f& p : m.positions) t.vec("", p);
+  for (size_t f = 0; f < m.num_triangles(); ++f) {
+    t.str("3");
+    for (int k = 0; k < 3; ++k) {
+      t.str(" ");
+      t.num(uint64_t(m.indices[3 * f + size_t(k)]));
+    }
+    t.str("\n");
+  }
+}
+
+void write_stl(const Mesh& m, AtomicFile& out, bool ascii) {
+  if (ascii) {
+    TextOut t(out);
+    t.str("solid voxtile\n");
+    for (size_t f = 0; f < m.num_triangles(); ++f) {
+      t.vec("facet normal ", face_normal(m, f));
+      t.str("outer loop\n");
+      for (int k = 0; k < 3; ++k) t.vec("vertex ", m.vertex(f, k));
+      t.str("endloop\nendfacet\n");
+    }
+    t.str("endsolid voxtile\n");
+    return;
+  }
+  char header[80] = "voxtile generated binary STL";
+  out.write(header, 80);
+  const uint32_t n = uint32_t(m.num_triangles());
+  out.write(&n, 4);
+  std::vector<char> buf;
+  buf.reserve(50 * 65536);
+  for (size_t f = 0; f < m.num_triangles(); ++f) {
+    char rec[50] = {};
+    const Vec3f nrm = face_normal(m, f);
+    std::memcpy(rec, &nrm, 12);
+    for (int k = 0; k < 3; ++k) {
+      const Vec3f p = m.vertex(f, k);
+      std::memcpy(rec + 12 + 12 * k, &p, 12);
+    }
+    buf.insert(buf.end(), rec, rec + 50);
+    if (buf.size() >= 50 * 65536) {
+      out.write(buf.data(), buf.size());
+      buf.clear();
+    }
+  }
+  out.write(buf.data(), buf.size());
+}
+
+void write_obj(const Mesh& m, AtomicFile& out) {
+  TextOut t(out);
+  t.str("# voxtile generated\n");
+  for (const Vec3f& p : m.positions) t.vec("v ", p);
+  for (size_t f = 0; f < m.num_triangles(); ++f) {
+    t.str("f");
+    for (int k = 0; k < 3; ++k) {
+      t.str(" ");
+      t.num(uint64_t(m.indices[3 * f + size_t(k)]) + 1);
+    }
+    t.str("\n");
+  }
+}
+
+void write_glb(const Mesh& m, AtomicFile& out) {
+  const uint64_t pos_bytes = m.positions.size() * 12, idx_bytes = m.indices.size() * 4;
+  if (pos_bytes + idx_bytes > 0xF0000000u) fail(ErrorKind::kUsage, "a .glb holds at most 4 GB");
+  const Bounds b = m.bounds();
+  nlohmann::json j = {
+      {"asset", {{"version", "2.0"}, {"generator", "voxtile"}}},
+      {"scene", 0},
+      {"scenes", {{{"nodes", {0}}}}},
+      {"nodes", {{{"mesh", 0}}}},
+      {"meshes", {{{"primitives", {{{"attributes", {{"POSITION", 0}}}, {"indices", 1}, {"mode", 4}}}}}}},
+      {"buffers", {{{"byteLength", pos_bytes + idx_bytes}}}},
+      {"bufferViews",
+       {{{"buffer", 0}, {"byteOffset", 0}, {"byteLength", pos_bytes}, {"target", 34962}},
+        {{"buffer", 0}, {"byteOffset", pos_bytes}, {"byteLength", idx_bytes}, {"target", 34963}}}},
+      {"accessors",
+       {{{"bufferView", 0},
+         {"componentType", 5126},
+         {"count", m.positions.size()},
+         {"type", "VEC3"},
+         {"min", {float(b.lo.x), float(b.lo.y), float(b.lo.z)}},
+         {"max", {float(b.hi.x), float(b.hi.y), float(b.hi.z)}}},
+        {{"bufferView", 1}, {"componentType", 5125}, {"count", m.indices.size()}, {"type", "SCALAR"}}}}};
+  std::string json = j.dump();
+  while (json.size() % 4) json += ' ';
+  const uint32_t json_len = uint32_t(json.size()), bin_len = uint32_t(pos_bytes + idx_bytes);
+  const uint32_t total = 12 + 8 + json_len + 8 + bin_len;
+  const uint32_t head[3] = {0x46546C67u, 2, total};
+  out.write(head, 12);
+  const uint32_t jc[2] = {json_len, 0x4E4F534Au};
+  out.write(jc, 8);
+  out.write(json.data(), json.size());
+  const uint32_t bc[2] = {bin_len, 0x004E4942u};
+  out.write(bc, 8);
+  out.write(m.positions.data(), pos_bytes);
+  out.write(m.indices.data(), idx_bytes);
+}
+
+}  // namespace
+
+void write_mesh(const Mesh& mesh, const std::string& path, bool ascii) {
+  const std::string e = lower_extension(path);
+  if (e != "ply" && e != "stl" && e != "obj" && e != "glb")
+    fail(ErrorKind::kUsage, path + ": meshes are written as .ply, .stl, .obj or .glb");
+  if (e == "ply" && !ascii) return write_mesh_ply(mesh, path);
+  AtomicFile out(path);
+  if (e == "ply") write_ascii_ply(mesh, out);
+  else if (e == "stl") write_stl(mesh, out, ascii);
+  else if (e == "obj") write_obj(mesh, out);
+  else write_glb(mesh, out);
   out.commit();
 }
 

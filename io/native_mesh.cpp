@@ -1044,6 +1044,67 @@ void read_obj(const std::string& path, const char* data, size_t size, MeshLoadRe
 
 }  // namespace
 
+void check_header_counts(const std::string& path) {
+  const std::string e = lower_extension(path);
+  if (e != "ply" && e != "stl" && e != "off") return;
+  const MappedFile f(path);
+  const char* data = f.data();
+  const size_t size = f.size();
+  auto too_many = [&](const std::string& what, uint64_t count, uint64_t fits) {
+    fail(ErrorKind::kInput, path + ": the header declares " + std::to_string(count) + " " + what +
+                                ", the file's size holds at most " + std::to_string(fits));
+  };
+  if (e == "ply") {
+    PlyHeader h;
+    try {
+      h = parse_ply_header(std::string(data, std::min<size_t>(size, size_t(1) << 20)), path);
+    } catch (const Error&) {
+      return;  // a header we cannot read states no count: the importer judges the file
+    }
+    uint64_t left = size - std::min(size, h.data_start);
+    for (const PlyElement& el : h.elements) {
+      // ASCII: at least one digit and a separator per property; binary: each property's bytes.
+      uint64_t rec = h.format == PlyHeader::kAscii ? 2 * std::max<size_t>(1, el.props.size()) : min_record_bytes(el);
+      rec = std::max<uint64_t>(rec, 1);
+      if (el.count > left / rec) too_many(el.name + " records", el.count, left / rec);
+      left -= el.count * rec;
+    }
+  } else if (e == "stl") {
+    if (size >= 84 && !(size >= 5 && std::memcmp(skip_spaces(data, data + size), "solid", 5) == 0)) {
+      uint32_t n;
+      std::memcpy(&n, data + 80, 4);
+      if (n > (size - 84) / 50) too_many("triangles", n, (size - 84) / 50);
+    }
+  } else {
+    // OFF: "OFF", then (after comments) "vertices faces edges"; a vertex needs "0 0 0\n", a face "3 0 1 2\n".
+    const char* q = data;
+    const char* end = data + size;
+    int64_t counts[2] = {-1, -1};
+    int got = 0;
+    for (int line = 0; line < 64 && q < end && got < 2; ++line) {
+      const char* le = line_end(q, end);
+      const char* s = skip_spaces(q, le);
+      if (s < le && *s != '#' && !(le - s >= 3 && std::memcmp(s, "OFF", 3) == 0 && line == 0))
+        while (got < 2 && parse_int(s, le, counts[got])) {
+          ++got;
+          s = skip_spaces(s, le);
+        }
+      else if (le - s > 3 && std::memcmp(s, "OFF", 3) == 0 && line == 0) {
+        s = skip_spaces(s + 3, le);
+        while (got < 2 && s < le && parse_int(s, le, counts[got])) {
+          ++got;
+          s = skip_spaces(s, le);
+        }
+      }
+      q = le + 1;
+    }
+    if (got == 2 && counts[0] >= 0 && counts[1] >= 0) {
+      if (uint64_t(counts[0]) > size / 6) too_many("vertices", uint64_t(counts[0]), size / 6);
+      if (uint64_t(counts[1]) > size / 8) too_many("faces", uint64_t(counts[1]), size / 8);
+    }
+  }
+}
+
 bool native_format(const std::string& path) {
   const std::string e = lower_extension(path);
   return e == "ply" || e == "stl" || e == "obj";

@@ -15,6 +15,11 @@ namespace voxtile {
 
 // Whether `path` has a format the native readers read (.ply, .stl, .obj, any case).
 bool native_format(const std::string& path);
+// Checks the element counts a PLY, binary STL or OFF header states against the file's size (each
+// record needs a few bytes at least), before an importer allocates for them: Error(kInput) naming
+// the file when they cannot fit. Other formats pass.
+void check_header_counts(const std::string& path);
+
 // Reads `path` natively. Same contract as load_mesh / inspect_mesh (require_triangles false):
 // Error(kInput) naming the file and the problem.
 MeshLoadResult read_native(const std::string& path, bool require_triangles);
