@@ -1,8 +1,12 @@
 // Mesh bounds and sanitising.
 #include "core/mesh.h"
 
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
+
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace voxtile {
 
@@ -15,42 +19,76 @@ uint32_t Texture::lookup(float u, float v) const {
   return (uint32_t(t[0]) << 16) | (uint32_t(t[1]) << 8) | t[2];
 }
 
+// Both run in parallel (TBB) over blocks of triangles: meshes of millions of triangles are checked in
+// a fraction of their load time. The results do not depend on the number of threads.
 Bounds Mesh::bounds() const {
-  Bounds b;
-  for (uint32_t idx : indices) {
-    const Vec3f& p = positions[idx];
-    b.extend({p.x, p.y, p.z});
-  }
-  return b;
+  // Only the vertices that triangles use count.
+  return tbb::parallel_reduce(
+      tbb::blocked_range<size_t>(0, indices.size(), 1 << 16), Bounds{},
+      [&](const tbb::blocked_range<size_t>& r, Bounds b) {
+        for (size_t i = r.begin(); i < r.end(); ++i) {
+          const Vec3f& p = positions[indices[i]];
+          b.extend({p.x, p.y, p.z});
+        }
+        return b;
+      },
+      [](Bounds a, const Bounds& b) {
+        if (!b.empty()) {
+          a.extend(b.lo);
+          a.extend(b.hi);
+        }
+        return a;
+      });
 }
 
 void Mesh::sanitize() {
-  size_t out = 0;
   const size_t n = num_triangles();
-  for (size_t t = 0; t < n; ++t) {
-    const Vec3f a = vertex(t, 0), b = vertex(t, 1), c = vertex(t, 2);
-    bool finite = true;
-    for (const Vec3f& p : {a, b, c})
-      finite = finite && std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z);
-    if (!finite) {
-      ++dropped_nonfinite;
-      continue;
+  constexpr size_t kBlock = size_t(1) << 14;
+  const size_t blocks = (n + kBlock - 1) / kBlock;
+  // Pass 1: keep flags and per-block counts; pass 2: every block moves its kept triangles to its offset.
+  std::vector<uint8_t> keep(n);
+  std::vector<size_t> kept(blocks + 1, 0), nonfinite(blocks, 0), degenerate(blocks, 0);
+  tbb::parallel_for(size_t(0), blocks, [&](size_t blk) {
+    for (size_t t = blk * kBlock; t < std::min(n, (blk + 1) * kBlock); ++t) {
+      const Vec3f a = vertex(t, 0), b = vertex(t, 1), c = vertex(t, 2);
+      bool finite = true;
+      for (const Vec3f& p : {a, b, c})
+        finite = finite && std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z);
+      if (!finite) {
+        ++nonfinite[blk];
+        keep[t] = 0;
+        continue;
+      }
+      const double e1x = double(b.x) - a.x, e1y = double(b.y) - a.y, e1z = double(b.z) - a.z;
+      const double e2x = double(c.x) - a.x, e2y = double(c.y) - a.y, e2z = double(c.z) - a.z;
+      const double nx = e1y * e2z - e1z * e2y, ny = e1z * e2x - e1x * e2z, nz = e1x * e2y - e1y * e2x;
+      keep[t] = !(nx == 0.0 && ny == 0.0 && nz == 0.0);
+      if (!keep[t]) ++degenerate[blk];
+      kept[blk + 1] += keep[t];
     }
-    const double e1x = double(b.x) - a.x, e1y = double(b.y) - a.y, e1z = double(b.z) - a.z;
-    const double e2x = double(c.x) - a.x, e2y = double(c.y) - a.y, e2z = double(c.z) - a.z;
-    const double nx = e1y * e2z - e1z * e2y, ny = e1z * e2x - e1x * e2z, nz = e1x * e2y - e1y * e2x;
-    if (nx == 0.0 && ny == 0.0 && nz == 0.0) {
-      ++dropped_degenerate;
-      continue;
-    }
-    for (int k = 0; k < 3; ++k) indices[3 * out + k] = indices[3 * t + k];
-    mesh_ids[out] = mesh_ids[t];
-    material_ids[out] = material_ids[t];
-    ++out;
+  });
+  for (size_t blk = 0; blk < blocks; ++blk) {
+    kept[blk + 1] += kept[blk];
+    dropped_nonfinite += nonfinite[blk];
+    dropped_degenerate += degenerate[blk];
   }
-  indices.resize(3 * out);
-  mesh_ids.resize(out);
-  material_ids.resize(out);
+  if (kept[blocks] == n) return;
+  // In place, in order (only when something was dropped, which is rare): block b's kept triangles
+  // go to [kept[b], kept[b+1]), never past where block b begins.
+  for (size_t blk = 0; blk < blocks; ++blk) {
+    size_t out = kept[blk];
+    for (size_t t = blk * kBlock; t < std::min(n, (blk + 1) * kBlock); ++t) {
+      if (!keep[t]) continue;
+      for (int k = 0; k < 3; ++k) indices[3 * out + size_t(k)] = indices[3 * t + size_t(k)];
+      mesh_ids[out] = mesh_ids[t];
+      material_ids[out] = material_ids[t];
+      ++out;
+    }
+  }
+  const size_t total = kept[blocks];
+  indices.resize(3 * total);
+  mesh_ids.resize(total);
+  material_ids.resize(total);
 }
 
 }  // namespace voxtile

@@ -499,6 +499,14 @@ void read_ply(const std::string& path, const char* data, size_t size, MeshLoadRe
         if (fixed) {
           std::vector<uint8_t> not3(1, 0);
           tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
+            if (cs == 1) {  // uchar counts, the usual: a byte compare
+              for (size_t i = r.begin(); i < r.end(); ++i)
+                if (uint8_t(p[i * rec + before]) != 3) {
+                  not3[0] = 1;
+                  return;
+                }
+              return;
+            }
             for (size_t i = r.begin(); i < r.end(); ++i)
               if (ply_load_binary(p + i * rec + before, lp.count_type, big) != 3) {
                 not3[0] = 1;
