@@ -48,7 +48,7 @@ int run_generate(const GenerateCmdOptions& o) {
     std::vector<uint32_t> order(m.num_triangles());
     std::iota(order.begin(), order.end(), 0u);
     std::shuffle(order.begin(), order.end(), rng);
-    std::vector<uint32_t> idx(m.indices.size());
+    ValueArray<uint32_t> idx(m.indices.size());
     for (size_t t = 0; t < order.size(); ++t)
       std::memcpy(&idx[3 * t], &m.indices[3 * size_t(order[t])], 12);
     m.indices = std::move(idx);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/grid_spec.h"
+#include "core/sparse_grid.h"
 #include "core/vec.h"
 
 namespace voxtile {
@@ -20,12 +21,14 @@ struct Texture {
   uint32_t lookup(float u, float v) const;
 };
 
+// The large per-vertex and per-triangle arrays are ValueArrays: readers size them and then write
+// every element (in parallel), with no zero fill first.
 struct Mesh {
-  std::vector<Vec3f> positions;        // world space, after node transforms
-  std::vector<uint32_t> indices;       // 3 per triangle, each < positions.size()
-  std::vector<uint32_t> mesh_ids;      // per triangle: index of the source mesh
-  std::vector<uint32_t> material_ids;  // per triangle: material index of the source mesh
-  std::vector<Vec3f> normals;          // per vertex (world space, unit), or empty if the file has none;
+  ValueArray<Vec3f> positions;        // world space, after node transforms
+  ValueArray<uint32_t> indices;       // 3 per triangle, each < positions.size()
+  ValueArray<uint32_t> mesh_ids;      // per triangle: index of the source mesh
+  ValueArray<uint32_t> material_ids;  // per triangle: material index of the source mesh
+  ValueArray<Vec3f> normals;           // per vertex (world space, unit), or empty if the file has none;
                                        // (0,0,0) for vertices of source meshes without normals
   std::vector<Vec2f> uvs;              // per vertex (first texture channel), or empty; (0,0) where missing
   std::vector<uint32_t> colors;        // per vertex 0xRRGGBB (first colour channel), or empty; material

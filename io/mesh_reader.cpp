@@ -219,7 +219,7 @@ MeshLoadResult read_in_process(const std::string& path, bool require_triangles, 
     if (textures) load_textures(scene, path, out);
     Walker w{scene, &out};
     w.node(scene->mRootNode, aiMatrix4x4());
-    if (!w.any_normals) std::vector<Vec3f>().swap(out.mesh.normals);
+    if (!w.any_normals) ValueArray<Vec3f>().swap(out.mesh.normals);
     if (!w.any_uvs) std::vector<Vec2f>().swap(out.mesh.uvs);
     if (!w.any_colors) std::vector<uint32_t>().swap(out.mesh.colors);
     if (!any_material_color) std::vector<uint32_t>().swap(out.mesh.material_colors);
@@ -276,8 +276,8 @@ class Stream {
   }
   template <class T>
   void pod(const T& v) { bytes(&v, sizeof(v)); }
-  template <class T>
-  void vec(const std::vector<T>& v) {
+  template <class T, class A>
+  void vec(const std::vector<T, A>& v) {
     pod(uint64_t(v.size()));
     bytes(v.data(), v.size() * sizeof(T));
   }
@@ -305,8 +305,8 @@ class Reader {
     bytes(&v, sizeof(v));
     return v;
   }
-  template <class T>
-  void vec(std::vector<T>& v) {
+  template <class T, class A>
+  void vec(std::vector<T, A>& v) {
     v.resize(pod<uint64_t>());
     bytes(v.data(), v.size() * sizeof(T));
   }

@@ -44,10 +44,11 @@ class MappedFile {
     if (fstat(m_fd, &st) != 0) fail(ErrorKind::kInput, path + ": " + std::strerror(errno));
     m_size = size_t(st.st_size);
     if (m_size == 0) fail(ErrorKind::kInput, path + ": the file is empty");
-    void* p = mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, m_fd, 0);
+    // Pages are mapped as the parsing threads touch them (in parallel), with read-ahead.
+    void* p = mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE, m_fd, 0);
     if (p == MAP_FAILED) fail(ErrorKind::kInput, path + ": cannot map: " + std::strerror(errno));
     m_data = static_cast<const char*>(p);
-    madvise(p, m_size, MADV_SEQUENTIAL);
+    madvise(p, m_size, MADV_WILLNEED);
   }
   ~MappedFile() {
     if (m_data) munmap(const_cast<char*>(m_data), m_size);
@@ -121,6 +122,43 @@ std::vector<size_t> line_chunks(const char* data, size_t begin, size_t end, size
   }
   starts.push_back(end);
   return starts;
+}
+
+// Sets every element of `a` to v, in parallel.
+template <class A, class T>
+void parallel_fill(A& a, size_t n, T v) {
+  a.resize(n);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, size_t(1) << 18), [&](const tbb::blocked_range<size_t>& r) {
+    std::fill(a.begin() + std::ptrdiff_t(r.begin()), a.begin() + std::ptrdiff_t(r.end()), v);
+  });
+}
+// Copies n bytes in parallel pieces (bulk binary data from the mapped file).
+void parallel_copy(void* dst, const char* src, size_t n) {
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, size_t(1) << 20), [&](const tbb::blocked_range<size_t>& r) {
+    std::memcpy(static_cast<char*>(dst) + r.begin(), src + r.begin(), r.size());
+  });
+}
+// Drops the triangles flagged bad (counting them), keeping the others' order; nothing to do, and no
+// pass over the arrays, when none is.
+void drop_bad_faces(MeshLoadResult& out, const std::vector<uint8_t>& bad, size_t n) {
+  Mesh& m = out.mesh;
+  if (!n || !std::memchr(bad.data(), 1, n)) {
+    parallel_fill(m.mesh_ids, n, 0u);
+    parallel_fill(m.material_ids, n, 0u);
+    return;
+  }
+  size_t w = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (bad[i]) {
+      ++out.dropped_bad_index;
+      continue;
+    }
+    if (w != i) std::memcpy(&m.indices[3 * w], &m.indices[3 * i], 12);
+    ++w;
+  }
+  m.indices.resize(3 * w);
+  parallel_fill(m.mesh_ids, w, 0u);
+  parallel_fill(m.material_ids, w, 0u);
 }
 
 uint32_t pack_rgb(float r, float g, float b) {
@@ -387,7 +425,7 @@ void read_ply(const std::string& path, const char* data, size_t size, MeshLoadRe
         const bool packed_xyz = !big && l.x == 0 && l.y == 1 && l.z == 2 && e.props[0].type == PlyType::kF32 &&
                                 e.props[1].type == PlyType::kF32 && e.props[2].type == PlyType::kF32;
         if (packed_xyz && row == 12 && m.normals.empty() && m.colors.empty() && m.uvs.empty()) {
-          std::memcpy(m.positions.data(), p, n * 12);  // the common case: one bulk copy
+          parallel_copy(m.positions.data(), p, n * 12);  // the common case: one bulk copy
         } else {
           tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
             std::vector<double> v(np);
@@ -447,19 +485,7 @@ void read_ply(const std::string& path, const char* data, size_t size, MeshLoadRe
               }
             }
           });
-          // Faces with an index out of range are dropped (counted), keeping the others' order.
-          size_t w = 0;
-          for (size_t i = 0; i < n; ++i) {
-            if (bad[i]) {
-              ++out.dropped_bad_index;
-              continue;
-            }
-            if (w != i) std::memcpy(&m.indices[3 * w], &m.indices[3 * i], 12);
-            ++w;
-          }
-          m.indices.resize(3 * w);
-          m.mesh_ids.assign(w, 0);
-          m.material_ids.assign(w, 0);
+          drop_bad_faces(out, bad, n);  // faces with an index out of range
         } else {
           std::vector<uint32_t> idx;
           for (size_t i = 0; i < n; ++i) {
@@ -535,18 +561,7 @@ void read_ply(const std::string& path, const char* data, size_t size, MeshLoadRe
               }
             }
           });
-          size_t w = 0;
-          for (size_t i = 0; i < n; ++i) {
-            if (bad[i]) {
-              ++out.dropped_bad_index;
-              continue;
-            }
-            if (w != i) std::memcpy(&m.indices[3 * w], &m.indices[3 * i], 12);
-            ++w;
-          }
-          m.indices.resize(3 * w);
-          m.mesh_ids.assign(w, 0);
-          m.material_ids.assign(w, 0);
+          drop_bad_faces(out, bad, n);
           p += n * rec;
         } else {
           std::vector<uint32_t> idx;
@@ -606,8 +621,8 @@ void read_stl_binary(const std::string& path, const char* data, size_t size, Mes
   m.positions.resize(3 * size_t(n));
   m.normals.resize(3 * size_t(n));
   m.indices.resize(3 * size_t(n));
-  m.mesh_ids.assign(n, 0);
-  m.material_ids.assign(n, 0);
+  parallel_fill(m.mesh_ids, n, 0u);
+  parallel_fill(m.material_ids, n, 0u);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 15), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t t = r.begin(); t < r.end(); ++t) {
       const char* rec = data + 84 + 50 * t;
@@ -649,7 +664,7 @@ void read_stl_ascii(const std::string& path, const char* data, size_t size, Mesh
   m.indices.resize(nv);
   std::iota(m.indices.begin(), m.indices.end(), 0u);
   m.mesh_ids.resize(nv / 3);
-  m.material_ids.assign(nv / 3, 0);
+  parallel_fill(m.material_ids, nv / 3, 0u);
   std::vector<uint8_t> bad(nc, 0);
   // Pass 2: the vertices, each facet's normal (the last "facet normal" before it) and solid.
   // A facet whose normal line lies in an earlier chunk: chunks start at line starts, and the
@@ -879,7 +894,8 @@ void read_obj(const std::string& path, const char* data, size_t size, MeshLoadRe
   const size_t nv = v0[nc], nvt = vt0[nc], nvn = vn0[nc], nt = t0[nc];
   // Pass 2: vertices, texture coordinates and normals first (faces may refer forward only within
   // the file order, but a chunk's faces may refer to any earlier chunk's vertices).
-  std::vector<Vec3f> v(nv), vn(nvn);
+  ValueArray<Vec3f> v(nv);
+  std::vector<Vec3f> vn(nvn);
   std::vector<Vec2f> vt(nvt);
   std::vector<uint32_t> colors;  // vertex colours "v x y z r g b"
   std::vector<uint8_t> has_color(nv, 0);

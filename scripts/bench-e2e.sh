@@ -94,3 +94,28 @@ for f in bunny.ply dragon.obj scan.ply scan_shuffled.ply scan.obj scan.glb; do
   fi
   echo "| $f | $(echo "$med" | tr ' ' '|' | sed 's/|/ | /g') | $before |"
 done
+
+# Batch loading alone: BATCH_JOBS copies of the 100k dragon OBJ through `voxtile batch --load-only`
+# (all cores), jobs per second, and with OLD_BIN the earlier build's, in turns.
+if [ "${BATCH_JOBS:-0}" -gt 0 ]; then
+  mkdir -p "$work/batch"
+  for i in $(seq "$BATCH_JOBS"); do ln -sf "$work/dragon.obj" "$work/batch/d$i.obj"; done
+  rate() {
+    local t0 t1
+    t0=$(now)
+    "$1/voxtile" batch "$work/batch" --out "$work/batch_out/{stem}.vdb" --load-only -q
+    t1=$(now)
+    awk "BEGIN{printf \"%.0f\", $BATCH_JOBS / ($t1 - $t0)}"
+  }
+  echo
+  echo "Batch, loading alone: $BATCH_JOBS x the 100k-triangle dragon OBJ (3.4 MB), voxtile batch --load-only, jobs/s:"
+  echo
+  echo "| round | now | before |"
+  echo "|---|---|---|"
+  for r in 1 2 3; do
+    n=$(rate "$bin")
+    o=-
+    [ -n "${OLD_BIN:-}" ] && o=$(rate "$OLD_BIN")
+    echo "| $r | $n | $o |"
+  done
+fi

@@ -231,8 +231,8 @@ TEST(NativeLoader, PolygonsPointsLinesAndMaterials) {
                                       "g second\nf 1/1/1 3 5\nl 1 2\np 3\nusemtl unknown\nf 2 3 5\n";
   const MeshLoadResult r = load_mesh(dir.file("a.obj"), false, Loader::kNative);
   ASSERT_EQ(r.mesh.num_triangles(), 5u);  // the quad as two, then three triangles, in file order
-  EXPECT_EQ(r.mesh.material_ids, (std::vector<uint32_t>{2, 2, 1, 1, 3}));
-  EXPECT_EQ(r.mesh.mesh_ids, (std::vector<uint32_t>{1, 1, 1, 2, 2}));
+  EXPECT_EQ(std::vector<uint32_t>(r.mesh.material_ids.begin(), r.mesh.material_ids.end()), (std::vector<uint32_t>{2, 2, 1, 1, 3}));
+  EXPECT_EQ(std::vector<uint32_t>(r.mesh.mesh_ids.begin(), r.mesh.mesh_ids.end()), (std::vector<uint32_t>{1, 1, 1, 2, 2}));
   EXPECT_EQ(r.mesh.num_materials, 4u);
   ASSERT_EQ(r.mesh.material_colors.size(), 4u);
   EXPECT_EQ(r.mesh.material_colors[1], 0xFF0000u);
@@ -267,6 +267,28 @@ TEST(NativeLoader, LoaderChoice) {
   EXPECT_NE(load_mesh(test::data_path("formats/stl/sphereWithHole.stl")).format.find("native"), std::string::npos);
   EXPECT_EQ(load_mesh(test::data_path("formats/stl/sphereWithHole.stl"), false, Loader::kAssimp).format.find("native"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace voxtile
+
+namespace voxtile {
+namespace {
+
+// An Assimp import that outlasts the wall-clock limit is stopped: an input error naming the file,
+// and the pool's next file still loads.
+TEST(NativeLoader, AssimpImportsHaveAWallClockLimit) {
+  LoaderLimits limits;
+  limits.timeout_s = 0.001;
+  MeshLoaderPool pool(1, limits);
+  try {
+    pool.load(test::data_path("formats/gltf/Duck.glb"));
+    ADD_FAILURE() << "loaded within 1 ms";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInput);
+    EXPECT_NE(std::string(e.what()).find("load timeout"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(pool.load(test::data_path("formats/ply/cube_binary.ply")).mesh.num_triangles(), 12u);  // native
 }
 
 }  // namespace
