@@ -16,6 +16,7 @@
 
 #include <fast_float/fast_float.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -110,8 +111,11 @@ inline bool starts_with_word(const char* p, const char* end, const char* word, s
   return size_t(end - p) >= n && std::memcmp(p, word, n) == 0 && (size_t(end - p) == n || is_space(p[n]) || p[n] == '\n');
 }
 
-// Chunk boundaries: [starts[c], starts[c+1]) of [begin, end), each starting at a line start.
-std::vector<size_t> line_chunks(const char* data, size_t begin, size_t end, size_t target = size_t(1) << 20) {
+// Chunk boundaries: [starts[c], starts[c+1]) of [begin, end), each starting at a line start. About
+// eight chunks per thread, 64 KB to 1 MB each: small files are spread over every core too.
+std::vector<size_t> line_chunks(const char* data, size_t begin, size_t end) {
+  const size_t threads = size_t(std::max(1, tbb::this_task_arena::max_concurrency()));
+  const size_t target = std::clamp<size_t>((end - begin) / (8 * threads), size_t(1) << 16, size_t(1) << 20);
   std::vector<size_t> starts{begin};
   for (size_t pos = begin + target; pos < end; pos += target) {
     const char* nl = line_end(data + pos, data + end);
