@@ -342,6 +342,15 @@ void add_face(MeshLoadResult& out, const uint32_t* idx, int n, std::vector<int>&
   }
 }
 
+// An ASCII face record: skips the `list` properties before the index list and reads its length;
+// q is left before the first index. False when there is no length.
+bool ascii_face_length(const char*& q, const char* le, int list, int64_t& length) {
+  double skip;
+  for (int k = 0; k < list; ++k) parse_double(q, le, skip);
+  q = skip_spaces(q, le);
+  return parse_int(q, le, length);
+}
+
 void read_ply(const std::string& path, const char* data, size_t size, MeshLoadResult& out) {
   const std::string header_bytes(data, std::min<size_t>(size, size_t(1) << 20));
   const PlyHeader h = parse_ply_header(header_bytes, path);
@@ -457,16 +466,9 @@ void read_ply(const std::string& path, const char* data, size_t size, MeshLoadRe
         std::vector<uint32_t> ntri(n);
         tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
           for (size_t i = r.begin(); i < r.end(); ++i) {
-            const char* q = skip_spaces(lines[first + i], end);
+            const char* q = lines[first + i];
             int64_t c = 0;
-            // Properties before the list are skipped; the list's length is the next integer.
-            for (int k = 0; k < list; ++k) {
-              double skip;
-              parse_double(q, end, skip);
-              q = skip_spaces(q, end);
-            }
-            parse_int(q, end, c);
-            ntri[i] = c == 3 ? 1u : 0u;
+            ntri[i] = ascii_face_length(q, line_end(q, end), list, c) && c == 3 ? 1u : 0u;
           }
         });
         const bool all_triangles = std::all_of(ntri.begin(), ntri.end(), [](uint32_t t) { return t == 1; });
@@ -477,11 +479,8 @@ void read_ply(const std::string& path, const char* data, size_t size, MeshLoadRe
             for (size_t i = r.begin(); i < r.end(); ++i) {
               const char* q = lines[first + i];
               const char* le = line_end(q, end);
-              double skip;
-              for (int k = 0; k < list; ++k) parse_double(q, le, skip);
               int64_t c = 0, idx = -1;
-              q = skip_spaces(q, le);
-              parse_int(q, le, c);
+              ascii_face_length(q, le, list, c);
               for (int k = 0; k < 3; ++k) {
                 q = skip_spaces(q, le);
                 if (!parse_int(q, le, idx) || idx < 0 || uint64_t(idx) >= m.positions.size()) bad[i] = 1;
@@ -495,13 +494,9 @@ void read_ply(const std::string& path, const char* data, size_t size, MeshLoadRe
           for (size_t i = 0; i < n; ++i) {
             const char* q = lines[first + i];
             const char* le = line_end(q, end);
-            double skip;
-            for (int k = 0; k < list; ++k) parse_double(q, le, skip);
             int64_t c = 0, x = -1;
-            q = skip_spaces(q, le);
-            parse_int(q, le, c);
             idx.clear();
-            bool ok = c >= 0 && c < 1 << 20;
+            bool ok = ascii_face_length(q, le, list, c) && c >= 0 && c < 1 << 20;
             for (int64_t k = 0; ok && k < c; ++k) {
               q = skip_spaces(q, le);
               ok = parse_int(q, le, x) && x >= 0 && x <= int64_t(UINT32_MAX);
