@@ -56,8 +56,9 @@ void add_verbosity_flags(CLI::App& app, int& verbosity, const std::string& verbo
 // The voxelizer for --device auto|cpu|gpu (want_gpu), with --gpu-memory and --threads.
 std::unique_ptr<Voxelizer> open_voxelizer(const std::string& device, uint64_t gpu_memory, const Log& log);
 
-// A loaded mesh and its grid; errors name the input. With `loaders`, the file is read by one of
-// its reader processes (batch), else by a reader process of its own.
+// A loaded mesh and its grid; errors name the input. `loader` picks the reader (native formats are
+// read in this process); Assimp's formats go to one of `loaders`' reader processes (batch), else to a
+// reader process of their own under `limits`.
 struct LoadedInput {
   MeshLoadResult loaded;
   GridSpec spec;
