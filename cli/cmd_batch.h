@@ -30,8 +30,7 @@ struct BatchCmdOptions {
   bool skip_existing = false;
   std::string report;
   std::string shard;                // "I/N"
-  uint64_t dense_limit = 0;
-  bool force = false;
+  DenseArgs dense;
   bool load_only = false;           // benchmark aid: load every input, voxelize and write nothing
   int verbosity = 1;
 };

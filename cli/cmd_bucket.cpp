@@ -37,10 +37,10 @@ void setup_bucket(CLI::App& app, BucketCmdOptions& o) {
   app.add_option("--attrs", o.attrs,
                  "Per-fragment attributes, comma-separated: bary, normal, uv, material (\"\" for triangle ids only)")
       ->capture_default_str();
-  add_device_options(app, o.device, o.gpu_memory, o.threads,
+  add_device_options(app, o.device,
                      "GPU memory budget in bytes (default 80% of free); larger grids go in x-slabs");
   app.add_flag("--stats", o.stats, "Print a JSON summary to stdout (counts, timings, checksum)");
-  add_dense_options(app, o.dense_limit, o.force);
+  add_dense_options(app, o.dense);
   add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
 }
 
@@ -49,7 +49,7 @@ int run_bucket(const BucketCmdOptions& o) {
   BucketOptions bopt;
   bopt.mode = o.mode == "thin" ? VoxelMode::kThin : VoxelMode::kConservative;
   bopt.attrs = parse_bucket_attrs(o.attrs);
-  bopt.threads = o.threads;
+  bopt.threads = o.device.threads;
   std::vector<std::pair<std::string, OutputFormat>> grids;  // count-grid outputs
   for (size_t i = 0; i < o.outputs.size(); ++i) {
     for (size_t j = 0; j < i; ++j)
@@ -58,7 +58,7 @@ int run_bucket(const BucketCmdOptions& o) {
   }
   const GridOptions grid_options = o.grid.to_options();
 
-  std::unique_ptr<Voxelizer> voxelizer = open_voxelizer(o.device, o.gpu_memory, log);
+  std::unique_ptr<Voxelizer> voxelizer = open_voxelizer(o.device, log);
 
   const auto t_start = Clock::now();
   const LoadedInput in = load_input(o.input, grid_options, log, o.load.kind(), nullptr, o.load.limits());
@@ -78,8 +78,7 @@ int run_bucket(const BucketCmdOptions& o) {
     if (is_npz(out)) write_buckets_npz(b, out);
   if (!grids.empty()) {
     WriteOptions wopt;
-    wopt.dense.force = o.force;
-    if (o.dense_limit) wopt.dense.limit_bytes = o.dense_limit;
+    wopt.dense = o.dense.options();
     wopt.meta = {{"source", o.input}, {"mode", o.mode}, {"target", "fragments"}, {"version", VOXTILE_VERSION}};
     const SparseGrid count = b.count_grid();
     for (const auto& [path, format] : grids) write_grid(count, path, format, wopt);

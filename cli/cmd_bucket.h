@@ -16,12 +16,9 @@ struct BucketCmdOptions {
   LoadArgs load;
   std::string mode = "conservative";
   std::string attrs = "bary";
-  std::string device = "auto";
-  int threads = 0;
-  uint64_t gpu_memory = 0;
+  DeviceArgs device;
   bool stats = false;
-  uint64_t dense_limit = 0;  // 0: default
-  bool force = false;
+  DenseArgs dense;
   int verbosity = 1;
 };
 

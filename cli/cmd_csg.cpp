@@ -24,20 +24,20 @@ void setup_csg(CLI::App& app, CsgCmdOptions& o) {
       ->capture_default_str();
   app.add_flag("--solid", o.solid, "Voxelize the solid (inside test at voxel centres) instead of sampling its surface");
   add_grid_options(app, o.grid);
-  add_device_options(app, o.device, o.gpu_memory, o.threads, "GPU memory budget in bytes (default 80% of free)");
+  add_device_options(app, o.device, "GPU memory budget in bytes (default 80% of free)");
   app.add_option("--scan", o.scan, "GPU scan of the keep flags: tiles, tiles-cub or words-cub (same output)")
       ->check(CLI::IsMember({"tiles", "tiles-cub", "words-cub"}))
       ->capture_default_str();
   app.add_option("--max-samples", o.max_samples, "Refuse scripts that would make more surface samples than this")
       ->capture_default_str();
   app.add_flag("--stats", o.stats, "Print a JSON summary to stdout (counts, timings, checksum)");
-  add_dense_options(app, o.dense_limit, o.force);
+  add_dense_options(app, o.dense);
   add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
 }
 
 int run_csg(const CsgCmdOptions& o) {
   Log log{o.verbosity};
-  ThreadLimit threads(o.threads);
+  ThreadLimit threads(o.device.threads);
   const auto t0 = Clock::now();
   const ScanMethod scan = o.scan == "tiles" ? ScanMethod::kTiles : o.scan == "tiles-cub" ? ScanMethod::kTilesCub : ScanMethod::kWords;
   OutputFormat format = o.format.empty() ? format_from_path(o.output) : parse_format(o.format);
@@ -46,7 +46,7 @@ int run_csg(const CsgCmdOptions& o) {
   const CsgScript script = load_csg(o.input);
   const Bounds bounds = script.bounds();
   if (bounds.empty()) fail(ErrorKind::kInput, o.input + ": no additive primitive, the solid is empty");
-  std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, scan, o.gpu_memory, log);
+  std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, scan, log);
   const Metadata meta = {{"source", o.input}, {"version", VOXTILE_VERSION}};
   CsgStats st;
   std::ostringstream line;
@@ -61,7 +61,7 @@ int run_csg(const CsgCmdOptions& o) {
     }
     SparseGrid grid = gpu ? gpu->solid(script, spec, &st) : csg_solid_cpu(script, spec);
     if (!gpu) st.device = "cpu";
-    write_grid(grid, o.output, format, write_options(o.dense_limit, o.force, meta));
+    write_grid(grid, o.output, format, write_options(o.dense, meta));
     line << o.input << ": " << script.prims.size() << " primitives -> solid " << spec.describe() << ", "
          << grid.active_voxels() << " voxels (" << st.device << ") -> " << o.output;
     json["device"] = st.device;

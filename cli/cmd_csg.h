@@ -14,14 +14,11 @@ struct CsgCmdOptions {
   uint32_t batch = 0;
   bool solid = false;
   GridArgs grid;
-  std::string device = "auto";
+  DeviceArgs device;
   std::string scan = "tiles-cub";
-  uint64_t gpu_memory = 0;
   uint64_t max_samples = 1000000000;
-  int threads = 0;
   bool stats = false;
-  uint64_t dense_limit = 0;
-  bool force = false;
+  DenseArgs dense;
   int verbosity = 1;
 };
 

@@ -32,10 +32,9 @@ void add_sampling_options(CLI::App& app, SamplingArgs& s, bool with_count) {
 }
 
 
-WriteOptions write_options(uint64_t dense_limit, bool force, const Metadata& meta) {
+WriteOptions write_options(const DenseArgs& dense, const Metadata& meta) {
   WriteOptions w;
-  w.dense.force = force;
-  if (dense_limit) w.dense.limit_bytes = dense_limit;
+  w.dense = dense.options();
   w.meta = meta;
   return w;
 }
@@ -50,10 +49,9 @@ uint64_t cloud_checksum(const PointCloud& pc) {
   return h.digest();
 }
 
-std::unique_ptr<GpuPoints> open_gpu_points(const std::string& device, ScanMethod scan, uint64_t gpu_memory,
-                                           const Log& log) {
-  if (!want_gpu(device, log)) return nullptr;
-  return std::make_unique<GpuPoints>(0, scan, gpu_memory);
+std::unique_ptr<GpuPoints> open_gpu_points(const DeviceArgs& device, ScanMethod scan, const Log& log) {
+  if (!want_gpu(device.device, log)) return nullptr;
+  return std::make_unique<GpuPoints>(0, scan, device.gpu_memory);
 }
 
 double SamplingArgs::per_area(const Bounds& bounds) const {
@@ -84,15 +82,15 @@ void setup_points(CLI::App& app, PointsCmdOptions& o) {
                  "plus colour and normal when the points have them (.raw/.npy: count)")
       ->capture_default_str();
   app.add_option("--grid", o.grid_name, "Voxels -> points: the .vdb grid to write (default: all)");
-  add_device_options(app, o.device, o.gpu_memory, o.threads, "GPU memory budget in bytes (default 80% of free)");
+  add_device_options(app, o.device, "GPU memory budget in bytes (default 80% of free)");
   app.add_flag("--stats", o.stats, "Print a JSON summary to stdout (counts, timings, checksum)");
-  add_dense_options(app, o.dense_limit, o.force);
+  add_dense_options(app, o.dense);
   add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
 }
 
 int run_points(const PointsCmdOptions& o) {
   Log log{o.verbosity};
-  ThreadLimit threads(o.threads);
+  ThreadLimit threads(o.device.threads);
   const auto t0 = Clock::now();
   const OutputFormat format = o.format.empty() ? format_from_path(o.output) : parse_format(o.format);
   const Metadata meta = {{"source", o.input}, {"version", VOXTILE_VERSION}};
@@ -116,7 +114,7 @@ int run_points(const PointsCmdOptions& o) {
       if (g.keys != grids[0].keys || g.masks.size() != grids[0].masks.size() ||
           std::memcmp(g.masks.data(), grids[0].masks.data(), g.masks.size() * sizeof(BrickMask)) != 0)
         fail(ErrorKind::kUsage, o.input + ": its grids have different active voxels; choose one with --grid");
-    write_grids(grids, o.output, format, write_options(o.dense_limit, o.force, meta));
+    write_grids(grids, o.output, format, write_options(o.dense, meta));
     line << o.input << ": " << grids.size() << " grid(s), " << grids[0].active_voxels() << " voxels -> " << o.output;
     json["mode"] = "voxels-to-points";
     json["points"] = grids[0].active_voxels();
@@ -138,7 +136,7 @@ int run_points(const PointsCmdOptions& o) {
     std::string values = o.values;
     if (values == "auto" && (format == OutputFormat::kRaw || format == OutputFormat::kNpy)) values = "count";
     const std::vector<std::string> which = parse_point_values(values, !pc.colors.empty(), !pc.normals.empty());
-    std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, ScanMethod::kTilesCub, o.gpu_memory, log);
+    std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, ScanMethod::kTilesCub, log);
     const auto tb = Clock::now();
     std::vector<std::pair<std::string, double>> gpu_stages;
     const VoxelBins bins = gpu ? gpu->bin(pc, spec, &gpu_stages) : bin_points_cpu(pc, spec);
@@ -148,7 +146,7 @@ int run_points(const PointsCmdOptions& o) {
     std::vector<SparseGrid> grids = bins_to_grids(bins, spec, which);
     if (grids.size() == 1 && which[0] == "occupancy") grids[0].name = "voxels";
     const auto tw = Clock::now();
-    write_grids(grids, o.output, format, write_options(o.dense_limit, o.force, meta));
+    write_grids(grids, o.output, format, write_options(o.dense, meta));
     stages.emplace_back("write", ms_since(tw));
     const std::string device = gpu ? gpu->device_name() : "cpu";
     line << o.input << ": " << pc.size() << " points -> " << spec.describe() << ", " << bins.keys.size()

@@ -26,21 +26,17 @@ struct PointsCmdOptions {
   SamplingArgs sampling;
   GridArgs grid;
   LoadArgs load;
-  std::string device = "auto";
-  uint64_t gpu_memory = 0;
-  int threads = 0;
+  DeviceArgs device;
   bool stats = false;
-  uint64_t dense_limit = 0;
-  bool force = false;
+  DenseArgs dense;
   int verbosity = 1;
 };
 
 // --spacing, --density (and --count for meshes).
 void add_sampling_options(CLI::App& app, SamplingArgs& s, bool with_count);
 // The GPU for --device auto|gpu (want_gpu), or null for the CPU.
-std::unique_ptr<GpuPoints> open_gpu_points(const std::string& device, ScanMethod scan, uint64_t gpu_memory,
-                                           const Log& log);
-WriteOptions write_options(uint64_t dense_limit, bool force, const Metadata& meta);
+std::unique_ptr<GpuPoints> open_gpu_points(const DeviceArgs& device, ScanMethod scan, const Log& log);
+WriteOptions write_options(const DenseArgs& dense, const Metadata& meta);
 uint64_t cloud_checksum(const PointCloud& pc);
 
 void setup_points(CLI::App& app, PointsCmdOptions& options);

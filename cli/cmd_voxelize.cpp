@@ -5,13 +5,13 @@
 
 #include <iostream>
 #include <map>
+#include <algorithm>
 #include <future>
 #include <memory>
 
 #include "cli/job.h"
 #include "core/error.h"
 #include "core/timer.h"
-#include "io/native_mesh.h"
 #include "io/writers.h"
 
 namespace voxtile {
@@ -80,10 +80,10 @@ void setup_voxelize(CLI::App& app, VoxelizeCmdOptions& o) {
                  "(unit normal, packed max | float3 add). Several targets (comma-separated) share one binning and "
                  "go to one .vdb or .ply")
       ->capture_default_str();
-  add_device_options(app, o.device, o.gpu_memory, o.threads,
+  add_device_options(app, o.device,
                      "GPU memory budget in bytes (default 80% of free); larger jobs are split into batches");
   app.add_flag("--stats", o.stats, "Print a JSON summary per input to stdout (counts, timings, checksum)");
-  add_dense_options(app, o.dense_limit, o.force);
+  add_dense_options(app, o.dense);
   add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
 }
 
@@ -91,17 +91,14 @@ int run_voxelize(const VoxelizeCmdOptions& o) {
   Log log{o.verbosity};
   const std::vector<Job> jobs = plan_jobs(o);
   // A reader process for the files Assimp reads, forked first, while this process is one thread.
-  std::unique_ptr<MeshLoaderPool> readers;
-  for (const Job& j : jobs)
-    if (!readers && (o.load.kind() == Loader::kAssimp || !native_format(j.input)))
-      readers = std::make_unique<MeshLoaderPool>(1, o.load.limits());
-  if (!readers) readers = std::make_unique<MeshLoaderPool>(0, o.load.limits());
+  const bool assimp = std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return !reads_natively(j.input, o.load.kind()); });
+  const auto readers = std::make_unique<MeshLoaderPool>(assimp ? 1 : 0, o.load.limits());
   // The voxelizer starts on its own thread (CUDA context creation, 0.1 to 0.3 s) while the first
   // mesh loads; the first job waits for it only after loading.
   double start_ms = -1;
   std::future<std::unique_ptr<Voxelizer>> starting = std::async(std::launch::async, [&] {
     const auto t0 = Clock::now();
-    std::unique_ptr<Voxelizer> v = open_voxelizer(o.device, o.gpu_memory, log);
+    std::unique_ptr<Voxelizer> v = open_voxelizer(o.device, log);
     start_ms = ms_since(t0);
     return v;
   });
@@ -119,9 +116,8 @@ int run_voxelize(const VoxelizeCmdOptions& o) {
     return *voxelizer;
   };
   WriteOptions base;
-  base.dense.force = o.force;
-  if (o.dense_limit) base.dense.limit_bytes = o.dense_limit;
-  const ThreadLimit limit(o.threads);
+  base.dense = o.dense.options();
+  const ThreadLimit limit(o.device.threads);
   int status = 0;
   for (const Job& job : jobs) {
     try {

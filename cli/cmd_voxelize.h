@@ -17,12 +17,9 @@ struct VoxelizeCmdOptions {
   LoadArgs load;
   std::string mode = "conservative";
   std::string target = "binary";
-  std::string device = "auto";
-  int threads = 0;
-  uint64_t gpu_memory = 0;  // bytes, 0 = 80% of the free GPU memory
+  DeviceArgs device;
   bool stats = false;
-  uint64_t dense_limit = 0;  // 0: default
-  bool force = false;
+  DenseArgs dense;
   int verbosity = 1;
 };
 

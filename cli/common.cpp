@@ -99,9 +99,16 @@ void add_format_option(CLI::App& app, std::string& format, const std::string& he
   app.add_option("--format,-f", format, help)->check(CLI::IsMember({"vdb", "ply", "raw", "npy"}, CLI::ignore_case));
 }
 
-void add_dense_options(CLI::App& app, uint64_t& dense_limit, bool& force) {
-  app.add_option("--dense-limit", dense_limit, "Largest .raw/.npy output in bytes (default 4 GiB)");
-  app.add_flag("--force", force, "Write dense outputs over --dense-limit");
+void add_dense_options(CLI::App& app, DenseArgs& a) {
+  app.add_option("--dense-limit", a.limit, "Largest .raw/.npy output in bytes (default 4 GiB)");
+  app.add_flag("--force", a.force, "Write dense outputs over --dense-limit");
+}
+
+DenseOptions DenseArgs::options() const {
+  DenseOptions d;
+  d.force = force;
+  if (limit) d.limit_bytes = limit;
+  return d;
 }
 
 void add_verbosity_flags(CLI::App& app, int& verbosity, const std::string& verbose_help) {
@@ -109,13 +116,12 @@ void add_verbosity_flags(CLI::App& app, int& verbosity, const std::string& verbo
   app.add_flag_callback("-v,--verbose", [&verbosity] { verbosity = 2; }, verbose_help);
 }
 
-void add_device_options(CLI::App& app, std::string& device, uint64_t& gpu_memory, int& threads,
-                        const std::string& gpu_memory_help) {
-  app.add_option("--device,-d", device, "auto (GPU if present, else CPU), cpu or gpu")
+void add_device_options(CLI::App& app, DeviceArgs& a, const std::string& gpu_memory_help) {
+  app.add_option("--device,-d", a.device, "auto (GPU if present, else CPU), cpu or gpu")
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
       ->capture_default_str();
-  app.add_option("--gpu-memory", gpu_memory, gpu_memory_help);
-  app.add_option("--threads", threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
+  app.add_option("--gpu-memory", a.gpu_memory, gpu_memory_help);
+  app.add_option("--threads", a.threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
 }
 
 bool want_gpu(const std::string& device, const Log& log) {
@@ -126,10 +132,10 @@ bool want_gpu(const std::string& device, const Log& log) {
   return info.available;
 }
 
-std::unique_ptr<Voxelizer> open_voxelizer(const std::string& device, uint64_t gpu_memory, const Log& log) {
-  if (!want_gpu(device, log)) return std::make_unique<CpuVoxelizer>();
+std::unique_ptr<Voxelizer> open_voxelizer(const DeviceArgs& device, const Log& log) {
+  if (!want_gpu(device.device, log)) return std::make_unique<CpuVoxelizer>();
   GpuOptions gopt;
-  gopt.memory_budget = gpu_memory;
+  gopt.memory_budget = device.gpu_memory;
   return make_gpu_voxelizer(gopt);
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/grid_spec.h"
+#include "io/dense.h"
 #include "core/voxelize.h"
 #include "io/mesh_reader.h"
 #include "kernels/api.h"
@@ -42,10 +43,19 @@ struct LoadArgs {
 };
 void add_load_options(CLI::App& app, LoadArgs& args);
 // --dense-limit and --force, for commands that may write .raw/.npy grids.
-void add_dense_options(CLI::App& app, uint64_t& dense_limit, bool& force);
+struct DenseArgs {
+  uint64_t limit = 0;  // 0: the default limit
+  bool force = false;
+  DenseOptions options() const;
+};
+void add_dense_options(CLI::App& app, DenseArgs& args);
 // --device auto|cpu|gpu, --gpu-memory (`gpu_memory_help`) and --threads.
-void add_device_options(CLI::App& app, std::string& device, uint64_t& gpu_memory, int& threads,
-                        const std::string& gpu_memory_help);
+struct DeviceArgs {
+  std::string device = "auto";
+  uint64_t gpu_memory = 0;  // bytes, 0 = 80% of the free GPU memory
+  int threads = 0;          // CPU threads, 0 = all cores
+};
+void add_device_options(CLI::App& app, DeviceArgs& args, const std::string& gpu_memory_help);
 // The one CPU/GPU choice of every command: whether --device auto|gpu|cpu runs on the GPU. gpu
 // without a usable GPU throws Error(kResource); auto without one logs a one-line notice and returns
 // false.
@@ -54,7 +64,7 @@ bool want_gpu(const std::string& device, const Log& log);
 void add_verbosity_flags(CLI::App& app, int& verbosity, const std::string& verbose_help);
 
 // The voxelizer for --device auto|cpu|gpu (want_gpu), with --gpu-memory and --threads.
-std::unique_ptr<Voxelizer> open_voxelizer(const std::string& device, uint64_t gpu_memory, const Log& log);
+std::unique_ptr<Voxelizer> open_voxelizer(const DeviceArgs& device, const Log& log);
 
 // A loaded mesh and its grid; errors name the input. `loader` picks the reader (native formats are
 // read in this process); Assimp's formats go to one of `loaders`' reader processes (batch), else to a

@@ -584,16 +584,12 @@ const char* loader_name(Loader loader) {
 }
 
 MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triangles, bool textures, Loader loader) {
-  check_input_file(path);
   // The native readers run here, in this process: they bound every count by the file size and
   // parse on this process's threads.
-  if (loader == Loader::kNative) {
-    if (!native_format(path))
-      fail(ErrorKind::kUsage, path + ": --loader native reads .ply, .stl and .obj only (use auto or assimp)");
-    return read_native(path, require_triangles);
-  }
-  if (loader == Loader::kAuto && native_format(path) && !(textures && lower_extension(path) == "obj"))
-    return read_native(path, require_triangles);
+  if (loader == Loader::kNative && !native_format(path))
+    fail(ErrorKind::kUsage, path + ": --loader native reads .ply, .stl and .obj only (use auto or assimp)");
+  if (reads_natively(path, loader, textures)) return read_native(path, require_triangles);  // checks the file too
+  check_input_file(path);
   check_header_counts(path);  // before Assimp allocates for a hostile header
   if (path.size() + sizeof(RequestHeader) > kMaxRequest) fail(ErrorKind::kInput, path + ": path too long");
   for (int attempt = 0;; ++attempt) {
@@ -671,13 +667,18 @@ void check_input_file(const std::string& path) {
   if (st.st_size == 0) fail(ErrorKind::kInput, path + ": the file is empty");
 }
 
+bool reads_natively(const std::string& path, Loader loader, bool textures) {
+  if (loader == Loader::kAssimp || !native_format(path)) return false;
+  // auto leaves textured OBJ files to Assimp, which decodes their textures.
+  return loader == Loader::kNative || !(textures && lower_extension(path) == "obj");
+}
+
 MeshLoadResult load_mesh(const std::string& path, bool textures, Loader loader, const LoaderLimits& limits) {
-  if (loader != Loader::kAssimp && native_format(path) && !(loader == Loader::kAuto && textures && lower_extension(path) == "obj"))
-    return MeshLoaderPool(0, limits).load(path, textures, loader);  // native: no reader process needed
-  return MeshLoaderPool(1, limits).load(path, textures, loader);
+  // A reader process only for Assimp.
+  return MeshLoaderPool(reads_natively(path, loader, textures) ? 0 : 1, limits).load(path, textures, loader);
 }
 MeshLoadResult inspect_mesh(const std::string& path, Loader loader) {
-  return MeshLoaderPool(native_format(path) && loader != Loader::kAssimp ? 0 : 1).inspect(path, loader);
+  return MeshLoaderPool(reads_natively(path, loader) ? 0 : 1).inspect(path, loader);
 }
 
 }  // namespace voxtile

@@ -15,6 +15,9 @@ namespace voxtile {
 enum class Loader : uint8_t { kAuto, kNative, kAssimp };
 Loader parse_loader(const std::string& name);  // "auto", "native", "assimp"; throws Error(kUsage)
 const char* loader_name(Loader loader);
+// Whether `loader` reads `path` with the native readers (in the calling process) rather than Assimp
+// (in a reader process). --loader native on another format is refused when the file is read.
+bool reads_natively(const std::string& path, Loader loader, bool textures = false);
 
 // Limits of the Assimp reader processes: a wall-clock limit per file (a reader still busy then is
 // killed and the file fails with an input error) and an address-space limit (setrlimit; 0: half

@@ -77,8 +77,9 @@ inline const char* line_end(const char* p, const char* end) {
   const void* nl = std::memchr(p, '\n', size_t(end - p));
   return nl ? static_cast<const char*>(nl) : end;
 }
-// A float token at p (fast_float, correctly rounded); false when there is none.
-inline bool parse_float(const char*& p, const char* end, float& out) {
+// A float or double token at p (fast_float, correctly rounded); false when there is none.
+template <class T>
+inline bool parse_number(const char*& p, const char* end, T& out) {
   p = skip_spaces(p, end);
   if (p < end && *p == '+') ++p;  // fast_float takes no leading '+'
   const auto r = fast_float::from_chars(p, end, out);
@@ -86,14 +87,8 @@ inline bool parse_float(const char*& p, const char* end, float& out) {
   p = r.ptr;
   return true;
 }
-inline bool parse_double(const char*& p, const char* end, double& out) {
-  p = skip_spaces(p, end);
-  if (p < end && *p == '+') ++p;
-  const auto r = fast_float::from_chars(p, end, out);
-  if (r.ec != std::errc() && r.ec != std::errc::result_out_of_range) return false;
-  p = r.ptr;
-  return true;
-}
+inline bool parse_float(const char*& p, const char* end, float& out) { return parse_number(p, end, out); }
+inline bool parse_double(const char*& p, const char* end, double& out) { return parse_number(p, end, out); }
 inline bool parse_int(const char*& p, const char* end, int64_t& out) {
   bool neg = false;
   if (p < end && (*p == '-' || *p == '+')) neg = *p++ == '-';
@@ -1099,7 +1094,8 @@ void check_header_counts(const std::string& path) {
       if (n > (size - 84) / 50) too_many("triangles", n, (size - 84) / 50);
     }
   } else {
-    // OFF: "OFF", then (after comments) "vertices faces edges"; a vertex needs "0 0 0\n", a face "3 0 1 2\n".
+    // OFF: "OFF" (possibly with the counts on its line), then, after comments, "vertices faces edges";
+    // a vertex needs "0 0 0\n", a face "3 0 1 2\n".
     const char* q = data;
     const char* end = data + size;
     int64_t counts[2] = {-1, -1};
@@ -1107,18 +1103,9 @@ void check_header_counts(const std::string& path) {
     for (int line = 0; line < 64 && q < end && got < 2; ++line) {
       const char* le = line_end(q, end);
       const char* s = skip_spaces(q, le);
-      if (s < le && *s != '#' && !(le - s >= 3 && std::memcmp(s, "OFF", 3) == 0 && line == 0))
-        while (got < 2 && parse_int(s, le, counts[got])) {
-          ++got;
-          s = skip_spaces(s, le);
-        }
-      else if (le - s > 3 && std::memcmp(s, "OFF", 3) == 0 && line == 0) {
-        s = skip_spaces(s + 3, le);
-        while (got < 2 && s < le && parse_int(s, le, counts[got])) {
-          ++got;
-          s = skip_spaces(s, le);
-        }
-      }
+      if (line == 0 && le - s >= 3 && std::memcmp(s, "OFF", 3) == 0) s += 3;
+      for (s = skip_spaces(s, le); got < 2 && s < le && *s != '#' && parse_int(s, le, counts[got]); s = skip_spaces(s, le))
+        ++got;
       q = le + 1;
     }
     if (got == 2 && counts[0] >= 0 && counts[1] >= 0) {

@@ -25,7 +25,6 @@
 #include "core/timer.h"
 #include "io/atomic_file.h"
 #include "io/mesh_reader.h"
-#include "io/native_mesh.h"
 
 namespace voxtile {
 namespace {
@@ -186,9 +185,8 @@ int run_batch_jobs(const BatchCmdOptions& o, const std::vector<Job>& jobs) {
   // One reader process per loading thread, forked now, while this process is small (before any
   // GPU context): no fork per file, and no copy-on-write faults in this process while they run.
   // Files read natively are parsed on the loading threads; only Assimp's formats need these.
-  const bool any_assimp = std::any_of(jobs.begin(), jobs.end(), [](const Job& j) {
-    return parse_loader(j.loader) == Loader::kAssimp || !native_format(j.input);
-  });
+  const bool any_assimp = std::any_of(jobs.begin(), jobs.end(),
+                                     [](const Job& j) { return !reads_natively(j.input, parse_loader(j.loader)); });
   auto loaders = std::make_unique<MeshLoaderPool>(
       any_assimp ? int(std::min<size_t>(size_t(threads), std::max<size_t>(1, jobs.size()))) : 0, o.load.limits());
 
@@ -205,8 +203,7 @@ int run_batch_jobs(const BatchCmdOptions& o, const std::vector<Job>& jobs) {
     for (int k = 0; k < o.gpu_workers; ++k) pool.add(make_gpu_voxelizer(gopt));
   }
   WriteOptions base_write;
-  base_write.dense.force = o.force;
-  if (o.dense_limit) base_write.dense.limit_bytes = o.dense_limit;
+  base_write.dense = o.dense.options();
   std::vector<JobReport> results(jobs.size());
   Progress progress(jobs.size(), o.verbosity);
   std::atomic<bool> stop{false};
