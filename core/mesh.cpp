@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace voxtile {
@@ -26,10 +27,20 @@ Bounds Mesh::bounds() const {
   return tbb::parallel_reduce(
       tbb::blocked_range<size_t>(0, indices.size(), 1 << 16), Bounds{},
       [&](const tbb::blocked_range<size_t>& r, Bounds b) {
+        // Per axis in float (exact: the positions are floats), with Bounds::extend's comparisons (a
+        // NaN coordinate changes nothing).
+        constexpr float inf = std::numeric_limits<float>::infinity();
+        float lo[3] = {inf, inf, inf}, hi[3] = {-inf, -inf, -inf};
         for (size_t i = r.begin(); i < r.end(); ++i) {
           const Vec3f& p = positions[indices[i]];
-          b.extend({p.x, p.y, p.z});
+          const float v[3] = {p.x, p.y, p.z};
+          for (int a = 0; a < 3; ++a) {
+            lo[a] = std::min(lo[a], v[a]);
+            hi[a] = std::max(hi[a], v[a]);
+          }
         }
+        b.lo = {std::min(b.lo.x, double(lo[0])), std::min(b.lo.y, double(lo[1])), std::min(b.lo.z, double(lo[2]))};
+        b.hi = {std::max(b.hi.x, double(hi[0])), std::max(b.hi.y, double(hi[1])), std::max(b.hi.z, double(hi[2]))};
         return b;
       },
       [](Bounds a, const Bounds& b) {

@@ -16,6 +16,10 @@
 
 #include <fast_float/fast_float.h>
 #include <tbb/parallel_for.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -45,8 +49,11 @@ class MappedFile {
     if (fstat(m_fd, &st) != 0) fail(ErrorKind::kInput, path + ": " + std::strerror(errno));
     m_size = size_t(st.st_size);
     if (m_size == 0) fail(ErrorKind::kInput, path + ": the file is empty");
-    // Pages are mapped as the parsing threads touch them (in parallel), with read-ahead.
-    void* p = mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE, m_fd, 0);
+    // Large files: pages are mapped as the parsing threads touch them (in parallel), with
+    // read-ahead. Small ones are mapped whole in the call (one system call instead of a page fault
+    // per 64 KB: in a batch, many loads at once would otherwise queue on the process's page tables).
+    const int populate = m_size <= (size_t(32) << 20) ? MAP_POPULATE : 0;
+    void* p = mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE | populate, m_fd, 0);
     if (p == MAP_FAILED) fail(ErrorKind::kInput, path + ": cannot map: " + std::strerror(errno));
     m_data = static_cast<const char*>(p);
     madvise(p, m_size, MADV_WILLNEED);
@@ -73,9 +80,18 @@ inline const char* skip_spaces(const char* p, const char* end) {
   while (p < end && is_space(*p)) ++p;
   return p;
 }
+// The newline ending the line at p, or end. Lines are short (20 to 60 bytes): 16 bytes compared at a
+// time inline, which is about twice as fast as a memchr call per line.
 inline const char* line_end(const char* p, const char* end) {
-  const void* nl = std::memchr(p, '\n', size_t(end - p));
-  return nl ? static_cast<const char*>(nl) : end;
+#if defined(__SSE2__)
+  const __m128i nl = _mm_set1_epi8('\n');
+  for (; end - p >= 16; p += 16) {
+    const int m = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), nl));
+    if (m) return p + __builtin_ctz(unsigned(m));
+  }
+#endif
+  while (p < end && *p != '\n') ++p;
+  return p;
 }
 // A float or double token at p (fast_float, correctly rounded); false when there is none.
 template <class T>
@@ -832,9 +848,8 @@ void read_obj(const std::string& path, const char* data, size_t size, MeshLoadRe
           while (true) {
             t = skip_spaces(t, le);
             if (t >= le || *t == '#') break;
-            const char* w = t;
-            while (t < le && !is_space(*t)) ++t;
-            if (std::memchr(w, '/', size_t(t - w))) k.corner_attrs = true;
+            for (; t < le && !is_space(*t); ++t)
+              if (*t == '/') k.corner_attrs = true;
             ++corners;
           }
           if (corners >= 3) k.tris += corners - 2;
@@ -992,9 +1007,13 @@ void read_obj(const std::string& path, const char* data, size_t size, MeshLoadRe
           q = le + 1;
           continue;
         }
-        pts.resize(size_t(n));
-        for (int k = 0; k < n; ++k) pts[size_t(k)] = ok ? v[size_t(corner[3 * size_t(k)])] : Vec3f{0, 0, 0};
-        triangulate(pts.data(), n, tri);
+        if (n == 3) {
+          tri.assign({0, 1, 2});
+        } else {
+          pts.resize(size_t(n));
+          for (int k = 0; k < n; ++k) pts[size_t(k)] = ok ? v[size_t(corner[3 * size_t(k)])] : Vec3f{0, 0, 0};
+          triangulate(pts.data(), n, tri);
+        }
         for (size_t tt = 0; tt < tri.size(); tt += 3, ++it) {
           m.mesh_ids[it] = group;
           m.material_ids[it] = mat;

@@ -190,8 +190,8 @@ int run_batch_jobs(const BatchCmdOptions& o, const std::vector<Job>& jobs) {
   auto loaders = std::make_unique<MeshLoaderPool>(
       any_assimp ? int(std::min<size_t>(size_t(threads), std::max<size_t>(1, jobs.size()))) : 0, o.load.limits());
 
-  DevicePool pool;
-  for (int d : choose_devices(o.devices, log)) {
+  DevicePool pool;  // none when only loading: no GPU start-up
+  for (int d : o.load_only ? std::vector<int>{} : choose_devices(o.devices, log)) {
     const GpuInfo info = query_gpu(d);
     if (!info.available) fail(ErrorKind::kResource, "--devices: " + info.reason);
     GpuOptions gopt;
@@ -231,6 +231,14 @@ int run_batch_jobs(const BatchCmdOptions& o, const std::vector<Job>& jobs) {
   // `threads` CPU threads, voxelizing on as many workers as GPUs, so no thread ever waits for a GPU
   // while there is loading or writing to do.
   namespace flow = tbb::flow;
+  auto serially = [](auto&& f) {
+    thread_local tbb::task_arena one(1, 1);
+    one.execute(f);
+  };
+  // With more jobs than loading threads, each file is parsed on its loading thread alone: the
+  // cores are busy with other files anyway, and nested parallel loops over small files cost more
+  // than they give (measured: batch-e2e record). A few large files keep their parallel parsing.
+  const bool many_jobs = jobs.size() >= 2 * size_t(threads);
   auto load_body = [&](Work* w) -> Work* {
     if (stop) {  // admitted before the first failure, not started: reported as "not run"
       w->done = true;
@@ -244,7 +252,9 @@ int run_batch_jobs(const BatchCmdOptions& o, const std::vector<Job>& jobs) {
         finish(*w, "skipped", "");
         return w;
       }
-      w->input = std::make_unique<LoadedInput>(load_job(j, log, *w->result, loaders.get()));
+      auto load = [&] { w->input = std::make_unique<LoadedInput>(load_job(j, log, *w->result, loaders.get())); };
+      if (many_jobs) serially(load);
+      else load();
       if (o.load_only) finish(*w, "ok", "");
     } catch (const Error& e) {
       finish(*w, "failed", e.what());
@@ -283,14 +293,10 @@ int run_batch_jobs(const BatchCmdOptions& o, const std::vector<Job>& jobs) {
     }
   };
   // Voxelizing and writing use parallel loops inside. With jobs in flight on every core those
-  // loops run on the calling thread alone, in a one-slot arena of its own: no other thread is
+  // loops run on the calling thread alone (`serially`, above), in a one-slot arena of its own: no other thread is
   // woken for a slice of a copy, and a thread waiting for its loop never picks up an unrelated
   // job's load (which would hold a GPU or a finished grid for the whole load). CPU voxelization
   // (two jobs at a time) keeps its parallel loops, isolated.
-  auto serially = [](auto&& f) {
-    thread_local tbb::task_arena one(1, 1);
-    one.execute(f);
-  };
   auto voxelize_body = [&](Work* w) -> Work* {
     if (pool.cpu()) tbb::this_task_arena::isolate([&] { voxelize_step(w); });
     else serially([&] { voxelize_step(w); });
