@@ -1,7 +1,9 @@
 // AtomicFile: temporary file + rename, with removal on error or signal.
 #include "io/atomic_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,7 +11,11 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <ctime>
+#include <iterator>
+#include <map>
 #include <mutex>
+#include <set>
 
 #include "core/error.h"
 
@@ -68,11 +74,58 @@ std::string base_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// Temporary files are named ".NAME<kTempTag>XXXXXX" and locked (flock) by their writer for its
+// whole life: the lock goes with the process, however it ends.
+constexpr const char* kTempTag = ".voxtile-tmp-";
+
+// Removes the temporary files of `base` in `dir` that no writer holds: left by a writer killed with
+// SIGKILL, or by a machine that lost power. A file younger than 10 s is left alone (its writer may
+// not have taken its lock yet). The directory is read once per process; later outputs to it look
+// up their names in what was found.
+void remove_stale_temps(const std::string& dir, const std::string& base) {
+  static std::mutex mutex;
+  static std::map<std::string, std::set<std::string>> found;  // dir -> temporary file names
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, first] = found.try_emplace(dir);
+  if (first) {
+    if (DIR* d = opendir(dir.c_str())) {
+      while (const dirent* e = readdir(d)) {
+        const std::string name = e->d_name;
+        const size_t tag = name.rfind(kTempTag);
+        if (name[0] == '.' && tag != std::string::npos && name.size() == tag + std::strlen(kTempTag) + 6)
+          it->second.insert(name);
+      }
+      closedir(d);
+    }
+  }
+  const std::string prefix = "." + base + kTempTag;
+  std::set<std::string>& names = it->second;
+  for (auto n = names.lower_bound(prefix); n != names.end() && n->compare(0, prefix.size(), prefix) == 0;) {
+    if (n->size() != prefix.size() + 6) {
+      ++n;
+      continue;
+    }
+    const std::string path = dir + "/" + *n;
+    const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    bool removed = false;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && std::time(nullptr) - st.st_mtime > 10 &&
+        flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      removed = unlink(path.c_str()) == 0;
+    }
+    if (fd >= 0) close(fd);
+    n = removed || fd < 0 ? names.erase(n) : std::next(n);
+  }
+}
+
 }  // namespace
 
 void install_temp_file_cleanup() {
   file_mode();
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, cleanup_and_reraise);
+  // A file size limit (ulimit -f) makes writes fail with EFBIG, reported as output errors (exit 4),
+  // instead of killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
 }
 
 AtomicFile::AtomicFile(const std::string& final_path) : m_final(final_path) {
@@ -83,11 +136,16 @@ AtomicFile::AtomicFile(const std::string& final_path) : m_final(final_path) {
     fail(ErrorKind::kOutput, final_path + ": directory " + dir + " does not exist");
   if (stat(final_path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     fail(ErrorKind::kOutput, final_path + ": is a directory");
-  std::string tmpl = dir + "/." + base_of(final_path) + ".tmp-XXXXXX";
+  remove_stale_temps(dir, base_of(final_path));
+  std::string tmpl = dir + "/." + base_of(final_path) + kTempTag + "XXXXXX";
   int fd = mkstemp(tmpl.data());
   if (fd < 0) fail(ErrorKind::kOutput, final_path + ": cannot create a file in " + dir + ": " + std::strerror(errno));
   m_temp = tmpl;
   m_slot = register_temp(m_temp);
+  // The lock stays with m_lock (the same open file) when the stream is closed for writers that
+  // reopen the file by name, until commit or destruction.
+  m_lock = dup(fd);
+  if (m_lock >= 0) flock(m_lock, LOCK_EX | LOCK_NB);
   fchmod(fd, file_mode());
   m_file = fdopen(fd, "wb");
   if (!m_file) {
@@ -102,6 +160,7 @@ AtomicFile::AtomicFile(const std::string& final_path) : m_final(final_path) {
 AtomicFile::~AtomicFile() {
   if (m_file) std::fclose(m_file);
   if (!m_committed) unlink(m_temp.c_str());
+  if (m_lock >= 0) close(m_lock);
   unregister_temp(m_slot);
 }
 
@@ -120,11 +179,14 @@ void AtomicFile::close_stream() {
 }
 
 void AtomicFile::commit() {
-  if (m_file) {
-    if (std::fflush(m_file) != 0) fail(ErrorKind::kOutput, m_final + ": write failed: " + std::strerror(errno));
-    fsync(fileno(m_file));
-    close_stream();
-  }
+  if (m_file && std::fflush(m_file) != 0) fail(ErrorKind::kOutput, m_final + ": write failed: " + std::strerror(errno));
+  // On the disk before it takes the final name; fsync also reports write errors the kernel met
+  // after write() returned (a full disk on NFS or with delayed allocation), also for writers that
+  // wrote through their own stream.
+  const int fd = m_file ? fileno(m_file) : m_lock;
+  if (fd >= 0 && fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
+    fail(ErrorKind::kOutput, m_final + ": write failed: " + std::strerror(errno));
+  close_stream();
   if (std::rename(m_temp.c_str(), m_final.c_str()) != 0)
     fail(ErrorKind::kOutput, m_final + ": cannot rename the finished file into place: " + std::strerror(errno));
   m_committed = true;

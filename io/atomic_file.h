@@ -1,6 +1,8 @@
-// Atomic output files: data goes to a temporary file in the target directory, renamed over the
-// final name only when complete. An error, an exception or a kill never leaves a partial file
-// under the final name (a kill by SIGINT/SIGTERM/SIGHUP also removes the temporary file).
+// Atomic output files: data goes to a temporary file ".NAME.voxtile-tmp-XXXXXX" in the target
+// directory, synced and renamed over the final name only when complete. An error, an exception or
+// a kill never leaves a partial file under the final name; a kill by SIGINT/SIGTERM/SIGHUP also
+// removes the temporary file, and one left by SIGKILL or a power loss is removed by the next
+// AtomicFile for the same name (the writer's flock on it tells a live writer from a dead one).
 #pragma once
 
 #include <cstdio>
@@ -31,10 +33,12 @@ class AtomicFile {
   std::string m_final, m_temp;
   std::FILE* m_file = nullptr;
   int m_slot = -1;
+  int m_lock = -1;  // holds the temporary file's flock
   bool m_committed = false;
 };
 
-// Installs SIGINT/SIGTERM/SIGHUP handlers that remove pending temporary files, then re-raise.
+// Installs SIGINT/SIGTERM/SIGHUP handlers that remove pending temporary files, then re-raise, and
+// ignores SIGXFSZ (writes over a file size limit fail as output errors).
 void install_temp_file_cleanup();
 
 }  // namespace voxtile

@@ -3,6 +3,7 @@
 
 #include "io/ply.h"
 
+#include <charconv>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -60,12 +61,21 @@ NpyArray parse_npy(const std::string& path, const unsigned char* p, size_t n) {
   if (close == std::string::npos) fail(ErrorKind::kInput, path + ": .npy header without shape");
   std::stringstream ss(h.substr(open + 1, close - open - 1));
   for (std::string item; std::getline(ss, item, ',');) {
-    if (item.find_first_not_of(" ") == std::string::npos) continue;
-    a.shape.push_back(std::stoull(item));
+    const size_t b = item.find_first_not_of(" "), e = item.find_last_not_of(" ");
+    if (b == std::string::npos) continue;
+    uint64_t v = 0;
+    const auto r = std::from_chars(item.data() + b, item.data() + e + 1, v);
+    if (r.ec != std::errc() || r.ptr != item.data() + e + 1)
+      fail(ErrorKind::kInput, path + ": .npy shape holds \"" + item.substr(b, e + 1 - b) + "\", not a size");
+    a.shape.push_back(v);
   }
   size_t elem = a.descr.size() >= 2 ? size_t(std::atoi(a.descr.c_str() + 2)) : 0;
   uint64_t count = 1;
-  for (uint64_t s : a.shape) count *= s;
+  for (uint64_t s : a.shape) {
+    if (s && count > (uint64_t(1) << 62) / s) fail(ErrorKind::kInput, path + ": .npy shape larger than any file");
+    count *= s;
+  }
+  if (elem > 16 || (count && count > (uint64_t(1) << 62) / 16)) fail(ErrorKind::kInput, path + ": .npy shape larger than any file");
   a.data = p + start + hlen;
   a.bytes = n - start - hlen;
   if (elem == 0 || a.bytes < count * elem)

@@ -5,7 +5,10 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <mutex>
 #include <set>
@@ -27,13 +30,49 @@ void init_openvdb() {
   std::call_once(once, [] { openvdb::initialize(); });
 }
 
-openvdb::math::Transform::Ptr make_transform(const GridSpec& s) {
-  openvdb::math::Mat4d m = openvdb::math::Mat4d::identity();
-  m.setToScale(openvdb::Vec3d(s.voxel_size.x, s.voxel_size.y, s.voxel_size.z));
-  m.setTranslation(openvdb::Vec3d(s.origin.x + 0.5 * s.voxel_size.x, s.origin.y + 0.5 * s.voxel_size.y,
-                                  s.origin.z + 0.5 * s.voxel_size.z));
-  return openvdb::math::Transform::createLinearTransform(m);
+}  // namespace
+
+// A (Uniform)ScaleTranslateMap built from its serialized values, as OpenVDB's constructor computes
+// them, without the constructor's check: ScaleTranslateMap and AffineMap refuse any transform
+// whose determinant is under 3e-15 (a voxel under 1.44e-5 on each axis), although such maps read,
+// write and work like any other (their reader does not check). The bytes equal those of
+// Transform::createLinearTransform wherever that accepts the scale (tested).
+openvdb::math::Transform::Ptr make_vdb_transform(const GridSpec& s) {
+  using openvdb::Vec3d;
+  const Vec3d scale(s.voxel_size.x, s.voxel_size.y, s.voxel_size.z);
+  for (int a = 0; a < 3; ++a)
+    if (!(scale[a] > 0.0) || !std::isfinite(scale[a]) || !std::isfinite(1.0 / (scale[a] * scale[a])))
+      fail(ErrorKind::kUsage, "voxel size " + std::to_string(scale[a]) + " cannot be stored in a .vdb transform");
+  const Vec3d translate(s.origin.x + 0.5 * s.voxel_size.x, s.origin.y + 0.5 * s.voxel_size.y,
+                        s.origin.z + 0.5 * s.voxel_size.z);
+  const Vec3d inverse = 1.0 / scale;
+  std::ostringstream os;
+  translate.write(os);
+  scale.write(os);                                                              // scale values
+  Vec3d(std::abs(scale[0]), std::abs(scale[1]), std::abs(scale[2])).write(os);  // voxel size
+  inverse.write(os);
+  (inverse * inverse).write(os);
+  (inverse / 2).write(os);
+  const bool uniform = scale[0] == scale[1] && scale[1] == scale[2];
+  std::ostringstream named;
+  openvdb::writeString(named, uniform ? openvdb::math::UniformScaleTranslateMap::mapType()
+                                      : openvdb::math::ScaleTranslateMap::mapType());
+  // Transform::read, not Transform(map): that constructor turns a linear map into an AffineMap
+  // first, and fails the same way.
+  std::istringstream is(named.str() + os.str());
+  openvdb::io::setCurrentVersion(is);
+  openvdb::math::Transform::Ptr xf = openvdb::math::Transform::createLinearTransform(1.0);
+  xf->read(is);
+  return xf;
 }
+
+std::string vdb_transform_bytes(const GridSpec& spec) {
+  std::ostringstream os;
+  make_vdb_transform(spec)->write(os);
+  return os.str();
+}
+
+namespace {
 
 template <class GridT, class SetValues>
 typename GridT::Ptr build_grid(const SparseGrid& g, typename GridT::ValueType background, SetValues&& set_values) {
@@ -84,10 +123,43 @@ void make_uuid_deterministic(const std::string& temp_path, const std::string& pa
   if (std::fclose(f) != 0) fail(ErrorKind::kOutput, path + ": cannot finish the VDB file");
 }
 
+void check_vdb_layout(const std::string& path);
+
+// Whether OpenVDB can copy a grid with this transform (see write_vdb_grids).
+bool openvdb_copies_transform(const GridSpec& spec) {
+  try {
+    make_vdb_transform(spec)->baseMap()->getAffineMap();
+    return true;
+  } catch (const openvdb::ArithmeticError&) {
+    return false;
+  }
+}
+
+// Replaces each stand-in transform in the file written at `temp_path` by the real one (same size;
+// each stand-in must occur exactly once).
+void replace_stand_ins(const std::string& temp_path, const std::string& path,
+                       const std::vector<std::pair<std::string, std::string>>& stand_ins) {
+  std::string bytes;
+  {
+    std::ifstream in(temp_path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!in && !in.eof()) fail(ErrorKind::kOutput, path + ": cannot reread the VDB file");
+  }
+  for (const auto& [stand_in, real] : stand_ins) {
+    const size_t at = bytes.find(stand_in);
+    if (at == std::string::npos || bytes.find(stand_in, at + 1) != std::string::npos || stand_in.size() != real.size())
+      fail(ErrorKind::kInternal, path + ": the VDB transform could not be placed");
+    std::FILE* f = std::fopen(temp_path.c_str(), "r+b");
+    if (!f) fail(ErrorKind::kOutput, path + ": cannot reopen the VDB file");
+    const bool ok = std::fseek(f, long(at), SEEK_SET) == 0 && std::fwrite(real.data(), 1, real.size(), f) == real.size();
+    if (std::fclose(f) != 0 || !ok) fail(ErrorKind::kOutput, path + ": cannot finish the VDB file");
+  }
+}
+
 // Name, transform and voxtile's metadata.
 void describe(openvdb::GridBase& base, const SparseGrid& g, const Metadata& meta) {
   base.setName(g.name);
-  base.setTransform(make_transform(g.spec));
+  base.setTransform(make_vdb_transform(g.spec));
   base.insertMeta("voxtile_dims", openvdb::Vec3IMetadata(openvdb::Vec3i(g.spec.dims.x, g.spec.dims.y, g.spec.dims.z)));
   base.insertMeta("voxtile_origin",
                   openvdb::Vec3DMetadata(openvdb::Vec3d(g.spec.origin.x, g.spec.origin.y, g.spec.origin.z)));
@@ -476,7 +548,21 @@ void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::str
     return;
   }
   openvdb::GridPtrVec vdb_grids;
-  for (const SparseGrid* g : grids) vdb_grids.push_back(to_vdb(*g, meta));
+  std::vector<std::pair<std::string, std::string>> stand_ins;  // the stand-in transform's bytes, the real one's
+  for (const SparseGrid* g : grids) {
+    vdb_grids.push_back(to_vdb(*g, meta));
+    // io::File::write copies every grid, and the copy rebuilds the transform through AffineMap,
+    // which refuses voxels under about 1.44e-5: such a grid is written with a stand-in transform of
+    // the same map type and size, whose bytes are then replaced by the real ones.
+    if (!openvdb_copies_transform(g->spec)) {
+      GridSpec stand_in = g->spec;
+      const double unit = g->spec.is_cubic() ? 1.0 : 2.0;
+      stand_in.voxel_size = {1.0, 1.0, unit};
+      stand_in.origin = {-7.125e13 - double(stand_ins.size()), 3.0625e13, -1.5e13};
+      vdb_grids.back()->setTransform(make_vdb_transform(stand_in));
+      stand_ins.emplace_back(vdb_transform_bytes(stand_in), vdb_transform_bytes(g->spec));
+    }
+  }
   AtomicFile out(path);
   out.close_stream();
   try {
@@ -486,15 +572,101 @@ void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::str
   } catch (const std::exception& e) {
     fail(ErrorKind::kOutput, path + ": cannot write VDB: " + e.what());
   }
+  // OpenVDB's stream does not report failed writes (a full disk leaves a cut file): the file's
+  // layout, every grid's end inside the file, says whether all of it was written.
+  try {
+    check_vdb_layout(out.temp_path());
+  } catch (const Error& e) {
+    fail(ErrorKind::kOutput, path + ": cannot write VDB: the written file is incomplete (is the disk full?)");
+  }
+  if (!stand_ins.empty()) replace_stand_ins(out.temp_path(), path, stand_ins);
   make_uuid_deterministic(out.temp_path(), path, seed);
   out.commit();
 }
 
 namespace {
 
+// The file's layout, checked before OpenVDB reads it: the header, the file's metadata and every
+// grid's descriptor and metadata, with each length and offset inside the file. OpenVDB trusts them:
+// a file cut short (a full disk) or a corrupt length would make it allocate gigabytes or read for
+// minutes. Files older than format 222 (OpenVDB 3, 2014) are left to OpenVDB.
+void check_vdb_layout(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  f.seekg(0, std::ios::end);
+  const uint64_t size = uint64_t(std::max<std::streamoff>(0, f.tellg()));
+  f.seekg(0);
+  uint64_t pos = 0;
+  auto truncated = [&](const std::string& what) {
+    fail(ErrorKind::kInput, path + ": truncated or corrupt VDB file (" + what + " at byte " + std::to_string(pos) +
+                                " of " + std::to_string(size) + ")");
+  };
+  auto read = [&](void* out, uint64_t n, const char* what) {
+    if (n > size - std::min(pos, size)) truncated(what);
+    f.read(static_cast<char*>(out), std::streamsize(n));
+    if (!f) truncated(what);
+    pos += n;
+  };
+  auto skip = [&](uint64_t n, const char* what) {
+    if (n > size - std::min(pos, size)) truncated(what);
+    pos += n;
+    f.seekg(std::streamoff(pos));
+  };
+  auto u32 = [&](const char* what) {
+    uint32_t v = 0;
+    read(&v, 4, what);
+    return v;
+  };
+  auto skip_string = [&](const char* what) { skip(u32(what), what); };
+  auto skip_metadata = [&](const char* what) {
+    const uint32_t count = u32(what);
+    if (count > size) truncated(what);
+    for (uint32_t i = 0; i < count; ++i) {
+      skip_string(what);  // name
+      skip_string(what);  // type
+      skip(u32(what), what);
+    }
+  };
+  uint64_t magic = 0;
+  if (size < 8) fail(ErrorKind::kInput, path + ": not a VDB file (" + std::to_string(size) + " bytes)");
+  read(&magic, 8, "header");
+  if ((magic & 0xffffffffu) != 0x56444220u) fail(ErrorKind::kInput, path + ": not a VDB file");
+  const uint32_t version = u32("header");
+  if (version < openvdb::OPENVDB_FILE_VERSION_NODE_MASK_COMPRESSION) return;
+  skip(8, "header");  // library version
+  char has_offsets = 0;
+  read(&has_offsets, 1, "header");
+  skip(36, "header");  // UUID
+  if (!has_offsets) return;
+  skip_metadata("file metadata");
+  const uint32_t grids = u32("grid count");
+  if (grids > size) truncated("grid count");
+  for (uint32_t g = 0; g < grids; ++g) {
+    skip_string("grid name");
+    skip_string("grid type");
+    skip_string("grid name");  // instance parent
+    int64_t offsets[3];
+    read(offsets, sizeof(offsets), "grid offsets");
+    const int64_t grid_pos = offsets[0], block_pos = offsets[1], end_pos = offsets[2];
+    if (uint64_t(end_pos) > size && grid_pos >= int64_t(pos) && block_pos >= grid_pos && end_pos >= block_pos)
+      fail(ErrorKind::kInput, path + ": truncated VDB file: grid " + std::to_string(g) + " ends at byte " +
+                                  std::to_string(end_pos) + ", the file has " + std::to_string(size));
+    if (grid_pos < int64_t(pos) || block_pos < grid_pos || end_pos < block_pos)
+      truncated("grid " + std::to_string(g) + "'s offsets");
+    pos = uint64_t(grid_pos);
+    f.seekg(std::streamoff(pos));
+    // Archive::readGrid: compression flags, the grid's metadata (then its transform and tree).
+    skip(4, "grid compression");
+    skip_metadata("grid metadata");
+    if (pos > uint64_t(block_pos)) truncated("grid metadata");
+    pos = uint64_t(end_pos);
+    f.seekg(std::streamoff(pos));
+  }
+}
+
 openvdb::GridPtrVecPtr open_grids(const std::string& path) {
   init_openvdb();
   check_input_file(path);
+  check_vdb_layout(path);
   try {
     openvdb::io::File file(path);
     file.open(false);

@@ -1,6 +1,7 @@
 // OpenVDB output and input of SparseGrid.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,11 @@ SparseGrid read_vdb(const std::string& path, const std::string& grid_name = "");
 // The "voxtile_<key>" string metadata of the file's first grid that has it, or "" (also when the
 // file is missing or unreadable).
 std::string read_vdb_meta(const std::string& path, const std::string& key);
+
+// The serialized transform (map type and values) written for `spec`: a UniformScaleTranslateMap, or
+// a ScaleTranslateMap for non-cubic voxels, for every positive finite voxel size from 1e-150 to
+// 1e150 (OpenVDB's own constructors refuse voxels under 1.44e-5). Throws Error(kUsage) outside.
+std::string vdb_transform_bytes(const GridSpec& spec);
 
 // One line per grid: name, type, active voxels, index bounding box, voxel size, origin.
 std::vector<std::string> describe_vdb(const std::string& path);

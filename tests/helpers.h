@@ -31,8 +31,9 @@ struct RunResult {
   int exit_code = -1;
   std::string out, err;
 };
-// Runs the voxtile binary with `args` (shell-quoted here), capturing stdout and stderr.
-RunResult run_voxtile(const std::vector<std::string>& args);
+// Runs the voxtile binary with `args` (shell-quoted here), capturing stdout and stderr; `shell_prefix`
+// goes before the command in the shell line (e.g. "ulimit -f 16; ").
+RunResult run_voxtile(const std::vector<std::string>& args, const std::string& shell_prefix = "");
 
 bool file_exists(const std::string& path);
 std::string read_file(const std::string& path);

@@ -3,6 +3,8 @@
 
 #include <sys/stat.h>
 
+#include <fstream>
+
 #include "kernels/api.h"
 #include "tests/helpers.h"
 
@@ -131,6 +133,139 @@ TEST(Cli, EveryDocumentedErrorHasItsExitCodeAndOneLine) {
     EXPECT_EQ(lines(r.err), 1u) << r.err;
     EXPECT_TRUE(dir.list().empty()) << "a failed run left a file behind";
   }
+}
+
+// Exit code 1 is a bug. Inputs and environments that make a library (OpenVDB, nlohmann/json, the
+// standard library's number parsing) throw must give their documented code, never 1.
+TEST(Cli, LibraryErrorsCausedByTheUserAreNeverInternal) {
+  test::TempDir dir;
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream(dir.file(name), std::ios::binary) << bytes;
+    return dir.file(name);
+  };
+  // A 3 mm part at -r 256 (voxels of 1.2e-5): every target to .vdb, read back by info and compare.
+  const std::string tiny = write("tiny.obj", "v 0 0 0\nv 0.003 0 0\nv 0 0.003 0\nv 0 0 0.003\nf 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n");
+  const std::vector<std::string> targets = {"binary", "count", "id", "distance", "normal", "binary,count"};
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const std::string& target = targets[i];
+    SCOPED_TRACE(target);
+    const std::string vdb = dir.file("tiny_" + std::to_string(i) + ".vdb");
+    auto r = run_voxtile({"voxelize", tiny, "-o", vdb, "-r", "256", "-t", target, "-d", "cpu", "-q"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    r = run_voxtile({"info", vdb});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("voxel_size=1.1718"), std::string::npos) << r.out;
+    r = run_voxtile({"compare", vdb, vdb});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+  const std::string good = dir.file("tiny_1.vdb");  // count
+  const std::string vdb_bytes = test::read_file(good);
+  const std::string npy_head = std::string("\x93NUMPY\x01\x00", 8);
+  auto npy = [&](const std::string& name, const std::string& dict) {
+    std::string h = dict;
+    while ((h.size() + 11) % 64) h += ' ';
+    h += '\n';
+    return write(name, npy_head + char(h.size() & 0xff) + char(h.size() >> 8) + h + std::string(64, '\0'));
+  };
+  const std::string bad_shape = npy("bad_shape.npy", "{'descr': '|u1', 'fortran_order': False, 'shape': (4, x4, 4), }");
+  const std::string huge_shape =
+      npy("huge_shape.npy", "{'descr': '|u1', 'fortran_order': False, 'shape': (99999999999999999999, 4, 4), }");
+  const std::string overflow_shape =
+      npy("overflow_shape.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4), }");
+  const std::string manifest = write("m.jsonl", "{\"input\": \"" + tiny + "\", \"output\": \"" + dir.file("m.vdb") +
+                                                    "\", \"resolution\": 1e20}\n");
+  const std::string manifest2 = write("m2.jsonl", "{\"input\": \"" + tiny + "\", \"output\": \"" + dir.file("m.vdb") +
+                                                     "\", \"dims\": [8, 8, -1]}\n");
+  struct Case {
+    std::vector<std::string> args;
+    int code;
+  };
+  const std::vector<Case> cases = {
+      {{"info", write("half.vdb", vdb_bytes.substr(0, vdb_bytes.size() / 2))}, 3},
+      {{"info", write("head.vdb", vdb_bytes.substr(0, 40))}, 3},
+      {{"info", write("garbage.vdb", std::string(4096, 'x'))}, 3},
+      {{"compare", dir.file("half.vdb"), good}, 2},
+      {{"points", dir.file("half.vdb"), "-o", dir.file("p.ply")}, 3},
+      {{"info", bad_shape}, 3},
+      {{"info", huge_shape}, 3},
+      {{"info", overflow_shape}, 3},
+      {{"compare", bad_shape, good}, 2},
+      {{"batch", tiny, "--out", dir.file("{stem}_b.vdb"), "--devices", "99999999999"}, 2},
+      {{"batch", "--manifest", manifest}, 2},
+      {{"batch", "--manifest", manifest2}, 2},
+      {{"voxelize", tiny, "-o", dir.file("x.vdb"), "-s", "1e-300"}, 2},
+  };
+  for (const Case& c : cases) {
+    std::string joined;
+    for (const auto& a : c.args) joined += a + " ";
+    SCOPED_TRACE(joined);
+    const auto r = run_voxtile(c.args);
+    EXPECT_EQ(r.exit_code, c.code) << r.err;
+    EXPECT_EQ(r.err.find("internal"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("voxtile: error: "), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(test::file_exists(dir.file("m.vdb")));
+  EXPECT_FALSE(test::file_exists(dir.file("p.ply")));
+}
+
+// A full disk (here a file size limit: writes fail with EFBIG, as with ENOSPC) fails every writer
+// with exit 4 and leaves nothing, neither under the final name nor as a temporary file.
+TEST(Cli, EveryWriterFailsCleanlyOnAFullDisk) {
+  test::TempDir dir;
+  const std::string csg = test::data_path("csg/drilled_cube.csg");
+  const std::vector<std::vector<std::string>> cases = {
+      {"voxelize", kBunny, "-o", dir.file("b.vdb"), "-r", "256"},                    // direct VDB writer
+      {"voxelize", kBunny, "-o", dir.file("c.vdb"), "-r", "256", "-t", "count"},      // through OpenVDB
+      {"voxelize", kBunny, "-o", dir.file("n.vdb"), "-r", "128", "-t", "binary,normal"},
+      {"voxelize", kBunny, "-o", dir.file("b.ply"), "-r", "128"},
+      {"voxelize", kBunny, "-o", dir.file("b.npy"), "-r", "128", "--force"},
+      {"voxelize", kBunny, "-o", dir.file("b.raw"), "-r", "128", "-t", "distance", "--force"},
+      {"bucket", kBunny, "-o", dir.file("k.npz"), "-r", "128"},
+      {"points", kBunny, "-o", dir.file("p.ply"), "--count", "100000"},
+      {"csg", csg, "-o", dir.file("s.ply")},
+  };
+  for (const auto& args : cases) {
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    SCOPED_TRACE(joined);
+    std::vector<std::string> a = args;
+    a.insert(a.end(), {"--device", "cpu"});
+    const auto r = run_voxtile(a, "ulimit -f 16; ");
+    EXPECT_EQ(r.exit_code, 4) << r.err;
+    EXPECT_NE(r.err.find("voxtile: error: "), std::string::npos) << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_TRUE(dir.list().empty()) << "a failed write left a file behind";
+  }
+}
+
+// A writer killed with SIGKILL leaves its temporary file; the next run writing the same output
+// removes it, and only temporary files of that output whose writer is gone.
+TEST(Cli, StaleTemporaryFilesOfDeadWritersAreRemoved) {
+  test::TempDir dir;
+  auto make = [&](const std::string& name, bool old) {
+    std::ofstream(dir.file(name)) << "partial";
+    if (old) {
+      const std::string cmd = "touch -d '2 hours ago' '" + dir.file(name) + "'";
+      EXPECT_EQ(std::system(cmd.c_str()), 0);
+    }
+  };
+  make(".out.vdb.voxtile-tmp-aB3dE9", true);    // stale: removed
+  make(".out.vdb.voxtile-tmp-Zz0000", false);   // recent (its writer may be starting): kept
+  make(".other.vdb.voxtile-tmp-qQ1234", true);  // another output's: kept
+  make(".out.vdb.tmp-aB3dE9", true);            // not voxtile's: kept
+  make(".out.vdb.voxtile-tmp-LoCk42", true);    // held by a live writer (flock): kept
+  const std::string held = dir.file(".out.vdb.voxtile-tmp-LoCk42");
+  const std::string hold = "flock '" + held + "' sleep 20 & echo $! > '" + dir.file("pid") + "'; sleep 0.3";
+  ASSERT_EQ(std::system(hold.c_str()), 0);
+  const auto r = run_voxtile({"voxelize", kBunny, "-o", dir.file("out.vdb"), "-r", "32", "--device", "cpu"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string kill = "kill $(cat '" + dir.file("pid") + "') 2>/dev/null; rm -f '" + dir.file("pid") + "'";
+  EXPECT_EQ(std::system(kill.c_str()), 0);
+  EXPECT_FALSE(test::file_exists(dir.file(".out.vdb.voxtile-tmp-aB3dE9")));
+  for (const char* kept : {".out.vdb.voxtile-tmp-Zz0000", ".other.vdb.voxtile-tmp-qQ1234", ".out.vdb.tmp-aB3dE9",
+                           ".out.vdb.voxtile-tmp-LoCk42"})
+    EXPECT_TRUE(test::file_exists(dir.file(kept))) << kept;
+  EXPECT_TRUE(test::file_exists(dir.file("out.vdb")));
 }
 
 TEST(Cli, GpuDeviceWithoutAGpuIsAResourceError) {

@@ -49,9 +49,9 @@ static std::string quote(const std::string& s) {
   return o + "'";
 }
 
-RunResult run_voxtile(const std::vector<std::string>& args) {
+RunResult run_voxtile(const std::vector<std::string>& args, const std::string& shell_prefix) {
   TempDir tmp;
-  std::string cmd = quote(voxtile_binary());
+  std::string cmd = shell_prefix + quote(voxtile_binary());
   for (const std::string& a : args) cmd += " " + quote(a);
   cmd += " >" + quote(tmp.file("out")) + " 2>" + quote(tmp.file("err")) + " </dev/null";
   const int status = std::system(cmd.c_str());

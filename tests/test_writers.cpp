@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 #include <openvdb/openvdb.h>
 
+#include <chrono>
 #include <cmath>
+#include <fstream>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -74,6 +76,121 @@ TEST(Writers, VdbBytesAreTheSameForTheSameGrid) {
   write_grid(g, dir.file("a.vdb"), OutputFormat::kVdb, {});
   write_grid(g, dir.file("b.vdb"), OutputFormat::kVdb, {});
   EXPECT_EQ(test::read_file(dir.file("a.vdb")), test::read_file(dir.file("b.vdb")));
+}
+
+// The transform is built without OpenVDB's constructors (which refuse voxels under ~1.44e-5): a
+// UniformScaleTranslateMap for cubic voxels, else a ScaleTranslateMap, holding the voxel size exactly
+// (createLinearTransform's decomposition is off by an ulp for sizes like 0.05), and mapping index to
+// world as createLinearTransform's does where that accepts the scale.
+TEST(Writers, VdbTransformIsExactAndMapsLikeOpenVdbs) {
+  openvdb::initialize();
+  for (const Vec3d& size : {Vec3d{1, 1, 1}, Vec3d{0.05, 0.05, 0.05}, Vec3d{1e3, 1e3, 1e3}, Vec3d{0.1, 0.2, 0.3},
+                            Vec3d{1e-2, 1e2, 1e6}}) {
+    SCOPED_TRACE(std::to_string(size.x) + " " + std::to_string(size.y) + " " + std::to_string(size.z));
+    GridSpec spec;
+    spec.voxel_size = size;
+    spec.origin = {-1.5, 1e6, 3.25};
+    spec.dims = {8, 8, 8};
+    openvdb::math::Mat4d m = openvdb::math::Mat4d::identity();
+    m.setToScale(openvdb::Vec3d(size.x, size.y, size.z));
+    m.setTranslation(openvdb::Vec3d(spec.origin.x + 0.5 * size.x, spec.origin.y + 0.5 * size.y,
+                                    spec.origin.z + 0.5 * size.z));
+    const openvdb::math::Transform::Ptr theirs = openvdb::math::Transform::createLinearTransform(m);
+    std::istringstream is(vdb_transform_bytes(spec));
+    openvdb::io::setCurrentVersion(is);
+    openvdb::math::Transform ours;
+    ours.read(is);
+    EXPECT_EQ(ours.mapType(), spec.is_cubic() ? "UniformScaleTranslateMap" : "ScaleTranslateMap");
+    EXPECT_EQ(ours.voxelSize(), openvdb::Vec3d(size.x, size.y, size.z));
+    for (const openvdb::Vec3d& ijk : {openvdb::Vec3d(0, 0, 0), openvdb::Vec3d(7, -3, 1e4)}) {
+      const openvdb::Vec3d a = ours.indexToWorld(ijk), b = theirs->indexToWorld(ijk);
+      for (int k = 0; k < 3; ++k) EXPECT_NEAR(a[k], b[k], 1e-14 * std::max(1.0, std::abs(b[k])));
+      const openvdb::Vec3d back = ours.worldToIndex(a);
+      for (int k = 0; k < 3; ++k) EXPECT_NEAR(back[k], ijk[k], 1e-6);
+    }
+  }
+}
+
+// A .vdb cut short anywhere (a full disk) or with a corrupt length fails at once as an input error,
+// before OpenVDB allocates or reads anything.
+TEST(Writers, TruncatedOrCorruptVdbFilesFailAtOnce) {
+  test::TempDir dir;
+  SparseGrid a = sphere_grid(Target::kCount), b = sphere_grid(Target::kBinary);
+  b.name = "binary";
+  write_vdb_grids({&a, &b}, dir.file("g.vdb"), {{"input", "sphere"}}, VdbWriter::kOpenVdb);
+  const std::string bytes = test::read_file(dir.file("g.vdb"));
+  ASSERT_EQ(read_vdb(dir.file("g.vdb"), "binary").checksum(), b.checksum());
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t n = 0; n < bytes.size(); n += n < 400 ? 7 : std::max<size_t>(97, bytes.size() / 60)) {
+    std::ofstream(dir.file("t.vdb"), std::ios::binary) << bytes.substr(0, n);
+    try {
+      read_vdb(dir.file("t.vdb"));
+      ADD_FAILURE() << "a " << n << "-byte prefix was read";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInput) << n << ": " << e.what();
+    }
+    EXPECT_THROW(describe_vdb(dir.file("t.vdb")), Error) << n;
+  }
+  // Corrupt lengths: every third 4-byte word of the first 400 bytes set to 0xffffffff.
+  for (size_t at = 0; at + 4 < 400; at += 12) {
+    std::string c = bytes;
+    std::memset(&c[at], 0xff, 4);
+    std::ofstream(dir.file("c.vdb"), std::ios::binary) << c;
+    try {
+      read_vdb(dir.file("c.vdb"));
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInput) << at << ": " << e.what();
+    }
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 60.0);
+}
+
+// Voxel sizes from 1e-9 to 1e9 (cubic and with large ratios between axes), origins near and far:
+// written by both writers (direct for binary, OpenVDB's for values), read back by OpenVDB with the
+// same transform and by voxtile with the same voxels.
+TEST(Writers, VdbRoundTripsEveryVoxelSizeFromTinyToHuge) {
+  test::TempDir dir;
+  openvdb::initialize();
+  const std::vector<Vec3d> sizes = {{1e-9, 1e-9, 1e-9}, {1e-7, 1e-7, 1e-7}, {1.2e-5, 1.2e-5, 1.2e-5},
+                                    {1e-3, 1e-3, 1e-3}, {1e5, 1e5, 1e5},    {1e9, 1e9, 1e9},
+                                    {1e-9, 1e-3, 1.0},  {1e-6, 1e3, 1e9}};
+  for (const Vec3d& size : sizes) {
+    for (const Vec3d& origin : {Vec3d{0, 0, 0}, Vec3d{1e6, -1e6, 2.5e5}}) {
+      std::vector<SparseGrid> grids;
+      for (Target target : {Target::kBinary, Target::kCount}) {
+        SparseGrid g = sphere_grid(target);
+        g.spec.voxel_size = size;
+        g.spec.origin = {origin.x * size.x, origin.y * size.y, origin.z * size.z};  // 1e6 voxels away
+        grids.push_back(std::move(g));
+      }
+      std::ostringstream what;
+      what << size.x << " " << size.y << " " << size.z << " at " << origin.x;
+      for (const SparseGrid& g : grids) {
+        const std::string path = dir.file(g.name + ".vdb");
+        ASSERT_NO_THROW(write_grid(g, path, OutputFormat::kVdb, {})) << what.str();
+        openvdb::io::File file(path);
+        file.open();
+        openvdb::GridBase::Ptr base = file.readGrid(g.name);
+        file.close();
+        const openvdb::math::Transform& xf = base->transform();
+        for (int a = 0; a < 3; ++a) EXPECT_EQ(xf.voxelSize()[a], (a == 0 ? size.x : a == 1 ? size.y : size.z)) << what.str();
+        const openvdb::Vec3d w = xf.indexToWorld(openvdb::Coord(3, 5, 7));
+        const Vec3d c = g.spec.voxel_center(3, 5, 7);
+        EXPECT_NEAR(w.x(), c.x, 1e-12 * std::abs(c.x) + 1e-300) << what.str();
+        EXPECT_NEAR(w.y(), c.y, 1e-12 * std::abs(c.y) + 1e-300) << what.str();
+        EXPECT_NEAR(w.z(), c.z, 1e-12 * std::abs(c.z) + 1e-300) << what.str();
+        const SparseGrid back = read_vdb(path);
+        EXPECT_EQ(back.checksum(), g.checksum()) << what.str();
+        EXPECT_EQ(back.spec.voxel_size.x, size.x);
+        EXPECT_EQ(back.spec.voxel_size.z, size.z);
+        EXPECT_EQ(back.spec.origin.y, g.spec.origin.y);
+      }
+      // Both grids in one file (OpenVDB's writer, two stand-in transforms replaced).
+      std::vector<const SparseGrid*> both{&grids[0], &grids[1]};
+      ASSERT_NO_THROW(write_vdb_grids(both, dir.file("both.vdb"), {})) << what.str();
+      for (const SparseGrid& g : grids) EXPECT_EQ(read_vdb(dir.file("both.vdb"), g.name).checksum(), g.checksum());
+    }
+  }
 }
 
 // Binary grids are serialized straight from the bricks: the file must be the one OpenVDB writes,

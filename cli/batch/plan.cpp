@@ -2,6 +2,9 @@
 // overrides, output names from a template, shards.
 #include "cli/batch/plan.h"
 
+#include "core/grid_spec.h"
+
+#include <cmath>
 #include <dirent.h>
 #include <glob.h>
 #include <sys/stat.h>
@@ -118,6 +121,12 @@ void apply_overrides(const nlohmann::json& o, Job& j, const std::string& where) 
     if (n && v.size() != n) fail(ErrorKind::kUsage, where + ": \"" + key + "\" needs " + std::to_string(n) + " numbers");
     return v;
   };
+  // Grid sizes: whole numbers in 0..65536 (the grid checks say more about the exact limit).
+  auto integer = [&](const char* key, double x) {
+    if (!(x >= 0 && x <= kMaxGridDim) || x != std::floor(x))
+      fail(ErrorKind::kUsage, where + ": \"" + key + "\" must be a whole number from 0 to " + std::to_string(kMaxGridDim));
+    return int32_t(x);
+  };
   for (auto it = o.begin(); it != o.end(); ++it) {
     const std::string& k = it.key();
     if (k == "input" || k == "output") continue;
@@ -130,12 +139,12 @@ void apply_overrides(const nlohmann::json& o, Job& j, const std::string& where) 
   for (auto it = o.begin(); it != o.end(); ++it) {
     const std::string& k = it.key();
     if (k == "input" || k == "output") continue;
-    if (k == "resolution") j.grid.resolution = int32_t(numbers("resolution", 1)[0]);
+    if (k == "resolution") j.grid.resolution = integer("resolution", numbers("resolution", 1)[0]);
     else if (k == "voxel_size") j.grid.voxel_size = numbers("voxel_size", 0);
     else if (k == "dims") {
       const auto v = numbers("dims", 3);
-      j.grid.dims = {int32_t(v[0]), int32_t(v[1]), int32_t(v[2])};
-    } else if (k == "pad") j.grid.pad = int32_t(numbers("pad", 1)[0]);
+      j.grid.dims = {integer("dims", v[0]), integer("dims", v[1]), integer("dims", v[2])};
+    } else if (k == "pad") j.grid.pad = integer("pad", numbers("pad", 1)[0]);
     else if (k == "bbox") j.grid.bbox = numbers("bbox", 6);
     else if (k == "mode" && it->is_string()) j.mode = it->get<std::string>();
     else if (k == "loader" && it->is_string()) j.loader = it->get<std::string>();

@@ -70,7 +70,7 @@ std::vector<int> choose_devices(const std::string& devices, const Log& log) {
   } else {
     std::stringstream s(devices);
     for (std::string item; std::getline(s, item, ',');) {
-      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
+      if (item.empty() || item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos)
         fail(ErrorKind::kUsage, "--devices must be auto, cpu, all or a list of GPU indices (got " + devices + ")");
       ids.push_back(std::stoi(item));
     }
