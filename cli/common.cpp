@@ -93,7 +93,10 @@ nlohmann::ordered_json stages_json(const std::vector<std::pair<std::string, doub
   return j;
 }
 
-void print_json_line(const nlohmann::ordered_json& j) { std::cout << j.dump() << std::endl; }
+// File names need not be UTF-8: invalid bytes are written as U+FFFD.
+void print_json_line(const nlohmann::ordered_json& j) {
+  std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+}
 
 void add_format_option(CLI::App& app, std::string& format, const std::string& help) {
   app.add_option("--format,-f", format, help)->check(CLI::IsMember({"vdb", "ply", "raw", "npy"}, CLI::ignore_case));

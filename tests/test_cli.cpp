@@ -206,6 +206,17 @@ TEST(Cli, LibraryErrorsCausedByTheUserAreNeverInternal) {
   }
   EXPECT_FALSE(test::file_exists(dir.file("m.vdb")));
   EXPECT_FALSE(test::file_exists(dir.file("p.ply")));
+  // A file name that is not UTF-8 (Latin-1) in JSON statistics, sidecars and reports.
+  const std::string latin1 = dir.file("bunny\xe9.ply");
+  std::ofstream(latin1, std::ios::binary) << test::read_file(kBunny);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"voxelize", latin1, "-o", dir.file("l.ply"), "-r", "16", "--stats", "-d", "cpu"},
+        std::vector<std::string>{"voxelize", latin1, "-o", dir.file("l.raw"), "-r", "16", "-d", "cpu"},
+        std::vector<std::string>{"batch", latin1, "--out", dir.file("{stem}.vdb"), "-r", "16", "--report",
+                                 dir.file("r.json"), "--devices", "cpu"}}) {
+    const auto r = run_voxtile(args);
+    EXPECT_EQ(r.exit_code, 0) << args[0] << " " << args[3] << ": " << r.err;
+  }
 }
 
 // A full disk (here a file size limit: writes fail with EFBIG, as with ENOSPC) fails every writer

@@ -161,7 +161,7 @@ void write_report(const std::string& path, const std::vector<Job>& jobs, const s
     }
     r["jobs"].push_back(j);
   }
-  const std::string text = r.dump(1) + "\n";
+  const std::string text = r.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";  // file names need not be UTF-8
   AtomicFile out(path);
   out.write(text.data(), text.size());
   out.commit();
