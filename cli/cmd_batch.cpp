@@ -24,7 +24,7 @@ void setup_batch(CLI::App& app, BatchCmdOptions& o) {
   app.add_option("--jobs,-j", o.jobs, "Jobs in flight on CPU threads (loading, writing); 0 = all cores")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
-  app.add_option("--gpu-memory", o.gpu_memory, "GPU memory budget per GPU in bytes (default 70% of the GPU's memory)");
+  add_bytes_option(app, "--gpu-memory", o.gpu_memory, "GPU memory budget per GPU in bytes, e.g. 40G (default 70% of the GPU's memory)");
   app.add_option("--gpu-workers", o.gpu_workers,
                  "Jobs in flight per GPU: each worker has its own stream and workspace, so one job's host work "
                  "(upload, download) overlaps another's kernels")

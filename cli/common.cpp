@@ -1,6 +1,8 @@
 // Shared CLI helpers.
 #include "cli/common.h"
 
+#include <charconv>
+#include <cctype>
 #include <chrono>
 
 #include <cmath>
@@ -102,8 +104,34 @@ void add_format_option(CLI::App& app, std::string& format, const std::string& he
   app.add_option("--format,-f", format, help)->check(CLI::IsMember({"vdb", "ply", "raw", "npy"}, CLI::ignore_case));
 }
 
+// A byte count: digits with an optional K, M, G or T (powers of 1024), from 1 byte to 2^62 bytes.
+// CLI11's unsigned conversion would take "-1" as 2^64 - 1 (no limit at all).
+CLI::Option* add_bytes_option(CLI::App& app, const std::string& name, uint64_t& out, const std::string& help) {
+  return app
+      .add_option_function<std::string>(
+          name,
+          [&out, name](const std::string& text) {
+            uint64_t v = 0;
+            const char* end = text.data() + text.size();
+            const auto r = std::from_chars(text.data(), end, v);
+            int shift = 0;
+            if (r.ec == std::errc() && r.ptr + 1 == end) {
+              const char unit = char(std::toupper(static_cast<unsigned char>(*r.ptr)));
+              shift = unit == 'K' ? 10 : unit == 'M' ? 20 : unit == 'G' ? 30 : unit == 'T' ? 40 : -1;
+            } else if (r.ec != std::errc() || r.ptr != end) {
+              shift = -1;
+            }
+            if (shift < 0 || v == 0 || v > (uint64_t(1) << (62 - shift)))
+              throw CLI::ValidationError(name, "must be a size in bytes from 1 to 2^62, optionally with K, M, G or T (got " +
+                                                   text + ")");
+            out = v << shift;
+          },
+          help)
+      ->type_name("BYTES");
+}
+
 void add_dense_options(CLI::App& app, DenseArgs& a) {
-  app.add_option("--dense-limit", a.limit, "Largest .raw/.npy output in bytes (default 4 GiB)");
+  add_bytes_option(app, "--dense-limit", a.limit, "Largest .raw/.npy output in bytes, e.g. 8G (default 4 GiB)");
   app.add_flag("--force", a.force, "Write dense outputs over --dense-limit");
 }
 
@@ -123,7 +151,7 @@ void add_device_options(CLI::App& app, DeviceArgs& a, const std::string& gpu_mem
   app.add_option("--device,-d", a.device, "auto (GPU if present, else CPU), cpu or gpu")
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
       ->capture_default_str();
-  app.add_option("--gpu-memory", a.gpu_memory, gpu_memory_help);
+  add_bytes_option(app, "--gpu-memory", a.gpu_memory, gpu_memory_help);
   app.add_option("--threads", a.threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
 }
 

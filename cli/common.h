@@ -42,6 +42,8 @@ struct LoadArgs {
   LoaderLimits limits() const;
 };
 void add_load_options(CLI::App& app, LoadArgs& args);
+// An option taking a byte count ("512M", "8G", "1000000"): 1 to 2^62 bytes, anything else a usage error.
+CLI::Option* add_bytes_option(CLI::App& app, const std::string& name, uint64_t& out, const std::string& help);
 // --dense-limit and --force, for commands that may write .raw/.npy grids.
 struct DenseArgs {
   uint64_t limit = 0;  // 0: the default limit

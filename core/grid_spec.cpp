@@ -39,10 +39,11 @@ bool finite3(const Vec3d& v) { return std::isfinite(v.x) && std::isfinite(v.y) &
 
 GridSpec make_grid_spec(const Bounds& in_bounds, const GridOptions& opt) {
   const Bounds b = opt.bbox ? *opt.bbox : in_bounds;
+  // A user's box is a usage error whatever is wrong with it; the mesh's bounds an input error.
+  if (opt.bbox && !(b.lo.x < b.hi.x && b.lo.y < b.hi.y && b.lo.z < b.hi.z))
+    fail(ErrorKind::kUsage, "--bbox needs min < max on every axis");
   if (b.empty()) fail(ErrorKind::kInput, "the bounds are empty");
   if (!finite3(b.lo) || !finite3(b.hi)) fail(ErrorKind::kInput, "the bounds are not finite");
-  if (opt.bbox && (b.lo.x >= b.hi.x || b.lo.y >= b.hi.y || b.lo.z >= b.hi.z))
-    fail(ErrorKind::kUsage, "--bbox needs min < max on every axis");
   if (opt.pad < 0 || opt.pad > kMaxGridDim) fail(ErrorKind::kUsage, "--pad must be between 0 and 65536");
   if (opt.resolution && (*opt.resolution < 1 || *opt.resolution > kMaxGridDim))
     fail(ErrorKind::kUsage, "--resolution must be between 1 and " + std::to_string(kMaxGridDim));

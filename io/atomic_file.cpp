@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <csignal>
 #include <cstring>
 #include <ctime>
@@ -16,8 +17,10 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <vector>
 
 #include "core/error.h"
+#include "io/files.h"
 
 namespace voxtile {
 namespace {
@@ -130,14 +133,39 @@ void install_temp_file_cleanup() {
 
 AtomicFile::AtomicFile(const std::string& final_path) : m_final(final_path) {
   if (final_path.empty()) fail(ErrorKind::kOutput, "empty output path");
-  const std::string dir = dir_of(final_path);
+  std::string target = final_path;  // the file replaced: a symbolic link's target
   struct stat st;
+  if (stat(final_path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) fail(ErrorKind::kOutput, final_path + ": is a directory");
+    const std::string input = input_file_at(st.st_dev, st.st_ino);
+    if (!input.empty())
+      fail(ErrorKind::kUsage, final_path + ": is the input file " + (input == final_path ? "" : input + " ") +
+                                  "(give another output name)");
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+      m_device = true;  // /dev/stdout, a pipe, /dev/null: written in place at commit
+    } else if (!S_ISREG(st.st_mode)) {
+      fail(ErrorKind::kOutput, final_path + ": not a regular file, character device or FIFO");
+    } else if (char* real = realpath(final_path.c_str(), nullptr)) {
+      target = real;  // a link stays a link; its target is replaced
+      std::free(real);
+    }
+  } else if (lstat(final_path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    char link[4096];  // a link to a file not made yet: the file is made where it points
+    const ssize_t n = readlink(final_path.c_str(), link, sizeof(link));
+    if (n > 0 && size_t(n) < sizeof(link)) {
+      const std::string to(link, size_t(n));
+      target = to[0] == '/' ? to : dir_of(final_path) + "/" + to;
+    }
+  }
+  // A device's bytes are made in a temporary file of TMPDIR first: writers seek, and nothing is
+  // created in /dev.
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string dir = m_device ? (tmpdir && *tmpdir ? tmpdir : "/tmp") : dir_of(target);
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     fail(ErrorKind::kOutput, final_path + ": directory " + dir + " does not exist");
-  if (stat(final_path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    fail(ErrorKind::kOutput, final_path + ": is a directory");
-  remove_stale_temps(dir, base_of(final_path));
-  std::string tmpl = dir + "/." + base_of(final_path) + kTempTag + "XXXXXX";
+  m_target = target;
+  if (!m_device) remove_stale_temps(dir, base_of(target));
+  std::string tmpl = dir + "/." + base_of(target) + kTempTag + "XXXXXX";
   int fd = mkstemp(tmpl.data());
   if (fd < 0) fail(ErrorKind::kOutput, final_path + ": cannot create a file in " + dir + ": " + std::strerror(errno));
   m_temp = tmpl;
@@ -187,9 +215,44 @@ void AtomicFile::commit() {
   if (fd >= 0 && fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
     fail(ErrorKind::kOutput, m_final + ": write failed: " + std::strerror(errno));
   close_stream();
-  if (std::rename(m_temp.c_str(), m_final.c_str()) != 0)
+  if (m_device) {
+    copy_to_device();
+    return;
+  }
+  if (std::rename(m_temp.c_str(), m_target.c_str()) != 0)
     fail(ErrorKind::kOutput, m_final + ": cannot rename the finished file into place: " + std::strerror(errno));
   m_committed = true;
+}
+
+void AtomicFile::copy_to_device() {
+  const int in = open(m_temp.c_str(), O_RDONLY | O_CLOEXEC);
+  const int out = open(m_final.c_str(), O_WRONLY | O_CLOEXEC);
+  if (in < 0 || out < 0) {
+    const int e = errno;
+    if (in >= 0) close(in);
+    if (out >= 0) close(out);
+    fail(ErrorKind::kOutput, m_final + ": cannot open: " + std::strerror(e));
+  }
+  std::vector<char> buf(size_t(1) << 20);
+  int error = 0;
+  for (;;) {
+    const ssize_t n = read(in, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n < 0) error = errno;
+      break;
+    }
+    for (ssize_t done = 0; done < n && !error;) {
+      const ssize_t w = ::write(out, buf.data() + done, size_t(n - done));
+      if (w < 0 && errno != EINTR) error = errno;
+      if (w > 0) done += w;
+    }
+    if (error) break;
+  }
+  close(in);
+  if (close(out) != 0 && !error) error = errno;
+  if (error) fail(ErrorKind::kOutput, m_final + ": write failed: " + std::strerror(error));
+  // Nothing is left under a final name to keep: the temporary file goes (destructor).
 }
 
 }  // namespace voxtile

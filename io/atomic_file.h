@@ -3,6 +3,9 @@
 // a kill never leaves a partial file under the final name; a kill by SIGINT/SIGTERM/SIGHUP also
 // removes the temporary file, and one left by SIGKILL or a power loss is removed by the next
 // AtomicFile for the same name (the writer's flock on it tells a live writer from a dead one).
+// An output that is one of this process's input files is refused (Error(kUsage)); a symbolic link
+// stays a link (its target is replaced); a character device or FIFO (/dev/stdout, a pipe) gets the
+// finished bytes written into it at commit; any other non-regular file is refused (kOutput).
 #pragma once
 
 #include <cstdio>
@@ -34,6 +37,9 @@ class AtomicFile {
   std::FILE* m_file = nullptr;
   int m_slot = -1;
   int m_lock = -1;  // holds the temporary file's flock
+  std::string m_target;   // the file replaced: the final path, or a symbolic link's target
+  bool m_device = false;  // the final path is a character device or FIFO: written in place
+  void copy_to_device();
   bool m_committed = false;
 };
 

@@ -1,14 +1,42 @@
 // Small file helpers shared by the readers and the CLI.
 #include "io/files.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "core/error.h"
-#include "io/mesh_reader.h"
 
 namespace voxtile {
+
+namespace {
+std::mutex g_inputs_mutex;
+std::map<std::pair<dev_t, ino_t>, std::string> g_inputs;
+}  // namespace
+
+void check_input_file(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) fail(ErrorKind::kInput, path + ": " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) fail(ErrorKind::kInput, path + ": is a directory");
+  if (!S_ISREG(st.st_mode)) fail(ErrorKind::kInput, path + ": not a regular file");
+  if (access(path.c_str(), R_OK) != 0) fail(ErrorKind::kInput, path + ": " + std::strerror(errno));
+  if (st.st_size == 0) fail(ErrorKind::kInput, path + ": the file is empty");
+  std::lock_guard<std::mutex> lock(g_inputs_mutex);
+  g_inputs.try_emplace({st.st_dev, st.st_ino}, path);
+}
+
+std::string input_file_at(dev_t device, ino_t inode) {
+  std::lock_guard<std::mutex> lock(g_inputs_mutex);
+  const auto it = g_inputs.find({device, inode});
+  return it == g_inputs.end() ? "" : it->second;
+}
 
 std::string lower_extension(const std::string& path) {
   const size_t slash = path.rfind('/'), dot = path.rfind('.');

@@ -1,6 +1,8 @@
 // Small file helpers shared by the readers and the CLI.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 
 namespace voxtile {
@@ -8,6 +10,12 @@ namespace voxtile {
 // The extension of the file name (after the last '.' of the last path component), lower case;
 // "" when there is none.
 std::string lower_extension(const std::string& path);
+
+// Throws Error(kInput) "<path>: <problem>" unless `path` is a readable, non-empty regular file, and
+// notes it as an input of this process (its device and inode: through hard and symbolic links).
+void check_input_file(const std::string& path);
+// The input noted by check_input_file that is the file `st` describes, or "" when none is.
+std::string input_file_at(dev_t device, ino_t inode);
 
 // The whole file. Throws Error(kInput) "<path>: <problem>" when it is missing, not a regular file,
 // empty or unreadable (check_input_file).

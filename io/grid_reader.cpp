@@ -305,7 +305,11 @@ GridFile read_npz(const std::string& path) {
     for (int c = 0; c < 3; ++c)
       if (b.ijk[3 * v + c] < 0 || b.ijk[3 * v + c] >= component(b.spec.dims, c))
         fail(ErrorKind::kInput, path + ": a voxel lies outside the grid's dims");
-  f.grids.push_back(b.count_grid());
+  try {
+    f.grids.push_back(b.count_grid());
+  } catch (const Error& e) {  // "buckets: the same voxel appears twice"
+    fail(ErrorKind::kInput, path + ": " + e.what());
+  }
   return f;
 }
 

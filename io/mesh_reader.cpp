@@ -81,7 +81,10 @@ struct Walker {
       return;
     }
     const size_t base = mesh.positions.size();
-    mesh.positions.reserve(base + am->mNumVertices);
+    // Grown geometrically: a scene that instances a small mesh thousands of times calls this once
+    // per instance, and an exact reserve would copy the whole array each time (quadratic).
+    if (mesh.positions.capacity() < base + am->mNumVertices)
+      mesh.positions.reserve(std::max(base + am->mNumVertices, 2 * mesh.positions.capacity()));
     for (unsigned v = 0; v < am->mNumVertices; ++v) {
       const aiVector3D p = m * am->mVertices[v];
       mesh.positions.push_back({p.x, p.y, p.z});
@@ -656,15 +659,6 @@ MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triang
     m->give(p);
     return read_result(result.fd, path);
   }
-}
-
-void check_input_file(const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) fail(ErrorKind::kInput, path + ": " + std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) fail(ErrorKind::kInput, path + ": is a directory");
-  if (!S_ISREG(st.st_mode)) fail(ErrorKind::kInput, path + ": not a regular file");
-  if (access(path.c_str(), R_OK) != 0) fail(ErrorKind::kInput, path + ": " + std::strerror(errno));
-  if (st.st_size == 0) fail(ErrorKind::kInput, path + ": the file is empty");
 }
 
 bool reads_natively(const std::string& path, Loader loader, bool textures) {

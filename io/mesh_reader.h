@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <string>
+
+#include "io/files.h"
 #include <vector>
 
 #include "core/mesh.h"
@@ -73,7 +75,6 @@ class MeshLoaderPool {
   std::unique_ptr<Impl> m;
 };
 
-// Throws Error(kInput) if `path` is missing, not a regular file, unreadable or empty.
-void check_input_file(const std::string& path);
+
 
 }  // namespace voxtile

@@ -16,18 +16,20 @@
 
 #include <fast_float/fast_float.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -250,6 +252,12 @@ void ear_clip(const Vec3f* p, int n, std::vector<int>& out) {
 // ears: the same surface, other triangles).
 void triangulate(const Vec3f* p, int n, std::vector<int>& out) {
   out.clear();
+  // Ear clipping costs O(n^2) to O(n^3): polygons of more than 256 corners (none in real files but
+  // hostile ones) are fanned, so that no file's load time grows faster than its size.
+  if (n > 256) {
+    for (int k = 1; k + 1 < n; ++k) out.insert(out.end(), {0, k, k + 1});
+    return;
+  }
   if (n > 4) return ear_clip(p, n, out);
   int start = 0;
   if (n == 4) {
@@ -984,7 +992,9 @@ void read_obj(const std::string& path, const char* data, size_t size, MeshLoadRe
           t = skip_spaces(t, le);
           if (t >= le || *t == '#') break;
           int64_t cc[3];
-          if (!obj_corner(t, le, cc)) {
+          // A corner is one whitespace-separated word, as pass 1 counts them: "1/2/3/4" or "1x" is
+          // one malformed corner, not a corner and a second one.
+          if (!obj_corner(t, le, cc) || (t < le && !is_space(*t) && *t != '#')) {
             ok = false;
             while (t < le && !is_space(*t)) ++t;
             cc[0] = cc[1] = cc[2] = 0;
@@ -1014,6 +1024,8 @@ void read_obj(const std::string& path, const char* data, size_t size, MeshLoadRe
           for (int k = 0; k < n; ++k) pts[size_t(k)] = ok ? v[size_t(corner[3 * size_t(k)])] : Vec3f{0, 0, 0};
           triangulate(pts.data(), n, tri);
         }
+        if (it + tri.size() / 3 > t0[c + 1])  // never past this chunk's share (pass 1's count)
+          fail(ErrorKind::kInternal, path + ": OBJ faces counted inconsistently");
         for (size_t tt = 0; tt < tri.size(); tt += 3, ++it) {
           m.mesh_ids[it] = group;
           m.material_ids[it] = mat;
@@ -1093,10 +1105,25 @@ void check_header_counts(const std::string& path) {
   };
   if (e == "ply") {
     PlyHeader h;
+    const std::string head(data, std::min<size_t>(size, size_t(1) << 20));
     try {
-      h = parse_ply_header(std::string(data, std::min<size_t>(size, size_t(1) << 20)), path);
+      h = parse_ply_header(head, path);
     } catch (const Error&) {
-      return;  // a header we cannot read states no count: the importer judges the file
+      // A header cut short, or a count that is no number, makes importers spin or allocate without
+      // bound: refused. Other headers we cannot read are left to the importer to judge.
+      const size_t end_header = head.find("end_header");
+      if (end_header == std::string::npos) fail(ErrorKind::kInput, path + ": truncated PLY header (no end_header)");
+      std::istringstream lines(head.substr(0, end_header));
+      for (std::string line; std::getline(lines, line);) {
+        std::istringstream words(line);
+        std::string keyword, name, count;
+        words >> keyword >> name >> count;
+        uint64_t n = 0;
+        const auto r = std::from_chars(count.data(), count.data() + count.size(), n);
+        if (keyword == "element" && (count.empty() || r.ec != std::errc() || r.ptr != count.data() + count.size()))
+          fail(ErrorKind::kInput, path + ": bad PLY element count '" + count + "' of '" + name + "'");
+      }
+      return;
     }
     uint64_t left = size - std::min(size, h.data_start);
     for (const PlyElement& el : h.elements) {

@@ -3,6 +3,9 @@
 
 #include <sys/stat.h>
 
+#include <unistd.h>
+
+#include <chrono>
 #include <fstream>
 
 #include "kernels/api.h"
@@ -277,6 +280,94 @@ TEST(Cli, StaleTemporaryFilesOfDeadWritersAreRemoved) {
                            ".out.vdb.voxtile-tmp-LoCk42"})
     EXPECT_TRUE(test::file_exists(dir.file(kept))) << kept;
   EXPECT_TRUE(test::file_exists(dir.file("out.vdb")));
+}
+
+// An output that is an input (the same name, a hard link, a symbolic link) is refused with exit 2
+// and the input is untouched; outputs that are devices or FIFOs are written into, never replaced.
+TEST(Cli, OutputsNeverReplaceInputsOrDevices) {
+  test::TempDir dir;
+  const std::string in = dir.file("in.ply");
+  std::ofstream(in, std::ios::binary) << test::read_file(kBunny);
+  ASSERT_EQ(std::system(("ln '" + in + "' '" + dir.file("hard.ply") + "' && ln -s in.ply '" + dir.file("soft.ply") + "'").c_str()), 0);
+  const std::string before = test::read_file(in);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"voxelize", in, "-o", in, "-r", "16"},
+        std::vector<std::string>{"voxelize", in, "-o", in, "-f", "vdb", "-r", "16"},
+        std::vector<std::string>{"voxelize", in, "-o", dir.file("hard.ply"), "-r", "16"},
+        std::vector<std::string>{"voxelize", dir.file("soft.ply"), "-o", dir.file("hard.ply"), "-r", "16"},
+        std::vector<std::string>{"points", in, "-o", dir.file("soft.ply")},
+        std::vector<std::string>{"points", in, "-o", in}}) {
+    SCOPED_TRACE(args[0] + " " + args[1] + " -o " + args[3]);
+    std::vector<std::string> a = args;
+    a.insert(a.end(), {"--device", "cpu"});
+    const auto r = run_voxtile(a);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("is the input file"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(test::read_file(in), before);
+  // A symbolic link as output stays a link: its target is written.
+  ASSERT_EQ(std::system(("ln -s target.vdb '" + dir.file("link.vdb") + "'").c_str()), 0);
+  auto r = run_voxtile({"voxelize", in, "-o", dir.file("link.vdb"), "-r", "16", "--device", "cpu"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  struct stat st;
+  ASSERT_EQ(lstat(dir.file("link.vdb").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_TRUE(test::file_exists(dir.file("target.vdb")));
+  // A FIFO gets the bytes (read by a background cat); /dev/full fails with exit 4 and stays a device.
+  const std::string fifo = dir.file("pipe");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string reader = "cat '" + fifo + "' > '" + dir.file("from_pipe.npy") + "' &";
+  ASSERT_EQ(std::system(reader.c_str()), 0);
+  r = run_voxtile({"voxelize", in, "-o", fifo, "-f", "npy", "-r", "16", "--device", "cpu"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = run_voxtile({"voxelize", in, "-o", dir.file("direct.npy"), "-r", "16", "--device", "cpu"});
+  for (int i = 0; i < 100 && test::read_file(dir.file("from_pipe.npy")).size() < test::read_file(dir.file("direct.npy")).size(); ++i)
+    usleep(20000);
+  EXPECT_EQ(test::read_file(dir.file("from_pipe.npy")), test::read_file(dir.file("direct.npy")));
+  if (stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode) && access("/dev/full", W_OK) == 0) {
+    r = run_voxtile({"voxelize", in, "-o", "/dev/full", "-f", "vdb", "-r", "16", "--device", "cpu"});
+    EXPECT_EQ(r.exit_code, 4) << r.err;
+    ASSERT_EQ(stat("/dev/full", &st), 0);
+    EXPECT_TRUE(S_ISCHR(st.st_mode));
+  }
+  r = run_voxtile({"voxelize", in, "-o", "/dev/null", "-f", "vdb", "-r", "16", "--device", "cpu"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// Option values that would wrap or that describe nothing are usage errors (exit 2), and header
+// counts that cannot be are refused before anything is allocated, with every loader.
+TEST(Cli, AbsurdSizesAndCutHeadersFailAtOnce) {
+  test::TempDir dir;
+  const std::string npy = dir.file("b.npy");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--dense-limit", "-1"}, std::vector<std::string>{"--dense-limit", "18446744073709551616"},
+        std::vector<std::string>{"--dense-limit", "0"}, std::vector<std::string>{"--dense-limit", "12Q"},
+        std::vector<std::string>{"--gpu-memory", "-5"}, std::vector<std::string>{"--bbox", "1", "1", "1", "0", "0", "0"},
+        std::vector<std::string>{"--bbox", "0", "0", "0", "1", "1", "0"}}) {
+    std::vector<std::string> a = {"voxelize", kBunny, "-o", npy, "-r", "64", "--device", "cpu"};
+    a.insert(a.end(), args.begin(), args.end());
+    const auto r = run_voxtile(a);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[1] << ": " << r.err;
+    EXPECT_FALSE(test::file_exists(npy));
+  }
+  auto r = run_voxtile({"voxelize", kBunny, "-o", npy, "-r", "64", "--device", "cpu", "--dense-limit", "1K"});
+  EXPECT_EQ(r.exit_code, 5) << r.err;
+  r = run_voxtile({"voxelize", kBunny, "-o", npy, "-r", "64", "--device", "cpu", "--dense-limit", "64M"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream(dir.file(name), std::ios::binary) << bytes;
+    return dir.file(name);
+  };
+  const std::string cut = write("cut.ply", "ply\nformat ascii 1.0\nelement verte");
+  const std::string big = write("big.ply", "ply\nformat ascii 1.0\nelement vertex 99999999999999999999\nproperty float x\nend_header\n");
+  for (const char* loader : {"auto", "native", "assimp"}) {
+    for (const std::string& f : {cut, big}) {
+      const auto t0 = std::chrono::steady_clock::now();
+      r = run_voxtile({"info", f, "--loader", loader});
+      EXPECT_EQ(r.exit_code, 3) << loader << " " << f << ": " << r.err;
+      EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20.0) << "hang guard";
+    }
+  }
 }
 
 TEST(Cli, GpuDeviceWithoutAGpuIsAResourceError) {

@@ -1,6 +1,7 @@
 // Mesh input: every format Assimp reads that we ship a sample of, node transforms, and broken files.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -104,6 +105,34 @@ TEST(Loader, AppliesNodeTransformsAndKeepsEveryInstance) {
 }
 
 // Every broken or odd file either loads with triangles or fails with one clean input error.
+// A glTF whose scene lists every node of a 300-node chain as a root instances the one-triangle mesh
+// n(n+1)/2 = 45150 times. Gathering the instances is linear in their number (it was quadratic:
+// 201 nodes took 11 s).
+TEST(Loader, ManyInstancesOfASmallMeshLoadInLinearTime) {
+  test::TempDir dir;
+  const int n = 300;
+  std::string nodes, roots;
+  for (int i = 0; i < n; ++i) {
+    nodes += std::string(i ? "," : "") + "{\"mesh\":0,\"translation\":[0.01,0,0]" +
+             (i + 1 < n ? ",\"children\":[" + std::to_string(i + 1) + "]" : "") + "}";
+    roots += std::string(i ? "," : "") + std::to_string(i);
+  }
+  // One triangle: positions (0,0,0) (1,0,0) (0,1,0) then indices 0 1 2, base64.
+  const std::string gltf =
+      "{\"asset\":{\"version\":\"2.0\"},\"scene\":0,\"scenes\":[{\"nodes\":[" + roots + "]}],\"nodes\":[" + nodes +
+      "],\"meshes\":[{\"primitives\":[{\"attributes\":{\"POSITION\":0},\"indices\":1}]}],"
+      "\"buffers\":[{\"byteLength\":48,\"uri\":\"data:application/octet-stream;base64,"
+      "AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAAAAAAAAEAAAACAAAA\"}],"
+      "\"bufferViews\":[{\"buffer\":0,\"byteOffset\":0,\"byteLength\":36},{\"buffer\":0,\"byteOffset\":36,\"byteLength\":12}],"
+      "\"accessors\":[{\"bufferView\":0,\"componentType\":5126,\"count\":3,\"type\":\"VEC3\",\"min\":[0,0,0],\"max\":[1,1,0]},"
+      "{\"bufferView\":1,\"componentType\":5125,\"count\":3,\"type\":\"SCALAR\"}]}";
+  std::ofstream(dir.file("chain.gltf")) << gltf;
+  const auto t0 = std::chrono::steady_clock::now();
+  const MeshLoadResult r = load_mesh(dir.file("chain.gltf"));
+  EXPECT_EQ(r.mesh.num_triangles(), size_t(n) * (n + 1) / 2);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 60.0) << "hang guard";
+}
+
 TEST(Loader, EveryEdgeCaseFileLoadsOrFailsCleanly) {
   const char* files[] = {"BoxWithInfinites.glb",
                          "IndexOutOfRange.gltf",
