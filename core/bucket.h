@@ -67,22 +67,40 @@ VT_HD inline void voxel_from_linear(uint64_t v, const Int3& dims, int32_t* ijk) 
 
 // Barycentric coordinates (u, v, w of vertices 0, 1, 2) of the orthogonal projection of the centre of
 // voxel (i,j,k) onto the plane of a grid-space triangle, computed in world units (vs = voxel size).
-// They sum to 1 up to rounding and may lie slightly outside [0, 1] when the triangle only grazes the
-// voxel. A (nearly) degenerate triangle is treated as its longest edge: the closest point on it.
+// In double, as ratios of triple products: with the triangle's corners w0, w1, w2 relative to the
+// centre and n = (w1 - w0) x (w2 - w0), u = n.(w1 x w2) / n.n, v = n.(w2 x w0) / n.n,
+// w = n.(w0 x w1) / n.n (the centre's offset along n changes none of them). Products of the float
+// coordinates are exact in double, so slivers (a few degrees or less) keep their accuracy, where
+// float normal equations lose it. They sum to 1 up to rounding and may lie slightly outside [0, 1]
+// when the triangle only grazes the voxel. A triangle that is degenerate in double (sin^2 of its
+// largest angle under 1e-24, i.e. collinear to float precision; exactly collinear ones are dropped
+// on loading) is its longest edge: the coordinates of the closest point on that edge.
 VT_HD inline void voxel_barycentrics(const Vec3f t[3], int32_t i, int32_t j, int32_t k, const Vec3f& vs, float out[3]) {
-  const float cx = static_cast<float>(i) + 0.5f, cy = static_cast<float>(j) + 0.5f, cz = static_cast<float>(k) + 0.5f;
-  Vec3f w[3];
-  for (int q = 0; q < 3; ++q) w[q] = {(t[q].x - cx) * vs.x, (t[q].y - cy) * vs.y, (t[q].z - cz) * vs.z};
-  const Vec3f e0 = sub(w[1], w[0]), e1 = sub(w[2], w[0]);
-  const Vec3f ap{-w[0].x, -w[0].y, -w[0].z};
-  const float d00 = vt_dot(e0, e0), d01 = vt_dot(e0, e1), d11 = vt_dot(e1, e1);
-  const float d20 = vt_dot(ap, e0), d21 = vt_dot(ap, e1);
-  const float denom = d00 * d11 - d01 * d01;
-  if (!(denom > 1e-6f * (d00 * d11))) {
-    const Vec3f e2 = sub(w[2], w[1]);
-    const float d22 = vt_dot(e2, e2);
+  const double c[3] = {double(i) + 0.5, double(j) + 0.5, double(k) + 0.5};
+  const double s[3] = {double(vs.x), double(vs.y), double(vs.z)};
+  double w[3][3];
+  for (int q = 0; q < 3; ++q) {
+    const double g[3] = {double(t[q].x), double(t[q].y), double(t[q].z)};
+    for (int a = 0; a < 3; ++a) w[q][a] = (g[a] - c[a]) * s[a];
+  }
+  auto cross = [](const double* x, const double* y, double* r) {
+    r[0] = x[1] * y[2] - x[2] * y[1];
+    r[1] = x[2] * y[0] - x[0] * y[2];
+    r[2] = x[0] * y[1] - x[1] * y[0];
+  };
+  auto dot = [](const double* x, const double* y) { return (x[0] * y[0] + x[1] * y[1]) + x[2] * y[2]; };
+  double e0[3], e1[3], e2[3], n[3];
+  for (int a = 0; a < 3; ++a) {
+    e0[a] = w[1][a] - w[0][a];
+    e1[a] = w[2][a] - w[0][a];
+    e2[a] = w[2][a] - w[1][a];
+  }
+  cross(e0, e1, n);
+  const double nn = dot(n, n), d00 = dot(e0, e0), d11 = dot(e1, e1), d22 = dot(e2, e2);
+  const double longest = d00 > d11 ? (d00 > d22 ? d00 : d22) : (d11 > d22 ? d11 : d22);
+  if (!(nn > 1e-24 * longest * longest)) {
     int p = 0, q = 1;
-    float len2 = d00;
+    double len2 = d00;
     if (d11 > len2) {
       q = 2;
       len2 = d11;
@@ -93,22 +111,24 @@ VT_HD inline void voxel_barycentrics(const Vec3f t[3], int32_t i, int32_t j, int
       len2 = d22;
     }
     out[0] = out[1] = out[2] = 0.0f;
-    if (!(len2 > 0.0f)) {
+    if (!(len2 > 0.0)) {
       out[0] = 1.0f;
       return;
     }
-    const Vec3f e = sub(w[q], w[p]);
-    float t = -vt_dot(w[p], e) / len2;
-    t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
-    out[p] = 1.0f - t;
-    out[q] = t;
+    const double e[3] = {w[q][0] - w[p][0], w[q][1] - w[p][1], w[q][2] - w[p][2]};
+    double f = -dot(w[p], e) / len2;
+    f = f < 0.0 ? 0.0 : (f > 1.0 ? 1.0 : f);
+    out[p] = float(1.0 - f);
+    out[q] = float(f);
     return;
   }
-  const float b1 = (d11 * d20 - d01 * d21) / denom;
-  const float b2 = (d00 * d21 - d01 * d20) / denom;
-  out[0] = 1.0f - b1 - b2;
-  out[1] = b1;
-  out[2] = b2;
+  double x[3];
+  cross(w[1], w[2], x);
+  out[0] = float(dot(n, x) / nn);
+  cross(w[2], w[0], x);
+  out[1] = float(dot(n, x) / nn);
+  cross(w[0], w[1], x);
+  out[2] = float(dot(n, x) / nn);
 }
 
 // Interpolated unit normal from vertex normals n[3] (any may be zero); the face normal `face`

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <random>
 #include <tuple>
 
 #include "core/bucket.h"
@@ -318,6 +319,85 @@ TEST_F(GpuBucket, EdgeCases) {
   const Mesh seg = test::single_triangle({0.1f, 0.1f, 0.1f}, {0.5f, 0.5f, 0.5f}, {0.9f, 0.9f, 0.9f});
   go.dims = Int3{10, 10, 10};
   expect_gpu_equals_cpu(seg, make_grid_spec(seg.bounds(), go), "degenerate");
+}
+
+
+// Slivers: long triangles 0.4 to 4e-6 voxels wide at random orientations. The point the barycentrics
+// give must be the projection of the voxel centre onto the triangle's plane (computed here in long
+// double, independently) to 0.01 voxel, plus what storing them as float32 allows; float normal
+// equations missed it by up to 0.5 voxel diagonals and the old cut-off (sin^2 <= 1e-6) by several.
+TEST(Bucket, BarycentricsAreAccurateOnSlivers) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  Mesh slivers;
+  for (int n = 0; n < 60; ++n) {
+    const Vec3f a{u(rng), u(rng), u(rng)};
+    Vec3f d{u(rng), u(rng), u(rng)};
+    const float len = std::sqrt(vt_dot(d, d));
+    d = {d.x / len, d.y / len, d.z / len};
+    Vec3f side = cross(d, Vec3f{u(rng), u(rng), u(rng)});
+    const float sl = std::sqrt(vt_dot(side, side));
+    const float width = 0.03f * std::pow(10.0f, -float(n % 6));  // 1e-1 .. 1e-6 voxels at 64^3
+    side = {side.x / sl * width, side.y / sl * width, side.z / sl * width};
+    const Vec3f b{a.x + 1.5f * d.x, a.y + 1.5f * d.y, a.z + 1.5f * d.z};
+    const Vec3f c{a.x + 0.7f * d.x + side.x, a.y + 0.7f * d.y + side.y, a.z + 0.7f * d.z + side.z};
+    test::append_mesh(slivers, test::single_triangle(a, b, c));
+  }
+  slivers.sanitize();
+  GridOptions go;
+  go.dims = Int3{64, 64, 64};
+  go.bbox = test::make_bounds(-2.6, -2.6, -2.6, 2.6, 2.6, 2.6);
+  const GridSpec spec = make_grid_spec(slivers.bounds(), go);
+  BucketOptions bo;
+  bo.attrs = kAttrBary;
+  const Buckets b = bucket_cpu(slivers, spec, bo);
+  ASSERT_GT(b.num_fragments(), 1000u);
+  const double vs = spec.voxel_size.x;
+  double worst = 0;
+  for (size_t v = 0; v < b.num_voxels(); ++v) {
+    // In grid units (the triangle as the pipeline holds it: its corners rounded once to float grid
+    // coordinates), scaled by the voxel size.
+    const Vec3d c{(b.ijk[3 * v] + 0.5) * vs, (b.ijk[3 * v + 1] + 0.5) * vs, (b.ijk[3 * v + 2] + 0.5) * vs};
+    for (int64_t f = b.offsets[v]; f < b.offsets[v + 1]; ++f) {
+      const size_t t = size_t(b.triangle[size_t(f)]);
+      long double p[3][3];
+      for (int q = 0; q < 3; ++q) {
+        const Vec3f& x = slivers.vertex(t, q);
+        const Vec3f g = spec.world_to_grid({x.x, x.y, x.z});
+        p[q][0] = (long double)g.x * vs;
+        p[q][1] = (long double)g.y * vs;
+        p[q][2] = (long double)g.z * vs;
+      }
+      const long double e0[3] = {p[1][0] - p[0][0], p[1][1] - p[0][1], p[1][2] - p[0][2]};
+      const long double e1[3] = {p[2][0] - p[0][0], p[2][1] - p[0][1], p[2][2] - p[0][2]};
+      const long double n[3] = {e0[1] * e1[2] - e0[2] * e1[1], e0[2] * e1[0] - e0[0] * e1[2], e0[0] * e1[1] - e0[1] * e1[0]};
+      const long double nn = n[0] * n[0] + n[1] * n[1] + n[2] * n[2];
+      const long double cc[3] = {c.x, c.y, c.z};
+      const long double h = ((cc[0] - p[0][0]) * n[0] + (cc[1] - p[0][1]) * n[1] + (cc[2] - p[0][2]) * n[2]) / nn;
+      long double err2 = 0;
+      for (int a = 0; a < 3; ++a) {
+        const long double proj = cc[a] - h * n[a];
+        const long double got = b.bary[3 * size_t(f)] * p[0][a] + b.bary[3 * size_t(f) + 1] * p[1][a] +
+                                b.bary[3 * size_t(f) + 2] * p[2][a];
+        err2 += (got - proj) * (got - proj);
+      }
+      // Storing them as float32 alone moves the point by up to an ulp of the largest coordinate
+      // times the corners' distances: the allowance beyond 0.01 voxel.
+      double bmax = 0, reach = 0;
+      for (int q = 0; q < 3; ++q) {
+        bmax = std::max(bmax, double(std::abs(b.bary[3 * size_t(f) + size_t(q)])));
+        reach += double(std::sqrt((p[q][0] - cc[0]) * (p[q][0] - cc[0]) + (p[q][1] - cc[1]) * (p[q][1] - cc[1]) +
+                                  (p[q][2] - cc[2]) * (p[q][2] - cc[2])));
+      }
+      const double allowed = 0.01 + 2.0 * std::ldexp(bmax, -23) * reach / vs;
+      const double err = double(std::sqrt(err2)) / vs;
+      EXPECT_LT(err, allowed) << "triangle " << t << ", largest coordinate " << bmax;
+      worst = std::max(worst, err / allowed);
+      EXPECT_NEAR(double(b.bary[3 * size_t(f)]) + b.bary[3 * size_t(f) + 1] + b.bary[3 * size_t(f) + 2], 1.0,
+                  1e-3 * std::max(1.0, double(std::abs(b.bary[3 * size_t(f)]))));
+    }
+  }
+  std::printf("worst distance from the projection: %.3g of the allowance over %zu fragments\n", worst, b.num_fragments());
 }
 
 }  // namespace
