@@ -15,10 +15,12 @@
 #include "cli/cmd_voxelize.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/files.h"
 
 int main(int argc, char** argv) {
   using namespace voxtile;
   install_temp_file_cleanup();
+  enable_input_protection();  // an output that is one of this run's inputs is refused (exit 2)
   CLI::App app{"voxtile: batch voxelizer and point-cloud converter (CPU reference and CUDA)", "voxtile"};
   app.set_version_flag("--version", std::string("voxtile ") + VOXTILE_VERSION);
   app.require_subcommand(1);

@@ -3,7 +3,8 @@
 // a kill never leaves a partial file under the final name; a kill by SIGINT/SIGTERM/SIGHUP also
 // removes the temporary file, and one left by SIGKILL or a power loss is removed by the next
 // AtomicFile for the same name (the writer's flock on it tells a live writer from a dead one).
-// An output that is one of this process's input files is refused (Error(kUsage)); a symbolic link
+// An output that is one of this process's input files is refused (Error(kUsage); with
+// enable_input_protection, as the command line does); a symbolic link
 // stays a link (its target is replaced); a character device or FIFO (/dev/stdout, a pipe) gets the
 // finished bytes written into it at commit; any other non-regular file is refused (kOutput).
 #pragma once

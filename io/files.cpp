@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -19,7 +20,10 @@ namespace voxtile {
 namespace {
 std::mutex g_inputs_mutex;
 std::map<std::pair<dev_t, ino_t>, std::string> g_inputs;
+std::atomic<bool> g_protect{false};
 }  // namespace
+
+void enable_input_protection() { g_protect = true; }
 
 void check_input_file(const std::string& path) {
   struct stat st;
@@ -33,9 +37,17 @@ void check_input_file(const std::string& path) {
 }
 
 std::string input_file_at(dev_t device, ino_t inode) {
+  if (!g_protect) return "";
   std::lock_guard<std::mutex> lock(g_inputs_mutex);
   const auto it = g_inputs.find({device, inode});
-  return it == g_inputs.end() ? "" : it->second;
+  if (it == g_inputs.end()) return "";
+  // An input deleted since it was read may have given its inode number to a new file.
+  struct stat st;
+  if (stat(it->second.c_str(), &st) != 0 || st.st_dev != device || st.st_ino != inode) {
+    g_inputs.erase(it);
+    return "";
+  }
+  return it->second;
 }
 
 std::string lower_extension(const std::string& path) {

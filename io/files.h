@@ -14,8 +14,12 @@ std::string lower_extension(const std::string& path);
 // Throws Error(kInput) "<path>: <problem>" unless `path` is a readable, non-empty regular file, and
 // notes it as an input of this process (its device and inode: through hard and symbolic links).
 void check_input_file(const std::string& path);
-// The input noted by check_input_file that is the file `st` describes, or "" when none is.
+// The input noted by check_input_file that is the file (device, inode), or "" when none is or
+// when input protection is off.
 std::string input_file_at(dev_t device, ino_t inode);
+// Turns on the refusal of outputs that are inputs (AtomicFile): the command line's rule, for a
+// process that is one run. Off in library use, where reading a file and then rewriting it is fine.
+void enable_input_protection();
 
 // The whole file. Throws Error(kInput) "<path>: <problem>" when it is missing, not a regular file,
 // empty or unreadable (check_input_file).

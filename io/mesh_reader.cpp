@@ -441,6 +441,13 @@ constexpr size_t kMaxRequest = 8192;
     RequestHeader h;
     std::memcpy(&h, buf.data(), sizeof(h));
     const std::string path(buf.data() + sizeof(h), size_t(n) - sizeof(h));
+    // Fault injection for the tests: a file whose name ends with $VOXTILE_TEST_READER_CRASH crashes
+    // its reader as a crashing importer would (no file known to crash Assimp passes the header
+    // checks any more).
+    static const char* crash_on = std::getenv("VOXTILE_TEST_READER_CRASH");
+    if (crash_on && *crash_on && path.size() >= std::strlen(crash_on) &&
+        path.compare(path.size() - std::strlen(crash_on), std::string::npos, crash_on) == 0)
+      std::raise(SIGSEGV);
     load_to_fd(fd, path, h.require_triangles != 0, h.textures != 0);
     close(fd);
     const char done = 1;

@@ -148,8 +148,8 @@ TEST(GridSpec, RejectsContradictoryAndAbsurdOptions) {
   o.dims = Int3{0, 1, 1};
   EXPECT_EQ(kind_of(b, o), ErrorKind::kUsage);
   o = GridOptions{};
-  o.bbox = make_bounds(1, 1, 1, 0, 2, 2);
-  EXPECT_EQ(kind_of(b, o), ErrorKind::kInput);
+  o.bbox = make_bounds(1, 1, 1, 0, 2, 2);  // min > max: the user's box, a usage error
+  EXPECT_EQ(kind_of(b, o), ErrorKind::kUsage);
 }
 
 TEST(GridSpec, RejectsEmptyAndPointBounds) {

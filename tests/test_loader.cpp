@@ -188,14 +188,27 @@ TEST(Loader, SpecificBrokenFilesGiveSpecificErrors) {
     return std::string("loaded");
   };
   EXPECT_NE(message("edge/empty.obj").find("the file is empty"), std::string::npos);
-  // Assimp crashes on this PLY (contained in its reader process); the native reader rejects its header.
+  // An importer crash is contained in its reader process (injected: VOXTILE_TEST_READER_CRASH).
+  {
+    test::TempDir dir;
+    std::ofstream(dir.file("x-crash.off"), std::ios::binary) << test::read_file(test::data_path("formats/off/Wuson.off"));
+    setenv("VOXTILE_TEST_READER_CRASH", "x-crash.off", 1);
+    try {
+      load_mesh(dir.file("x-crash.off"), false, Loader::kAssimp);
+      ADD_FAILURE() << "loaded";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("importer crashed"), std::string::npos) << e.what();
+    }
+    unsetenv("VOXTILE_TEST_READER_CRASH");
+  }
+  // Assimp crashed on this PLY, whose header is cut short: both loaders now refuse it first.
+  EXPECT_NE(message("edge/crash-fuzz.ply").find("truncated PLY header"), std::string::npos);
   try {
     load_mesh(test::data_path("edge/crash-fuzz.ply"), false, Loader::kAssimp);
     ADD_FAILURE() << "loaded";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("importer crashed"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("truncated PLY header"), std::string::npos) << e.what();
   }
-  EXPECT_NE(message("edge/crash-fuzz.ply").find("truncated PLY header"), std::string::npos);
   // A hostile count: refused before the importer allocates for it.
   EXPECT_NE(message("edge/OutOfMemory.off").find("the header declares 353535235358 vertices"), std::string::npos);
   EXPECT_NE(message("edge/BoxWithInfinites.glb").find("no usable triangles"), std::string::npos);
@@ -218,12 +231,16 @@ TEST(Loader, PointCloudsAreRecognisedByInspect) {
 // A pool of reader processes (Assimp) gives what load_mesh gives, from several threads at once, and
 // outlives importer crashes: the crashed process is replaced and later files still load.
 TEST(Loader, ReaderPoolMatchesLoadMeshAndSurvivesCrashes) {
-  const std::vector<std::string> files = {"meshes/stanford_bunny.ply", "formats/off/Wuson.off", "edge/crash-fuzz.ply",
-                                          "formats/fbx/spider.fbx", "edge/empty.obj", "formats/dae/duck.dae"};
+  test::TempDir dir;
+  std::ofstream(dir.file("x-crash.off"), std::ios::binary) << test::read_file(test::data_path("formats/off/Wuson.off"));
+  setenv("VOXTILE_TEST_READER_CRASH", "x-crash.off", 1);  // that file crashes its reader process
+  const std::vector<std::string> files = {test::data_path("meshes/stanford_bunny.ply"), test::data_path("formats/off/Wuson.off"),
+                                          dir.file("x-crash.off"), test::data_path("formats/fbx/spider.fbx"),
+                                          test::data_path("edge/empty.obj"), test::data_path("formats/dae/duck.dae")};
   std::vector<std::string> want;
   for (const std::string& f : files) {
     try {
-      const MeshLoadResult r = load_mesh(test::data_path(f), false, Loader::kAssimp);
+      const MeshLoadResult r = load_mesh(f, false, Loader::kAssimp);
       want.push_back(std::to_string(r.mesh.num_triangles()) + " " + std::to_string(r.mesh.positions.size()) + " " +
                      std::to_string(r.mesh.bounds().hi.x) + " " + r.format);
     } catch (const Error& e) {
@@ -241,7 +258,7 @@ TEST(Loader, ReaderPoolMatchesLoadMeshAndSurvivesCrashes) {
         for (size_t k = 0; k < files.size(); ++k) {
           const std::string& f = files[(k + size_t(t)) % files.size()];
           try {
-            const MeshLoadResult m = pool.load(test::data_path(f), false, Loader::kAssimp);
+            const MeshLoadResult m = pool.load(f, false, Loader::kAssimp);
             got[size_t(t)].push_back(f + " " + std::to_string(m.mesh.num_triangles()) + " " +
                                      std::to_string(m.mesh.positions.size()) + " " + std::to_string(m.mesh.bounds().hi.x) +
                                      " " + m.format);
@@ -262,6 +279,7 @@ TEST(Loader, ReaderPoolMatchesLoadMeshAndSurvivesCrashes) {
   // Still serving after 12 crashes.
   EXPECT_EQ(pool.load(test::data_path("formats/ply/cube_binary.ply")).mesh.num_triangles(), 12u);
   EXPECT_EQ(pool.inspect(test::data_path("edge/ply_points_bin.ply")).points, 8u);
+  unsetenv("VOXTILE_TEST_READER_CRASH");
 }
 
 }  // namespace
