@@ -79,6 +79,7 @@ int run_bucket(const BucketCmdOptions& o) {
   if (!grids.empty()) {
     WriteOptions wopt;
     wopt.dense = o.dense.options();
+    wopt.vdb_bool = o.dense.vdb_bool;
     wopt.meta = {{"source", o.input}, {"mode", o.mode}, {"target", "fragments"}, {"version", VOXTILE_VERSION}};
     const SparseGrid count = b.count_grid();
     for (const auto& [path, format] : grids) write_grid(count, path, format, wopt);

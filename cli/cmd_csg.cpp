@@ -61,11 +61,13 @@ int run_csg(const CsgCmdOptions& o) {
     }
     SparseGrid grid = gpu ? gpu->solid(script, spec, &st) : csg_solid_cpu(script, spec);
     if (!gpu) st.device = "cpu";
-    write_grid(grid, o.output, format, write_options(o.dense, meta));
+    write_grid(grid, o.output, format, o.dense.write_options(meta));
     line << o.input << ": " << script.prims.size() << " primitives -> solid " << spec.describe() << ", "
          << grid.active_voxels() << " voxels (" << st.device << ") -> " << o.output;
     json["device"] = st.device;
     json["dims"] = {spec.dims.x, spec.dims.y, spec.dims.z};
+    json["voxel_size"] = {spec.voxel_size.x, spec.voxel_size.y, spec.voxel_size.z};
+    json["origin"] = {spec.origin.x, spec.origin.y, spec.origin.z};
     json["grids"] = grids_json({grid});
   } else {
     const double per_area = o.sampling.per_area(bounds);

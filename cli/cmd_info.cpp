@@ -1,4 +1,5 @@
-// `voxtile info FILE`: counts, bounds, grid dims (meshes) or grids and active voxels (.vdb).
+// `voxtile info FILE`: counts, bounds, grid dims (meshes), points (point clouds), or grids and active
+// voxels (.vdb, .npy, .raw; .npz buckets: voxels and fragments).
 #include "cli/cmd_info.h"
 
 #include <algorithm>
@@ -7,13 +8,15 @@
 
 #include "core/error.h"
 #include "io/files.h"
+#include "io/grid_reader.h"
 #include "io/mesh_reader.h"
+#include "io/points_io.h"
 #include "io/vdb.h"
 
 namespace voxtile {
 
 void setup_info(CLI::App& app, InfoCmdOptions& o) {
-  app.add_option("file", o.input, "A mesh, point cloud or .vdb file")->required();
+  app.add_option("file", o.input, "A mesh, point cloud (.ply .xyz .pts), .vdb, .npy, .raw or .npz (buckets) file")->required();
   add_grid_options(app, o.grid);
   add_load_options(app, o.load);
 }
@@ -25,6 +28,44 @@ int run_info(const InfoCmdOptions& o) {
     const auto lines = describe_vdb(o.input);
     std::cout << "kind: vdb\ngrids: " << lines.size() << "\n";
     for (const std::string& l : lines) std::cout << l << "\n";
+    return 0;
+  }
+  if (ext == "npy" || ext == "npz" || ext == "raw") {
+    const GridFile f = read_grid_file(o.input);
+    std::cout.precision(9);
+    if (f.has_buckets) {
+      const Buckets& b = f.buckets;
+      std::cout << "kind: buckets (A-buffer fragment lists)\nvoxels: " << b.num_voxels() << "\nfragments: "
+                << b.num_fragments() << "\ngrid: " << b.spec.describe() << "\n";
+      return 0;
+    }
+    std::cout << "kind: dense grid (" << ext << ")\n";
+    for (const SparseGrid& g : f.grids) {
+      std::cout << "grid \"" << g.name << "\" type=" << (g.value_type == ValueType::kNone ? "uint8" : value_type_name(g.value_type))
+                << " active_voxels=" << g.active_voxels() << " dims=" << g.spec.dims.x << "x" << g.spec.dims.y << "x"
+                << g.spec.dims.z;
+      if (f.has_transform) {
+        std::cout << " voxel_size=" << g.spec.voxel_size.x;
+        if (!g.spec.is_cubic()) std::cout << "x" << g.spec.voxel_size.y << "x" << g.spec.voxel_size.z;
+        std::cout << " origin=(" << g.spec.origin.x << ", " << g.spec.origin.y << ", " << g.spec.origin.z << ")";
+      } else {
+        std::cout << " (no voxel size or origin: .npy keeps none)";
+      }
+      std::cout << "\n";
+    }
+    return 0;
+  }
+  if (ext == "xyz" || ext == "pts") {
+    const PointCloud pc = read_point_cloud(o.input);
+    std::cout << "kind: point cloud\nformat: " << (ext == "xyz" ? "XYZ text" : "PTS text") << "\npoints: " << pc.size()
+              << "\ncolors: " << (pc.colors.empty() ? "no" : "yes") << "\nnormals: " << (pc.normals.empty() ? "no" : "yes")
+              << "\ndropped_nonfinite: " << pc.dropped_nonfinite << "\n";
+    if (pc.size() == 0) fail(ErrorKind::kInput, o.input + ": no points");
+    Bounds b;
+    for (const Vec3f& p : pc.positions) b.extend({p.x, p.y, p.z});
+    std::cout.precision(9);
+    std::cout << "bounds: (" << b.lo.x << ", " << b.lo.y << ", " << b.lo.z << ") .. (" << b.hi.x << ", " << b.hi.y << ", "
+              << b.hi.z << ")\n";
     return 0;
   }
   const MeshLoadResult r = inspect_mesh(o.input, o.load.kind());

@@ -32,12 +32,7 @@ void add_sampling_options(CLI::App& app, SamplingArgs& s, bool with_count) {
 }
 
 
-WriteOptions write_options(const DenseArgs& dense, const Metadata& meta) {
-  WriteOptions w;
-  w.dense = dense.options();
-  w.meta = meta;
-  return w;
-}
+
 
 uint64_t cloud_checksum(const PointCloud& pc) {
   Hasher h;
@@ -114,7 +109,7 @@ int run_points(const PointsCmdOptions& o) {
       if (g.keys != grids[0].keys || g.masks.size() != grids[0].masks.size() ||
           std::memcmp(g.masks.data(), grids[0].masks.data(), g.masks.size() * sizeof(BrickMask)) != 0)
         fail(ErrorKind::kUsage, o.input + ": its grids have different active voxels; choose one with --grid");
-    write_grids(grids, o.output, format, write_options(o.dense, meta));
+    write_grids(grids, o.output, format, o.dense.write_options(meta));
     line << o.input << ": " << grids.size() << " grid(s), " << grids[0].active_voxels() << " voxels -> " << o.output;
     json["mode"] = "voxels-to-points";
     json["points"] = grids[0].active_voxels();
@@ -146,7 +141,7 @@ int run_points(const PointsCmdOptions& o) {
     std::vector<SparseGrid> grids = bins_to_grids(bins, spec, which);
     if (grids.size() == 1 && which[0] == "occupancy") grids[0].name = "voxels";
     const auto tw = Clock::now();
-    write_grids(grids, o.output, format, write_options(o.dense, meta));
+    write_grids(grids, o.output, format, o.dense.write_options(meta));
     stages.emplace_back("write", ms_since(tw));
     const std::string device = gpu ? gpu->device_name() : "cpu";
     line << o.input << ": " << pc.size() << " points -> " << spec.describe() << ", " << bins.keys.size()
@@ -159,7 +154,13 @@ int run_points(const PointsCmdOptions& o) {
     json["dims"] = {spec.dims.x, spec.dims.y, spec.dims.z};
     json["grids"] = grids_json(grids);
   } else {  // mesh -> points
-    if (format != OutputFormat::kPly) fail(ErrorKind::kUsage, o.output + ": mesh -> points writes .ply (use 'voxtile voxelize' for grids)");
+    if (in_ext == "las" || in_ext == "laz")
+      fail(ErrorKind::kInput, o.input + ": LAS/LAZ point clouds are not read yet; convert them to .ply or .xyz first "
+                                        "(e.g. pdal translate " + o.input + " points.ply)");
+    if (format != OutputFormat::kPly)
+      fail(ErrorKind::kUsage, o.output + ": " + o.input +
+                                  " is read as a mesh, and mesh -> points writes .ply (use 'voxtile voxelize' for "
+                                  "grids; point clouds are .ply files without faces, .xyz or .pts)");
     const auto tl = Clock::now();
     const MeshLoadResult loaded = load_mesh(o.input, true, o.load.kind(), o.load.limits());
     for (const std::string& w : loaded.warnings) log.warn(o.input + ": " + w);

@@ -36,7 +36,6 @@ struct PointsCmdOptions {
 void add_sampling_options(CLI::App& app, SamplingArgs& s, bool with_count);
 // The GPU for --device auto|gpu (want_gpu), or null for the CPU.
 std::unique_ptr<GpuPoints> open_gpu_points(const DeviceArgs& device, ScanMethod scan, const Log& log);
-WriteOptions write_options(const DenseArgs& dense, const Metadata& meta);
 uint64_t cloud_checksum(const PointCloud& pc);
 
 void setup_points(CLI::App& app, PointsCmdOptions& options);

@@ -117,6 +117,7 @@ int run_voxelize(const VoxelizeCmdOptions& o) {
   };
   WriteOptions base;
   base.dense = o.dense.options();
+  base.vdb_bool = o.dense.vdb_bool;
   const ThreadLimit limit(o.device.threads);
   int status = 0;
   for (const Job& job : jobs) {

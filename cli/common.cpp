@@ -29,7 +29,7 @@ void add_grid_options(CLI::App& app, GridArgs& a) {
       ->check(CLI::Range(1, kMaxGridDim));
   app.add_option("--voxel-size,-s", a.voxel_size, "World-space voxel size: S (cubic) or SX SY SZ")
       ->expected(1, 3);
-  app.add_option("--bbox", a.bbox, "World-space bounds MINX MINY MINZ MAXX MAXY MAXZ (default: the mesh bounds)")
+  app.add_option("--bbox", a.bbox, "World-space bounds MINX MINY MINZ MAXX MAXY MAXZ (default: the input's bounds)")
       ->expected(6);
   app.add_option("--dims", a.dims, "Exact grid size X Y Z (voxel size fits the bounds unless --voxel-size is given)")
       ->expected(3);
@@ -133,6 +133,16 @@ CLI::Option* add_bytes_option(CLI::App& app, const std::string& name, uint64_t& 
 void add_dense_options(CLI::App& app, DenseArgs& a) {
   add_bytes_option(app, "--dense-limit", a.limit, "Largest .raw/.npy output in bytes, e.g. 8G (default 4 GiB)");
   app.add_flag("--force", a.force, "Write dense outputs over --dense-limit");
+  app.add_flag("--vdb-bool", a.vdb_bool,
+               "Write binary grids to .vdb as BoolGrids instead of MaskGrids (for Debian's pyopenvdb 10, which reads no MaskGrid)");
+}
+
+WriteOptions DenseArgs::write_options(const Metadata& meta) const {
+  WriteOptions w;
+  w.dense = options();
+  w.meta = meta;
+  w.vdb_bool = vdb_bool;
+  return w;
 }
 
 DenseOptions DenseArgs::options() const {

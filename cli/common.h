@@ -10,6 +10,7 @@
 
 #include "core/grid_spec.h"
 #include "io/dense.h"
+#include "io/writers.h"
 #include "core/voxelize.h"
 #include "io/mesh_reader.h"
 #include "kernels/api.h"
@@ -48,7 +49,9 @@ CLI::Option* add_bytes_option(CLI::App& app, const std::string& name, uint64_t& 
 struct DenseArgs {
   uint64_t limit = 0;  // 0: the default limit
   bool force = false;
+  bool vdb_bool = false;  // --vdb-bool: binary grids as BoolGrids in .vdb files
   DenseOptions options() const;
+  WriteOptions write_options(const Metadata& meta) const;  // these and the metadata
 };
 void add_dense_options(CLI::App& app, DenseArgs& args);
 // --device auto|cpu|gpu, --gpu-memory (`gpu_memory_help`) and --threads.

@@ -109,7 +109,12 @@ class Parser {
       else if (key.text == "size") numbers(key, size, 3, true);
       else if (key.text == "rotate") numbers(key, angles, 3, false);
       else if (key.text == "radius") numbers(key, &radius, 1, true);
-      else if (key.text == "height") numbers(key, &height, 1, true);
+      else if (key.text == "height") {
+        // A capsule of height 0 is a sphere; a cylinder needs some height.
+        const size_t at = m_pos;
+        height = number(key, s != int(CsgShape::kCapsule));
+        if (height < 0) error(m_tokens[at].column, "'height' must not be negative, got " + m_tokens[at].text);
+      }
       else if (key.text == "major") numbers(key, &major, 1, true);
       else if (key.text == "minor") numbers(key, &minor, 1, true);
       else if (key.text == "material") p.material = uint32_t(integer(key, 0, 65535));

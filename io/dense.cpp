@@ -40,11 +40,14 @@ void write_planes(const SparseGrid& g, AtomicFile& out) {
   const size_t ny = size_t(g.spec.dims.y), nz = size_t(g.spec.dims.z);
   std::vector<unsigned char> plane(ny * nz * vb);
   size_t b0 = 0;  // first brick of the current x-slab
-  // Empty voxels are 0, except in float grids, where 0 is a value: there they are NaN.
+  // Empty voxels are 0, except where 0 is a value: NaN in float grids, -1 in triangle id grids.
   std::vector<unsigned char> empty_plane(plane.size(), 0);
   if (g.value_type == ValueType::kFloat32 || g.value_type == ValueType::kVec3f) {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     for (size_t i = 0; i < plane.size() / 4; ++i) std::memcpy(empty_plane.data() + 4 * i, &nan, 4);
+  } else if (g.value_type == ValueType::kInt32) {
+    const int32_t empty = dense_empty_int(g);
+    for (size_t i = 0; i < plane.size() / 4; ++i) std::memcpy(empty_plane.data() + 4 * i, &empty, 4);
   }
   for (int32_t x = 0; x < g.spec.dims.x; ++x) {
     plane = empty_plane;
@@ -71,6 +74,11 @@ void write_planes(const SparseGrid& g, AtomicFile& out) {
 }
 
 }  // namespace
+
+bool holds_triangle_ids(const SparseGrid& g) {
+  return g.value_type == ValueType::kInt32 && (g.name == "id" || g.name.rfind("id_", 0) == 0);
+}
+int32_t dense_empty_int(const SparseGrid& g) { return holds_triangle_ids(g) ? -1 : 0; }
 
 size_t dense_voxel_bytes(ValueType t) { return t == ValueType::kNone ? 1 : (t == ValueType::kVec3f ? 12 : 4); }
 
@@ -129,6 +137,9 @@ void write_raw(const SparseGrid& g, const std::string& path, const DenseOptions&
   j["origin"] = {s.origin.x, s.origin.y, s.origin.z};
   j["origin_is"] = "minimum corner of voxel (0,0,0)";
   j["active_voxels"] = g.active_voxels();
+  if (g.value_type == ValueType::kInt32) j["empty"] = dense_empty_int(g);
+  else if (g.value_type != ValueType::kNone) j["empty"] = "NaN";
+  else j["empty"] = 0;
   for (const auto& [key, value] : meta) j[key] = value;
   // One key per line, arrays on one line ("dims": [21, 30, 17]); nlohmann escapes and formats.
   std::string json = "{";

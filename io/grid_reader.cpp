@@ -98,12 +98,12 @@ ValueType dense_type(const std::string& path, const std::string& descr, int comp
 }
 
 GridFile read_dense(const std::string& path, const std::string& format, const unsigned char* data, const Int3& dims,
-                    ValueType type, GridSpec spec) {
+                    ValueType type, GridSpec spec, int32_t empty_int = kEmptyIntUnknown) {
   GridFile f;
   f.path = path;
   f.format = format;
   spec.dims = dims;
-  SparseGrid g = grid_from_dense(data, dims, type);
+  SparseGrid g = grid_from_dense(data, dims, type, empty_int);
   g.spec = spec;
   g.name = "voxels";
   f.grids.push_back(std::move(g));
@@ -173,6 +173,12 @@ GridFile read_ply(const std::string& path) {
   std::vector<Target> targets;
   for (size_t p = 3; p < props.size(); ++p) {
     const std::string& n = props[p].name;
+    // uchar red green blue: the viewers' copy of the colour whose exact mean (color_x...) follows.
+    if (n == "red" && p + 5 < props.size() && props[p + 1].name == "green" && props[p + 2].name == "blue" &&
+        props[p + 3].name == "color_x") {
+      p += 2;
+      continue;
+    }
     const bool triple = p + 2 < props.size() &&
                         ((n == "nx" && props[p + 1].name == "ny" && props[p + 2].name == "nz") ||
                          (n.size() > 2 && n.compare(n.size() - 2, 2, "_x") == 0 &&
@@ -315,12 +321,25 @@ GridFile read_npz(const std::string& path) {
 
 }  // namespace
 
-SparseGrid grid_from_dense(const unsigned char* data, const Int3& dims, ValueType type) {
+SparseGrid grid_from_dense(const unsigned char* data, const Int3& dims, ValueType type, int32_t empty_int) {
   GridSpec spec;
   spec.dims = dims;
   SparseGridBuilder b(spec, type, "voxels", "dense array");
   const int ch = std::max(1, value_channels(type));
   const size_t vb = type == ValueType::kNone ? 1 : 4 * size_t(ch);
+  const uint64_t count = uint64_t(dims.x) * uint64_t(dims.y) * uint64_t(dims.z);
+  if (type == ValueType::kInt32 && empty_int == kEmptyIntUnknown) {
+    // Which value marks empty voxels: -1 if any voxel holds it (a triangle id grid), else 0.
+    empty_int = 0;
+    for (uint64_t v = 0; v < count; ++v) {
+      int32_t x;
+      std::memcpy(&x, data + v * 4, 4);
+      if (x == -1) {
+        empty_int = -1;
+        break;
+      }
+    }
+  }
   size_t n = 0;
   for (int32_t i = 0; i < dims.x; ++i)
     for (int32_t j = 0; j < dims.y; ++j)
@@ -333,7 +352,7 @@ SparseGrid grid_from_dense(const unsigned char* data, const Int3& dims, ValueTyp
         } else {
           std::memcpy(v, p, vb);
           if (type == ValueType::kInt32) {
-            active = v[0] != 0;
+            active = int32_t(v[0]) != empty_int;
           } else {
             for (int c = 0; c < ch; ++c) active = active || !std::isnan(bits_float(v[c]));
           }
@@ -390,7 +409,10 @@ GridFile read_grid_file(const std::string& path) {
     GridSpec spec;
     spec.voxel_size = {vs[0], vs[1], vs[2]};
     spec.origin = {o[0], o[1], o[2]};
-    GridFile f = read_dense(path, "raw", reinterpret_cast<const unsigned char*>(bytes.data()), dims, t, spec);
+    // The sidecar says which value marks empty int32 voxels (-1 for triangle ids); older ones do not.
+    const int32_t empty = json.contains("empty") && json["empty"].is_number_integer() ? json["empty"].get<int32_t>()
+                                                                                      : kEmptyIntUnknown;
+    GridFile f = read_dense(path, "raw", reinterpret_cast<const unsigned char*>(bytes.data()), dims, t, spec, empty);
     f.has_transform = true;
     return f;
   }

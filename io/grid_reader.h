@@ -2,6 +2,7 @@
 // its .json sidecar, and .npz buckets.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,11 @@ GridFile read_grid_file(const std::string& path);
 std::vector<SparseGrid> read_vdb_grids(const std::string& path);
 
 // Builds a SparseGrid from a dense C-order array of dims (x, y, z[, components]): a voxel is active
-// when its value is nonzero (uint8, int32) or, for floats, when any component is not NaN.
-SparseGrid grid_from_dense(const unsigned char* data, const Int3& dims, ValueType type);
+// when its value is nonzero (uint8), not `empty_int` (int32; kEmptyIntUnknown: -1 when any voxel
+// holds -1, as triangle id grids mark empty voxels, else 0) or, for floats, when any component is
+// not NaN.
+constexpr int32_t kEmptyIntUnknown = INT32_MIN;
+SparseGrid grid_from_dense(const unsigned char* data, const Int3& dims, ValueType type,
+                           int32_t empty_int = kEmptyIntUnknown);
 
 }  // namespace voxtile

@@ -2,6 +2,7 @@
 #include "io/ply.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -182,8 +183,15 @@ void write_ply_grids(const std::vector<const SparseGrid*>& grids, const std::str
       case ValueType::kInt32: vertex.properties.push_back("int " + name); break;
       case ValueType::kFloat32: vertex.properties.push_back("float " + name); break;
       case ValueType::kVec3f:
-        if (single || o->name == "normal") vertex.properties.insert(vertex.properties.end(), {"float nx", "float ny", "float nz"});
-        else vertex.properties.insert(vertex.properties.end(), {"float " + name + "_x", "float " + name + "_y", "float " + name + "_z"});
+        if (o->name == "color") {
+          // What viewers (MeshLab, CloudCompare, Blender) show, then the exact mean in [0, 1].
+          vertex.properties.insert(vertex.properties.end(), {"uchar red", "uchar green", "uchar blue", "float color_x",
+                                                             "float color_y", "float color_z"});
+        } else if (single || o->name == "normal") {
+          vertex.properties.insert(vertex.properties.end(), {"float nx", "float ny", "float nz"});
+        } else {
+          vertex.properties.insert(vertex.properties.end(), {"float " + name + "_x", "float " + name + "_y", "float " + name + "_z"});
+        }
         break;
     }
   }
@@ -204,7 +212,13 @@ void write_ply_grids(const std::vector<const SparseGrid*>& grids, const std::str
       } else if (o->value_type == ValueType::kFloat32) {
         put(&o->fvalues[b * kBrickVoxels + off], 4);
       } else {
-        put(&o->fvalues[(b * kBrickVoxels + off) * 3], 12);
+        const float* v = &o->fvalues[(b * kBrickVoxels + off) * 3];
+        if (o->name == "color") {
+          unsigned char rgb[3];
+          for (int c = 0; c < 3; ++c) rgb[c] = (unsigned char)std::lround(std::clamp(double(v[c]), 0.0, 1.0) * 255.0);
+          put(rgb, 3);
+        }
+        put(v, 12);
       }
     }
     body.flush();

@@ -175,9 +175,14 @@ void describe(openvdb::GridBase& base, const SparseGrid& g, const Metadata& meta
   for (const auto& [key, value] : meta) base.insertMeta("voxtile_" + key, openvdb::StringMetadata(value));
 }
 
-openvdb::GridBase::Ptr to_vdb(const SparseGrid& g, const Metadata& meta) {
+openvdb::GridBase::Ptr to_vdb(const SparseGrid& g, const Metadata& meta, bool bool_grids) {
   openvdb::GridBase::Ptr base;
-  if (g.value_type == ValueType::kNone) {
+  if (g.value_type == ValueType::kNone && bool_grids) {
+    base = build_grid<openvdb::BoolGrid>(g, false, [&](openvdb::BoolGrid::TreeType::LeafNodeType& leaf, size_t b) {
+      for (int off = 0; off < kBrickVoxels; ++off)
+        if (g.masks[b].test(off)) leaf.setValueOnly(off, true);
+    });
+  } else if (g.value_type == ValueType::kNone) {
     base = build_grid<openvdb::MaskGrid>(g, false, [](auto&, size_t) {});
   } else if (g.value_type == ValueType::kInt32) {
     base = build_grid<openvdb::Int32Grid>(g, 0, [&](openvdb::Int32Grid::TreeType::LeafNodeType& leaf, size_t b) {
@@ -539,10 +544,10 @@ uint64_t file_seed(const std::vector<const SparseGrid*>& grids, const Metadata& 
 void write_vdb(const SparseGrid& g, const std::string& path, const Metadata& meta) { write_vdb_grids({&g}, path, meta); }
 
 void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta,
-                     VdbWriter writer) {
+                     VdbWriter writer, bool bool_grids) {
   init_openvdb();
   const uint64_t seed = file_seed(grids, meta);
-  const bool direct = direct_writable(grids);
+  const bool direct = direct_writable(grids) && !bool_grids;
   if (writer == VdbWriter::kDirect && !direct)
     fail(ErrorKind::kInternal, path + ": the direct VDB writer takes non-empty binary grids with distinct names");
   if (writer != VdbWriter::kOpenVdb && direct) {
@@ -559,7 +564,7 @@ void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::str
   openvdb::GridPtrVec vdb_grids;
   std::vector<std::pair<std::string, std::string>> stand_ins;  // the stand-in transform's bytes, the real one's
   for (const SparseGrid* g : grids) {
-    vdb_grids.push_back(to_vdb(*g, meta));
+    vdb_grids.push_back(to_vdb(*g, meta, bool_grids));
     // io::File::write copies every grid, and the copy rebuilds the transform through AffineMap,
     // which refuses voxels under about 1.44e-5: such a grid is written with a stand-in transform of
     // the same map type and size, whose bytes are then replaced by the real ones.

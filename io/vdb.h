@@ -20,9 +20,11 @@ void write_vdb(const SparseGrid& grid, const std::string& path, const Metadata& 
 // Files of non-empty binary grids are written straight from the bricks, in the bytes OpenVDB's
 // io::File::write gives (several times faster); other files through OpenVDB. kDirect and
 // kOpenVdb force one writer (tests compare them); kDirect throws Error(kInternal) on other grids.
+// bool_grids: binary grids as BoolGrids (value true where active) instead of MaskGrids, through
+// OpenVDB, for readers that cannot read MaskGrids (Debian's pyopenvdb 10).
 enum class VdbWriter { kAuto, kDirect, kOpenVdb };
 void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta,
-                     VdbWriter writer = VdbWriter::kAuto);
+                     VdbWriter writer = VdbWriter::kAuto, bool bool_grids = false);
 
 // Reads one grid (the first of a supported type, or the one named) back into a SparseGrid.
 // Grid dims come from voxtile's metadata when present, else from the active bounding box.

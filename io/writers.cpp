@@ -47,7 +47,7 @@ OutputFormat format_from_path(const std::string& path) {
 
 void write_grid(const SparseGrid& grid, const std::string& path, OutputFormat format, const WriteOptions& options) {
   switch (format) {
-    case OutputFormat::kVdb: write_vdb(grid, path, options.meta); return;
+    case OutputFormat::kVdb: write_vdb_grids({&grid}, path, options.meta, VdbWriter::kAuto, options.vdb_bool); return;
     case OutputFormat::kPly: write_ply(grid, path, options.meta); return;
     case OutputFormat::kRaw: write_raw(grid, path, options.dense, options.meta); return;
     case OutputFormat::kNpy: write_npy(grid, path, options.dense); return;
@@ -80,7 +80,7 @@ void write_grids(const std::vector<SparseGrid>& grids, const std::string& path, 
   std::vector<const SparseGrid*> ptrs;
   for (const SparseGrid& g : grids) ptrs.push_back(&g);
   switch (format) {
-    case OutputFormat::kVdb: write_vdb_grids(ptrs, path, options.meta); return;
+    case OutputFormat::kVdb: write_vdb_grids(ptrs, path, options.meta, VdbWriter::kAuto, options.vdb_bool); return;
     case OutputFormat::kPly: write_ply_grids(ptrs, path, options.meta); return;
     case OutputFormat::kRaw:
     case OutputFormat::kNpy:

@@ -22,6 +22,7 @@ OutputFormat format_from_path(const std::string& path);
 struct WriteOptions {
   Metadata meta;
   DenseOptions dense;
+  bool vdb_bool = false;  // binary grids as BoolGrids in .vdb (readers that cannot read MaskGrids)
 };
 
 void write_grid(const SparseGrid& grid, const std::string& path, OutputFormat format, const WriteOptions& options);

@@ -370,6 +370,61 @@ TEST(Cli, AbsurdSizesAndCutHeadersFailAtOnce) {
   }
 }
 
+// What a careful user found (issue 20): ids of triangle 0 survive dense output; info describes point
+// clouds and every output; downsampled colours are what viewers read; BoolGrids on request; LAS is
+// diagnosed; csg statistics, help and batch reports say all they should.
+TEST(Cli, OutputsReadAsUsersExpect) {
+  test::TempDir dir;
+  const std::string tet = dir.file("t.obj");
+  std::ofstream(tet) << "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n";
+  for (const char* ext : {"vdb", "npy", "raw"}) {
+    const auto r = run_voxtile({"voxelize", tet, "-o", dir.file(std::string("id.") + ext), "-t", "id", "-r", "16", "-d", "cpu"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  EXPECT_EQ(run_voxtile({"compare", dir.file("id.vdb"), dir.file("id.npy")}).exit_code, 0);
+  EXPECT_EQ(run_voxtile({"compare", dir.file("id.vdb"), dir.file("id.raw")}).exit_code, 0);
+  EXPECT_NE(test::read_file(dir.file("id.json")).find("\"empty\": -1"), std::string::npos);
+  // info on point clouds and on every output format.
+  const std::string xyz = test::data_path("points/points_cloudcompare.xyz");
+  auto r = run_voxtile({"info", xyz});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("points: 101"), std::string::npos) << r.out;
+  r = run_voxtile({"info", dir.file("id.npy")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("type=int32"), std::string::npos) << r.out;
+  EXPECT_EQ(run_voxtile({"info", dir.file("id.raw")}).exit_code, 0);
+  ASSERT_EQ(run_voxtile({"bucket", tet, "-o", dir.file("k.npz"), "-r", "16", "-d", "cpu"}).exit_code, 0);
+  r = run_voxtile({"info", dir.file("k.npz")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("fragments: "), std::string::npos) << r.out;
+  // Downsampled colours: uchar red green blue first, then the exact mean; read back equal.
+  ASSERT_EQ(run_voxtile({"points", xyz, "-o", dir.file("pc.ply"), "-r", "16", "-d", "cpu"}).exit_code, 0);
+  ASSERT_EQ(run_voxtile({"points", xyz, "-o", dir.file("pc.vdb"), "-r", "16", "-d", "cpu"}).exit_code, 0);
+  const std::string ply = test::read_file(dir.file("pc.ply"));
+  EXPECT_NE(ply.find("property uchar red\nproperty uchar green\nproperty uchar blue\n"), std::string::npos);
+  EXPECT_EQ(run_voxtile({"compare", dir.file("pc.vdb"), dir.file("pc.ply")}).exit_code, 0);
+  // BoolGrids on request, the same voxels.
+  ASSERT_EQ(run_voxtile({"voxelize", tet, "-o", dir.file("b.vdb"), "-r", "16", "-d", "cpu", "--vdb-bool"}).exit_code, 0);
+  ASSERT_EQ(run_voxtile({"voxelize", tet, "-o", dir.file("m.vdb"), "-r", "16", "-d", "cpu"}).exit_code, 0);
+  EXPECT_NE(run_voxtile({"info", dir.file("b.vdb")}).out.find("type=bool"), std::string::npos);
+  EXPECT_EQ(run_voxtile({"compare", dir.file("b.vdb"), dir.file("m.vdb")}).exit_code, 0);
+  // LAS/LAZ: an input problem named as such.
+  std::ofstream(dir.file("scan.laz"), std::ios::binary) << "LASF" << std::string(400, '\0');
+  r = run_voxtile({"points", dir.file("scan.laz"), "-o", dir.file("x.vdb")});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("LAS/LAZ"), std::string::npos) << r.err;
+  // csg: statistics with the grid's voxel size and origin; help without "mesh bounds".
+  r = run_voxtile({"csg", test::data_path("csg/gear.csg"), "--solid", "-o", dir.file("g.vdb"), "-r", "16", "--stats", "-d", "cpu"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"voxel_size\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"origin\""), std::string::npos) << r.out;
+  EXPECT_EQ(run_voxtile({"csg", "--help"}).out.find("mesh bounds"), std::string::npos);
+  // The batch report counts jobs that never ran.
+  r = run_voxtile({"batch", tet, test::data_path("edge/empty.obj"), tet, "--out", dir.file("b_{index}.vdb"), "-r", "8",
+                   "--devices", "cpu", "-j", "1", "--report", dir.file("report.json")});
+  EXPECT_NE(test::read_file(dir.file("report.json")).find("\"not run\""), std::string::npos);
+}
+
 TEST(Cli, GpuDeviceWithoutAGpuIsAResourceError) {
   if (query_gpu().available) GTEST_SKIP() << "a GPU is present";
   test::TempDir dir;

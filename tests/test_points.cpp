@@ -97,6 +97,15 @@ TEST(CsgParse, EveryPrimitiveAndOption) {
   EXPECT_DOUBLE_EQ(b.hi.z, 3.5);
 }
 
+// A capsule of height 0 is a sphere (accepted); a cylinder of height 0 and negative heights are not.
+TEST(CsgParse, CapsuleOfHeightZeroIsASphere) {
+  const CsgScript s = parse_csg("add capsule center 0 0 0 radius 0.5 height 0\n", "t.csg");
+  ASSERT_EQ(s.prims.size(), 1u);
+  EXPECT_EQ(s.prims[0].c, 0.0f);
+  EXPECT_THROW(parse_csg("add cylinder center 0 0 0 radius 0.5 height 0\n", "t.csg"), Error);
+  EXPECT_THROW(parse_csg("add capsule center 0 0 0 radius 0.5 height -1\n", "t.csg"), Error);
+}
+
 TEST(CsgParse, ErrorsNameFileLineColumnAndWhatWasExpected) {
   EXPECT_EQ(parse_error("union sphere center 0 0 0 radius 1\n"), "s.csg:1:1: expected 'add' or 'sub', got 'union'");
   EXPECT_EQ(parse_error("\nadd\n"), "s.csg:2:4: expected a primitive (sphere, box, cylinder, capsule, torus) after 'add'");

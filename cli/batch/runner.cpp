@@ -141,6 +141,7 @@ void write_report(const std::string& path, const std::vector<Job>& jobs, const s
   r["cpu_seconds"] = {{"process", cpu_seconds(RUSAGE_SELF)}, {"readers", cpu_seconds(RUSAGE_CHILDREN)}};
   const auto counts = progress.counts();
   for (const char* k : {"ok", "failed", "skipped"}) r["summary"][k] = counts.count(k) ? counts.at(k) : 0;
+  r["summary"]["not run"] = size_t(std::count_if(results.begin(), results.end(), [](const JobReport& x) { return x.status == "not run"; }));
   r["jobs"] = nlohmann::json::array();
   for (size_t i = 0; i < jobs.size(); ++i) {
     const JobReport& x = results[i];
@@ -204,6 +205,7 @@ int run_batch_jobs(const BatchCmdOptions& o, const std::vector<Job>& jobs) {
   }
   WriteOptions base_write;
   base_write.dense = o.dense.options();
+  base_write.vdb_bool = o.dense.vdb_bool;
   std::vector<JobReport> results(jobs.size());
   Progress progress(jobs.size(), o.verbosity);
   std::atomic<bool> stop{false};
