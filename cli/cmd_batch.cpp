@@ -35,7 +35,7 @@ void setup_batch(CLI::App& app, BatchCmdOptions& o) {
                "Skip jobs whose output exists and records the same input and options (.vdb, .ply, .raw)");
   app.add_option("--report", o.report, "Write a JSON report: per job status, error, counts, timings, checksum");
   app.add_option("--shard", o.shard, "I/N: run only jobs whose index mod N is I (0 <= I < N)");
-  add_dense_options(app, o.dense);
+  add_grid_output_options(app, o.writing);
   app.add_flag("--load-only", o.load_only, "Only load the inputs (measures loading throughput; writes nothing)");
   add_verbosity_flags(app, o.verbosity, "A line per job on stderr");
 }

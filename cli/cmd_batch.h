@@ -30,7 +30,7 @@ struct BatchCmdOptions {
   bool skip_existing = false;
   std::string report;
   std::string shard;                // "I/N"
-  DenseArgs dense;
+  GridOutputArgs writing;  // how grids are written
   bool load_only = false;           // benchmark aid: load every input, voxelize and write nothing
   int verbosity = 1;
 };

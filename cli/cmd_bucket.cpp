@@ -40,7 +40,7 @@ void setup_bucket(CLI::App& app, BucketCmdOptions& o) {
   add_device_options(app, o.device,
                      "GPU memory budget in bytes (default 80% of free); larger grids go in x-slabs");
   app.add_flag("--stats", o.stats, "Print a JSON summary to stdout (counts, timings, checksum)");
-  add_dense_options(app, o.dense);
+  add_grid_output_options(app, o.writing);
   add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
 }
 
@@ -77,10 +77,8 @@ int run_bucket(const BucketCmdOptions& o) {
   for (const std::string& out : o.outputs)
     if (is_npz(out)) write_buckets_npz(b, out);
   if (!grids.empty()) {
-    WriteOptions wopt;
-    wopt.dense = o.dense.options();
-    wopt.vdb_bool = o.dense.vdb_bool;
-    wopt.meta = {{"source", o.input}, {"mode", o.mode}, {"target", "fragments"}, {"version", VOXTILE_VERSION}};
+    const WriteOptions wopt =
+        o.writing.write_options({{"source", o.input}, {"mode", o.mode}, {"target", "fragments"}, {"version", VOXTILE_VERSION}});
     const SparseGrid count = b.count_grid();
     for (const auto& [path, format] : grids) write_grid(count, path, format, wopt);
   }

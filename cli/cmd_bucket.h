@@ -18,7 +18,7 @@ struct BucketCmdOptions {
   std::string attrs = "bary";
   DeviceArgs device;
   bool stats = false;
-  DenseArgs dense;
+  GridOutputArgs writing;  // how grids are written
   int verbosity = 1;
 };
 

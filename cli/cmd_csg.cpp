@@ -31,7 +31,7 @@ void setup_csg(CLI::App& app, CsgCmdOptions& o) {
   app.add_option("--max-samples", o.max_samples, "Refuse scripts that would make more surface samples than this")
       ->capture_default_str();
   app.add_flag("--stats", o.stats, "Print a JSON summary to stdout (counts, timings, checksum)");
-  add_dense_options(app, o.dense);
+  add_grid_output_options(app, o.writing);
   add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
 }
 
@@ -61,7 +61,7 @@ int run_csg(const CsgCmdOptions& o) {
     }
     SparseGrid grid = gpu ? gpu->solid(script, spec, &st) : csg_solid_cpu(script, spec);
     if (!gpu) st.device = "cpu";
-    write_grid(grid, o.output, format, o.dense.write_options(meta));
+    write_grid(grid, o.output, format, o.writing.write_options(meta));
     line << o.input << ": " << script.prims.size() << " primitives -> solid " << spec.describe() << ", "
          << grid.active_voxels() << " voxels (" << st.device << ") -> " << o.output;
     json["device"] = st.device;

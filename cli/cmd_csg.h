@@ -18,7 +18,7 @@ struct CsgCmdOptions {
   std::string scan = "tiles-cub";
   uint64_t max_samples = 1000000000;
   bool stats = false;
-  DenseArgs dense;
+  GridOutputArgs writing;  // how grids are written
   int verbosity = 1;
 };
 

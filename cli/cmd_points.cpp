@@ -31,9 +31,6 @@ void add_sampling_options(CLI::App& app, SamplingArgs& s, bool with_count) {
   }
 }
 
-
-
-
 uint64_t cloud_checksum(const PointCloud& pc) {
   Hasher h;
   h.bytes(pc.positions.data(), pc.positions.size() * sizeof(Vec3f));
@@ -79,7 +76,7 @@ void setup_points(CLI::App& app, PointsCmdOptions& o) {
   app.add_option("--grid", o.grid_name, "Voxels -> points: the .vdb grid to write (default: all)");
   add_device_options(app, o.device, "GPU memory budget in bytes (default 80% of free)");
   app.add_flag("--stats", o.stats, "Print a JSON summary to stdout (counts, timings, checksum)");
-  add_dense_options(app, o.dense);
+  add_grid_output_options(app, o.writing);
   add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
 }
 
@@ -109,7 +106,7 @@ int run_points(const PointsCmdOptions& o) {
       if (g.keys != grids[0].keys || g.masks.size() != grids[0].masks.size() ||
           std::memcmp(g.masks.data(), grids[0].masks.data(), g.masks.size() * sizeof(BrickMask)) != 0)
         fail(ErrorKind::kUsage, o.input + ": its grids have different active voxels; choose one with --grid");
-    write_grids(grids, o.output, format, o.dense.write_options(meta));
+    write_grids(grids, o.output, format, o.writing.write_options(meta));
     line << o.input << ": " << grids.size() << " grid(s), " << grids[0].active_voxels() << " voxels -> " << o.output;
     json["mode"] = "voxels-to-points";
     json["points"] = grids[0].active_voxels();
@@ -141,7 +138,7 @@ int run_points(const PointsCmdOptions& o) {
     std::vector<SparseGrid> grids = bins_to_grids(bins, spec, which);
     if (grids.size() == 1 && which[0] == "occupancy") grids[0].name = "voxels";
     const auto tw = Clock::now();
-    write_grids(grids, o.output, format, o.dense.write_options(meta));
+    write_grids(grids, o.output, format, o.writing.write_options(meta));
     stages.emplace_back("write", ms_since(tw));
     const std::string device = gpu ? gpu->device_name() : "cpu";
     line << o.input << ": " << pc.size() << " points -> " << spec.describe() << ", " << bins.keys.size()

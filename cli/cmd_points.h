@@ -28,7 +28,7 @@ struct PointsCmdOptions {
   LoadArgs load;
   DeviceArgs device;
   bool stats = false;
-  DenseArgs dense;
+  GridOutputArgs writing;  // how grids are written
   int verbosity = 1;
 };
 

@@ -83,7 +83,7 @@ void setup_voxelize(CLI::App& app, VoxelizeCmdOptions& o) {
   add_device_options(app, o.device,
                      "GPU memory budget in bytes (default 80% of free); larger jobs are split into batches");
   app.add_flag("--stats", o.stats, "Print a JSON summary per input to stdout (counts, timings, checksum)");
-  add_dense_options(app, o.dense);
+  add_grid_output_options(app, o.writing);
   add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
 }
 
@@ -115,9 +115,7 @@ int run_voxelize(const VoxelizeCmdOptions& o) {
     }
     return *voxelizer;
   };
-  WriteOptions base;
-  base.dense = o.dense.options();
-  base.vdb_bool = o.dense.vdb_bool;
+  const WriteOptions base = o.writing.write_options({});
   const ThreadLimit limit(o.device.threads);
   int status = 0;
   for (const Job& job : jobs) {

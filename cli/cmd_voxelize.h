@@ -19,7 +19,7 @@ struct VoxelizeCmdOptions {
   std::string target = "binary";
   DeviceArgs device;
   bool stats = false;
-  DenseArgs dense;
+  GridOutputArgs writing;  // how grids are written
   int verbosity = 1;
 };
 

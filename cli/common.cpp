@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "io/json_text.h"
 
 namespace voxtile {
 
@@ -95,10 +96,7 @@ nlohmann::ordered_json stages_json(const std::vector<std::pair<std::string, doub
   return j;
 }
 
-// File names need not be UTF-8: invalid bytes are written as U+FFFD.
-void print_json_line(const nlohmann::ordered_json& j) {
-  std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
-}
+void print_json_line(const nlohmann::ordered_json& j) { std::cout << json_text(j) << std::endl; }
 
 void add_format_option(CLI::App& app, std::string& format, const std::string& help) {
   app.add_option("--format,-f", format, help)->check(CLI::IsMember({"vdb", "ply", "raw", "npy"}, CLI::ignore_case));
@@ -130,26 +128,20 @@ CLI::Option* add_bytes_option(CLI::App& app, const std::string& name, uint64_t& 
       ->type_name("BYTES");
 }
 
-void add_dense_options(CLI::App& app, DenseArgs& a) {
+void add_grid_output_options(CLI::App& app, GridOutputArgs& a) {
   add_bytes_option(app, "--dense-limit", a.limit, "Largest .raw/.npy output in bytes, e.g. 8G (default 4 GiB)");
   app.add_flag("--force", a.force, "Write dense outputs over --dense-limit");
   app.add_flag("--vdb-bool", a.vdb_bool,
                "Write binary grids to .vdb as BoolGrids instead of MaskGrids (for Debian's pyopenvdb 10, which reads no MaskGrid)");
 }
 
-WriteOptions DenseArgs::write_options(const Metadata& meta) const {
+WriteOptions GridOutputArgs::write_options(const Metadata& meta) const {
   WriteOptions w;
-  w.dense = options();
+  w.dense.force = force;
+  if (limit) w.dense.limit_bytes = limit;
   w.meta = meta;
   w.vdb_bool = vdb_bool;
   return w;
-}
-
-DenseOptions DenseArgs::options() const {
-  DenseOptions d;
-  d.force = force;
-  if (limit) d.limit_bytes = limit;
-  return d;
 }
 
 void add_verbosity_flags(CLI::App& app, int& verbosity, const std::string& verbose_help) {

@@ -45,15 +45,15 @@ struct LoadArgs {
 void add_load_options(CLI::App& app, LoadArgs& args);
 // An option taking a byte count ("512M", "8G", "1000000"): 1 to 2^62 bytes, anything else a usage error.
 CLI::Option* add_bytes_option(CLI::App& app, const std::string& name, uint64_t& out, const std::string& help);
-// --dense-limit and --force, for commands that may write .raw/.npy grids.
-struct DenseArgs {
+// How grids are written, for every command that writes them: --dense-limit and --force (.raw/.npy),
+// --vdb-bool (.vdb).
+struct GridOutputArgs {
   uint64_t limit = 0;  // 0: the default limit
   bool force = false;
-  bool vdb_bool = false;  // --vdb-bool: binary grids as BoolGrids in .vdb files
-  DenseOptions options() const;
+  bool vdb_bool = false;  // binary grids as BoolGrids in .vdb files
   WriteOptions write_options(const Metadata& meta) const;  // these and the metadata
 };
-void add_dense_options(CLI::App& app, DenseArgs& args);
+void add_grid_output_options(CLI::App& app, GridOutputArgs& args);
 // --device auto|cpu|gpu, --gpu-memory (`gpu_memory_help`) and --threads.
 struct DeviceArgs {
   std::string device = "auto";

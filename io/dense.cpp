@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/json_text.h"
 
 namespace voxtile {
 namespace {
@@ -144,13 +145,13 @@ void write_raw(const SparseGrid& g, const std::string& path, const DenseOptions&
   // One key per line, arrays on one line ("dims": [21, 30, 17]); nlohmann escapes and formats.
   std::string json = "{";
   for (auto it = j.begin(); it != j.end(); ++it) {
-    json += (it == j.begin() ? "\n  " : ",\n  ") + nlohmann::json(it.key()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ": ";
+    json += (it == j.begin() ? "\n  " : ",\n  ") + json_text(nlohmann::json(it.key())) + ": ";
     if (!it->is_array()) {
-      json += it->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // an input path need not be UTF-8
+      json += json_text(*it);
       continue;
     }
     json += "[";
-    for (size_t i = 0; i < it->size(); ++i) json += (i ? ", " : "") + (*it)[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    for (size_t i = 0; i < it->size(); ++i) json += (i ? ", " : "") + json_text((*it)[i]);
     json += "]";
   }
   json += "\n}\n";

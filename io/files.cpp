@@ -1,11 +1,14 @@
 // Small file helpers shared by the readers and the CLI.
 #include "io/files.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdint>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -48,6 +51,20 @@ std::string input_file_at(dev_t device, ino_t inode) {
     return "";
   }
   return it->second;
+}
+
+uint64_t reader_memory_limit(int processes) {
+  const uint64_t phys = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+  return std::max<uint64_t>(uint64_t(4) << 30, phys / 2 / uint64_t(std::max(1, processes)));
+}
+
+void limit_address_space(uint64_t bytes) {
+#if defined(__SANITIZE_ADDRESS__)
+  (void)bytes;
+#else
+  const rlimit as{rlim_t(bytes), rlim_t(bytes)};
+  setrlimit(RLIMIT_AS, &as);
+#endif
 }
 
 std::string lower_extension(const std::string& path) {

@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 
 namespace voxtile {
@@ -20,6 +21,13 @@ std::string input_file_at(dev_t device, ino_t inode);
 // Turns on the refusal of outputs that are inputs (AtomicFile): the command line's rule, for a
 // process that is one run. Off in library use, where reading a file and then rewriting it is fine.
 void enable_input_protection();
+
+// The address-space limit of a reader process (Assimp's importers, OpenVDB's reader): half the
+// machine's memory shared among `processes`, at least 4 GiB. limit_address_space applies it to the
+// calling (child) process, so that a reader exploding on a hostile file fails its allocation instead
+// of taking the machine; not under AddressSanitizer, whose shadow memory alone reserves terabytes.
+uint64_t reader_memory_limit(int processes = 1);
+void limit_address_space(uint64_t bytes);
 
 // The whole file. Throws Error(kInput) "<path>: <problem>" when it is missing, not a regular file,
 // empty or unreadable (check_input_file).

@@ -506,12 +506,7 @@ struct MeshLoaderPool::Impl {
       // parent's memory files must not stay open here.
       if (sv[1] != 3 && dup2(sv[1], 3) < 0) _exit(5);
       close_range(4, ~0u, 0);
-      // An importer that explodes on a hostile file fails its allocation here, not the machine.
-      // (Not under AddressSanitizer, whose shadow memory alone reserves terabytes of addresses.)
-#if !defined(__SANITIZE_ADDRESS__)
-      const rlimit as{rlim_t(limits.memory_bytes), rlim_t(limits.memory_bytes)};
-      setrlimit(RLIMIT_AS, &as);
-#endif
+      limit_address_space(limits.memory_bytes);
       reader_main(3);
     }
     close(sv[1]);
@@ -561,10 +556,7 @@ struct MeshLoaderPool::Impl {
 
 MeshLoaderPool::MeshLoaderPool(int processes, const LoaderLimits& limits) : m(new Impl) {
   m->limits = limits;
-  if (!m->limits.memory_bytes) {
-    const uint64_t phys = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
-    m->limits.memory_bytes = std::max<uint64_t>(uint64_t(4) << 30, phys / 2 / uint64_t(std::max(1, processes)));
-  }
+  if (!m->limits.memory_bytes) m->limits.memory_bytes = reader_memory_limit(processes);
   for (int i = 0; i < processes; ++i) {
     Impl::Process p;
     if (!m->start(&p)) break;

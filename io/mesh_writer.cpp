@@ -12,6 +12,7 @@
 #include "io/atomic_file.h"
 #include "io/files.h"
 #include "io/ply.h"
+#include "io/json_text.h"
 
 namespace voxtile {
 
@@ -174,7 +175,7 @@ void write_glb(const Mesh& m, AtomicFile& out) {
          {"min", {float(b.lo.x), float(b.lo.y), float(b.lo.z)}},
          {"max", {float(b.hi.x), float(b.hi.y), float(b.hi.z)}}},
         {{"bufferView", 1}, {"componentType", 5125}, {"count", m.indices.size()}, {"type", "SCALAR"}}}}};
-  std::string json = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string json = json_text(j);
   while (json.size() % 4) json += ' ';
   const uint32_t json_len = uint32_t(json.size()), bin_len = uint32_t(pos_bytes + idx_bytes);
   const uint32_t total = 12 + 8 + json_len + 8 + bin_len;

@@ -18,7 +18,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <limits>
 #include <mutex>
 #include <set>
@@ -29,6 +28,7 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "io/atomic_file.h"
+#include "io/files.h"
 #include "io/grid_reader.h"
 #include "io/mesh_reader.h"
 
@@ -45,8 +45,9 @@ void init_openvdb() {
 // A (Uniform)ScaleTranslateMap built from its serialized values, as OpenVDB's constructor computes
 // them, without the constructor's check: ScaleTranslateMap and AffineMap refuse any transform
 // whose determinant is under 3e-15 (a voxel under 1.44e-5 on each axis), although such maps read,
-// write and work like any other (their reader does not check). The bytes equal those of
-// Transform::createLinearTransform wherever that accepts the scale (tested).
+// write and work like any other (their reader does not check). It holds the voxel size exactly
+// (createLinearTransform's decomposition can be an ulp off) and maps index to world as
+// createLinearTransform's does wherever that accepts the scale (tested).
 openvdb::math::Transform::Ptr make_vdb_transform(const GridSpec& s) {
   using openvdb::Vec3d;
   const Vec3d scale(s.voxel_size.x, s.voxel_size.y, s.voxel_size.z);
@@ -133,7 +134,7 @@ void make_uuid_deterministic(const std::string& temp_path, const std::string& pa
   if (std::fclose(f) != 0) fail(ErrorKind::kOutput, path + ": cannot finish the VDB file");
 }
 
-void check_vdb_layout(const std::string& path);
+std::vector<uint64_t> check_vdb_layout(const std::string& path);
 
 // Whether OpenVDB can copy a grid with this transform (see write_vdb_grids).
 bool openvdb_copies_transform(const GridSpec& spec) {
@@ -145,25 +146,30 @@ bool openvdb_copies_transform(const GridSpec& spec) {
   }
 }
 
-// Replaces each stand-in transform in the file written at `temp_path` by the real one (same size;
-// each stand-in must occur exactly once).
-void replace_stand_ins(const std::string& temp_path, const std::string& path,
-                       const std::vector<std::pair<std::string, std::string>>& stand_ins) {
-  std::string bytes;
-  {
-    std::ifstream in(temp_path, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (!in && !in.eof()) fail(ErrorKind::kOutput, path + ": cannot reread the VDB file");
+// A transform to write in place of a stand-in: grid `grid` of the file, the stand-in's bytes (which
+// OpenVDB wrote), the real ones (the same size).
+struct StandIn {
+  size_t grid;
+  std::string written, real;
+};
+
+// Writes each real transform over its stand-in, where the file's layout says grid `grid`'s
+// transform starts (`transforms`, from check_vdb_layout), after checking that the stand-in is there.
+void replace_stand_ins(const std::string& temp_path, const std::string& path, const std::vector<StandIn>& stand_ins,
+                       const std::vector<uint64_t>& transforms) {
+  std::FILE* f = std::fopen(temp_path.c_str(), "r+b");
+  if (!f) fail(ErrorKind::kOutput, path + ": cannot reopen the VDB file");
+  bool ok = true, placed = true;
+  for (const StandIn& s : stand_ins) {
+    std::string there(s.written.size(), '\0');
+    placed = placed && s.grid < transforms.size() && s.written.size() == s.real.size() &&
+             std::fseek(f, long(transforms[s.grid]), SEEK_SET) == 0 &&
+             std::fread(there.data(), 1, there.size(), f) == there.size() && there == s.written;
+    ok = ok && placed && std::fseek(f, long(transforms[s.grid]), SEEK_SET) == 0 &&
+         std::fwrite(s.real.data(), 1, s.real.size(), f) == s.real.size();
   }
-  for (const auto& [stand_in, real] : stand_ins) {
-    const size_t at = bytes.find(stand_in);
-    if (at == std::string::npos || bytes.find(stand_in, at + 1) != std::string::npos || stand_in.size() != real.size())
-      fail(ErrorKind::kInternal, path + ": the VDB transform could not be placed");
-    std::FILE* f = std::fopen(temp_path.c_str(), "r+b");
-    if (!f) fail(ErrorKind::kOutput, path + ": cannot reopen the VDB file");
-    const bool ok = std::fseek(f, long(at), SEEK_SET) == 0 && std::fwrite(real.data(), 1, real.size(), f) == real.size();
-    if (std::fclose(f) != 0 || !ok) fail(ErrorKind::kOutput, path + ": cannot finish the VDB file");
-  }
+  if (std::fclose(f) != 0 || (placed && !ok)) fail(ErrorKind::kOutput, path + ": cannot finish the VDB file");
+  if (!placed) fail(ErrorKind::kInternal, path + ": the VDB transform could not be placed");
 }
 
 // Name, transform and voxtile's metadata.
@@ -563,7 +569,7 @@ void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::str
     return;
   }
   openvdb::GridPtrVec vdb_grids;
-  std::vector<std::pair<std::string, std::string>> stand_ins;  // the stand-in transform's bytes, the real one's
+  std::vector<StandIn> stand_ins;
   for (const SparseGrid* g : grids) {
     vdb_grids.push_back(to_vdb(*g, meta, bool_grids));
     // io::File::write copies every grid, and the copy rebuilds the transform through AffineMap,
@@ -571,11 +577,9 @@ void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::str
     // the same map type and size, whose bytes are then replaced by the real ones.
     if (!openvdb_copies_transform(g->spec)) {
       GridSpec stand_in = g->spec;
-      const double unit = g->spec.is_cubic() ? 1.0 : 2.0;
-      stand_in.voxel_size = {1.0, 1.0, unit};
-      stand_in.origin = {-7.125e13 - double(stand_ins.size()), 3.0625e13, -1.5e13};
+      stand_in.voxel_size = {1.0, 1.0, g->spec.is_cubic() ? 1.0 : 2.0};  // the same map type
       vdb_grids.back()->setTransform(make_vdb_transform(stand_in));
-      stand_ins.emplace_back(vdb_transform_bytes(stand_in), vdb_transform_bytes(g->spec));
+      stand_ins.push_back({vdb_grids.size() - 1, vdb_transform_bytes(stand_in), vdb_transform_bytes(g->spec)});
     }
   }
   AtomicFile out(path);
@@ -589,12 +593,13 @@ void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::str
   }
   // OpenVDB's stream does not report failed writes (a full disk leaves a cut file): the file's
   // layout, every grid's end inside the file, says whether all of it was written.
+  std::vector<uint64_t> transforms;
   try {
-    check_vdb_layout(out.temp_path());
-  } catch (const Error& e) {
+    transforms = check_vdb_layout(out.temp_path());
+  } catch (const Error&) {
     fail(ErrorKind::kOutput, path + ": cannot write VDB: the written file is incomplete (is the disk full?)");
   }
-  if (!stand_ins.empty()) replace_stand_ins(out.temp_path(), path, stand_ins);
+  if (!stand_ins.empty()) replace_stand_ins(out.temp_path(), path, stand_ins, transforms);
   make_uuid_deterministic(out.temp_path(), path, seed);
   out.commit();
 }
@@ -604,8 +609,10 @@ namespace {
 // The file's layout, checked before OpenVDB reads it: the header, the file's metadata and every
 // grid's descriptor and metadata, with each length and offset inside the file. OpenVDB trusts them:
 // a file cut short (a full disk) or a corrupt length would make it allocate gigabytes or read for
-// minutes. Files older than format 222 (OpenVDB 3, 2014) are left to OpenVDB.
-void check_vdb_layout(const std::string& path) {
+// minutes. Files older than format 222 (OpenVDB 3, 2014) are left to OpenVDB. Returns where each
+// grid's transform starts (empty for those older files).
+std::vector<uint64_t> check_vdb_layout(const std::string& path) {
+  std::vector<uint64_t> transforms;
   std::ifstream f(path, std::ios::binary);
   f.seekg(0, std::ios::end);
   const uint64_t size = uint64_t(std::max<std::streamoff>(0, f.tellg()));
@@ -646,12 +653,12 @@ void check_vdb_layout(const std::string& path) {
   read(&magic, 8, "header");
   if ((magic & 0xffffffffu) != 0x56444220u) fail(ErrorKind::kInput, path + ": not a VDB file");
   const uint32_t version = u32("header");
-  if (version < openvdb::OPENVDB_FILE_VERSION_NODE_MASK_COMPRESSION) return;
+  if (version < openvdb::OPENVDB_FILE_VERSION_NODE_MASK_COMPRESSION) return transforms;
   skip(8, "header");  // library version
   char has_offsets = 0;
   read(&has_offsets, 1, "header");
   skip(36, "header");  // UUID
-  if (!has_offsets) return;
+  if (!has_offsets) return transforms;
   skip_metadata("file metadata");
   const uint32_t grids = u32("grid count");
   if (grids > size) truncated("grid count");
@@ -673,9 +680,17 @@ void check_vdb_layout(const std::string& path) {
     skip(4, "grid compression");
     skip_metadata("grid metadata");
     if (pos > uint64_t(block_pos)) truncated("grid metadata");
+    transforms.push_back(pos);
     pos = uint64_t(end_pos);
     f.seekg(std::streamoff(pos));
   }
+  return transforms;
+}
+
+// Held by every in-process OpenVDB read (see read_in_child_first).
+std::mutex& vdb_read_mutex() {
+  static std::mutex m;
+  return m;
 }
 
 // OpenVDB's reader trusts the compressed leaf data: a corrupt size makes it write past its buffers
@@ -683,11 +698,6 @@ void check_vdb_layout(const std::string& path) {
 // first, under memory and time limits; a crash there is a clean input error here, and the reading
 // then repeated here is known to be safe (it is deterministic). The child reads serially (OpenVDB's
 // file reading starts no threads).
-std::mutex& vdb_read_mutex() {
-  static std::mutex m;
-  return m;
-}
-
 void read_in_child_first(const std::string& path) {
   // One at a time, and never while another thread of this process is inside OpenVDB's reader
   // (open_grids holds the same lock): a fork copies the locks other threads hold, and a child
@@ -716,12 +726,7 @@ void read_in_child_first(const std::string& path) {
     close(fds[0]);
     const int null = open("/dev/null", O_WRONLY);  // glibc's "free(): invalid pointer" and the like
     if (null >= 0) dup2(null, 2);
-#if !defined(__SANITIZE_ADDRESS__)
-    const uint64_t phys = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
-    const rlim_t memory = rlim_t(std::max<uint64_t>(uint64_t(4) << 30, phys / 2));
-    const rlimit as{memory, memory};
-    setrlimit(RLIMIT_AS, &as);
-#endif
+    limit_address_space(reader_memory_limit());
     // OpenVDB reads a valid file at 100 MB/s or more; a corrupt count can make it loop over a
     // stream at its end for minutes: stopped after 2 s of CPU time plus 1 s per 20 MB (CPU time, so
     // that a loaded machine does not fail a valid file), and after 30 s more of wall time.

@@ -25,6 +25,7 @@
 #include "core/timer.h"
 #include "io/atomic_file.h"
 #include "io/mesh_reader.h"
+#include "io/json_text.h"
 
 namespace voxtile {
 namespace {
@@ -162,7 +163,7 @@ void write_report(const std::string& path, const std::vector<Job>& jobs, const s
     }
     r["jobs"].push_back(j);
   }
-  const std::string text = r.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";  // file names need not be UTF-8
+  const std::string text = json_text(r, 1) + "\n";
   AtomicFile out(path);
   out.write(text.data(), text.size());
   out.commit();
@@ -203,9 +204,7 @@ int run_batch_jobs(const BatchCmdOptions& o, const std::vector<Job>& jobs) {
     gopt.blocking_sync = true;  // the CPU cores are busy loading and writing
     for (int k = 0; k < o.gpu_workers; ++k) pool.add(make_gpu_voxelizer(gopt));
   }
-  WriteOptions base_write;
-  base_write.dense = o.dense.options();
-  base_write.vdb_bool = o.dense.vdb_bool;
+  const WriteOptions base_write = o.writing.write_options({});
   std::vector<JobReport> results(jobs.size());
   Progress progress(jobs.size(), o.verbosity);
   std::atomic<bool> stop{false};
@@ -295,8 +294,8 @@ int run_batch_jobs(const BatchCmdOptions& o, const std::vector<Job>& jobs) {
     }
   };
   // Voxelizing and writing use parallel loops inside. With jobs in flight on every core those
-  // loops run on the calling thread alone (`serially`, above), in a one-slot arena of its own: no other thread is
-  // woken for a slice of a copy, and a thread waiting for its loop never picks up an unrelated
+  // loops run on the calling thread alone (`serially`, above), in a one-slot arena of its own: no
+  // other thread is woken for a slice of a copy, and a thread waiting for its loop never picks up an unrelated
   // job's load (which would hold a GPU or a finished grid for the whole load). CPU voxelization
   // (two jobs at a time) keeps its parallel loops, isolated.
   auto voxelize_body = [&](Work* w) -> Work* {
