@@ -10,13 +10,14 @@ void setup_batch(CLI::App& app, BatchCmdOptions& o) {
   app.add_option("inputs", o.inputs, "Mesh files, directories (their mesh files) or quoted glob patterns");
   app.add_option("--manifest", o.manifest,
                  "JSON Lines: one job per line, {\"input\": ..., \"output\": ..., and any of resolution, voxel_size, "
-                 "dims, pad, bbox, mode, target}");
+                 "dims, pad, bbox, mode, target, inside, band}");
   app.add_option("--out", o.out_template,
                  "Output name template: {dir} {stem} {name} {ext} {res} {target} {mode} {index}, e.g. "
                  "'out/{stem}_{res}.vdb'");
   add_format_option(app, o.format, "Output format: vdb, ply, raw or npy (default: from the output name)");
   add_grid_options(app, o.grid);
   add_load_options(app, o.load);
+  add_solid_options(app, o.solid);
   app.add_option("--mode,-m", o.mode, "thin or conservative")->check(CLI::IsMember({"thin", "conservative"}))->capture_default_str();
   app.add_option("--target,-t", o.target, "Targets as for voxelize")->capture_default_str();
   app.add_option("--devices", o.devices, "auto (GPU 0 if present, else CPU), cpu, all (every GPU), or a list: 0,1")

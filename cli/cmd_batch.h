@@ -22,6 +22,7 @@ struct BatchCmdOptions {
   LoadArgs load;
   std::string mode = "conservative";
   std::string target = "binary";
+  SolidArgs solid;
   std::string devices = "auto";     // auto | cpu | all | 0,1,...
   int jobs = 0;                     // loader/writer threads, 0 = all cores
   uint64_t gpu_memory = 0;

@@ -45,6 +45,8 @@ std::vector<Job> plan_jobs(const VoxelizeCmdOptions& o) {
     j.mode = o.mode;
     j.target = o.target;
     j.loader = o.load.loader;
+    j.inside = o.solid.inside;
+    j.band = o.solid.band;
     if (dir_out) {
       j.format = o.format.empty() ? OutputFormat::kVdb : parse_format(o.format);
       std::string dir = o.output;
@@ -77,9 +79,11 @@ void setup_voxelize(CLI::App& app, VoxelizeCmdOptions& o) {
   app.add_option("--target,-t", o.target,
                  "TARGET[:BLEND][,...]: binary (occupancy), count (triangles per voxel), id (triangle index; "
                  "min|max), distance (world distance from the voxel centre to the triangle; min|max|add), normal "
-                 "(unit normal, packed max | float3 add). Several targets (comma-separated) share one binning and "
-                 "go to one .vdb or .ply")
+                 "(unit normal, packed max | float3 add), solid (the surface plus every voxel whose centre is inside; "
+                 "see --inside), sdf (narrow-band signed distance, negative inside; an OpenVDB level set in .vdb; see "
+                 "--band). Several targets (comma-separated) share one binning and go to one .vdb or .ply")
       ->capture_default_str();
+  add_solid_options(app, o.solid);
   add_device_options(app, o.device,
                      "GPU memory budget in bytes (default 80% of free); larger jobs are split into batches");
   app.add_flag("--stats", o.stats, "Print a JSON summary per input to stdout (counts, timings, checksum)");

@@ -17,6 +17,7 @@ struct VoxelizeCmdOptions {
   LoadArgs load;
   std::string mode = "conservative";
   std::string target = "binary";
+  SolidArgs solid;
   DeviceArgs device;
   bool stats = false;
   GridOutputArgs writing;  // how grids are written

@@ -38,6 +38,18 @@ void add_grid_options(CLI::App& app, GridArgs& a) {
       ->default_val(0);
 }
 
+void add_solid_options(CLI::App& app, SolidArgs& a) {
+  app.add_option("--inside", a.inside,
+                 "Inside test of the solid and sdf targets: winding (generalized winding number >= 0.5; robust to "
+                 "holes, overlaps and T-junctions), parity (crossings along z; exact for closed meshes, fastest) or "
+                 "vote (parity along x, y and z, majority)")
+      ->check(CLI::IsMember({"parity", "winding", "vote"}))
+      ->capture_default_str();
+  app.add_option("--band", a.band, "sdf target: half-width of the narrow band in voxels (1 to 64)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+}
+
 void add_load_options(CLI::App& app, LoadArgs& a) {
   app.add_option("--loader", a.loader,
                  "Mesh reader: auto (voxtile's own for .ply .stl .obj, Assimp for the rest), native or assimp")

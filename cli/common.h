@@ -43,6 +43,12 @@ struct LoadArgs {
   LoaderLimits limits() const;
 };
 void add_load_options(CLI::App& app, LoadArgs& args);
+// --inside parity|winding|vote and --band N, for commands with solid and sdf targets.
+struct SolidArgs {
+  std::string inside = "winding";
+  int band = 3;
+};
+void add_solid_options(CLI::App& app, SolidArgs& args);
 // An option taking a byte count ("512M", "8G", "1000000"): 1 to 2^62 bytes, anything else a usage error.
 CLI::Option* add_bytes_option(CLI::App& app, const std::string& name, uint64_t& out, const std::string& help);
 // How grids are written, for every command that writes them: --dense-limit and --force (.raw/.npy),

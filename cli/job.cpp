@@ -14,12 +14,24 @@ void check_job(const Job& job) {
   const std::vector<TargetSpec> targets = parse_target_list(job.target);
   job.grid.to_options();
   parse_loader(job.loader);
+  parse_inside(job.inside);
+  if (job.band < 1 || job.band > 64) fail(ErrorKind::kUsage, "--band must be 1 to 64 voxels (got " + std::to_string(job.band) + ")");
   if (targets.size() > 1 && (job.format == OutputFormat::kNpy || job.format == OutputFormat::kRaw))
     fail(ErrorKind::kUsage, job.output + ": a ." + format_name(job.format) +
                                 " file holds one target; write several targets to .vdb or .ply");
 }
 
-std::string job_options(const Job& job) { return options_string(job.mode, job.target, job.grid); }
+std::string job_options(const Job& job) {
+  std::string s = options_string(job.mode, job.target, job.grid);
+  bool solid = false, sdf = false;
+  for (const TargetSpec& t : parse_target_list(job.target)) {
+    solid |= t.target == Target::kSolid;
+    sdf |= t.target == Target::kSdf;
+  }
+  if (solid || sdf) s += " inside=" + job.inside;
+  if (sdf) s += " band=" + std::to_string(job.band);
+  return s;
+}
 
 LoadedInput load_job(const Job& job, const Log& log, JobReport& report, MeshLoaderPool* loaders,
                      const LoaderLimits& limits) {
@@ -38,6 +50,8 @@ std::vector<SparseGrid> voxelize_job(Voxelizer& voxelizer, const Job& job, const
   const auto t0 = Clock::now();
   VoxelizeOptions options;
   options.mode = parse_mode(job.mode);
+  options.inside = parse_inside(job.inside);
+  options.band = job.band;
   VoxelizeStats st;
   std::vector<SparseGrid> grids;
   try {

@@ -22,6 +22,8 @@ struct Job {
   GridArgs grid;
   std::string mode = "conservative", target = "binary";
   std::string loader = "auto";  // auto, native, assimp
+  std::string inside = "winding";  // solid and sdf targets: parity, winding, vote
+  int band = 3;                    // sdf target: narrow-band half-width in voxels
 };
 
 struct JobReport {

@@ -82,6 +82,10 @@ struct SparseGrid {
   GridSpec spec;
   ValueType value_type = ValueType::kNone;
   std::string name = "voxels";         // grid name written to files
+  // A narrow-band level set (the sdf target): inactive voxels are -background inside the surface
+  // and +background outside (OpenVDB's level-set convention; writers fill or flood them so).
+  bool level_set = false;
+  float background = 0.0f;
   std::vector<uint64_t> keys;          // num_bricks, strictly ascending
   std::vector<BrickMask> masks;        // num_bricks, none empty
   ValueArray<int32_t> ivalues;         // kInt32: 512 * num_bricks (0 where inactive)

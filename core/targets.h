@@ -37,7 +37,12 @@ enum class Target : uint8_t {
   kId = 2,        // triangle index (min or max)
   kDistance = 3,  // world distance from the voxel centre to the triangle (float: min, max or add)
   kNormal = 4,    // unit geometric normal (packed max, or float3 add)
+  // Field targets: not fragment shaders; made by Voxelizer from the inside test (core/inside.h).
+  kSolid = 5,     // occupancy: the surface voxelization plus every voxel whose centre is inside
+  kSdf = 6,       // narrow-band signed distance (float level set, negative inside)
 };
+// Whether a target is a field target (solid, sdf) rather than a fragment target.
+VT_HD constexpr bool is_field_target(Target t) { return t == Target::kSolid || t == Target::kSdf; }
 enum class Blend : uint8_t { kDefault = 0, kOr, kAdd, kMin, kMax };
 
 // How a (target, blend) pair is stored while rastering a tile.
@@ -49,13 +54,15 @@ enum class Word : uint8_t {
 };
 
 VT_HD constexpr Blend default_blend(Target t) {
-  return t == Target::kBinary ? Blend::kOr
+  return (t == Target::kBinary || t == Target::kSolid) ? Blend::kOr
+         : t == Target::kSdf ? Blend::kMin
          : t == Target::kCount ? Blend::kAdd
          : t == Target::kNormal ? Blend::kMax
                                 : Blend::kMin;
 }
 VT_HD constexpr bool blend_allowed(Target t, Blend b) {
-  return t == Target::kBinary   ? b == Blend::kOr
+  return (t == Target::kBinary || t == Target::kSolid) ? b == Blend::kOr
+         : t == Target::kSdf    ? b == Blend::kMin
          : t == Target::kCount  ? b == Blend::kAdd
          : t == Target::kId     ? (b == Blend::kMin || b == Blend::kMax)
          : t == Target::kNormal ? (b == Blend::kMax || b == Blend::kAdd)
@@ -79,7 +86,7 @@ VT_HD constexpr uint32_t blend32(uint32_t a, uint32_t b) {
 VT_HD constexpr int acc_channels(Target t, Blend b) { return t == Target::kNormal && b == Blend::kAdd ? 3 : 1; }
 VT_HD constexpr int out_channels(Target t) { return t == Target::kNormal ? 3 : 1; }
 inline ValueType target_value_type(Target t) {
-  return t == Target::kBinary ? ValueType::kNone
+  return (t == Target::kBinary || t == Target::kSolid) ? ValueType::kNone
          : (t == Target::kCount || t == Target::kId) ? ValueType::kInt32
          : t == Target::kNormal ? ValueType::kVec3f
                                 : ValueType::kFloat32;

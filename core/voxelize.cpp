@@ -15,6 +15,8 @@ const char* target_name(Target t) {
     case Target::kId: return "id";
     case Target::kDistance: return "distance";
     case Target::kNormal: return "normal";
+    case Target::kSolid: return "solid";
+    case Target::kSdf: return "sdf";
   }
   return "?";
 }
@@ -49,14 +51,16 @@ TargetSpec parse_target_spec(const std::string& text) {
                                                            {"count", Target::kCount},
                                                            {"id", Target::kId},
                                                            {"distance", Target::kDistance},
-                                                           {"normal", Target::kNormal}};
+                                                           {"normal", Target::kNormal},
+                                                           {"solid", Target::kSolid},
+                                                           {"sdf", Target::kSdf}};
   static const std::pair<const char*, Blend> blends[] = {
       {"or", Blend::kOr}, {"add", Blend::kAdd}, {"min", Blend::kMin}, {"max", Blend::kMax}};
   const Target* target = nullptr;
   for (const auto& [name, value] : targets)
     if (t == name) target = &value;
   if (!target)
-    fail(ErrorKind::kUsage, "unknown target '" + t + "' (expected binary, count, id, distance or normal)");
+    fail(ErrorKind::kUsage, "unknown target '" + t + "' (expected binary, count, id, distance, normal, solid or sdf)");
   Blend blend = Blend::kDefault;
   if (colon != std::string::npos) {
     const Blend* found = nullptr;

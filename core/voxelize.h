@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/grid_spec.h"
+#include "core/inside.h"
 #include "core/mesh.h"
 #include "core/overlap.h"
 #include "core/sparse_grid.h"
@@ -24,6 +25,8 @@ struct VoxelizeOptions {
   Target target = Target::kBinary;
   Blend blend = Blend::kDefault;  // the target's default blend unless set
   int threads = 0;                // CPU threads, 0 = all
+  InsideMethod inside = InsideMethod::kWinding;  // solid and sdf: the inside test (core/inside.h)
+  int band = 3;                   // sdf: half-width of the narrow band in voxels (the smallest voxel size)
   TargetSpec spec() const { return make_target_spec(target, blend); }
 };
 

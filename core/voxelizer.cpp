@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/inside_grid.h"
+#include "core/timer.h"
 
 namespace voxtile {
 
@@ -14,21 +16,31 @@ TargetPlan plan_targets(const std::vector<TargetSpec>& targets, uint64_t num_tri
     if (t.target == Target::kId && num_triangles >= uint64_t(0x7fffffff))
       fail(ErrorKind::kUsage, "--target id needs fewer than 2^31 triangles");
   }
-  const auto value_target =
-      std::find_if(targets.begin(), targets.end(), [](const TargetSpec& t) { return t.target != Target::kBinary; });
+  const auto value_target = std::find_if(targets.begin(), targets.end(), [](const TargetSpec& t) {
+    return t.target != Target::kBinary && !is_field_target(t.target);
+  });
   TargetPlan plan;
-  plan.source.resize(targets.size());
+  plan.source.resize(targets.size(), SIZE_MAX);
   plan.masks_only.resize(targets.size());
   plan.names.resize(targets.size());
+  size_t surfaces = 0;
   for (size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i].target == Target::kSolid) plan.solid = true;
+    if (targets[i].target == Target::kSdf) plan.sdf = true;
+    if (is_field_target(targets[i].target)) continue;
+    ++surfaces;
     plan.masks_only[i] = targets[i].target == Target::kBinary && value_target != targets.end();
     if (plan.masks_only[i]) continue;
     plan.source[i] = plan.rastered.size();
     plan.rastered.push_back(targets[i]);
   }
+  // The solid's surface: the first rastered target's voxels, or a binary raster of its own.
+  if (plan.solid && plan.rastered.empty()) plan.rastered.push_back(make_target_spec(Target::kBinary));
   for (size_t i = 0; i < targets.size(); ++i) {
     if (plan.masks_only[i]) plan.source[i] = plan.source[size_t(value_target - targets.begin())];
-    plan.names[i] = targets.size() == 1 && targets[i].target == Target::kBinary ? "voxels" : target_spec_name(targets[i]);
+    plan.names[i] = surfaces == 1 && targets.size() == 1 && targets[i].target == Target::kBinary
+                        ? "voxels"
+                        : target_spec_name(targets[i]);
   }
   return plan;
 }
@@ -47,22 +59,39 @@ std::vector<SparseGrid> Voxelizer::voxelize(const GridSpec& spec, const Voxelize
                                             const std::vector<TargetSpec>& targets, VoxelizeStats* stats) {
   check_grid_dims(spec);
   const TargetPlan plan = plan_targets(targets, mesh().num_triangles());
+  if (plan.sdf && (options.band < 1 || options.band > 64)) fail(ErrorKind::kUsage, "--band must be 1 to 64 voxels");
   VoxelizeStats local;
   VoxelizeStats& st = stats ? *stats : local;
   st.device = device_name();
   st.triangles = mesh().num_triangles();
-  std::vector<SparseGrid> rastered = raster(spec, options, plan.rastered, st);
+  std::vector<SparseGrid> rastered;
+  if (!plan.rastered.empty()) rastered = raster(spec, options, plan.rastered, st);
   if (rastered.size() != plan.rastered.size()) fail(ErrorKind::kInternal, "a backend returned the wrong number of grids");
+  SparseGrid inside;
+  if (plan.solid || plan.sdf) inside = inside_centres(spec, options.inside, st);
   std::vector<SparseGrid> grids(targets.size());
   for (size_t i = 0; i < targets.size(); ++i) {
-    if (!plan.masks_only[i]) continue;
-    const SparseGrid& src = rastered[plan.source[i]];
-    grids[i].spec = spec;
-    grids[i].keys = src.keys;
-    grids[i].masks = src.masks;
+    if (targets[i].target == Target::kSolid) {
+      const auto t0 = Clock::now();
+      grids[i] = combine_masks({&rastered[0], &inside}, 1);
+      grids[i].spec = spec;
+      st.add_stage("solid_merge", ms_since(t0));
+    } else if (targets[i].target == Target::kSdf) {
+      grids[i] = band_distance(spec, options.band, st);
+      const auto t0 = Clock::now();
+      apply_sign(grids[i], inside);
+      grids[i].level_set = true;
+      grids[i].background = band_setup(spec, options.band).width;
+      st.add_stage("sdf_sign", ms_since(t0));
+    } else if (plan.masks_only[i]) {
+      const SparseGrid& src = rastered[plan.source[i]];
+      grids[i].spec = spec;
+      grids[i].keys = src.keys;
+      grids[i].masks = src.masks;
+    }
   }
   for (size_t i = 0; i < targets.size(); ++i) {
-    if (!plan.masks_only[i]) grids[i] = std::move(rastered[plan.source[i]]);
+    if (!plan.masks_only[i] && !is_field_target(targets[i].target)) grids[i] = std::move(rastered[plan.source[i]]);
     grids[i].name = plan.names[i];
   }
   st.bricks = grids[0].num_bricks();

@@ -17,12 +17,15 @@ namespace voxtile {
 // How a list of requested targets is produced.
 struct TargetPlan {
   std::vector<TargetSpec> rastered;  // targets with a raster pass of their own, in request order
+  bool solid = false, sdf = false;   // field targets requested (solid: rastered holds a surface target)
   std::vector<size_t> source;        // per requested target: its grid's index in `rastered`
   std::vector<bool> masks_only;      // per requested target: a binary target taken from a value target's masks
   std::vector<std::string> names;    // per requested target: the grid's name
 };
 // A binary target beside a value target is that target's masks (no raster pass of its own); grids
-// are named by target_spec_name(), except that a lone binary target is named "voxels". Throws
+// are named by target_spec_name(), except that a lone binary target is named "voxels". A solid
+// target takes the surface from the first rastered target (a binary raster of its own when there
+// is none); field targets have no source (source = SIZE_MAX). Throws
 // Error(kUsage) for an empty list, a blend the target does not allow, or an id target with 2^31 or
 // more triangles.
 TargetPlan plan_targets(const std::vector<TargetSpec>& targets, uint64_t num_triangles);
@@ -36,8 +39,10 @@ class Voxelizer {
   // The mesh of the following calls. The GPU uploads it; the CPU reads it in place, and bucketing
   // attributes are read from it on both: it must stay alive and unchanged until the next set_mesh.
   void set_mesh(const Mesh& mesh);
-  // One grid per target, in the order given (options.target and options.blend are ignored); all
-  // grids have the same active voxels. Same bytes on every backend.
+  // One grid per target, in the order given (options.target and options.blend are ignored); the
+  // surface targets' grids have the same active voxels; solid is the surface plus the voxels whose
+  // centre is inside (options.inside), sdf the narrow band (options.band) signed by the same inside
+  // test. Same bytes on every backend.
   std::vector<SparseGrid> voxelize(const GridSpec& spec, const VoxelizeOptions& options,
                                    const std::vector<TargetSpec>& targets, VoxelizeStats* stats = nullptr);
   // options.spec() alone.
@@ -59,6 +64,10 @@ class Voxelizer {
                                          const std::vector<TargetSpec>& targets, VoxelizeStats& stats) = 0;
   // The buckets of the mesh (options already checked); stage times and counters in `stats`.
   virtual Buckets bucket_mesh(const GridSpec& spec, const BucketOptions& options, VoxelizeStats& stats) = 0;
+  // Occupancy of the voxel centres inside the mesh (core/inside.h), the same grid as inside_cpu.
+  virtual SparseGrid inside_centres(const GridSpec& spec, InsideMethod method, VoxelizeStats& stats) = 0;
+  // Unsigned distance of the voxels within `band` of the surface, as band_distance_cpu.
+  virtual SparseGrid band_distance(const GridSpec& spec, int band, VoxelizeStats& stats) = 0;
 
  private:
   const Mesh* m_mesh = nullptr;
@@ -77,6 +86,8 @@ class CpuVoxelizer final : public Voxelizer {
   std::vector<SparseGrid> raster(const GridSpec& spec, const VoxelizeOptions& options,
                                  const std::vector<TargetSpec>& targets, VoxelizeStats& stats) override;
   Buckets bucket_mesh(const GridSpec& spec, const BucketOptions& options, VoxelizeStats& stats) override;
+  SparseGrid inside_centres(const GridSpec& spec, InsideMethod method, VoxelizeStats& stats) override;
+  SparseGrid band_distance(const GridSpec& spec, int band, VoxelizeStats& stats) override;
 };
 
 // Step 1-3 of the CPU reference, exposed for the GPU's per-stage tests: grid-space vertices, the

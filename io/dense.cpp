@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <sstream>
@@ -34,6 +35,23 @@ const char* dtype_name(ValueType t) {
     case ValueType::kVec3f: return "float32";
   }
   return "uint8";
+}
+
+// The inactive voxels of one x-plane of a level set (NaN until now): -background inside and
+// +background outside, each z-column taking the sign of its nearest active voxel below (above
+// for the voxels before the first one); a column without active voxels is outside.
+void fill_level_set_plane(unsigned char* plane, size_t ny, size_t nz, float background) {
+  float* v = reinterpret_cast<float*>(plane);
+  for (size_t y = 0; y < ny; ++y) {
+    float* col = v + y * nz;
+    size_t first = 0;
+    while (first < nz && std::isnan(col[first])) ++first;
+    float sign = first < nz && std::signbit(col[first]) ? -1.0f : 1.0f;
+    for (size_t z = 0; z < nz; ++z) {
+      if (std::isnan(col[z])) col[z] = sign * background;
+      else sign = std::signbit(col[z]) ? -1.0f : 1.0f;
+    }
+  }
 }
 
 void write_planes(const SparseGrid& g, AtomicFile& out) {
@@ -70,6 +88,7 @@ void write_planes(const SparseGrid& g, AtomicFile& out) {
           else std::memcpy(dst, &g.fvalues[(b * kBrickVoxels + off) * 3], 12);
         }
     }
+    if (g.level_set) fill_level_set_plane(plane.data(), ny, nz, g.background);
     out.write(plane.data(), plane.size());
   }
 }
@@ -138,7 +157,8 @@ void write_raw(const SparseGrid& g, const std::string& path, const DenseOptions&
   j["origin"] = {s.origin.x, s.origin.y, s.origin.z};
   j["origin_is"] = "minimum corner of voxel (0,0,0)";
   j["active_voxels"] = g.active_voxels();
-  if (g.value_type == ValueType::kInt32) j["empty"] = dense_empty_int(g);
+  if (g.level_set) j["level_set_background"] = g.background;  // every voxel holds a value
+  else if (g.value_type == ValueType::kInt32) j["empty"] = dense_empty_int(g);
   else if (g.value_type != ValueType::kNone) j["empty"] = "NaN";
   else j["empty"] = 0;
   for (const auto& [key, value] : meta) j[key] = value;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <openvdb/openvdb.h>
+#include <openvdb/tools/SignedFloodFill.h>
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
@@ -197,6 +198,17 @@ openvdb::GridBase::Ptr to_vdb(const SparseGrid& g, const Metadata& meta, bool bo
       for (int off = 0; off < kBrickVoxels; ++off)
         if (v[off]) leaf.setValueOnly(off, v[off]);
     });
+  } else if (g.value_type == ValueType::kFloat32 && g.level_set) {
+    // A level set: every active value (0 included), then inactive voxels and tiles set to -background
+    // inside and +background outside from the signs of their neighbours (tools::signedFloodFill).
+    auto grid = build_grid<openvdb::FloatGrid>(g, g.background, [&](openvdb::FloatGrid::TreeType::LeafNodeType& leaf, size_t b) {
+      const float* v = g.fvalues.data() + b * kBrickVoxels;
+      for (int off = 0; off < kBrickVoxels; ++off)
+        if (g.masks[b].test(off)) leaf.setValueOnly(off, v[off]);
+    });
+    openvdb::tools::signedFloodFill(grid->tree());
+    grid->setGridClass(openvdb::GRID_LEVEL_SET);
+    base = grid;
   } else if (g.value_type == ValueType::kFloat32) {
     base = build_grid<openvdb::FloatGrid>(g, 0.0f, [&](openvdb::FloatGrid::TreeType::LeafNodeType& leaf, size_t b) {
       const float* v = g.fvalues.data() + b * kBrickVoxels;
@@ -879,6 +891,8 @@ SparseGrid to_sparse(const openvdb::GridBase::Ptr& base, const std::string& path
     });
   } else if (auto g = openvdb::GridBase::grid<openvdb::FloatGrid>(base)) {
     out.value_type = ValueType::kFloat32;
+    out.level_set = g->getGridClass() == openvdb::GRID_LEVEL_SET;
+    if (out.level_set) out.background = g->background();
     collect(*g, path, &out, [&](const auto& leaf, const BrickMask& m) {
       for (int off = 0; off < kBrickVoxels; ++off) out.fvalues.push_back(m.test(off) ? leaf.getValue(off) : 0.0f);
     });

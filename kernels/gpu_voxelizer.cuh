@@ -11,6 +11,7 @@
 #include "kernels/bucket/state.cuh"
 #include "kernels/common.cuh"
 #include "kernels/mesh.cuh"
+#include "kernels/solid/state.cuh"
 #include "kernels/testing.h"
 #include "kernels/voxelize/state.cuh"
 
@@ -53,6 +54,8 @@ class GpuVoxelizer final : public Voxelizer {
   std::vector<SparseGrid> raster(const GridSpec& spec, const VoxelizeOptions& options,
                                  const std::vector<TargetSpec>& targets, VoxelizeStats& stats) override;
   Buckets bucket_mesh(const GridSpec& spec, const BucketOptions& options, VoxelizeStats& stats) override;
+  SparseGrid inside_centres(const GridSpec& spec, InsideMethod method, VoxelizeStats& stats) override;
+  SparseGrid band_distance(const GridSpec& spec, int band, VoxelizeStats& stats) override;
 
  private:
   // Fills the stage timings: upload, each stage, gpu_total (their sum) and wall since wall0.
@@ -62,6 +65,7 @@ class GpuVoxelizer final : public Voxelizer {
   DeviceMesh m_mesh;
   VoxelizeState m_voxelize;
   BucketState m_bucket;
+  SolidState m_solid;
 };
 
 }  // namespace voxtile

@@ -20,6 +20,11 @@
 #include "core/voxelize.h"
 #include "io/mesh_reader.h"
 #include "kernels/api.h"
+#include "core/inside_grid.h"
+#include "core/timer.h"
+
+#include <openvdb/openvdb.h>
+#include <openvdb/tools/MeshToVolume.h>
 
 using namespace voxtile;
 
@@ -99,6 +104,126 @@ static int run_bucket_bench(const std::vector<std::string>& jobs, int runs, int 
   return 0;
 }
 
+// Solid and sdf targets: GPU stages (inside_*, band_*), the host's merge and sign, the CPU
+// reference, and OpenVDB's meshToLevelSet (CPU, TBB) on the same voxel size and band, with the
+// sign of every band voxel compared.
+static int run_solid_bench(const std::vector<std::string>& jobs, int runs, int warmup, const std::string& target_list,
+                           InsideMethod inside, int band, bool vdb, bool check) {
+  const std::unique_ptr<Voxelizer> gpu_owner = make_gpu_voxelizer();
+  Voxelizer& gpu = *gpu_owner;
+  openvdb::initialize();
+  std::cout << "GPU: " << gpu.device_name() << "; inside " << inside_name(inside) << "; band " << band << "; median of "
+            << runs << " runs after " << warmup << " warm-up runs; ms (CUDA events; host steps by the clock)\n\n";
+  std::cout << "| mesh | triangles | grid | target | GPU stages | GPU total (excl. download) | download | host merge/sign | "
+               "active voxels |" << (vdb ? " OpenVDB meshToLevelSet | x faster | same sign |" : "")
+            << (check ? " = CPU | CPU ms |" : "") << "\n|---|---|---|---|---|---|---|---|---|"
+            << (vdb ? "---|---|---|" : "") << (check ? "---|---|" : "") << "\n";
+  for (const std::string& job : jobs) {
+    const auto [path, resolutions] = parse_job(job);
+    const Mesh mesh = load_mesh(path).mesh;
+    gpu.set_mesh(mesh);
+    const std::string name = path.substr(path.rfind('/') + 1);
+    for (int res : resolutions) {
+      GridOptions go;
+      go.resolution = res;
+      go.pad = band + 1;
+      const GridSpec spec = make_grid_spec(mesh.bounds(), go);
+      std::stringstream ts(target_list);
+      for (std::string group; std::getline(ts, group, ',');) {
+        std::replace(group.begin(), group.end(), '+', ',');
+        const std::vector<TargetSpec> targets = parse_target_list(group);
+        VoxelizeOptions o;
+        o.inside = inside;
+        o.band = band;
+        std::map<std::string, std::vector<double>> ms;
+        std::vector<double> totals, downloads, hosts;
+        std::vector<SparseGrid> result;
+        std::vector<std::string> order;
+        for (int r = 0; r < warmup + runs; ++r) {
+          VoxelizeStats st;
+          result = gpu.voxelize(spec, o, targets, &st);
+          if (r < warmup) continue;
+          double total = 0, down = 0, host = 0;
+          for (const auto& [stage, t] : st.stage_ms) {
+            if (stage == "upload" || stage == "wall" || stage.find("gpu_total") != std::string::npos ||
+                stage.find("_wall") != std::string::npos)
+              continue;
+            if (stage.find("download") != std::string::npos) down += t;
+            else if (stage == "solid_merge" || stage == "sdf_sign") host += t;
+            else {
+              total += t;
+              if (!ms.count(stage)) order.push_back(stage);
+              ms[stage].push_back(t);
+            }
+          }
+          totals.push_back(total);
+          downloads.push_back(down);
+          hosts.push_back(host);
+        }
+        std::string stages;
+        char cell[256];
+        for (const std::string& st : order) {
+          std::snprintf(cell, sizeof(cell), "%s%s %.3f", stages.empty() ? "" : ", ", st.c_str(), median(ms[st]));
+          stages += cell;
+        }
+        std::string extra;
+        if (vdb) {
+          // OpenVDB's meshToLevelSet: same voxel size, half-width = band, world-space points.
+          std::vector<openvdb::Vec3s> pts(mesh.positions.size());
+          for (size_t i = 0; i < pts.size(); ++i) {
+            const Vec3f g = spec.world_to_grid({mesh.positions[i].x, mesh.positions[i].y, mesh.positions[i].z});
+            pts[i] = openvdb::Vec3s(g.x - 0.5f, g.y - 0.5f, g.z - 0.5f);  // voxel centres at integer coordinates
+          }
+          std::vector<openvdb::Vec3I> tris(mesh.num_triangles());
+          for (size_t t = 0; t < tris.size(); ++t)
+            tris[t] = openvdb::Vec3I(mesh.indices[3 * t], mesh.indices[3 * t + 1], mesh.indices[3 * t + 2]);
+          auto xform = openvdb::math::Transform::createLinearTransform(1.0);
+          std::vector<double> vms;
+          openvdb::FloatGrid::Ptr ls;
+          for (int r = 0; r < std::max(1, runs / 3); ++r) {
+            const auto t0 = Clock::now();
+            ls = openvdb::tools::meshToLevelSet<openvdb::FloatGrid>(*xform, pts, tris, float(band));
+            vms.push_back(ms_since(t0));
+          }
+          const SparseGrid* sdf = nullptr;
+          for (const SparseGrid& g : result)
+            if (g.level_set) sdf = &g;
+          uint64_t same = 0, compared = 0;
+          if (sdf) {
+            auto acc = ls->getConstAccessor();
+            sdf->for_each_active([&](int32_t i, int32_t j, int32_t k, size_t b, int off) {
+              const float v = sdf->fvalues[b * kBrickVoxels + off];
+              const float w = acc.getValue(openvdb::Coord(i, j, k));
+              if (std::fabs(v) < 0.5f * float(spec.voxel_size.x)) return;  // on the surface: either sign
+              ++compared;
+              same += (v < 0) == (w < 0);
+            });
+          }
+          std::snprintf(cell, sizeof(cell), " %.1f | %.1f | %s |", median(vms), median(vms) / median(totals),
+                        sdf ? (std::to_string(same) + " / " + std::to_string(compared)).c_str() : "-");
+          extra += cell;
+        }
+        if (check) {
+          CpuVoxelizer cpu;
+          cpu.set_mesh(mesh);
+          const auto t0 = Clock::now();
+          const auto c = cpu.voxelize(spec, o, targets);
+          const double cms = ms_since(t0);
+          bool eq = c.size() == result.size();
+          for (size_t i = 0; eq && i < c.size(); ++i) eq = c[i].checksum() == result[i].checksum();
+          std::snprintf(cell, sizeof(cell), " %s | %.0f |", eq ? "yes" : "**NO**", cms);
+          extra += cell;
+        }
+        std::printf("| %s | %zu | %dx%dx%d | %s | %s | %.3f | %.3f | %.3f | %llu |%s\n", name.c_str(), mesh.num_triangles(),
+                    spec.dims.x, spec.dims.y, spec.dims.z, group.c_str(), stages.c_str(), median(totals),
+                    median(downloads), median(hosts), (unsigned long long)result[0].active_voxels(), extra.c_str());
+        std::fflush(stdout);
+      }
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   int runs = 10, warmup = 3;
   bool check = false;
@@ -108,6 +233,9 @@ int main(int argc, char** argv) {
   std::string target_list = "binary,count,distance";
   bool bucket = false;
   std::string attrs = "bary";
+  bool solid = false, vdb = false;
+  InsideMethod inside = InsideMethod::kWinding;
+  int band = 3;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--runs" && i + 1 < argc) runs = std::atoi(argv[++i]);
@@ -115,12 +243,17 @@ int main(int argc, char** argv) {
     else if (a == "--check") check = true;
     else if (a == "--targets" && i + 1 < argc) target_list = argv[++i];
     else if (a == "--bucket") bucket = true;
+    else if (a == "--solid") solid = true;
+    else if (a == "--vdb") vdb = true;
+    else if (a == "--inside" && i + 1 < argc) inside = parse_inside(argv[++i]);
+    else if (a == "--band" && i + 1 < argc) band = std::atoi(argv[++i]);
     else if (a == "--attrs" && i + 1 < argc) attrs = argv[++i];
     else if (a == "--tile-triangles" && i + 1 < argc) gopt.max_tile_triangles = uint32_t(std::atoi(argv[++i]));
     else if (a == "--mode" && i + 1 < argc) mode = std::string(argv[++i]) == "thin" ? VoxelMode::kThin : VoxelMode::kConservative;
     else jobs.push_back(a);
   }
   try {
+    if (solid) return run_solid_bench(jobs, runs, warmup, target_list, inside, band, vdb, check);
     if (bucket) return run_bucket_bench(jobs, runs, warmup, check, mode, parse_bucket_attrs(attrs), attrs);
     const std::unique_ptr<Voxelizer> gpu_owner = make_gpu_voxelizer(gopt);
   Voxelizer& gpu = *gpu_owner;

@@ -149,6 +149,8 @@ void apply_overrides(const nlohmann::json& o, Job& j, const std::string& where) 
     else if (k == "mode" && it->is_string()) j.mode = it->get<std::string>();
     else if (k == "loader" && it->is_string()) j.loader = it->get<std::string>();
     else if (k == "target" && it->is_string()) j.target = it->get<std::string>();
+    else if (k == "inside" && it->is_string()) j.inside = it->get<std::string>();
+    else if (k == "band") j.band = integer("band", numbers("band", 1)[0]);
     else fail(ErrorKind::kUsage, where + ": unknown or mistyped key \"" + k + "\"");
   }
   if (j.mode != "thin" && j.mode != "conservative") fail(ErrorKind::kUsage, where + ": mode must be thin or conservative");
@@ -164,6 +166,8 @@ std::vector<Job> plan_batch(const BatchCmdOptions& o) {
   base.mode = o.mode;
   base.target = o.target;
   base.loader = o.load.loader;
+  base.inside = o.solid.inside;
+  base.band = o.solid.band;
   std::vector<std::pair<Job, std::string>> jobs;  // job, explicit output
   for (const std::string& in : expand_inputs(o.inputs)) {
     Job j = base;

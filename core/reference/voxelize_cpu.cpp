@@ -19,6 +19,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "core/inside_grid.h"
 #include "core/tile_footprint.h"
 #include "core/timer.h"
 #include "core/voxelizer.h"
@@ -213,6 +214,20 @@ TileBinning bin_triangles(const Mesh& mesh, const GridSpec& spec, VoxelMode mode
   b.tile_begin.push_back(b.pairs.size());
   if (ms_bin) *ms_bin = ms_since(t0);
   return b;
+}
+
+SparseGrid CpuVoxelizer::inside_centres(const GridSpec& spec, InsideMethod method, VoxelizeStats& stats) {
+  const auto t0 = Clock::now();
+  SparseGrid g = inside_cpu(mesh(), spec, method);
+  stats.add_stage("inside", ms_since(t0));
+  return g;
+}
+
+SparseGrid CpuVoxelizer::band_distance(const GridSpec& spec, int band, VoxelizeStats& stats) {
+  const auto t0 = Clock::now();
+  SparseGrid g = band_distance_cpu(mesh(), spec, band);
+  stats.add_stage("band", ms_since(t0));
+  return g;
 }
 
 const std::string& CpuVoxelizer::device_name() const {

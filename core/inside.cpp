@@ -1,0 +1,480 @@
+// The inside test's host half: the mesh as the test sees it (snapped triangles, boundary edges, the
+// decision per column), and the CPU reference of the inside grids and of the narrow-band distance.
+#include "core/inside.h"
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/inside_grid.h"
+#include "core/targets.h"
+#include "core/voxelize.h"
+
+namespace voxtile {
+
+const char* inside_name(InsideMethod m) {
+  return m == InsideMethod::kParity ? "parity" : m == InsideMethod::kWinding ? "winding" : "vote";
+}
+
+InsideMethod parse_inside(const std::string& text) {
+  if (text == "parity") return InsideMethod::kParity;
+  if (text == "winding") return InsideMethod::kWinding;
+  if (text == "vote") return InsideMethod::kVote;
+  fail(ErrorKind::kUsage, "unknown inside test '" + text + "' (expected parity, winding or vote)");
+}
+
+namespace {
+
+struct PosKey {
+  uint32_t x, y, z;
+  uint32_t index;
+  bool same(const PosKey& o) const { return x == o.x && y == o.y && z == o.z; }
+  bool operator<(const PosKey& o) const {
+    return x != o.x ? x < o.x : y != o.y ? y < o.y : z != o.z ? z < o.z : index < o.index;
+  }
+};
+
+uint32_t bits(float f) {
+  if (f == 0.0f) f = 0.0f;  // -0 and +0 are one position
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+}  // namespace
+
+InsideMesh prepare_inside(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int axis,
+                          bool boundary, bool triangles) {
+  InsideMesh m;
+  m.axis = axis;
+  const int au = (axis + 1) % 3, av = (axis + 2) % 3;
+  auto comp = [](const Vec3f& p, int a) { return a == 0 ? p.x : a == 1 ? p.y : p.z; };
+  const int32_t d[3] = {spec.dims.x, spec.dims.y, spec.dims.z};
+  const double s[3] = {spec.voxel_size.x, spec.voxel_size.y, spec.voxel_size.z};
+  m.dims = {d[au], d[av], d[axis]};
+  m.scale = {s[au], s[av], s[axis]};
+  const size_t nt = mesh.num_triangles();
+  if (triangles) {
+  m.u.resize(3 * nt);
+  m.v.resize(3 * nt);
+  m.w.resize(3 * nt);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, 3 * nt, 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t c = r.begin(); c < r.end(); ++c) {
+      const Vec3f& p = g[mesh.indices[c]];
+      m.u[c] = inside_snap(comp(p, au));
+      m.v[c] = inside_snap(comp(p, av));
+      m.w[c] = comp(p, axis);
+    }
+  });
+  }
+  if (!boundary || nt == 0) return m;
+  // Weld vertices by grid-space position, then count directed edges between welded vertices.
+  std::vector<PosKey> keys(g.size());
+  for (size_t i = 0; i < g.size(); ++i) keys[i] = {bits(g[i].x), bits(g[i].y), bits(g[i].z), uint32_t(i)};
+  tbb::parallel_sort(keys.begin(), keys.end());
+  std::vector<uint32_t> weld(g.size());
+  uint32_t id = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i > 0 && !keys[i].same(keys[i - 1])) ++id;
+    weld[keys[i].index] = id;
+  }
+  struct DirEdge {
+    uint64_t key;   // lo << 32 | hi (welded ids)
+    int32_t sign;   // +1 when the triangle runs lo -> hi
+    uint32_t from;  // a mesh vertex at lo
+    uint32_t to;    // a mesh vertex at hi
+    bool operator<(const DirEdge& o) const { return key < o.key; }
+  };
+  std::vector<DirEdge> edges;
+  edges.reserve(3 * nt);
+  for (size_t t = 0; t < nt; ++t)
+    for (int c = 0; c < 3; ++c) {
+      const uint32_t ia = mesh.indices[3 * t + c], ib = mesh.indices[3 * t + (c + 1) % 3];
+      const uint32_t a = weld[ia], b = weld[ib];
+      if (a == b) continue;
+      if (a < b) edges.push_back({uint64_t(a) << 32 | b, 1, ia, ib});
+      else edges.push_back({uint64_t(b) << 32 | a, -1, ib, ia});
+    }
+  tbb::parallel_sort(edges.begin(), edges.end());
+  for (size_t i = 0; i < edges.size();) {
+    size_t j = i;
+    int32_t net = 0;
+    uint32_t from = edges[i].from, to = edges[i].to;
+    for (; j < edges.size() && edges[j].key == edges[i].key; ++j) net += edges[j].sign;
+    if (net != 0) {
+      const Vec3f& a = g[from];
+      const Vec3f& b = g[to];
+      m.boundary.push_back({inside_snap(comp(a, au)), inside_snap(comp(a, av)), inside_snap(comp(b, au)),
+                            inside_snap(comp(b, av)), comp(a, axis), comp(b, axis), net});
+    }
+    i = j;
+  }
+  return m;
+}
+
+// ---- CPU reference -------------------------------------------------------------------------
+
+namespace {
+
+struct Crossing {
+  uint64_t key;  // column (0..63) << 40 | first voxel above
+  int32_t sign;
+  bool operator<(const Crossing& o) const { return key < o.key; }
+};
+
+struct TileOut {
+  std::vector<uint64_t> keys;
+  std::vector<BrickMask> masks;
+};
+
+struct TileScratch {
+  std::vector<Crossing> crossings;
+  std::vector<BrickMask> column_bricks;  // by w >> 3
+  std::vector<uint32_t> touched;
+};
+
+// Sets voxels [k0, k1) of column (lu, lv) of the tile.
+void set_span(TileScratch& s, int axis, int lu, int lv, int64_t k0, int64_t k1) {
+  for (int64_t k = k0; k < k1;) {
+    const uint32_t b = uint32_t(k >> 3);
+    BrickMask& m = s.column_bricks[b];
+    if (!m.any()) s.touched.push_back(b);
+    const int64_t end = std::min<int64_t>(k1, (int64_t(b) + 1) * 8);
+    if (axis == 2) {
+      const int lo = int(k & 7), n = int(end - k);
+      const uint64_t byte = ((uint64_t(1) << n) - 1) << lo;
+      const int off = lu * 64 + lv * 8;
+      m.w[off >> 6] |= byte << (off & 63);
+    } else {
+      for (int64_t q = k; q < end; ++q) {
+        const int lw = int(q & 7);
+        m.set(axis == 0 ? brick_offset(lw, lu, lv) : brick_offset(lv, lw, lu));
+      }
+    }
+    k = end;
+  }
+}
+
+}  // namespace
+
+bool inside_tile_decided(const InsideMesh& m, int32_t tu, int32_t tv) {
+  double sum = 0;
+  for (const InsideEdge& e : m.boundary) {
+    sum += inside_tile_bound(e, tu, tv, m.scale);
+    if (sum >= kInsideDecidedTurn * 3.14159265358979323846) return false;
+  }
+  return true;
+}
+
+bool inside_column_decided(const InsideMesh& m, int64_t pu, int64_t pv) {
+  double sum = 0;
+  for (const InsideEdge& e : m.boundary) sum += inside_edge_azimuth(e, pu, pv, m.scale);
+  return sum < kInsideDecidedTurn * 3.14159265358979323846;
+}
+
+SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const InsideRange& range) {
+  const int32_t u_lo = range.lo[(m.axis + 1) % 3], u_hi = range.hi[(m.axis + 1) % 3];
+  const int32_t v_lo = range.lo[(m.axis + 2) % 3], v_hi = range.hi[(m.axis + 2) % 3];
+  const int32_t w_lo = range.lo[m.axis], w_hi = range.hi[m.axis];
+  const int axis = m.axis;
+  const int32_t tiles_u = (m.dims.x + 7) / 8, tiles_v = (m.dims.y + 7) / 8;
+  const size_t nt = m.w.size() / 3;
+  // Bin triangles into 8x8 column tiles by the columns their snapped bounds cover.
+  std::vector<uint64_t> pairs;
+  {
+    tbb::enumerable_thread_specific<std::vector<uint64_t>> local;
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, nt, 4096), [&](const tbb::blocked_range<size_t>& r) {
+      std::vector<uint64_t>& out = local.local();
+      for (size_t t = r.begin(); t < r.end(); ++t) {
+        const int64_t* u = &m.u[3 * t];
+        const int64_t* v = &m.v[3 * t];
+        int32_t u0, u1, v0, v1;
+        inside_column_range(std::min({u[0], u[1], u[2]}), std::max({u[0], u[1], u[2]}), m.dims.x, &u0, &u1);
+        inside_column_range(std::min({v[0], v[1], v[2]}), std::max({v[0], v[1], v[2]}), m.dims.y, &v0, &v1);
+        if (u0 > u1 || v0 > v1) continue;
+        for (int32_t tu = u0 >> 3; tu <= u1 >> 3; ++tu)
+          for (int32_t tv = v0 >> 3; tv <= v1 >> 3; ++tv)
+            out.push_back((uint64_t(tu) * uint64_t(tiles_v) + uint64_t(tv)) << 32 | t);
+      }
+    });
+    for (auto& l : local) pairs.insert(pairs.end(), l.begin(), l.end());
+    tbb::parallel_sort(pairs.begin(), pairs.end());
+  }
+  // Every tile of the mesh's extent across the column: a column with no crossing can still be
+  // inside (through holes) when the boundary surrounds it.
+  const int32_t tu0 = u_lo >> 3, tu1 = u_hi > u_lo ? (u_hi - 1) >> 3 : -1;
+  const int32_t tv0 = v_lo >> 3, tv1 = v_hi > v_lo ? (v_hi - 1) >> 3 : -1;
+  const size_t ntiles = tu1 < tu0 || tv1 < tv0 ? 0 : size_t(tu1 - tu0 + 1) * size_t(tv1 - tv0 + 1);
+  std::vector<TileOut> out(ntiles);
+  const uint32_t nbw = uint32_t((m.dims.z + 7) / 8);
+  tbb::enumerable_thread_specific<TileScratch> scratch([&] {
+    TileScratch s;
+    s.column_bricks.assign(nbw, BrickMask{});
+    return s;
+  });
+  const bool winding = method == InsideMethod::kWinding && !m.boundary.empty();
+  const double kPi = 3.14159265358979323846;
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, ntiles, 1), [&](const tbb::blocked_range<size_t>& r) {
+    TileScratch& s = scratch.local();
+    for (size_t ti = r.begin(); ti < r.end(); ++ti) {
+      const int32_t tu = tu0 + int32_t(ti / size_t(tv1 - tv0 + 1)), tv = tv0 + int32_t(ti % size_t(tv1 - tv0 + 1));
+      const uint64_t tile = uint64_t(tu) * uint64_t(tiles_v) + uint64_t(tv);
+      const size_t p0 = size_t(std::lower_bound(pairs.begin(), pairs.end(), tile << 32) - pairs.begin());
+      const size_t p1 = size_t(std::lower_bound(pairs.begin(), pairs.end(), (tile + 1) << 32) - pairs.begin());
+      s.crossings.clear();
+      if (p0 == p1 && !winding) continue;
+      for (size_t p = p0; p < p1; ++p) {
+        const size_t t = size_t(pairs[p] & 0xffffffffu);
+        const int64_t* u = &m.u[3 * t];
+        const int64_t* v = &m.v[3 * t];
+        int32_t u0, u1, v0, v1;
+        inside_column_range(std::min({u[0], u[1], u[2]}), std::max({u[0], u[1], u[2]}), m.dims.x, &u0, &u1);
+        inside_column_range(std::min({v[0], v[1], v[2]}), std::max({v[0], v[1], v[2]}), m.dims.y, &v0, &v1);
+        u0 = std::max(u0, tu * 8), u1 = std::min(u1, tu * 8 + 7);
+        v0 = std::max(v0, tv * 8), v1 = std::min(v1, tv * 8 + 7);
+        for (int32_t i = u0; i <= u1; ++i)
+          for (int32_t j = v0; j <= v1; ++j) {
+            double wc;
+            const int sgn = inside_crossing(u, v, &m.w[3 * t], inside_column(i), inside_column(j), &wc);
+            if (!sgn) continue;
+            const int64_t k0 = inside_first_above(wc);
+            if (k0 >= m.dims.z) continue;
+            s.crossings.push_back({uint64_t((i - tu * 8) * 8 + (j - tv * 8)) << 40 | uint64_t(k0), sgn});
+          }
+      }
+      std::sort(s.crossings.begin(), s.crossings.end());
+      const bool tile_decided = !winding || inside_tile_decided(m, tu, tv);
+      size_t c = 0;
+      for (int col = 0; col < 64; ++col) {
+        const int lu = col >> 3, lv = col & 7;
+        const int32_t i = tu * 8 + lu, j = tv * 8 + lv;
+        size_t end = c;
+        while (end < s.crossings.size() && int(s.crossings[end].key >> 40) == col) ++end;
+        if (i >= m.dims.x || j >= m.dims.y) {
+          c = end;
+          continue;
+        }
+        const int64_t pu = inside_column(i), pv = inside_column(j);
+        const bool decided = tile_decided || inside_column_decided(m, pu, pv);
+        if (decided) {
+          int64_t sum = 0;
+          for (size_t q = c; q < end; ++q) {
+            sum += s.crossings[q].sign;
+            const int64_t k0 = int64_t(s.crossings[q].key & 0xffffffffffull);
+            const int64_t k1 = q + 1 < end ? int64_t(s.crossings[q + 1].key & 0xffffffffffull) : m.dims.z;
+            const bool in = method == InsideMethod::kWinding ? sum >= 1 : (sum & 1) != 0;
+            if (in && k1 > k0) set_span(s, axis, lu, lv, k0, k1);
+          }
+        } else {
+          // Voxel by voxel through the mesh's extent along the column: w = c + B / 4pi.
+          int64_t sum = 0;
+          size_t q = c;
+          for (int64_t k = std::max<int64_t>(w_lo, 0); k < std::min<int64_t>(w_hi, m.dims.z); ++k) {
+            while (q < end && int64_t(s.crossings[q].key & 0xffffffffffull) <= k) sum += s.crossings[q++].sign;
+            double b = 0;
+            for (const InsideEdge& e : m.boundary) b += inside_edge_solid_angle(e, pu, pv, double(k) + 0.5, m.scale);
+            if (inside_winding_at_least_half(sum, b, kPi)) set_span(s, axis, lu, lv, k, k + 1);
+          }
+        }
+        c = end;
+      }
+      // Emit the tile's bricks (w ascending) and clear the scratch.
+      std::sort(s.touched.begin(), s.touched.end());
+      TileOut& o = out[ti];
+      for (uint32_t bw : s.touched) {
+        BrickMask& mk = s.column_bricks[bw];
+        if (mk.any()) {
+          const uint64_t key = axis == 2 ? brick_key(tu, tv, int32_t(bw))
+                               : axis == 0 ? brick_key(int32_t(bw), tu, tv)
+                                           : brick_key(tv, int32_t(bw), tu);
+          o.keys.push_back(key);
+          o.masks.push_back(mk);
+        }
+        mk = BrickMask{};
+      }
+      s.touched.clear();
+    }
+  });
+  // Collect and order by key.
+  std::vector<std::pair<uint64_t, const BrickMask*>> all;
+  for (const TileOut& o : out)
+    for (size_t b = 0; b < o.keys.size(); ++b) all.emplace_back(o.keys[b], &o.masks[b]);
+  tbb::parallel_sort(all.begin(), all.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  SparseGrid g;
+  g.keys.resize(all.size());
+  g.masks.resize(all.size());
+  for (size_t b = 0; b < all.size(); ++b) {
+    g.keys[b] = all[b].first;
+    g.masks[b] = *all[b].second;
+  }
+  return g;
+}
+
+SparseGrid combine_masks(const std::vector<const SparseGrid*>& grids, int at_least) {
+  SparseGrid out;
+  std::vector<size_t> pos(grids.size(), 0);
+  while (true) {
+    uint64_t key = UINT64_MAX;
+    for (size_t g = 0; g < grids.size(); ++g)
+      if (pos[g] < grids[g]->keys.size()) key = std::min(key, grids[g]->keys[pos[g]]);
+    if (key == UINT64_MAX) break;
+    BrickMask in[3] = {};
+    int n = 0;
+    for (size_t g = 0; g < grids.size(); ++g)
+      if (pos[g] < grids[g]->keys.size() && grids[g]->keys[pos[g]] == key) in[n++] = grids[g]->masks[pos[g]++];
+    BrickMask r{};
+    for (int w = 0; w < 8; ++w) {
+      if (at_least <= 1) r.w[w] = in[0].w[w] | in[1].w[w] | in[2].w[w];
+      else if (at_least == 2) r.w[w] = (in[0].w[w] & in[1].w[w]) | (in[0].w[w] & in[2].w[w]) | (in[1].w[w] & in[2].w[w]);
+      else r.w[w] = in[0].w[w] & in[1].w[w] & in[2].w[w];
+    }
+    if (r.any()) {
+      out.keys.push_back(key);
+      out.masks.push_back(r);
+    }
+  }
+  return out;
+}
+
+InsideRange inside_range(const std::vector<Vec3f>& g, const GridSpec& spec) {
+  float lo[3] = {1e30f, 1e30f, 1e30f}, hi[3] = {-1e30f, -1e30f, -1e30f};
+  for (const Vec3f& p : g) {
+    lo[0] = std::min(lo[0], p.x), hi[0] = std::max(hi[0], p.x);
+    lo[1] = std::min(lo[1], p.y), hi[1] = std::max(hi[1], p.y);
+    lo[2] = std::min(lo[2], p.z), hi[2] = std::max(hi[2], p.z);
+  }
+  InsideRange r;
+  const int32_t d[3] = {spec.dims.x, spec.dims.y, spec.dims.z};
+  for (int a = 0; a < 3; ++a) {
+    // Voxels whose centre lies in [lo, hi]: the only ones a winding number can reach 0.5 at.
+    const double f = std::ceil(double(lo[a]) - 0.5), l = std::floor(double(hi[a]) - 0.5);
+    r.lo[a] = int32_t(std::max(0.0, std::min(f, double(d[a]))));
+    r.hi[a] = int32_t(std::max(0.0, std::min(l + 1.0, double(d[a]))));
+  }
+  return r;
+}
+
+SparseGrid inside_cpu(const Mesh& mesh, const GridSpec& spec, InsideMethod method) {
+  const std::vector<Vec3f> g = to_grid_space(mesh, spec);
+  const InsideRange range = inside_range(g, spec);
+  SparseGrid out;
+  if (method == InsideMethod::kVote) {
+    SparseGrid axes[3];
+    for (int a = 0; a < 3; ++a)
+      axes[a] = inside_grid_cpu(prepare_inside(mesh, g, spec, a, false), InsideMethod::kParity, range);
+    out = combine_masks({&axes[0], &axes[1], &axes[2]}, 2);
+  } else {
+    const InsideMesh m = prepare_inside(mesh, g, spec, 2, method == InsideMethod::kWinding);
+    out = inside_grid_cpu(m, method, range);
+  }
+  out.spec = spec;
+  out.name = "inside";
+  return out;
+}
+
+// ---- Narrow band ---------------------------------------------------------------------------
+
+BandSetup band_setup(const GridSpec& spec, int band) {
+  BandSetup b;
+  const double h = std::min({spec.voxel_size.x, spec.voxel_size.y, spec.voxel_size.z});
+  b.width = float(double(band) * h);
+  b.reach = {float(double(b.width) / spec.voxel_size.x), float(double(b.width) / spec.voxel_size.y),
+             float(double(b.width) / spec.voxel_size.z)};
+  b.vs = {float(spec.voxel_size.x), float(spec.voxel_size.y), float(spec.voxel_size.z)};
+  return b;
+}
+
+SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band) {
+  const std::vector<Vec3f> g = to_grid_space(mesh, spec);
+  const BandSetup bs = band_setup(spec, band);
+  const size_t nt = mesh.num_triangles();
+  const Int3 nb{(spec.dims.x + 7) / 8, (spec.dims.y + 7) / 8, (spec.dims.z + 7) / 8};
+  struct Pair {
+    uint64_t brick;  // linear x-major index
+    uint32_t tri;
+    bool operator<(const Pair& o) const { return brick != o.brick ? brick < o.brick : tri < o.tri; }
+  };
+  tbb::enumerable_thread_specific<std::vector<Pair>> local;
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, nt, 4096), [&](const tbb::blocked_range<size_t>& r) {
+    auto& out = local.local();
+    for (size_t t = r.begin(); t < r.end(); ++t) {
+      Vec3f tri[3];
+      for (int c = 0; c < 3; ++c) tri[c] = g[mesh.indices[3 * t + c]];
+      Int3 lo, hi;
+      if (!band_voxel_range(tri, bs, spec.dims, &lo, &hi)) continue;
+      for (int32_t bx = lo.x >> 3; bx <= hi.x >> 3; ++bx)
+        for (int32_t by = lo.y >> 3; by <= hi.y >> 3; ++by)
+          for (int32_t bz = lo.z >> 3; bz <= hi.z >> 3; ++bz)
+            out.push_back({(uint64_t(bx) * nb.y + by) * nb.z + bz, uint32_t(t)});
+    }
+  });
+  std::vector<Pair> pairs;
+  for (auto& l : local) pairs.insert(pairs.end(), l.begin(), l.end());
+  tbb::parallel_sort(pairs.begin(), pairs.end());
+  std::vector<size_t> starts;
+  for (size_t i = 0; i < pairs.size(); ++i)
+    if (i == 0 || pairs[i].brick != pairs[i - 1].brick) starts.push_back(i);
+  starts.push_back(pairs.size());
+  const size_t nbricks = starts.size() - 1;
+  std::vector<BrickMask> masks(nbricks);
+  ValueArray<float> values(nbricks * kBrickVoxels);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, nbricks, 16), [&](const tbb::blocked_range<size_t>& r) {
+    std::vector<Vec3f> tris;
+    for (size_t b = r.begin(); b < r.end(); ++b) {
+      const uint64_t lin = pairs[starts[b]].brick;
+      const int32_t bz = int32_t(lin % uint64_t(nb.z)), by = int32_t((lin / uint64_t(nb.z)) % uint64_t(nb.y)),
+                    bx = int32_t(lin / (uint64_t(nb.z) * uint64_t(nb.y)));
+      tris.clear();
+      for (size_t p = starts[b]; p < starts[b + 1]; ++p)
+        for (int c = 0; c < 3; ++c) tris.push_back(g[mesh.indices[3 * size_t(pairs[p].tri) + c]]);
+      BrickMask mk{};
+      float* val = &values[b * kBrickVoxels];
+      for (int off = 0; off < kBrickVoxels; ++off) {
+        const int32_t i = bx * 8 + (off >> 6), j = by * 8 + ((off >> 3) & 7), k = bz * 8 + (off & 7);
+        float best = bs.width;
+        if (i < spec.dims.x && j < spec.dims.y && k < spec.dims.z)
+          for (size_t t = 0; t < tris.size(); t += 3) best = band_min(&tris[t], i, j, k, bs, best);
+        if (best < bs.width) {
+          mk.set(off);
+          val[off] = best;
+        } else {
+          val[off] = 0.0f;
+        }
+      }
+      masks[b] = mk;
+    }
+  });
+  SparseGrid out;
+  out.spec = spec;
+  out.value_type = ValueType::kFloat32;
+  out.name = "sdf";
+  for (size_t b = 0; b < nbricks; ++b) {
+    if (!masks[b].any()) continue;
+    const uint64_t lin = pairs[starts[b]].brick;
+    const int32_t bz = int32_t(lin % uint64_t(nb.z)), by = int32_t((lin / uint64_t(nb.z)) % uint64_t(nb.y)),
+                  bx = int32_t(lin / (uint64_t(nb.z) * uint64_t(nb.y)));
+    out.keys.push_back(brick_key(bx, by, bz));
+    out.masks.push_back(masks[b]);
+    out.fvalues.insert(out.fvalues.end(), values.begin() + b * kBrickVoxels, values.begin() + (b + 1) * kBrickVoxels);
+  }
+  return out;
+}
+
+void apply_sign(SparseGrid& band, const SparseGrid& inside) {
+  size_t q = 0;
+  for (size_t b = 0; b < band.keys.size(); ++b) {
+    while (q < inside.keys.size() && inside.keys[q] < band.keys[b]) ++q;
+    if (q == inside.keys.size() || inside.keys[q] != band.keys[b]) continue;
+    const BrickMask& in = inside.masks[q];
+    float* v = &band.fvalues[b * kBrickVoxels];
+    for (int off = 0; off < kBrickVoxels; ++off)
+      if (in.test(off) && band.masks[b].test(off)) v[off] = -v[off];
+  }
+}
+
+}  // namespace voxtile

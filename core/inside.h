@@ -1,0 +1,259 @@
+// "Inside": which voxel centres a mesh encloses, defined once for the CPU reference and the GPU
+// (solid and sdf targets). Shared host/device code; every decision is made with the same integer
+// and double operations on both sides (no FMA contraction, no library atan), so GPU = CPU bit for bit.
+//
+// The mesh as the inside test sees it: grid-space vertices (GridSpec::world_to_grid) whose two
+// coordinates across the column axis are snapped to 1/1024 voxel (int64 fixed point, clamped to
+// +-2^19 voxels), the coordinate along the column kept as a float. Columns run through voxel centres
+// along one axis w (z for parity and winding; x, y and z for vote), with (u, v, w) a cyclic
+// permutation of (x, y, z) so that orientations are kept.
+//
+// Crossings. A column at (pu, pv) crosses a triangle when the point lies inside its projection, with
+// the edge functions evaluated exactly in integers and ties (the column through an edge or a vertex)
+// broken by simulation of simplicity: the point is taken as (pu + e, pv + e^2). Two triangles that
+// share an edge (the same snapped positions) see the same edge function with opposite signs, so a
+// column through a closed mesh's edge or vertex is counted exactly once. A triangle whose projection
+// has no area is never crossed. The crossing's sign is +1 where the triangle faces down the column
+// (its outward normal along -w: a point above it is behind it) and -1 where it faces up; the crossing
+// lies below voxel centre k when its w is < k + 0.5 (the barycentric w, in double).
+//
+// Methods (c = the signed sum of the crossings below a voxel centre):
+//   parity   c odd: exact for closed meshes, whatever their orientation; open meshes leak along the
+//            columns through their holes.
+//   winding  the generalized winding number w(p) >= 0.5 (Jacobson et al. 2013). Along a column it is
+//            computed exactly (up to double rounding) as w = c + B(p) / 4pi, where B sums, over the
+//            mesh's boundary edges a->b (directed edges whose net count over all triangles is not
+//            zero, vertices welded by position), the signed solid angle of the spherical triangle
+//            (a - p, b - p, +w): the surface swept by the boundary to infinity along +w closes the
+//            mesh, so its winding number is the crossing count below p (the antipodal ray). Closed
+//            meshes have no boundary: w = c, an integer (overlapping closed parts: their sum;
+//            inverted parts: negative, so an inverted closed mesh encloses nothing). Where the
+//            boundary subtends less than half a turn around a column (the sum of the azimuth angles
+//            of its edges seen from the column is < 0.99 pi), |B| < 2pi, so w >= 0.5 exactly when
+//            c >= 1 and B is not evaluated: it is summed voxel by voxel only in the columns through
+//            or near holes.
+//   vote     parity along x, along y and along z; inside where at least two agree (binvox's carving
+//            vote, without its depth buffers).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/hd.h"
+#include "core/vec.h"
+
+namespace voxtile {
+
+enum class InsideMethod : uint8_t { kParity = 0, kWinding = 1, kVote = 2 };
+const char* inside_name(InsideMethod m);
+// "parity", "winding" or "vote"; anything else: Error(kUsage).
+InsideMethod parse_inside(const std::string& text);
+
+constexpr int kInsideFracBits = 10;
+constexpr double kInsideScale = 1024.0;              // 2^kInsideFracBits
+constexpr double kInsideMaxVoxels = 524288.0;        // 2^19: |snapped coordinate| <= 2^29
+constexpr double kInsideDecidedTurn = 0.99;          // columns whose boundary azimuth sum < 0.99 pi
+
+// A grid coordinate snapped to the fixed point of the inside test.
+VT_HD inline int64_t inside_snap(float g) {
+  double d = static_cast<double>(g);
+  d = d < -kInsideMaxVoxels ? -kInsideMaxVoxels : (d > kInsideMaxVoxels ? kInsideMaxVoxels : d);
+  return static_cast<int64_t>(floor(d * kInsideScale + 0.5));
+}
+// The snapped coordinate of the centre of voxel column i.
+VT_HD inline int64_t inside_column(int32_t i) { return (int64_t(i) << kInsideFracBits) + (int64_t(1) << (kInsideFracBits - 1)); }
+
+// Columns i whose snapped centre lies in [lo, hi]: [*first, *last] clamped to [0, n) (empty when
+// *first > *last).
+VT_HD inline void inside_column_range(int64_t lo, int64_t hi, int32_t n, int32_t* first, int32_t* last) {
+  const int64_t one = int64_t(1) << kInsideFracBits, half = one >> 1;
+  const int64_t a = lo - half, b = hi - half;
+  int64_t f = a >= 0 ? (a + one - 1) / one : -((-a) / one);  // ceil(a / one)
+  int64_t l = b >= 0 ? b / one : -((-b + one - 1) / one);    // floor(b / one)
+  f = f < 0 ? 0 : f;
+  l = l > int64_t(n) - 1 ? int64_t(n) - 1 : l;
+  *first = static_cast<int32_t>(f > int64_t(n) ? int64_t(n) : f);
+  *last = static_cast<int32_t>(l < -1 ? -1 : l);
+}
+
+// Edge function of a->b at p: > 0 when p is left of the edge (exact: |terms| < 2^60).
+VT_HD inline int64_t inside_edge(int64_t au, int64_t av, int64_t bu, int64_t bv, int64_t pu, int64_t pv) {
+  return (bu - au) * (pv - av) - (bv - av) * (pu - au);
+}
+// The sign of the edge function at p + (e, e^2): its own sign, else the sign of its gradient.
+VT_HD inline int inside_side(int64_t e, int64_t au, int64_t av, int64_t bu, int64_t bv) {
+  if (e != 0) return e > 0 ? 1 : -1;
+  const int64_t gu = av - bv;  // d/dpu
+  if (gu != 0) return gu > 0 ? 1 : -1;
+  const int64_t gv = bu - au;  // d/dpv
+  return gv > 0 ? 1 : (gv < 0 ? -1 : 0);
+}
+
+// The crossing of the column (pu, pv) with a triangle: 0 when it misses, else its sign (+1 where
+// the triangle faces down the column), with the crossing's w in *wc.
+VT_HD inline int inside_crossing(const int64_t u[3], const int64_t v[3], const float w[3], int64_t pu, int64_t pv,
+                                 double* wc) {
+  const int64_t area = (u[1] - u[0]) * (v[2] - v[0]) - (v[1] - v[0]) * (u[2] - u[0]);
+  if (area == 0) return 0;
+  const int want = area > 0 ? 1 : -1;
+  const int64_t e0 = inside_edge(u[1], v[1], u[2], v[2], pu, pv);
+  if (inside_side(e0, u[1], v[1], u[2], v[2]) != want) return 0;
+  const int64_t e1 = inside_edge(u[2], v[2], u[0], v[0], pu, pv);
+  if (inside_side(e1, u[2], v[2], u[0], v[0]) != want) return 0;
+  const int64_t e2 = inside_edge(u[0], v[0], u[1], v[1], pu, pv);
+  if (inside_side(e2, u[0], v[0], u[1], v[1]) != want) return 0;
+  const double num = (static_cast<double>(e0) * static_cast<double>(w[0]) +
+                      static_cast<double>(e1) * static_cast<double>(w[1])) +
+                     static_cast<double>(e2) * static_cast<double>(w[2]);
+  *wc = num / static_cast<double>(area);
+  return -want;
+}
+// The first voxel (along w) whose centre lies above a crossing at wc: floor(wc - 0.5) + 1.
+VT_HD inline int64_t inside_first_above(double wc) {
+  const double f = floor(wc - 0.5);
+  return f < -1.0 ? 0 : (f > 2147483646.0 ? 2147483647 : static_cast<int64_t>(f) + 1);
+}
+
+// atan of x >= 0 (Cephes' atan: range reduction and a rational approximation, ~1e-16 relative),
+// written out so that the host and the device compute the same bits.
+VT_HD inline double inside_atan(double x) {
+  const double kT3P8 = 2.41421356237309504880, kMoreBits = 6.123233995736765886130e-17;
+  double y, flag_bits = 0.0;
+  if (x > kT3P8) {
+    y = 1.57079632679489661923;
+    flag_bits = kMoreBits;
+    x = -1.0 / x;
+  } else if (x <= 0.66) {
+    y = 0.0;
+  } else {
+    y = 0.78539816339744830962;
+    flag_bits = 0.5 * kMoreBits;
+    x = (x - 1.0) / (x + 1.0);
+  }
+  const double z = x * x;
+  const double p = (((-8.750608600031904122785e-1 * z - 1.615753718733365076637e1) * z - 7.500855792314704667340e1) * z -
+                    1.228866684490136173410e2) * z - 6.485021904942025371773e1;
+  const double q = ((((z + 2.485846490142306297962e1) * z + 1.650270098316988542046e2) * z + 4.328810604912902668951e2) * z +
+                    4.853903996359136964868e2) * z + 1.945506571482613964425e2;
+  const double r = x * (z * p / q) + x;
+  return y + (r + flag_bits);
+}
+// atan2(y, x) in (-pi, pi], from inside_atan.
+VT_HD inline double inside_atan2(double y, double x) {
+  const double kPi = 3.14159265358979323846;
+  const double ay = y < 0 ? -y : y, ax = x < 0 ? -x : x;
+  if (ax == 0.0) return y > 0 ? 0.5 * kPi : (y < 0 ? -0.5 * kPi : 0.0);
+  double a = inside_atan(ay / ax);
+  if (x < 0) a = kPi - a;
+  return y < 0 ? -a : a;
+}
+
+// A boundary edge a->b of the mesh (net multiplicity `mult`, in the triangles' orientation), snapped
+// across the column axis like the triangles.
+struct InsideEdge {
+  int64_t au, av, bu, bv;
+  float aw, bw;
+  int32_t mult;
+};
+
+// World-space scales of the snapped and the column coordinates.
+struct InsideScale {
+  double su, sv, sw;  // voxel size along u, v, w
+};
+
+// Azimuth angle (0..pi) of the edge seen from the column (pu, pv), in world units, times |mult|.
+VT_HD inline double inside_edge_azimuth(const InsideEdge& e, int64_t pu, int64_t pv, const InsideScale& s) {
+  const double inv = 1.0 / kInsideScale;
+  const double ax = static_cast<double>(e.au - pu) * inv * s.su, ay = static_cast<double>(e.av - pv) * inv * s.sv;
+  const double bx = static_cast<double>(e.bu - pu) * inv * s.su, by = static_cast<double>(e.bv - pv) * inv * s.sv;
+  double cr = ax * by - ay * bx;
+  cr = cr < 0 ? -cr : cr;
+  const double m = static_cast<double>(e.mult < 0 ? -e.mult : e.mult);
+  return inside_atan2(cr, ax * bx + ay * by) * m;
+}
+
+// Signed solid angle of the spherical triangle (a - p, b - p, +w) times the edge's multiplicity,
+// p = (pu, pv, pw) (pw in grid units). At the column through the edge's projection it jumps by 4pi
+// with the same tie rule as the crossings (inside_side), so c + B/4pi stays continuous.
+VT_HD inline double inside_edge_solid_angle(const InsideEdge& e, int64_t pu, int64_t pv, double pw,
+                                            const InsideScale& s) {
+  const double kPi = 3.14159265358979323846;
+  const double inv = 1.0 / kInsideScale;
+  const double ax = static_cast<double>(e.au - pu) * inv * s.su, ay = static_cast<double>(e.av - pv) * inv * s.sv;
+  const double bx = static_cast<double>(e.bu - pu) * inv * s.su, by = static_cast<double>(e.bv - pv) * inv * s.sv;
+  const double az = (static_cast<double>(e.aw) - pw) * s.sw, bz = (static_cast<double>(e.bw) - pw) * s.sw;
+  const double la = sqrt((ax * ax + ay * ay) + az * az), lb = sqrt((bx * bx + by * by) + bz * bz);
+  const double d = ((la * lb + ((ax * bx + ay * by) + az * bz)) + az * lb) + bz * la;
+  // The triple product (a - p) x (b - p) . w is the edge function of a->b at p.
+  const int64_t en = inside_edge(e.au, e.av, e.bu, e.bv, pu, pv);
+  double omega;
+  if (en == 0) {
+    omega = d < 0 ? 2.0 * kPi * inside_side(0, e.au, e.av, e.bu, e.bv) : 0.0;
+  } else {
+    const double n = static_cast<double>(en) * (inv * inv) * (s.su * s.sv);
+    omega = 2.0 * inside_atan2(n, d);
+  }
+  return omega * static_cast<double>(e.mult);
+}
+
+}  // namespace voxtile
+
+namespace voxtile {
+
+// Upper bound of inside_edge_azimuth over the columns of 8x8 column tile (tu, tv): the edge, of
+// length L across the column, seen from at least distance d subtends at most L / d (and pi).
+VT_HD inline double inside_tile_bound(const InsideEdge& e, int32_t tu, int32_t tv, const InsideScale& s) {
+  const double kPi = 3.14159265358979323846;
+  const double inv = 1.0 / kInsideScale;
+  const int64_t t_u0 = inside_column(tu * 8), t_u1 = inside_column(tu * 8 + 7);
+  const int64_t t_v0 = inside_column(tv * 8), t_v1 = inside_column(tv * 8 + 7);
+  const int64_t e_u0 = e.au < e.bu ? e.au : e.bu, e_u1 = e.au < e.bu ? e.bu : e.au;
+  const int64_t e_v0 = e.av < e.bv ? e.av : e.bv, e_v1 = e.av < e.bv ? e.bv : e.av;
+  const int64_t gu = e_u0 > t_u1 ? e_u0 - t_u1 : (t_u0 > e_u1 ? t_u0 - e_u1 : 0);
+  const int64_t gv = e_v0 > t_v1 ? e_v0 - t_v1 : (t_v0 > e_v1 ? t_v0 - e_v1 : 0);
+  const double m = static_cast<double>(e.mult < 0 ? -e.mult : e.mult);
+  if (gu == 0 && gv == 0) return kPi * m;
+  const double du = static_cast<double>(gu) * inv * s.su, dv = static_cast<double>(gv) * inv * s.sv;
+  const double lu = static_cast<double>(e.bu - e.au) * inv * s.su, lv = static_cast<double>(e.bv - e.av) * inv * s.sv;
+  const double b = sqrt(lu * lu + lv * lv) / sqrt(du * du + dv * dv);
+  return (b < kPi ? b : kPi) * m;
+}
+
+// w = c + B / 4pi >= 0.5, with B the boundary's solid angle sum.
+VT_HD inline bool inside_winding_at_least_half(int64_t c, double b, double pi) {
+  return static_cast<double>(c) + b / (4.0 * pi) >= 0.5;
+}
+
+// ---- Narrow band (sdf) ------------------------------------------------------------------------
+
+struct BandSetup {
+  float width;  // band x the smallest voxel size (world units): active where distance < width
+  Vec3f reach;  // width in voxels along each axis
+  Vec3f vs;     // voxel size (float)
+};
+
+// The voxels whose centre may lie within the band of a grid-space triangle (a superset):
+// false when none is in the grid.
+VT_HD inline bool band_voxel_range(const Vec3f t[3], const BandSetup& b, const Int3& dims, Int3* lo, Int3* hi) {
+  const float mn[3] = {fminf(fminf(t[0].x, t[1].x), t[2].x), fminf(fminf(t[0].y, t[1].y), t[2].y),
+                       fminf(fminf(t[0].z, t[1].z), t[2].z)};
+  const float mx[3] = {fmaxf(fmaxf(t[0].x, t[1].x), t[2].x), fmaxf(fmaxf(t[0].y, t[1].y), t[2].y),
+                       fmaxf(fmaxf(t[0].z, t[1].z), t[2].z)};
+  const float r[3] = {b.reach.x, b.reach.y, b.reach.z};
+  const int32_t d[3] = {dims.x, dims.y, dims.z};
+  int32_t l[3], h[3];
+  for (int a = 0; a < 3; ++a) {
+    const double f = ceil(static_cast<double>(mn[a]) - static_cast<double>(r[a]) - 0.501);
+    const double g = floor(static_cast<double>(mx[a]) + static_cast<double>(r[a]) - 0.499);
+    if (!(f <= g) || g < 0.0 || f > static_cast<double>(d[a] - 1)) return false;
+    l[a] = f < 0.0 ? 0 : static_cast<int32_t>(f);
+    h[a] = g > static_cast<double>(d[a] - 1) ? d[a] - 1 : static_cast<int32_t>(g);
+  }
+  *lo = {l[0], l[1], l[2]};
+  *hi = {h[0], h[1], h[2]};
+  return true;
+}
+
+}  // namespace voxtile

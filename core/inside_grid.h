@@ -1,0 +1,67 @@
+// Host side of the inside test (core/inside.h): the mesh as the test sees it, the CPU reference of
+// the inside grid, and the narrow band of the sdf target.
+#pragma once
+
+#include <vector>
+
+#include "core/grid_spec.h"
+#include "core/inside.h"
+#include "core/mesh.h"
+#include "core/sparse_grid.h"
+#include "core/targets.h"
+
+namespace voxtile {
+
+// One column axis's view of a mesh: snapped triangles and, for the winding test, the boundary.
+struct InsideMesh {
+  int axis = 2;                      // column axis w (0 x, 1 y, 2 z); (u, v, w) cyclic
+  Int3 dims{};                       // grid size along u, v, w
+  InsideScale scale{};               // voxel size along u, v, w
+  std::vector<int64_t> u, v;         // 3 per triangle: snapped coordinates across the column
+  std::vector<float> w;              // 3 per triangle: grid coordinate along the column
+  std::vector<InsideEdge> boundary;  // directed edges with a non-zero net count, in welded-edge order
+};
+// `g` = to_grid_space(mesh, spec). The boundary only when `boundary` is set; the snapped
+// triangles unless `triangles` is false (the GPU snaps them itself).
+InsideMesh prepare_inside(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int axis,
+                          bool boundary, bool triangles = true);
+
+// Voxels per axis whose centres lie within the mesh's grid-space bounds: [lo, hi).
+struct InsideRange {
+  int32_t lo[3], hi[3];
+};
+InsideRange inside_range(const std::vector<Vec3f>& g, const GridSpec& spec);
+
+// Whether every column of 8x8 tile (tu, tv), or the column (pu, pv), is decided by its crossings.
+bool inside_tile_decided(const InsideMesh& m, int32_t tu, int32_t tv);
+bool inside_column_decided(const InsideMesh& m, int64_t pu, int64_t pv);
+
+// Voxel centres inside along m's axis (parity or winding), for the columns and voxels of `range`
+// (nothing outside the mesh's bounds can be inside).
+SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const InsideRange& range);
+// The CPU reference of Voxelizer's inside grid: occupancy of the voxel centres inside the mesh.
+SparseGrid inside_cpu(const Mesh& mesh, const GridSpec& spec, InsideMethod method);
+// Masks of voxels set in at least `at_least` (1..3) of up to three grids (sorted merge).
+SparseGrid combine_masks(const std::vector<const SparseGrid*>& grids, int at_least);
+
+BandSetup band_setup(const GridSpec& spec, int band);
+// Distance to the nearest triangle, min-blended over the triangles near a voxel (the same value
+// whatever their order).
+// Triangles whose band box (bounds grown by the reach, plus a margin) misses the voxel centre are
+// farther than the width: skipped, which leaves the minimum unchanged since it starts at the width.
+VT_HD inline float band_min(const Vec3f t[3], int32_t i, int32_t j, int32_t k, const BandSetup& b, float best) {
+  const float cx = static_cast<float>(i) + 0.5f, cy = static_cast<float>(j) + 0.5f, cz = static_cast<float>(k) + 0.5f;
+  const float rx = b.reach.x * 1.001f + 1e-3f, ry = b.reach.y * 1.001f + 1e-3f, rz = b.reach.z * 1.001f + 1e-3f;
+  if (cx < fminf(fminf(t[0].x, t[1].x), t[2].x) - rx || cx > fmaxf(fmaxf(t[0].x, t[1].x), t[2].x) + rx ||
+      cy < fminf(fminf(t[0].y, t[1].y), t[2].y) - ry || cy > fmaxf(fmaxf(t[0].y, t[1].y), t[2].y) + ry ||
+      cz < fminf(fminf(t[0].z, t[1].z), t[2].z) - rz || cz > fmaxf(fmaxf(t[0].z, t[1].z), t[2].z) + rz)
+    return best;
+  const float d = voxel_distance(t, i, j, k, b.vs);
+  return d < best ? d : best;
+}
+// Unsigned distance (world) of every voxel centre nearer than the band width to a triangle.
+SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band);
+// Negates the band's values at the voxels set in `inside`.
+void apply_sign(SparseGrid& band, const SparseGrid& inside);
+
+}  // namespace voxtile

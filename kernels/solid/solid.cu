@@ -1,0 +1,608 @@
+// The inside test and the narrow band on the GPU (solid and sdf targets): the same decisions as the
+// CPU reference (core/inside.cpp), with the shared functions of core/inside.h.
+//
+// Inside, per column axis: snap the triangles; count the columns of each triangle's snapped bounds,
+// scan, and test one (triangle, column) pair per thread (load-balanced by a binary search in the
+// scan), appending the crossings; sort them by (column, first voxel above); a segmented scan of
+// their signs gives the crossing sum of every span between two crossings, and one thread per span
+// sets its voxels in a bit per voxel of the grid's bricks. For the winding test with a boundary,
+// columns whose tile and whose own azimuth sum do not decide them are evaluated voxel by voxel
+// (one thread per voxel, the boundary's solid angles summed in the CPU's order). Non-empty bricks
+// are selected, their masks gathered and downloaded.
+//
+// Band: count the bricks of each triangle's band range, scan, emit (brick, triangle) pairs, sort by
+// brick, run-length encode; one block per brick takes the minimum distance over its triangles.
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_run_length_encode.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
+#include <cuda/std/functional>
+
+#include <algorithm>
+
+#include "core/inside_grid.h"
+#include "kernels/compact.cuh"
+#include "kernels/gpu_voxelizer.cuh"
+
+namespace voxtile {
+namespace {
+
+constexpr int kK0Bits = 17;  // first voxel above: 0..65535
+
+int bits_for(uint64_t n) {  // bits to hold values 0..n-1 (at least 1)
+  int b = 1;
+  while (b < 64 && (uint64_t(1) << b) < n) ++b;
+  return b;
+}
+
+struct InsideView {
+  const int64_t* u;
+  const int64_t* v;
+  const float* w;
+  uint64_t num_tris;
+  Int3 dims;  // along u, v, w
+  int axis;
+  Int3 nb;    // bricks along x, y, z
+};
+
+__device__ inline float axis_comp(const Vec3f& p, int a) { return a == 0 ? p.x : (a == 1 ? p.y : p.z); }
+
+__global__ void k_snap(const Vec3f* g, const uint32_t* idx, uint64_t n3, int axis, int64_t* u, int64_t* v, float* w) {
+  const uint64_t c = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= n3) return;
+  const Vec3f p = g[idx[c]];
+  u[c] = inside_snap(axis_comp(p, (axis + 1) % 3));
+  v[c] = inside_snap(axis_comp(p, (axis + 2) % 3));
+  w[c] = axis_comp(p, axis);
+}
+
+__device__ inline bool tri_columns(const InsideView& m, uint64_t t, int32_t* u0, int32_t* u1, int32_t* v0, int32_t* v1) {
+  const int64_t* u = m.u + 3 * t;
+  const int64_t* v = m.v + 3 * t;
+  inside_column_range(min(min(u[0], u[1]), u[2]), max(max(u[0], u[1]), u[2]), m.dims.x, u0, u1);
+  inside_column_range(min(min(v[0], v[1]), v[2]), max(max(v[0], v[1]), v[2]), m.dims.y, v0, v1);
+  return *u0 <= *u1 && *v0 <= *v1;
+}
+
+__global__ void k_count_columns(InsideView m, uint64_t* counts) {
+  const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= m.num_tris) return;
+  int32_t u0, u1, v0, v1;
+  counts[t] = tri_columns(m, t, &u0, &u1, &v0, &v1) ? uint64_t(u1 - u0 + 1) * uint64_t(v1 - v0 + 1) : 0;
+}
+
+// The item of an expansion: t with offsets[t] <= p < offsets[t + 1].
+__device__ inline uint64_t find_item(const uint64_t* offsets, uint64_t n, uint64_t p) {
+  uint64_t lo = 0, hi = n;  // offsets[lo] <= p < offsets[hi]
+  while (hi - lo > 1) {
+    const uint64_t mid = (lo + hi) / 2;
+    if (offsets[mid] <= p) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+__global__ void k_crossings(InsideView m, const uint64_t* offsets, uint64_t total, unsigned long long* keys,
+                            int32_t* signs, unsigned long long* counter) {
+  for (uint64_t p = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < total; p += uint64_t(gridDim.x) * blockDim.x) {
+    const uint64_t t = find_item(offsets, m.num_tris, p);
+    int32_t u0, u1, v0, v1;
+    tri_columns(m, t, &u0, &u1, &v0, &v1);
+    const uint64_t local = p - offsets[t], nv = uint64_t(v1 - v0 + 1);
+    const int32_t i = u0 + int32_t(local / nv), j = v0 + int32_t(local % nv);
+    double wc;
+    const int s = inside_crossing(m.u + 3 * t, m.v + 3 * t, m.w + 3 * t, inside_column(i), inside_column(j), &wc);
+    if (!s) continue;
+    const int64_t k0 = inside_first_above(wc);
+    if (k0 >= m.dims.z) continue;
+    const unsigned long long slot = atomicAdd(counter, 1ull);
+    keys[slot] = ((uint64_t(i) * uint64_t(m.dims.y) + uint64_t(j)) << kK0Bits) | uint64_t(k0);
+    signs[slot] = s;
+  }
+}
+
+__global__ void k_column_ids(const unsigned long long* keys, uint64_t n, unsigned long long* cols) {
+  const uint64_t r = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r < n) cols[r] = keys[r] >> kK0Bits;
+}
+
+// Sets voxels [k0, k1) of column (i, j) (along u, v) in the bitmap.
+__device__ inline void set_span_bits(const InsideView& m, uint32_t* bits, int32_t i, int32_t j, int64_t k0, int64_t k1) {
+  for (int64_t k = k0; k < k1;) {
+    const int64_t end = min(k1, (k / 8 + 1) * 8);
+    int32_t x, y, z;
+    if (m.axis == 2) x = i, y = j, z = int32_t(k);
+    else if (m.axis == 0) x = int32_t(k), y = i, z = j;
+    else x = j, y = int32_t(k), z = i;
+    const uint64_t brick = (uint64_t(x >> 3) * uint64_t(m.nb.y) + uint64_t(y >> 3)) * uint64_t(m.nb.z) + uint64_t(z >> 3);
+    uint32_t* words = bits + brick * 16;
+    if (m.axis == 2) {
+      const int off = brick_offset(x & 7, y & 7, z & 7);
+      const uint32_t run = ((1u << int(end - k)) - 1u) << (off & 31);
+      atomicOr(&words[off >> 5], run);
+    } else {
+      for (int64_t q = k; q < end; ++q) {
+        const int lw = int(q & 7);
+        const int off = m.axis == 0 ? brick_offset(lw, i & 7, j & 7) : brick_offset(j & 7, lw, i & 7);
+        atomicOr(&words[off >> 5], 1u << (off & 31));
+      }
+    }
+    k = end;
+  }
+}
+
+// Columns of the range box that the winding test must evaluate voxel by voxel (1) or not (0).
+struct Columns {
+  int32_t u_lo, u_hi, v_lo, v_hi;
+  __device__ bool contains(int32_t i, int32_t j) const { return i >= u_lo && i < u_hi && j >= v_lo && j < v_hi; }
+  __device__ uint64_t index(int32_t i, int32_t j) const { return uint64_t(i - u_lo) * uint64_t(v_hi - v_lo) + uint64_t(j - v_lo); }
+};
+
+__global__ void k_spans(InsideView m, const unsigned long long* keys, const int32_t* prefix, uint64_t n, bool winding,
+                        const uint8_t* undecided, Columns cols, uint32_t* bits) {
+  const uint64_t r = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= n) return;
+  const uint64_t col = keys[r] >> kK0Bits;
+  const int32_t i = int32_t(col / uint64_t(m.dims.y)), j = int32_t(col % uint64_t(m.dims.y));
+  if (undecided && cols.contains(i, j) && undecided[cols.index(i, j)]) return;
+  const int64_t k0 = int64_t(keys[r] & ((1ull << kK0Bits) - 1));
+  const int64_t k1 = r + 1 < n && (keys[r + 1] >> kK0Bits) == col ? int64_t(keys[r + 1] & ((1ull << kK0Bits) - 1))
+                                                                    : int64_t(m.dims.z);
+  const int64_t sum = prefix[r];
+  const bool in = winding ? sum >= 1 : (sum & 1) != 0;
+  if (in && k1 > k0) set_span_bits(m, bits, i, j, k0, k1);
+}
+
+__global__ void k_tile_decided(const InsideEdge* edges, uint64_t ne, InsideScale sc, int32_t tu0, int32_t tv0,
+                               int32_t ntv, uint64_t ntiles, uint8_t* tile_undecided) {
+  const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= ntiles) return;
+  const int32_t tu = tu0 + int32_t(t / uint64_t(ntv)), tv = tv0 + int32_t(t % uint64_t(ntv));
+  const double limit = kInsideDecidedTurn * 3.14159265358979323846;
+  double sum = 0;
+  bool decided = true;
+  for (uint64_t e = 0; e < ne; ++e) {
+    sum += inside_tile_bound(edges[e], tu, tv, sc);
+    if (sum >= limit) {
+      decided = false;
+      break;
+    }
+  }
+  tile_undecided[t] = decided ? 0 : 1;
+}
+
+__global__ void k_column_decided(const InsideEdge* edges, uint64_t ne, InsideScale sc, Columns cols, int32_t tu0,
+                                 int32_t tv0, int32_t ntv, const uint8_t* tile_undecided, uint8_t* undecided) {
+  const uint64_t c = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const uint64_t nv = uint64_t(cols.v_hi - cols.v_lo);
+  if (c >= uint64_t(cols.u_hi - cols.u_lo) * nv) return;
+  const int32_t i = cols.u_lo + int32_t(c / nv), j = cols.v_lo + int32_t(c % nv);
+  uint8_t out = 0;
+  if (tile_undecided[uint64_t((i >> 3) - tu0) * uint64_t(ntv) + uint64_t((j >> 3) - tv0)]) {
+    const int64_t pu = inside_column(i), pv = inside_column(j);
+    double sum = 0;
+    for (uint64_t e = 0; e < ne; ++e) sum += inside_edge_azimuth(edges[e], pu, pv, sc);
+    out = sum < kInsideDecidedTurn * 3.14159265358979323846 ? 0 : 1;
+  }
+  undecided[c] = out;
+}
+
+// One thread per voxel of the undecided columns: w = c + B / 4pi.
+__global__ void k_undecided(InsideView m, const uint32_t* list, uint64_t nlist, Columns cols, int32_t w_lo, int32_t w_hi,
+                            const unsigned long long* keys, const int32_t* prefix, uint64_t n, const InsideEdge* edges,
+                            uint64_t ne, InsideScale sc, uint32_t* bits) {
+  const uint64_t len = uint64_t(w_hi - w_lo);
+  const uint64_t q = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (q >= nlist * len) return;
+  const uint64_t c = list[q / len];
+  const int64_t k = w_lo + int64_t(q % len);
+  const uint64_t nv = uint64_t(cols.v_hi - cols.v_lo);
+  const int32_t i = cols.u_lo + int32_t(c / nv), j = cols.v_lo + int32_t(c % nv);
+  const uint64_t col = uint64_t(i) * uint64_t(m.dims.y) + uint64_t(j);
+  // The last crossing of the column with first voxel above <= k: its prefix sum is c(k).
+  const unsigned long long target = (col << kK0Bits) | uint64_t(k);
+  uint64_t lo = 0, hi = n;  // first index with key > target
+  while (lo < hi) {
+    const uint64_t mid = (lo + hi) / 2;
+    if (keys[mid] <= target) lo = mid + 1;
+    else hi = mid;
+  }
+  int64_t sum = 0;
+  if (lo > 0 && (keys[lo - 1] >> kK0Bits) == col) sum = prefix[lo - 1];
+  const int64_t pu = inside_column(i), pv = inside_column(j);
+  double b = 0;
+  for (uint64_t e = 0; e < ne; ++e) b += inside_edge_solid_angle(edges[e], pu, pv, double(k) + 0.5, sc);
+  if (inside_winding_at_least_half(sum, b, 3.14159265358979323846)) set_span_bits(m, bits, i, j, k, k + 1);
+}
+
+__global__ void k_majority(uint32_t* a, const uint32_t* b, const uint32_t* c, uint64_t n) {
+  const uint64_t q = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (q < n) a[q] = (a[q] & b[q]) | (a[q] & c[q]) | (b[q] & c[q]);
+}
+
+struct BrickNonEmpty {
+  const uint4* words;  // 4 per brick
+  __device__ bool operator()(uint64_t b) const {
+    const uint4 x = words[4 * b], y = words[4 * b + 1], z = words[4 * b + 2], w = words[4 * b + 3];
+    return (x.x | x.y | x.z | x.w | y.x | y.y | y.z | y.w | z.x | z.y | z.z | z.w | w.x | w.y | w.z | w.w) != 0;
+  }
+};
+
+__global__ void k_gather_masks(const uint32_t* bits, const uint64_t* bricks, uint64_t n, uint32_t* out) {
+  const uint64_t q = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (q < n * 16) out[q] = bits[bricks[q / 16] * 16 + q % 16];
+}
+
+// ---- Band ------------------------------------------------------------------------------------
+
+struct BandView {
+  MeshView mesh;
+  uint64_t num_tris;
+  BandSetup setup;
+  Int3 dims, nb;
+};
+
+__device__ inline bool band_bricks(const BandView& b, uint64_t t, Int3* lo, Int3* hi) {
+  Vec3f tri[3];
+  for (int c = 0; c < 3; ++c) tri[c] = b.mesh.d_grid[b.mesh.d_indices[3 * t + c]];
+  if (!band_voxel_range(tri, b.setup, b.dims, lo, hi)) return false;
+  *lo = {lo->x >> 3, lo->y >> 3, lo->z >> 3};
+  *hi = {hi->x >> 3, hi->y >> 3, hi->z >> 3};
+  return true;
+}
+
+__global__ void k_band_count(BandView b, uint64_t* counts) {
+  const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= b.num_tris) return;
+  Int3 lo, hi;
+  counts[t] = band_bricks(b, t, &lo, &hi)
+                  ? uint64_t(hi.x - lo.x + 1) * uint64_t(hi.y - lo.y + 1) * uint64_t(hi.z - lo.z + 1)
+                  : 0;
+}
+
+__global__ void k_band_pairs(BandView b, const uint64_t* offsets, uint64_t total, unsigned long long* keys, uint32_t* tris) {
+  for (uint64_t p = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < total; p += uint64_t(gridDim.x) * blockDim.x) {
+    const uint64_t t = find_item(offsets, b.num_tris, p);
+    Int3 lo, hi;
+    band_bricks(b, t, &lo, &hi);
+    const uint64_t ny = uint64_t(hi.y - lo.y + 1), nz = uint64_t(hi.z - lo.z + 1);
+    const uint64_t local = p - offsets[t];
+    const int32_t bx = lo.x + int32_t(local / (ny * nz)), by = lo.y + int32_t((local / nz) % ny),
+                  bz = lo.z + int32_t(local % nz);
+    keys[p] = (uint64_t(bx) * uint64_t(b.nb.y) + uint64_t(by)) * uint64_t(b.nb.z) + uint64_t(bz);
+    tris[p] = uint32_t(t);
+  }
+}
+
+constexpr int kBandThreads = 128;
+
+__global__ void __launch_bounds__(kBandThreads) k_band(BandView b, const unsigned long long* bricks, const uint32_t* counts,
+                                                        const uint64_t* starts, const uint32_t* tris, float* values,
+                                                        uint32_t* masks) {
+  __shared__ Vec3f s_tri[3 * kBandThreads];
+  __shared__ uint32_t s_mask[16];
+  const uint64_t run = blockIdx.x;
+  const uint64_t lin = bricks[run];
+  const int32_t bz = int32_t(lin % uint64_t(b.nb.z)), by = int32_t((lin / uint64_t(b.nb.z)) % uint64_t(b.nb.y)),
+                bx = int32_t(lin / (uint64_t(b.nb.z) * uint64_t(b.nb.y)));
+  if (threadIdx.x < 16) s_mask[threadIdx.x] = 0;
+  float best[4];
+  int32_t vi[4], vj[4], vk[4];
+  bool in_grid[4];
+  for (int q = 0; q < 4; ++q) {
+    const int off = int(threadIdx.x) + q * kBandThreads;
+    vi[q] = bx * 8 + (off >> 6), vj[q] = by * 8 + ((off >> 3) & 7), vk[q] = bz * 8 + (off & 7);
+    in_grid[q] = vi[q] < b.dims.x && vj[q] < b.dims.y && vk[q] < b.dims.z;
+    best[q] = b.setup.width;
+  }
+  const uint64_t start = starts[run], count = counts[run];
+  for (uint64_t base = 0; base < count; base += kBandThreads) {
+    __syncthreads();
+    const uint64_t n = min(uint64_t(kBandThreads), count - base);
+    if (threadIdx.x < n) {
+      const uint32_t t = tris[start + base + threadIdx.x];
+      for (int c = 0; c < 3; ++c) s_tri[3 * threadIdx.x + c] = b.mesh.d_grid[b.mesh.d_indices[3 * uint64_t(t) + c]];
+    }
+    __syncthreads();
+    for (uint64_t t = 0; t < n; ++t)
+      for (int q = 0; q < 4; ++q)
+        if (in_grid[q]) best[q] = band_min(&s_tri[3 * t], vi[q], vj[q], vk[q], b.setup, best[q]);
+  }
+  __syncthreads();
+  for (int q = 0; q < 4; ++q) {
+    const int off = int(threadIdx.x) + q * kBandThreads;
+    const bool active = in_grid[q] && best[q] < b.setup.width;
+    values[run * kBrickVoxels + off] = active ? best[q] : 0.0f;
+    if (active) atomicOr(&s_mask[off >> 5], 1u << (off & 31));
+  }
+  __syncthreads();
+  if (threadIdx.x < 16) masks[run * 16 + threadIdx.x] = s_mask[threadIdx.x];
+}
+
+}  // namespace
+
+// ---- Inside ----------------------------------------------------------------------------------
+
+void SolidState::inside_axis(GpuContext& ctx, const DeviceMesh& mesh, const GridSpec& spec, int axis, bool winding,
+                             const InsideMesh* host, const InsideRange& range, uint32_t* bits, StageTimer& timer) {
+  cudaStream_t s = ctx.stream;
+  const uint64_t nt = mesh.num_tris;
+  const int32_t d[3] = {spec.dims.x, spec.dims.y, spec.dims.z};
+  const int au = (axis + 1) % 3, av = (axis + 2) % 3;
+  InsideView m;
+  m.num_tris = nt;
+  m.dims = {d[au], d[av], d[axis]};
+  m.axis = axis;
+  m.nb = {(spec.dims.x + 7) / 8, (spec.dims.y + 7) / 8, (spec.dims.z + 7) / 8};
+  timer.begin("inside_snap");
+  d_u.grow(3 * nt + 1);
+  d_v.grow(3 * nt + 1);
+  d_w.grow(3 * nt + 1);
+  launch_1d(k_snap, 3 * nt, 256, s, mesh.d_grid.data(), mesh.d_indices.data(), 3 * nt, axis, d_u.data(), d_v.data(), d_w.data());
+  m.u = d_u.data();
+  m.v = d_v.data();
+  m.w = d_w.data();
+  timer.begin("inside_columns");
+  d_counts.grow(nt + 1);
+  d_offsets.grow(nt + 1);
+  launch_1d(k_count_columns, nt, 256, s, m, d_counts.data());
+  VT_CUDA_CHECK(cudaMemsetAsync(d_offsets.data(), 0, sizeof(uint64_t), s));
+  if (nt)
+    ctx.cub.run([&](void* t, size_t& bytes) {
+      return cub::DeviceScan::InclusiveSum(t, bytes, d_counts.data(), d_offsets.data() + 1, int64_t(nt), s);
+    });
+  const uint64_t total = read_scalar(d_offsets.data() + nt, s);
+  if (total * 40 > ctx.memory_budget())
+    fail(ErrorKind::kResource, "the inside test needs " + std::to_string(total) +
+                                   " triangle-column tests, more than the GPU memory budget holds");
+  timer.begin("inside_crossings");
+  for (int b = 0; b < 2; ++b) {
+    d_keys[b].grow(total + 1);
+    d_signs[b].grow(total + 1);
+  }
+  d_counter.grow(1);
+  VT_CUDA_CHECK(cudaMemsetAsync(d_counter.data(), 0, sizeof(unsigned long long), s));
+  if (total) {
+    const unsigned blocks = unsigned(std::min<uint64_t>(blocks_for(total, 256), uint64_t(ctx.num_sms) * 32));
+    k_crossings<<<blocks, 256, 0, s>>>(m, d_offsets.data(), total, d_keys[0].data(), d_signs[0].data(), d_counter.data());
+    VT_CUDA_CHECK_LAUNCH();
+  }
+  const uint64_t n = read_scalar(d_counter.data(), s);
+  timer.begin("inside_sort");
+  cub::DoubleBuffer<unsigned long long> dk(d_keys[0].data(), d_keys[1].data());
+  cub::DoubleBuffer<int32_t> ds(d_signs[0].data(), d_signs[1].data());
+  const int key_bits = kK0Bits + bits_for(uint64_t(m.dims.x) * uint64_t(m.dims.y));
+  if (n)
+    ctx.cub.run([&](void* t, size_t& bytes) {
+      return cub::DeviceRadixSort::SortPairs(t, bytes, dk, ds, int64_t(n), 0, key_bits, s);
+    });
+  unsigned long long* keys = dk.Current();
+  int32_t* signs = ds.Current();
+  unsigned long long* cols = dk.Alternate();
+  int32_t* prefix = ds.Alternate();
+  launch_1d(k_column_ids, n, 256, s, keys, n, cols);
+  if (n)
+    ctx.cub.run([&](void* t, size_t& bytes) {
+      return cub::DeviceScan::InclusiveSumByKey(t, bytes, cols, signs, prefix, int64_t(n), cuda::std::equal_to<unsigned long long>{}, s);
+    });
+  // Columns the winding test must evaluate voxel by voxel.
+  const bool boundary = winding && host && !host->boundary.empty();
+  Columns cr{range.lo[au], range.hi[au], range.lo[av], range.hi[av]};
+  uint64_t nlist = 0;
+  if (boundary && cr.u_hi > cr.u_lo && cr.v_hi > cr.v_lo) {
+    timer.begin("inside_boundary");
+    const uint64_t ne = host->boundary.size();
+    d_edges.grow(ne);
+    VT_CUDA_CHECK(cudaMemcpyAsync(d_edges.data(), host->boundary.data(), ne * sizeof(InsideEdge), cudaMemcpyHostToDevice, s));
+    const int32_t tu0 = cr.u_lo >> 3, tv0 = cr.v_lo >> 3, ntv = ((cr.v_hi - 1) >> 3) - tv0 + 1;
+    const uint64_t ntiles = uint64_t(((cr.u_hi - 1) >> 3) - tu0 + 1) * uint64_t(ntv);
+    const uint64_t ncols = uint64_t(cr.u_hi - cr.u_lo) * uint64_t(cr.v_hi - cr.v_lo);
+    d_tile_flags.grow(ntiles);
+    d_col_flags.grow(ncols);
+    launch_1d(k_tile_decided, ntiles, 128, s, d_edges.data(), ne, host->scale, tu0, tv0, ntv, ntiles, d_tile_flags.data());
+    launch_1d(k_column_decided, ncols, 128, s, d_edges.data(), ne, host->scale, cr, tu0, tv0, ntv, d_tile_flags.data(),
+              d_col_flags.data());
+    d_list.grow(ncols + 1);
+    d_num.grow(1);
+    ctx.cub.run([&](void* t, size_t& bytes) {
+      return cub::DeviceSelect::Flagged(t, bytes, thrust::counting_iterator<uint32_t>(0), d_col_flags.data(), d_list.data(),
+                                        d_num.data(), int64_t(ncols), s);
+    });
+    nlist = read_scalar(d_num.data(), s);
+  }
+  timer.begin("inside_spans");
+  launch_1d(k_spans, n, 256, s, m, keys, prefix, n, winding, boundary ? d_col_flags.data() : nullptr, cr, bits);
+  if (nlist && range.hi[axis] > range.lo[axis]) {
+    timer.begin("inside_winding");
+    const uint64_t voxels = nlist * uint64_t(range.hi[axis] - range.lo[axis]);
+    launch_1d(k_undecided, voxels, 128, s, m, d_list.data(), nlist, cr, range.lo[axis], range.hi[axis], keys, prefix, n,
+              d_edges.data(), uint64_t(host->boundary.size()), host->scale, bits);
+  }
+}
+
+SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_mesh, const GridSpec& spec,
+                              InsideMethod method, VoxelizeStats& stats) {
+  cudaStream_t s = ctx.stream;
+  const auto wall0 = std::chrono::steady_clock::now();
+  StageTimer timer(s);
+  timer.begin("transform");
+  mesh.transform(spec.origin, spec.voxel_size, s);
+  const std::vector<Vec3f> g = to_grid_space(host_mesh, spec);
+  const InsideRange range = inside_range(g, spec);
+  const Int3 nb{(spec.dims.x + 7) / 8, (spec.dims.y + 7) / 8, (spec.dims.z + 7) / 8};
+  const uint64_t nbricks = uint64_t(nb.x) * uint64_t(nb.y) * uint64_t(nb.z);
+  const int maps = method == InsideMethod::kVote ? 3 : 1;
+  if (nbricks * 64 * maps > ctx.memory_budget() / 2)
+    fail(ErrorKind::kResource, "the GPU inside test keeps a bit per voxel of the grid (" +
+                                   std::to_string(nbricks * 64 * maps >> 20) +
+                                   " MB), more than half the GPU memory budget: use --device cpu or a coarser grid");
+  d_bits.grow(nbricks * 16 * maps);
+  VT_CUDA_CHECK(cudaMemsetAsync(d_bits.data(), 0, nbricks * 64 * maps, s));
+  if (method == InsideMethod::kVote) {
+    for (int a = 0; a < 3; ++a)
+      inside_axis(ctx, mesh, spec, a, false, nullptr, range, d_bits.data() + uint64_t(a) * nbricks * 16, timer);
+    timer.begin("inside_vote");
+    launch_1d(k_majority, nbricks * 16, 256, s, d_bits.data(), d_bits.data() + nbricks * 16, d_bits.data() + 2 * nbricks * 16,
+              nbricks * 16);
+  } else {
+    InsideMesh host;
+    const bool winding = method == InsideMethod::kWinding;
+    if (winding) host = prepare_inside(host_mesh, g, spec, 2, true, false);
+    inside_axis(ctx, mesh, spec, 2, winding, winding ? &host : nullptr, range, d_bits.data(), timer);
+  }
+  timer.begin("inside_compact");
+  d_bricks.grow(nbricks + 1);
+  d_num.grow(1);
+  ctx.cub.run([&](void* t, size_t& bytes) {
+    return cub::DeviceSelect::If(t, bytes, thrust::counting_iterator<uint64_t>(0), d_bricks.data(), d_num.data(),
+                                 int64_t(nbricks), BrickNonEmpty{reinterpret_cast<const uint4*>(d_bits.data())}, s);
+  });
+  const uint64_t count = read_scalar(d_num.data(), s);
+  d_masks.grow(count * 16 + 1);
+  launch_1d(k_gather_masks, count * 16, 256, s, d_bits.data(), d_bricks.data(), count, d_masks.data());
+  timer.begin("inside_download");
+  std::vector<uint64_t> lin;
+  SparseGrid out;
+  out.spec = spec;
+  out.name = "inside";
+  ctx.append_download(lin, d_bricks.data(), count);
+  out.masks.resize(count);
+  if (count) ctx.download(out.masks.data(), d_masks.data(), count * 64);
+  out.keys.resize(count);
+  for (uint64_t b = 0; b < count; ++b) {
+    const uint64_t l = lin[b];
+    out.keys[b] = brick_key(int32_t(l / (uint64_t(nb.y) * uint64_t(nb.z))), int32_t((l / uint64_t(nb.z)) % uint64_t(nb.y)),
+                            int32_t(l % uint64_t(nb.z)));
+  }
+  timer.end();
+  double total = 0;
+  for (const auto& [name, ms] : timer.resolve()) {
+    stats.add_stage(name, ms);
+    total += ms;
+  }
+  stats.add_stage("inside_gpu_total", total);
+  stats.add_stage("inside_wall", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count());
+  return out;
+}
+
+// ---- Band ------------------------------------------------------------------------------------
+
+SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& spec, int band, VoxelizeStats& stats) {
+  cudaStream_t s = ctx.stream;
+  const auto wall0 = std::chrono::steady_clock::now();
+  StageTimer timer(s);
+  timer.begin("transform");
+  mesh.transform(spec.origin, spec.voxel_size, s);
+  const uint64_t nt = mesh.num_tris;
+  BandView b;
+  b.mesh = mesh.view();
+  b.num_tris = nt;
+  b.setup = band_setup(spec, band);
+  b.dims = spec.dims;
+  b.nb = {(spec.dims.x + 7) / 8, (spec.dims.y + 7) / 8, (spec.dims.z + 7) / 8};
+  timer.begin("band_pairs");
+  d_counts.grow(nt + 1);
+  d_offsets.grow(nt + 1);
+  launch_1d(k_band_count, nt, 256, s, b, d_counts.data());
+  VT_CUDA_CHECK(cudaMemsetAsync(d_offsets.data(), 0, sizeof(uint64_t), s));
+  if (nt)
+    ctx.cub.run([&](void* t, size_t& bytes) {
+      return cub::DeviceScan::InclusiveSum(t, bytes, d_counts.data(), d_offsets.data() + 1, int64_t(nt), s);
+    });
+  const uint64_t total = read_scalar(d_offsets.data() + nt, s);
+  if (total * 48 > ctx.memory_budget())
+    fail(ErrorKind::kResource, "the narrow band needs " + std::to_string(total) +
+                                   " (brick, triangle) pairs, more than the GPU memory budget holds");
+  for (int i = 0; i < 2; ++i) {
+    d_keys[i].grow(total + 1);
+    d_tris[i].grow(total + 1);
+  }
+  if (total) {
+    const unsigned blocks = unsigned(std::min<uint64_t>(blocks_for(total, 256), uint64_t(ctx.num_sms) * 32));
+    k_band_pairs<<<blocks, 256, 0, s>>>(b, d_offsets.data(), total, d_keys[0].data(), d_tris[0].data());
+    VT_CUDA_CHECK_LAUNCH();
+  }
+  timer.begin("band_sort");
+  cub::DoubleBuffer<unsigned long long> dk(d_keys[0].data(), d_keys[1].data());
+  cub::DoubleBuffer<uint32_t> dt(d_tris[0].data(), d_tris[1].data());
+  const int key_bits = bits_for(uint64_t(b.nb.x) * uint64_t(b.nb.y) * uint64_t(b.nb.z));
+  if (total)
+    ctx.cub.run([&](void* t, size_t& bytes) {
+      return cub::DeviceRadixSort::SortPairs(t, bytes, dk, dt, int64_t(total), 0, key_bits, s);
+    });
+  unsigned long long* unique = dk.Alternate();
+  d_run_counts.grow(total + 1);
+  d_run_starts.grow(total + 1);
+  d_num.grow(1);
+  VT_CUDA_CHECK(cudaMemsetAsync(d_num.data(), 0, sizeof(uint64_t), s));
+  if (total)
+    ctx.cub.run([&](void* t, size_t& bytes) {
+      return cub::DeviceRunLengthEncode::Encode(t, bytes, dk.Current(), unique, d_run_counts.data(), d_num.data(),
+                                                int64_t(total), s);
+    });
+  const uint64_t runs = read_scalar(d_num.data(), s);
+  if (runs)
+    ctx.cub.run([&](void* t, size_t& bytes) {
+      return cub::DeviceScan::ExclusiveSum(t, bytes, d_run_counts.data(), d_offsets.data(), int64_t(runs), s);
+    });
+  timer.begin("band_distance");
+  d_values.grow(runs * kBrickVoxels + 1);
+  d_masks.grow(runs * 16 + 1);
+  if (runs) {
+    k_band<<<unsigned(runs), kBandThreads, 0, s>>>(b, unique, d_run_counts.data(), d_offsets.data(), dt.Current(),
+                                                   d_values.data(), d_masks.data());
+    VT_CUDA_CHECK_LAUNCH();
+  }
+  timer.begin("band_download");
+  std::vector<unsigned long long> lin;
+  std::vector<BrickMask> masks(runs);
+  ValueArray<float> values(runs * kBrickVoxels);
+  lin.resize(runs);
+  if (runs) {
+    ctx.download(lin.data(), unique, runs * sizeof(unsigned long long));
+    ctx.download(masks.data(), d_masks.data(), runs * 64);
+    ctx.download(values.data(), d_values.data(), runs * kBrickVoxels * sizeof(float));
+  }
+  timer.end();
+  SparseGrid out;
+  out.spec = spec;
+  out.value_type = ValueType::kFloat32;
+  out.name = "sdf";
+  size_t kept = 0;
+  for (uint64_t r = 0; r < runs; ++r) kept += masks[r].any();
+  out.keys.reserve(kept);
+  out.masks.reserve(kept);
+  out.fvalues.resize(kept * kBrickVoxels);
+  size_t o = 0;
+  for (uint64_t r = 0; r < runs; ++r) {
+    if (!masks[r].any()) continue;
+    const uint64_t l = lin[r];
+    out.keys.push_back(brick_key(int32_t(l / (uint64_t(b.nb.y) * uint64_t(b.nb.z))),
+                                 int32_t((l / uint64_t(b.nb.z)) % uint64_t(b.nb.y)), int32_t(l % uint64_t(b.nb.z))));
+    out.masks.push_back(masks[r]);
+    std::copy(values.begin() + r * kBrickVoxels, values.begin() + (r + 1) * kBrickVoxels, out.fvalues.begin() + o * kBrickVoxels);
+    ++o;
+  }
+  double total_ms = 0;
+  for (const auto& [name, ms] : timer.resolve()) {
+    stats.add_stage(name, ms);
+    total_ms += ms;
+  }
+  stats.add_stage("band_gpu_total", total_ms);
+  stats.add_stage("band_wall", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count());
+  return out;
+}
+
+SparseGrid GpuVoxelizer::inside_centres(const GridSpec& spec, InsideMethod method, VoxelizeStats& stats) {
+  VT_CUDA_CHECK(cudaSetDevice(m_ctx.opt.device));
+  return m_solid.inside(m_ctx, m_mesh, mesh(), spec, method, stats);
+}
+
+SparseGrid GpuVoxelizer::band_distance(const GridSpec& spec, int band, VoxelizeStats& stats) {
+  VT_CUDA_CHECK(cudaSetDevice(m_ctx.opt.device));
+  return m_solid.band(m_ctx, m_mesh, spec, band, stats);
+}
+
+}  // namespace voxtile

@@ -1,0 +1,403 @@
+// Solid and sdf targets (core/inside.h): the inside tests against brute-force oracles written here
+// in double precision (ray parity, the generalized winding number as a sum of triangle solid
+// angles, point-triangle distance), on closed, open, overlapping and inverted meshes; exact fills
+// of aligned boxes; the level-set output; and the GPU against the CPU bit for bit.
+#include <gtest/gtest.h>
+
+#include <openvdb/openvdb.h>
+
+#include <cmath>
+#include <random>
+
+#include "core/inside_grid.h"
+#include "core/meshgen.h"
+#include "core/voxelizer.h"
+#include "io/vdb.h"
+#include "io/writers.h"
+#include "kernels/api.h"
+#include "tests/helpers.h"
+
+namespace voxtile {
+namespace {
+
+struct D3 {
+  double x, y, z;
+};
+D3 operator-(D3 a, D3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
+double dot(D3 a, D3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+D3 crs(D3 a, D3 b) { return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x}; }
+double len(D3 a) { return std::sqrt(dot(a, a)); }
+D3 vtx(const Mesh& m, size_t t, int c) {
+  const Vec3f p = m.vertex(t, c);
+  return {p.x, p.y, p.z};
+}
+
+// Oracle: the generalized winding number, sum of the triangles' signed solid angles / 4 pi.
+double gwn(const Mesh& m, D3 p) {
+  double sum = 0;
+  for (size_t t = 0; t < m.num_triangles(); ++t) {
+    const D3 a = vtx(m, t, 0) - p, b = vtx(m, t, 1) - p, c = vtx(m, t, 2) - p;
+    const double la = len(a), lb = len(b), lc = len(c);
+    const double num = dot(a, crs(b, c));
+    const double den = la * lb * lc + dot(a, b) * lc + dot(a, c) * lb + dot(b, c) * la;
+    sum += 2 * std::atan2(num, den);
+  }
+  return sum / (4 * M_PI);
+}
+
+// Oracle: parity of the crossings of a ray from p along `dir` (Moller-Trumbore in double).
+bool ray_parity(const Mesh& m, D3 p, D3 dir) {
+  int n = 0;
+  for (size_t t = 0; t < m.num_triangles(); ++t) {
+    const D3 a = vtx(m, t, 0), e1 = vtx(m, t, 1) - a, e2 = vtx(m, t, 2) - a;
+    const D3 h = crs(dir, e2);
+    const double det = dot(e1, h);
+    if (std::fabs(det) < 1e-300) continue;
+    const D3 s = p - a;
+    const double u = dot(s, h) / det;
+    if (u < 0 || u > 1) continue;
+    const D3 q = crs(s, e1);
+    const double v = dot(dir, q) / det;
+    if (v < 0 || u + v > 1) continue;
+    if (dot(e2, q) / det > 0) ++n;
+  }
+  return n & 1;
+}
+
+// Oracle: distance from p to triangle t (closest point by region tests, Ericson 5.1.5).
+double tri_distance(const Mesh& m, size_t t, D3 p) {
+  const D3 a = vtx(m, t, 0), b = vtx(m, t, 1), c = vtx(m, t, 2);
+  const D3 ab = b - a, ac = c - a, ap = p - a;
+  auto at = [&](double v, double w) { return D3{a.x + ab.x * v + ac.x * w, a.y + ab.y * v + ac.y * w, a.z + ab.z * v + ac.z * w}; };
+  const double d1 = dot(ab, ap), d2 = dot(ac, ap);
+  if (d1 <= 0 && d2 <= 0) return len(p - a);
+  const D3 bp = p - b;
+  const double d3 = dot(ab, bp), d4 = dot(ac, bp);
+  if (d3 >= 0 && d4 <= d3) return len(p - b);
+  const double vc = d1 * d4 - d3 * d2;
+  if (vc <= 0 && d1 >= 0 && d3 <= 0) return len(p - at(d1 / (d1 - d3), 0));
+  const D3 cp = p - c;
+  const double d5 = dot(ab, cp), d6 = dot(ac, cp);
+  if (d6 >= 0 && d5 <= d6) return len(p - c);
+  const double vb = d5 * d2 - d1 * d6;
+  if (vb <= 0 && d2 >= 0 && d6 <= 0) return len(p - at(0, d2 / (d2 - d6)));
+  const double va = d3 * d6 - d5 * d4;
+  if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
+    const double w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+    return len(p - D3{b.x + (c.x - b.x) * w, b.y + (c.y - b.y) * w, b.z + (c.z - b.z) * w});
+  }
+  const double denom = 1 / (va + vb + vc);
+  return len(p - at(vb * denom, vc * denom));
+}
+
+bool grid_has(const SparseGrid& g, int32_t i, int32_t j, int32_t k) {
+  const uint64_t key = brick_key(i >> 3, j >> 3, k >> 3);
+  const auto it = std::lower_bound(g.keys.begin(), g.keys.end(), key);
+  return it != g.keys.end() && *it == key && g.masks[size_t(it - g.keys.begin())].test(brick_offset(i & 7, j & 7, k & 7));
+}
+float grid_value(const SparseGrid& g, int32_t i, int32_t j, int32_t k) {
+  const uint64_t key = brick_key(i >> 3, j >> 3, k >> 3);
+  const size_t b = size_t(std::lower_bound(g.keys.begin(), g.keys.end(), key) - g.keys.begin());
+  return g.fvalues[b * kBrickVoxels + brick_offset(i & 7, j & 7, k & 7)];
+}
+
+Mesh append(const Mesh& a, const Mesh& b) {
+  Mesh m = a;
+  const uint32_t base = uint32_t(m.positions.size());
+  m.positions.insert(m.positions.end(), b.positions.begin(), b.positions.end());
+  for (uint32_t i : b.indices) m.indices.push_back(base + i);
+  return m;
+}
+Mesh flipped(const Mesh& a) {
+  Mesh m = a;
+  for (size_t t = 0; t < m.num_triangles(); ++t) std::swap(m.indices[3 * t + 1], m.indices[3 * t + 2]);
+  return m;
+}
+// Every `every`-th triangle removed (holes; the mesh is open).
+Mesh holed(const Mesh& a, size_t every) {
+  Mesh m = a;
+  m.indices.clear();
+  for (size_t t = 0; t < a.num_triangles(); ++t)
+    if (t % every != 3) m.indices.insert(m.indices.end(), a.indices.begin() + 3 * t, a.indices.begin() + 3 * t + 3);
+  return m;
+}
+Mesh rotated(const Mesh& a, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> n;
+  double q[4] = {n(rng), n(rng), n(rng), n(rng)};
+  const double l = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  for (double& x : q) x /= l;
+  const double w = q[0], x = q[1], y = q[2], z = q[3];
+  const double r[3][3] = {{1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)},
+                          {2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)},
+                          {2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)}};
+  Mesh m = a;
+  for (Vec3f& p : m.positions) {
+    const double px = p.x, py = p.y, pz = p.z;
+    p = {float(r[0][0] * px + r[0][1] * py + r[0][2] * pz), float(r[1][0] * px + r[1][1] * py + r[1][2] * pz),
+         float(r[2][0] * px + r[2][1] * py + r[2][2] * pz)};
+  }
+  return m;
+}
+
+GridSpec grid_for(const Mesh& m, int res, int pad = 1) {
+  Bounds b;
+  for (const Vec3f& p : m.positions) b.extend({p.x, p.y, p.z});
+  GridOptions o;
+  o.resolution = res;
+  o.pad = pad;
+  return make_grid_spec(b, o);
+}
+
+struct Case {
+  std::string name;
+  Mesh mesh;
+  bool closed;
+};
+std::vector<Case> cases() {
+  const Mesh sphere = make_uv_sphere(0.1f, -0.2f, 0.3f, 1.0f, 9, 13);
+  const Mesh box = make_box_mesh(-0.7f, -0.4f, -0.9f, 0.8f, 0.6f, 0.5f);
+  std::vector<Case> c;
+  c.push_back({"sphere", sphere, true});
+  c.push_back({"rotated box", rotated(box, 7), true});
+  c.push_back({"overlapping parts", append(sphere, rotated(box, 3)), true});
+  c.push_back({"inverted sphere", flipped(sphere), true});
+  c.push_back({"sphere with holes", holed(sphere, 9), false});
+  c.push_back({"box without its top", holed(box, 100), false});
+  c.push_back({"two open parts", append(holed(rotated(sphere, 5), 7), holed(rotated(box, 11), 5)), false});
+  return c;
+}
+
+// Every voxel centre of the grid against an oracle (voxels where the oracle is within `margin`
+// of its threshold are skipped and counted).
+template <class Oracle>
+void expect_inside(const Mesh& mesh, const GridSpec& spec, InsideMethod method, Oracle&& oracle, const std::string& what) {
+  const SparseGrid g = inside_cpu(mesh, spec, method);
+  g.validate();
+  size_t checked = 0, inside = 0;
+  for (int32_t i = 0; i < spec.dims.x; ++i)
+    for (int32_t j = 0; j < spec.dims.y; ++j)
+      for (int32_t k = 0; k < spec.dims.z; ++k) {
+        const Vec3d c = spec.voxel_center(i, j, k);
+        // Centres within 1e-3 voxel of the surface are undecidable by design (1/1024-voxel snapping).
+        double d = 1e300;
+        for (size_t t = 0; t < mesh.num_triangles(); ++t) d = std::min(d, tri_distance(mesh, t, D3{c.x, c.y, c.z}));
+        if (d < 1e-3 * spec.voxel_size.x) continue;
+        int expect = oracle(D3{c.x, c.y, c.z});
+        if (expect < 0) continue;  // undecidable here
+        ++checked;
+        inside += expect;
+        ASSERT_EQ(grid_has(g, i, j, k), expect == 1) << what << " voxel " << i << "," << j << "," << k << " distance " << d / spec.voxel_size.x;
+      }
+  EXPECT_GT(checked, spec.num_voxels() * 9 / 10) << what;
+  (void)inside;
+}
+
+TEST(Inside, WindingNumberEqualsTheBruteForceSumOfSolidAnglesOnEveryKindOfMesh) {
+  for (const Case& c : cases())
+    for (int res : {10, 17}) {
+      const GridSpec spec = grid_for(c.mesh, res);
+      expect_inside(c.mesh, spec, InsideMethod::kWinding, [&](D3 p) {
+        const double w = gwn(c.mesh, p);
+        return std::fabs(w - 0.5) < 1e-7 ? -1 : (w >= 0.5 ? 1 : 0);
+      }, c.name + " winding r" + std::to_string(res));
+    }
+}
+
+TEST(Inside, ParityAndVoteEqualRayParityOnClosedMeshes) {
+  for (const Case& c : cases()) {
+    if (!c.closed) continue;
+    const GridSpec spec = grid_for(c.mesh, 15);
+    const D3 dirs[3] = {{0.0123, -0.0311, -1}, {-1, 0.0231, 0.0173}, {0.0217, -1, -0.0119}};
+    expect_inside(c.mesh, spec, InsideMethod::kParity, [&](D3 p) { return int(ray_parity(c.mesh, p, dirs[0])); },
+                  c.name + " parity");
+    expect_inside(c.mesh, spec, InsideMethod::kVote, [&](D3 p) {
+      const int n = ray_parity(c.mesh, p, dirs[0]) + ray_parity(c.mesh, p, dirs[1]) + ray_parity(c.mesh, p, dirs[2]);
+      return int(n >= 2);
+    }, c.name + " vote");
+  }
+}
+
+TEST(Inside, OpenMeshesLeakUnderParityButNotUnderWinding) {
+  // A box without its top: parity fills the columns above the bottom face to the grid's top,
+  // winding fills the box only (and nothing above it).
+  const Mesh box = make_box_mesh(0, 0, 0, 1, 1, 1);
+  Mesh open_box = box;
+  open_box.indices.clear();
+  for (size_t t = 0; t < box.num_triangles(); ++t)
+    if (!(box.vertex(t, 0).z == 1 && box.vertex(t, 1).z == 1 && box.vertex(t, 2).z == 1))
+      open_box.indices.insert(open_box.indices.end(), box.indices.begin() + 3 * t, box.indices.begin() + 3 * t + 3);
+  ASSERT_EQ(open_box.num_triangles(), 10u);
+  const GridSpec spec = grid_for(open_box, 12, 3);
+  const SparseGrid parity = inside_cpu(open_box, spec, InsideMethod::kParity);
+  const SparseGrid winding = inside_cpu(open_box, spec, InsideMethod::kWinding);
+  const int32_t top = spec.dims.z - 1, mid = spec.dims.x / 2;
+  EXPECT_TRUE(grid_has(parity, mid, mid, top));
+  EXPECT_FALSE(grid_has(winding, mid, mid, top));
+  EXPECT_TRUE(grid_has(winding, mid, mid, mid));
+}
+
+TEST(Inside, ACubeAtEightCubedIsEightByEightByEight) {
+  Mesh cube = make_box_mesh(0, 0, 0, 1, 1, 1);
+  CpuVoxelizer cpu;
+  cpu.set_mesh(cube);
+  GridOptions o;
+  o.resolution = 8;
+  Bounds b;
+  b.extend({0, 0, 0});
+  b.extend({1, 1, 1});
+  const GridSpec spec = make_grid_spec(b, o);
+  for (InsideMethod m : {InsideMethod::kParity, InsideMethod::kWinding, InsideMethod::kVote}) {
+    VoxelizeOptions vo;
+    vo.inside = m;
+    for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative}) {
+      vo.mode = mode;
+      const SparseGrid g = cpu.voxelize(spec, vo, {make_target_spec(Target::kSolid)})[0];
+      EXPECT_EQ(g.active_voxels(), 512u) << inside_name(m) << " " << mode_name(mode);
+      EXPECT_EQ(inside_cpu(cube, spec, m).active_voxels(), 512u) << inside_name(m);
+    }
+  }
+}
+
+TEST(Inside, AGridAlignedBoxFillsExactly) {
+  // Faces on voxel boundaries: exactly the voxels whose centres lie in the box.
+  GridSpec spec;
+  spec.dims = {12, 11, 10};
+  for (InsideMethod m : {InsideMethod::kParity, InsideMethod::kWinding, InsideMethod::kVote}) {
+    const SparseGrid g = inside_cpu(make_box_mesh(2, 3, 1, 9, 7, 8), spec, m);
+    EXPECT_EQ(g.active_voxels(), uint64_t(7 * 4 * 7)) << inside_name(m);
+    for (int32_t i = 0; i < 12; ++i)
+      for (int32_t j = 0; j < 11; ++j)
+        for (int32_t k = 0; k < 10; ++k)
+          ASSERT_EQ(grid_has(g, i, j, k), i >= 2 && i < 9 && j >= 3 && j < 7 && k >= 1 && k < 8) << inside_name(m);
+  }
+}
+
+TEST(Inside, RotatedClosedMeshesKeepTheirVolumeWithinTheSurfaceBand) {
+  const Mesh sphere = make_uv_sphere(0, 0, 0, 1, 24, 48);
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    const Mesh m = rotated(sphere, seed);
+    const GridSpec spec = grid_for(m, 40);
+    CpuVoxelizer cpu;
+    cpu.set_mesh(m);
+    VoxelizeOptions vo;
+    const auto grids = cpu.voxelize(spec, vo, {make_target_spec(Target::kSolid), make_target_spec(Target::kBinary)});
+    const SparseGrid inside = inside_cpu(m, spec, InsideMethod::kWinding);
+    const double voxel = spec.voxel_size.x * spec.voxel_size.y * spec.voxel_size.z;
+    // The polygon's volume (exact, divergence theorem) against the voxel count of the inside test.
+    double volume = 0;
+    for (size_t t = 0; t < m.num_triangles(); ++t) volume += dot(vtx(m, t, 0), crs(vtx(m, t, 1), vtx(m, t, 2))) / 6;
+    const double counted = double(inside.active_voxels()) * voxel;
+    const double band = double(grids[1].active_voxels()) * voxel;
+    EXPECT_LT(std::fabs(counted - volume), band) << seed;
+    // The solid is the surface plus the inside.
+    SparseGrid both = combine_masks({&grids[1], &inside}, 1);
+    both.spec = spec;
+    EXPECT_EQ(grids[0].checksum(), both.checksum());
+  }
+}
+
+TEST(Inside, SdfIsTheBruteForceDistanceSignedByTheWindingNumber) {
+  for (const Case& c : cases()) {
+    const GridSpec spec = grid_for(c.mesh, 14, 4);
+    CpuVoxelizer cpu;
+    cpu.set_mesh(c.mesh);
+    VoxelizeOptions vo;
+    vo.band = 2;
+    const SparseGrid sdf = cpu.voxelize(spec, vo, {make_target_spec(Target::kSdf)})[0];
+    sdf.validate();
+    ASSERT_TRUE(sdf.level_set);
+    const double width = 2 * spec.voxel_size.x;
+    EXPECT_FLOAT_EQ(sdf.background, float(width));
+    size_t active = 0;
+    for (int32_t i = 0; i < spec.dims.x; ++i)
+      for (int32_t j = 0; j < spec.dims.y; ++j)
+        for (int32_t k = 0; k < spec.dims.z; ++k) {
+          const Vec3d cc = spec.voxel_center(i, j, k);
+          const D3 p{cc.x, cc.y, cc.z};
+          double d = 1e300;
+          for (size_t t = 0; t < c.mesh.num_triangles(); ++t) d = std::min(d, tri_distance(c.mesh, t, p));
+          if (std::fabs(d - width) < 1e-5 * width) continue;
+          ASSERT_EQ(grid_has(sdf, i, j, k), d < width) << c.name << " " << i << "," << j << "," << k << " d=" << d;
+          if (d >= width) continue;
+          ++active;
+          const float v = grid_value(sdf, i, j, k);
+          EXPECT_NEAR(std::fabs(v), d, 1e-5 * spec.voxel_size.x + 2e-6 * d) << c.name;
+          const double w = gwn(c.mesh, p);
+          if (std::fabs(w - 0.5) > 1e-7 && d > 1e-3 * spec.voxel_size.x)
+            ASSERT_EQ(v < 0, w >= 0.5) << c.name << " w=" << w << " at " << i << "," << j << "," << k << " d " << d / spec.voxel_size.x;
+        }
+    EXPECT_GT(active, 100u) << c.name;
+  }
+}
+
+TEST(Inside, SdfIsWrittenAsAnOpenVdbLevelSet) {
+  const Mesh sphere = make_uv_sphere(0, 0, 0, 1, 16, 32);
+  const GridSpec spec = grid_for(sphere, 32, 4);
+  CpuVoxelizer cpu;
+  cpu.set_mesh(sphere);
+  VoxelizeOptions vo;
+  const SparseGrid sdf = cpu.voxelize(spec, vo, {make_target_spec(Target::kSdf)})[0];
+  test::TempDir dir;
+  write_grid(sdf, dir.file("s.vdb"), OutputFormat::kVdb, {});
+  openvdb::initialize();
+  openvdb::io::File f(dir.file("s.vdb"));
+  f.open();
+  auto grid = openvdb::gridPtrCast<openvdb::FloatGrid>(f.readGrid("sdf"));
+  ASSERT_TRUE(grid);
+  EXPECT_EQ(grid->getGridClass(), openvdb::GRID_LEVEL_SET);
+  EXPECT_FLOAT_EQ(grid->background(), sdf.background);
+  const openvdb::Coord centre(spec.dims.x / 2, spec.dims.y / 2, spec.dims.z / 2);
+  EXPECT_FLOAT_EQ(grid->tree().getValue(centre), -sdf.background);   // flood-filled inside
+  EXPECT_FLOAT_EQ(grid->tree().getValue(openvdb::Coord(0, 0, 0)), sdf.background);
+  EXPECT_EQ(grid->activeVoxelCount(), sdf.active_voxels());
+  const SparseGrid back = read_vdb(dir.file("s.vdb"), "sdf");
+  EXPECT_TRUE(back.level_set);
+  EXPECT_EQ(back.checksum(), sdf.checksum());
+  // The dense field: -background inside beyond the band, +background outside.
+  write_grid(sdf, dir.file("s.npy"), OutputFormat::kNpy, {});
+  const std::string npy = test::read_file(dir.file("s.npy"));
+  const size_t header = npy.size() - spec.num_voxels() * 4;
+  auto at = [&](int32_t i, int32_t j, int32_t k) {
+    float v;
+    std::memcpy(&v, npy.data() + header + ((size_t(i) * spec.dims.y + j) * spec.dims.z + k) * 4, 4);
+    return v;
+  };
+  EXPECT_FLOAT_EQ(at(centre.x(), centre.y(), centre.z()), -sdf.background);
+  EXPECT_FLOAT_EQ(at(0, 0, 0), sdf.background);
+  EXPECT_FLOAT_EQ(at(centre.x(), centre.y(), spec.dims.z - 1), sdf.background);
+}
+
+// ---- GPU = CPU ---------------------------------------------------------------------------------
+
+TEST(InsideGpu, SolidAndSdfEqualTheCpuBitForBit) {
+  if (!query_gpu().available) GTEST_SKIP() << "no GPU";
+  const std::unique_ptr<Voxelizer> gpu = make_gpu_voxelizer();
+  CpuVoxelizer cpu;
+  std::vector<Case> all = cases();
+  all.push_back({"dragon-like subdivided sphere", subdivide(rotated(make_uv_sphere(0, 0, 0, 1, 20, 40), 9), 2), true});
+  all.push_back({"tubes", make_tubes(20, 40, 6, 3), true});
+  for (const Case& c : all)
+    for (int res : {16, 63, 128}) {
+      const GridSpec spec = grid_for(c.mesh, res, 2);
+      cpu.set_mesh(c.mesh);
+      gpu->set_mesh(c.mesh);
+      for (InsideMethod m : {InsideMethod::kParity, InsideMethod::kWinding, InsideMethod::kVote}) {
+        VoxelizeOptions vo;
+        vo.inside = m;
+        vo.band = res == 16 ? 1 : 3;
+        const std::vector<TargetSpec> t = {make_target_spec(Target::kSolid), make_target_spec(Target::kSdf),
+                                           make_target_spec(Target::kCount)};
+        const auto a = cpu.voxelize(spec, vo, t);
+        const auto b = gpu->voxelize(spec, vo, t);
+        for (size_t i = 0; i < t.size(); ++i) {
+          ASSERT_EQ(a[i].keys, b[i].keys) << c.name << " " << res << " " << inside_name(m) << " " << i;
+          ASSERT_EQ(a[i].checksum(), b[i].checksum()) << c.name << " " << res << " " << inside_name(m) << " " << i;
+          ASSERT_EQ(a[i].fvalues, b[i].fvalues) << c.name << " " << res << " " << inside_name(m) << " " << i;
+        }
+      }
+    }
+}
+
+}  // namespace
+}  // namespace voxtile
