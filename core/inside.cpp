@@ -466,15 +466,23 @@ SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band) {
 }
 
 void apply_sign(SparseGrid& band, const SparseGrid& inside) {
-  size_t q = 0;
-  for (size_t b = 0; b < band.keys.size(); ++b) {
-    while (q < inside.keys.size() && inside.keys[q] < band.keys[b]) ++q;
-    if (q == inside.keys.size() || inside.keys[q] != band.keys[b]) continue;
-    const BrickMask& in = inside.masks[q];
-    float* v = &band.fvalues[b * kBrickVoxels];
-    for (int off = 0; off < kBrickVoxels; ++off)
-      if (in.test(off) && band.masks[b].test(off)) v[off] = -v[off];
-  }
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, band.keys.size(), 256), [&](const tbb::blocked_range<size_t>& r) {
+    size_t q = size_t(std::lower_bound(inside.keys.begin(), inside.keys.end(), band.keys[r.begin()]) - inside.keys.begin());
+    for (size_t b = r.begin(); b < r.end(); ++b) {
+      while (q < inside.keys.size() && inside.keys[q] < band.keys[b]) ++q;
+      if (q == inside.keys.size() || inside.keys[q] != band.keys[b]) continue;
+      const BrickMask& in = inside.masks[q];
+      float* v = &band.fvalues[b * kBrickVoxels];
+      for (int w = 0; w < 8; ++w) {
+        uint64_t bits = in.w[w] & band.masks[b].w[w];
+        while (bits) {
+          const int off = w * 64 + __builtin_ctzll(bits);
+          bits &= bits - 1;
+          v[off] = -v[off];
+        }
+      }
+    }
+  });
 }
 
 }  // namespace voxtile

@@ -429,6 +429,7 @@ SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& hos
   StageTimer timer(s);
   timer.begin("transform");
   mesh.transform(spec.origin, spec.voxel_size, s);
+  timer.begin("inside_prepare");  // host: grid-space bounds and, for the winding test, the boundary
   const std::vector<Vec3f> g = to_grid_space(host_mesh, spec);
   const InsideRange range = inside_range(g, spec);
   const Int3 nb{(spec.dims.x + 7) / 8, (spec.dims.y + 7) / 8, (spec.dims.z + 7) / 8};
@@ -534,7 +535,6 @@ SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& s
     });
   unsigned long long* unique = dk.Alternate();
   d_run_counts.grow(total + 1);
-  d_run_starts.grow(total + 1);
   d_num.grow(1);
   VT_CUDA_CHECK(cudaMemsetAsync(d_num.data(), 0, sizeof(uint64_t), s));
   if (total)
@@ -543,15 +543,16 @@ SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& s
                                                 int64_t(total), s);
     });
   const uint64_t runs = read_scalar(d_num.data(), s);
+  d_run_offsets.grow(runs + 1);
   if (runs)
     ctx.cub.run([&](void* t, size_t& bytes) {
-      return cub::DeviceScan::ExclusiveSum(t, bytes, d_run_counts.data(), d_offsets.data(), int64_t(runs), s);
+      return cub::DeviceScan::ExclusiveSum(t, bytes, d_run_counts.data(), d_run_offsets.data(), int64_t(runs), s);
     });
   timer.begin("band_distance");
   d_values.grow(runs * kBrickVoxels + 1);
   d_masks.grow(runs * 16 + 1);
   if (runs) {
-    k_band<<<unsigned(runs), kBandThreads, 0, s>>>(b, unique, d_run_counts.data(), d_offsets.data(), dt.Current(),
+    k_band<<<unsigned(runs), kBandThreads, 0, s>>>(b, unique, d_run_counts.data(), d_run_offsets.data(), dt.Current(),
                                                    d_values.data(), d_masks.data());
     VT_CUDA_CHECK_LAUNCH();
   }

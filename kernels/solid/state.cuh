@@ -15,10 +15,10 @@ struct GpuContext;
 struct SolidState {
   DeviceBuffer<int64_t> d_u, d_v;
   DeviceBuffer<float> d_w;
-  DeviceBuffer<uint64_t> d_counts, d_offsets, d_bricks, d_num;
+  DeviceBuffer<uint64_t> d_counts, d_offsets, d_run_offsets, d_bricks, d_num;
   DeviceBuffer<unsigned long long> d_keys[2], d_counter;
   DeviceBuffer<int32_t> d_signs[2];
-  DeviceBuffer<uint32_t> d_tris[2], d_run_counts, d_run_starts, d_bits, d_masks, d_list;
+  DeviceBuffer<uint32_t> d_tris[2], d_run_counts, d_bits, d_masks, d_list;
   DeviceBuffer<uint8_t> d_tile_flags, d_col_flags;
   DeviceBuffer<InsideEdge> d_edges;
   DeviceBuffer<float> d_values;
