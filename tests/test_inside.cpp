@@ -368,6 +368,44 @@ TEST(Inside, SdfIsWrittenAsAnOpenVdbLevelSet) {
   EXPECT_FLOAT_EQ(at(centre.x(), centre.y(), spec.dims.z - 1), sdf.background);
 }
 
+TEST(Inside, CommandLineSolidAndSdf) {
+  test::TempDir dir;
+  const std::string obj = dir.file("cube.obj");
+  {
+    std::FILE* f = std::fopen(obj.c_str(), "w");
+    std::fputs("v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n"
+               "f 1 4 3 2\nf 5 6 7 8\nf 1 2 6 5\nf 2 3 7 6\nf 3 4 8 7\nf 4 1 5 8\n", f);
+    std::fclose(f);
+  }
+  for (const char* inside : {"parity", "winding", "vote"}) {
+    const test::RunResult r = test::run_voxtile({"voxelize", obj, "-o", dir.file("c.vdb"), "-r", "8", "-t", "solid",
+                                                 "--inside", inside, "--stats", "-d", "cpu", "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("\"active_voxels\":512"), std::string::npos) << r.out;
+  }
+  const test::RunResult sdf = test::run_voxtile({"voxelize", obj, "-o", dir.file("s.vdb"), "-r", "16", "--pad", "4", "-t",
+                                                 "sdf,solid", "--band", "2", "-d", "cpu", "-q"});
+  ASSERT_EQ(sdf.exit_code, 0) << sdf.err;
+  const SparseGrid back = read_vdb(dir.file("s.vdb"), "sdf");
+  EXPECT_TRUE(back.level_set);
+  EXPECT_FLOAT_EQ(back.background, float(2 * back.spec.voxel_size.x));
+  EXPECT_EQ(test::run_voxtile({"voxelize", obj, "-o", dir.file("x.vdb"), "-t", "solid", "--inside", "odd"}).exit_code, 2);
+  EXPECT_EQ(test::run_voxtile({"voxelize", obj, "-o", dir.file("x.vdb"), "-t", "sdf", "--band", "0"}).exit_code, 2);
+  EXPECT_EQ(test::run_voxtile({"voxelize", obj, "-o", dir.file("x.vdb"), "-t", "sdf:max"}).exit_code, 2);
+  EXPECT_FALSE(test::file_exists(dir.file("x.vdb")));
+  // Batch manifests take inside and band.
+  {
+    std::FILE* f = std::fopen(dir.file("m.jsonl").c_str(), "w");
+    std::fprintf(f, "{\"input\": \"%s\", \"output\": \"%s\", \"target\": \"sdf\", \"inside\": \"parity\", \"band\": 1, "
+                 "\"resolution\": 8, \"pad\": 2}\n", obj.c_str(), dir.file("b.vdb").c_str());
+    std::fclose(f);
+  }
+  const test::RunResult b = test::run_voxtile({"batch", "--manifest", dir.file("m.jsonl"), "--devices", "cpu", "-q"});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const SparseGrid bs = read_vdb(dir.file("b.vdb"), "sdf");
+  EXPECT_FLOAT_EQ(bs.background, float(bs.spec.voxel_size.x));
+}
+
 // ---- GPU = CPU ---------------------------------------------------------------------------------
 
 TEST(InsideGpu, SolidAndSdfEqualTheCpuBitForBit) {
