@@ -325,6 +325,16 @@ __global__ void __launch_bounds__(kBandThreads) k_band(BandView b, const unsigne
 
 // ---- Inside ----------------------------------------------------------------------------------
 
+uint64_t SolidState::scan_counts(GpuContext& ctx, uint64_t n) {
+  d_offsets.grow(n + 1);
+  VT_CUDA_CHECK(cudaMemsetAsync(d_offsets.data(), 0, sizeof(uint64_t), ctx.stream));
+  if (n)
+    ctx.cub.run([&](void* t, size_t& bytes) {
+      return cub::DeviceScan::InclusiveSum(t, bytes, d_counts.data(), d_offsets.data() + 1, int64_t(n), ctx.stream);
+    });
+  return read_scalar(d_offsets.data() + n, ctx.stream);
+}
+
 void SolidState::inside_axis(GpuContext& ctx, const DeviceMesh& mesh, const GridSpec& spec, int axis, bool winding,
                              const InsideMesh* host, const InsideRange& range, uint32_t* bits, StageTimer& timer) {
   cudaStream_t s = ctx.stream;
@@ -346,14 +356,8 @@ void SolidState::inside_axis(GpuContext& ctx, const DeviceMesh& mesh, const Grid
   m.w = d_w.data();
   timer.begin("inside_columns");
   d_counts.grow(nt + 1);
-  d_offsets.grow(nt + 1);
   launch_1d(k_count_columns, nt, 256, s, m, d_counts.data());
-  VT_CUDA_CHECK(cudaMemsetAsync(d_offsets.data(), 0, sizeof(uint64_t), s));
-  if (nt)
-    ctx.cub.run([&](void* t, size_t& bytes) {
-      return cub::DeviceScan::InclusiveSum(t, bytes, d_counts.data(), d_offsets.data() + 1, int64_t(nt), s);
-    });
-  const uint64_t total = read_scalar(d_offsets.data() + nt, s);
+  const uint64_t total = scan_counts(ctx, nt);
   if (total * 40 > ctx.memory_budget())
     fail(ErrorKind::kResource, "the inside test needs " + std::to_string(total) +
                                    " triangle-column tests, more than the GPU memory budget holds");
@@ -505,14 +509,8 @@ SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& s
   b.nb = {(spec.dims.x + 7) / 8, (spec.dims.y + 7) / 8, (spec.dims.z + 7) / 8};
   timer.begin("band_pairs");
   d_counts.grow(nt + 1);
-  d_offsets.grow(nt + 1);
   launch_1d(k_band_count, nt, 256, s, b, d_counts.data());
-  VT_CUDA_CHECK(cudaMemsetAsync(d_offsets.data(), 0, sizeof(uint64_t), s));
-  if (nt)
-    ctx.cub.run([&](void* t, size_t& bytes) {
-      return cub::DeviceScan::InclusiveSum(t, bytes, d_counts.data(), d_offsets.data() + 1, int64_t(nt), s);
-    });
-  const uint64_t total = read_scalar(d_offsets.data() + nt, s);
+  const uint64_t total = scan_counts(ctx, nt);
   if (total * 48 > ctx.memory_budget())
     fail(ErrorKind::kResource, "the narrow band needs " + std::to_string(total) +
                                    " (brick, triangle) pairs, more than the GPU memory budget holds");

@@ -30,6 +30,8 @@ struct SolidState {
   SparseGrid band(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& spec, int band, VoxelizeStats& stats);
 
  private:
+  // d_offsets = 0 followed by the inclusive sums of d_counts[0, n); returns the total.
+  uint64_t scan_counts(GpuContext& ctx, uint64_t n);
   void inside_axis(GpuContext& ctx, const DeviceMesh& mesh, const GridSpec& spec, int axis, bool winding,
                    const InsideMesh* host, const InsideRange& range, uint32_t* bits, class StageTimer& timer);
 };
