@@ -47,8 +47,8 @@ uint32_t bits(float f) {
 
 }  // namespace
 
-InsideMesh prepare_inside(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int axis,
-                          bool boundary, bool triangles) {
+InsideMesh prepare_inside(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int axis, bool boundary,
+                          bool triangles) {
   InsideMesh m;
   m.axis = axis;
   const int au = (axis + 1) % 3, av = (axis + 2) % 3;
@@ -59,17 +59,17 @@ InsideMesh prepare_inside(const Mesh& mesh, const std::vector<Vec3f>& g, const G
   m.scale = {s[au], s[av], s[axis]};
   const size_t nt = mesh.num_triangles();
   if (triangles) {
-  m.u.resize(3 * nt);
-  m.v.resize(3 * nt);
-  m.w.resize(3 * nt);
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, 3 * nt, 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
-    for (size_t c = r.begin(); c < r.end(); ++c) {
-      const Vec3f& p = g[mesh.indices[c]];
-      m.u[c] = inside_snap(comp(p, au));
-      m.v[c] = inside_snap(comp(p, av));
-      m.w[c] = comp(p, axis);
-    }
-  });
+    m.u.resize(3 * nt);
+    m.v.resize(3 * nt);
+    m.w.resize(3 * nt);
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, 3 * nt, 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
+      for (size_t c = r.begin(); c < r.end(); ++c) {
+        const Vec3f& p = g[mesh.indices[c]];
+        m.u[c] = inside_snap(comp(p, au));
+        m.v[c] = inside_snap(comp(p, av));
+        m.w[c] = comp(p, axis);
+      }
+    });
   }
   if (!boundary || nt == 0) return m;
   // Weld vertices by grid-space position, then count directed edges between welded vertices.
@@ -96,8 +96,10 @@ InsideMesh prepare_inside(const Mesh& mesh, const std::vector<Vec3f>& g, const G
       const uint32_t ia = mesh.indices[3 * t + c], ib = mesh.indices[3 * t + (c + 1) % 3];
       const uint32_t a = weld[ia], b = weld[ib];
       if (a == b) continue;
-      if (a < b) edges.push_back({uint64_t(a) << 32 | b, 1, ia, ib});
-      else edges.push_back({uint64_t(b) << 32 | a, -1, ib, ia});
+      if (a < b)
+        edges.push_back({uint64_t(a) << 32 | b, 1, ia, ib});
+      else
+        edges.push_back({uint64_t(b) << 32 | a, -1, ib, ia});
     }
   tbb::parallel_sort(edges.begin(), edges.end());
   for (size_t i = 0; i < edges.size();) {
@@ -288,7 +290,7 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
       for (uint32_t bw : s.touched) {
         BrickMask& mk = s.column_bricks[bw];
         if (mk.any()) {
-          const uint64_t key = axis == 2 ? brick_key(tu, tv, int32_t(bw))
+          const uint64_t key = axis == 2   ? brick_key(tu, tv, int32_t(bw))
                                : axis == 0 ? brick_key(int32_t(bw), tu, tv)
                                            : brick_key(tv, int32_t(bw), tu);
           o.keys.push_back(key);
@@ -303,8 +305,7 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
   std::vector<std::pair<uint64_t, const BrickMask*>> all;
   for (const TileOut& o : out)
     for (size_t b = 0; b < o.keys.size(); ++b) all.emplace_back(o.keys[b], &o.masks[b]);
-  tbb::parallel_sort(all.begin(), all.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  tbb::parallel_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   SparseGrid g;
   g.keys.resize(all.size());
   g.masks.resize(all.size());
@@ -317,6 +318,10 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
 
 SparseGrid combine_masks(const std::vector<const SparseGrid*>& grids, int at_least) {
   SparseGrid out;
+  size_t most = 0;
+  for (const SparseGrid* g : grids) most = at_least <= 1 ? most + g->keys.size() : std::max(most, g->keys.size());
+  out.keys.reserve(most);
+  out.masks.reserve(most);
   std::vector<size_t> pos(grids.size(), 0);
   while (true) {
     uint64_t key = UINT64_MAX;
@@ -329,9 +334,12 @@ SparseGrid combine_masks(const std::vector<const SparseGrid*>& grids, int at_lea
       if (pos[g] < grids[g]->keys.size() && grids[g]->keys[pos[g]] == key) in[n++] = grids[g]->masks[pos[g]++];
     BrickMask r{};
     for (int w = 0; w < 8; ++w) {
-      if (at_least <= 1) r.w[w] = in[0].w[w] | in[1].w[w] | in[2].w[w];
-      else if (at_least == 2) r.w[w] = (in[0].w[w] & in[1].w[w]) | (in[0].w[w] & in[2].w[w]) | (in[1].w[w] & in[2].w[w]);
-      else r.w[w] = in[0].w[w] & in[1].w[w] & in[2].w[w];
+      if (at_least <= 1)
+        r.w[w] = in[0].w[w] | in[1].w[w] | in[2].w[w];
+      else if (at_least == 2)
+        r.w[w] = (in[0].w[w] & in[1].w[w]) | (in[0].w[w] & in[2].w[w]) | (in[1].w[w] & in[2].w[w]);
+      else
+        r.w[w] = in[0].w[w] & in[1].w[w] & in[2].w[w];
     }
     if (r.any()) {
       out.keys.push_back(key);
@@ -341,13 +349,11 @@ SparseGrid combine_masks(const std::vector<const SparseGrid*>& grids, int at_lea
   return out;
 }
 
-InsideRange inside_range(const std::vector<Vec3f>& g, const GridSpec& spec) {
-  float lo[3] = {1e30f, 1e30f, 1e30f}, hi[3] = {-1e30f, -1e30f, -1e30f};
-  for (const Vec3f& p : g) {
-    lo[0] = std::min(lo[0], p.x), hi[0] = std::max(hi[0], p.x);
-    lo[1] = std::min(lo[1], p.y), hi[1] = std::max(hi[1], p.y);
-    lo[2] = std::min(lo[2], p.z), hi[2] = std::max(hi[2], p.z);
-  }
+InsideRange inside_range(const Mesh& mesh, const GridSpec& spec) {
+  // world_to_grid is monotonic per axis, so the grid-space bounds are those of the world bounds.
+  const Bounds wb = mesh.bounds();
+  const Vec3f glo = spec.world_to_grid(wb.lo), ghi = spec.world_to_grid(wb.hi);
+  const float lo[3] = {glo.x, glo.y, glo.z}, hi[3] = {ghi.x, ghi.y, ghi.z};
   InsideRange r;
   const int32_t d[3] = {spec.dims.x, spec.dims.y, spec.dims.z};
   for (int a = 0; a < 3; ++a) {
@@ -361,7 +367,7 @@ InsideRange inside_range(const std::vector<Vec3f>& g, const GridSpec& spec) {
 
 SparseGrid inside_cpu(const Mesh& mesh, const GridSpec& spec, InsideMethod method) {
   const std::vector<Vec3f> g = to_grid_space(mesh, spec);
-  const InsideRange range = inside_range(g, spec);
+  const InsideRange range = inside_range(mesh, spec);
   SparseGrid out;
   if (method == InsideMethod::kVote) {
     SparseGrid axes[3];
@@ -393,9 +399,8 @@ SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band) {
   const std::vector<Vec3f> g = to_grid_space(mesh, spec);
   const BandSetup bs = band_setup(spec, band);
   const size_t nt = mesh.num_triangles();
-  const Int3 nb{(spec.dims.x + 7) / 8, (spec.dims.y + 7) / 8, (spec.dims.z + 7) / 8};
   struct Pair {
-    uint64_t brick;  // linear x-major index
+    uint64_t brick;  // brick_key
     uint32_t tri;
     bool operator<(const Pair& o) const { return brick != o.brick ? brick < o.brick : tri < o.tri; }
   };
@@ -409,8 +414,7 @@ SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band) {
       if (!band_voxel_range(tri, bs, spec.dims, &lo, &hi)) continue;
       for (int32_t bx = lo.x >> 3; bx <= hi.x >> 3; ++bx)
         for (int32_t by = lo.y >> 3; by <= hi.y >> 3; ++by)
-          for (int32_t bz = lo.z >> 3; bz <= hi.z >> 3; ++bz)
-            out.push_back({(uint64_t(bx) * nb.y + by) * nb.z + bz, uint32_t(t)});
+          for (int32_t bz = lo.z >> 3; bz <= hi.z >> 3; ++bz) out.push_back({brick_key(bx, by, bz), uint32_t(t)});
     }
   });
   std::vector<Pair> pairs;
@@ -426,9 +430,8 @@ SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band) {
   tbb::parallel_for(tbb::blocked_range<size_t>(0, nbricks, 16), [&](const tbb::blocked_range<size_t>& r) {
     std::vector<Vec3f> tris;
     for (size_t b = r.begin(); b < r.end(); ++b) {
-      const uint64_t lin = pairs[starts[b]].brick;
-      const int32_t bz = int32_t(lin % uint64_t(nb.z)), by = int32_t((lin / uint64_t(nb.z)) % uint64_t(nb.y)),
-                    bx = int32_t(lin / (uint64_t(nb.z) * uint64_t(nb.y)));
+      const Int3 bc = brick_coord(pairs[starts[b]].brick);
+      const int32_t bx = bc.x, by = bc.y, bz = bc.z;
       tris.clear();
       for (size_t p = starts[b]; p < starts[b + 1]; ++p)
         for (int c = 0; c < 3; ++c) tris.push_back(g[mesh.indices[3 * size_t(pairs[p].tri) + c]]);
@@ -455,10 +458,7 @@ SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band) {
   out.name = "sdf";
   for (size_t b = 0; b < nbricks; ++b) {
     if (!masks[b].any()) continue;
-    const uint64_t lin = pairs[starts[b]].brick;
-    const int32_t bz = int32_t(lin % uint64_t(nb.z)), by = int32_t((lin / uint64_t(nb.z)) % uint64_t(nb.y)),
-                  bx = int32_t(lin / (uint64_t(nb.z) * uint64_t(nb.y)));
-    out.keys.push_back(brick_key(bx, by, bz));
+    out.keys.push_back(pairs[starts[b]].brick);
     out.masks.push_back(masks[b]);
     out.fvalues.insert(out.fvalues.end(), values.begin() + b * kBrickVoxels, values.begin() + (b + 1) * kBrickVoxels);
   }
@@ -467,7 +467,8 @@ SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band) {
 
 void apply_sign(SparseGrid& band, const SparseGrid& inside) {
   tbb::parallel_for(tbb::blocked_range<size_t>(0, band.keys.size(), 256), [&](const tbb::blocked_range<size_t>& r) {
-    size_t q = size_t(std::lower_bound(inside.keys.begin(), inside.keys.end(), band.keys[r.begin()]) - inside.keys.begin());
+    size_t q =
+        size_t(std::lower_bound(inside.keys.begin(), inside.keys.end(), band.keys[r.begin()]) - inside.keys.begin());
     for (size_t b = r.begin(); b < r.end(); ++b) {
       while (q < inside.keys.size() && inside.keys[q] < band.keys[b]) ++q;
       if (q == inside.keys.size() || inside.keys[q] != band.keys[b]) continue;

@@ -52,9 +52,9 @@ const char* inside_name(InsideMethod m);
 InsideMethod parse_inside(const std::string& text);
 
 constexpr int kInsideFracBits = 10;
-constexpr double kInsideScale = 1024.0;              // 2^kInsideFracBits
-constexpr double kInsideMaxVoxels = 524288.0;        // 2^19: |snapped coordinate| <= 2^29
-constexpr double kInsideDecidedTurn = 0.99;          // columns whose boundary azimuth sum < 0.99 pi
+constexpr double kInsideScale = 1024.0;        // 2^kInsideFracBits
+constexpr double kInsideMaxVoxels = 524288.0;  // 2^19: |snapped coordinate| <= 2^29
+constexpr double kInsideDecidedTurn = 0.99;    // columns whose boundary azimuth sum < 0.99 pi
 
 // A grid coordinate snapped to the fixed point of the inside test.
 VT_HD inline int64_t inside_snap(float g) {
@@ -63,7 +63,9 @@ VT_HD inline int64_t inside_snap(float g) {
   return static_cast<int64_t>(floor(d * kInsideScale + 0.5));
 }
 // The snapped coordinate of the centre of voxel column i.
-VT_HD inline int64_t inside_column(int32_t i) { return (int64_t(i) << kInsideFracBits) + (int64_t(1) << (kInsideFracBits - 1)); }
+VT_HD inline int64_t inside_column(int32_t i) {
+  return (int64_t(i) << kInsideFracBits) + (int64_t(1) << (kInsideFracBits - 1));
+}
 
 // Columns i whose snapped centre lies in [lo, hi]: [*first, *last] clamped to [0, n) (empty when
 // *first > *last).
@@ -104,9 +106,9 @@ VT_HD inline int inside_crossing(const int64_t u[3], const int64_t v[3], const f
   if (inside_side(e1, u[2], v[2], u[0], v[0]) != want) return 0;
   const int64_t e2 = inside_edge(u[0], v[0], u[1], v[1], pu, pv);
   if (inside_side(e2, u[0], v[0], u[1], v[1]) != want) return 0;
-  const double num = (static_cast<double>(e0) * static_cast<double>(w[0]) +
-                      static_cast<double>(e1) * static_cast<double>(w[1])) +
-                     static_cast<double>(e2) * static_cast<double>(w[2]);
+  const double num =
+      (static_cast<double>(e0) * static_cast<double>(w[0]) + static_cast<double>(e1) * static_cast<double>(w[1])) +
+      static_cast<double>(e2) * static_cast<double>(w[2]);
   *wc = num / static_cast<double>(area);
   return -want;
 }
@@ -133,10 +135,16 @@ VT_HD inline double inside_atan(double x) {
     x = (x - 1.0) / (x + 1.0);
   }
   const double z = x * x;
-  const double p = (((-8.750608600031904122785e-1 * z - 1.615753718733365076637e1) * z - 7.500855792314704667340e1) * z -
-                    1.228866684490136173410e2) * z - 6.485021904942025371773e1;
-  const double q = ((((z + 2.485846490142306297962e1) * z + 1.650270098316988542046e2) * z + 4.328810604912902668951e2) * z +
-                    4.853903996359136964868e2) * z + 1.945506571482613964425e2;
+  const double p =
+      (((-8.750608600031904122785e-1 * z - 1.615753718733365076637e1) * z - 7.500855792314704667340e1) * z -
+       1.228866684490136173410e2) *
+          z -
+      6.485021904942025371773e1;
+  const double q =
+      ((((z + 2.485846490142306297962e1) * z + 1.650270098316988542046e2) * z + 4.328810604912902668951e2) * z +
+       4.853903996359136964868e2) *
+          z +
+      1.945506571482613964425e2;
   const double r = x * (z * p / q) + x;
   return y + (r + flag_bits);
 }

@@ -23,14 +23,14 @@ struct InsideMesh {
 };
 // `g` = to_grid_space(mesh, spec). The boundary only when `boundary` is set; the snapped
 // triangles unless `triangles` is false (the GPU snaps them itself).
-InsideMesh prepare_inside(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int axis,
-                          bool boundary, bool triangles = true);
+InsideMesh prepare_inside(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int axis, bool boundary,
+                          bool triangles = true);
 
 // Voxels per axis whose centres lie within the mesh's grid-space bounds: [lo, hi).
 struct InsideRange {
   int32_t lo[3], hi[3];
 };
-InsideRange inside_range(const std::vector<Vec3f>& g, const GridSpec& spec);
+InsideRange inside_range(const Mesh& mesh, const GridSpec& spec);
 
 // Whether every column of 8x8 tile (tu, tv), or the column (pu, pv), is decided by its crossings.
 bool inside_tile_decided(const InsideMesh& m, int32_t tu, int32_t tv);

@@ -151,6 +151,13 @@ inline T read_scalar(const T* d, cudaStream_t stream) {
   return v;
 }
 
+// Bits that hold the values 0..n-1 (at least 1): radix sort key widths.
+inline int bits_for(uint64_t n) {
+  int b = 1;
+  while (b < 64 && (uint64_t(1) << b) < n) ++b;
+  return b;
+}
+
 // The launch of a one-dimensional kernel over n items (none when n is 0), checked.
 inline unsigned blocks_for(uint64_t n, unsigned threads) { return unsigned((n + threads - 1) / threads); }
 template <class... Params, class... Args>

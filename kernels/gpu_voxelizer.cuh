@@ -40,6 +40,10 @@ struct GpuContext {
   uint64_t memory_budget() const;
 };
 
+// Records the stages, then PREFIX "gpu_total" (their sum) and PREFIX "wall" (host time since wall0).
+void add_gpu_stages(VoxelizeStats& stats, const std::vector<std::pair<std::string, double>>& stage_ms,
+                    std::chrono::steady_clock::time_point wall0, const std::string& prefix = "");
+
 class GpuVoxelizer final : public Voxelizer {
  public:
   explicit GpuVoxelizer(const GpuOptions& options);

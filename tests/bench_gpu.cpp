@@ -104,6 +104,23 @@ static int run_bucket_bench(const std::vector<std::string>& jobs, int runs, int 
   return 0;
 }
 
+// Calls f(mesh, name, spec) for every MESH:RES job, the mesh loaded once and set on `gpu`.
+template <class F>
+static void for_each_grid(const std::vector<std::string>& jobs, Voxelizer& gpu, int pad, F&& f) {
+  for (const std::string& job : jobs) {
+    const auto [path, resolutions] = parse_job(job);
+    const Mesh mesh = load_mesh(path).mesh;
+    gpu.set_mesh(mesh);
+    const std::string name = path.substr(path.rfind('/') + 1);
+    for (int res : resolutions) {
+      GridOptions go;
+      go.resolution = res;
+      go.pad = pad;
+      f(mesh, name, make_grid_spec(mesh.bounds(), go));
+    }
+  }
+}
+
 // Solid and sdf targets: GPU stages (inside_*, band_*), the host's merge and sign, the CPU
 // reference, and OpenVDB's meshToLevelSet (CPU, TBB) on the same voxel size and band, with the
 // sign of every band voxel compared.
@@ -118,16 +135,7 @@ static int run_solid_bench(const std::vector<std::string>& jobs, int runs, int w
                "active voxels |" << (vdb ? " OpenVDB meshToLevelSet | x faster | same sign |" : "")
             << (check ? " = CPU | CPU ms |" : "") << "\n|---|---|---|---|---|---|---|---|---|"
             << (vdb ? "---|---|---|" : "") << (check ? "---|---|" : "") << "\n";
-  for (const std::string& job : jobs) {
-    const auto [path, resolutions] = parse_job(job);
-    const Mesh mesh = load_mesh(path).mesh;
-    gpu.set_mesh(mesh);
-    const std::string name = path.substr(path.rfind('/') + 1);
-    for (int res : resolutions) {
-      GridOptions go;
-      go.resolution = res;
-      go.pad = band + 1;
-      const GridSpec spec = make_grid_spec(mesh.bounds(), go);
+  for_each_grid(jobs, gpu, band + 1, [&](const Mesh& mesh, const std::string& name, const GridSpec& spec) {
       std::stringstream ts(target_list);
       for (std::string group; std::getline(ts, group, ',');) {
         std::replace(group.begin(), group.end(), '+', ',');
@@ -219,8 +227,7 @@ static int run_solid_bench(const std::vector<std::string>& jobs, int runs, int w
                     median(downloads), median(hosts), (unsigned long long)result[0].active_voxels(), extra.c_str());
         std::fflush(stdout);
       }
-    }
-  }
+  });
   return 0;
 }
 
@@ -265,15 +272,7 @@ int main(int argc, char** argv) {
                  "(excl. download) | download | Mtri/s | pairs | bricks | active voxels |"
               << (check ? " = CPU |" : "") << "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
               << (check ? "---|" : "") << "\n";
-    for (const std::string& job : jobs) {
-      const auto [path, resolutions] = parse_job(job);
-      const Mesh mesh = load_mesh(path).mesh;
-      gpu.set_mesh(mesh);
-      const std::string name = path.substr(path.rfind('/') + 1);
-      for (int res : resolutions) {
-        GridOptions go;
-        go.resolution = res;
-        const GridSpec spec = make_grid_spec(mesh.bounds(), go);
+    for_each_grid(jobs, gpu, 0, [&](const Mesh& mesh, const std::string& name, const GridSpec& spec) {
         std::vector<std::string> groups;
         std::stringstream ts(target_list);
         for (std::string t; std::getline(ts, t, ',');) groups.push_back(t);
@@ -322,8 +321,7 @@ int main(int argc, char** argv) {
                         (unsigned long long)last.active_voxels, eq.c_str());
           std::cout << row << std::flush;
         }
-      }
-    }
+    });
   } catch (const Error& e) {
     std::cerr << "voxtile_bench: error: " << e.what() << "\n";
     return int(e.kind());

@@ -3,7 +3,6 @@
 // angles, point-triangle distance), on closed, open, overlapping and inverted meshes; exact fills
 // of aligned boxes; the level-set output; and the GPU against the CPU bit for bit.
 #include <gtest/gtest.h>
-
 #include <openvdb/openvdb.h>
 
 #include <cmath>
@@ -68,7 +67,9 @@ bool ray_parity(const Mesh& m, D3 p, D3 dir) {
 double tri_distance(const Mesh& m, size_t t, D3 p) {
   const D3 a = vtx(m, t, 0), b = vtx(m, t, 1), c = vtx(m, t, 2);
   const D3 ab = b - a, ac = c - a, ap = p - a;
-  auto at = [&](double v, double w) { return D3{a.x + ab.x * v + ac.x * w, a.y + ab.y * v + ac.y * w, a.z + ab.z * v + ac.z * w}; };
+  auto at = [&](double v, double w) {
+    return D3{a.x + ab.x * v + ac.x * w, a.y + ab.y * v + ac.y * w, a.z + ab.z * v + ac.z * w};
+  };
   const double d1 = dot(ab, ap), d2 = dot(ac, ap);
   if (d1 <= 0 && d2 <= 0) return len(p - a);
   const D3 bp = p - b;
@@ -93,7 +94,8 @@ double tri_distance(const Mesh& m, size_t t, D3 p) {
 bool grid_has(const SparseGrid& g, int32_t i, int32_t j, int32_t k) {
   const uint64_t key = brick_key(i >> 3, j >> 3, k >> 3);
   const auto it = std::lower_bound(g.keys.begin(), g.keys.end(), key);
-  return it != g.keys.end() && *it == key && g.masks[size_t(it - g.keys.begin())].test(brick_offset(i & 7, j & 7, k & 7));
+  return it != g.keys.end() && *it == key &&
+         g.masks[size_t(it - g.keys.begin())].test(brick_offset(i & 7, j & 7, k & 7));
 }
 float grid_value(const SparseGrid& g, int32_t i, int32_t j, int32_t k) {
   const uint64_t key = brick_key(i >> 3, j >> 3, k >> 3);
@@ -171,7 +173,8 @@ std::vector<Case> cases() {
 // Every voxel centre of the grid against an oracle (voxels where the oracle is within `margin`
 // of its threshold are skipped and counted).
 template <class Oracle>
-void expect_inside(const Mesh& mesh, const GridSpec& spec, InsideMethod method, Oracle&& oracle, const std::string& what) {
+void expect_inside(const Mesh& mesh, const GridSpec& spec, InsideMethod method, Oracle&& oracle,
+                   const std::string& what) {
   const SparseGrid g = inside_cpu(mesh, spec, method);
   g.validate();
   size_t checked = 0, inside = 0;
@@ -187,7 +190,8 @@ void expect_inside(const Mesh& mesh, const GridSpec& spec, InsideMethod method, 
         if (expect < 0) continue;  // undecidable here
         ++checked;
         inside += expect;
-        ASSERT_EQ(grid_has(g, i, j, k), expect == 1) << what << " voxel " << i << "," << j << "," << k << " distance " << d / spec.voxel_size.x;
+        ASSERT_EQ(grid_has(g, i, j, k), expect == 1)
+            << what << " voxel " << i << "," << j << "," << k << " distance " << d / spec.voxel_size.x;
       }
   EXPECT_GT(checked, spec.num_voxels() * 9 / 10) << what;
   (void)inside;
@@ -197,10 +201,13 @@ TEST(Inside, WindingNumberEqualsTheBruteForceSumOfSolidAnglesOnEveryKindOfMesh) 
   for (const Case& c : cases())
     for (int res : {10, 17}) {
       const GridSpec spec = grid_for(c.mesh, res);
-      expect_inside(c.mesh, spec, InsideMethod::kWinding, [&](D3 p) {
-        const double w = gwn(c.mesh, p);
-        return std::fabs(w - 0.5) < 1e-7 ? -1 : (w >= 0.5 ? 1 : 0);
-      }, c.name + " winding r" + std::to_string(res));
+      expect_inside(
+          c.mesh, spec, InsideMethod::kWinding,
+          [&](D3 p) {
+            const double w = gwn(c.mesh, p);
+            return std::fabs(w - 0.5) < 1e-7 ? -1 : (w >= 0.5 ? 1 : 0);
+          },
+          c.name + " winding r" + std::to_string(res));
     }
 }
 
@@ -209,12 +216,17 @@ TEST(Inside, ParityAndVoteEqualRayParityOnClosedMeshes) {
     if (!c.closed) continue;
     const GridSpec spec = grid_for(c.mesh, 15);
     const D3 dirs[3] = {{0.0123, -0.0311, -1}, {-1, 0.0231, 0.0173}, {0.0217, -1, -0.0119}};
-    expect_inside(c.mesh, spec, InsideMethod::kParity, [&](D3 p) { return int(ray_parity(c.mesh, p, dirs[0])); },
-                  c.name + " parity");
-    expect_inside(c.mesh, spec, InsideMethod::kVote, [&](D3 p) {
-      const int n = ray_parity(c.mesh, p, dirs[0]) + ray_parity(c.mesh, p, dirs[1]) + ray_parity(c.mesh, p, dirs[2]);
-      return int(n >= 2);
-    }, c.name + " vote");
+    expect_inside(
+        c.mesh, spec, InsideMethod::kParity, [&](D3 p) { return int(ray_parity(c.mesh, p, dirs[0])); },
+        c.name + " parity");
+    expect_inside(
+        c.mesh, spec, InsideMethod::kVote,
+        [&](D3 p) {
+          const int n =
+              ray_parity(c.mesh, p, dirs[0]) + ray_parity(c.mesh, p, dirs[1]) + ray_parity(c.mesh, p, dirs[2]);
+          return int(n >= 2);
+        },
+        c.name + " vote");
   }
 }
 
@@ -325,7 +337,8 @@ TEST(Inside, SdfIsTheBruteForceDistanceSignedByTheWindingNumber) {
           EXPECT_NEAR(std::fabs(v), d, 1e-5 * spec.voxel_size.x + 2e-6 * d) << c.name;
           const double w = gwn(c.mesh, p);
           if (std::fabs(w - 0.5) > 1e-7 && d > 1e-3 * spec.voxel_size.x)
-            ASSERT_EQ(v < 0, w >= 0.5) << c.name << " w=" << w << " at " << i << "," << j << "," << k << " d " << d / spec.voxel_size.x;
+            ASSERT_EQ(v < 0, w >= 0.5) << c.name << " w=" << w << " at " << i << "," << j << "," << k << " d "
+                                       << d / spec.voxel_size.x;
         }
     EXPECT_GT(active, 100u) << c.name;
   }
@@ -348,7 +361,7 @@ TEST(Inside, SdfIsWrittenAsAnOpenVdbLevelSet) {
   EXPECT_EQ(grid->getGridClass(), openvdb::GRID_LEVEL_SET);
   EXPECT_FLOAT_EQ(grid->background(), sdf.background);
   const openvdb::Coord centre(spec.dims.x / 2, spec.dims.y / 2, spec.dims.z / 2);
-  EXPECT_FLOAT_EQ(grid->tree().getValue(centre), -sdf.background);   // flood-filled inside
+  EXPECT_FLOAT_EQ(grid->tree().getValue(centre), -sdf.background);  // flood-filled inside
   EXPECT_FLOAT_EQ(grid->tree().getValue(openvdb::Coord(0, 0, 0)), sdf.background);
   EXPECT_EQ(grid->activeVoxelCount(), sdf.active_voxels());
   const SparseGrid back = read_vdb(dir.file("s.vdb"), "sdf");
@@ -373,8 +386,10 @@ TEST(Inside, CommandLineSolidAndSdf) {
   const std::string obj = dir.file("cube.obj");
   {
     std::FILE* f = std::fopen(obj.c_str(), "w");
-    std::fputs("v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n"
-               "f 1 4 3 2\nf 5 6 7 8\nf 1 2 6 5\nf 2 3 7 6\nf 3 4 8 7\nf 4 1 5 8\n", f);
+    std::fputs(
+        "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n"
+        "f 1 4 3 2\nf 5 6 7 8\nf 1 2 6 5\nf 2 3 7 6\nf 3 4 8 7\nf 4 1 5 8\n",
+        f);
     std::fclose(f);
   }
   for (const char* inside : {"parity", "winding", "vote"}) {
@@ -383,21 +398,24 @@ TEST(Inside, CommandLineSolidAndSdf) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("\"active_voxels\":512"), std::string::npos) << r.out;
   }
-  const test::RunResult sdf = test::run_voxtile({"voxelize", obj, "-o", dir.file("s.vdb"), "-r", "16", "--pad", "4", "-t",
-                                                 "sdf,solid", "--band", "2", "-d", "cpu", "-q"});
+  const test::RunResult sdf = test::run_voxtile({"voxelize", obj, "-o", dir.file("s.vdb"), "-r", "16", "--pad", "4",
+                                                 "-t", "sdf,solid", "--band", "2", "-d", "cpu", "-q"});
   ASSERT_EQ(sdf.exit_code, 0) << sdf.err;
   const SparseGrid back = read_vdb(dir.file("s.vdb"), "sdf");
   EXPECT_TRUE(back.level_set);
   EXPECT_FLOAT_EQ(back.background, float(2 * back.spec.voxel_size.x));
-  EXPECT_EQ(test::run_voxtile({"voxelize", obj, "-o", dir.file("x.vdb"), "-t", "solid", "--inside", "odd"}).exit_code, 2);
+  EXPECT_EQ(test::run_voxtile({"voxelize", obj, "-o", dir.file("x.vdb"), "-t", "solid", "--inside", "odd"}).exit_code,
+            2);
   EXPECT_EQ(test::run_voxtile({"voxelize", obj, "-o", dir.file("x.vdb"), "-t", "sdf", "--band", "0"}).exit_code, 2);
   EXPECT_EQ(test::run_voxtile({"voxelize", obj, "-o", dir.file("x.vdb"), "-t", "sdf:max"}).exit_code, 2);
   EXPECT_FALSE(test::file_exists(dir.file("x.vdb")));
   // Batch manifests take inside and band.
   {
     std::FILE* f = std::fopen(dir.file("m.jsonl").c_str(), "w");
-    std::fprintf(f, "{\"input\": \"%s\", \"output\": \"%s\", \"target\": \"sdf\", \"inside\": \"parity\", \"band\": 1, "
-                 "\"resolution\": 8, \"pad\": 2}\n", obj.c_str(), dir.file("b.vdb").c_str());
+    std::fprintf(f,
+                 "{\"input\": \"%s\", \"output\": \"%s\", \"target\": \"sdf\", \"inside\": \"parity\", \"band\": 1, "
+                 "\"resolution\": 8, \"pad\": 2}\n",
+                 obj.c_str(), dir.file("b.vdb").c_str());
     std::fclose(f);
   }
   const test::RunResult b = test::run_voxtile({"batch", "--manifest", dir.file("m.jsonl"), "--devices", "cpu", "-q"});

@@ -16,12 +16,6 @@
 namespace voxtile {
 namespace {
 
-int bits_for(uint64_t n) {  // bits to hold values 0..n-1 (at least 1)
-  int b = 1;
-  while (b < 64 && (uint64_t(1) << b) < n) ++b;
-  return b;
-}
-
 }  // namespace
 
 void BucketState::upload_attributes(GpuContext& ctx, const Mesh& mesh, uint32_t attrs) {

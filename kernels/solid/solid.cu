@@ -12,15 +12,14 @@
 //
 // Band: count the bricks of each triangle's band range, scan, emit (brick, triangle) pairs, sort by
 // brick, run-length encode; one block per brick takes the minimum distance over its triangles.
+#include <thrust/iterator/counting_iterator.h>
+
+#include <algorithm>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
-#include <thrust/iterator/counting_iterator.h>
-
 #include <cuda/std/functional>
-
-#include <algorithm>
 
 #include "core/inside_grid.h"
 #include "kernels/compact.cuh"
@@ -31,12 +30,6 @@ namespace {
 
 constexpr int kK0Bits = 17;  // first voxel above: 0..65535
 
-int bits_for(uint64_t n) {  // bits to hold values 0..n-1 (at least 1)
-  int b = 1;
-  while (b < 64 && (uint64_t(1) << b) < n) ++b;
-  return b;
-}
-
 struct InsideView {
   const int64_t* u;
   const int64_t* v;
@@ -44,7 +37,7 @@ struct InsideView {
   uint64_t num_tris;
   Int3 dims;  // along u, v, w
   int axis;
-  Int3 nb;    // bricks along x, y, z
+  Int3 nb;  // bricks along x, y, z
 };
 
 __device__ inline float axis_comp(const Vec3f& p, int a) { return a == 0 ? p.x : (a == 1 ? p.y : p.z); }
@@ -58,7 +51,8 @@ __global__ void k_snap(const Vec3f* g, const uint32_t* idx, uint64_t n3, int axi
   w[c] = axis_comp(p, axis);
 }
 
-__device__ inline bool tri_columns(const InsideView& m, uint64_t t, int32_t* u0, int32_t* u1, int32_t* v0, int32_t* v1) {
+__device__ inline bool tri_columns(const InsideView& m, uint64_t t, int32_t* u0, int32_t* u1, int32_t* v0,
+                                   int32_t* v1) {
   const int64_t* u = m.u + 3 * t;
   const int64_t* v = m.v + 3 * t;
   inside_column_range(min(min(u[0], u[1]), u[2]), max(max(u[0], u[1]), u[2]), m.dims.x, u0, u1);
@@ -78,8 +72,10 @@ __device__ inline uint64_t find_item(const uint64_t* offsets, uint64_t n, uint64
   uint64_t lo = 0, hi = n;  // offsets[lo] <= p < offsets[hi]
   while (hi - lo > 1) {
     const uint64_t mid = (lo + hi) / 2;
-    if (offsets[mid] <= p) lo = mid;
-    else hi = mid;
+    if (offsets[mid] <= p)
+      lo = mid;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -109,14 +105,19 @@ __global__ void k_column_ids(const unsigned long long* keys, uint64_t n, unsigne
 }
 
 // Sets voxels [k0, k1) of column (i, j) (along u, v) in the bitmap.
-__device__ inline void set_span_bits(const InsideView& m, uint32_t* bits, int32_t i, int32_t j, int64_t k0, int64_t k1) {
+__device__ inline void set_span_bits(const InsideView& m, uint32_t* bits, int32_t i, int32_t j, int64_t k0,
+                                     int64_t k1) {
   for (int64_t k = k0; k < k1;) {
     const int64_t end = min(k1, (k / 8 + 1) * 8);
     int32_t x, y, z;
-    if (m.axis == 2) x = i, y = j, z = int32_t(k);
-    else if (m.axis == 0) x = int32_t(k), y = i, z = j;
-    else x = j, y = int32_t(k), z = i;
-    const uint64_t brick = (uint64_t(x >> 3) * uint64_t(m.nb.y) + uint64_t(y >> 3)) * uint64_t(m.nb.z) + uint64_t(z >> 3);
+    if (m.axis == 2)
+      x = i, y = j, z = int32_t(k);
+    else if (m.axis == 0)
+      x = int32_t(k), y = i, z = j;
+    else
+      x = j, y = int32_t(k), z = i;
+    const uint64_t brick =
+        (uint64_t(x >> 3) * uint64_t(m.nb.y) + uint64_t(y >> 3)) * uint64_t(m.nb.z) + uint64_t(z >> 3);
     uint32_t* words = bits + brick * 16;
     if (m.axis == 2) {
       const int off = brick_offset(x & 7, y & 7, z & 7);
@@ -137,7 +138,9 @@ __device__ inline void set_span_bits(const InsideView& m, uint32_t* bits, int32_
 struct Columns {
   int32_t u_lo, u_hi, v_lo, v_hi;
   __device__ bool contains(int32_t i, int32_t j) const { return i >= u_lo && i < u_hi && j >= v_lo && j < v_hi; }
-  __device__ uint64_t index(int32_t i, int32_t j) const { return uint64_t(i - u_lo) * uint64_t(v_hi - v_lo) + uint64_t(j - v_lo); }
+  __device__ uint64_t index(int32_t i, int32_t j) const {
+    return uint64_t(i - u_lo) * uint64_t(v_hi - v_lo) + uint64_t(j - v_lo);
+  }
 };
 
 __global__ void k_spans(InsideView m, const unsigned long long* keys, const int32_t* prefix, uint64_t n, bool winding,
@@ -148,8 +151,8 @@ __global__ void k_spans(InsideView m, const unsigned long long* keys, const int3
   const int32_t i = int32_t(col / uint64_t(m.dims.y)), j = int32_t(col % uint64_t(m.dims.y));
   if (undecided && cols.contains(i, j) && undecided[cols.index(i, j)]) return;
   const int64_t k0 = int64_t(keys[r] & ((1ull << kK0Bits) - 1));
-  const int64_t k1 = r + 1 < n && (keys[r + 1] >> kK0Bits) == col ? int64_t(keys[r + 1] & ((1ull << kK0Bits) - 1))
-                                                                    : int64_t(m.dims.z);
+  const int64_t k1 =
+      r + 1 < n && (keys[r + 1] >> kK0Bits) == col ? int64_t(keys[r + 1] & ((1ull << kK0Bits) - 1)) : int64_t(m.dims.z);
   const int64_t sum = prefix[r];
   const bool in = winding ? sum >= 1 : (sum & 1) != 0;
   if (in && k1 > k0) set_span_bits(m, bits, i, j, k0, k1);
@@ -190,9 +193,9 @@ __global__ void k_column_decided(const InsideEdge* edges, uint64_t ne, InsideSca
 }
 
 // One thread per voxel of the undecided columns: w = c + B / 4pi.
-__global__ void k_undecided(InsideView m, const uint32_t* list, uint64_t nlist, Columns cols, int32_t w_lo, int32_t w_hi,
-                            const unsigned long long* keys, const int32_t* prefix, uint64_t n, const InsideEdge* edges,
-                            uint64_t ne, InsideScale sc, uint32_t* bits) {
+__global__ void k_undecided(InsideView m, const uint32_t* list, uint64_t nlist, Columns cols, int32_t w_lo,
+                            int32_t w_hi, const unsigned long long* keys, const int32_t* prefix, uint64_t n,
+                            const InsideEdge* edges, uint64_t ne, InsideScale sc, uint32_t* bits) {
   const uint64_t len = uint64_t(w_hi - w_lo);
   const uint64_t q = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (q >= nlist * len) return;
@@ -206,8 +209,10 @@ __global__ void k_undecided(InsideView m, const uint32_t* list, uint64_t nlist, 
   uint64_t lo = 0, hi = n;  // first index with key > target
   while (lo < hi) {
     const uint64_t mid = (lo + hi) / 2;
-    if (keys[mid] <= target) lo = mid + 1;
-    else hi = mid;
+    if (keys[mid] <= target)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   int64_t sum = 0;
   if (lo > 0 && (keys[lo - 1] >> kK0Bits) == col) sum = prefix[lo - 1];
@@ -230,9 +235,11 @@ struct BrickNonEmpty {
   }
 };
 
-__global__ void k_gather_masks(const uint32_t* bits, const uint64_t* bricks, uint64_t n, uint32_t* out) {
+// Gathers `per` consecutive elements of every selected brick.
+template <class T>
+__global__ void k_gather(const T* in, const uint64_t* selected, uint64_t n, uint64_t per, T* out) {
   const uint64_t q = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (q < n * 16) out[q] = bits[bricks[q / 16] * 16 + q % 16];
+  if (q < n * per) out[q] = in[selected[q / per] * per + q % per];
 }
 
 // ---- Band ------------------------------------------------------------------------------------
@@ -262,7 +269,8 @@ __global__ void k_band_count(BandView b, uint64_t* counts) {
                   : 0;
 }
 
-__global__ void k_band_pairs(BandView b, const uint64_t* offsets, uint64_t total, unsigned long long* keys, uint32_t* tris) {
+__global__ void k_band_pairs(BandView b, const uint64_t* offsets, uint64_t total, unsigned long long* keys,
+                             uint32_t* tris) {
   for (uint64_t p = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < total; p += uint64_t(gridDim.x) * blockDim.x) {
     const uint64_t t = find_item(offsets, b.num_tris, p);
     Int3 lo, hi;
@@ -278,9 +286,9 @@ __global__ void k_band_pairs(BandView b, const uint64_t* offsets, uint64_t total
 
 constexpr int kBandThreads = 128;
 
-__global__ void __launch_bounds__(kBandThreads) k_band(BandView b, const unsigned long long* bricks, const uint32_t* counts,
-                                                        const uint64_t* starts, const uint32_t* tris, float* values,
-                                                        uint32_t* masks) {
+__global__ void __launch_bounds__(kBandThreads)
+    k_band(BandView b, const unsigned long long* bricks, const uint32_t* counts, const uint64_t* starts,
+           const uint32_t* tris, float* values, uint32_t* masks) {
   __shared__ Vec3f s_tri[3 * kBandThreads];
   __shared__ uint32_t s_mask[16];
   const uint64_t run = blockIdx.x;
@@ -325,14 +333,63 @@ __global__ void __launch_bounds__(kBandThreads) k_band(BandView b, const unsigne
 
 // ---- Inside ----------------------------------------------------------------------------------
 
-uint64_t SolidState::scan_counts(GpuContext& ctx, uint64_t n) {
+void SolidState::keep_bricks(GpuContext& ctx, uint64_t n, const uint32_t* mask_words, const unsigned long long* lin,
+                             const float* values, const Int3& nb, const std::string& prefix, StageTimer& timer,
+                             SparseGrid& out) {
+  cudaStream_t s = ctx.stream;
+  timer.begin((prefix + "compact").c_str());
+  d_bricks.grow(n + 1);
+  d_num.grow(1);
+  if (n)
+    ctx.cub.run([&](void* t, size_t& bytes) {
+      return cub::DeviceSelect::If(t, bytes, thrust::counting_iterator<uint64_t>(0), d_bricks.data(), d_num.data(),
+                                   int64_t(n), BrickNonEmpty{reinterpret_cast<const uint4*>(mask_words)}, s);
+    });
+  const uint64_t count = n ? read_scalar(d_num.data(), s) : 0;
+  d_kept_masks.grow(count * 16 + 1);
+  launch_1d(k_gather<uint32_t>, count * 16, 256, s, mask_words, d_bricks.data(), count, uint64_t(16),
+            d_kept_masks.data());
+  if (lin) {
+    d_kept_lin.grow(count + 1);
+    launch_1d(k_gather<unsigned long long>, count, 256, s, lin, d_bricks.data(), count, uint64_t(1), d_kept_lin.data());
+  }
+  if (values) {
+    d_kept_values.grow(count * kBrickVoxels + 1);
+    launch_1d(k_gather<float>, count * kBrickVoxels, 256, s, values, d_bricks.data(), count, uint64_t(kBrickVoxels),
+              d_kept_values.data());
+  }
+  timer.begin((prefix + "download").c_str());
+  std::vector<uint64_t> ids(count);
+  if (count)
+    ctx.download(ids.data(), lin ? reinterpret_cast<const uint64_t*>(d_kept_lin.data()) : d_bricks.data(), count * 8);
+  out.masks.resize(count);
+  if (count) ctx.download(out.masks.data(), d_kept_masks.data(), count * 64);
+  if (values) {
+    out.fvalues.resize(count * kBrickVoxels);
+    if (count) ctx.download(out.fvalues.data(), d_kept_values.data(), count * kBrickVoxels * sizeof(float));
+  }
+  out.keys.resize(count);
+  const uint64_t nyz = uint64_t(nb.y) * uint64_t(nb.z);
+  for (uint64_t b = 0; b < count; ++b)
+    out.keys[b] = brick_key(int32_t(ids[b] / nyz), int32_t((ids[b] / uint64_t(nb.z)) % uint64_t(nb.y)),
+                            int32_t(ids[b] % uint64_t(nb.z)));
+}
+
+template <class CountItems>
+uint64_t SolidState::expand(GpuContext& ctx, uint64_t n, uint64_t bytes_per_item, const char* what, CountItems&& count) {
+  d_counts.grow(n + 1);
   d_offsets.grow(n + 1);
+  count(d_counts.data());
   VT_CUDA_CHECK(cudaMemsetAsync(d_offsets.data(), 0, sizeof(uint64_t), ctx.stream));
   if (n)
     ctx.cub.run([&](void* t, size_t& bytes) {
       return cub::DeviceScan::InclusiveSum(t, bytes, d_counts.data(), d_offsets.data() + 1, int64_t(n), ctx.stream);
     });
-  return read_scalar(d_offsets.data() + n, ctx.stream);
+  const uint64_t total = read_scalar(d_offsets.data() + n, ctx.stream);
+  if (total > ctx.memory_budget() / bytes_per_item)
+    fail(ErrorKind::kResource, "the job needs " + std::to_string(total) + " " + what +
+                                   ", more than the GPU memory budget holds");
+  return total;
 }
 
 void SolidState::inside_axis(GpuContext& ctx, const DeviceMesh& mesh, const GridSpec& spec, int axis, bool winding,
@@ -350,17 +407,14 @@ void SolidState::inside_axis(GpuContext& ctx, const DeviceMesh& mesh, const Grid
   d_u.grow(3 * nt + 1);
   d_v.grow(3 * nt + 1);
   d_w.grow(3 * nt + 1);
-  launch_1d(k_snap, 3 * nt, 256, s, mesh.d_grid.data(), mesh.d_indices.data(), 3 * nt, axis, d_u.data(), d_v.data(), d_w.data());
+  launch_1d(k_snap, 3 * nt, 256, s, mesh.d_grid.data(), mesh.d_indices.data(), 3 * nt, axis, d_u.data(), d_v.data(),
+            d_w.data());
   m.u = d_u.data();
   m.v = d_v.data();
   m.w = d_w.data();
   timer.begin("inside_columns");
-  d_counts.grow(nt + 1);
-  launch_1d(k_count_columns, nt, 256, s, m, d_counts.data());
-  const uint64_t total = scan_counts(ctx, nt);
-  if (total * 40 > ctx.memory_budget())
-    fail(ErrorKind::kResource, "the inside test needs " + std::to_string(total) +
-                                   " triangle-column tests, more than the GPU memory budget holds");
+  const uint64_t total = expand(ctx, nt, 40, "triangle-column tests of the inside test",
+                                [&](uint64_t* counts) { launch_1d(k_count_columns, nt, 256, s, m, counts); });
   timer.begin("inside_crossings");
   for (int b = 0; b < 2; ++b) {
     d_keys[b].grow(total + 1);
@@ -370,7 +424,8 @@ void SolidState::inside_axis(GpuContext& ctx, const DeviceMesh& mesh, const Grid
   VT_CUDA_CHECK(cudaMemsetAsync(d_counter.data(), 0, sizeof(unsigned long long), s));
   if (total) {
     const unsigned blocks = unsigned(std::min<uint64_t>(blocks_for(total, 256), uint64_t(ctx.num_sms) * 32));
-    k_crossings<<<blocks, 256, 0, s>>>(m, d_offsets.data(), total, d_keys[0].data(), d_signs[0].data(), d_counter.data());
+    k_crossings<<<blocks, 256, 0, s>>>(m, d_offsets.data(), total, d_keys[0].data(), d_signs[0].data(),
+                                       d_counter.data());
     VT_CUDA_CHECK_LAUNCH();
   }
   const uint64_t n = read_scalar(d_counter.data(), s);
@@ -389,7 +444,8 @@ void SolidState::inside_axis(GpuContext& ctx, const DeviceMesh& mesh, const Grid
   launch_1d(k_column_ids, n, 256, s, keys, n, cols);
   if (n)
     ctx.cub.run([&](void* t, size_t& bytes) {
-      return cub::DeviceScan::InclusiveSumByKey(t, bytes, cols, signs, prefix, int64_t(n), cuda::std::equal_to<unsigned long long>{}, s);
+      return cub::DeviceScan::InclusiveSumByKey(t, bytes, cols, signs, prefix, int64_t(n),
+                                                cuda::std::equal_to<unsigned long long>{}, s);
     });
   // Columns the winding test must evaluate voxel by voxel.
   const bool boundary = winding && host && !host->boundary.empty();
@@ -399,20 +455,22 @@ void SolidState::inside_axis(GpuContext& ctx, const DeviceMesh& mesh, const Grid
     timer.begin("inside_boundary");
     const uint64_t ne = host->boundary.size();
     d_edges.grow(ne);
-    VT_CUDA_CHECK(cudaMemcpyAsync(d_edges.data(), host->boundary.data(), ne * sizeof(InsideEdge), cudaMemcpyHostToDevice, s));
+    VT_CUDA_CHECK(
+        cudaMemcpyAsync(d_edges.data(), host->boundary.data(), ne * sizeof(InsideEdge), cudaMemcpyHostToDevice, s));
     const int32_t tu0 = cr.u_lo >> 3, tv0 = cr.v_lo >> 3, ntv = ((cr.v_hi - 1) >> 3) - tv0 + 1;
     const uint64_t ntiles = uint64_t(((cr.u_hi - 1) >> 3) - tu0 + 1) * uint64_t(ntv);
     const uint64_t ncols = uint64_t(cr.u_hi - cr.u_lo) * uint64_t(cr.v_hi - cr.v_lo);
     d_tile_flags.grow(ntiles);
     d_col_flags.grow(ncols);
-    launch_1d(k_tile_decided, ntiles, 128, s, d_edges.data(), ne, host->scale, tu0, tv0, ntv, ntiles, d_tile_flags.data());
+    launch_1d(k_tile_decided, ntiles, 128, s, d_edges.data(), ne, host->scale, tu0, tv0, ntv, ntiles,
+              d_tile_flags.data());
     launch_1d(k_column_decided, ncols, 128, s, d_edges.data(), ne, host->scale, cr, tu0, tv0, ntv, d_tile_flags.data(),
               d_col_flags.data());
     d_list.grow(ncols + 1);
     d_num.grow(1);
     ctx.cub.run([&](void* t, size_t& bytes) {
-      return cub::DeviceSelect::Flagged(t, bytes, thrust::counting_iterator<uint32_t>(0), d_col_flags.data(), d_list.data(),
-                                        d_num.data(), int64_t(ncols), s);
+      return cub::DeviceSelect::Flagged(t, bytes, thrust::counting_iterator<uint32_t>(0), d_col_flags.data(),
+                                        d_list.data(), d_num.data(), int64_t(ncols), s);
     });
     nlist = read_scalar(d_num.data(), s);
   }
@@ -433,9 +491,8 @@ SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& hos
   StageTimer timer(s);
   timer.begin("transform");
   mesh.transform(spec.origin, spec.voxel_size, s);
-  timer.begin("inside_prepare");  // host: grid-space bounds and, for the winding test, the boundary
-  const std::vector<Vec3f> g = to_grid_space(host_mesh, spec);
-  const InsideRange range = inside_range(g, spec);
+  timer.begin("inside_prepare");  // host: the mesh's bounds and, for the winding test, its boundary
+  const InsideRange range = inside_range(host_mesh, spec);
   const Int3 nb{(spec.dims.x + 7) / 8, (spec.dims.y + 7) / 8, (spec.dims.z + 7) / 8};
   const uint64_t nbricks = uint64_t(nb.x) * uint64_t(nb.y) * uint64_t(nb.z);
   const int maps = method == InsideMethod::kVote ? 3 : 1;
@@ -449,46 +506,20 @@ SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& hos
     for (int a = 0; a < 3; ++a)
       inside_axis(ctx, mesh, spec, a, false, nullptr, range, d_bits.data() + uint64_t(a) * nbricks * 16, timer);
     timer.begin("inside_vote");
-    launch_1d(k_majority, nbricks * 16, 256, s, d_bits.data(), d_bits.data() + nbricks * 16, d_bits.data() + 2 * nbricks * 16,
-              nbricks * 16);
+    launch_1d(k_majority, nbricks * 16, 256, s, d_bits.data(), d_bits.data() + nbricks * 16,
+              d_bits.data() + 2 * nbricks * 16, nbricks * 16);
   } else {
     InsideMesh host;
     const bool winding = method == InsideMethod::kWinding;
-    if (winding) host = prepare_inside(host_mesh, g, spec, 2, true, false);
+    if (winding) host = prepare_inside(host_mesh, to_grid_space(host_mesh, spec), spec, 2, true, false);
     inside_axis(ctx, mesh, spec, 2, winding, winding ? &host : nullptr, range, d_bits.data(), timer);
   }
-  timer.begin("inside_compact");
-  d_bricks.grow(nbricks + 1);
-  d_num.grow(1);
-  ctx.cub.run([&](void* t, size_t& bytes) {
-    return cub::DeviceSelect::If(t, bytes, thrust::counting_iterator<uint64_t>(0), d_bricks.data(), d_num.data(),
-                                 int64_t(nbricks), BrickNonEmpty{reinterpret_cast<const uint4*>(d_bits.data())}, s);
-  });
-  const uint64_t count = read_scalar(d_num.data(), s);
-  d_masks.grow(count * 16 + 1);
-  launch_1d(k_gather_masks, count * 16, 256, s, d_bits.data(), d_bricks.data(), count, d_masks.data());
-  timer.begin("inside_download");
-  std::vector<uint64_t> lin;
   SparseGrid out;
   out.spec = spec;
   out.name = "inside";
-  ctx.append_download(lin, d_bricks.data(), count);
-  out.masks.resize(count);
-  if (count) ctx.download(out.masks.data(), d_masks.data(), count * 64);
-  out.keys.resize(count);
-  for (uint64_t b = 0; b < count; ++b) {
-    const uint64_t l = lin[b];
-    out.keys[b] = brick_key(int32_t(l / (uint64_t(nb.y) * uint64_t(nb.z))), int32_t((l / uint64_t(nb.z)) % uint64_t(nb.y)),
-                            int32_t(l % uint64_t(nb.z)));
-  }
+  keep_bricks(ctx, nbricks, d_bits.data(), nullptr, nullptr, nb, "inside_", timer, out);
   timer.end();
-  double total = 0;
-  for (const auto& [name, ms] : timer.resolve()) {
-    stats.add_stage(name, ms);
-    total += ms;
-  }
-  stats.add_stage("inside_gpu_total", total);
-  stats.add_stage("inside_wall", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count());
+  add_gpu_stages(stats, timer.resolve(), wall0, "inside_");
   return out;
 }
 
@@ -508,12 +539,8 @@ SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& s
   b.dims = spec.dims;
   b.nb = {(spec.dims.x + 7) / 8, (spec.dims.y + 7) / 8, (spec.dims.z + 7) / 8};
   timer.begin("band_pairs");
-  d_counts.grow(nt + 1);
-  launch_1d(k_band_count, nt, 256, s, b, d_counts.data());
-  const uint64_t total = scan_counts(ctx, nt);
-  if (total * 48 > ctx.memory_budget())
-    fail(ErrorKind::kResource, "the narrow band needs " + std::to_string(total) +
-                                   " (brick, triangle) pairs, more than the GPU memory budget holds");
+  const uint64_t total = expand(ctx, nt, 48, "(brick, triangle) pairs of the narrow band",
+                                [&](uint64_t* counts) { launch_1d(k_band_count, nt, 256, s, b, counts); });
   for (int i = 0; i < 2; ++i) {
     d_keys[i].grow(total + 1);
     d_tris[i].grow(total + 1);
@@ -554,43 +581,13 @@ SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& s
                                                    d_values.data(), d_masks.data());
     VT_CUDA_CHECK_LAUNCH();
   }
-  timer.begin("band_download");
-  std::vector<unsigned long long> lin;
-  std::vector<BrickMask> masks(runs);
-  ValueArray<float> values(runs * kBrickVoxels);
-  lin.resize(runs);
-  if (runs) {
-    ctx.download(lin.data(), unique, runs * sizeof(unsigned long long));
-    ctx.download(masks.data(), d_masks.data(), runs * 64);
-    ctx.download(values.data(), d_values.data(), runs * kBrickVoxels * sizeof(float));
-  }
-  timer.end();
   SparseGrid out;
   out.spec = spec;
   out.value_type = ValueType::kFloat32;
   out.name = "sdf";
-  size_t kept = 0;
-  for (uint64_t r = 0; r < runs; ++r) kept += masks[r].any();
-  out.keys.reserve(kept);
-  out.masks.reserve(kept);
-  out.fvalues.resize(kept * kBrickVoxels);
-  size_t o = 0;
-  for (uint64_t r = 0; r < runs; ++r) {
-    if (!masks[r].any()) continue;
-    const uint64_t l = lin[r];
-    out.keys.push_back(brick_key(int32_t(l / (uint64_t(b.nb.y) * uint64_t(b.nb.z))),
-                                 int32_t((l / uint64_t(b.nb.z)) % uint64_t(b.nb.y)), int32_t(l % uint64_t(b.nb.z))));
-    out.masks.push_back(masks[r]);
-    std::copy(values.begin() + r * kBrickVoxels, values.begin() + (r + 1) * kBrickVoxels, out.fvalues.begin() + o * kBrickVoxels);
-    ++o;
-  }
-  double total_ms = 0;
-  for (const auto& [name, ms] : timer.resolve()) {
-    stats.add_stage(name, ms);
-    total_ms += ms;
-  }
-  stats.add_stage("band_gpu_total", total_ms);
-  stats.add_stage("band_wall", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count());
+  keep_bricks(ctx, runs, d_masks.data(), unique, d_values.data(), b.nb, "band_", timer, out);
+  timer.end();
+  add_gpu_stages(stats, timer.resolve(), wall0, "band_");
   return out;
 }
 

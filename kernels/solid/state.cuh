@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "core/inside_grid.h"
 #include "core/voxelize.h"
@@ -16,6 +17,9 @@ struct SolidState {
   DeviceBuffer<int64_t> d_u, d_v;
   DeviceBuffer<float> d_w;
   DeviceBuffer<uint64_t> d_counts, d_offsets, d_run_offsets, d_bricks, d_num;
+  DeviceBuffer<unsigned long long> d_kept_lin;
+  DeviceBuffer<uint32_t> d_kept_masks;
+  DeviceBuffer<float> d_kept_values;
   DeviceBuffer<unsigned long long> d_keys[2], d_counter;
   DeviceBuffer<int32_t> d_signs[2];
   DeviceBuffer<uint32_t> d_tris[2], d_run_counts, d_bits, d_masks, d_list;
@@ -30,8 +34,17 @@ struct SolidState {
   SparseGrid band(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& spec, int band, VoxelizeStats& stats);
 
  private:
-  // d_offsets = 0 followed by the inclusive sums of d_counts[0, n); returns the total.
-  uint64_t scan_counts(GpuContext& ctx, uint64_t n);
+  // The non-empty bricks among n candidates (16 mask words each; 512 values each when `values` is
+  // given; candidate i is linear brick lin[i], or i without `lin`), in candidate order, into out's
+  // keys, masks and values: selected and gathered on the device, then downloaded.
+  void keep_bricks(GpuContext& ctx, uint64_t n, const uint32_t* mask_words, const unsigned long long* lin,
+                   const float* values, const Int3& nb, const std::string& prefix, class StageTimer& timer,
+                   SparseGrid& out);
+  // The expansion of n items into sub-items: count(d_counts) writes each item's count, then
+  // d_offsets = 0 followed by their inclusive sums; returns the total, refused (Error(kResource))
+  // when bytes_per_item per sub-item exceed the memory budget.
+  template <class CountItems>
+  uint64_t expand(GpuContext& ctx, uint64_t n, uint64_t bytes_per_item, const char* what, CountItems&& count);
   void inside_axis(GpuContext& ctx, const DeviceMesh& mesh, const GridSpec& spec, int axis, bool winding,
                    const InsideMesh* host, const InsideRange& range, uint32_t* bits, class StageTimer& timer);
 };

@@ -48,16 +48,21 @@ void GpuVoxelizer::load_mesh(const Mesh& mesh) {
   m_mesh.upload(mesh, m_ctx.staging, m_ctx.stream);
 }
 
-void GpuVoxelizer::add_stage_stats(VoxelizeStats& stats, const std::vector<std::pair<std::string, double>>& stage_ms,
-                                   std::chrono::steady_clock::time_point wall0) const {
-  stats.add_stage("upload", m_mesh.upload_ms);
+void add_gpu_stages(VoxelizeStats& stats, const std::vector<std::pair<std::string, double>>& stage_ms,
+                    std::chrono::steady_clock::time_point wall0, const std::string& prefix) {
   double gpu_total = 0;
   for (const auto& [stage, ms] : stage_ms) {
     stats.add_stage(stage, ms);
     gpu_total += ms;
   }
-  stats.add_stage("gpu_total", gpu_total);
-  stats.add_stage("wall", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count());
+  stats.add_stage(prefix + "gpu_total", gpu_total);
+  stats.add_stage(prefix + "wall", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count());
+}
+
+void GpuVoxelizer::add_stage_stats(VoxelizeStats& stats, const std::vector<std::pair<std::string, double>>& stage_ms,
+                                   std::chrono::steady_clock::time_point wall0) const {
+  stats.add_stage("upload", m_mesh.upload_ms);
+  add_gpu_stages(stats, stage_ms, wall0);
 }
 
 template <class KeyT>
