@@ -183,7 +183,7 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
   const int32_t v_lo = range.lo[(m.axis + 2) % 3], v_hi = range.hi[(m.axis + 2) % 3];
   const int32_t w_lo = range.lo[m.axis], w_hi = range.hi[m.axis];
   const int axis = m.axis;
-  const int32_t tiles_u = (m.dims.x + 7) / 8, tiles_v = (m.dims.y + 7) / 8;
+  const int32_t tiles_v = (m.dims.y + 7) / 8;
   const size_t nt = m.w.size() / 3;
   // Bin triangles into 8x8 column tiles by the columns their snapped bounds cover.
   std::vector<uint64_t> pairs;
@@ -219,7 +219,6 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
     return s;
   });
   const bool winding = method == InsideMethod::kWinding && !m.boundary.empty();
-  const double kPi = 3.14159265358979323846;
   tbb::parallel_for(tbb::blocked_range<size_t>(0, ntiles, 1), [&](const tbb::blocked_range<size_t>& r) {
     TileScratch& s = scratch.local();
     for (size_t ti = r.begin(); ti < r.end(); ++ti) {
@@ -272,15 +271,15 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
             if (in && k1 > k0) set_span(s, axis, lu, lv, k0, k1);
           }
         } else {
-          // Voxel by voxel through the mesh's extent along the column: w = c + B / 4pi.
-          int64_t sum = 0;
-          size_t q = c;
-          for (int64_t k = std::max<int64_t>(w_lo, 0); k < std::min<int64_t>(w_hi, m.dims.z); ++k) {
-            while (q < end && int64_t(s.crossings[q].key & 0xffffffffffull) <= k) sum += s.crossings[q++].sign;
-            double b = 0;
-            for (const InsideEdge& e : m.boundary) b += inside_edge_solid_angle(e, pu, pv, double(k) + 0.5, m.scale);
-            if (inside_winding_at_least_half(sum, b, kPi)) set_span(s, axis, lu, lv, k, k + 1);
-          }
+          // Span by span through the mesh's extent along the column: w = c + B / 4pi.
+          inside_winding_column(
+              [&](int64_t k) { return inside_boundary_parts(m.boundary.data(), m.boundary.size(), pu, pv, k, m.scale); },
+              c, end, std::max<int64_t>(w_lo, 0), std::min<int64_t>(w_hi, m.dims.z),
+              [&](uint64_t q, int64_t* k0, int32_t* sign) {
+                *k0 = int64_t(s.crossings[q].key & 0xffffffffffull);
+                *sign = s.crossings[q].sign;
+              },
+              [&](int64_t k0, int64_t k1) { set_span(s, axis, lu, lv, k0, k1); });
         }
         c = end;
       }

@@ -211,6 +211,50 @@ TEST(Inside, WindingNumberEqualsTheBruteForceSumOfSolidAnglesOnEveryKindOfMesh) 
     }
 }
 
+TEST(Inside, TheSpanWalkDecidesEveryVoxelAsItsOwnSumWould) {
+  // Parts that rise (pos) and fall (neg) as along a column, with B = pos + neg wandering across the
+  // threshold: the bisection must set exactly the voxels whose own sum is >= the threshold, each once.
+  const double kPi = 3.14159265358979323846;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> step(0.0, 0.08);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int64_t k0 = int64_t(rng() % 40), len = 1 + int64_t(rng() % (trial < 150 ? 40 : 3000));
+    const int64_t c = int64_t(rng() % 3) - 1;
+    const double threshold = 4 * kPi * (0.5 - double(c));
+    std::vector<InsideParts> parts(size_t(k0 + len));
+    double pos = threshold + 1.0, neg = -1.0 - step(rng);
+    for (auto& p : parts) {
+      if (rng() % 2) pos += step(rng);
+      if (rng() % 2) neg -= step(rng);
+      p = {pos, neg};
+    }
+    std::vector<int> got(parts.size(), 0);
+    inside_winding_span([&](int64_t k) { return parts[size_t(k)]; }, c, k0, k0 + len, [&](int64_t a, int64_t b) {
+      ASSERT_TRUE(k0 <= a && a < b && b <= k0 + len);
+      for (int64_t k = a; k < b; ++k) got[size_t(k)]++;
+    });
+    for (int64_t k = 0; k < k0 + len; ++k) {
+      const bool in = k >= k0 && double(c) + (parts[size_t(k)].pos + parts[size_t(k)].neg) / (4 * kPi) >= 0.5;
+      ASSERT_EQ(got[size_t(k)], in ? 1 : 0) << "trial " << trial << " voxel " << k;
+    }
+  }
+  // One crossing in a long span: about log2(length) evaluations, not one per voxel.
+  for (int64_t len : {2, 3, 100, 4096, 65536}) {
+    int evals = 0;
+    int64_t first = -1, want = -1;
+    auto parts = [&](int64_t k) { return InsideParts{4 * kPi * double(k) / double(len), -kPi}; };
+    for (int64_t k = len - 1; k >= 0 && parts(k).pos + parts(k).neg >= 2 * kPi; --k) want = k;  // about 3 len / 4
+    inside_winding_span(
+        [&](int64_t k) {
+          ++evals;
+          return parts(k);
+        },
+        0, 0, len, [&](int64_t a, int64_t) { first = first < 0 ? a : first; });
+    EXPECT_EQ(first, want) << len;
+    EXPECT_LE(evals, int(std::log2(double(len))) + 4) << len;
+  }
+}
+
 TEST(Inside, ParityAndVoteEqualRayParityOnClosedMeshes) {
   for (const Case& c : cases()) {
     if (!c.closed) continue;
@@ -336,9 +380,10 @@ TEST(Inside, SdfIsTheBruteForceDistanceSignedByTheWindingNumber) {
           const float v = grid_value(sdf, i, j, k);
           EXPECT_NEAR(std::fabs(v), d, 1e-5 * spec.voxel_size.x + 2e-6 * d) << c.name;
           const double w = gwn(c.mesh, p);
-          if (std::fabs(w - 0.5) > 1e-7 && d > 1e-3 * spec.voxel_size.x)
+          if (std::fabs(w - 0.5) > 1e-7 && d > 1e-3 * spec.voxel_size.x) {
             ASSERT_EQ(v < 0, w >= 0.5) << c.name << " w=" << w << " at " << i << "," << j << "," << k << " d "
                                        << d / spec.voxel_size.x;
+          }
         }
     EXPECT_GT(active, 100u) << c.name;
   }

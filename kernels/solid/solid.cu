@@ -5,9 +5,10 @@
 // scan, and test one (triangle, column) pair per thread (load-balanced by a binary search in the
 // scan), appending the crossings; sort them by (column, first voxel above); a segmented scan of
 // their signs gives the crossing sum of every span between two crossings, and one thread per span
-// sets its voxels in a bit per voxel of the grid's bricks. For the winding test with a boundary,
-// columns whose tile and whose own azimuth sum do not decide them are evaluated voxel by voxel
-// (one thread per voxel, the boundary's solid angles summed in the CPU's order). Non-empty bricks
+// sets its voxels in a bit per voxel of the grid's bricks. For the winding test the boundary is found
+// on the device (vertices welded by position, edges counted); columns whose tile and whose own
+// azimuth sum do not decide them are evaluated span by span (one warp per column,
+// inside_winding_column, the same steps and sums as the CPU). Non-empty bricks
 // are selected, their masks gathered and downloaded.
 //
 // Band: count the bricks of each triangle's band range, scan, emit (brick, triangle) pairs, sort by
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
@@ -134,7 +136,7 @@ __device__ inline void set_span_bits(const InsideView& m, uint32_t* bits, int32_
   }
 }
 
-// Columns of the range box that the winding test must evaluate voxel by voxel (1) or not (0).
+// Columns of the range box that the winding test must evaluate span by span (1) or not (0).
 struct Columns {
   int32_t u_lo, u_hi, v_lo, v_hi;
   __device__ bool contains(int32_t i, int32_t j) const { return i >= u_lo && i < u_hi && j >= v_lo && j < v_hi; }
@@ -192,39 +194,120 @@ __global__ void k_column_decided(const InsideEdge* edges, uint64_t ne, InsideSca
   undecided[c] = out;
 }
 
-// One thread per voxel of the undecided columns: w = c + B / 4pi.
-__global__ void k_undecided(InsideView m, const uint32_t* list, uint64_t nlist, Columns cols, int32_t w_lo,
-                            int32_t w_hi, const unsigned long long* keys, const int32_t* prefix, uint64_t n,
-                            const InsideEdge* edges, uint64_t ne, InsideScale sc, uint32_t* bits) {
-  const uint64_t len = uint64_t(w_hi - w_lo);
-  const uint64_t q = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (q >= nlist * len) return;
-  const uint64_t c = list[q / len];
-  const int64_t k = w_lo + int64_t(q % len);
+// One warp per undecided column: w = c + B / 4pi, span by span (inside_winding_column), each
+// evaluation of B spread over the lanes and reduced in the order of inside_boundary_parts.
+constexpr int kWindingWarps = 4;
+__global__ void __launch_bounds__(32 * kWindingWarps)
+    k_undecided(InsideView m, const uint32_t* list, uint64_t nlist, Columns cols, int32_t w_lo, int32_t w_hi,
+                const unsigned long long* keys, const int32_t* signs, uint64_t n, const InsideEdge* edges,
+                uint64_t ne, InsideScale sc, uint32_t* bits) {
+  const uint64_t q = uint64_t(blockIdx.x) * kWindingWarps + threadIdx.x / 32;
+  const int lane = int(threadIdx.x % 32);
+  if (q >= nlist) return;  // whole warps
+  const uint64_t c = list[q];
   const uint64_t nv = uint64_t(cols.v_hi - cols.v_lo);
   const int32_t i = cols.u_lo + int32_t(c / nv), j = cols.v_lo + int32_t(c % nv);
-  const uint64_t col = uint64_t(i) * uint64_t(m.dims.y) + uint64_t(j);
-  // The last crossing of the column with first voxel above <= k: its prefix sum is c(k).
-  const unsigned long long target = (col << kK0Bits) | uint64_t(k);
-  uint64_t lo = 0, hi = n;  // first index with key > target
-  while (lo < hi) {
-    const uint64_t mid = (lo + hi) / 2;
-    if (keys[mid] <= target)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  int64_t sum = 0;
-  if (lo > 0 && (keys[lo - 1] >> kK0Bits) == col) sum = prefix[lo - 1];
   const int64_t pu = inside_column(i), pv = inside_column(j);
-  double b = 0;
-  for (uint64_t e = 0; e < ne; ++e) b += inside_edge_solid_angle(edges[e], pu, pv, double(k) + 0.5, sc);
-  if (inside_winding_at_least_half(sum, b, 3.14159265358979323846)) set_span_bits(m, bits, i, j, k, k + 1);
+  const uint64_t col = uint64_t(i) * uint64_t(m.dims.y) + uint64_t(j);
+  // The column's crossings: [first key >= col << kK0Bits, first key >= (col + 1) << kK0Bits).
+  auto lower = [&](unsigned long long target) {
+    uint64_t lo = 0, hi = n;
+    while (lo < hi) {
+      const uint64_t mid = (lo + hi) / 2;
+      if (keys[mid] < target)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return lo;
+  };
+  const uint64_t q0 = lower(col << kK0Bits), q1 = lower((col + 1) << kK0Bits);
+  auto eval = [&](int64_t k) {
+    InsideParts p = inside_lane_parts(edges, ne, lane, pu, pv, k, sc);
+    for (int off = 16; off > 0; off /= 2) {
+      p.pos = p.pos + __shfl_down_sync(0xffffffffu, p.pos, off);
+      p.neg = p.neg + __shfl_down_sync(0xffffffffu, p.neg, off);
+    }
+    return InsideParts{__shfl_sync(0xffffffffu, p.pos, 0), __shfl_sync(0xffffffffu, p.neg, 0)};
+  };
+  inside_winding_column(
+      eval, q0, q1, int64_t(w_lo), int64_t(w_hi),
+      [&](uint64_t r, int64_t* k0, int32_t* sign) {
+        *k0 = int64_t(keys[r] & ((1ull << kK0Bits) - 1));
+        *sign = signs[r];
+      },
+      [&](int64_t k0, int64_t k1) {
+        if (lane == 0) set_span_bits(m, bits, i, j, k0, k1);
+      });
 }
 
 __global__ void k_majority(uint32_t* a, const uint32_t* b, const uint32_t* c, uint64_t n) {
   const uint64_t q = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (q < n) a[q] = (a[q] & b[q]) | (a[q] & c[q]) | (b[q] & c[q]);
+}
+
+// ---- Boundary (winding test) -----------------------------------------------------------------
+// As prepare_inside on the host: vertices welded by grid-space position (sorted by their x, y, z
+// bits: three stable radix sorts, least significant first), directed edges between welded vertices
+// sorted by (lo, hi) and their signs summed; the edges with a non-zero net count, in that order.
+
+__device__ inline uint32_t pos_bits(float f) { return f == 0.0f ? 0u : __float_as_uint(f); }  // -0 = +0
+
+__global__ void k_vertex_keys(const Vec3f* g, const uint32_t* order, uint64_t nv, int a, uint32_t* keys,
+                              uint32_t* idx) {
+  const uint64_t r = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= nv) return;
+  const uint32_t i = order ? order[r] : uint32_t(r);
+  keys[r] = pos_bits(axis_comp(g[i], a));
+  idx[r] = i;
+}
+
+__global__ void k_weld_heads(const Vec3f* g, const uint32_t* idx, uint64_t nv, uint32_t* head) {
+  const uint64_t r = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= nv) return;
+  bool differ = r == 0;
+  if (!differ) {
+    const Vec3f p = g[idx[r]], q = g[idx[r - 1]];
+    differ = pos_bits(p.x) != pos_bits(q.x) || pos_bits(p.y) != pos_bits(q.y) || pos_bits(p.z) != pos_bits(q.z);
+  }
+  head[r] = differ ? 1u : 0u;
+}
+
+__global__ void k_weld_ids(const uint32_t* idx, const uint32_t* head, const uint32_t* id1, uint64_t nv, uint32_t* weld,
+                           uint32_t* rep) {
+  const uint64_t r = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= nv) return;
+  weld[idx[r]] = id1[r] - 1;
+  if (head[r]) rep[id1[r] - 1] = idx[r];
+}
+
+constexpr unsigned long long kNoEdge = ~0ull;
+
+__global__ void k_edge_keys(const uint32_t* indices, const uint32_t* weld, uint64_t n3, unsigned long long* keys,
+                            int32_t* signs) {
+  const uint64_t c = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= n3) return;
+  const uint64_t t = c / 3;
+  const uint32_t a = weld[indices[c]], b = weld[indices[3 * t + (c % 3 + 1) % 3]];
+  keys[c] = a == b ? kNoEdge : (a < b ? (uint64_t(a) << 32 | b) : (uint64_t(b) << 32 | a));
+  signs[c] = a == b ? 0 : (a < b ? 1 : -1);
+}
+
+__global__ void k_edge_flags(const unsigned long long* keys, const int32_t* nets, uint64_t n, uint8_t* flags) {
+  const uint64_t r = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r < n) flags[r] = keys[r] != kNoEdge && nets[r] != 0 ? 1 : 0;
+}
+
+__global__ void k_make_edges(const unsigned long long* keys, const int32_t* nets, const uint32_t* list, uint64_t n,
+                             const uint32_t* rep, const Vec3f* g, int axis, InsideEdge* edges) {
+  const uint64_t q = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (q >= n) return;
+  const uint32_t r = list[q];
+  const Vec3f a = g[rep[keys[r] >> 32]], b = g[rep[keys[r] & 0xffffffffull]];
+  const int au = (axis + 1) % 3, av = (axis + 2) % 3;
+  edges[q] = {inside_snap(axis_comp(a, au)), inside_snap(axis_comp(a, av)), inside_snap(axis_comp(b, au)),
+              inside_snap(axis_comp(b, av)),         axis_comp(a, axis),           axis_comp(b, axis),
+              nets[r]};
 }
 
 struct BrickNonEmpty {
@@ -392,8 +475,72 @@ uint64_t SolidState::expand(GpuContext& ctx, uint64_t n, uint64_t bytes_per_item
   return total;
 }
 
+uint64_t SolidState::boundary(GpuContext& ctx, const DeviceMesh& mesh, int axis) {
+  cudaStream_t s = ctx.stream;
+  const uint64_t nv = mesh.num_vertices, n3 = 3 * mesh.num_tris;
+  if (n3 == 0) return 0;
+  if (n3 > ctx.memory_budget() / 64)
+    fail(ErrorKind::kResource, "the boundary of " + std::to_string(mesh.num_tris) +
+                                   " triangles needs more than the GPU memory budget holds");
+  const Vec3f* g = mesh.d_grid.data();
+  for (int b = 0; b < 2; ++b) {
+    d_vkeys[b].grow(nv + 1);
+    d_vidx[b].grow(nv + 1);
+    d_keys[b].grow(n3 + 1);
+    d_signs[b].grow(n3 + 1);
+  }
+  d_head.grow(nv + 1);
+  d_weld.grow(nv + 1);
+  d_rep.grow(nv + 1);
+  // Weld: order the vertices by (x, y, z) bits.
+  const uint32_t* order = nullptr;
+  int cur = 0;
+  for (int a = 2; a >= 0; --a) {
+    launch_1d(k_vertex_keys, nv, 256, s, g, order, nv, a, d_vkeys[cur].data(), d_vidx[cur].data());
+    cub::DoubleBuffer<uint32_t> dk(d_vkeys[cur].data(), d_vkeys[1 - cur].data());
+    cub::DoubleBuffer<uint32_t> di(d_vidx[cur].data(), d_vidx[1 - cur].data());
+    ctx.cub.run([&](void* t, size_t& bytes) {
+      return cub::DeviceRadixSort::SortPairs(t, bytes, dk, di, int64_t(nv), 0, 32, s);
+    });
+    order = di.Current();
+    cur = di.Current() == d_vidx[0].data() ? 1 : 0;  // write the next keys into the other buffers
+  }
+  launch_1d(k_weld_heads, nv, 256, s, g, order, nv, d_head.data());
+  uint32_t* id1 = d_vkeys[0].data();  // the keys are no longer needed
+  ctx.cub.run([&](void* t, size_t& bytes) {
+    return cub::DeviceScan::InclusiveSum(t, bytes, d_head.data(), id1, int64_t(nv), s);
+  });
+  launch_1d(k_weld_ids, nv, 256, s, order, d_head.data(), id1, nv, d_weld.data(), d_rep.data());
+  // Directed edges between welded vertices, by (lo, hi), and their net counts.
+  launch_1d(k_edge_keys, n3, 256, s, mesh.d_indices.data(), d_weld.data(), n3, d_keys[0].data(), d_signs[0].data());
+  cub::DoubleBuffer<unsigned long long> ek(d_keys[0].data(), d_keys[1].data());
+  cub::DoubleBuffer<int32_t> es(d_signs[0].data(), d_signs[1].data());
+  ctx.cub.run([&](void* t, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(t, bytes, ek, es, int64_t(n3), 0, 64, s);
+  });
+  unsigned long long* unique = ek.Alternate();
+  int32_t* nets = es.Alternate();
+  d_num.grow(1);
+  ctx.cub.run([&](void* t, size_t& bytes) {
+    return cub::DeviceReduce::ReduceByKey(t, bytes, ek.Current(), unique, es.Current(), nets, d_num.data(),
+                                          cuda::std::plus<int32_t>{}, int64_t(n3), s);
+  });
+  const uint64_t runs = read_scalar(d_num.data(), s);
+  d_col_flags.grow(runs + 1);
+  d_list.grow(runs + 1);
+  launch_1d(k_edge_flags, runs, 256, s, unique, nets, runs, d_col_flags.data());
+  ctx.cub.run([&](void* t, size_t& bytes) {
+    return cub::DeviceSelect::Flagged(t, bytes, thrust::counting_iterator<uint32_t>(0), d_col_flags.data(),
+                                      d_list.data(), d_num.data(), int64_t(runs), s);
+  });
+  const uint64_t ne = read_scalar(d_num.data(), s);
+  d_edges.grow(ne + 1);
+  launch_1d(k_make_edges, ne, 256, s, unique, nets, d_list.data(), ne, d_rep.data(), g, axis, d_edges.data());
+  return ne;
+}
+
 void SolidState::inside_axis(GpuContext& ctx, const DeviceMesh& mesh, const GridSpec& spec, int axis, bool winding,
-                             const InsideMesh* host, const InsideRange& range, uint32_t* bits, StageTimer& timer) {
+                             uint64_t ne, const InsideRange& range, uint32_t* bits, StageTimer& timer) {
   cudaStream_t s = ctx.stream;
   const uint64_t nt = mesh.num_tris;
   const int32_t d[3] = {spec.dims.x, spec.dims.y, spec.dims.z};
@@ -447,24 +594,22 @@ void SolidState::inside_axis(GpuContext& ctx, const DeviceMesh& mesh, const Grid
       return cub::DeviceScan::InclusiveSumByKey(t, bytes, cols, signs, prefix, int64_t(n),
                                                 cuda::std::equal_to<unsigned long long>{}, s);
     });
-  // Columns the winding test must evaluate voxel by voxel.
-  const bool boundary = winding && host && !host->boundary.empty();
+  // Columns the winding test must evaluate span by span.
+  const bool boundary = winding && ne > 0;
+  const double vs[3] = {spec.voxel_size.x, spec.voxel_size.y, spec.voxel_size.z};
+  const InsideScale sc{vs[au], vs[av], vs[axis]};
   Columns cr{range.lo[au], range.hi[au], range.lo[av], range.hi[av]};
   uint64_t nlist = 0;
   if (boundary && cr.u_hi > cr.u_lo && cr.v_hi > cr.v_lo) {
     timer.begin("inside_boundary");
-    const uint64_t ne = host->boundary.size();
-    d_edges.grow(ne);
-    VT_CUDA_CHECK(
-        cudaMemcpyAsync(d_edges.data(), host->boundary.data(), ne * sizeof(InsideEdge), cudaMemcpyHostToDevice, s));
     const int32_t tu0 = cr.u_lo >> 3, tv0 = cr.v_lo >> 3, ntv = ((cr.v_hi - 1) >> 3) - tv0 + 1;
     const uint64_t ntiles = uint64_t(((cr.u_hi - 1) >> 3) - tu0 + 1) * uint64_t(ntv);
     const uint64_t ncols = uint64_t(cr.u_hi - cr.u_lo) * uint64_t(cr.v_hi - cr.v_lo);
     d_tile_flags.grow(ntiles);
     d_col_flags.grow(ncols);
-    launch_1d(k_tile_decided, ntiles, 128, s, d_edges.data(), ne, host->scale, tu0, tv0, ntv, ntiles,
+    launch_1d(k_tile_decided, ntiles, 128, s, d_edges.data(), ne, sc, tu0, tv0, ntv, ntiles,
               d_tile_flags.data());
-    launch_1d(k_column_decided, ncols, 128, s, d_edges.data(), ne, host->scale, cr, tu0, tv0, ntv, d_tile_flags.data(),
+    launch_1d(k_column_decided, ncols, 128, s, d_edges.data(), ne, sc, cr, tu0, tv0, ntv, d_tile_flags.data(),
               d_col_flags.data());
     d_list.grow(ncols + 1);
     d_num.grow(1);
@@ -478,9 +623,10 @@ void SolidState::inside_axis(GpuContext& ctx, const DeviceMesh& mesh, const Grid
   launch_1d(k_spans, n, 256, s, m, keys, prefix, n, winding, boundary ? d_col_flags.data() : nullptr, cr, bits);
   if (nlist && range.hi[axis] > range.lo[axis]) {
     timer.begin("inside_winding");
-    const uint64_t voxels = nlist * uint64_t(range.hi[axis] - range.lo[axis]);
-    launch_1d(k_undecided, voxels, 128, s, m, d_list.data(), nlist, cr, range.lo[axis], range.hi[axis], keys, prefix, n,
-              d_edges.data(), uint64_t(host->boundary.size()), host->scale, bits);
+    k_undecided<<<blocks_for(nlist, kWindingWarps), 32 * kWindingWarps, 0, s>>>(
+        m, d_list.data(), nlist, cr, std::max(range.lo[axis], 0), std::min(range.hi[axis], m.dims.z), keys, signs, n,
+        d_edges.data(), ne, sc, bits);
+    VT_CUDA_CHECK_LAUNCH();
   }
 }
 
@@ -491,7 +637,7 @@ SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& hos
   StageTimer timer(s);
   timer.begin("transform");
   mesh.transform(spec.origin, spec.voxel_size, s);
-  timer.begin("inside_prepare");  // host: the mesh's bounds and, for the winding test, its boundary
+  timer.begin("inside_prepare");  // host: the mesh's bounds
   const InsideRange range = inside_range(host_mesh, spec);
   const Int3 nb{(spec.dims.x + 7) / 8, (spec.dims.y + 7) / 8, (spec.dims.z + 7) / 8};
   const uint64_t nbricks = uint64_t(nb.x) * uint64_t(nb.y) * uint64_t(nb.z);
@@ -504,15 +650,18 @@ SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& hos
   VT_CUDA_CHECK(cudaMemsetAsync(d_bits.data(), 0, nbricks * 64 * maps, s));
   if (method == InsideMethod::kVote) {
     for (int a = 0; a < 3; ++a)
-      inside_axis(ctx, mesh, spec, a, false, nullptr, range, d_bits.data() + uint64_t(a) * nbricks * 16, timer);
+      inside_axis(ctx, mesh, spec, a, false, 0, range, d_bits.data() + uint64_t(a) * nbricks * 16, timer);
     timer.begin("inside_vote");
     launch_1d(k_majority, nbricks * 16, 256, s, d_bits.data(), d_bits.data() + nbricks * 16,
               d_bits.data() + 2 * nbricks * 16, nbricks * 16);
   } else {
-    InsideMesh host;
     const bool winding = method == InsideMethod::kWinding;
-    if (winding) host = prepare_inside(host_mesh, to_grid_space(host_mesh, spec), spec, 2, true, false);
-    inside_axis(ctx, mesh, spec, 2, winding, winding ? &host : nullptr, range, d_bits.data(), timer);
+    uint64_t ne = 0;
+    if (winding) {
+      timer.begin("inside_weld");
+      ne = boundary(ctx, mesh, 2);
+    }
+    inside_axis(ctx, mesh, spec, 2, winding, ne, range, d_bits.data(), timer);
   }
   SparseGrid out;
   out.spec = spec;

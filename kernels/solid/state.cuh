@@ -23,6 +23,7 @@ struct SolidState {
   DeviceBuffer<unsigned long long> d_keys[2], d_counter;
   DeviceBuffer<int32_t> d_signs[2];
   DeviceBuffer<uint32_t> d_tris[2], d_run_counts, d_bits, d_masks, d_list;
+  DeviceBuffer<uint32_t> d_vkeys[2], d_vidx[2], d_head, d_weld, d_rep;
   DeviceBuffer<uint8_t> d_tile_flags, d_col_flags;
   DeviceBuffer<InsideEdge> d_edges;
   DeviceBuffer<float> d_values;
@@ -45,8 +46,12 @@ struct SolidState {
   // when bytes_per_item per sub-item exceed the memory budget.
   template <class CountItems>
   uint64_t expand(GpuContext& ctx, uint64_t n, uint64_t bytes_per_item, const char* what, CountItems&& count);
-  void inside_axis(GpuContext& ctx, const DeviceMesh& mesh, const GridSpec& spec, int axis, bool winding,
-                   const InsideMesh* host, const InsideRange& range, uint32_t* bits, class StageTimer& timer);
+  // The mesh's boundary edges across column axis `axis` into d_edges (prepare_inside's, in its
+  // order); returns their number.
+  uint64_t boundary(GpuContext& ctx, const DeviceMesh& mesh, int axis);
+  // ne: the number of boundary edges in d_edges (winding test).
+  void inside_axis(GpuContext& ctx, const DeviceMesh& mesh, const GridSpec& spec, int axis, bool winding, uint64_t ne,
+                   const InsideRange& range, uint32_t* bits, class StageTimer& timer);
 };
 
 }  // namespace voxtile
