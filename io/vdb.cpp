@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <openvdb/io/DelayedLoadMetadata.h>
 #include <openvdb/openvdb.h>
 #include <openvdb/tools/SignedFloodFill.h>
 #include <tbb/parallel_for.h>
@@ -535,6 +536,169 @@ void write_mask_file(AtomicFile& file, const std::vector<const SparseGrid*>& gri
   sink.finish();
 }
 
+// ---- Other grids: OpenVDB's serializers, the leaves' buffers in parallel ------------------------
+// Archive::write's bytes for a tree OpenVDB built: the header, descriptors, metadata, transforms
+// and topology come from OpenVDB's own functions, serially (a small part of the file), and the
+// leaves' buffers (LeafNode::writeBuffers, which compresses each leaf's values: most of the time,
+// one leaf after another in io::File::write) are written by TBB threads into streams of their
+// own with the file stream's state, then appended in the tree's order.
+
+template <class GridT>
+void write_leaf_buffers(const GridT& grid, Sink& sink) {
+  using LeafT = typename GridT::TreeType::LeafNodeType;
+  std::vector<const LeafT*> leaves;
+  leaves.reserve(size_t(grid.tree().leafCount()));
+  for (auto it = grid.tree().cbeginLeaf(); it; ++it) leaves.push_back(it.getLeaf());
+  std::ostream& os = sink.stream();
+  const uint32_t compression = openvdb::io::getDataCompression(os);
+  const void* background = openvdb::io::getGridBackgroundValuePtr(os);
+  openvdb::io::StreamMetadata::Ptr stream_meta = openvdb::io::getStreamMetadataPtr(os);
+  const bool half = grid.saveFloatAsHalf();
+  constexpr size_t kChunk = 128, kBatch = 64 * kChunk;  // leaves per task, per batch in memory
+  for (size_t first = 0; first < leaves.size(); first += kBatch) {
+    const size_t n = std::min(kBatch, leaves.size() - first), chunks = (n + kChunk - 1) / kChunk;
+    std::vector<Bytes> parts(chunks);
+    std::vector<char> ok(chunks, 0);
+    tbb::parallel_for(size_t(0), chunks, [&](size_t c) {
+      AppendBuf buf(parts[c]);
+      std::ostream s(&buf);
+      openvdb::io::setStreamMetadataPtr(s, stream_meta, false);
+      openvdb::io::setDataCompression(s, compression);
+      openvdb::io::setGridBackgroundValuePtr(s, background);
+      const size_t lo = first + c * kChunk, hi = std::min(first + n, lo + kChunk);
+      for (size_t i = lo; i < hi; ++i) leaves[i]->writeBuffers(s, half);
+      ok[c] = s ? 1 : 0;
+    });
+    for (size_t c = 0; c < chunks; ++c) {
+      if (!ok[c]) fail(ErrorKind::kInternal, "VDB serialization failed");
+      sink.bytes().insert(sink.bytes().end(), parts[c].begin(), parts[c].end());
+      Bytes().swap(parts[c]);
+      sink.flush_if_full();
+    }
+  }
+}
+
+// The "file_delayed_load" metadata Archive::writeGrid adds to value grids (int32, float, vec3)
+// with leaves: per leaf its mask-compression code and, under Blosc or ZIP, its compressed size
+// plus 8, computed with the file's compression flags (OpenVDB's populateDelayedLoadMetadata).
+template <class GridT>
+void add_delayed_load_metadata(GridT& grid, uint32_t file_compression) {
+  using TreeT = typename GridT::TreeType;
+  using LeafT = typename TreeT::LeafNodeType;
+  using ValueT = typename TreeT::ValueType;
+  using MaskT = typename LeafT::NodeMaskType;
+  if constexpr (std::is_same_v<ValueT, int32_t> || std::is_same_v<ValueT, float> ||
+                std::is_same_v<ValueT, openvdb::Vec3s>) {
+    std::vector<const LeafT*> leaves;
+    leaves.reserve(size_t(grid.tree().leafCount()));
+    for (auto it = grid.tree().cbeginLeaf(); it; ++it) leaves.push_back(it.getLeaf());
+    if (leaves.empty()) return;
+    openvdb::io::DelayedLoadMetadata meta;
+    const bool sizes = (file_compression & (openvdb::io::COMPRESS_BLOSC | openvdb::io::COMPRESS_ZIP)) != 0;
+    meta.resizeMask(leaves.size());
+    if (sizes) meta.resizeCompressedSize(leaves.size());
+    const ValueT background = grid.tree().background();
+    const bool half = grid.saveFloatAsHalf();
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, leaves.size(), 64), [&](const tbb::blocked_range<size_t>& r) {
+      for (size_t i = r.begin(); i < r.end(); ++i) {
+        const LeafT& leaf = *leaves[i];
+        const openvdb::io::MaskCompress<ValueT, MaskT> mc(leaf.valueMask(), MaskT(), leaf.buffer().data(), background);
+        meta.setMask(i, mc.metadata);
+        if (sizes)
+          meta.setCompressedSize(i, openvdb::io::writeCompressedValuesSize(leaf.buffer().data(), LeafT::SIZE,
+                                                                           leaf.valueMask(), mc.metadata, half,
+                                                                           file_compression) +
+                                        8);
+      }
+    });
+    grid.insertMeta(openvdb::GridBase::META_FILE_DELAYED_LOAD, meta);
+  }
+}
+
+// One grid, as Archive::writeGrid writes it (seekable: with offsets).
+template <class GridT>
+void write_tree_grid(Sink& sink, GridT& grid, uint32_t file_compression, openvdb::io::StreamMetadata::Ptr file_meta) {
+  Bytes& out = sink.bytes();
+  std::ostream& os = sink.stream();
+  openvdb::io::StreamMetadata::Ptr grid_meta = std::make_shared<openvdb::io::StreamMetadata>(*file_meta);
+  grid_meta->setHalfFloat(grid.saveFloatAsHalf());
+  grid_meta->gridMetadata() = static_cast<const openvdb::MetaMap&>(grid);
+  openvdb::io::setStreamMetadataPtr(os, grid_meta, false);
+  openvdb::io::GridDescriptor gd(grid.getName(), grid.type(), grid.saveFloatAsHalf());
+  gd.writeHeader(os);
+  const uint64_t offsets_at = sink.pos();
+  gd.writeStreamPos(os);  // placeholders, patched below
+  gd.setGridPos(openvdb::Int64(sink.pos()));
+  // Archive::setGridCompression: no ZIP for level sets and fog volumes.
+  uint32_t c = file_compression;
+  if (grid.getGridClass() == openvdb::GRID_LEVEL_SET || grid.getGridClass() == openvdb::GRID_FOG_VOLUME)
+    c &= ~uint32_t(openvdb::io::COMPRESS_ZIP);
+  openvdb::io::setDataCompression(os, c);
+  put(out, c);
+  add_delayed_load_metadata(grid, file_compression);
+  grid.addStatsMetadata();
+  grid.insertMeta(openvdb::GridBase::META_FILE_COMPRESSION,
+                  openvdb::StringMetadata(openvdb::io::compressionToString(c)));
+  grid.writeMeta(os);
+  grid.writeTransform(os);
+  grid.writeTopology(os);
+  gd.setBlockPos(openvdb::Int64(sink.pos()));
+  write_leaf_buffers(grid, sink);
+  gd.setEndPos(openvdb::Int64(sink.pos()));
+  Bytes offsets;
+  AppendBuf ob(offsets);
+  std::ostream oos(&ob);
+  gd.writeStreamPos(oos);
+  sink.patch(offsets_at, offsets);
+  openvdb::io::setStreamMetadataPtr(os, file_meta, false);
+}
+
+// The whole file, as io::File::write writes it with OpenVDB's default settings.
+void write_tree_file(AtomicFile& file, const openvdb::GridPtrVec& grids, uint64_t seed) {
+  Sink sink(file);
+  Bytes& out = sink.bytes();
+  std::ostream& os = sink.stream();
+  const uint32_t compression = openvdb::io::Archive::DEFAULT_COMPRESSION_FLAGS;
+  openvdb::io::StreamMetadata::Ptr stream_meta = std::make_shared<openvdb::io::StreamMetadata>();
+  openvdb::io::setStreamMetadataPtr(os, stream_meta, false);
+  openvdb::io::setDataCompression(os, compression);
+  openvdb::io::setWriteGridStatsMetadata(os, true);
+  put(out, int64_t(openvdb::OPENVDB_MAGIC));
+  put(out, uint32_t(openvdb::OPENVDB_FILE_VERSION));
+  put(out, uint32_t(openvdb::OPENVDB_LIBRARY_MAJOR_VERSION));
+  put(out, uint32_t(openvdb::OPENVDB_LIBRARY_MINOR_VERSION));
+  put(out, char(1));
+  const std::string uuid = deterministic_uuid(seed);
+  out.insert(out.end(), uuid.begin(), uuid.end());
+  openvdb::MetaMap().writeMeta(os);
+  put(out, int32_t(grids.size()));
+  for (const openvdb::GridBase::Ptr& g : grids) {
+    if (auto f = openvdb::gridPtrCast<openvdb::FloatGrid>(g))
+      write_tree_grid(sink, *f, compression, stream_meta);
+    else if (auto i = openvdb::gridPtrCast<openvdb::Int32Grid>(g))
+      write_tree_grid(sink, *i, compression, stream_meta);
+    else if (auto v = openvdb::gridPtrCast<openvdb::Vec3SGrid>(g))
+      write_tree_grid(sink, *v, compression, stream_meta);
+    else if (auto b = openvdb::gridPtrCast<openvdb::BoolGrid>(g))
+      write_tree_grid(sink, *b, compression, stream_meta);
+    else if (auto m = openvdb::gridPtrCast<openvdb::MaskGrid>(g))
+      write_tree_grid(sink, *m, compression, stream_meta);
+    else
+      fail(ErrorKind::kInternal, file.final_path() + ": no VDB writer for grid type " + g->type());
+    openvdb::io::setDataCompression(os, compression);
+  }
+  if (!os) fail(ErrorKind::kInternal, file.final_path() + ": VDB serialization failed");
+  sink.finish();
+}
+
+// Names OpenVDB keeps as they are: distinct and non-empty (else it adds suffixes).
+bool distinct_names(const std::vector<const SparseGrid*>& grids) {
+  std::set<std::string> names;
+  for (const SparseGrid* g : grids)
+    if (g->name.empty() || !names.insert(g->name).second) return false;
+  return true;
+}
+
 // The direct writer handles files of non-empty binary grids with distinct, non-empty names
 // (what OpenVDB would write under exactly those names); anything else goes through OpenVDB.
 bool direct_writable(const std::vector<const SparseGrid*>& grids) {
@@ -566,13 +730,27 @@ void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::str
                      VdbWriter writer, bool bool_grids) {
   init_openvdb();
   const uint64_t seed = file_seed(grids, meta);
-  const bool direct = direct_writable(grids) && !bool_grids;
-  if (writer == VdbWriter::kDirect && !direct)
-    fail(ErrorKind::kInternal, path + ": the direct VDB writer takes non-empty binary grids with distinct names");
-  if (writer != VdbWriter::kOpenVdb && direct) {
+  const bool named = distinct_names(grids);
+  const bool masks = direct_writable(grids) && !bool_grids;
+  if (writer == VdbWriter::kDirect && !named)
+    fail(ErrorKind::kInternal, path + ": voxtile's VDB writers take grids with distinct, non-empty names");
+  if (writer != VdbWriter::kOpenVdb && masks) {
     AtomicFile out(path);
     try {
       write_mask_file(out, grids, meta, seed);
+    } catch (const openvdb::Exception& e) {
+      fail(ErrorKind::kOutput, path + ": cannot write VDB: " + e.what());
+    }
+    out.close_stream();
+    out.commit();
+    return;
+  }
+  if (writer != VdbWriter::kOpenVdb && named) {
+    openvdb::GridPtrVec vdb_grids;
+    for (const SparseGrid* g : grids) vdb_grids.push_back(to_vdb(*g, meta, bool_grids));
+    AtomicFile out(path);
+    try {
+      write_tree_file(out, vdb_grids, seed);
     } catch (const openvdb::Exception& e) {
       fail(ErrorKind::kOutput, path + ": cannot write VDB: " + e.what());
     }
@@ -836,6 +1014,8 @@ void sort_bricks(SparseGrid& g) {
   s.spec = g.spec;
   s.value_type = g.value_type;
   s.name = g.name;
+  s.level_set = g.level_set;
+  s.background = g.background;
   for (size_t i : perm) {
     s.keys.push_back(g.keys[i]);
     s.masks.push_back(g.masks[i]);
