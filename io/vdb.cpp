@@ -194,18 +194,17 @@ openvdb::GridBase::Ptr to_vdb(const SparseGrid& g, const Metadata& meta, bool bo
   } else if (g.value_type == ValueType::kNone) {
     base = build_grid<openvdb::MaskGrid>(g, false, [](auto&, size_t) {});
   } else if (g.value_type == ValueType::kInt32) {
+    // Values written straight into the leaves' buffers (what setValueOnly would leave).
     base = build_grid<openvdb::Int32Grid>(g, 0, [&](openvdb::Int32Grid::TreeType::LeafNodeType& leaf, size_t b) {
-      const int32_t* v = g.ivalues.data() + b * kBrickVoxels;
-      for (int off = 0; off < kBrickVoxels; ++off)
-        if (v[off]) leaf.setValueOnly(off, v[off]);
+      std::memcpy(leaf.buffer().data(), g.ivalues.data() + b * kBrickVoxels, kBrickVoxels * sizeof(int32_t));
     });
   } else if (g.value_type == ValueType::kFloat32 && g.level_set) {
     // A level set: every active value (0 included), then inactive voxels and tiles set to -background
     // inside and +background outside from the signs of their neighbours (tools::signedFloodFill).
     auto grid = build_grid<openvdb::FloatGrid>(g, g.background, [&](openvdb::FloatGrid::TreeType::LeafNodeType& leaf, size_t b) {
       const float* v = g.fvalues.data() + b * kBrickVoxels;
-      for (int off = 0; off < kBrickVoxels; ++off)
-        if (g.masks[b].test(off)) leaf.setValueOnly(off, v[off]);
+      float* dst = leaf.buffer().data();
+      for (int off = 0; off < kBrickVoxels; ++off) dst[off] = g.masks[b].test(off) ? v[off] : g.background;
     });
     openvdb::tools::signedFloodFill(grid->tree());
     grid->setGridClass(openvdb::GRID_LEVEL_SET);
@@ -213,8 +212,8 @@ openvdb::GridBase::Ptr to_vdb(const SparseGrid& g, const Metadata& meta, bool bo
   } else if (g.value_type == ValueType::kFloat32) {
     base = build_grid<openvdb::FloatGrid>(g, 0.0f, [&](openvdb::FloatGrid::TreeType::LeafNodeType& leaf, size_t b) {
       const float* v = g.fvalues.data() + b * kBrickVoxels;
-      for (int off = 0; off < kBrickVoxels; ++off)
-        if (v[off] != 0.0f) leaf.setValueOnly(off, v[off]);
+      float* dst = leaf.buffer().data();
+      for (int off = 0; off < kBrickVoxels; ++off) dst[off] = v[off] != 0.0f ? v[off] : 0.0f;  // -0 stays +0
     });
   } else {
     const openvdb::Vec3s zero(0.0f, 0.0f, 0.0f);
