@@ -4,6 +4,7 @@
 // of aligned boxes; the level-set output; and the GPU against the CPU bit for bit.
 #include <gtest/gtest.h>
 #include <openvdb/openvdb.h>
+#include <openvdb/tools/MeshToVolume.h>
 
 #include <cmath>
 #include <random>
@@ -387,6 +388,44 @@ TEST(Inside, SdfIsTheBruteForceDistanceSignedByTheWindingNumber) {
         }
     EXPECT_GT(active, 100u) << c.name;
   }
+}
+
+// On closed meshes that do not cross themselves, OpenVDB's meshToLevelSet (an independent sign:
+// its own flood fill) gives every band voxel the sign the sdf gives it, away from the surface.
+TEST(Inside, SdfSignEqualsOpenVdbsOnClosedMeshes) {
+  openvdb::initialize();
+  const Mesh sphere = make_uv_sphere(0.1f, -0.2f, 0.3f, 1.0f, 24, 40);
+  const Mesh box = make_box_mesh(-0.7f, -0.4f, -0.9f, 0.8f, 0.6f, 0.5f);
+  const std::vector<std::pair<std::string, Mesh>> meshes = {
+      {"sphere", sphere}, {"rotated box", rotated(box, 7)}, {"subdivided rotated sphere", subdivide(rotated(sphere, 4), 1)}};
+  for (const auto& [name, mesh] : meshes)
+    for (int res : {40, 97}) {
+      const GridSpec spec = grid_for(mesh, res, 4);
+      VoxelizeOptions o;
+      o.target = Target::kSdf;
+      const SparseGrid sdf = voxelize_cpu(mesh, spec, o);
+      const std::vector<Vec3f> g = to_grid_space(mesh, spec);
+      std::vector<openvdb::Vec3s> pts(g.size());
+      for (size_t i = 0; i < g.size(); ++i) pts[i] = openvdb::Vec3s(g[i].x - 0.5f, g[i].y - 0.5f, g[i].z - 0.5f);
+      std::vector<openvdb::Vec3I> tris(mesh.num_triangles());
+      for (size_t t = 0; t < tris.size(); ++t)
+        tris[t] = openvdb::Vec3I(mesh.indices[3 * t], mesh.indices[3 * t + 1], mesh.indices[3 * t + 2]);
+      const openvdb::FloatGrid::Ptr ls = openvdb::tools::meshToLevelSet<openvdb::FloatGrid>(
+          *openvdb::math::Transform::createLinearTransform(1.0), pts, tris, 3.0f);
+      const auto acc = ls->getConstAccessor();
+      const float half = float(0.5 * spec.voxel_size.x);
+      size_t compared = 0, inside = 0;
+      sdf.for_each_active([&](int i, int j, int k, size_t b, int off) {
+        const float v = sdf.fvalues[b * kBrickVoxels + size_t(off)];
+        if (std::fabs(v) <= half) return;
+        ++compared;
+        inside += v < 0;
+        ASSERT_EQ(v < 0, acc.getValue(openvdb::Coord(i, j, k)) < 0) << name << " r" << res << " at " << i << "," << j
+                                                                    << "," << k << " sdf " << v;
+      });
+      EXPECT_GT(compared, 1000u) << name;
+      EXPECT_GT(inside, compared / 4) << name;
+    }
 }
 
 TEST(Inside, SdfIsWrittenAsAnOpenVdbLevelSet) {
