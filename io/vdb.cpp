@@ -395,6 +395,16 @@ class Sink {
   std::vector<std::pair<uint64_t, Bytes>> m_patches;
 };
 
+// A grid's end: its descriptor's offsets, written over the placeholders at `at`.
+void finish_grid(Sink& sink, openvdb::io::GridDescriptor& gd, uint64_t at) {
+  gd.setEndPos(openvdb::Int64(sink.pos()));
+  Bytes offsets;
+  AppendBuf ob(offsets);
+  std::ostream oos(&ob);
+  gd.writeStreamPos(oos);
+  sink.patch(at, offsets);
+}
+
 // One grid's descriptor and data, as Archive::writeGrid writes it (seekable: with offsets).
 void write_mask_grid(Sink& sink, const SparseGrid& g, const Metadata& meta, uint32_t compression) {
   Bytes& out = sink.bytes();
@@ -498,17 +508,14 @@ void write_mask_grid(Sink& sink, const SparseGrid& g, const Metadata& meta, uint
     }
     sink.flush_if_full();
   }
-  gd.setEndPos(openvdb::Int64(sink.pos()));
-  Bytes offsets;
-  AppendBuf ob(offsets);
-  std::ostream oos(&ob);
-  gd.writeStreamPos(oos);
-  sink.patch(offsets_at, offsets);
+  finish_grid(sink, gd, offsets_at);
 }
 
-// The whole file, as io::File::write writes it with OpenVDB's default settings.
-void write_mask_file(AtomicFile& file, const std::vector<const SparseGrid*>& grids, const Metadata& meta, uint64_t seed) {
-  static_assert(sizeof(BrickMask) == 64, "a leaf mask is 64 bytes");
+// The whole file, as io::File::write writes it with OpenVDB's default settings: the header (magic,
+// file and library versions, "has grid offsets", UUID), no file-level metadata, the grid count, then
+// write_grid(sink, i, compression, stream metadata) for each grid.
+template <class WriteGrid>
+void write_vdb_file(AtomicFile& file, size_t count, uint64_t seed, WriteGrid&& write_grid) {
   Sink sink(file);
   Bytes& out = sink.bytes();
   std::ostream& os = sink.stream();
@@ -517,7 +524,6 @@ void write_mask_file(AtomicFile& file, const std::vector<const SparseGrid*>& gri
   openvdb::io::setStreamMetadataPtr(os, stream_meta, false);
   openvdb::io::setDataCompression(os, compression);
   openvdb::io::setWriteGridStatsMetadata(os, true);
-  // Archive::writeHeader: magic, file and library versions, "has grid offsets", UUID.
   put(out, int64_t(openvdb::OPENVDB_MAGIC));
   put(out, uint32_t(openvdb::OPENVDB_FILE_VERSION));
   put(out, uint32_t(openvdb::OPENVDB_LIBRARY_MAJOR_VERSION));
@@ -525,14 +531,22 @@ void write_mask_file(AtomicFile& file, const std::vector<const SparseGrid*>& gri
   put(out, char(1));
   const std::string uuid = deterministic_uuid(seed);
   out.insert(out.end(), uuid.begin(), uuid.end());
-  openvdb::MetaMap().writeMeta(os);  // no file-level metadata
-  put(out, int32_t(grids.size()));
-  for (const SparseGrid* g : grids) {
-    write_mask_grid(sink, *g, meta, compression);
+  openvdb::MetaMap().writeMeta(os);
+  put(out, int32_t(count));
+  for (size_t i = 0; i < count; ++i) {
+    write_grid(sink, i, compression, stream_meta);
     openvdb::io::setDataCompression(os, compression);
   }
   if (!os) fail(ErrorKind::kInternal, file.final_path() + ": VDB serialization failed");
   sink.finish();
+}
+
+// A file of binary grids written from the bricks.
+void write_mask_file(AtomicFile& file, const std::vector<const SparseGrid*>& grids, const Metadata& meta, uint64_t seed) {
+  static_assert(sizeof(BrickMask) == 64, "a leaf mask is 64 bytes");
+  write_vdb_file(file, grids.size(), seed, [&](Sink& sink, size_t i, uint32_t compression, auto&) {
+    write_mask_grid(sink, *grids[i], meta, compression);
+  });
 }
 
 // ---- Other grids: OpenVDB's serializers, the leaves' buffers in parallel ------------------------
@@ -643,51 +657,28 @@ void write_tree_grid(Sink& sink, GridT& grid, uint32_t file_compression, openvdb
   grid.writeTopology(os);
   gd.setBlockPos(openvdb::Int64(sink.pos()));
   write_leaf_buffers(grid, sink);
-  gd.setEndPos(openvdb::Int64(sink.pos()));
-  Bytes offsets;
-  AppendBuf ob(offsets);
-  std::ostream oos(&ob);
-  gd.writeStreamPos(oos);
-  sink.patch(offsets_at, offsets);
+  finish_grid(sink, gd, offsets_at);
   openvdb::io::setStreamMetadataPtr(os, file_meta, false);
 }
 
-// The whole file, as io::File::write writes it with OpenVDB's default settings.
+// A file of trees OpenVDB built (to_vdb).
 void write_tree_file(AtomicFile& file, const openvdb::GridPtrVec& grids, uint64_t seed) {
-  Sink sink(file);
-  Bytes& out = sink.bytes();
-  std::ostream& os = sink.stream();
-  const uint32_t compression = openvdb::io::Archive::DEFAULT_COMPRESSION_FLAGS;
-  openvdb::io::StreamMetadata::Ptr stream_meta = std::make_shared<openvdb::io::StreamMetadata>();
-  openvdb::io::setStreamMetadataPtr(os, stream_meta, false);
-  openvdb::io::setDataCompression(os, compression);
-  openvdb::io::setWriteGridStatsMetadata(os, true);
-  put(out, int64_t(openvdb::OPENVDB_MAGIC));
-  put(out, uint32_t(openvdb::OPENVDB_FILE_VERSION));
-  put(out, uint32_t(openvdb::OPENVDB_LIBRARY_MAJOR_VERSION));
-  put(out, uint32_t(openvdb::OPENVDB_LIBRARY_MINOR_VERSION));
-  put(out, char(1));
-  const std::string uuid = deterministic_uuid(seed);
-  out.insert(out.end(), uuid.begin(), uuid.end());
-  openvdb::MetaMap().writeMeta(os);
-  put(out, int32_t(grids.size()));
-  for (const openvdb::GridBase::Ptr& g : grids) {
-    if (auto f = openvdb::gridPtrCast<openvdb::FloatGrid>(g))
-      write_tree_grid(sink, *f, compression, stream_meta);
-    else if (auto i = openvdb::gridPtrCast<openvdb::Int32Grid>(g))
-      write_tree_grid(sink, *i, compression, stream_meta);
-    else if (auto v = openvdb::gridPtrCast<openvdb::Vec3SGrid>(g))
-      write_tree_grid(sink, *v, compression, stream_meta);
-    else if (auto b = openvdb::gridPtrCast<openvdb::BoolGrid>(g))
-      write_tree_grid(sink, *b, compression, stream_meta);
-    else if (auto m = openvdb::gridPtrCast<openvdb::MaskGrid>(g))
-      write_tree_grid(sink, *m, compression, stream_meta);
-    else
-      fail(ErrorKind::kInternal, file.final_path() + ": no VDB writer for grid type " + g->type());
-    openvdb::io::setDataCompression(os, compression);
-  }
-  if (!os) fail(ErrorKind::kInternal, file.final_path() + ": VDB serialization failed");
-  sink.finish();
+  write_vdb_file(file, grids.size(), seed,
+                 [&](Sink& sink, size_t i, uint32_t compression, openvdb::io::StreamMetadata::Ptr& stream_meta) {
+                   const openvdb::GridBase::Ptr& g = grids[i];
+                   if (auto f = openvdb::gridPtrCast<openvdb::FloatGrid>(g))
+                     write_tree_grid(sink, *f, compression, stream_meta);
+                   else if (auto n = openvdb::gridPtrCast<openvdb::Int32Grid>(g))
+                     write_tree_grid(sink, *n, compression, stream_meta);
+                   else if (auto v = openvdb::gridPtrCast<openvdb::Vec3SGrid>(g))
+                     write_tree_grid(sink, *v, compression, stream_meta);
+                   else if (auto b = openvdb::gridPtrCast<openvdb::BoolGrid>(g))
+                     write_tree_grid(sink, *b, compression, stream_meta);
+                   else if (auto m = openvdb::gridPtrCast<openvdb::MaskGrid>(g))
+                     write_tree_grid(sink, *m, compression, stream_meta);
+                   else
+                     fail(ErrorKind::kInternal, file.final_path() + ": no VDB writer for grid type " + g->type());
+                 });
 }
 
 // Names OpenVDB keeps as they are: distinct and non-empty (else it adds suffixes).
