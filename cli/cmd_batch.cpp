@@ -11,16 +11,17 @@ void setup_batch(CLI::App& app, BatchCmdOptions& o) {
   app.add_option("--manifest", o.manifest,
                  "JSON Lines: one job per line, {\"input\": ..., \"output\": ..., and any of resolution, voxel_size, "
                  "dims, pad, bbox, mode, target, inside, band}");
-  app.add_option("--out", o.out_template,
+  app.add_option("-o,--output,--out", o.out_template,
                  "Output name template: {dir} {stem} {name} {ext} {res} {target} {mode} {index}, e.g. "
-                 "'out/{stem}_{res}.vdb'");
+                 "'out/{stem}_{res}.vdb'; missing directories are created");
   add_format_option(app, o.format, "Output format: vdb, ply, raw or npy (default: from the output name)");
   add_grid_options(app, o.grid);
   add_load_options(app, o.load);
   add_solid_options(app, o.solid);
   app.add_option("--mode,-m", o.mode, "thin or conservative")->check(CLI::IsMember({"thin", "conservative"}))->capture_default_str();
   app.add_option("--target,-t", o.target, "Targets as for voxelize")->capture_default_str();
-  app.add_option("--devices", o.devices, "auto (GPU 0 if present, else CPU), cpu, all (every GPU), or a list: 0,1")
+  app.add_option("-d,--device,--devices", o.devices,
+                 "auto (GPU 0 if present, else CPU), cpu, gpu (GPU 0), all (every GPU), or a list: 0,1")
       ->capture_default_str();
   app.add_option("--jobs,-j", o.jobs, "Jobs in flight on CPU threads (loading, writing); 0 = all cores")
       ->check(CLI::Range(0, 4096))

@@ -113,7 +113,8 @@ int compare(const CompareCmdOptions& o) {
       json.push_back(grid_json(d));
     }
   }
-  if (o.json) {
+  if (o.quiet) {
+  } else if (o.json) {
     print_json_line({{"a", o.a},
                      {"b", o.b},
                      {"format_a", a.format},
@@ -138,6 +139,7 @@ void setup_compare(CLI::App& app, CompareCmdOptions& o) {
       ->capture_default_str();
   app.add_option("--grid", o.grid, "Compare only the grids of this name");
   app.add_flag("--json", o.json, "Print one JSON object instead of text");
+  app.add_flag("-q,--quiet", o.quiet, "Print nothing (like cmp -s): the exit code says equal (0) or different (1); errors still go to stderr");
 }
 
 int run_compare(const CompareCmdOptions& o) {

@@ -11,6 +11,7 @@ struct CompareCmdOptions {
   double tolerance = 0.0;
   std::string grid;  // compare only grids of this name
   bool json = false;
+  bool quiet = false;  // nothing on stdout: the exit code says (errors still on stderr)
 };
 
 void setup_compare(CLI::App& app, CompareCmdOptions& options);

@@ -29,6 +29,7 @@ void setup_generate(CLI::App& app, GenerateCmdOptions& o) {
   app.add_option("--sides", o.sides, "tubes: sides per ring")->check(CLI::Range(3, 64))->capture_default_str();
   app.add_option("--objects", o.objects, "room: small objects (480 triangles each)")->capture_default_str();
   app.add_option("--seed", o.seed, "random seed")->capture_default_str();
+  add_verbosity_flags(app, o.verbosity, "The same line (the output's size)");
 }
 
 int run_generate(const GenerateCmdOptions& o) {
@@ -54,7 +55,7 @@ int run_generate(const GenerateCmdOptions& o) {
     m.indices = std::move(idx);
   }
   write_mesh(m, o.output, o.ascii);
-  std::cerr << o.output << ": " << m.num_triangles() << " triangles, " << m.positions.size() << " vertices\n";
+  if (o.verbosity > 0) std::cerr << o.output << ": " << m.num_triangles() << " triangles, " << m.positions.size() << " vertices\n";
   return 0;
 }
 

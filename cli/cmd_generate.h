@@ -18,6 +18,7 @@ struct GenerateCmdOptions {
   uint32_t tubes = 1000, rings = 300, sides = 5;
   uint32_t objects = 640;
   uint64_t seed = 1;
+  int verbosity = 1;  // -q: nothing but errors
 };
 
 void setup_generate(CLI::App& app, GenerateCmdOptions& options);

@@ -79,6 +79,8 @@ GridOptions GridArgs::to_options() const {
     b.hi = {bbox[3], bbox[4], bbox[5]};
     for (double v : bbox)
       if (!std::isfinite(v)) fail(ErrorKind::kUsage, "--bbox values must be finite");
+    if (!(b.lo.x < b.hi.x && b.lo.y < b.hi.y && b.lo.z < b.hi.z))
+      fail(ErrorKind::kUsage, "--bbox needs min < max on every axis");
     o.bbox = b;
   }
   if (!dims.empty()) o.dims = Int3{dims[0], dims[1], dims[2]};

@@ -1,6 +1,8 @@
 // One voxelization job: load, voxelize, write, report.
 #include "cli/job.h"
 
+#include "io/files.h"
+
 #include <sstream>
 
 #include "core/error.h"
@@ -80,6 +82,7 @@ void write_job(const Job& job, const std::vector<SparseGrid>& grids, const Write
             {"mode", job.mode},
             {"target", job.target}};
   if (!fingerprint.empty()) w.meta.push_back({"job", fingerprint});
+  if (job.make_dirs) make_parent_dirs(job.output);
   write_grids(grids, job.output, job.format, w);
   report.checksum = hex64(grids[0].checksum());
   report.grids = grids_json(grids);

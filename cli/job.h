@@ -24,6 +24,7 @@ struct Job {
   std::string loader = "auto";  // auto, native, assimp
   std::string inside = "winding";  // solid and sdf targets: parity, winding, vote
   int band = 3;                    // sdf target: narrow-band half-width in voxels
+  bool make_dirs = false;          // create the output's missing directories (batch)
 };
 
 struct JobReport {

@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <vector>
 
 #include "core/error.h"
 
@@ -83,6 +84,31 @@ std::string read_input_file(const std::string& path) {
   s << f.rdbuf();
   if (f.bad() || (!f && !f.eof())) fail(ErrorKind::kInput, path + ": cannot read");
   return s.str();
+}
+
+void make_parent_dirs(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos || slash == 0) return;
+  const std::string dir = path.substr(0, slash);
+  struct stat st;
+  if (stat(dir.c_str(), &st) == 0) return;  // exists (a file there fails when the output is made)
+  // The deepest existing ancestor, then each missing level below it.
+  std::vector<std::string> missing;
+  std::string d = dir;
+  while (!d.empty() && stat(d.c_str(), &st) != 0) {
+    missing.push_back(d);
+    const size_t s2 = d.find_last_of('/');
+    d = s2 == std::string::npos ? "" : d.substr(0, s2);
+  }
+  mode_t mode = 0777;
+  if (stat(d.empty() ? "." : d.c_str(), &st) == 0) mode = st.st_mode & 0777;  // not sticky or set-id bits
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (mkdir(it->c_str(), mode) == 0) {
+      chmod(it->c_str(), mode);  // the parent's permissions, not the umask's
+    } else if (errno != EEXIST) {
+      fail(ErrorKind::kOutput, path + ": cannot create directory " + *it + ": " + std::strerror(errno));
+    }
+  }
 }
 
 }  // namespace voxtile

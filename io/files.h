@@ -29,6 +29,11 @@ void enable_input_protection();
 uint64_t reader_memory_limit(int processes = 1);
 void limit_address_space(uint64_t bytes);
 
+// Creates the missing directories above `path` (mkdir -p of its directory), each with the
+// permissions of the directory it is made in; directories made at the same time by another process
+// are fine. Throws Error(kOutput) "<path>: cannot create directory D: <reason>".
+void make_parent_dirs(const std::string& path);
+
 // The whole file. Throws Error(kInput) "<path>: <problem>" when it is missing, not a regular file,
 // empty or unreadable (check_input_file).
 std::string read_input_file(const std::string& path);

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 
@@ -35,6 +36,87 @@ TEST(Cli, HelpAndVersion) {
   r = run_voxtile({"--version"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("voxtile " VOXTILE_VERSION), std::string::npos);
+}
+
+// Every subcommand spells the options they share the same way (short and long name), and every
+// command that writes a file takes -o/--output and -q/--quiet.
+TEST(Cli, SharedOptionsAreSpelledTheSameInEveryCommand) {
+  const std::vector<std::pair<std::string, std::string>> shared = {
+      {"--output", "-o,--output"}, {"--device", "-d,--device"},   {"--quiet", "-q,--quiet"},
+      {"--verbose", "-v,--verbose"}, {"--resolution", "-r,--resolution"}, {"--voxel-size", "-s,--voxel-size"},
+      {"--mode", "-m,--mode"},     {"--target", "-t,--target"},   {"--format", "-f,--format"}};
+  const std::vector<std::string> writers = {"voxelize", "bucket", "batch", "csg", "points", "generate"};
+  for (const char* cmd : {"voxelize", "bucket", "batch", "compare", "csg", "points", "info", "generate"}) {
+    const test::RunResult r = run_voxtile({cmd, "--help"});
+    ASSERT_EQ(r.exit_code, 0) << cmd;
+    for (const auto& [name, spelling] : shared) {
+      const bool has = r.out.find(name + " ") != std::string::npos || r.out.find(name + ",") != std::string::npos;
+      if (has) {
+        EXPECT_NE(r.out.find("  " + spelling), std::string::npos) << cmd << " spells " << name << " otherwise";
+      }
+    }
+    if (std::find(writers.begin(), writers.end(), cmd) != writers.end()) {
+      EXPECT_NE(r.out.find("-o,--output"), std::string::npos) << cmd;
+      EXPECT_NE(r.out.find("-q,--quiet"), std::string::npos) << cmd;
+    }
+  }
+  // batch's older spellings stay as aliases.
+  const std::string batch = run_voxtile({"batch", "--help"}).out;
+  EXPECT_NE(batch.find("-o,--output,--out"), std::string::npos);
+  EXPECT_NE(batch.find("-d,--device,--devices"), std::string::npos);
+}
+
+TEST(Cli, BatchMakesTheDirectoriesItsTemplateNames) {
+  test::TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 0750), 0);
+  for (const char* out : {"-o", "--output", "--out"}) {
+    const std::string tmpl = dir.file(std::string("a") + out + "/b/c/{stem}.vdb");
+    const test::RunResult r = run_voxtile({"batch", kBunny, out, tmpl, "-r", "16", "-d", "cpu", "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string made = dir.file(std::string("a") + out + "/b/c/stanford_bunny.vdb");
+    EXPECT_TRUE(test::file_exists(made)) << made;
+    struct stat st;
+    ASSERT_EQ(stat(dir.file(std::string("a") + out + "/b").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0750u) << "the parent's permissions";
+  }
+  // A file where a directory should be: one clean output error, nothing written.
+  { std::ofstream(dir.file("file")) << "x"; }
+  const test::RunResult r =
+      run_voxtile({"batch", kBunny, "--devices", "cpu", "-o", dir.file("file/sub/{stem}.vdb"), "-r", "16", "-q"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("file/sub"), std::string::npos) << r.err;
+}
+
+TEST(Cli, CompareQuietSaysItWithItsExitCodeOnly) {
+  test::TempDir dir;
+  ASSERT_EQ(run_voxtile({"voxelize", kBunny, "-o", dir.file("a.vdb"), "-r", "16", "-d", "cpu", "-q"}).exit_code, 0);
+  ASSERT_EQ(run_voxtile({"voxelize", kBunny, "-o", dir.file("b.vdb"), "-r", "17", "-d", "cpu", "-q"}).exit_code, 0);
+  test::RunResult r = run_voxtile({"compare", "-q", dir.file("a.vdb"), dir.file("a.vdb")});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "");
+  r = run_voxtile({"compare", "--quiet", dir.file("a.vdb"), dir.file("b.vdb")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  r = run_voxtile({"compare", "-q", dir.file("a.vdb"), dir.file("missing.vdb")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(lines(r.err), 1u);
+}
+
+TEST(Cli, AnEmptyBboxIsAUsageErrorInEveryCommand) {
+  test::TempDir dir;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"voxelize", kBunny, "-o", dir.file("x.vdb")},
+        std::vector<std::string>{"batch", kBunny, "-o", dir.file("{stem}.vdb"), "-d", "cpu"},
+        std::vector<std::string>{"info", kBunny}}) {
+    std::vector<std::string> a = args;
+    a.insert(a.end(), {"--bbox", "1", "1", "1", "0", "2", "2"});
+    const test::RunResult r = run_voxtile(a);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("--bbox"), std::string::npos) << args[0];
+  }
+  EXPECT_FALSE(test::file_exists(dir.file("stanford_bunny.vdb")));
 }
 
 TEST(Cli, VoxelizesToEveryFormatAndPrintsASummary) {

@@ -206,6 +206,7 @@ std::vector<Job> plan_batch(const BatchCmdOptions& o) {
     else if (!o.out_template.empty()) j.output = expand_template(o.out_template, j);
     else fail(ErrorKind::kUsage, j.input + ": no output: give --out TEMPLATE or \"output\" in the manifest");
     j.format = o.format.empty() ? format_from_path(j.output) : parse_format(o.format);
+    j.make_dirs = true;  // like mkdir -p: the directories the template or manifest names
     check_job(j);
     auto [it, fresh] = seen.emplace(j.output, j.input);
     if (!fresh) fail(ErrorKind::kUsage, j.input + " and " + it->second + " would both write " + j.output);
