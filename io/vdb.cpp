@@ -699,10 +699,52 @@ bool direct_writable(const std::vector<const SparseGrid*>& grids) {
   return true;
 }
 
+// What the UUID is derived from: each grid's dims, value type, bricks and active values (what
+// SparseGrid::checksum covers, so a GPU grid and a CPU grid that are equal give the same file),
+// hashed in chunks of bricks on all cores, then the chunks' digests in order; names; metadata.
+uint64_t content_hash(const SparseGrid& g) {
+  constexpr size_t kChunk = 2048;
+  const size_t chunks = (g.keys.size() + kChunk - 1) / kChunk;
+  std::vector<uint64_t> digests(chunks);
+  const int channels = std::max(1, value_channels(g.value_type));
+  tbb::parallel_for(size_t(0), chunks, [&](size_t c) {
+    Hasher h;
+    const size_t b0 = c * kChunk, b1 = std::min(g.keys.size(), b0 + kChunk);
+    h.bytes(g.keys.data() + b0, (b1 - b0) * sizeof(uint64_t));
+    h.bytes(g.masks.data() + b0, (b1 - b0) * sizeof(BrickMask));
+    if (g.value_type == ValueType::kNone) {
+      digests[c] = h.digest();
+      return;
+    }
+    std::vector<uint32_t> active;
+    for (size_t b = b0; b < b1; ++b)
+      for (int w = 0; w < 8; ++w)
+        for (uint64_t bits = g.masks[b].w[w]; bits; bits &= bits - 1) {
+          const int off = w * 64 + __builtin_ctzll(bits);
+          for (int ch = 0; ch < channels; ++ch) {
+            const size_t i = (b * kBrickVoxels + size_t(off)) * size_t(channels) + size_t(ch);
+            uint32_t v;
+            if (g.value_type == ValueType::kInt32)
+              std::memcpy(&v, &g.ivalues[i], 4);
+            else
+              std::memcpy(&v, &g.fvalues[i], 4);
+            active.push_back(v);
+          }
+        }
+    h.bytes(active.data(), active.size() * sizeof(uint32_t));
+    digests[c] = h.digest();
+  });
+  Hasher h;
+  h.pod(g.spec.dims);
+  h.pod(static_cast<uint8_t>(g.value_type));
+  h.bytes(digests.data(), digests.size() * sizeof(uint64_t));
+  return h.digest();
+}
+
 uint64_t file_seed(const std::vector<const SparseGrid*>& grids, const Metadata& meta) {
   Hasher h;
   for (const SparseGrid* g : grids) {
-    h.pod(g->checksum());
+    h.pod(content_hash(*g));
     h.bytes(g->name.data(), g->name.size());
   }
   for (const auto& [key, value] : meta) {
