@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "io/dense.h"
+#include "io/binvox.h"
 #include "io/files.h"
 #include "io/mesh_reader.h"
 #include "io/vdb.h"
@@ -375,6 +376,14 @@ GridFile read_grid_file(const std::string& path) {
   }
   if (ext == "ply") return read_ply(path);
   if (ext == "npz") return read_npz(path);
+  if (ext == "binvox") {
+    GridFile f;
+    f.path = path;
+    f.format = "binvox";
+    f.has_transform = true;
+    f.grids.push_back(read_binvox(path));
+    return f;
+  }
   if (ext == "npy") {
     const std::string bytes = read_input_file(path);
     const NpyArray a = parse_npy(path, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());

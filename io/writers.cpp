@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "io/binvox.h"
 #include "io/files.h"
 #include "io/ply.h"
 #include "io/vdb.h"
@@ -21,6 +22,7 @@ const char* format_name(OutputFormat f) {
     case OutputFormat::kPly: return "ply";
     case OutputFormat::kRaw: return "raw";
     case OutputFormat::kNpy: return "npy";
+    case OutputFormat::kBinvox: return "binvox";
   }
   return "?";
 }
@@ -32,12 +34,13 @@ OutputFormat parse_format(const std::string& name) {
   if (n == "ply") return OutputFormat::kPly;
   if (n == "raw") return OutputFormat::kRaw;
   if (n == "npy") return OutputFormat::kNpy;
-  fail(ErrorKind::kUsage, "unknown output format '" + name + "' (expected vdb, ply, raw or npy)");
+  if (n == "binvox") return OutputFormat::kBinvox;
+  fail(ErrorKind::kUsage, "unknown output format '" + name + "' (expected vdb, ply, raw, npy or binvox)");
 }
 
 OutputFormat format_from_path(const std::string& path) {
   const std::string ext = lower_extension(path);
-  if (ext.empty()) fail(ErrorKind::kUsage, path + ": no file extension; name the format with --format vdb|ply|raw|npy");
+  if (ext.empty()) fail(ErrorKind::kUsage, path + ": no file extension; name the format with --format vdb|ply|raw|npy|binvox");
   try {
     return parse_format(ext);
   } catch (const Error&) {
@@ -51,6 +54,7 @@ void write_grid(const SparseGrid& grid, const std::string& path, OutputFormat fo
     case OutputFormat::kPly: write_ply(grid, path, options.meta); return;
     case OutputFormat::kRaw: write_raw(grid, path, options.dense, options.meta); return;
     case OutputFormat::kNpy: write_npy(grid, path, options.dense); return;
+    case OutputFormat::kBinvox: write_binvox(grid, path, options.dense); return;
   }
 }
 
@@ -71,7 +75,7 @@ std::string recorded_metadata(const std::string& path, OutputFormat format, cons
     }
   } catch (const Error&) {
   }
-  return "";  // .npy records nothing
+  return "";  // .npy and .binvox record nothing
 }
 
 void write_grids(const std::vector<SparseGrid>& grids, const std::string& path, OutputFormat format,
@@ -84,6 +88,7 @@ void write_grids(const std::vector<SparseGrid>& grids, const std::string& path, 
     case OutputFormat::kPly: write_ply_grids(ptrs, path, options.meta); return;
     case OutputFormat::kRaw:
     case OutputFormat::kNpy:
+    case OutputFormat::kBinvox:
       fail(ErrorKind::kUsage, path + ": a ." + format_name(format) + " file holds one target; write several targets to .vdb or .ply");
   }
 }

@@ -10,9 +10,9 @@
 
 namespace voxtile {
 
-enum class OutputFormat { kVdb, kPly, kRaw, kNpy };
+enum class OutputFormat { kVdb, kPly, kRaw, kNpy, kBinvox };
 
-// "vdb", "ply", "raw", "npy".
+// "vdb", "ply", "raw", "npy", "binvox".
 const char* format_name(OutputFormat f);
 // From a --format value; throws Error(kUsage) on an unknown one.
 OutputFormat parse_format(const std::string& name);

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/meshgen.h"
 #include "core/voxelize.h"
+#include "io/binvox.h"
 #include "io/vdb.h"
 #include "io/writers.h"
 #include "tests/helpers.h"
@@ -320,6 +321,82 @@ TEST(Writers, ParallelVdbWriterGivesOpenVdbsBytes) {
   EXPECT_TRUE(back.level_set);  // (read_vdb's reordering of the leaves used to drop it)
   EXPECT_EQ(back.background, band.background);
   EXPECT_EQ(back.checksum(), band.checksum());
+}
+
+// .binvox checked by a decoder written here from the format's description: header, then (value,
+// count) runs over voxels ordered x slowest, z, y fastest; voxel centres at translate + (i + 0.5) /
+// D * scale. A non-cubic grid is padded on the high side; the reader gives the same voxels back.
+TEST(Writers, BinvoxMatchesAnIndependentDecoderAndReadsBack) {
+  test::TempDir dir;
+  for (Target target : {Target::kBinary, Target::kCount}) {
+    SparseGrid g = sphere_grid(target);  // 21x30x17 grid: padded to 30^3
+    g.spec.voxel_size = {0.25, 0.25, 0.25};
+    const std::string path = dir.file("s.binvox");
+    write_grid(g, path, OutputFormat::kBinvox, {});
+    const std::string bytes = test::read_file(path);
+    std::istringstream in(bytes);
+    std::string magic, key;
+    std::getline(in, magic);
+    ASSERT_EQ(magic, "#binvox 1");
+    int d[3];
+    double t[3], scale;
+    in >> key >> d[0] >> d[1] >> d[2];
+    ASSERT_EQ(key, "dim");
+    in >> key >> t[0] >> t[1] >> t[2];
+    ASSERT_EQ(key, "translate");
+    in >> key >> scale;
+    ASSERT_EQ(key, "scale");
+    in >> key;
+    ASSERT_EQ(key, "data");
+    in.get();  // the newline after "data"
+    ASSERT_EQ(d[0], 30);
+    ASSERT_EQ(d[1], 30);
+    ASSERT_EQ(d[2], 30);
+    std::vector<uint8_t> dense;
+    for (int value, count; (value = in.get()) != EOF && (count = in.get()) != EOF;) dense.insert(dense.end(), size_t(count), uint8_t(value));
+    ASSERT_EQ(dense.size(), size_t(30 * 30 * 30));
+    size_t active = 0;
+    for (uint8_t v : dense) active += v;
+    EXPECT_EQ(active, g.active_voxels());
+    g.for_each_active([&](int i, int j, int k, size_t, int) {
+      EXPECT_EQ(dense[size_t(i) * 900 + size_t(k) * 30 + size_t(j)], 1) << i << "," << j << "," << k;
+      const double wx = t[0] + (i + 0.5) / d[0] * scale, wy = t[1] + (j + 0.5) / d[0] * scale;
+      const double wz = t[2] + (k + 0.5) / d[0] * scale;
+      const Vec3d c = g.spec.voxel_center(i, j, k);
+      EXPECT_NEAR(wx, c.x, 1e-12);
+      EXPECT_NEAR(wy, c.y, 1e-12);
+      EXPECT_NEAR(wz, c.z, 1e-12);
+    });
+    const SparseGrid back = read_binvox(path);
+    EXPECT_EQ(back.keys, g.keys);
+    EXPECT_EQ(back.spec.dims.x, 30);
+    EXPECT_NEAR(back.spec.voxel_size.x, 0.25, 1e-15);
+    EXPECT_NEAR(back.spec.origin.x, g.spec.origin.x, 1e-15);
+    for (size_t b = 0; b < g.keys.size(); ++b) EXPECT_EQ(std::memcmp(&back.masks[b], &g.masks[b], sizeof(BrickMask)), 0);
+  }
+  // Refused: voxels that are not cubes; broken files fail with the file named.
+  SparseGrid g = sphere_grid(Target::kBinary);
+  g.spec.voxel_size = {0.25, 0.25, 0.5};
+  EXPECT_THROW(write_grid(g, dir.file("n.binvox"), OutputFormat::kBinvox, {}), Error);
+  EXPECT_FALSE(test::file_exists(dir.file("n.binvox")));
+  auto write_bytes = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir.file(name), std::ios::binary) << text;
+    return dir.file(name);
+  };
+  const std::string head = "#binvox 1\ndim 2 2 2\ntranslate 0 0 0\nscale 1\ndata\n";
+  EXPECT_EQ(read_binvox(write_bytes("ok.binvox", head + std::string("\x01\x03\x00\x05", 4))).active_voxels(), 3u);
+  for (const std::string& bad :
+       {head + std::string("\x01\x03", 2), head + std::string("\x01\x09", 2), head + std::string("\x02\x08", 2),
+        std::string("#binvox 1\ndim 2 2 3\ndata\n") + std::string("\x00\x0c", 2), std::string("#binvox 2\n"),
+        head + std::string("\x01", 1)}) {
+    try {
+      read_binvox(write_bytes("bad.binvox", bad));
+      ADD_FAILURE() << "accepted a bad file";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInput);
+      EXPECT_NE(std::string(e.what()).find("bad.binvox"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(Writers, PlyHasOnePointPerVoxelAtItsCentre) {
