@@ -16,9 +16,9 @@ void setup_csg(CLI::App& app, CsgCmdOptions& o) {
   app.add_option("script", o.input, "CSG script (.csg; README \"CSG scripts\")")->required();
   app.add_option("-o,--output", o.output,
                  "Output: .ply point cloud (positions, normals, colours, primitive, material); with --solid a grid "
-                 "(.vdb .ply .raw .npy .binvox)")
+                 "(.vdb .ply .raw .npy .binvox .vox)")
       ->required();
-  add_format_option(app, o.format, "Grid format with --solid: vdb, ply, raw, npy or binvox (default: from the extension)");
+  add_format_option(app, o.format, "Grid format with --solid: vdb, ply, raw, npy, binvox or vox (default: from the extension)");
   add_sampling_options(app, o.sampling, false);
   app.add_option("--batch", o.batch, "Primitives applied per GPU step (0 = all in one step); same output for any value")
       ->capture_default_str();

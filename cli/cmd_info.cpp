@@ -16,7 +16,7 @@
 namespace voxtile {
 
 void setup_info(CLI::App& app, InfoCmdOptions& o) {
-  app.add_option("file", o.input, "A mesh, point cloud (.ply .xyz .pts), .vdb, .npy, .raw, .binvox or .npz (buckets) file")->required();
+  app.add_option("file", o.input, "A mesh, point cloud (.ply .xyz .pts), .vdb, .npy, .raw, .binvox, .vox or .npz (buckets) file")->required();
   add_grid_options(app, o.grid);
   add_load_options(app, o.load);
 }
@@ -30,7 +30,7 @@ int run_info(const InfoCmdOptions& o) {
     for (const std::string& l : lines) std::cout << l << "\n";
     return 0;
   }
-  if (ext == "npy" || ext == "npz" || ext == "raw" || ext == "binvox") {
+  if (ext == "npy" || ext == "npz" || ext == "raw" || ext == "binvox" || ext == "vox") {
     const GridFile f = read_grid_file(o.input);
     std::cout.precision(9);
     if (f.has_buckets) {
@@ -39,7 +39,9 @@ int run_info(const InfoCmdOptions& o) {
                 << b.num_fragments() << "\ngrid: " << b.spec.describe() << "\n";
       return 0;
     }
-    std::cout << "kind: " << (ext == "binvox" ? "binvox occupancy grid (run-length encoded)" : "dense grid (" + ext + ")") << "\n";
+    std::cout << "kind: " << (ext == "binvox" ? std::string("binvox occupancy grid (run-length encoded)")
+                                       : ext == "vox" ? std::string("MagicaVoxel models (occupancy, placed by the scene graph)")
+                                                      : "dense grid (" + ext + ")") << "\n";
     for (const SparseGrid& g : f.grids) {
       std::cout << "grid \"" << g.name << "\" type=" << (g.value_type == ValueType::kNone ? "uint8" : value_type_name(g.value_type))
                 << " active_voxels=" << g.active_voxels() << " dims=" << g.spec.dims.x << "x" << g.spec.dims.y << "x"
@@ -49,7 +51,7 @@ int run_info(const InfoCmdOptions& o) {
         if (!g.spec.is_cubic()) std::cout << "x" << g.spec.voxel_size.y << "x" << g.spec.voxel_size.z;
         std::cout << " origin=(" << g.spec.origin.x << ", " << g.spec.origin.y << ", " << g.spec.origin.z << ")";
       } else {
-        std::cout << " (no voxel size or origin: .npy keeps none)";
+        std::cout << " (no voxel size or origin: ." << ext << " keeps none)";
       }
       std::cout << "\n";
     }

@@ -64,8 +64,8 @@ void setup_points(CLI::App& app, PointsCmdOptions& o) {
                  "A mesh (-> .ply surface samples), a point cloud .ply/.xyz/.pts (-> voxels), or a .vdb (-> .ply "
                  "voxel centres)")
       ->required();
-  app.add_option("-o,--output", o.output, "Output file (.ply, or for point clouds .vdb .ply .raw .npy .binvox)")->required();
-  add_format_option(app, o.format, "Output format: vdb, ply, raw, npy or binvox (default: from the extension)");
+  app.add_option("-o,--output", o.output, "Output file (.ply, or for point clouds .vdb .ply .raw .npy .binvox .vox)")->required();
+  add_format_option(app, o.format, "Output format: vdb, ply, raw, npy, binvox or vox (default: from the extension)");
   add_sampling_options(app, o.sampling, true);
   add_grid_options(app, o.grid);
   add_load_options(app, o.load);

@@ -113,7 +113,7 @@ nlohmann::ordered_json stages_json(const std::vector<std::pair<std::string, doub
 void print_json_line(const nlohmann::ordered_json& j) { std::cout << json_text(j) << std::endl; }
 
 void add_format_option(CLI::App& app, std::string& format, const std::string& help) {
-  app.add_option("--format,-f", format, help)->check(CLI::IsMember({"vdb", "ply", "raw", "npy", "binvox"}, CLI::ignore_case));
+  app.add_option("--format,-f", format, help)->check(CLI::IsMember({"vdb", "ply", "raw", "npy", "binvox", "vox"}, CLI::ignore_case));
 }
 
 // A byte count: digits with an optional K, M, G or T (powers of 1024), from 1 byte to 2^62 bytes.

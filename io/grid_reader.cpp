@@ -17,6 +17,7 @@
 #include "io/dense.h"
 #include "io/binvox.h"
 #include "io/files.h"
+#include "io/vox.h"
 #include "io/mesh_reader.h"
 #include "io/vdb.h"
 
@@ -376,12 +377,12 @@ GridFile read_grid_file(const std::string& path) {
   }
   if (ext == "ply") return read_ply(path);
   if (ext == "npz") return read_npz(path);
-  if (ext == "binvox") {
+  if (ext == "binvox" || ext == "vox") {
     GridFile f;
     f.path = path;
-    f.format = "binvox";
-    f.has_transform = true;
-    f.grids.push_back(read_binvox(path));
+    f.format = ext;
+    f.has_transform = ext == "binvox";  // .vox keeps no voxel size or origin
+    f.grids.push_back(ext == "binvox" ? read_binvox(path) : read_vox(path));
     return f;
   }
   if (ext == "npy") {

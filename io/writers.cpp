@@ -13,6 +13,7 @@
 #include "io/files.h"
 #include "io/ply.h"
 #include "io/vdb.h"
+#include "io/vox.h"
 
 namespace voxtile {
 
@@ -23,6 +24,7 @@ const char* format_name(OutputFormat f) {
     case OutputFormat::kRaw: return "raw";
     case OutputFormat::kNpy: return "npy";
     case OutputFormat::kBinvox: return "binvox";
+    case OutputFormat::kVox: return "vox";
   }
   return "?";
 }
@@ -35,12 +37,13 @@ OutputFormat parse_format(const std::string& name) {
   if (n == "raw") return OutputFormat::kRaw;
   if (n == "npy") return OutputFormat::kNpy;
   if (n == "binvox") return OutputFormat::kBinvox;
-  fail(ErrorKind::kUsage, "unknown output format '" + name + "' (expected vdb, ply, raw, npy or binvox)");
+  if (n == "vox") return OutputFormat::kVox;
+  fail(ErrorKind::kUsage, "unknown output format '" + name + "' (expected vdb, ply, raw, npy, binvox or vox)");
 }
 
 OutputFormat format_from_path(const std::string& path) {
   const std::string ext = lower_extension(path);
-  if (ext.empty()) fail(ErrorKind::kUsage, path + ": no file extension; name the format with --format vdb|ply|raw|npy|binvox");
+  if (ext.empty()) fail(ErrorKind::kUsage, path + ": no file extension; name the format with --format vdb|ply|raw|npy|binvox|vox");
   try {
     return parse_format(ext);
   } catch (const Error&) {
@@ -55,6 +58,7 @@ void write_grid(const SparseGrid& grid, const std::string& path, OutputFormat fo
     case OutputFormat::kRaw: write_raw(grid, path, options.dense, options.meta); return;
     case OutputFormat::kNpy: write_npy(grid, path, options.dense); return;
     case OutputFormat::kBinvox: write_binvox(grid, path, options.dense); return;
+    case OutputFormat::kVox: write_vox(grid, path); return;
   }
 }
 
@@ -75,7 +79,7 @@ std::string recorded_metadata(const std::string& path, OutputFormat format, cons
     }
   } catch (const Error&) {
   }
-  return "";  // .npy and .binvox record nothing
+  return "";  // .npy, .binvox and .vox record nothing
 }
 
 void write_grids(const std::vector<SparseGrid>& grids, const std::string& path, OutputFormat format,
@@ -89,6 +93,7 @@ void write_grids(const std::vector<SparseGrid>& grids, const std::string& path, 
     case OutputFormat::kRaw:
     case OutputFormat::kNpy:
     case OutputFormat::kBinvox:
+    case OutputFormat::kVox:
       fail(ErrorKind::kUsage, path + ": a ." + format_name(format) + " file holds one target; write several targets to .vdb or .ply");
   }
 }

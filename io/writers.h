@@ -10,9 +10,9 @@
 
 namespace voxtile {
 
-enum class OutputFormat { kVdb, kPly, kRaw, kNpy, kBinvox };
+enum class OutputFormat { kVdb, kPly, kRaw, kNpy, kBinvox, kVox };
 
-// "vdb", "ply", "raw", "npy", "binvox".
+// "vdb", "ply", "raw", "npy", "binvox", "vox".
 const char* format_name(OutputFormat f);
 // From a --format value; throws Error(kUsage) on an unknown one.
 OutputFormat parse_format(const std::string& name);

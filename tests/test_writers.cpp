@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <openvdb/openvdb.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -15,6 +17,7 @@
 #include "core/voxelize.h"
 #include "io/binvox.h"
 #include "io/vdb.h"
+#include "io/vox.h"
 #include "io/writers.h"
 #include "tests/helpers.h"
 
@@ -395,6 +398,97 @@ TEST(Writers, BinvoxMatchesAnIndependentDecoderAndReadsBack) {
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::kInput);
       EXPECT_NE(std::string(e.what()).find("bad.binvox"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// .vox checked by a decoder written here from MagicaVoxel's format description: chunks (id, content
+// size, children size), SIZE + XYZI per model, nTRN "_t" = the model's centre (offset + size / 2).
+TEST(Writers, VoxModelsMatchAnIndependentDecoderAndReadBack) {
+  test::TempDir dir;
+  // Counts on a grid wider than one model along x (300 voxels: two models) and a corner voxel.
+  SparseGrid g;
+  g.spec.dims = {300, 20, 9};
+  g.spec.voxel_size = {1, 1, 1};
+  g.value_type = ValueType::kInt32;
+  g.name = "count";
+  std::map<uint64_t, std::pair<BrickMask, std::vector<int32_t>>> bricks;
+  auto set = [&](int i, int j, int k, int32_t v) {
+    auto& [m, vals] = bricks[brick_key(i >> 3, j >> 3, k >> 3)];
+    if (vals.empty()) vals.assign(kBrickVoxels, 0);
+    m.set(brick_offset(i & 7, j & 7, k & 7));
+    vals[size_t(brick_offset(i & 7, j & 7, k & 7))] = v;
+  };
+  for (int i = 0; i < 300; i += 7) set(i, i % 20, i % 9, i % 300 + 1);
+  set(299, 19, 8, 1000);  // clamped to 255
+  for (const auto& [key, mv] : bricks) {
+    g.keys.push_back(key);
+    g.masks.push_back(mv.first);
+    g.ivalues.insert(g.ivalues.end(), mv.second.begin(), mv.second.end());
+  }
+  g.validate();
+  const std::string path = dir.file("c.vox");
+  write_grid(g, path, OutputFormat::kVox, {});
+  const std::string b = test::read_file(path);
+  auto i32 = [&](size_t at) {
+    int32_t v;
+    std::memcpy(&v, b.data() + at, 4);
+    return v;
+  };
+  ASSERT_EQ(b.substr(0, 4), "VOX ");
+  ASSERT_EQ(b.substr(8, 4), "MAIN");
+  std::vector<std::array<int32_t, 3>> sizes, translations;
+  std::map<std::array<int, 3>, int> voxels;  // world position -> colour, filled once the models are placed
+  std::vector<std::vector<std::array<int, 4>>> models;
+  for (size_t at = 20; at < b.size();) {
+    const std::string id = b.substr(at, 4);
+    const size_t content = size_t(i32(at + 4)), c0 = at + 12;
+    if (id == "SIZE") sizes.push_back({i32(c0), i32(c0 + 4), i32(c0 + 8)});
+    if (id == "XYZI") {
+      models.emplace_back();
+      for (int32_t v = 0; v < i32(c0); ++v) {
+        const unsigned char* p = reinterpret_cast<const unsigned char*>(b.data() + c0 + 4 + 4 * size_t(v));
+        models.back().push_back({p[0], p[1], p[2], p[3]});
+      }
+    }
+    if (id == "nTRN" && i32(c0) >= 2) {  // a model's transform: its frame dict holds "_t"
+      const size_t t = b.find("_t", c0);
+      ASSERT_LT(t, c0 + content);
+      std::istringstream s(b.substr(t + 6, size_t(i32(t + 2))));
+      std::array<int32_t, 3> tr{};
+      s >> tr[0] >> tr[1] >> tr[2];
+      translations.push_back(tr);
+    }
+    at = c0 + content + size_t(i32(at + 8));
+  }
+  ASSERT_EQ(sizes.size(), 2u);
+  ASSERT_EQ(models.size(), 2u);
+  ASSERT_EQ(translations.size(), 2u);
+  for (size_t m = 0; m < 2; ++m) {
+    EXPECT_LE(sizes[m][0], 256);
+    for (const auto& v : models[m])
+      voxels[{translations[m][0] - sizes[m][0] / 2 + v[0], translations[m][1] - sizes[m][1] / 2 + v[1],
+              translations[m][2] - sizes[m][2] / 2 + v[2]}] = v[3];
+  }
+  EXPECT_EQ(voxels.size(), g.active_voxels());
+  g.for_each_active([&](int i, int j, int k, size_t bi, int off) {
+    const auto it = voxels.find({i, j, k});
+    ASSERT_NE(it, voxels.end()) << i << "," << j << "," << k;
+    EXPECT_EQ(it->second, std::clamp(g.ivalues[bi * kBrickVoxels + size_t(off)], 1, 255));
+  });
+  // Read back: the same voxels (shifted so that the lowest is at 0: here it already is).
+  const SparseGrid back = read_vox(path);
+  EXPECT_EQ(back.keys, g.keys);
+  for (size_t i = 0; i < g.keys.size(); ++i) EXPECT_EQ(std::memcmp(&back.masks[i], &g.masks[i], sizeof(BrickMask)), 0);
+  // Broken files fail with the file named.
+  for (size_t cut : {size_t(3), size_t(16), b.size() / 2, b.size() - 3}) {
+    std::ofstream(dir.file("bad.vox"), std::ios::binary) << b.substr(0, cut);
+    try {
+      read_vox(dir.file("bad.vox"));
+      ADD_FAILURE() << "accepted a file cut at " << cut;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInput);
+      EXPECT_NE(std::string(e.what()).find("bad.vox"), std::string::npos) << e.what();
     }
   }
 }
