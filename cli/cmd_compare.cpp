@@ -133,7 +133,7 @@ int compare(const CompareCmdOptions& o) {
 }  // namespace
 
 void setup_compare(CLI::App& app, CompareCmdOptions& o) {
-  app.add_option("a", o.a, "First grid file (.vdb .ply .npy .raw .npz)")->required();
+  app.add_option("a", o.a, "First grid file (.vdb .ply .npy .raw .npz .binvox .vox)")->required();
   app.add_option("b", o.b, "Second grid file")->required();
   app.add_option("--tolerance", o.tolerance, "Largest absolute value difference still equal (default 0)")
       ->capture_default_str();

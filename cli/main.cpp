@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   VoxelizeCmdOptions vox;
-  CLI::App* vox_cmd = app.add_subcommand("voxelize", "Voxelize meshes into .vdb, .ply, .raw or .npy grids");
+  CLI::App* vox_cmd = app.add_subcommand("voxelize", "Voxelize meshes into .vdb, .ply, .raw, .npy, .binvox or .vox grids");
   setup_voxelize(*vox_cmd, vox);
   BucketCmdOptions bucket;
   CLI::App* bucket_cmd =
@@ -37,14 +37,14 @@ int main(int argc, char** argv) {
   setup_batch(*batch_cmd, batch);
   CompareCmdOptions cmp;
   CLI::App* cmp_cmd = app.add_subcommand(
-      "compare", "Compare two grid outputs (.vdb .ply .npy .raw .npz): exit 0 equal, 1 different, 2 error");
+      "compare", "Compare two grid outputs (.vdb .ply .npy .raw .npz .binvox .vox): exit 0 equal, 1 different, 2 error");
   setup_compare(*cmp_cmd, cmp);
   CsgCmdOptions csg;
   CLI::App* csg_cmd = app.add_subcommand("csg", "CSG script to a surface point cloud (.ply) or, with --solid, a voxel grid");
   setup_csg(*csg_cmd, csg);
   PointsCmdOptions points;
   CLI::App* points_cmd = app.add_subcommand(
-      "points", "Point clouds: mesh -> surface samples, points -> voxels (.vdb .ply .raw .npy), .vdb -> points");
+      "points", "Point clouds: mesh -> surface samples, points -> voxels (.vdb .ply .raw .npy .binvox .vox), .vdb -> points");
   setup_points(*points_cmd, points);
   InfoCmdOptions info;
   CLI::App* info_cmd = app.add_subcommand("info", "Describe a mesh, point cloud or .vdb file");
