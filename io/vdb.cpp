@@ -556,72 +556,88 @@ void write_mask_file(AtomicFile& file, const std::vector<const SparseGrid*>& gri
 // one leaf after another in io::File::write) are written by TBB threads into streams of their
 // own with the file stream's state, then appended in the tree's order.
 
-template <class GridT>
-void write_leaf_buffers(const GridT& grid, Sink& sink) {
-  using LeafT = typename GridT::TreeType::LeafNodeType;
-  std::vector<const LeafT*> leaves;
-  leaves.reserve(size_t(grid.tree().leafCount()));
-  for (auto it = grid.tree().cbeginLeaf(); it; ++it) leaves.push_back(it.getLeaf());
-  std::ostream& os = sink.stream();
+// The leaves' buffers (LeafNode::writeBuffers: the value mask, then the values compressed as the
+// stream says), written by TBB threads into chunks of their own with the file stream's state;
+// sizes[i] is leaf i's byte count. They are kept until the grid's metadata and topology are written
+// (the delayed-load metadata is read off them): about the file's size in memory.
+constexpr size_t kLeavesPerChunk = 128;
+template <class LeafT>
+std::vector<Bytes> leaf_buffers(const std::vector<const LeafT*>& leaves, std::ostream& os, bool half,
+                                std::vector<uint32_t>& sizes) {
   const uint32_t compression = openvdb::io::getDataCompression(os);
   const void* background = openvdb::io::getGridBackgroundValuePtr(os);
   openvdb::io::StreamMetadata::Ptr stream_meta = openvdb::io::getStreamMetadataPtr(os);
-  const bool half = grid.saveFloatAsHalf();
-  constexpr size_t kChunk = 128, kBatch = 64 * kChunk;  // leaves per task, per batch in memory
-  for (size_t first = 0; first < leaves.size(); first += kBatch) {
-    const size_t n = std::min(kBatch, leaves.size() - first), chunks = (n + kChunk - 1) / kChunk;
-    std::vector<Bytes> parts(chunks);
-    std::vector<char> ok(chunks, 0);
-    tbb::parallel_for(size_t(0), chunks, [&](size_t c) {
-      AppendBuf buf(parts[c]);
-      std::ostream s(&buf);
-      openvdb::io::setStreamMetadataPtr(s, stream_meta, false);
-      openvdb::io::setDataCompression(s, compression);
-      openvdb::io::setGridBackgroundValuePtr(s, background);
-      const size_t lo = first + c * kChunk, hi = std::min(first + n, lo + kChunk);
-      for (size_t i = lo; i < hi; ++i) leaves[i]->writeBuffers(s, half);
-      ok[c] = s ? 1 : 0;
-    });
-    for (size_t c = 0; c < chunks; ++c) {
-      if (!ok[c]) fail(ErrorKind::kInternal, "VDB serialization failed");
-      sink.bytes().insert(sink.bytes().end(), parts[c].begin(), parts[c].end());
-      Bytes().swap(parts[c]);
-      sink.flush_if_full();
+  const size_t chunks = (leaves.size() + kLeavesPerChunk - 1) / kLeavesPerChunk;
+  std::vector<Bytes> parts(chunks);
+  std::vector<char> ok(chunks, 0);
+  sizes.assign(leaves.size(), 0);
+  tbb::parallel_for(size_t(0), chunks, [&](size_t c) {
+    AppendBuf buf(parts[c]);
+    std::ostream s(&buf);
+    openvdb::io::setStreamMetadataPtr(s, stream_meta, false);
+    openvdb::io::setDataCompression(s, compression);
+    openvdb::io::setGridBackgroundValuePtr(s, background);
+    const size_t lo = c * kLeavesPerChunk, hi = std::min(leaves.size(), lo + kLeavesPerChunk);
+    for (size_t i = lo; i < hi; ++i) {
+      const size_t before = parts[c].size();
+      leaves[i]->writeBuffers(s, half);
+      sizes[i] = uint32_t(parts[c].size() - before);
     }
-  }
+    ok[c] = s ? 1 : 0;
+  });
+  for (char k : ok)
+    if (!k) fail(ErrorKind::kInternal, "VDB serialization failed");
+  return parts;
 }
 
 // The "file_delayed_load" metadata Archive::writeGrid adds to value grids (int32, float, vec3)
-// with leaves: per leaf its mask-compression code and, under Blosc or ZIP, its compressed size
-// plus 8, computed with the file's compression flags (OpenVDB's populateDelayedLoadMetadata).
-template <class GridT>
-void add_delayed_load_metadata(GridT& grid, uint32_t file_compression) {
-  using TreeT = typename GridT::TreeType;
-  using LeafT = typename TreeT::LeafNodeType;
-  using ValueT = typename TreeT::ValueType;
+// with leaves (OpenVDB's populateDelayedLoadMetadata): per leaf its mask-compression code and,
+// under Blosc or ZIP, the size of its compressed value block (with its 8-byte count), computed
+// with the file's compression flags. When the grid is written with those flags and mask
+// compression, both are read off the written buffers (the code is the byte after the 64-byte
+// value mask; the block is what follows the inactive values and the selection mask) instead of
+// compressing every leaf a second time.
+template <class GridT, class LeafT>
+void add_delayed_load_metadata(GridT& grid, const std::vector<const LeafT*>& leaves, const std::vector<Bytes>& parts,
+                               const std::vector<uint32_t>& sizes, uint32_t file_compression,
+                               uint32_t grid_compression) {
+  using ValueT = typename GridT::TreeType::ValueType;
   using MaskT = typename LeafT::NodeMaskType;
+  namespace io = openvdb::io;
   if constexpr (std::is_same_v<ValueT, int32_t> || std::is_same_v<ValueT, float> ||
                 std::is_same_v<ValueT, openvdb::Vec3s>) {
-    std::vector<const LeafT*> leaves;
-    leaves.reserve(size_t(grid.tree().leafCount()));
-    for (auto it = grid.tree().cbeginLeaf(); it; ++it) leaves.push_back(it.getLeaf());
     if (leaves.empty()) return;
-    openvdb::io::DelayedLoadMetadata meta;
-    const bool sizes = (file_compression & (openvdb::io::COMPRESS_BLOSC | openvdb::io::COMPRESS_ZIP)) != 0;
+    io::DelayedLoadMetadata meta;
+    const bool with_sizes = (file_compression & (io::COMPRESS_BLOSC | io::COMPRESS_ZIP)) != 0;
+    const bool from_bytes = grid_compression == file_compression && (file_compression & io::COMPRESS_ACTIVE_MASK);
     meta.resizeMask(leaves.size());
-    if (sizes) meta.resizeCompressedSize(leaves.size());
+    if (with_sizes) meta.resizeCompressedSize(leaves.size());
     const ValueT background = grid.tree().background();
     const bool half = grid.saveFloatAsHalf();
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, leaves.size(), 64), [&](const tbb::blocked_range<size_t>& r) {
-      for (size_t i = r.begin(); i < r.end(); ++i) {
+    const size_t mask_bytes = MaskT::memUsage();
+    tbb::parallel_for(size_t(0), parts.size(), [&](size_t c) {
+      size_t at = 0;
+      const size_t lo = c * kLeavesPerChunk, hi = std::min(leaves.size(), lo + kLeavesPerChunk);
+      for (size_t i = lo; i < hi; at += sizes[i], ++i) {
         const LeafT& leaf = *leaves[i];
-        const openvdb::io::MaskCompress<ValueT, MaskT> mc(leaf.valueMask(), MaskT(), leaf.buffer().data(), background);
-        meta.setMask(i, mc.metadata);
-        if (sizes)
-          meta.setCompressedSize(i, openvdb::io::writeCompressedValuesSize(leaf.buffer().data(), LeafT::SIZE,
-                                                                           leaf.valueMask(), mc.metadata, half,
-                                                                           file_compression) +
-                                        8);
+        if (from_bytes) {
+          const int8_t code = int8_t(parts[c][at + mask_bytes]);
+          const size_t values = code == io::MASK_AND_TWO_INACTIVE_VALS                                   ? 2
+                                : (code == io::NO_MASK_AND_ONE_INACTIVE_VAL || code == io::MASK_AND_ONE_INACTIVE_VAL) ? 1
+                                                                                                      : 0;
+          const bool selection = code == io::MASK_AND_NO_INACTIVE_VALS || code == io::MASK_AND_ONE_INACTIVE_VAL ||
+                                 code == io::MASK_AND_TWO_INACTIVE_VALS;
+          meta.setMask(i, code);
+          if (with_sizes)
+            meta.setCompressedSize(i, sizes[i] - mask_bytes - 1 - values * sizeof(ValueT) - (selection ? mask_bytes : 0));
+        } else {
+          const io::MaskCompress<ValueT, MaskT> mc(leaf.valueMask(), MaskT(), leaf.buffer().data(), background);
+          meta.setMask(i, mc.metadata);
+          if (with_sizes)
+            meta.setCompressedSize(i, io::writeCompressedValuesSize(leaf.buffer().data(), LeafT::SIZE, leaf.valueMask(),
+                                                                    mc.metadata, half, file_compression) +
+                                          8);
+        }
       }
     });
     grid.insertMeta(openvdb::GridBase::META_FILE_DELAYED_LOAD, meta);
@@ -648,7 +664,16 @@ void write_tree_grid(Sink& sink, GridT& grid, uint32_t file_compression, openvdb
     c &= ~uint32_t(openvdb::io::COMPRESS_ZIP);
   openvdb::io::setDataCompression(os, c);
   put(out, c);
-  add_delayed_load_metadata(grid, file_compression);
+  // The buffers first (with the background the topology would set): the metadata is read off them.
+  using LeafT = typename GridT::TreeType::LeafNodeType;
+  std::vector<const LeafT*> leaves;
+  leaves.reserve(size_t(grid.tree().leafCount()));
+  for (auto it = grid.tree().cbeginLeaf(); it; ++it) leaves.push_back(it.getLeaf());
+  const auto background = grid.tree().background();
+  openvdb::io::setGridBackgroundValuePtr(os, &background);
+  std::vector<uint32_t> sizes;
+  std::vector<Bytes> parts = leaf_buffers(leaves, os, grid.saveFloatAsHalf(), sizes);
+  add_delayed_load_metadata(grid, leaves, parts, sizes, file_compression, c);
   grid.addStatsMetadata();
   grid.insertMeta(openvdb::GridBase::META_FILE_COMPRESSION,
                   openvdb::StringMetadata(openvdb::io::compressionToString(c)));
@@ -656,7 +681,11 @@ void write_tree_grid(Sink& sink, GridT& grid, uint32_t file_compression, openvdb
   grid.writeTransform(os);
   grid.writeTopology(os);
   gd.setBlockPos(openvdb::Int64(sink.pos()));
-  write_leaf_buffers(grid, sink);
+  for (Bytes& part : parts) {
+    out.insert(out.end(), part.begin(), part.end());
+    Bytes().swap(part);
+    sink.flush_if_full();
+  }
   finish_grid(sink, gd, offsets_at);
   openvdb::io::setStreamMetadataPtr(os, file_meta, false);
 }
