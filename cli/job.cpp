@@ -18,7 +18,7 @@ void check_job(const Job& job) {
   parse_loader(job.loader);
   parse_inside(job.inside);
   if (job.band < 1 || job.band > 64) fail(ErrorKind::kUsage, "--band must be 1 to 64 voxels (got " + std::to_string(job.band) + ")");
-  if (targets.size() > 1 && (job.format == OutputFormat::kNpy || job.format == OutputFormat::kRaw))
+  if (targets.size() > 1 && holds_one_grid(job.format))
     fail(ErrorKind::kUsage, job.output + ": a ." + format_name(job.format) +
                                 " file holds one target; write several targets to .vdb or .ply");
 }

@@ -63,24 +63,32 @@ uint64_t SparseGrid::checksum() const {
   h.bytes(masks.data(), masks.size() * sizeof(masks[0]));
   if (value_type == ValueType::kNone) return h.digest();
   // The values of active voxels, brick by brick (inactive voxels' storage does not count).
-  const int channels = value_channels(value_type);
   std::vector<uint32_t> active;
-  active.reserve(size_t(kBrickVoxels) * size_t(channels));
+  active.reserve(size_t(kBrickVoxels) * size_t(value_channels(value_type)));
   for (size_t b = 0; b < keys.size(); ++b) {
     active.clear();
-    for (int off = 0; off < kBrickVoxels; ++off) {
-      if (!masks[b].test(off)) continue;
-      for (int c = 0; c < channels; ++c) {
-        const size_t i = (b * kBrickVoxels + size_t(off)) * size_t(channels) + size_t(c);
-        uint32_t bits;
-        if (value_type == ValueType::kInt32) std::memcpy(&bits, &ivalues[i], 4);
-        else std::memcpy(&bits, &fvalues[i], 4);
-        active.push_back(bits);
-      }
-    }
+    append_active_bits(b, active);
     h.bytes(active.data(), active.size() * sizeof(uint32_t));
   }
   return h.digest();
+}
+
+void SparseGrid::append_active_bits(size_t b, std::vector<uint32_t>& out) const {
+  if (value_type == ValueType::kNone) return;
+  const int channels = value_channels(value_type);
+  for (int w = 0; w < 8; ++w)
+    for (uint64_t bits = masks[b].w[w]; bits; bits &= bits - 1) {
+      const int off = w * 64 + __builtin_ctzll(bits);
+      for (int c = 0; c < channels; ++c) {
+        const size_t i = (b * kBrickVoxels + size_t(off)) * size_t(channels) + size_t(c);
+        uint32_t v;
+        if (value_type == ValueType::kInt32)
+          std::memcpy(&v, &ivalues[i], 4);
+        else
+          std::memcpy(&v, &fvalues[i], 4);
+        out.push_back(v);
+      }
+    }
 }
 
 void SparseGrid::validate() const {

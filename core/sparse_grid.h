@@ -97,6 +97,9 @@ struct SparseGrid {
   // 64-bit XXH3 over the canonical content: dims, value type, the brick keys, the brick masks, and
   // brick by brick the values of the active voxels. Independent of files, metadata and thread counts.
   uint64_t checksum() const;
+  // Appends the bits of brick b's active values (every channel, ascending offset) to `out`: what
+  // checksum() hashes per brick.
+  void append_active_bits(size_t b, std::vector<uint32_t>& out) const;
   // Throws Error(kInternal) if the invariants above do not hold.
   void validate() const;
   // Value of voxel `offset` of brick `b` as a double (1 for occupancy-only grids); channel c of

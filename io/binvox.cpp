@@ -52,14 +52,7 @@ void write_binvox(const SparseGrid& g, const std::string& path, const DenseOptio
   if (!(vs.x == vs.y && vs.y == vs.z))
     fail(ErrorKind::kUsage, path + ": .binvox holds cubic voxels; this grid's voxel size differs per axis");
   const int64_t d = std::max({int64_t(g.spec.dims.x), int64_t(g.spec.dims.y), int64_t(g.spec.dims.z)});
-  const unsigned __int128 bytes = (unsigned __int128)d * d * d;
-  if (!opt.force && bytes > opt.limit_bytes) {
-    std::ostringstream s;
-    s << path << ": a .binvox grid of " << d << "^3 voxels is read as " << uint64_t(bytes)
-      << " bytes, over the dense limit of " << opt.limit_bytes
-      << " (use .vdb or .ply, raise --dense-limit, or pass --force)";
-    fail(ErrorKind::kResource, s.str());
-  }
+  check_dense_budget({int32_t(d), int32_t(d), int32_t(d)}, ValueType::kNone, path, opt);  // readers expand D^3 bytes
   std::ostringstream h;
   h << std::setprecision(17);
   h << "#binvox 1\ndim " << d << " " << d << " " << d << "\ntranslate " << g.spec.origin.x << " " << g.spec.origin.y

@@ -102,19 +102,20 @@ int32_t dense_empty_int(const SparseGrid& g) { return holds_triangle_ids(g) ? -1
 
 size_t dense_voxel_bytes(ValueType t) { return t == ValueType::kNone ? 1 : (t == ValueType::kVec3f ? 12 : 4); }
 
-void check_dense_budget(const SparseGrid& g, const std::string& path, const DenseOptions& opt) {
-  const unsigned __int128 bytes = (unsigned __int128)g.spec.num_voxels() * dense_voxel_bytes(g.value_type);
+void check_dense_budget(const Int3& dims, ValueType type, const std::string& path, const DenseOptions& opt) {
+  const unsigned __int128 bytes =
+      (unsigned __int128)uint64_t(dims.x) * uint64_t(dims.y) * uint64_t(dims.z) * dense_voxel_bytes(type);
   if (!opt.force && bytes > opt.limit_bytes) {
     std::ostringstream s;
-    s << path << ": a dense " << g.spec.dims.x << "x" << g.spec.dims.y << "x" << g.spec.dims.z << " grid needs "
-      << uint64_t(bytes) << " bytes, over the dense limit of " << opt.limit_bytes
+    s << path << ": a dense " << dims.x << "x" << dims.y << "x" << dims.z << " grid needs " << uint64_t(bytes)
+      << " bytes, over the dense limit of " << opt.limit_bytes
       << " (use .vdb or .ply, raise --dense-limit, or pass --force)";
     fail(ErrorKind::kResource, s.str());
   }
 }
 
 void write_npy(const SparseGrid& g, const std::string& path, const DenseOptions& opt) {
-  check_dense_budget(g, path, opt);
+  check_dense_budget(g.spec.dims, g.value_type, path, opt);
   std::ostringstream d;
   d << "{'descr': '" << npy_descr(g.value_type) << "', 'fortran_order': False, 'shape': (" << g.spec.dims.x << ", "
     << g.spec.dims.y << ", " << g.spec.dims.z << (g.value_type == ValueType::kVec3f ? ", 3" : "") << "), }";
@@ -141,7 +142,7 @@ std::string raw_sidecar_path(const std::string& raw_path) {
 }
 
 void write_raw(const SparseGrid& g, const std::string& path, const DenseOptions& opt, const Metadata& meta) {
-  check_dense_budget(g, path, opt);
+  check_dense_budget(g.spec.dims, g.value_type, path, opt);
   const std::string json_path = raw_sidecar_path(path);
   const GridSpec& s = g.spec;
   const size_t slash = path.rfind('/');

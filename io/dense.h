@@ -19,12 +19,13 @@ struct DenseOptions {
 
 // Bytes per voxel of the dense dtype: uint8 occupancy, int32 counts, float32 values, 3 float32.
 size_t dense_voxel_bytes(ValueType t);
-// Throws Error(kResource) if the dense grid exceeds the budget and force is not set.
 // The value of empty voxels in dense int32 output: -1 in triangle id grids (target id, where 0 is
 // triangle 0), else 0. (uint8: 0; float32: NaN.)
 bool holds_triangle_ids(const SparseGrid& g);
 int32_t dense_empty_int(const SparseGrid& g);
-void check_dense_budget(const SparseGrid& g, const std::string& path, const DenseOptions& opt);
+// Throws Error(kResource) naming `path` if a dense array of `dims` voxels of `type`'s dtype exceeds
+// the budget and force is not set (.npy, .raw, and .binvox, which readers expand).
+void check_dense_budget(const Int3& dims, ValueType type, const std::string& path, const DenseOptions& opt);
 
 // Array of shape (nx, ny, nz), or (nx, ny, nz, 3) for float3 values, C order (z fastest): element
 // [i][j][k] is voxel (i,j,k); empty voxels are 0, or NaN in float grids. Written

@@ -735,31 +735,13 @@ uint64_t content_hash(const SparseGrid& g) {
   constexpr size_t kChunk = 2048;
   const size_t chunks = (g.keys.size() + kChunk - 1) / kChunk;
   std::vector<uint64_t> digests(chunks);
-  const int channels = std::max(1, value_channels(g.value_type));
   tbb::parallel_for(size_t(0), chunks, [&](size_t c) {
     Hasher h;
     const size_t b0 = c * kChunk, b1 = std::min(g.keys.size(), b0 + kChunk);
     h.bytes(g.keys.data() + b0, (b1 - b0) * sizeof(uint64_t));
     h.bytes(g.masks.data() + b0, (b1 - b0) * sizeof(BrickMask));
-    if (g.value_type == ValueType::kNone) {
-      digests[c] = h.digest();
-      return;
-    }
     std::vector<uint32_t> active;
-    for (size_t b = b0; b < b1; ++b)
-      for (int w = 0; w < 8; ++w)
-        for (uint64_t bits = g.masks[b].w[w]; bits; bits &= bits - 1) {
-          const int off = w * 64 + __builtin_ctzll(bits);
-          for (int ch = 0; ch < channels; ++ch) {
-            const size_t i = (b * kBrickVoxels + size_t(off)) * size_t(channels) + size_t(ch);
-            uint32_t v;
-            if (g.value_type == ValueType::kInt32)
-              std::memcpy(&v, &g.ivalues[i], 4);
-            else
-              std::memcpy(&v, &g.fvalues[i], 4);
-            active.push_back(v);
-          }
-        }
+    for (size_t b = b0; b < b1; ++b) g.append_active_bits(b, active);
     h.bytes(active.data(), active.size() * sizeof(uint32_t));
     digests[c] = h.digest();
   });

@@ -29,6 +29,8 @@ const char* format_name(OutputFormat f) {
   return "?";
 }
 
+bool holds_one_grid(OutputFormat f) { return f != OutputFormat::kVdb && f != OutputFormat::kPly; }
+
 OutputFormat parse_format(const std::string& name) {
   std::string n = name;
   std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return char(std::tolower(c)); });
@@ -85,17 +87,14 @@ std::string recorded_metadata(const std::string& path, OutputFormat format, cons
 void write_grids(const std::vector<SparseGrid>& grids, const std::string& path, OutputFormat format,
                  const WriteOptions& options) {
   if (grids.size() == 1) return write_grid(grids[0], path, format, options);
+  if (holds_one_grid(format))
+    fail(ErrorKind::kUsage, path + ": a ." + format_name(format) + " file holds one target; write several targets to .vdb or .ply");
   std::vector<const SparseGrid*> ptrs;
   for (const SparseGrid& g : grids) ptrs.push_back(&g);
-  switch (format) {
-    case OutputFormat::kVdb: write_vdb_grids(ptrs, path, options.meta, VdbWriter::kAuto, options.vdb_bool); return;
-    case OutputFormat::kPly: write_ply_grids(ptrs, path, options.meta); return;
-    case OutputFormat::kRaw:
-    case OutputFormat::kNpy:
-    case OutputFormat::kBinvox:
-    case OutputFormat::kVox:
-      fail(ErrorKind::kUsage, path + ": a ." + format_name(format) + " file holds one target; write several targets to .vdb or .ply");
-  }
+  if (format == OutputFormat::kVdb)
+    write_vdb_grids(ptrs, path, options.meta, VdbWriter::kAuto, options.vdb_bool);
+  else
+    write_ply_grids(ptrs, path, options.meta);
 }
 
 }  // namespace voxtile

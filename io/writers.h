@@ -14,6 +14,8 @@ enum class OutputFormat { kVdb, kPly, kRaw, kNpy, kBinvox, kVox };
 
 // "vdb", "ply", "raw", "npy", "binvox", "vox".
 const char* format_name(OutputFormat f);
+// Whether files of the format hold one grid only (every format but .vdb and .ply).
+bool holds_one_grid(OutputFormat f);
 // From a --format value; throws Error(kUsage) on an unknown one.
 OutputFormat parse_format(const std::string& name);
 // From the extension of `path` (case-insensitive); throws Error(kUsage) naming the path if unknown.

@@ -181,16 +181,19 @@ TEST(BatchPlan, TemplatesManifestOverridesAndShards) {
   EXPECT_EQ(shard_jobs(jobs, parse_shard("")).size(), jobs.size());
   for (const char* bad : {"3/3", "1/0", "a/2", "1/2/3", "-1/2"}) EXPECT_THROW(parse_shard(bad), Error) << bad;
 
-  // Usage errors: unknown template fields, two jobs on one output, several targets in one .npy.
+  // Usage errors: unknown template fields, two jobs on one output, several targets in one
+  // single-grid file (.npy, .raw, .binvox, .vox), before any job runs.
   BatchCmdOptions bad = o;
   bad.manifest.clear();
   bad.out_template = "{nope}.vdb";
   EXPECT_THROW(plan_batch(bad), Error);
   bad.out_template = "same.vdb";
   EXPECT_THROW(plan_batch(bad), Error);
-  bad.out_template = "{stem}.npy";
   bad.target = "count,binary";
-  EXPECT_THROW(plan_batch(bad), Error);
+  for (const char* one_grid : {"{stem}.npy", "{stem}.raw", "{stem}.binvox", "{stem}.vox"}) {
+    bad.out_template = one_grid;
+    EXPECT_THROW(plan_batch(bad), Error) << one_grid;
+  }
 }
 
 }  // namespace

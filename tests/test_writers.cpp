@@ -377,8 +377,21 @@ TEST(Writers, BinvoxMatchesAnIndependentDecoderAndReadsBack) {
     EXPECT_NEAR(back.spec.origin.x, g.spec.origin.x, 1e-15);
     for (size_t b = 0; b < g.keys.size(); ++b) EXPECT_EQ(std::memcmp(&back.masks[b], &g.masks[b], sizeof(BrickMask)), 0);
   }
-  // Refused: voxels that are not cubes; broken files fail with the file named.
+  // Refused: D^3 bytes over the dense limit (readers expand them), unless forced; voxels that are
+  // not cubes; broken files fail with the file named.
   SparseGrid g = sphere_grid(Target::kBinary);
+  WriteOptions small;
+  small.dense.limit_bytes = 30 * 30 * 30 - 1;
+  try {
+    write_grid(g, dir.file("big.binvox"), OutputFormat::kBinvox, small);
+    ADD_FAILURE() << "wrote past the dense limit";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kResource);
+  }
+  EXPECT_FALSE(test::file_exists(dir.file("big.binvox")));
+  small.dense.force = true;
+  write_grid(g, dir.file("big.binvox"), OutputFormat::kBinvox, small);
+  EXPECT_EQ(read_binvox(dir.file("big.binvox")).active_voxels(), g.active_voxels());
   g.spec.voxel_size = {0.25, 0.25, 0.5};
   EXPECT_THROW(write_grid(g, dir.file("n.binvox"), OutputFormat::kBinvox, {}), Error);
   EXPECT_FALSE(test::file_exists(dir.file("n.binvox")));
