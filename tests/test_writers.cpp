@@ -380,6 +380,7 @@ TEST(Writers, BinvoxMatchesAnIndependentDecoderAndReadsBack) {
   // Refused: D^3 bytes over the dense limit (readers expand them), unless forced; voxels that are
   // not cubes; broken files fail with the file named.
   SparseGrid g = sphere_grid(Target::kBinary);
+  g.spec.voxel_size = {0.25, 0.25, 0.25};
   WriteOptions small;
   small.dense.limit_bytes = 30 * 30 * 30 - 1;
   try {
