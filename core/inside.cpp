@@ -163,21 +163,6 @@ void set_span(TileScratch& s, int axis, int lu, int lv, int64_t k0, int64_t k1) 
 
 }  // namespace
 
-bool inside_tile_decided(const InsideMesh& m, int32_t tu, int32_t tv) {
-  double sum = 0;
-  for (const InsideEdge& e : m.boundary) {
-    sum += inside_tile_bound(e, tu, tv, m.scale);
-    if (sum >= kInsideDecidedTurn * 3.14159265358979323846) return false;
-  }
-  return true;
-}
-
-bool inside_column_decided(const InsideMesh& m, int64_t pu, int64_t pv) {
-  double sum = 0;
-  for (const InsideEdge& e : m.boundary) sum += inside_edge_azimuth(e, pu, pv, m.scale);
-  return sum < kInsideDecidedTurn * 3.14159265358979323846;
-}
-
 SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const InsideRange& range) {
   const int32_t u_lo = range.lo[(m.axis + 1) % 3], u_hi = range.hi[(m.axis + 1) % 3];
   const int32_t v_lo = range.lo[(m.axis + 2) % 3], v_hi = range.hi[(m.axis + 2) % 3];
@@ -248,7 +233,7 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
           }
       }
       std::sort(s.crossings.begin(), s.crossings.end());
-      const bool tile_decided = !winding || inside_tile_decided(m, tu, tv);
+      const bool tile_decided = !winding || inside_tile_decided(m.boundary.data(), m.boundary.size(), tu, tv, m.scale);
       size_t c = 0;
       for (int col = 0; col < 64; ++col) {
         const int lu = col >> 3, lv = col & 7;
@@ -260,7 +245,8 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
           continue;
         }
         const int64_t pu = inside_column(i), pv = inside_column(j);
-        const bool decided = tile_decided || inside_column_decided(m, pu, pv);
+        const bool decided =
+            tile_decided || inside_column_decided(m.boundary.data(), m.boundary.size(), pu, pv, m.scale);
         if (decided) {
           int64_t sum = 0;
           for (size_t q = c; q < end; ++q) {

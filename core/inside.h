@@ -230,6 +230,31 @@ VT_HD inline double inside_tile_bound(const InsideEdge& e, int32_t tu, int32_t t
   return (b < kPi ? b : kPi) * m;
 }
 
+// Whether the crossings alone decide every column of 8x8 column tile (tu, tv) / the column (pu, pv):
+// the boundary's azimuth bound (inside_tile_bound) / azimuth sum (inside_edge_azimuth), summed in
+// edge order, stays under 0.99 pi. The terms are not negative, so the sum stops once it reaches the
+// limit (the answer is the same).
+VT_HD inline bool inside_tile_decided(const InsideEdge* edges, uint64_t ne, int32_t tu, int32_t tv,
+                                      const InsideScale& s) {
+  const double limit = kInsideDecidedTurn * 3.14159265358979323846;
+  double sum = 0;
+  for (uint64_t e = 0; e < ne; ++e) {
+    sum += inside_tile_bound(edges[e], tu, tv, s);
+    if (sum >= limit) return false;
+  }
+  return true;
+}
+VT_HD inline bool inside_column_decided(const InsideEdge* edges, uint64_t ne, int64_t pu, int64_t pv,
+                                        const InsideScale& s) {
+  const double limit = kInsideDecidedTurn * 3.14159265358979323846;
+  double sum = 0;
+  for (uint64_t e = 0; e < ne; ++e) {
+    sum += inside_edge_azimuth(edges[e], pu, pv, s);
+    if (sum >= limit) return false;
+  }
+  return true;
+}
+
 // w = c + B / 4pi >= 0.5, with B the boundary's solid angle sum.
 VT_HD inline bool inside_winding_at_least_half(int64_t c, double b, double pi) {
   return static_cast<double>(c) + b / (4.0 * pi) >= 0.5;

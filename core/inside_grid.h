@@ -32,9 +32,6 @@ struct InsideRange {
 };
 InsideRange inside_range(const Mesh& mesh, const GridSpec& spec);
 
-// Whether every column of 8x8 tile (tu, tv), or the column (pu, pv), is decided by its crossings.
-bool inside_tile_decided(const InsideMesh& m, int32_t tu, int32_t tv);
-bool inside_column_decided(const InsideMesh& m, int64_t pu, int64_t pv);
 
 // Voxel centres inside along m's axis (parity or winding), for the columns and voxels of `range`
 // (nothing outside the mesh's bounds can be inside).

@@ -52,10 +52,16 @@ void write_vox(const SparseGrid& g, const std::string& path) {
   std::map<uint64_t, Block> blocks;  // by block coordinates, x-major
   const Int3 nb{(g.spec.dims.x + kModel - 1) / kModel, (g.spec.dims.y + kModel - 1) / kModel,
                 (g.spec.dims.z + kModel - 1) / kModel};
+  uint64_t last_key = UINT64_MAX;
+  Block* last = nullptr;  // a brick's voxels all go to one block: one map lookup per brick, not per voxel
   g.for_each_active([&](int i, int j, int k, size_t b, int off) {
     const uint64_t key =
         (uint64_t(i / kModel) * uint64_t(nb.y) + uint64_t(j / kModel)) * uint64_t(nb.z) + uint64_t(k / kModel);
-    Block& bl = blocks[key];
+    if (key != last_key) {
+      last = &blocks[key];
+      last_key = key;
+    }
+    Block& bl = *last;
     if (bl.xyzi.empty()) {
       bl.origin = {i / kModel * kModel, j / kModel * kModel, k / kModel * kModel};
       bl.size = {std::min(kModel, g.spec.dims.x - bl.origin.x), std::min(kModel, g.spec.dims.y - bl.origin.y),

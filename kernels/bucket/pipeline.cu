@@ -14,9 +14,6 @@
 #include "kernels/gpu_voxelizer.cuh"
 
 namespace voxtile {
-namespace {
-
-}  // namespace
 
 void BucketState::upload_attributes(GpuContext& ctx, const Mesh& mesh, uint32_t attrs) {
   cudaStream_t s = ctx.stream;

@@ -165,17 +165,7 @@ __global__ void k_tile_decided(const InsideEdge* edges, uint64_t ne, InsideScale
   const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= ntiles) return;
   const int32_t tu = tu0 + int32_t(t / uint64_t(ntv)), tv = tv0 + int32_t(t % uint64_t(ntv));
-  const double limit = kInsideDecidedTurn * 3.14159265358979323846;
-  double sum = 0;
-  bool decided = true;
-  for (uint64_t e = 0; e < ne; ++e) {
-    sum += inside_tile_bound(edges[e], tu, tv, sc);
-    if (sum >= limit) {
-      decided = false;
-      break;
-    }
-  }
-  tile_undecided[t] = decided ? 0 : 1;
+  tile_undecided[t] = inside_tile_decided(edges, ne, tu, tv, sc) ? 0 : 1;
 }
 
 __global__ void k_column_decided(const InsideEdge* edges, uint64_t ne, InsideScale sc, Columns cols, int32_t tu0,
@@ -184,14 +174,8 @@ __global__ void k_column_decided(const InsideEdge* edges, uint64_t ne, InsideSca
   const uint64_t nv = uint64_t(cols.v_hi - cols.v_lo);
   if (c >= uint64_t(cols.u_hi - cols.u_lo) * nv) return;
   const int32_t i = cols.u_lo + int32_t(c / nv), j = cols.v_lo + int32_t(c % nv);
-  uint8_t out = 0;
-  if (tile_undecided[uint64_t((i >> 3) - tu0) * uint64_t(ntv) + uint64_t((j >> 3) - tv0)]) {
-    const int64_t pu = inside_column(i), pv = inside_column(j);
-    double sum = 0;
-    for (uint64_t e = 0; e < ne; ++e) sum += inside_edge_azimuth(edges[e], pu, pv, sc);
-    out = sum < kInsideDecidedTurn * 3.14159265358979323846 ? 0 : 1;
-  }
-  undecided[c] = out;
+  const bool tile = tile_undecided[uint64_t((i >> 3) - tu0) * uint64_t(ntv) + uint64_t((j >> 3) - tv0)] != 0;
+  undecided[c] = tile && !inside_column_decided(edges, ne, inside_column(i), inside_column(j), sc) ? 1 : 0;
 }
 
 // One warp per undecided column: w = c + B / 4pi, span by span (inside_winding_column), each
