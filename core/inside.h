@@ -234,25 +234,23 @@ VT_HD inline double inside_tile_bound(const InsideEdge& e, int32_t tu, int32_t t
 // the boundary's azimuth bound (inside_tile_bound) / azimuth sum (inside_edge_azimuth), summed in
 // edge order, stays under 0.99 pi. The terms are not negative, so the sum stops once it reaches the
 // limit (the answer is the same).
-VT_HD inline bool inside_tile_decided(const InsideEdge* edges, uint64_t ne, int32_t tu, int32_t tv,
-                                      const InsideScale& s) {
+template <class Term>
+VT_HD inline bool inside_sum_under_turn(const InsideEdge* edges, uint64_t ne, Term&& term) {
   const double limit = kInsideDecidedTurn * 3.14159265358979323846;
   double sum = 0;
   for (uint64_t e = 0; e < ne; ++e) {
-    sum += inside_tile_bound(edges[e], tu, tv, s);
+    sum += term(edges[e]);
     if (sum >= limit) return false;
   }
   return true;
 }
+VT_HD inline bool inside_tile_decided(const InsideEdge* edges, uint64_t ne, int32_t tu, int32_t tv,
+                                      const InsideScale& s) {
+  return inside_sum_under_turn(edges, ne, [&](const InsideEdge& e) { return inside_tile_bound(e, tu, tv, s); });
+}
 VT_HD inline bool inside_column_decided(const InsideEdge* edges, uint64_t ne, int64_t pu, int64_t pv,
                                         const InsideScale& s) {
-  const double limit = kInsideDecidedTurn * 3.14159265358979323846;
-  double sum = 0;
-  for (uint64_t e = 0; e < ne; ++e) {
-    sum += inside_edge_azimuth(edges[e], pu, pv, s);
-    if (sum >= limit) return false;
-  }
-  return true;
+  return inside_sum_under_turn(edges, ne, [&](const InsideEdge& e) { return inside_edge_azimuth(e, pu, pv, s); });
 }
 
 // w = c + B / 4pi >= 0.5, with B the boundary's solid angle sum.
