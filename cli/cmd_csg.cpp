@@ -15,10 +15,10 @@ namespace voxtile {
 void setup_csg(CLI::App& app, CsgCmdOptions& o) {
   app.add_option("script", o.input, "CSG script (.csg; README \"CSG scripts\")")->required();
   app.add_option("-o,--output", o.output,
-                 "Output: .ply point cloud (positions, normals, colours, primitive, material); with --solid a grid "
-                 "(.vdb .ply .raw .npy .binvox .vox)")
+                 "Output: .ply or .las point cloud (positions, normals, colours, primitive, material); with --solid "
+                 "a grid (.vdb .ply .las .raw .npy .binvox .vox)")
       ->required();
-  add_format_option(app, o.format, "Grid format with --solid: vdb, ply, raw, npy, binvox or vox (default: from the extension)");
+  add_format_option(app, o.format, "Format: ply or las; with --solid vdb, ply, las, raw, npy, binvox or vox (default: from the extension)");
   add_sampling_options(app, o.sampling, false);
   app.add_option("--batch", o.batch, "Primitives applied per GPU step (0 = all in one step); same output for any value")
       ->capture_default_str();
@@ -41,8 +41,8 @@ int run_csg(const CsgCmdOptions& o) {
   const auto t0 = Clock::now();
   const ScanMethod scan = o.scan == "tiles" ? ScanMethod::kTiles : o.scan == "tiles-cub" ? ScanMethod::kTilesCub : ScanMethod::kWords;
   OutputFormat format = o.format.empty() ? format_from_path(o.output) : parse_format(o.format);
-  if (!o.solid && format != OutputFormat::kPly)
-    fail(ErrorKind::kUsage, o.output + ": CSG point clouds are written as .ply (use --solid for grids)");
+  if (!o.solid && format != OutputFormat::kPly && format != OutputFormat::kLas)
+    fail(ErrorKind::kUsage, o.output + ": CSG point clouds are written as .ply or .las (use --solid for grids)");
   const CsgScript script = load_csg(o.input);
   const Bounds bounds = script.bounds();
   if (bounds.empty()) fail(ErrorKind::kInput, o.input + ": no additive primitive, the solid is empty");
@@ -76,7 +76,7 @@ int run_csg(const CsgCmdOptions& o) {
     const double ms_sample = ms_since(ts);
     const CsgSamples kept = gpu ? gpu->csg(script, samples, o.batch, &st) : csg_keep_cpu(script, samples, &st);
     const PointCloud pc = csg_point_cloud(script, kept);
-    write_point_cloud_ply(pc, o.output, meta);
+    write_point_cloud(pc, o.output, format_name(format), meta);
     line << o.input << ": " << script.prims.size() << " primitives, " << samples.positions.size() << " samples -> "
          << pc.size() << " points (" << st.device << ", " << st.steps << " steps) -> " << o.output;
     json["device"] = st.device;

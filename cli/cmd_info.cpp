@@ -16,7 +16,7 @@
 namespace voxtile {
 
 void setup_info(CLI::App& app, InfoCmdOptions& o) {
-  app.add_option("file", o.input, "A mesh, point cloud (.ply .xyz .pts), .vdb, .npy, .raw, .binvox, .vox or .npz (buckets) file")->required();
+  app.add_option("file", o.input, "A mesh, point cloud (.ply .xyz .pts .las), .vdb, .npy, .raw, .binvox, .vox or .npz (buckets) file")->required();
   add_grid_options(app, o.grid);
   add_load_options(app, o.load);
 }
@@ -57,15 +57,18 @@ int run_info(const InfoCmdOptions& o) {
     }
     return 0;
   }
-  if (ext == "xyz" || ext == "pts") {
+  if (ext == "xyz" || ext == "pts" || ext == "las" || ext == "laz") {
     const PointCloud pc = read_point_cloud(o.input);
-    std::cout << "kind: point cloud\nformat: " << (ext == "xyz" ? "XYZ text" : "PTS text") << "\npoints: " << pc.size()
-              << "\ncolors: " << (pc.colors.empty() ? "no" : "yes") << "\nnormals: " << (pc.normals.empty() ? "no" : "yes")
-              << "\ndropped_nonfinite: " << pc.dropped_nonfinite << "\n";
+    const char* format = ext == "xyz" ? "XYZ text" : ext == "pts" ? "PTS text" : "LAS";
+    std::cout << "kind: point cloud\nformat: " << format << "\npoints: " << pc.size()
+              << "\ncolors: " << (pc.colors.empty() ? "no" : "yes") << "\nnormals: " << (pc.normals.empty() ? "no" : "yes");
+    if (ext == "las" || ext == "laz")
+      std::cout << "\nintensity: " << (pc.intensity.empty() ? "no" : "yes")
+                << "\nclassification: " << (pc.classes.empty() ? "no" : "yes");
+    std::cout << "\ndropped_nonfinite: " << pc.dropped_nonfinite << "\n";
     if (pc.size() == 0) fail(ErrorKind::kInput, o.input + ": no points");
-    Bounds b;
-    for (const Vec3f& p : pc.positions) b.extend({p.x, p.y, p.z});
-    std::cout.precision(9);
+    const Bounds b = point_bounds(pc);
+    std::cout.precision(ext == "las" || ext == "laz" ? 15 : 9);
     std::cout << "bounds: (" << b.lo.x << ", " << b.lo.y << ", " << b.lo.z << ") .. (" << b.hi.x << ", " << b.hi.y << ", "
               << b.hi.z << ")\n";
     return 0;

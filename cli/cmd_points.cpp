@@ -61,17 +61,18 @@ double SamplingArgs::per_area(const Bounds& bounds) const {
 
 void setup_points(CLI::App& app, PointsCmdOptions& o) {
   app.add_option("input", o.input,
-                 "A mesh (-> .ply surface samples), a point cloud .ply/.xyz/.pts (-> voxels), or a .vdb (-> .ply "
-                 "voxel centres)")
+                 "A mesh (-> .ply/.las surface samples), a point cloud .ply/.xyz/.pts/.las (-> voxels, or a "
+                 "voxel-downsampled .ply/.las), or a .vdb (-> .ply/.las voxel centres)")
       ->required();
-  app.add_option("-o,--output", o.output, "Output file (.ply, or for point clouds .vdb .ply .raw .npy .binvox .vox)")->required();
-  add_format_option(app, o.format, "Output format: vdb, ply, raw, npy, binvox or vox (default: from the extension)");
+  app.add_option("-o,--output", o.output, "Output file (.ply .las, or for point clouds .vdb .ply .las .raw .npy .binvox .vox)")
+      ->required();
+  add_format_option(app, o.format, "Output format: vdb, ply, las, raw, npy, binvox or vox (default: from the extension)");
   add_sampling_options(app, o.sampling, true);
   add_grid_options(app, o.grid);
   add_load_options(app, o.load);
   app.add_option("--values", o.values,
-                 "Points -> voxels: occupancy, count, color (mean), normal (mean), comma-separated; auto = count "
-                 "plus colour and normal when the points have them (.raw/.npy: count)")
+                 "Points -> voxels: occupancy, count, color (mean), normal (mean), intensity (mean), class "
+                 "(majority), comma-separated; auto = count plus whatever the points have (.raw/.npy: count)")
       ->capture_default_str();
   app.add_option("--grid", o.grid_name, "Voxels -> points: the .vdb grid to write (default: all)");
   add_device_options(app, o.device, "GPU memory budget in bytes (default 80% of free)");
@@ -92,7 +93,8 @@ int run_points(const PointsCmdOptions& o) {
   std::vector<std::pair<std::string, double>> stages;
 
   if (in_ext == "vdb") {  // voxels -> points
-    if (format != OutputFormat::kPly) fail(ErrorKind::kUsage, o.output + ": voxels -> points writes .ply");
+    if (format != OutputFormat::kPly && format != OutputFormat::kLas)
+      fail(ErrorKind::kUsage, o.output + ": voxels -> points writes .ply or .las");
     std::vector<SparseGrid> grids = read_vdb_grids(o.input);
     if (!o.grid_name.empty()) {
       std::vector<SparseGrid> pick;
@@ -116,8 +118,7 @@ int run_points(const PointsCmdOptions& o) {
     const PointCloud pc = read_point_cloud(o.input);
     stages.emplace_back("load", ms_since(tl));
     if (pc.dropped_nonfinite) log.warn(o.input + ": dropped " + std::to_string(pc.dropped_nonfinite) + " points with NaN/Inf coordinates");
-    Bounds b;
-    for (const Vec3f& p : pc.positions) b.extend({p.x, p.y, p.z});
+    const Bounds b = point_bounds(pc);
     GridSpec spec;
     try {
       spec = make_grid_spec(b, o.grid.to_options());
@@ -127,7 +128,8 @@ int run_points(const PointsCmdOptions& o) {
     }
     std::string values = o.values;
     if (values == "auto" && (format == OutputFormat::kRaw || format == OutputFormat::kNpy)) values = "count";
-    const std::vector<std::string> which = parse_point_values(values, !pc.colors.empty(), !pc.normals.empty());
+    const std::vector<std::string> which = parse_point_values(values, !pc.colors.empty(), !pc.normals.empty(),
+                                                              !pc.intensity.empty(), !pc.classes.empty());
     std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, ScanMethod::kTilesCub, log);
     const auto tb = Clock::now();
     std::vector<std::pair<std::string, double>> gpu_stages;
@@ -151,13 +153,10 @@ int run_points(const PointsCmdOptions& o) {
     json["dims"] = {spec.dims.x, spec.dims.y, spec.dims.z};
     json["grids"] = grids_json(grids);
   } else {  // mesh -> points
-    if (in_ext == "las" || in_ext == "laz")
-      fail(ErrorKind::kInput, o.input + ": LAS/LAZ point clouds are not read yet; convert them to .ply or .xyz first "
-                                        "(e.g. pdal translate " + o.input + " points.ply)");
-    if (format != OutputFormat::kPly)
+    if (format != OutputFormat::kPly && format != OutputFormat::kLas)
       fail(ErrorKind::kUsage, o.output + ": " + o.input +
-                                  " is read as a mesh, and mesh -> points writes .ply (use 'voxtile voxelize' for "
-                                  "grids; point clouds are .ply files without faces, .xyz or .pts)");
+                                  " is read as a mesh, and mesh -> points writes .ply or .las (use 'voxtile voxelize' "
+                                  "for grids; point clouds are .ply files without faces, .xyz, .pts or .las)");
     const auto tl = Clock::now();
     const MeshLoadResult loaded = load_mesh(o.input, true, o.load.kind(), o.load.limits());
     for (const std::string& w : loaded.warnings) log.warn(o.input + ": " + w);
@@ -173,7 +172,7 @@ int run_points(const PointsCmdOptions& o) {
     const PointCloud pc = sample_mesh(loaded.mesh, count);
     stages.emplace_back("sample", ms_since(ts));
     const auto tw = Clock::now();
-    write_point_cloud_ply(pc, o.output, meta);
+    write_point_cloud(pc, o.output, format_name(format), meta);
     stages.emplace_back("write", ms_since(tw));
     line << o.input << ": " << loaded.mesh.num_triangles() << " triangles, area " << area << " -> " << pc.size()
          << " points -> " << o.output;

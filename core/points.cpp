@@ -127,37 +127,86 @@ Int3 GridView::voxel(uint64_t key) const {
   return {int32_t(bx * 8 + (off >> 6)), int32_t(by * 8 + ((off >> 3) & 7)), int32_t(bz * 8 + (off & 7))};
 }
 
+namespace {
+PointAttrs attrs_of(const PointCloud& points) {
+  PointAttrs at;
+  if (!points.colors.empty()) at.colors = points.colors.data();
+  if (!points.normals.empty()) at.normals = points.normals.data();
+  if (!points.intensity.empty()) at.intensity = points.intensity.data();
+  return at;
+}
+}  // namespace
+
 VoxelBins bin_points_cpu(const PointCloud& points, const GridSpec& spec) {
   const GridView view = GridView::make(spec);
   const uint64_t n = points.size();
+  const bool classes = !points.classes.empty();
+  if (classes && view.key_bits() + kClassBits > 63)
+    fail(ErrorKind::kUsage, "grid too large to bin point classes (voxel keys over 55 bits)");
+  const int shift = classes ? kClassBits : 0;
+  // Key of each point (with classes: key << 8 | class), outside points last.
   std::vector<std::pair<uint64_t, uint64_t>> kv(n);
   tbb::parallel_for(tbb::blocked_range<uint64_t>(0, n, 1 << 14), [&](const tbb::blocked_range<uint64_t>& r) {
-    for (uint64_t i = r.begin(); i < r.end(); ++i) kv[i] = {view.key(points.positions[i]), i};
+    for (uint64_t i = r.begin(); i < r.end(); ++i) {
+      const uint64_t k = points.positions64.empty() ? view.key(points.positions[i]) : view.key(points.positions64[i]);
+      kv[i] = {k == kOutsideGrid ? k : (k << shift) | (classes ? points.classes[i] : 0), i};
+    }
   });
   tbb::parallel_sort(kv.begin(), kv.end());
   VoxelBins bins;
-  const Rgb8* colors = points.colors.empty() ? nullptr : points.colors.data();
-  const Vec3f* normals = points.normals.empty() ? nullptr : points.normals.data();
-  const bool attrs = colors || normals;
+  const PointAttrs at = attrs_of(points);
+  std::vector<uint64_t> class_keys;
+  std::vector<uint32_t> class_counts;
   for (uint64_t i = 0; i < n;) {
-    const uint64_t key = kv[i].first;
-    if (key == kOutsideGrid) {
+    if (kv[i].first == kOutsideGrid) {
       bins.outside = n - i;
       break;
     }
-    VoxelAcc acc = point_acc(colors, normals, kv[i].second);
+    const uint64_t key = kv[i].first >> shift;
+    VoxelAcc acc = point_acc(at, kv[i].second);
     uint64_t j = i + 1;
-    for (; j < n && kv[j].first == key; ++j) acc = acc + point_acc(colors, normals, kv[j].second);
+    for (; j < n && kv[j].first != kOutsideGrid && (kv[j].first >> shift) == key; ++j) acc = acc + point_acc(at, kv[j].second);
     if (acc.count > 0xffffffffu) fail(ErrorKind::kInput, "more than 2^32 points in one voxel");
     bins.keys.push_back(key);
     bins.counts.push_back(uint32_t(acc.count));
-    if (attrs) bins.sums.push_back(acc);
+    if (at.any()) bins.sums.push_back(acc);
+    for (uint64_t r = i; classes && r < j;) {  // runs of one class within the voxel
+      uint64_t e = r + 1;
+      while (e < j && kv[e].first == kv[r].first) ++e;
+      class_keys.push_back(kv[r].first);
+      class_counts.push_back(uint32_t(e - r));
+      r = e;
+    }
     i = j;
   }
+  if (classes) majority_classes(class_keys.data(), class_counts.data(), class_keys.size(), bins);
   return bins;
 }
 
-std::vector<std::string> parse_point_values(const std::string& list, bool have_colors, bool have_normals) {
+Bounds point_bounds(const PointCloud& points) {
+  Bounds b;
+  if (!points.positions64.empty())
+    for (const Vec3d& p : points.positions64) b.extend(p);
+  else
+    for (const Vec3f& p : points.positions) b.extend({p.x, p.y, p.z});
+  return b;
+}
+
+void majority_classes(const uint64_t* class_keys, const uint32_t* counts, size_t runs, VoxelBins& bins) {
+  bins.classes.assign(bins.keys.size(), 0);
+  size_t r = 0;
+  for (size_t v = 0; v < bins.keys.size(); ++v) {
+    uint32_t best = 0;
+    uint8_t cls = 0;
+    for (; r < runs && (class_keys[r] >> kClassBits) == bins.keys[v]; ++r)
+      if (counts[r] > best) best = counts[r], cls = uint8_t(class_keys[r] & 0xff);  // ascending: ties keep the smaller
+    if (best == 0) fail(ErrorKind::kInternal, "class runs do not match the voxels");
+    bins.classes[v] = cls;
+  }
+}
+
+std::vector<std::string> parse_point_values(const std::string& list, bool have_colors, bool have_normals,
+                                           bool have_intensity, bool have_classes) {
   std::vector<std::string> out;
   std::stringstream s(list);
   std::string v;
@@ -166,12 +215,17 @@ std::vector<std::string> parse_point_values(const std::string& list, bool have_c
       out.push_back("count");
       if (have_colors) out.push_back("color");
       if (have_normals) out.push_back("normal");
+      if (have_intensity) out.push_back("intensity");
+      if (have_classes) out.push_back("class");
       continue;
     }
-    if (v != "occupancy" && v != "count" && v != "color" && v != "normal")
-      fail(ErrorKind::kUsage, "--values: unknown value '" + v + "' (expected occupancy, count, color, normal or auto)");
+    if (v != "occupancy" && v != "count" && v != "color" && v != "normal" && v != "intensity" && v != "class")
+      fail(ErrorKind::kUsage,
+           "--values: unknown value '" + v + "' (expected occupancy, count, color, normal, intensity, class or auto)");
     if (v == "color" && !have_colors) fail(ErrorKind::kUsage, "--values color: the points have no colours");
     if (v == "normal" && !have_normals) fail(ErrorKind::kUsage, "--values normal: the points have no normals");
+    if (v == "intensity" && !have_intensity) fail(ErrorKind::kUsage, "--values intensity: the points have no intensity");
+    if (v == "class" && !have_classes) fail(ErrorKind::kUsage, "--values class: the points have no classification");
     for (const std::string& o : out)
       if (o == v) fail(ErrorKind::kUsage, "--values: '" + v + "' given twice");
     out.push_back(v);
@@ -205,9 +259,12 @@ std::vector<SparseGrid> bins_to_grids(const VoxelBins& bins, const GridSpec& spe
     g.keys = brick_keys;
     g.masks = masks;
     const size_t nb = brick_keys.size();
-    if (what == "count") {
+    if (what == "count" || what == "class") {
       g.value_type = ValueType::kInt32;
       g.ivalues.assign(nb * kBrickVoxels, 0);
+    } else if (what == "intensity") {
+      g.value_type = ValueType::kFloat32;
+      g.fvalues.assign(nb * kBrickVoxels, 0.f);
     } else if (what == "color" || what == "normal") {
       g.value_type = ValueType::kVec3f;
       g.fvalues.assign(nb * kBrickVoxels * 3, 0.f);
@@ -218,9 +275,15 @@ std::vector<SparseGrid> bins_to_grids(const VoxelBins& bins, const GridSpec& spe
         g.ivalues[at] = int32_t(std::min<uint32_t>(bins.counts[v], 2147483647u));
         continue;
       }
+      if (what == "class") {
+        g.ivalues[at] = bins.classes[v];
+        continue;
+      }
       if (what == "occupancy") continue;
       const VoxelAcc& a = bins.sums[v];
-      if (what == "color") {
+      if (what == "intensity") {
+        g.fvalues[at] = float(double(a.intensity) / double(a.count));
+      } else if (what == "color") {
         for (int c = 0; c < 3; ++c) g.fvalues[3 * at + c] = float(double(a.rgb[c]) / (255.0 * double(a.count)));
       } else if (what == "normal") {
         double n[3];

@@ -24,6 +24,12 @@ struct PointCloud {
   std::vector<Rgb8> colors;
   std::vector<uint32_t> ids;        // source primitive or triangle
   std::vector<uint32_t> materials;  // source material
+  // Exact world positions where float cannot hold the file's coordinates (LAS: scaled integers plus
+  // offsets, e.g. UTM metres); `positions` then holds them rounded to float. Points are binned from
+  // these when present, so a point lands in the voxel its double coordinates say.
+  std::vector<Vec3d> positions64;
+  std::vector<uint16_t> intensity;  // LAS intensity
+  std::vector<uint8_t> classes;     // LAS classification (formats 0-5: the low 5 bits)
   size_t dropped_nonfinite = 0;     // points with NaN/Inf coordinates skipped while reading
 
   size_t size() const { return positions.size(); }
@@ -67,6 +73,7 @@ struct VoxelAcc {
   uint64_t count;
   uint64_t rgb[3];
   int64_t normal[3];
+  uint64_t intensity;
 };
 
 // The grid as the kernels and the CPU references of points and solids see it (plain arrays).
@@ -86,11 +93,12 @@ struct GridView {
   }
   // Number of key bits in use (for radix sorts).
   int key_bits() const;
-  // Voxel of a point: floor((p - origin) / size) per axis in double; a point on the far face of the
-  // grid belongs to the last voxel.
-  VT_HD uint64_t key(const Vec3f& p) const {
+  // Voxel of a point (Vec3f or Vec3d): floor((p - origin) / size) per axis in double; a point on the
+  // far face of the grid belongs to the last voxel.
+  template <class V>
+  VT_HD uint64_t key(const V& p) const {
     int32_t v[3];
-    const float pc[3] = {p.x, p.y, p.z};
+    const double pc[3] = {double(p.x), double(p.y), double(p.z)};
     for (int a = 0; a < 3; ++a) {
       const double g = (double(pc[a]) - origin[a]) / size[a];
       if (!(g >= 0.0) || g > double(dims[a])) return kOutsideGrid;
@@ -104,19 +112,34 @@ struct GridView {
   Int3 voxel(uint64_t key) const;
 };
 
-// Occupied voxels in ascending key order: the number of points of each, and with colours or
-// normals their exact sums (sums[i].count == counts[i]).
+// Occupied voxels in ascending key order: the number of points of each, with colours, normals or
+// intensities their exact sums (sums[i].count == counts[i]), and with classes the majority class.
 struct VoxelBins {
   ValueArray<uint64_t> keys;
   ValueArray<uint32_t> counts;
-  ValueArray<VoxelAcc> sums;  // empty when the points have neither colours nor normals
-  uint64_t outside = 0;       // points outside the grid
+  ValueArray<VoxelAcc> sums;   // empty when the points have no colours, normals or intensities
+  ValueArray<uint8_t> classes;  // most frequent class of the voxel's points (ties: the smaller); or empty
+  uint64_t outside = 0;        // points outside the grid
+};
+
+// With classes, points are sorted by (voxel key << 8 | class): the key must fit in 55 bits.
+constexpr int kClassBits = 8;
+
+// Per-point attributes as the binning reads them (null where the cloud has none).
+struct PointAttrs {
+  const Rgb8* colors = nullptr;
+  const Vec3f* normals = nullptr;
+  const uint16_t* intensity = nullptr;
+  bool any() const { return colors || normals || intensity; }
 };
 
 // What a point contributes to its voxel (shared by the CPU reference and the GPU).
-VT_HD inline VoxelAcc point_acc(const Rgb8* colors, const Vec3f* normals, uint64_t i) {
+VT_HD inline VoxelAcc point_acc(const PointAttrs& at, uint64_t i) {
+  const Rgb8* colors = at.colors;
+  const Vec3f* normals = at.normals;
   VoxelAcc a{};
   a.count = 1;
+  if (at.intensity) a.intensity = at.intensity[i];
   if (colors) a.rgb[0] = colors[i].r, a.rgb[1] = colors[i].g, a.rgb[2] = colors[i].b;
   if (normals) {
     a.normal[0] = int64_t(floor(double(normals[i].x) * double(kNormalFixedScale) + 0.5));
@@ -132,14 +155,24 @@ VT_HD inline VoxelAcc operator+(const VoxelAcc& x, const VoxelAcc& y) {
     s.rgb[c] = x.rgb[c] + y.rgb[c];
     s.normal[c] = int64_t(uint64_t(x.normal[c]) + uint64_t(y.normal[c]));
   }
+  s.intensity = x.intensity + y.intensity;
   return s;
 }
 
 VoxelBins bin_points_cpu(const PointCloud& points, const GridSpec& spec);
+// Bounds of the points (from positions64 when present).
+Bounds point_bounds(const PointCloud& points);
+
+// bins.classes from runs of (key << 8 | class) in ascending order with their point counts (runs
+// outside the grid excluded): for each voxel of bins.keys the class with the most points, the
+// smaller class on ties. Shared by the CPU reference and the GPU (which counts the runs).
+void majority_classes(const uint64_t* class_keys, const uint32_t* counts, size_t runs, VoxelBins& bins);
 
 // What to write per voxel: "occupancy", "count", "color" (mean, 0..1 floats), "normal" (mean,
-// unit). Grids are named by these words.
-std::vector<std::string> parse_point_values(const std::string& list, bool have_colors, bool have_normals);
+// unit), "intensity" (mean, float), "class" (majority, int); "auto" = count and whatever the points
+// have. Grids are named by these words.
+std::vector<std::string> parse_point_values(const std::string& list, bool have_colors, bool have_normals,
+                                           bool have_intensity = false, bool have_classes = false);
 std::vector<SparseGrid> bins_to_grids(const VoxelBins& bins, const GridSpec& spec, const std::vector<std::string>& values);
 
 }  // namespace voxtile

@@ -1,6 +1,8 @@
 // Small file helpers shared by the readers and the CLI.
 #include "io/files.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -109,6 +111,28 @@ void make_parent_dirs(const std::string& path) {
       fail(ErrorKind::kOutput, path + ": cannot create directory " + *it + ": " + std::strerror(errno));
     }
   }
+}
+
+MappedFile::MappedFile(const std::string& path) {
+  m_fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (m_fd < 0) fail(ErrorKind::kInput, path + ": " + std::strerror(errno));
+  struct stat st;
+  if (fstat(m_fd, &st) != 0) fail(ErrorKind::kInput, path + ": " + std::strerror(errno));
+  m_size = size_t(st.st_size);
+  if (m_size == 0) fail(ErrorKind::kInput, path + ": the file is empty");
+  // Large files: pages are mapped as the parsing threads touch them (in parallel), with
+  // read-ahead. Small ones are mapped whole in the call (one system call instead of a page fault
+  // per 64 KB: in a batch, many loads at once would otherwise queue on the process's page tables).
+  const int populate = m_size <= (size_t(32) << 20) ? MAP_POPULATE : 0;
+  void* p = mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE | populate, m_fd, 0);
+  if (p == MAP_FAILED) fail(ErrorKind::kInput, path + ": cannot map: " + std::strerror(errno));
+  m_data = static_cast<const char*>(p);
+  if (!populate) madvise(p, m_size, MADV_WILLNEED);
+}
+
+MappedFile::~MappedFile() {
+  if (m_data) munmap(const_cast<char*>(m_data), m_size);
+  if (m_fd >= 0) close(m_fd);
 }
 
 }  // namespace voxtile

@@ -38,4 +38,22 @@ void make_parent_dirs(const std::string& path);
 // empty or unreadable (check_input_file).
 std::string read_input_file(const std::string& path);
 
+// A read-only memory map of a whole input file. Throws Error(kInput) "<path>: <problem>" when it
+// cannot be opened or mapped, or is empty. Files up to 32 MiB are mapped whole at once; larger ones
+// page in as they are read, with read-ahead.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  const char* data() const { return m_data; }
+  size_t size() const { return m_size; }
+
+ private:
+  int m_fd = -1;
+  const char* m_data = nullptr;
+  size_t m_size = 0;
+};
+
 }  // namespace voxtile

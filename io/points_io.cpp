@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/files.h"
+#include "io/las.h"
 #include "io/mesh_reader.h"
 #include "io/ply.h"
 
@@ -239,12 +240,13 @@ PointCloud read_point_cloud(const std::string& path) {
   if (ext == "ply") return read_ply_points(path);
   if (ext == "xyz" || ext == "txt" || ext == "csv") return read_text_points(path, false);
   if (ext == "pts") return read_text_points(path, true);
-  fail(ErrorKind::kInput, path + ": unknown point cloud format (expected .ply, .xyz or .pts)");
+  if (ext == "las" || ext == "laz") return read_las(path);
+  fail(ErrorKind::kInput, path + ": unknown point cloud format (expected .ply, .xyz, .pts or .las)");
 }
 
 bool is_point_cloud_file(const std::string& path) {
   const std::string ext = lower_extension(path);
-  if (ext == "xyz" || ext == "pts") return true;
+  if (ext == "xyz" || ext == "pts" || ext == "las" || ext == "laz") return true;
   if (ext != "ply") return false;
   check_input_file(path);
   try {
@@ -277,6 +279,14 @@ void write_point_cloud_ply(const PointCloud& pc, const std::string& path, const 
   }
   body.flush(true);
   out.commit();
+}
+
+void write_point_cloud(const PointCloud& pc, const std::string& path, const std::string& format, const Metadata& meta) {
+  std::string f = format.empty() ? lower_extension(path) : format;
+  std::transform(f.begin(), f.end(), f.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  if (f == "ply") return write_point_cloud_ply(pc, path, meta);
+  if (f == "las") return write_las_points(pc, path, meta);
+  fail(ErrorKind::kUsage, path + ": point clouds are written as .ply or .las");
 }
 
 }  // namespace voxtile

@@ -1,4 +1,5 @@
-// Point cloud files: reading .ply (ascii and binary vertex elements), .xyz and .pts; writing .ply.
+// Point cloud files: reading .ply (ascii and binary vertex elements), .xyz, .pts and .las (io/las.h);
+// writing .ply.
 // CSG script files.
 #pragma once
 
@@ -18,15 +19,18 @@ CsgScript load_csg(const std::string& path);
 // .xyz: one point per line, whitespace- or comma-separated: x y z | x y z i | x y z r g b (integers
 // 0-255) or x y z nx ny nz | x y z r g b a | x y z r g b nx ny nz. .pts (Leica): an optional count
 // line, then x y z [intensity [r g b]] or x y z r g b. Throws Error(kInput) naming the file (and line) for
-// missing, empty, truncated or malformed files, and when no usable point remains.
+// missing, empty, truncated or malformed files, and when no usable point remains. .las/.laz: read_las.
 PointCloud read_point_cloud(const std::string& path);
 
-// Whether `path` is a point-cloud file rather than a mesh: .xyz and .pts, and .ply files whose
+// Whether `path` is a point-cloud file rather than a mesh: .xyz, .pts, .las, .laz, and .ply files whose
 // header declares no faces (or zero).
 bool is_point_cloud_file(const std::string& path);
 
 // Binary little-endian PLY: float x y z, then whatever the cloud has of float nx ny nz, uchar red
 // green blue, uint id, uint material. Atomic.
 void write_point_cloud_ply(const PointCloud& points, const std::string& path, const Metadata& meta);
+// .ply (write_point_cloud_ply) or .las (write_las_points), from the extension of `path` unless
+// `format` ("ply", "las") names it; Error(kUsage) for any other.
+void write_point_cloud(const PointCloud& points, const std::string& path, const std::string& format, const Metadata& meta);
 
 }  // namespace voxtile

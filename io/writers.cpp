@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "io/binvox.h"
 #include "io/files.h"
+#include "io/las.h"
 #include "io/ply.h"
 #include "io/vdb.h"
 #include "io/vox.h"
@@ -25,11 +26,14 @@ const char* format_name(OutputFormat f) {
     case OutputFormat::kNpy: return "npy";
     case OutputFormat::kBinvox: return "binvox";
     case OutputFormat::kVox: return "vox";
+    case OutputFormat::kLas: return "las";
   }
   return "?";
 }
 
-bool holds_one_grid(OutputFormat f) { return f != OutputFormat::kVdb && f != OutputFormat::kPly; }
+bool holds_one_grid(OutputFormat f) {
+  return f != OutputFormat::kVdb && f != OutputFormat::kPly && f != OutputFormat::kLas;
+}
 
 OutputFormat parse_format(const std::string& name) {
   std::string n = name;
@@ -40,16 +44,17 @@ OutputFormat parse_format(const std::string& name) {
   if (n == "npy") return OutputFormat::kNpy;
   if (n == "binvox") return OutputFormat::kBinvox;
   if (n == "vox") return OutputFormat::kVox;
-  fail(ErrorKind::kUsage, "unknown output format '" + name + "' (expected vdb, ply, raw, npy, binvox or vox)");
+  if (n == "las") return OutputFormat::kLas;
+  fail(ErrorKind::kUsage, "unknown output format '" + name + "' (expected vdb, ply, raw, npy, binvox, vox or las)");
 }
 
 OutputFormat format_from_path(const std::string& path) {
   const std::string ext = lower_extension(path);
-  if (ext.empty()) fail(ErrorKind::kUsage, path + ": no file extension; name the format with --format vdb|ply|raw|npy|binvox|vox");
+  if (ext.empty()) fail(ErrorKind::kUsage, path + ": no file extension; name the format with --format vdb|ply|raw|npy|binvox|vox|las");
   try {
     return parse_format(ext);
   } catch (const Error&) {
-    fail(ErrorKind::kUsage, path + ": unknown output extension; use .vdb, .ply, .raw or .npy, or --format");
+    fail(ErrorKind::kUsage, path + ": unknown output extension; use .vdb, .ply, .raw, .npy, .binvox, .vox or .las, or --format");
   }
 }
 
@@ -61,6 +66,7 @@ void write_grid(const SparseGrid& grid, const std::string& path, OutputFormat fo
     case OutputFormat::kNpy: write_npy(grid, path, options.dense); return;
     case OutputFormat::kBinvox: write_binvox(grid, path, options.dense); return;
     case OutputFormat::kVox: write_vox(grid, path); return;
+    case OutputFormat::kLas: write_las_grids({&grid}, path, options.meta); return;
   }
 }
 
@@ -79,6 +85,7 @@ std::string recorded_metadata(const std::string& path, OutputFormat format, cons
       const nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
       return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
     }
+    if (format == OutputFormat::kLas) return read_las_metadata(path, key);
   } catch (const Error&) {
   }
   return "";  // .npy, .binvox and .vox record nothing
@@ -93,6 +100,8 @@ void write_grids(const std::vector<SparseGrid>& grids, const std::string& path, 
   for (const SparseGrid& g : grids) ptrs.push_back(&g);
   if (format == OutputFormat::kVdb)
     write_vdb_grids(ptrs, path, options.meta, VdbWriter::kAuto, options.vdb_bool);
+  else if (format == OutputFormat::kLas)
+    write_las_grids(ptrs, path, options.meta);
   else
     write_ply_grids(ptrs, path, options.meta);
 }

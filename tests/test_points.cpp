@@ -643,6 +643,7 @@ void expect_same_bins(const VoxelBins& a, const VoxelBins& b) {
   ASSERT_TRUE(a.counts == b.counts);
   ASSERT_EQ(a.sums.size(), b.sums.size());
   ASSERT_EQ(0, std::memcmp(a.sums.data(), b.sums.data(), a.sums.size() * sizeof(VoxelAcc)));
+  ASSERT_TRUE(a.classes == b.classes);
 }
 
 class GpuPointsTest : public ::testing::Test {
@@ -740,6 +741,33 @@ TEST_F(GpuPointsTest, BinningEqualsCpuWithChunksAndOutsidePoints) {
     const VoxelBins g = gpu.bin(pc, part);
     EXPECT_GT(g.outside, 0u);
     expect_same_bins(g, cpu);
+  }
+}
+
+TEST_F(GpuPointsTest, LidarBinningWithClassesIntensityAndDoublePositionsEqualsCpu) {
+  // LAS-like points: UTM-size double positions, intensity, classes (with and without other
+  // attributes), some outside the grid; whole and in chunks.
+  for (int variant = 0; variant < 3; ++variant) {
+    PointCloud pc = random_cloud(300000, 12, variant == 2, false);
+    std::mt19937 rng(5);
+    for (size_t i = 0; i < pc.size(); ++i) {
+      const Vec3f p = pc.positions[i];
+      pc.positions64.push_back({500000.0 + double(p.x) * 100, 4100000.0 + double(p.y) * 100, 120.0 + double(p.z) * 10});
+      pc.positions[i] = {float(pc.positions64[i].x), float(pc.positions64[i].y), float(pc.positions64[i].z)};
+      pc.classes.push_back(uint8_t(rng() % 4 == 0 ? 2 : rng() % 7));
+      if (variant >= 1) pc.intensity.push_back(uint16_t(rng()));
+    }
+    GridOptions o;
+    o.bbox = test::make_bounds(499950, 4099980, 110, 500100, 4100020, 135);
+    o.voxel_size = Vec3d{0.5, 0.5, 0.5};
+    const GridSpec spec = make_grid_spec(o.bbox.value(), o);
+    const VoxelBins cpu = bin_points_cpu(pc, spec);
+    EXPECT_GT(cpu.outside, 0u);
+    EXPECT_EQ(cpu.classes.size(), cpu.keys.size());
+    GpuPoints gpu;
+    expect_same_bins(gpu.bin(pc, spec), cpu);
+    GpuPoints chunked(0, ScanMethod::kTiles, 8 << 20);
+    expect_same_bins(chunked.bin(pc, spec), cpu);
   }
 }
 

@@ -1,6 +1,8 @@
 // Points to voxels on the GPU: a 64-bit voxel key per point (core/points.h), a radix sort of
 // (key, point) pairs on the key bits in use, and a reduce-by-key of exact integer sums (count,
-// colour, fixed-point normal), so the bins equal bin_points_cpu's whatever the order of the points.
+// colour, fixed-point normal, intensity), so the bins equal bin_points_cpu's whatever the order of
+// the points. With classes the sort key is (voxel key << 8 | class): the voxels' runs are reduced
+// through key >> 8, and the runs of each class are counted for the majority (on the host).
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_run_length_encode.cuh>
@@ -16,19 +18,24 @@
 namespace voxtile {
 namespace {
 
-__global__ void key_kernel(const Vec3f* pos, uint64_t n, GridView view, uint64_t outside, uint64_t* keys,
-                           uint32_t* idx) {
+template <class V>
+__global__ void key_kernel(const V* pos, const uint8_t* classes, uint64_t n, GridView view, uint64_t outside,
+                           uint64_t* keys, uint32_t* idx) {
+  const int shift = classes ? kClassBits : 0;
   for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x) {
     const uint64_t k = view.key(pos[i]);
-    keys[i] = k == kOutsideGrid ? outside : k;
+    keys[i] = k == kOutsideGrid ? outside << shift : (k << shift) | (classes ? classes[i] : 0);
     idx[i] = uint32_t(i);
   }
 }
 
 struct AccOf {
-  const Rgb8* colors;
-  const Vec3f* normals;
-  __device__ VoxelAcc operator()(uint32_t i) const { return point_acc(colors, normals, i); }
+  PointAttrs at;
+  __device__ VoxelAcc operator()(uint32_t i) const { return point_acc(at, i); }
+};
+struct VoxelOf {  // the voxel key of a (key << shift | class) sort key
+  int shift;
+  __device__ uint64_t operator()(uint64_t k) const { return k >> shift; }
 };
 struct AccSum {
   __device__ VoxelAcc operator()(const VoxelAcc& a, const VoxelAcc& b) const { return a + b; }
@@ -44,13 +51,21 @@ VoxelBins GpuPoints::bin(const PointCloud& points, const GridSpec& spec,
   if (bits >= 63) fail(ErrorKind::kUsage, "grid too large for 63-bit voxel keys");
   const uint64_t outside = uint64_t(1) << bits;
   const uint64_t n = points.size();
-  const bool has_c = !points.colors.empty(), has_n = !points.normals.empty();
-  // Bytes per point on the device: position, colour, normal, 2 x (key, index), unique key and sums.
-  const uint64_t per_point = 12 + (has_c ? 3 : 0) + (has_n ? 12 : 0) + 2 * 12 + 8 + sizeof(VoxelAcc) + 8;
+  const bool has_c = !points.colors.empty(), has_n = !points.normals.empty(), has_i = !points.intensity.empty();
+  const bool has_k = !points.classes.empty(), exact = !points.positions64.empty();
+  const bool attrs = has_c || has_n || has_i;
+  if (has_k && bits + kClassBits >= 63) fail(ErrorKind::kUsage, "grid too large to bin point classes (voxel keys over 55 bits)");
+  const int shift = has_k ? kClassBits : 0;
+  // Bytes per point on the device: position, colour, normal, intensity, class, 2 x (key, index),
+  // unique key and sums, class runs.
+  const uint64_t per_point = (exact ? 24 : 12) + (has_c ? 3 : 0) + (has_n ? 12 : 0) + (has_i ? 2 : 0) +
+                             (has_k ? 1 + 12 : 0) + 2 * 12 + 8 + sizeof(VoxelAcc) + 8;
   uint64_t chunk = std::max<uint64_t>(1 << 20, m->memory_budget() / per_point / 2 * 2);
   chunk = std::min<uint64_t>(chunk, uint64_t(1) << 30);
   StageTimer timer(m->stream);
   std::vector<VoxelBins> parts;
+  std::vector<std::vector<uint64_t>> part_class_keys;  // per chunk: runs of (key << 8 | class) and their counts
+  std::vector<std::vector<uint32_t>> part_class_counts;
   for (uint64_t c0 = 0; c0 < n || (n == 0 && parts.empty()); c0 += chunk) {
     const uint64_t cn = std::min(chunk, n - c0);
     VoxelBins part;
@@ -59,8 +74,21 @@ VoxelBins GpuPoints::bin(const PointCloud& points, const GridSpec& spec,
       break;
     }
     timer.begin("upload");
-    m->b_pos.grow(cn);
-    m->staging.upload(m->b_pos.data(), points.positions.data() + c0, cn * sizeof(Vec3f), m->stream);
+    if (exact) {
+      m->b_pos64.grow(cn);
+      m->staging.upload(m->b_pos64.data(), points.positions64.data() + c0, cn * sizeof(Vec3d), m->stream);
+    } else {
+      m->b_pos.grow(cn);
+      m->staging.upload(m->b_pos.data(), points.positions.data() + c0, cn * sizeof(Vec3f), m->stream);
+    }
+    if (has_i) {
+      m->b_intensity.grow(cn);
+      m->staging.upload(m->b_intensity.data(), points.intensity.data() + c0, cn * sizeof(uint16_t), m->stream);
+    }
+    if (has_k) {
+      m->b_classes.grow(cn);
+      m->staging.upload(m->b_classes.data(), points.classes.data() + c0, cn, m->stream);
+    }
     if (has_c) {
       m->b_colors.grow(cn);
       m->staging.upload(m->b_colors.data(), points.colors.data() + c0, cn * sizeof(Rgb8), m->stream);
@@ -75,41 +103,68 @@ VoxelBins GpuPoints::bin(const PointCloud& points, const GridSpec& spec,
     }
     m->b_unique.grow(cn);
     m->b_acc.grow(cn);
-    m->b_runs.grow(1);
+    m->b_runs.grow(2);
     timer.begin("keys");
-    key_kernel<<<unsigned(std::min<uint64_t>((cn + 255) / 256, 65536)), 256, 0, m->stream>>>(
-        m->b_pos.data(), cn, view, outside, m->b_keys[0].data(), m->b_idx[0].data());
+    const unsigned blocks = unsigned(std::min<uint64_t>((cn + 255) / 256, 65536));
+    const uint8_t* cls = has_k ? m->b_classes.data() : nullptr;
+    if (exact)
+      key_kernel<<<blocks, 256, 0, m->stream>>>(m->b_pos64.data(), cls, cn, view, outside, m->b_keys[0].data(),
+                                                m->b_idx[0].data());
+    else
+      key_kernel<<<blocks, 256, 0, m->stream>>>(m->b_pos.data(), cls, cn, view, outside, m->b_keys[0].data(),
+                                                m->b_idx[0].data());
     VT_CUDA_CHECK_LAUNCH();
     timer.begin("sort");
     cub::DoubleBuffer<uint64_t> keys(m->b_keys[0].data(), m->b_keys[1].data());
     cub::DoubleBuffer<uint32_t> idx(m->b_idx[0].data(), m->b_idx[1].data());
     m->cub.run([&](void* t, size_t& bytes) {
-      return cub::DeviceRadixSort::SortPairs(t, bytes, keys, idx, int64_t(cn), 0, bits + 1, m->stream);
+      return cub::DeviceRadixSort::SortPairs(t, bytes, keys, idx, int64_t(cn), 0, bits + 1 + shift, m->stream);
     });
     timer.begin("reduce");
-    if (has_c || has_n) {
-      auto values = thrust::make_transform_iterator(
-          idx.Current(), AccOf{has_c ? m->b_colors.data() : nullptr, has_n ? m->b_normals.data() : nullptr});
+    const auto voxel_keys = thrust::make_transform_iterator(keys.Current(), VoxelOf{shift});
+    if (attrs) {
+      PointAttrs at;
+      if (has_c) at.colors = m->b_colors.data();
+      if (has_n) at.normals = m->b_normals.data();
+      if (has_i) at.intensity = m->b_intensity.data();
+      auto values = thrust::make_transform_iterator(idx.Current(), AccOf{at});
       m->cub.run([&](void* t, size_t& bytes) {
-        return cub::DeviceReduce::ReduceByKey(t, bytes, keys.Current(), m->b_unique.data(), values, m->b_acc.data(),
+        return cub::DeviceReduce::ReduceByKey(t, bytes, voxel_keys, m->b_unique.data(), values, m->b_acc.data(),
                                               m->b_runs.data(), AccSum{}, int64_t(cn), m->stream);
       });
     } else {
-      // Counts only: a run-length encoding of the sorted keys (no 56-byte sums to move).
+      // Counts only: a run-length encoding of the sorted keys (no 64-byte sums to move).
       m->b_counts.grow(cn);
       m->cub.run([&](void* t, size_t& bytes) {
-        return cub::DeviceRunLengthEncode::Encode(t, bytes, keys.Current(), m->b_unique.data(), m->b_counts.data(),
+        return cub::DeviceRunLengthEncode::Encode(t, bytes, voxel_keys, m->b_unique.data(), m->b_counts.data(),
                                                   m->b_runs.data(), int64_t(cn), m->stream);
       });
     }
-    timer.begin("download");
-    int64_t runs = 0;
+    int64_t runs = 0, class_runs = 0;
     VT_CUDA_CHECK(cudaMemcpyAsync(&runs, m->b_runs.data(), sizeof(runs), cudaMemcpyDeviceToHost, m->stream));
+    std::vector<uint64_t> class_keys;
+    std::vector<uint32_t> class_counts;
+    if (has_k) {  // points per (voxel, class): the runs of the sort keys
+      m->b_class_keys.grow(cn);
+      m->b_class_counts.grow(cn);
+      m->cub.run([&](void* t, size_t& bytes) {
+        return cub::DeviceRunLengthEncode::Encode(t, bytes, keys.Current(), m->b_class_keys.data(),
+                                                  m->b_class_counts.data(), m->b_runs.data() + 1, int64_t(cn), m->stream);
+      });
+      VT_CUDA_CHECK(cudaMemcpyAsync(&class_runs, m->b_runs.data() + 1, sizeof(class_runs), cudaMemcpyDeviceToHost, m->stream));
+    }
+    timer.begin("download");
     VT_CUDA_CHECK(cudaStreamSynchronize(m->stream));
     part.keys.resize(size_t(runs));
     m->staging.download(part.keys.data(), m->b_unique.data(), size_t(runs) * sizeof(uint64_t), m->stream);
+    if (has_k) {
+      class_keys.resize(size_t(class_runs));
+      class_counts.resize(size_t(class_runs));
+      m->staging.download(class_keys.data(), m->b_class_keys.data(), size_t(class_runs) * sizeof(uint64_t), m->stream);
+      m->staging.download(class_counts.data(), m->b_class_counts.data(), size_t(class_runs) * sizeof(uint32_t), m->stream);
+    }
     part.counts.resize(size_t(runs));
-    if (has_c || has_n) {
+    if (attrs) {
       part.sums.resize(size_t(runs));
       m->staging.download(part.sums.data(), m->b_acc.data(), size_t(runs) * sizeof(VoxelAcc), m->stream);
       tbb::parallel_for(size_t(0), size_t(runs), [&](size_t r) { part.counts[r] = uint32_t(part.sums[r].count); });
@@ -121,12 +176,20 @@ VoxelBins GpuPoints::bin(const PointCloud& points, const GridSpec& spec,
       part.keys.pop_back();
       part.counts.pop_back();
       if (!part.sums.empty()) part.sums.pop_back();
+      if (has_k) class_keys.pop_back(), class_counts.pop_back();  // the outside points are one run (class 0)
+    }
+    if (has_k) {
+      part_class_keys.push_back(std::move(class_keys));
+      part_class_counts.push_back(std::move(class_counts));
     }
     parts.push_back(std::move(part));
   }
   const auto ms = timer.resolve();
   if (stage_ms) *stage_ms = ms;
-  if (parts.size() == 1) return std::move(parts[0]);
+  if (parts.size() == 1) {
+    if (has_k) majority_classes(part_class_keys[0].data(), part_class_counts[0].data(), part_class_keys[0].size(), parts[0]);
+    return std::move(parts[0]);
+  }
   // Several chunks: merge their sorted bins (the sums are exact, so the order does not matter).
   VoxelBins merged;
   std::vector<std::tuple<uint64_t, size_t, size_t>> all;  // key, part, index
@@ -135,7 +198,6 @@ VoxelBins GpuPoints::bin(const PointCloud& points, const GridSpec& spec,
     for (size_t i = 0; i < parts[q].keys.size(); ++i) all.emplace_back(parts[q].keys[i], q, i);
   }
   std::sort(all.begin(), all.end());
-  const bool attrs = has_c || has_n;
   for (size_t i = 0; i < all.size();) {
     const auto [key, q0, i0] = all[i];
     uint64_t count = parts[q0].counts[i0];
@@ -150,6 +212,23 @@ VoxelBins GpuPoints::bin(const PointCloud& points, const GridSpec& spec,
     merged.counts.push_back(uint32_t(count));
     if (attrs) merged.sums.push_back(a);
     i = j;
+  }
+  if (has_k) {  // the chunks' class runs merged the same way
+    std::vector<std::pair<uint64_t, uint64_t>> runs;
+    for (size_t q = 0; q < part_class_keys.size(); ++q)
+      for (size_t r = 0; r < part_class_keys[q].size(); ++r) runs.emplace_back(part_class_keys[q][r], part_class_counts[q][r]);
+    std::sort(runs.begin(), runs.end());
+    std::vector<uint64_t> keys;
+    std::vector<uint32_t> counts;
+    for (size_t r = 0; r < runs.size(); ++r) {
+      if (!keys.empty() && keys.back() == runs[r].first) {
+        counts.back() += uint32_t(runs[r].second);  // <= the voxel's count, checked above
+      } else {
+        keys.push_back(runs[r].first);
+        counts.push_back(uint32_t(runs[r].second));
+      }
+    }
+    majority_classes(keys.data(), counts.data(), keys.size(), merged);
   }
   return merged;
 }

@@ -36,7 +36,12 @@ struct GpuPoints::Impl {
 
   // Binning.
   DeviceBuffer<Vec3f> b_pos, b_normals;
+  DeviceBuffer<Vec3d> b_pos64;
   DeviceBuffer<Rgb8> b_colors;
+  DeviceBuffer<uint16_t> b_intensity;
+  DeviceBuffer<uint8_t> b_classes;
+  DeviceBuffer<uint64_t> b_class_keys;  // runs of (key << 8 | class) and their counts
+  DeviceBuffer<uint32_t> b_class_counts;
   DeviceBuffer<uint64_t> b_keys[2];
   DeviceBuffer<uint32_t> b_idx[2];
   DeviceBuffer<uint64_t> b_unique;
