@@ -14,7 +14,7 @@ void setup_batch(CLI::App& app, BatchCmdOptions& o) {
   app.add_option("-o,--output,--out", o.out_template,
                  "Output name template: {dir} {stem} {name} {ext} {res} {target} {mode} {index}, e.g. "
                  "'out/{stem}_{res}.vdb'; missing directories are created");
-  add_format_option(app, o.format, "Output format: vdb, ply, raw, npy, binvox or vox (default: from the output name)");
+  add_format_option(app, o.format, "Output format: vdb, ply, las, raw, npy, binvox or vox (default: from the output name)");
   add_grid_options(app, o.grid);
   add_load_options(app, o.load);
   add_solid_options(app, o.solid);
@@ -22,6 +22,7 @@ void setup_batch(CLI::App& app, BatchCmdOptions& o) {
   app.add_option("--target,-t", o.target, "Targets as for voxelize")->capture_default_str();
   app.add_option("-d,--device,--devices", o.devices,
                  "auto (GPU 0 if present, else CPU), cpu, gpu (GPU 0), all (every GPU), or a list: 0,1")
+      ->check(CLI::Validator(check_device_spec, "DEVICE"))
       ->capture_default_str();
   app.add_option("--jobs,-j", o.jobs, "Jobs in flight on CPU threads (loading, writing); 0 = all cores")
       ->check(CLI::Range(0, 4096))

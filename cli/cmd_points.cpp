@@ -42,8 +42,9 @@ uint64_t cloud_checksum(const PointCloud& pc) {
 }
 
 std::unique_ptr<GpuPoints> open_gpu_points(const DeviceArgs& device, ScanMethod scan, const Log& log) {
-  if (!want_gpu(device.device, log)) return nullptr;
-  return std::make_unique<GpuPoints>(0, scan, device.gpu_memory);
+  const int gpu = pick_gpu(device.device, log);
+  if (gpu < 0) return nullptr;
+  return std::make_unique<GpuPoints>(gpu, scan, device.gpu_memory);
 }
 
 double SamplingArgs::per_area(const Bounds& bounds) const {

@@ -34,7 +34,7 @@ struct PointsCmdOptions {
 
 // --spacing, --density (and --count for meshes).
 void add_sampling_options(CLI::App& app, SamplingArgs& s, bool with_count);
-// The GPU for --device auto|gpu (want_gpu), or null for the CPU.
+// The GPU that --device picks (pick_gpu), or null for the CPU.
 std::unique_ptr<GpuPoints> open_gpu_points(const DeviceArgs& device, ScanMethod scan, const Log& log);
 uint64_t cloud_checksum(const PointCloud& pc);
 

@@ -113,7 +113,7 @@ nlohmann::ordered_json stages_json(const std::vector<std::pair<std::string, doub
 void print_json_line(const nlohmann::ordered_json& j) { std::cout << json_text(j) << std::endl; }
 
 void add_format_option(CLI::App& app, std::string& format, const std::string& help) {
-  app.add_option("--format,-f", format, help)->check(CLI::IsMember({"vdb", "ply", "raw", "npy", "binvox", "vox"}, CLI::ignore_case));
+  app.add_option("--format,-f", format, help)->check(CLI::IsMember({"vdb", "ply", "las", "raw", "npy", "binvox", "vox"}, CLI::ignore_case));
 }
 
 // A byte count: digits with an optional K, M, G or T (powers of 1024), from 1 byte to 2^62 bytes.
@@ -163,26 +163,67 @@ void add_verbosity_flags(CLI::App& app, int& verbosity, const std::string& verbo
   app.add_flag_callback("-v,--verbose", [&verbosity] { verbosity = 2; }, verbose_help);
 }
 
+std::string check_device_spec(const std::string& devices) {
+  if (devices == "auto" || devices == "cpu" || devices == "gpu" || devices == "all") return "";
+  std::stringstream s(devices);
+  int n = 0;
+  for (std::string item; std::getline(s, item, ','); ++n)
+    if (item.empty() || item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos)
+      return "--device must be auto, cpu, gpu, all or a list of GPU indices such as 0,1 (got " + devices + ")";
+  if (n == 0 || devices.back() == ',') return "--device must be auto, cpu, gpu, all or a list of GPU indices such as 0,1 (got " + devices + ")";
+  return "";
+}
+
+std::vector<int> choose_devices(const std::string& devices, const Log& log) {
+  const std::string bad = check_device_spec(devices);
+  if (!bad.empty()) fail(ErrorKind::kUsage, bad);
+  std::vector<int> ids;
+  if (devices == "cpu") return ids;
+  if (devices == "gpu") {
+    if (!query_gpu(0).available) fail(ErrorKind::kResource, "--device gpu: " + query_gpu(0).reason);
+    return {0};
+  }
+  if (devices == "auto") {
+    if (query_gpu(0).available) ids.push_back(0);
+    else log.info("voxtile: " + query_gpu(0).reason + "; using the CPU");
+  } else if (devices == "all") {
+    for (int d = 0; d < gpu_count(); ++d) ids.push_back(d);
+    if (ids.empty()) fail(ErrorKind::kResource, "--device all: " + query_gpu(0).reason);
+  } else {
+    std::stringstream s(devices);
+    for (std::string item; std::getline(s, item, ',');) ids.push_back(std::stoi(item));
+    for (size_t i = 0; i < ids.size(); ++i)
+      for (size_t k = 0; k < i; ++k)
+        if (ids[k] == ids[i]) fail(ErrorKind::kUsage, "--device " + devices + ": GPU " + std::to_string(ids[i]) + " listed twice");
+  }
+  return ids;
+}
+
+int pick_gpu(const std::string& device, const Log& log) {
+  const std::vector<int> ids = choose_devices(device, log);
+  if (ids.empty()) return -1;
+  const GpuInfo info = query_gpu(ids[0]);
+  if (!info.available) fail(ErrorKind::kResource, "--device " + device + ": " + info.reason);
+  if (ids.size() > 1) log.detail("voxtile: one job runs on one GPU: GPU " + std::to_string(ids[0]) + " (the first of --device " + device + ")");
+  return ids[0];
+}
+
 void add_device_options(CLI::App& app, DeviceArgs& a, const std::string& gpu_memory_help) {
-  app.add_option("--device,-d", a.device, "auto (GPU if present, else CPU), cpu or gpu")
-      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
+  app.add_option("--device,-d", a.device,
+                 "auto (GPU 0 if present, else CPU), cpu, gpu (GPU 0), all, or a list of GPU indices such as 1,2; "
+                 "one run uses one GPU: the first of the list")
+      ->check(CLI::Validator(check_device_spec, "DEVICE"))
       ->capture_default_str();
   add_bytes_option(app, "--gpu-memory", a.gpu_memory, gpu_memory_help);
   app.add_option("--threads", a.threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
 }
 
-bool want_gpu(const std::string& device, const Log& log) {
-  if (device == "cpu") return false;
-  const GpuInfo info = query_gpu();
-  if (device == "gpu" && !info.available) fail(ErrorKind::kResource, "--device gpu: " + info.reason);
-  if (!info.available) log.info("voxtile: " + info.reason + "; using the CPU");
-  return info.available;
-}
-
 std::unique_ptr<Voxelizer> open_voxelizer(const DeviceArgs& device, const Log& log) {
-  if (!want_gpu(device.device, log)) return std::make_unique<CpuVoxelizer>();
+  const int gpu = pick_gpu(device.device, log);
+  if (gpu < 0) return std::make_unique<CpuVoxelizer>();
   GpuOptions gopt;
   gopt.memory_budget = device.gpu_memory;
+  gopt.device = gpu;
   return make_gpu_voxelizer(gopt);
 }
 

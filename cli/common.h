@@ -60,21 +60,27 @@ struct GridOutputArgs {
   WriteOptions write_options(const Metadata& meta) const;  // these and the metadata
 };
 void add_grid_output_options(CLI::App& app, GridOutputArgs& args);
-// --device auto|cpu|gpu, --gpu-memory (`gpu_memory_help`) and --threads.
+// --device auto|cpu|gpu|all|LIST, --gpu-memory (`gpu_memory_help`) and --threads.
 struct DeviceArgs {
   std::string device = "auto";
   uint64_t gpu_memory = 0;  // bytes, 0 = 80% of the free GPU memory
   int threads = 0;          // CPU threads, 0 = all cores
 };
 void add_device_options(CLI::App& app, DeviceArgs& args, const std::string& gpu_memory_help);
-// The one CPU/GPU choice of every command: whether --device auto|gpu|cpu runs on the GPU. gpu
-// without a usable GPU throws Error(kResource); auto without one logs a one-line notice and returns
-// false.
-bool want_gpu(const std::string& device, const Log& log);
+// "" when `devices` is a valid --device value (auto, cpu, gpu, all, or GPU indices "0,1"), else
+// the usage message (a CLI11 validator).
+std::string check_device_spec(const std::string& devices);
+// The GPUs of --device: auto (GPU 0 if usable, else none, with a one-line notice), cpu (none), gpu
+// (GPU 0, which must be usable: Error(kResource)), all (every GPU; none is Error(kResource)), or the
+// list (a GPU listed twice is Error(kUsage)).
+std::vector<int> choose_devices(const std::string& devices, const Log& log);
+// The one CPU/GPU choice of the single-run commands: the GPU that --device picks (the first of
+// choose_devices, which must be usable), or -1 for the CPU.
+int pick_gpu(const std::string& device, const Log& log);
 // -q (errors only) and -v (`verbose_help`).
 void add_verbosity_flags(CLI::App& app, int& verbosity, const std::string& verbose_help);
 
-// The voxelizer for --device auto|cpu|gpu (want_gpu), with --gpu-memory and --threads.
+// The voxelizer for --device (pick_gpu), with --gpu-memory and --threads.
 std::unique_ptr<Voxelizer> open_voxelizer(const DeviceArgs& device, const Log& log);
 
 // A loaded mesh and its grid; errors name the input. `loader` picks the reader (native formats are

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   VoxelizeCmdOptions vox;
-  CLI::App* vox_cmd = app.add_subcommand("voxelize", "Voxelize meshes into .vdb, .ply, .raw, .npy, .binvox or .vox grids");
+  CLI::App* vox_cmd = app.add_subcommand("voxelize", "Voxelize meshes into .vdb, .ply, .las, .raw, .npy, .binvox or .vox grids");
   setup_voxelize(*vox_cmd, vox);
   BucketCmdOptions bucket;
   CLI::App* bucket_cmd =
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   setup_csg(*csg_cmd, csg);
   PointsCmdOptions points;
   CLI::App* points_cmd = app.add_subcommand(
-      "points", "Point clouds: mesh -> surface samples, points -> voxels (.vdb .ply .raw .npy .binvox .vox), .vdb -> points");
+      "points", "Point clouds: mesh -> surface samples, points (.ply .xyz .pts .las) -> voxels, .vdb -> points");
   setup_points(*points_cmd, points);
   InfoCmdOptions info;
   CLI::App* info_cmd = app.add_subcommand("info", "Describe a mesh, point cloud or .vdb file");

@@ -66,6 +66,41 @@ TEST(Cli, SharedOptionsAreSpelledTheSameInEveryCommand) {
   EXPECT_NE(batch.find("-d,--device,--devices"), std::string::npos);
 }
 
+// --device takes the same values in every command: auto, cpu, gpu, all, or a list of GPU indices
+// (a single run uses the first); malformed values are usage errors, GPUs that are not there
+// resource errors.
+TEST(Cli, DeviceTakesAllAndListsEverywhere) {
+  test::TempDir dir;
+  const GpuInfo gpu = query_gpu(0);
+  const std::vector<std::vector<std::string>> commands = {
+      {"voxelize", kBunny, "-o", dir.file("v.vdb"), "-r", "16"},
+      {"bucket", kBunny, "-o", dir.file("b.npz"), "-r", "16"},
+      {"batch", kBunny, "-o", dir.file("{stem}_batch.vdb"), "-r", "16"},
+      {"csg", test::data_path("csg/gear.csg"), "--solid", "-o", dir.file("c.vdb"), "-r", "16"},
+      {"points", test::data_path("points/pond.0.ply"), "-o", dir.file("p.vdb"), "-r", "16"}};
+  for (const auto& base : commands) {
+    for (const char* bad : {"x", "0,,1", "1,", "0,0", "-1", "gpu0"}) {
+      std::vector<std::string> a = base;
+      a.insert(a.end(), {"-d", bad, "-q"});
+      const test::RunResult r = run_voxtile(a);
+      EXPECT_EQ(r.exit_code, 2) << base[0] << " -d " << bad << ": " << r.err;
+      EXPECT_NE(r.err.find("--device"), std::string::npos) << r.err;
+    }
+    for (const char* ok : {"all", "0", "0,1"}) {
+      std::vector<std::string> a = base;
+      a.insert(a.end(), {"-d", ok, "-q"});
+      const test::RunResult r = run_voxtile(a);
+      if (!gpu.available) {
+        EXPECT_EQ(r.exit_code, 5) << base[0] << " -d " << ok << ": " << r.err;  // no GPU: resource error
+      } else if (std::string(ok) == "0,1" && gpu_count() < 2 && base[0] == "batch") {
+        EXPECT_EQ(r.exit_code, 5) << r.err;  // batch uses every GPU listed
+      } else {
+        EXPECT_EQ(r.exit_code, 0) << base[0] << " -d " << ok << ": " << r.err;
+      }
+    }
+  }
+}
+
 TEST(Cli, BatchMakesTheDirectoriesItsTemplateNames) {
   test::TempDir dir;
   ASSERT_EQ(chmod(dir.path().c_str(), 0750), 0);

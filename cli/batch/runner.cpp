@@ -58,32 +58,6 @@ class DevicePool {
   std::condition_variable m_cv;
 };
 
-// The GPUs of --device: auto (GPU 0 if usable, else none), cpu (none), gpu (GPU 0, which must be
-// usable), all, or a list.
-std::vector<int> choose_devices(const std::string& devices, const Log& log) {
-  std::vector<int> ids;
-  if (devices == "cpu") return ids;
-  if (devices == "gpu") {
-    if (!query_gpu(0).available) fail(ErrorKind::kResource, "--device gpu: " + query_gpu(0).reason);
-    return {0};
-  }
-  if (devices == "auto") {
-    if (query_gpu(0).available) ids.push_back(0);
-    else log.info("voxtile: " + query_gpu(0).reason + "; using the CPU");
-  } else if (devices == "all") {
-    for (int d = 0; d < gpu_count(); ++d) ids.push_back(d);
-    if (ids.empty()) fail(ErrorKind::kResource, "--device all: " + query_gpu(0).reason);
-  } else {
-    std::stringstream s(devices);
-    for (std::string item; std::getline(s, item, ',');) {
-      if (item.empty() || item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos)
-        fail(ErrorKind::kUsage, "--device must be auto, cpu, gpu, all or a list of GPU indices (got " + devices + ")");
-      ids.push_back(std::stoi(item));
-    }
-  }
-  return ids;
-}
-
 class Progress {
  public:
   Progress(size_t total, int verbosity) : m_total(total), m_verbosity(verbosity), m_tty(isatty(2)), m_t0(Clock::now()) {}
