@@ -8,6 +8,7 @@
 
 #include "core/bucket.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/timer.h"
 #include "io/mesh_reader.h"
 #include "io/npz.h"
@@ -68,6 +69,7 @@ int run_bucket(const BucketCmdOptions& o) {
   Buckets b;
   VoxelizeStats st;
   try {
+    const ProgressStage stage("bucket (" + voxelizer->device_name() + ")");
     voxelizer->set_mesh(loaded.mesh);
     b = voxelizer->bucket(spec, bopt, &st);
   } catch (const Error& e) {
@@ -75,7 +77,10 @@ int run_bucket(const BucketCmdOptions& o) {
   }
   const auto t_write = Clock::now();
   for (const std::string& out : o.outputs)
-    if (is_npz(out)) write_buckets_npz(b, out);
+    if (is_npz(out)) {
+      const ProgressStage stage("write " + out);
+      write_buckets_npz(b, out);
+    }
   if (!grids.empty()) {
     const WriteOptions wopt =
         o.writing.write_options({{"source", o.input}, {"mode", o.mode}, {"target", "fragments"}, {"version", VOXTILE_VERSION}});

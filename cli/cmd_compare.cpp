@@ -7,6 +7,7 @@
 #include "cli/common.h"
 #include "core/compare.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "io/grid_reader.h"
 
 namespace voxtile {
@@ -45,7 +46,16 @@ std::string grid_text(const GridDiff& d, const SparseGrid& a, const SparseGrid& 
 
 int compare(const CompareCmdOptions& o) {
   if (!(o.tolerance >= 0)) fail(ErrorKind::kUsage, "--tolerance must be >= 0");
-  GridFile a = read_grid_file(o.a), b = read_grid_file(o.b);
+  GridFile a, b;
+  {
+    const ProgressStage stage("read " + o.a);
+    a = read_grid_file(o.a);
+  }
+  {
+    const ProgressStage stage("read " + o.b);
+    b = read_grid_file(o.b);
+  }
+  const ProgressStage stage("compare");
   std::vector<std::string> lines;
   nlohmann::ordered_json json = nlohmann::json::array();
   bool equal = true;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/timer.h"
 #include "io/files.h"
 #include "io/points_io.h"
@@ -59,7 +60,11 @@ int run_csg(const CsgCmdOptions& o) {
     } catch (const Error& e) {
       throw Error(e.kind(), o.input + ": " + e.what());
     }
-    SparseGrid grid = gpu ? gpu->solid(script, spec, &st) : csg_solid_cpu(script, spec);
+    SparseGrid grid;
+    {
+      const ProgressStage stage(std::string("solid (") + (gpu ? gpu->device_name() : "cpu") + ")");
+      grid = gpu ? gpu->solid(script, spec, &st) : csg_solid_cpu(script, spec);
+    }
     if (!gpu) st.device = "cpu";
     write_grid(grid, o.output, format, o.writing.write_options(meta));
     line << o.input << ": " << script.prims.size() << " primitives -> solid " << spec.describe() << ", "
@@ -72,9 +77,17 @@ int run_csg(const CsgCmdOptions& o) {
   } else {
     const double per_area = o.sampling.per_area(bounds);
     const auto ts = Clock::now();
-    const CsgSamples samples = sample_csg(script, {per_area}, o.max_samples);
+    CsgSamples samples;
+    {
+      const ProgressStage stage("sample");
+      samples = sample_csg(script, {per_area}, o.max_samples);
+    }
     const double ms_sample = ms_since(ts);
-    const CsgSamples kept = gpu ? gpu->csg(script, samples, o.batch, &st) : csg_keep_cpu(script, samples, &st);
+    CsgSamples kept;
+    {
+      const ProgressStage stage(std::string("csg (") + (gpu ? gpu->device_name() : "cpu") + ")");
+      kept = gpu ? gpu->csg(script, samples, o.batch, &st) : csg_keep_cpu(script, samples, &st);
+    }
     const PointCloud pc = csg_point_cloud(script, kept);
     write_point_cloud(pc, o.output, format_name(format), meta);
     line << o.input << ": " << script.prims.size() << " primitives, " << samples.positions.size() << " samples -> "

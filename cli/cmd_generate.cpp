@@ -8,6 +8,7 @@
 #include <random>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/meshgen.h"
 #include "io/mesh_reader.h"
 #include "io/mesh_writer.h"
@@ -54,7 +55,10 @@ int run_generate(const GenerateCmdOptions& o) {
       std::memcpy(&idx[3 * t], &m.indices[3 * size_t(order[t])], 12);
     m.indices = std::move(idx);
   }
-  write_mesh(m, o.output, o.ascii);
+  {
+    const ProgressStage stage("write " + o.output);
+    write_mesh(m, o.output, o.ascii);
+  }
   if (o.verbosity > 0) std::cerr << o.output << ": " << m.num_triangles() << " triangles, " << m.positions.size() << " vertices\n";
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/hash.h"
 #include "core/timer.h"
 #include "core/points.h"
@@ -116,7 +117,11 @@ int run_points(const PointsCmdOptions& o) {
     json["grids"] = grids_json(grids);
   } else if (is_point_cloud_file(o.input)) {  // points -> voxels
     const auto tl = Clock::now();
-    const PointCloud pc = read_point_cloud(o.input);
+    PointCloud pc;
+    {
+      const ProgressStage stage("load " + o.input);
+      pc = read_point_cloud(o.input);
+    }
     stages.emplace_back("load", ms_since(tl));
     if (pc.dropped_nonfinite) log.warn(o.input + ": dropped " + std::to_string(pc.dropped_nonfinite) + " points with NaN/Inf coordinates");
     const Bounds b = point_bounds(pc);
@@ -134,7 +139,11 @@ int run_points(const PointsCmdOptions& o) {
     std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, ScanMethod::kTilesCub, log);
     const auto tb = Clock::now();
     std::vector<std::pair<std::string, double>> gpu_stages;
-    const VoxelBins bins = gpu ? gpu->bin(pc, spec, &gpu_stages) : bin_points_cpu(pc, spec);
+    VoxelBins bins;
+    {
+      const ProgressStage stage(std::string("bin (") + (gpu ? gpu->device_name() : "cpu") + ")");
+      bins = gpu ? gpu->bin(pc, spec, &gpu_stages) : bin_points_cpu(pc, spec);
+    }
     stages.emplace_back("bin", ms_since(tb));
     for (const auto& s : gpu_stages) stages.push_back(s);
     if (bins.outside) log.warn(o.input + ": " + std::to_string(bins.outside) + " points outside the grid");
@@ -159,7 +168,11 @@ int run_points(const PointsCmdOptions& o) {
                                   " is read as a mesh, and mesh -> points writes .ply or .las (use 'voxtile voxelize' "
                                   "for grids; point clouds are .ply files without faces, .xyz, .pts or .las)");
     const auto tl = Clock::now();
-    const MeshLoadResult loaded = load_mesh(o.input, true, o.load.kind(), o.load.limits());
+    MeshLoadResult loaded;
+    {
+      const ProgressStage stage("load " + o.input);
+      loaded = load_mesh(o.input, true, o.load.kind(), o.load.limits());
+    }
     for (const std::string& w : loaded.warnings) log.warn(o.input + ": " + w);
     stages.emplace_back("load", ms_since(tl));
     const double area = mesh_area(loaded.mesh);
@@ -170,7 +183,11 @@ int run_points(const PointsCmdOptions& o) {
       count = std::max<uint64_t>(1, uint64_t(n));
     }
     const auto ts = Clock::now();
-    const PointCloud pc = sample_mesh(loaded.mesh, count);
+    PointCloud pc;
+    {
+      const ProgressStage stage("sample");
+      pc = sample_mesh(loaded.mesh, count);
+    }
     stages.emplace_back("sample", ms_since(ts));
     const auto tw = Clock::now();
     write_point_cloud(pc, o.output, format_name(format), meta);

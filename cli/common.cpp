@@ -10,19 +10,21 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/progress_bar.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "io/json_text.h"
 
 namespace voxtile {
 
 void Log::warn(const std::string& msg) const {
-  if (level >= 1) std::cerr << "voxtile: warning: " << msg << "\n";
+  if (level >= 1) progress_print_line("voxtile: warning: " + msg);
 }
 void Log::info(const std::string& msg) const {
-  if (level >= 1) std::cerr << msg << "\n";
+  if (level >= 1) progress_print_line(msg);
 }
 void Log::detail(const std::string& msg) const {
-  if (level >= 2) std::cerr << msg << "\n";
+  if (level >= 2) progress_print_line(msg);
 }
 
 void add_grid_options(CLI::App& app, GridArgs& a) {
@@ -230,6 +232,7 @@ std::unique_ptr<Voxelizer> open_voxelizer(const DeviceArgs& device, const Log& l
 LoadedInput load_input(const std::string& path, const GridOptions& grid, const Log& log, Loader loader,
                        MeshLoaderPool* loaders, const LoaderLimits& limits) {
   const auto t0 = std::chrono::steady_clock::now();
+  const ProgressStage stage("load " + path);
   LoadedInput in;
   in.loaded = loaders ? loaders->load(path, false, loader) : load_mesh(path, false, loader, limits);
   for (const std::string& w : in.loaded.warnings) log.warn(path + ": " + w);

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/timer.h"
 #include "io/files.h"
 
@@ -56,6 +57,7 @@ std::vector<SparseGrid> voxelize_job(Voxelizer& voxelizer, const Job& job, const
   options.band = job.band;
   VoxelizeStats st;
   std::vector<SparseGrid> grids;
+  const ProgressStage stage("voxelize (" + voxelizer.device_name() + ")");
   try {
     voxelizer.set_mesh(input.loaded.mesh);
     grids = voxelizer.voxelize(input.spec, options, parse_target_list(job.target), &st);

@@ -13,6 +13,7 @@
 #include "cli/cmd_csg.h"
 #include "cli/cmd_points.h"
 #include "cli/cmd_voxelize.h"
+#include "cli/progress_bar.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/files.h"
@@ -71,6 +72,16 @@ int main(int argc, char** argv) {
 
   int code = 0;
   try {
+    // A progress line on a terminal for long stages (batch draws its own).
+    const int verbosity = vox_cmd->parsed()      ? vox.verbosity
+                          : bucket_cmd->parsed() ? bucket.verbosity
+                          : batch_cmd->parsed()  ? 0
+                          : cmp_cmd->parsed()    ? (cmp.quiet ? 0 : 1)
+                          : csg_cmd->parsed()    ? csg.verbosity
+                          : points_cmd->parsed() ? points.verbosity
+                          : gen_cmd->parsed()    ? gen.verbosity
+                                                 : 1;
+    TerminalProgress progress(verbosity);
     if (vox_cmd->parsed()) code = run_voxelize(vox);
     else if (bucket_cmd->parsed()) code = run_bucket(bucket);
     else if (batch_cmd->parsed()) code = run_batch(batch);

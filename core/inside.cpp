@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/inside_grid.h"
 #include "core/targets.h"
 #include "core/voxelize.h"
@@ -204,6 +205,7 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
     return s;
   });
   const bool winding = method == InsideMethod::kWinding && !m.boundary.empty();
+  progress_total(ntiles);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, ntiles, 1), [&](const tbb::blocked_range<size_t>& r) {
     TileScratch& s = scratch.local();
     for (size_t ti = r.begin(); ti < r.end(); ++ti) {
@@ -285,6 +287,7 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
       }
       s.touched.clear();
     }
+    progress_advance(r.size());
   });
   // Collect and order by key.
   std::vector<std::pair<uint64_t, const BrickMask*>> all;
@@ -412,6 +415,7 @@ SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band) {
   const size_t nbricks = starts.size() - 1;
   std::vector<BrickMask> masks(nbricks);
   ValueArray<float> values(nbricks * kBrickVoxels);
+  progress_total(nbricks);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, nbricks, 16), [&](const tbb::blocked_range<size_t>& r) {
     std::vector<Vec3f> tris;
     for (size_t b = r.begin(); b < r.end(); ++b) {
@@ -436,6 +440,7 @@ SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band) {
       }
       masks[b] = mk;
     }
+    progress_advance(r.size());
   });
   SparseGrid out;
   out.spec = spec;

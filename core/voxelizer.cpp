@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/inside_grid.h"
 #include "core/timer.h"
 
@@ -65,10 +66,16 @@ std::vector<SparseGrid> Voxelizer::voxelize(const GridSpec& spec, const Voxelize
   st.device = device_name();
   st.triangles = mesh().num_triangles();
   std::vector<SparseGrid> rastered;
-  if (!plan.rastered.empty()) rastered = raster(spec, options, plan.rastered, st);
+  if (!plan.rastered.empty()) {
+    const ProgressStage stage("surface");
+    rastered = raster(spec, options, plan.rastered, st);
+  }
   if (rastered.size() != plan.rastered.size()) fail(ErrorKind::kInternal, "a backend returned the wrong number of grids");
   SparseGrid inside;
-  if (plan.solid || plan.sdf) inside = inside_centres(spec, options.inside, st);
+  if (plan.solid || plan.sdf) {
+    const ProgressStage stage("inside test");
+    inside = inside_centres(spec, options.inside, st);
+  }
   std::vector<SparseGrid> grids(targets.size());
   for (size_t i = 0; i < targets.size(); ++i) {
     if (targets[i].target == Target::kSolid) {
@@ -77,7 +84,10 @@ std::vector<SparseGrid> Voxelizer::voxelize(const GridSpec& spec, const Voxelize
       grids[i].spec = spec;
       st.add_stage("solid_merge", ms_since(t0));
     } else if (targets[i].target == Target::kSdf) {
-      grids[i] = band_distance(spec, options.band, st);
+      {
+        const ProgressStage stage("distance band");
+        grids[i] = band_distance(spec, options.band, st);
+      }
       const auto t0 = Clock::now();
       apply_sign(grids[i], inside);
       grids[i].level_set = true;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "io/atomic_file.h"
 #include "io/files.h"
 #include "io/las.h"
@@ -282,6 +283,7 @@ void write_point_cloud_ply(const PointCloud& pc, const std::string& path, const 
 }
 
 void write_point_cloud(const PointCloud& pc, const std::string& path, const std::string& format, const Metadata& meta) {
+  const ProgressStage stage("write " + path);
   std::string f = format.empty() ? lower_extension(path) : format;
   std::transform(f.begin(), f.end(), f.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   if (f == "ply") return write_point_cloud_ply(pc, path, meta);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "io/binvox.h"
 #include "io/files.h"
 #include "io/las.h"
@@ -59,6 +60,7 @@ OutputFormat format_from_path(const std::string& path) {
 }
 
 void write_grid(const SparseGrid& grid, const std::string& path, OutputFormat format, const WriteOptions& options) {
+  const ProgressStage stage("write " + path);
   switch (format) {
     case OutputFormat::kVdb: write_vdb_grids({&grid}, path, options.meta, VdbWriter::kAuto, options.vdb_bool); return;
     case OutputFormat::kPly: write_ply(grid, path, options.meta); return;
@@ -96,6 +98,7 @@ void write_grids(const std::vector<SparseGrid>& grids, const std::string& path, 
   if (grids.size() == 1) return write_grid(grids[0], path, format, options);
   if (holds_one_grid(format))
     fail(ErrorKind::kUsage, path + ": a ." + format_name(format) + " file holds one target; write several targets to .vdb or .ply");
+  const ProgressStage stage("write " + path);
   std::vector<const SparseGrid*> ptrs;
   for (const SparseGrid& g : grids) ptrs.push_back(&g);
   if (format == OutputFormat::kVdb)

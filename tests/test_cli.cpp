@@ -66,6 +66,40 @@ TEST(Cli, SharedOptionsAreSpelledTheSameInEveryCommand) {
   EXPECT_NE(batch.find("-d,--device,--devices"), std::string::npos);
 }
 
+// Long stages show a progress line on a terminal (VOXTILE_PROGRESS=always draws it on any stderr,
+// at once): the stage names, a bar with a percentage where the amount of work is known, cleared
+// before the summary; nothing when quiet, when stderr is not a terminal, or in batch (own bar).
+TEST(Cli, ProgressLineForLongStagesInEveryCommand) {
+  test::TempDir dir;
+  const std::string always = "VOXTILE_PROGRESS=always ";
+  test::RunResult r = run_voxtile({"voxelize", kBunny, "-o", dir.file("s.vdb"), "-r", "256", "-t", "sdf", "-d", "cpu"}, always);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("\r\033[Kvoxelize (cpu): "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("%"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[#"), std::string::npos) << r.err;
+  // The summary starts on a cleared line and nothing is drawn after it.
+  const size_t summary = r.err.find(std::string(kBunny) + ": ");
+  ASSERT_NE(summary, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.compare(summary - 4, 4, "\r\033[K"), 0) << r.err;
+  EXPECT_EQ(r.err.find('\r', summary), std::string::npos) << r.err;
+  // -q: nothing; not a terminal: nothing.
+  r = run_voxtile({"voxelize", kBunny, "-o", dir.file("q.vdb"), "-r", "256", "-t", "sdf", "-d", "cpu", "-q"}, always);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  r = run_voxtile({"voxelize", kBunny, "-o", dir.file("n.vdb"), "-r", "256", "-t", "sdf", "-d", "cpu"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find('\r'), std::string::npos) << r.err;
+  // Other commands name their stages too.
+  r = run_voxtile({"csg", test::data_path("csg/gear.csg"), "--solid", "-o", dir.file("g.vdb"), "-r", "500", "-d", "cpu"}, always);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("solid (cpu)"), std::string::npos) << r.err;
+  r = run_voxtile({"compare", dir.file("s.vdb"), dir.file("q.vdb")}, always);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = run_voxtile({"batch", kBunny, "-o", dir.file("{stem}_b.vdb"), "-r", "64", "-d", "cpu"}, always);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("voxelize (cpu): "), std::string::npos) << r.err;
+}
+
 // --device takes the same values in every command: auto, cpu, gpu, all, or a list of GPU indices
 // (a single run uses the first); malformed values are usage errors, GPUs that are not there
 // resource errors.

@@ -11,6 +11,7 @@
 #include "core/bucket.h"
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/progress.h"
 #include "core/timer.h"
 #include "core/voxelizer.h"
 
@@ -102,11 +103,13 @@ Buckets CpuVoxelizer::bucket_mesh(const GridSpec& spec, const BucketOptions& opt
   });
   std::partial_sum(offs.begin(), offs.end(), offs.begin());
   std::vector<Frag> frags(offs[num_tris]);
+  progress_total(num_tris);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, num_tris, 1024), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t t = r.begin(); t < r.end(); ++t) {
       uint64_t o = offs[t];
       for_each_fragment(t, [&](int32_t i, int32_t j, int32_t k) { frags[o++] = {voxel_linear_index(i, j, k, spec.dims), uint32_t(t)}; });
     }
+    progress_advance(r.size());
   });
   const double ms_emit = ms_since(t0);
   t0 = Clock::now();

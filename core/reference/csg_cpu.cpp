@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/points.h"
+#include "core/progress.h"
 
 namespace voxtile {
 
@@ -16,11 +17,13 @@ CsgSamples csg_keep_cpu(const CsgScript& script, const CsgSamples& samples, CsgS
   const uint32_t n_prims = uint32_t(script.prims.size());
   const uint64_t n = samples.positions.size();
   std::vector<uint8_t> keep(n);
+  progress_total(n);
   for (uint32_t k = 0; k < n_prims; ++k) {
     tbb::parallel_for(tbb::blocked_range<uint64_t>(samples.begin[k], samples.begin[k + 1], 4096),
                       [&](const tbb::blocked_range<uint64_t>& r) {
                         for (uint64_t i = r.begin(); i < r.end(); ++i)
                           keep[i] = csg_keep_new(script.prims.data(), k, n_prims, samples.positions[i]);
+                        progress_advance(r.size());
                       });
   }
   CsgSamples out;

@@ -19,6 +19,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/inside_grid.h"
 #include "core/tile_footprint.h"
 #include "core/timer.h"
@@ -65,6 +66,7 @@ SparseGrid raster_target(const Mesh& mesh, const GridSpec& spec, VoxelMode mode,
     }
     return s;
   });
+  progress_total(bn.num_tiles);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, bn.num_tiles, 1), [&](const tbb::blocked_range<size_t>& r) {
     Scratch& sc = scratch.local();
     for (size_t ti = r.begin(); ti < r.end(); ++ti) {
@@ -137,6 +139,7 @@ SparseGrid raster_target(const Mesh& mesh, const GridSpec& spec, VoxelMode mode,
         if (kValues) tb.values.insert(tb.values.end(), vals.begin(), vals.end());
       }
     }
+    progress_advance(r.size());
   });
   *ms_raster = ms_since(t0);
 
