@@ -31,3 +31,23 @@ for s in drilled_cube gear; do
   pts=$(echo "$out" | sed 's/.*"points":\([0-9]*\).*/\1/')
   echo "| $s | 0.002 | $pts | $(printf '%s\n' "${times[@]}" | sort -n | sed -n 2p) |"
 done
+echo
+echo "LAS whole process: a 20M-point LAS (surface samples of a generated 6.4M-triangle scan, UTM-size"
+echo "offsets are not needed for the timing) read, binned on the GPU and written; median of 3 runs:"
+echo
+"$vt" generate scan -o "$work/scan.ply" -q
+"$vt" points "$work/scan.ply" -o "$work/scan.las" --count "${LAS_POINTS:-20000000}" -q
+echo "| command | LAS MB | wall s | load ms | bin ms | write ms |"
+echo "|---|---|---|---|---|---|"
+mb=$(( $(stat -c %s "$work/scan.las") / 1000000 ))
+for out in vdb las; do
+  times=()
+  for i in 1 2 3; do
+    t0=$(date +%s.%N)
+    stats=$("$vt" points "$work/scan.las" -o "$work/down.$out" -r 1024 --device gpu -q --stats)
+    t1=$(date +%s.%N)
+    times+=("$(awk "BEGIN{printf \"%.3f\", $t1 - $t0}")")
+  done
+  ms() { echo "$stats" | sed "s/.*\"$1\":\([0-9.]*\).*/\1/"; }
+  echo "| points scan.las -o down.$out -r 1024 | $mb | $(printf '%s\n' "${times[@]}" | sort -n | sed -n 2p) | $(ms load) | $(ms bin) | $(ms write) |"
+done

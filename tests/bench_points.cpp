@@ -130,7 +130,20 @@ static int bench_bin(int runs, uint64_t npoints, bool check) {
       pc.positions[i] = {std::clamp(c.x + nd(rng), 0.f, 1.f), std::clamp(c.y + nd(rng), 0.f, 1.f), std::clamp(c.z + nd(rng), 0.f, 1.f)};
     }
   }
-  for (bool attrs : {false, true}) {
+  for (int variant : {0, 1, 2}) {
+    const bool attrs = variant == 1;
+    if (variant == 2) {  // LiDAR-like: double positions at UTM offsets, intensity and class; no colour/normal
+      pc.colors.clear();
+      pc.normals.clear();
+      pc.positions64.resize(npoints);
+      pc.intensity.resize(npoints);
+      pc.classes.resize(npoints);
+      for (uint64_t i = 0; i < npoints; ++i) {
+        pc.positions64[i] = {500000.0 + pc.positions[i].x, 4100000.0 + pc.positions[i].y, 100.0 + pc.positions[i].z};
+        pc.intensity[i] = uint16_t(i * 2654435761u >> 16);
+        pc.classes[i] = uint8_t((i * 40503u >> 12) % 7);
+      }
+    }
     if (attrs) {
       pc.colors.resize(npoints);
       pc.normals.resize(npoints);
@@ -146,6 +159,7 @@ static int bench_bin(int runs, uint64_t npoints, bool check) {
       Bounds b;
       b.lo = {0, 0, 0};
       b.hi = {1, 1, 1};
+      if (variant == 2) b.lo = {500000, 4100000, 100}, b.hi = {500001, 4100001, 101};
       const GridSpec spec = make_grid_spec(b, go);
       GpuPoints gpu;
       std::map<std::string, std::vector<double>> ms;
@@ -169,12 +183,14 @@ static int bench_bin(int runs, uint64_t npoints, bool check) {
         const VoxelBins cpu = bin_points_cpu(pc, spec);
         equal = cpu.keys == bins.keys && cpu.counts == bins.counts && cpu.outside == bins.outside &&
                         cpu.sums.size() == bins.sums.size() &&
-                        std::memcmp(cpu.sums.data(), bins.sums.data(), cpu.sums.size() * sizeof(VoxelAcc)) == 0
+                        std::memcmp(cpu.sums.data(), bins.sums.data(), cpu.sums.size() * sizeof(VoxelAcc)) == 0 &&
+                        cpu.classes == bins.classes
                     ? "yes"
                     : "NO";
       }
       const double g = median(gpu_ms), a = median(all_ms);
-      std::cout << "| " << (attrs ? "colour + normal" : "none") << " | " << res << "^3 | " << median(ms["upload"]) << " | "
+      const char* what = variant == 0 ? "none" : variant == 1 ? "colour + normal" : "LAS: double xyz, intensity, class";
+      std::cout << "| " << what << " | " << res << "^3 | " << median(ms["upload"]) << " | "
                 << median(ms["keys"]) << " | " << median(ms["sort"]) << " | " << median(ms["reduce"]) << " | "
                 << median(ms["download"]) << " | " << g << " | " << double(npoints) / (g * 1e-3) / 1e9 << " G | "
                 << double(npoints) / (a * 1e-3) / 1e9 << " G | " << bins.keys.size() << " | " << equal << " |\n";
