@@ -32,10 +32,10 @@ for s in drilled_cube gear; do
   echo "| $s | 0.002 | $pts | $(printf '%s\n' "${times[@]}" | sort -n | sed -n 2p) |"
 done
 echo
-echo "LAS whole process: a 20M-point LAS (surface samples of a generated 6.4M-triangle scan, UTM-size"
-echo "offsets are not needed for the timing) read, binned on the GPU and written; median of 3 runs:"
+echo "LAS whole process: a 20M-point LAS (surface samples of 1000 generated tubes, 3M triangles) read,"
+echo "binned on the GPU (count, colour-less: intensity and class are zero, so not kept) and written; median of 3 runs:"
 echo
-"$vt" generate scan -o "$work/scan.ply" -q
+"$vt" generate tubes -o "$work/scan.ply" -q
 "$vt" points "$work/scan.ply" -o "$work/scan.las" --count "${LAS_POINTS:-20000000}" -q
 echo "| command | LAS MB | wall s | load ms | bin ms | write ms |"
 echo "|---|---|---|---|---|---|"

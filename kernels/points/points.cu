@@ -6,6 +6,8 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_run_length_encode.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/discard_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
 #include <tbb/parallel_for.h>
@@ -37,6 +39,16 @@ struct VoxelOf {  // the voxel key of a (key << shift | class) sort key
   int shift;
   __device__ uint64_t operator()(uint64_t k) const { return k >> shift; }
 };
+// A (voxel, class) run as (count << 8 | 255 - class): the largest is the majority, ties going to the
+// smaller class (majority_classes' rule).
+struct VoteOf {
+  const uint64_t* keys;
+  const uint32_t* counts;
+  __device__ uint64_t operator()(int64_t r) const { return uint64_t(counts[r]) << 8 | (255 - (keys[r] & 255)); }
+};
+struct VoteMax {
+  __device__ uint64_t operator()(uint64_t a, uint64_t b) const { return a > b ? a : b; }
+};
 struct AccSum {
   __device__ VoxelAcc operator()(const VoxelAcc& a, const VoxelAcc& b) const { return a + b; }
 };
@@ -59,7 +71,7 @@ VoxelBins GpuPoints::bin(const PointCloud& points, const GridSpec& spec,
   // Bytes per point on the device: position, colour, normal, intensity, class, 2 x (key, index),
   // unique key and sums, class runs.
   const uint64_t per_point = (exact ? 24 : 12) + (has_c ? 3 : 0) + (has_n ? 12 : 0) + (has_i ? 2 : 0) +
-                             (has_k ? 1 + 12 : 0) + 2 * 12 + 8 + sizeof(VoxelAcc) + 8;
+                             (has_k ? 1 + 12 + 8 : 0) + 2 * 12 + 8 + sizeof(VoxelAcc) + 8;
   uint64_t chunk = std::max<uint64_t>(1 << 20, m->memory_budget() / per_point / 2 * 2);
   chunk = std::min<uint64_t>(chunk, uint64_t(1) << 30);
   StageTimer timer(m->stream);
@@ -144,6 +156,9 @@ VoxelBins GpuPoints::bin(const PointCloud& points, const GridSpec& spec,
     VT_CUDA_CHECK(cudaMemcpyAsync(&runs, m->b_runs.data(), sizeof(runs), cudaMemcpyDeviceToHost, m->stream));
     std::vector<uint64_t> class_keys;
     std::vector<uint32_t> class_counts;
+    // With one chunk the majority is taken here (8 bytes per voxel to download); several chunks
+    // download their (voxel, class) runs, merged on the host.
+    const bool vote_here = has_k && cn == n;
     if (has_k) {  // points per (voxel, class): the runs of the sort keys
       m->b_class_keys.grow(cn);
       m->b_class_counts.grow(cn);
@@ -152,12 +167,28 @@ VoxelBins GpuPoints::bin(const PointCloud& points, const GridSpec& spec,
                                                   m->b_class_counts.data(), m->b_runs.data() + 1, int64_t(cn), m->stream);
       });
       VT_CUDA_CHECK(cudaMemcpyAsync(&class_runs, m->b_runs.data() + 1, sizeof(class_runs), cudaMemcpyDeviceToHost, m->stream));
+      if (vote_here) {
+        VT_CUDA_CHECK(cudaStreamSynchronize(m->stream));
+        m->b_votes.grow(cn);
+        auto run_voxels = thrust::make_transform_iterator(m->b_class_keys.data(), VoxelOf{shift});
+        auto votes = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0),
+                                                     VoteOf{m->b_class_keys.data(), m->b_class_counts.data()});
+        m->cub.run([&](void* t, size_t& bytes) {
+          return cub::DeviceReduce::ReduceByKey(t, bytes, run_voxels, thrust::make_discard_iterator(), votes,
+                                                m->b_votes.data(), m->b_runs.data() + 1, VoteMax{}, class_runs, m->stream);
+        });
+      }
     }
     timer.begin("download");
     VT_CUDA_CHECK(cudaStreamSynchronize(m->stream));
     part.keys.resize(size_t(runs));
     m->staging.download(part.keys.data(), m->b_unique.data(), size_t(runs) * sizeof(uint64_t), m->stream);
-    if (has_k) {
+    if (vote_here) {
+      ValueArray<uint64_t> votes(static_cast<size_t>(runs));
+      m->staging.download(votes.data(), m->b_votes.data(), size_t(runs) * sizeof(uint64_t), m->stream);
+      part.classes.resize(size_t(runs));
+      tbb::parallel_for(size_t(0), size_t(runs), [&](size_t r) { part.classes[r] = uint8_t(255 - (votes[r] & 255)); });
+    } else if (has_k) {
       class_keys.resize(size_t(class_runs));
       class_counts.resize(size_t(class_runs));
       m->staging.download(class_keys.data(), m->b_class_keys.data(), size_t(class_runs) * sizeof(uint64_t), m->stream);
@@ -176,9 +207,10 @@ VoxelBins GpuPoints::bin(const PointCloud& points, const GridSpec& spec,
       part.keys.pop_back();
       part.counts.pop_back();
       if (!part.sums.empty()) part.sums.pop_back();
-      if (has_k) class_keys.pop_back(), class_counts.pop_back();  // the outside points are one run (class 0)
+      if (vote_here) part.classes.pop_back();
+      if (has_k && !vote_here) class_keys.pop_back(), class_counts.pop_back();  // the outside points: one run (class 0)
     }
-    if (has_k) {
+    if (has_k && !vote_here) {
       part_class_keys.push_back(std::move(class_keys));
       part_class_counts.push_back(std::move(class_counts));
     }
@@ -187,7 +219,7 @@ VoxelBins GpuPoints::bin(const PointCloud& points, const GridSpec& spec,
   const auto ms = timer.resolve();
   if (stage_ms) *stage_ms = ms;
   if (parts.size() == 1) {
-    if (has_k) majority_classes(part_class_keys[0].data(), part_class_counts[0].data(), part_class_keys[0].size(), parts[0]);
+    if (has_k && !part_class_keys.empty()) majority_classes(part_class_keys[0].data(), part_class_counts[0].data(), part_class_keys[0].size(), parts[0]);
     return std::move(parts[0]);
   }
   // Several chunks: merge their sorted bins (the sums are exact, so the order does not matter).

@@ -42,6 +42,7 @@ struct GpuPoints::Impl {
   DeviceBuffer<uint8_t> b_classes;
   DeviceBuffer<uint64_t> b_class_keys;  // runs of (key << 8 | class) and their counts
   DeviceBuffer<uint32_t> b_class_counts;
+  DeviceBuffer<uint64_t> b_votes;  // per voxel: (count << 8 | 255 - class) of its majority class
   DeviceBuffer<uint64_t> b_keys[2];
   DeviceBuffer<uint32_t> b_idx[2];
   DeviceBuffer<uint64_t> b_unique;
