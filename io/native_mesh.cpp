@@ -23,6 +23,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -364,6 +365,9 @@ void read_ply(const std::string& path, const char* data, size_t size, MeshLoadRe
     lines.reserve(total);
     for (const auto& v : parts) lines.insert(lines.end(), v.begin(), v.end());
   }
+  // Where record k's parsing must stop: the next record's start (or the end). No token crosses a
+  // newline (skip_spaces stops there and numbers end there), so no second scan for the line's end.
+  auto record_end = [&](size_t k) { return k + 1 < lines.size() ? lines[k + 1] : end; };
   bool have_vertices = false;
   std::vector<int> tri;
   std::vector<Vec3f> corners;
@@ -399,7 +403,7 @@ void read_ply(const std::string& path, const char* data, size_t size, MeshLoadRe
           std::vector<double> v(np);
           for (size_t i = r.begin(); i < r.end(); ++i) {
             const char* q = lines[first + i];
-            const char* le = line_end(q, end);
+            const char* le = record_end(first + i);
             for (size_t k = 0; k < np; ++k)
               if (!parse_double(q, le, v[k])) {
                 bad[0] = std::min(bad[0], i);  // reported below (the lowest such vertex may differ by thread)
@@ -443,39 +447,36 @@ void read_ply(const std::string& path, const char* data, size_t size, MeshLoadRe
       const size_t n = size_t(e.count);
       const PlyProperty& lp = e.props[size_t(list)];
       if (ascii) {
-        // Pass 1: triangles per face (in parallel), then the faces in order.
+        // One parallel pass that expects triangles (the usual); any other face sends the element to
+        // the general path below, in order.
         const size_t first = next_line;
-        std::vector<uint32_t> ntri(n);
+        m.indices.resize(3 * n);
+        std::vector<uint8_t> bad(n, 0);
+        std::atomic<bool> all_triangles{true};
         tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
-          for (size_t i = r.begin(); i < r.end(); ++i) {
+          for (size_t i = r.begin(); i < r.end() && all_triangles.load(std::memory_order_relaxed); ++i) {
             const char* q = lines[first + i];
-            int64_t c = 0;
-            ntri[i] = ascii_face_length(q, line_end(q, end), list, c) && c == 3 ? 1u : 0u;
+            const char* le = record_end(first + i);
+            int64_t c = 0, idx = -1;
+            if (!ascii_face_length(q, le, list, c) || c != 3) {
+              all_triangles.store(false, std::memory_order_relaxed);
+              break;
+            }
+            for (int k = 0; k < 3; ++k) {
+              q = skip_spaces(q, le);
+              if (!parse_int(q, le, idx) || idx < 0 || uint64_t(idx) >= m.positions.size()) bad[i] = 1;
+              m.indices[3 * i + size_t(k)] = uint32_t(idx);
+            }
           }
         });
-        const bool all_triangles = std::all_of(ntri.begin(), ntri.end(), [](uint32_t t) { return t == 1; });
         if (all_triangles) {
-          m.indices.resize(3 * n);
-          std::vector<uint8_t> bad(n, 0);
-          tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
-            for (size_t i = r.begin(); i < r.end(); ++i) {
-              const char* q = lines[first + i];
-              const char* le = line_end(q, end);
-              int64_t c = 0, idx = -1;
-              ascii_face_length(q, le, list, c);
-              for (int k = 0; k < 3; ++k) {
-                q = skip_spaces(q, le);
-                if (!parse_int(q, le, idx) || idx < 0 || uint64_t(idx) >= m.positions.size()) bad[i] = 1;
-                m.indices[3 * i + size_t(k)] = uint32_t(idx);
-              }
-            }
-          });
           drop_bad_faces(out, bad, n);  // faces with an index out of range
         } else {
+          m.indices.clear();
           std::vector<uint32_t> idx;
           for (size_t i = 0; i < n; ++i) {
             const char* q = lines[first + i];
-            const char* le = line_end(q, end);
+            const char* le = record_end(first + i);
             int64_t c = 0, x = -1;
             idx.clear();
             bool ok = ascii_face_length(q, le, list, c) && c >= 0 && c < 1 << 20;

@@ -253,6 +253,37 @@ TEST(NativeLoader, PolygonsPointsLinesAndMaterials) {
   }
 }
 
+// ASCII PLY records are parsed up to the next record, never further: blank lines and CRLF between
+// records, a short face line does not take the next line's numbers, triangles then a polygon (the
+// one-pass triangle path gives way to the general one, in file order), indices out of range dropped.
+TEST(NativeLoader, AsciiPlyRecordsEndAtTheirLine) {
+  test::TempDir dir;
+  const std::string head =
+      "ply\r\nformat ascii 1.0\r\nelement vertex 5\r\nproperty float x\r\nproperty float y\r\nproperty float z\r\n"
+      "element face 4\r\nproperty list uchar int vertex_indices\r\nend_header\r\n";
+  const std::string verts = "0 0 0\r\n\r\n1 0 0\r\n  1 1 0 \r\n0 1 0\r\n\n0 0 1\r\n";
+  std::ofstream(dir.file("tri.ply"), std::ios::binary) << head << verts << "3 0 1 2\r\n3 0 2 9\r\n\r\n3 1 2 4\r\n3 4 3 0\r\n";
+  MeshLoadResult r = load_mesh(dir.file("tri.ply"), false, Loader::kNative);
+  EXPECT_EQ(r.mesh.positions.size(), 5u);
+  EXPECT_EQ(r.mesh.positions[2].y, 1.0f);
+  EXPECT_EQ(std::vector<uint32_t>(r.mesh.indices.begin(), r.mesh.indices.end()),
+            (std::vector<uint32_t>{0, 1, 2, 1, 2, 4, 4, 3, 0}));
+  EXPECT_EQ(r.dropped_bad_index, 1u);
+  std::ofstream(dir.file("quad.ply"), std::ios::binary) << head << verts << "3 0 1 2\n3 1 2 4\n3 4 3 0\n4 0 1 2 3\n";
+  r = load_mesh(dir.file("quad.ply"), false, Loader::kNative);
+  ASSERT_EQ(r.mesh.num_triangles(), 5u);
+  EXPECT_EQ(std::vector<uint32_t>(r.mesh.indices.begin(), r.mesh.indices.begin() + 9),
+            (std::vector<uint32_t>{0, 1, 2, 1, 2, 4, 4, 3, 0}));
+  // "3 0 1" is short: the face is dropped, and "3 1 2 4" stays a face of its own.
+  std::ofstream(dir.file("short.ply"), std::ios::binary) << head << verts << "3 0 1\n3 1 2 4\n3 4 3 0\n3 0 1 2\n";
+  r = load_mesh(dir.file("short.ply"), false, Loader::kNative);
+  EXPECT_EQ(std::vector<uint32_t>(r.mesh.indices.begin(), r.mesh.indices.end()),
+            (std::vector<uint32_t>{1, 2, 4, 4, 3, 0, 0, 1, 2}));
+  // A short vertex line is an error, not a vertex made of the next line's numbers.
+  std::ofstream(dir.file("shortv.ply"), std::ios::binary) << head << "0 0\n1 0 0\n1 1 0\n0 1 0\n0 0 1\n5 5 5\n3 0 1 2\n3 0 1 2\n3 0 1 2\n3 0 1 2\n";
+  EXPECT_THROW(load_mesh(dir.file("shortv.ply"), false, Loader::kNative), Error);
+}
+
 TEST(NativeLoader, LoaderChoice) {
   EXPECT_EQ(parse_loader("native"), Loader::kNative);
   EXPECT_THROW(parse_loader("fast"), Error);
