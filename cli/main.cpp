@@ -10,6 +10,7 @@
 #include "cli/cmd_compare.h"
 #include "cli/cmd_generate.h"
 #include "cli/cmd_info.h"
+#include "cli/cmd_mesh.h"
 #include "cli/cmd_csg.h"
 #include "cli/cmd_points.h"
 #include "cli/cmd_voxelize.h"
@@ -47,6 +48,10 @@ int main(int argc, char** argv) {
   CLI::App* points_cmd = app.add_subcommand(
       "points", "Point clouds: mesh -> surface samples, points (.ply .xyz .pts .las) -> voxels, .vdb -> points");
   setup_points(*points_cmd, points);
+  MeshCmdOptions mesh;
+  CLI::App* mesh_cmd = app.add_subcommand(
+      "mesh", "Grids back to meshes: marching cubes of a level set, field or occupancy, or voxel cubes (.ply .obj .stl .glb)");
+  setup_mesh(*mesh_cmd, mesh);
   InfoCmdOptions info;
   CLI::App* info_cmd = app.add_subcommand("info", "Describe a mesh, point cloud or .vdb file");
   setup_info(*info_cmd, info);
@@ -80,6 +85,7 @@ int main(int argc, char** argv) {
                           : csg_cmd->parsed()    ? csg.verbosity
                           : points_cmd->parsed() ? points.verbosity
                           : gen_cmd->parsed()    ? gen.verbosity
+                          : mesh_cmd->parsed()   ? mesh.verbosity
                                                  : 1;
     TerminalProgress progress(verbosity);
     if (vox_cmd->parsed()) code = run_voxelize(vox);
@@ -89,6 +95,7 @@ int main(int argc, char** argv) {
     else if (csg_cmd->parsed()) code = run_csg(csg);
     else if (points_cmd->parsed()) code = run_points(points);
     else if (info_cmd->parsed()) code = run_info(info);
+    else if (mesh_cmd->parsed()) code = run_mesh(mesh);
     else if (gen_cmd->parsed()) code = run_generate(gen);
   } catch (const Error& e) {
     std::cerr << "voxtile: error: " << e.what() << "\n";

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -18,11 +19,25 @@ namespace voxtile {
 
 void write_mesh_ply(const Mesh& mesh, const std::string& path) {
   AtomicFile out(path);
-  const std::string header =
-      ply_header({"voxtile generated"}, {{"vertex", mesh.positions.size(), {"float x", "float y", "float z"}},
-                                          {"face", mesh.num_triangles(), {"list uchar int vertex_indices"}}});
+  const bool normals = !mesh.normals.empty() && mesh.normals.size() == mesh.positions.size();
+  std::vector<std::string> vprops = {"float x", "float y", "float z"};
+  if (normals) vprops.insert(vprops.end(), {"float nx", "float ny", "float nz"});
+  const std::string header = ply_header({"voxtile generated"}, {{"vertex", mesh.positions.size(), vprops},
+                                                                {"face", mesh.num_triangles(), {"list uchar int vertex_indices"}}});
   out.write(header.data(), header.size());
-  out.write(mesh.positions.data(), mesh.positions.size() * sizeof(Vec3f));
+  if (!normals) {
+    out.write(mesh.positions.data(), mesh.positions.size() * sizeof(Vec3f));
+  } else {
+    std::vector<Vec3f> buf;
+    for (size_t v = 0; v < mesh.positions.size(); v += 65536) {
+      buf.clear();
+      for (size_t w = v; w < std::min(mesh.positions.size(), v + 65536); ++w) {
+        buf.push_back(mesh.positions[w]);
+        buf.push_back(mesh.normals[w]);
+      }
+      out.write(buf.data(), buf.size() * sizeof(Vec3f));
+    }
+  }
   std::vector<unsigned char> buf;
   buf.reserve(13 * 65536);
   for (size_t t = 0; t < mesh.num_triangles(); ++t) {

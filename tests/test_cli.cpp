@@ -45,8 +45,8 @@ TEST(Cli, SharedOptionsAreSpelledTheSameInEveryCommand) {
       {"--output", "-o,--output"}, {"--device", "-d,--device"},   {"--quiet", "-q,--quiet"},
       {"--verbose", "-v,--verbose"}, {"--resolution", "-r,--resolution"}, {"--voxel-size", "-s,--voxel-size"},
       {"--mode", "-m,--mode"},     {"--target", "-t,--target"},   {"--format", "-f,--format"}};
-  const std::vector<std::string> writers = {"voxelize", "bucket", "batch", "csg", "points", "generate"};
-  for (const char* cmd : {"voxelize", "bucket", "batch", "compare", "csg", "points", "info", "generate"}) {
+  const std::vector<std::string> writers = {"voxelize", "bucket", "batch", "csg", "points", "generate", "mesh"};
+  for (const char* cmd : {"voxelize", "bucket", "batch", "compare", "csg", "points", "info", "generate", "mesh"}) {
     const test::RunResult r = run_voxtile({cmd, "--help"});
     ASSERT_EQ(r.exit_code, 0) << cmd;
     for (const auto& [name, spelling] : shared) {

@@ -1,0 +1,154 @@
+// `voxtile mesh IN -o OUT.(ply|obj|stl|glb)`: marching cubes of a level set or field, or of
+// occupancy (smooth), or the voxel faces of occupancy (cubes); mesh inputs are voxelized first
+// (sdf for smooth, solid for cubes).
+#include "cli/cmd_mesh.h"
+
+#include <sstream>
+
+#include "cli/job.h"
+#include "core/error.h"
+#include "core/isosurface.h"
+#include "core/progress.h"
+#include "core/timer.h"
+#include "io/files.h"
+#include "io/grid_reader.h"
+#include "io/mesh_writer.h"
+#include "io/points_io.h"
+
+namespace voxtile {
+namespace {
+
+bool is_grid_file(const std::string& path) {
+  const std::string ext = lower_extension(path);
+  if (ext == "vdb" || ext == "npy" || ext == "raw" || ext == "npz" || ext == "binvox" || ext == "vox") return true;
+  return ext == "ply" && is_point_cloud_file(path);  // voxel centres (a .ply without faces)
+}
+
+}  // namespace
+
+void setup_mesh(CLI::App& app, MeshCmdOptions& o) {
+  app.add_option("input", o.input,
+                 "A grid (.vdb level set, field or occupancy; .npy .raw .binvox .vox; voxel-centre .ply) or a mesh, "
+                 "voxelized first (-t sdf for smooth, solid for cubes)")
+      ->required();
+  app.add_option("-o,--output", o.output, "Output mesh: .ply (with normals), .obj, .stl or .glb")->required();
+  app.add_option("--style", o.style,
+                 "smooth: marching cubes (of the field; of occupancy at 0.5); cubes: the faces between active and "
+                 "inactive voxels (occupancy only); auto: smooth")
+      ->check(CLI::IsMember({"auto", "smooth", "cubes"}))
+      ->capture_default_str();
+  app.add_option("--iso", o.iso, "Iso value of a level set or float field (world units for an sdf)")
+      ->capture_default_str();
+  app.add_option("--grid", o.grid_name,
+                 "The grid of a multi-grid file (default: the first float grid, else the first)");
+  app.add_flag("--ascii", o.ascii, "ASCII .ply or .stl instead of binary");
+  add_grid_options(app, o.grid);
+  add_load_options(app, o.load);
+  add_solid_options(app, o.solid);
+  app.add_option("--mode,-m", o.mode, "Mesh inputs: the surface voxelization of the solid (thin or conservative)")
+      ->check(CLI::IsMember({"thin", "conservative"}))
+      ->capture_default_str();
+  add_device_options(app, o.device, "GPU memory budget in bytes for mesh inputs (default 80% of free)");
+  app.add_flag("--stats", o.stats, "Print a JSON summary to stdout (counts, timings)");
+  add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
+}
+
+int run_mesh(const MeshCmdOptions& o) {
+  Log log{o.verbosity};
+  const ThreadLimit threads(o.device.threads);
+  const auto t0 = Clock::now();
+  const bool cubes = o.style == "cubes";
+  std::vector<std::pair<std::string, double>> stages;
+  SparseGrid grid, solid;
+  std::string source;
+  if (is_grid_file(o.input)) {
+    const auto tl = Clock::now();
+    GridFile f;
+    {
+      const ProgressStage stage("read " + o.input);
+      f = read_grid_file(o.input);
+    }
+    stages.emplace_back("read", ms_since(tl));
+    if (f.grids.empty()) fail(ErrorKind::kInput, o.input + ": no grid");
+    size_t pick = 0;
+    if (!o.grid_name.empty()) {
+      pick = f.grids.size();
+      for (size_t g = 0; g < f.grids.size(); ++g)
+        if (f.grids[g].name == o.grid_name) pick = g;
+      if (pick == f.grids.size()) fail(ErrorKind::kUsage, o.input + ": no grid named '" + o.grid_name + "'");
+    } else {
+      for (size_t g = f.grids.size(); g-- > 0;)
+        if (f.grids[g].value_type == ValueType::kFloat32) pick = g;
+    }
+    grid = std::move(f.grids[pick]);
+    source = "grid '" + grid.name + "'";
+  } else {
+    // A mesh: voxelized first, as `voxelize -t sdf` (smooth) or `-t solid` (cubes) would.
+    Job job;
+    job.input = o.input;
+    job.output = o.output;
+    job.grid = o.grid;
+    job.loader = o.load.loader;
+    job.mode = o.mode;
+    job.target = cubes ? "solid" : "sdf,solid";  // smooth: the solid signs the voxels off the band
+    job.inside = o.solid.inside;
+    job.band = o.solid.band;
+    check_job(job);
+    std::unique_ptr<Voxelizer> voxelizer = open_voxelizer(o.device, log);
+    JobReport report;
+    const LoadedInput in = load_job(job, log, report, nullptr, o.load.limits());
+    stages.emplace_back("load", report.ms_load);
+    std::vector<SparseGrid> grids = voxelize_job(*voxelizer, job, in, report);
+    stages.emplace_back("voxelize", report.ms_voxelize);
+    grid = std::move(grids[0]);
+    if (!cubes) solid = std::move(grids[1]);
+    source = std::to_string(report.triangles) + " triangles -> " + (cubes ? "solid " : "sdf ") + in.spec.describe() +
+             " (" + report.device + ")";
+    if (voxelizer->on_gpu()) voxelizer.release();  // reclaimed at the process's end (as voxelize does)
+  }
+  if (cubes && grid.value_type == ValueType::kFloat32)
+    fail(ErrorKind::kUsage, o.input + ": --style cubes meshes occupancy; grid '" + grid.name + "' is a float field");
+  IsoOptions iso;
+  iso.iso = o.iso;
+  iso.smooth = !cubes;
+  const auto tm = Clock::now();
+  Mesh mesh;
+  {
+    const ProgressStage stage(cubes ? "cubes" : "marching cubes");
+    try {
+      mesh = grid_to_mesh(grid, iso, solid.keys.empty() ? nullptr : &solid);
+    } catch (const Error& e) {
+      throw Error(e.kind(), o.input + ": " + e.what());
+    }
+  }
+  stages.emplace_back("mesh", ms_since(tm));
+  if (mesh.num_triangles() == 0)
+    log.warn(o.input + ": the mesh is empty (no active voxel" +
+             std::string(grid.value_type == ValueType::kFloat32 ? ", or no cell crossing the iso value" : "") + ")");
+  const auto tw = Clock::now();
+  {
+    const ProgressStage stage("write " + o.output);
+    write_mesh(mesh, o.output, o.ascii);
+  }
+  stages.emplace_back("write", ms_since(tw));
+  std::ostringstream line;
+  line << o.input << ": " << source << ", " << grid.active_voxels() << " voxels -> " << mesh.num_triangles()
+       << " triangles, " << mesh.positions.size() << " vertices (" << (cubes ? "cubes" : "marching cubes") << ") -> "
+       << o.output;
+  log.info(line.str());
+  if (o.stats) {
+    stages.insert(stages.begin(), {"total", ms_since(t0)});
+    nlohmann::ordered_json j = {{"input", o.input},
+                                {"output", o.output},
+                                {"style", cubes ? "cubes" : "smooth"},
+                                {"grid", grid.name},
+                                {"active_voxels", grid.active_voxels()},
+                                {"triangles", mesh.num_triangles()},
+                                {"vertices", mesh.positions.size()}};
+    j["timings_ms"] = stages_json(stages);
+    print_json_line(j);
+  }
+  return 0;
+}
+
+}  // namespace voxtile
