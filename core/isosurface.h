@@ -16,24 +16,16 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
+#include "core/isosurface_cell.h"
 #include "core/mesh.h"
 #include "core/sparse_grid.h"
 
 namespace voxtile {
 
-struct McTable {
-  uint8_t count[256];      // triangles of the pattern (at most 12)
-  uint8_t edges[256][36];  // 3 vertices per triangle: cell edges 0..11, or 12 + L for loop L's centre
-  // Loops fanned around a centre vertex (the mean of their edge vertices): their edges.
-  uint8_t loop_size[256][4];
-  uint8_t loop_edges[256][4][12];
-};
 // The table (built once, thread-safe).
 const McTable& mc_table();
-
-// Cell edge e (0..11): axis e / 4, between corner kMcEdgeLow[e] and kMcEdgeLow[e] | (1 << axis).
-constexpr int kMcEdgeLow[12] = {0, 2, 4, 6, 0, 1, 4, 5, 0, 1, 2, 3};
 
 // The mesh of a grid. Float grids are fields: marching cubes at `iso` over the cells whose eight
 // corners are all active voxels (a narrow band of at least two voxels each side, as `-t sdf`
@@ -54,5 +46,13 @@ struct IsoOptions {
 // where the band is missing too: across the holes of an open mesh, where the inside test's sign
 // jumps with no triangle near (`voxtile mesh` passes the solid of the same mesh).
 Mesh grid_to_mesh(const SparseGrid& grid, const IsoOptions& options, const SparseGrid* inside = nullptr);
+
+// The pieces the GPU path shares: the grid as arrays, the field (with the background found as
+// grid_to_mesh finds it), and the candidate cells in ascending IsoKeys order (float grids alone: the
+// active voxels; occupancy, or with `inside`: every cell with an active corner, and around the
+// inside's boundary voxels).
+IsoGridView iso_view(const SparseGrid& grid);
+IsoField iso_field(const SparseGrid& grid, const SparseGrid* inside);
+std::vector<uint64_t> iso_candidate_cells(const SparseGrid& grid, const SparseGrid* inside, bool occupancy);
 
 }  // namespace voxtile

@@ -1,0 +1,178 @@
+// The per-cell and per-vertex steps of marching cubes (core/isosurface.h), shared by the CPU and the
+// kernels (kernels/isosurface/): plain arrays, no allocation.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "core/hd.h"
+#include "core/sparse_grid.h"
+
+namespace voxtile {
+
+struct McTable {
+  uint8_t count[256];      // triangles of the pattern (at most 12)
+  uint8_t edges[256][36];  // 3 vertices per triangle: cell edges 0..11, or 12 + L for loop L's centre
+  // Loops fanned around a centre vertex (the mean of their edge vertices): their edges.
+  uint8_t loop_size[256][4];
+  uint8_t loop_edges[256][4][12];
+};
+
+// Cell edge e (0..11): axis e / 4, between corner kMcEdgeLow[e] and kMcEdgeLow[e] | (1 << axis).
+VT_HD inline int mc_edge_low(int e) {
+  constexpr int low[12] = {0, 2, 4, 6, 0, 1, 4, 5, 0, 1, 2, 3};
+  return low[e];
+}
+
+// Cell and vertex order: cells (and voxels) are keyed brick-major over the grid grown by one voxel
+// on each side (voxel (i, j, k), -1 <= i <= dims, at (i + 1, j + 1, k + 1)): the brick in x-major
+// order, then the offset in the brick. A vertex is its cell edge's lower voxel key * 8 + axis (0..2),
+// or a loop centre's cell key * 8 + 3 + loop.
+struct IsoKeys {
+  int64_t nb[3];  // bricks per axis of the grown grid
+  VT_HD static IsoKeys make(int32_t dx, int32_t dy, int32_t dz) {
+    return {{(int64_t(dx) + 9) / 8, (int64_t(dy) + 9) / 8, (int64_t(dz) + 9) / 8}};
+  }
+  VT_HD uint64_t key(int64_t i, int64_t j, int64_t k) const {
+    const int64_t a = i + 1, b = j + 1, c = k + 1;
+    return uint64_t(((a >> 3) * nb[1] + (b >> 3)) * nb[2] + (c >> 3)) << 9 |
+           uint64_t((a & 7) << 6 | (b & 7) << 3 | (c & 7));
+  }
+  VT_HD void ijk(uint64_t key, int64_t& i, int64_t& j, int64_t& k) const {
+    const int64_t brick = int64_t(key >> 9), off = int64_t(key & 511);
+    const int64_t bz = brick % nb[2], by = brick / nb[2] % nb[1], bx = brick / (nb[2] * nb[1]);
+    i = bx * 8 + (off >> 6) - 1;
+    j = by * 8 + (off >> 3 & 7) - 1;
+    k = bz * 8 + (off & 7) - 1;
+  }
+};
+
+// A sparse grid as arrays: sorted brick keys, 8 mask words per brick, values (float grids).
+struct IsoGridView {
+  const uint64_t* keys = nullptr;
+  const uint64_t* masks = nullptr;
+  const float* values = nullptr;
+  uint64_t bricks = 0;
+  int32_t dims[3] = {0, 0, 0};
+  // Whether voxel (i, j, k) is active; its value index when it is.
+  VT_HD bool find(int64_t i, int64_t j, int64_t k, uint64_t& at) const {
+    if (i < 0 || j < 0 || k < 0 || i >= dims[0] || j >= dims[1] || k >= dims[2]) return false;
+    const uint64_t key = brick_key(int32_t(i >> 3), int32_t(j >> 3), int32_t(k >> 3));
+    uint64_t lo = 0, hi = bricks;
+    while (lo < hi) {
+      const uint64_t mid = (lo + hi) / 2;
+      if (keys[mid] < key)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (lo == bricks || keys[lo] != key) return false;
+    const int off = int((i & 7) << 6 | (j & 7) << 3 | (k & 7));
+    if (!(masks[lo * 8 + uint64_t(off >> 6)] >> (off & 63) & 1)) return false;
+    at = lo * 512 + uint64_t(off);
+    return true;
+  }
+};
+
+// The field marching cubes sees: a float grid's values, with `inside` giving inactive voxels
+// -background (active there) or +background; or occupancy, -1 at active voxels and +1 elsewhere.
+struct IsoField {
+  IsoGridView grid, inside;
+  bool occupancy = false, has_inside = false;
+  double background = 1.0;
+  // Value of voxel (i, j, k); false when it is unknown (an inactive voxel of a float grid alone).
+  VT_HD bool value(int64_t i, int64_t j, int64_t k, double& v) const {
+    uint64_t at;
+    if (grid.find(i, j, k, at)) {
+      v = occupancy ? -1.0 : double(grid.values[at]);
+      return true;
+    }
+    if (has_inside) {
+      v = inside.find(i, j, k, at) ? -background : background;
+      return true;
+    }
+    v = 1.0;
+    return occupancy;
+  }
+  // Sign pattern of the cell at (i, j, k) (bit c: corner c below iso); 0 when a corner is unknown.
+  VT_HD int pattern(int64_t i, int64_t j, int64_t k, float iso) const {
+    int p = 0;
+    for (int c = 0; c < 8; ++c) {
+      double v;
+      if (!value(i + (c & 1), j + (c >> 1 & 1), k + (c >> 2 & 1), v)) return 0;
+      if (v < double(iso)) p |= 1 << c;
+    }
+    return p;
+  }
+  // Gradient at voxel (i, j, k) per unit of grid index (central differences between known voxels).
+  VT_HD void gradient(int64_t i, int64_t j, int64_t k, double* g) const {
+    double c;
+    value(i, j, k, c);
+    for (int a = 0; a < 3; ++a) {
+      const int64_t d[3] = {a == 0, a == 1, a == 2};
+      double vl, vh;
+      const bool has_l = value(i - d[0], j - d[1], k - d[2], vl), has_h = value(i + d[0], j + d[1], k + d[2], vh);
+      g[a] = has_l && has_h ? (vh - vl) / 2 : has_h ? vh - c : has_l ? c - vl : 0.0;
+    }
+  }
+  // The vertex on the cell edge from voxel a along `axis`: grid-space position (voxel centres at
+  // integer + 0.5) and the interpolated gradient (per unit of grid index).
+  VT_HD void edge_vertex(const int64_t* a, int axis, float iso, double* p, double* g) const {
+    const int64_t b[3] = {a[0] + (axis == 0), a[1] + (axis == 1), a[2] + (axis == 2)};
+    double va, vb;
+    value(a[0], a[1], a[2], va);
+    value(b[0], b[1], b[2], vb);
+    const double t = occupancy ? 0.5 : (double(iso) - va) / (vb - va);
+    for (int d = 0; d < 3; ++d) p[d] = double(a[d]) + 0.5;
+    p[axis] += t;
+    double ga[3], gb[3];
+    gradient(a[0], a[1], a[2], ga);
+    gradient(b[0], b[1], b[2], gb);
+    for (int d = 0; d < 3; ++d) g[d] = ga[d] + t * (gb[d] - ga[d]);
+  }
+};
+
+// The vertex keys of the triangles of the cell at (i, j, k) with sign pattern p (3 per triangle).
+VT_HD inline void iso_cell_corners(const McTable& t, const IsoKeys& keys, int p, int64_t i, int64_t j, int64_t k,
+                                   uint64_t* out) {
+  const uint64_t cell = keys.key(i, j, k);
+  for (int c = 0; c < 3 * t.count[p]; ++c) {
+    const int e = t.edges[p][c];
+    if (e >= 12) {  // a loop's centre: a vertex of this cell alone
+      out[c] = cell * 8 + uint64_t(3 + e - 12);
+      continue;
+    }
+    const int low = mc_edge_low(e);
+    out[c] = keys.key(i + (low & 1), j + (low >> 1 & 1), k + (low >> 2 & 1)) * 8 + uint64_t(e / 4);
+  }
+}
+
+// World position and unit normal (the field's gradient; 0 where it vanishes) of vertex `v`.
+VT_HD inline void iso_vertex(const IsoField& f, const McTable& t, const IsoKeys& keys, uint64_t v, float iso,
+                             const double* origin, const double* size, float* pos, float* nrm) {
+  const int code = int(v % 8);
+  int64_t a[3];
+  keys.ijk(v / 8, a[0], a[1], a[2]);
+  double p[3] = {0, 0, 0}, g[3] = {0, 0, 0};
+  if (code < 3) {
+    f.edge_vertex(a, code, iso, p, g);
+  } else {  // a loop's centre: the mean of its edge vertices (the cell's pattern read again)
+    const int pat = f.pattern(a[0], a[1], a[2], iso), loop = code - 3, n = t.loop_size[pat][loop];
+    for (int q = 0; q < n; ++q) {
+      const int e = t.loop_edges[pat][loop][q], low = mc_edge_low(e);
+      const int64_t c[3] = {a[0] + (low & 1), a[1] + (low >> 1 & 1), a[2] + (low >> 2 & 1)};
+      double pe[3], ge[3];
+      f.edge_vertex(c, e / 4, iso, pe, ge);
+      for (int d = 0; d < 3; ++d) p[d] += pe[d] / n, g[d] += ge[d];
+    }
+  }
+  double w[3];
+  for (int d = 0; d < 3; ++d) {
+    pos[d] = float(origin[d] + p[d] * size[d]);
+    w[d] = g[d] / size[d];
+  }
+  const double len = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+  for (int d = 0; d < 3; ++d) nrm[d] = len > 0 ? float(w[d] / len) : 0.0f;
+}
+
+}  // namespace voxtile
