@@ -14,6 +14,7 @@
 #include "io/grid_reader.h"
 #include "io/mesh_writer.h"
 #include "io/points_io.h"
+#include "kernels/api.h"
 
 namespace voxtile {
 namespace {
@@ -61,6 +62,7 @@ int run_mesh(const MeshCmdOptions& o) {
   std::vector<std::pair<std::string, double>> stages;
   SparseGrid grid, solid;
   std::string source;
+  int gpu_choice = -2;  // not chosen yet
   if (is_grid_file(o.input)) {
     const auto tl = Clock::now();
     GridFile f;
@@ -94,7 +96,16 @@ int run_mesh(const MeshCmdOptions& o) {
     job.inside = o.solid.inside;
     job.band = o.solid.band;
     check_job(job);
-    std::unique_ptr<Voxelizer> voxelizer = open_voxelizer(o.device, log);
+    gpu_choice = pick_gpu(o.device.device, log);
+    std::unique_ptr<Voxelizer> voxelizer;
+    if (gpu_choice < 0) {
+      voxelizer = std::make_unique<CpuVoxelizer>();
+    } else {
+      GpuOptions gopt;
+      gopt.memory_budget = o.device.gpu_memory;
+      gopt.device = gpu_choice;
+      voxelizer = make_gpu_voxelizer(gopt);
+    }
     JobReport report;
     const LoadedInput in = load_job(job, log, report, nullptr, o.load.limits());
     stages.emplace_back("load", report.ms_load);
@@ -111,17 +122,22 @@ int run_mesh(const MeshCmdOptions& o) {
   IsoOptions iso;
   iso.iso = o.iso;
   iso.smooth = !cubes;
+  // Marching cubes on the GPU when --device picks one (the same bytes); cubes on the CPU.
+  const int gpu = cubes ? -1 : gpu_choice >= -1 ? gpu_choice : pick_gpu(o.device.device, log);
   const auto tm = Clock::now();
   Mesh mesh;
+  std::vector<std::pair<std::string, double>> gpu_stages;
   {
-    const ProgressStage stage(cubes ? "cubes" : "marching cubes");
+    const ProgressStage stage(std::string(cubes ? "cubes" : "marching cubes") + (gpu >= 0 ? " (gpu)" : " (cpu)"));
     try {
-      mesh = grid_to_mesh(grid, iso, solid.keys.empty() ? nullptr : &solid);
+      const SparseGrid* inside = solid.keys.empty() ? nullptr : &solid;
+      mesh = gpu >= 0 ? gpu_grid_to_mesh(grid, iso, inside, gpu, &gpu_stages) : grid_to_mesh(grid, iso, inside);
     } catch (const Error& e) {
       throw Error(e.kind(), o.input + ": " + e.what());
     }
   }
   stages.emplace_back("mesh", ms_since(tm));
+  for (const auto& st : gpu_stages) stages.emplace_back("mesh_" + st.first, st.second);
   if (mesh.num_triangles() == 0)
     log.warn(o.input + ": the mesh is empty (no active voxel" +
              std::string(grid.value_type == ValueType::kFloat32 ? ", or no cell crossing the iso value" : "") + ")");
@@ -133,14 +149,15 @@ int run_mesh(const MeshCmdOptions& o) {
   stages.emplace_back("write", ms_since(tw));
   std::ostringstream line;
   line << o.input << ": " << source << ", " << grid.active_voxels() << " voxels -> " << mesh.num_triangles()
-       << " triangles, " << mesh.positions.size() << " vertices (" << (cubes ? "cubes" : "marching cubes") << ") -> "
-       << o.output;
+       << " triangles, " << mesh.positions.size() << " vertices (" << (cubes ? "cubes" : "marching cubes") << ", "
+       << (gpu >= 0 ? "gpu" : "cpu") << ") -> " << o.output;
   log.info(line.str());
   if (o.stats) {
     stages.insert(stages.begin(), {"total", ms_since(t0)});
     nlohmann::ordered_json j = {{"input", o.input},
                                 {"output", o.output},
                                 {"style", cubes ? "cubes" : "smooth"},
+                                {"device", gpu >= 0 ? "gpu" : "cpu"},
                                 {"grid", grid.name},
                                 {"active_voxels", grid.active_voxels()},
                                 {"triangles", mesh.num_triangles()},

@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "core/isosurface.h"
 #include "core/points.h"
 #include "core/voxelizer.h"
 
@@ -76,6 +77,11 @@ class GpuPoints {
  private:
   Impl* m;
 };
+
+// Marching cubes on GPU `device` (kernels/isosurface/): the same mesh as grid_to_mesh
+// (core/isosurface.h), bit for bit; voxel cubes and refused grids go to grid_to_mesh itself.
+Mesh gpu_grid_to_mesh(const SparseGrid& grid, const IsoOptions& options, const SparseGrid* inside, int device,
+                      std::vector<std::pair<std::string, double>>* stage_ms = nullptr);
 
 // Whether this build has CUDA kernels at all.
 bool gpu_compiled();

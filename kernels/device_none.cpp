@@ -22,6 +22,11 @@ GpuInfo query_gpu(int) {
 
 std::unique_ptr<Voxelizer> make_gpu_voxelizer(const GpuOptions&) { no_cuda(); }
 
+Mesh gpu_grid_to_mesh(const SparseGrid&, const IsoOptions&, const SparseGrid*, int,
+                      std::vector<std::pair<std::string, double>>*) {
+  no_cuda();
+}
+
 struct GpuPoints::Impl {};
 GpuPoints::GpuPoints(int, ScanMethod, uint64_t) : m(nullptr) { no_cuda(); }
 GpuPoints::~GpuPoints() = default;

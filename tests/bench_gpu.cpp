@@ -7,6 +7,7 @@
 // Each target is timed on its own (a run of `voxtile voxelize -t T`); --targets a+b+c times one
 // multi-target run (stage names then carry the target, e.g. fine:count).
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -25,6 +26,8 @@
 
 #include <openvdb/openvdb.h>
 #include <openvdb/tools/MeshToVolume.h>
+#include <openvdb/tools/SignedFloodFill.h>
+#include <openvdb/tools/VolumeToMesh.h>
 
 using namespace voxtile;
 
@@ -231,6 +234,83 @@ static int run_solid_bench(const std::vector<std::string>& jobs, int runs, int w
   return 0;
 }
 
+// Marching cubes of the sdf (signed off its band by the solid) on the GPU, the CPU reference, and
+// OpenVDB's volumeToMesh (CPU, TBB) of the same level set in the same run.
+static int run_mesh_bench(const std::vector<std::string>& jobs, int runs, int warmup, bool check) {
+  const std::unique_ptr<Voxelizer> gpu_owner = make_gpu_voxelizer();
+  Voxelizer& gpu = *gpu_owner;
+  openvdb::initialize();
+  std::cout << "GPU: " << gpu.device_name() << "; median of " << runs << " runs after " << warmup
+            << " warm-up runs; ms (GPU stages by CUDA events, totals by the clock)\n\n";
+  std::cout << "| mesh | grid | band voxels | GPU stages | GPU total (with transfers) | Mtri/s | triangles | "
+               "OpenVDB volumeToMesh | x faster |" << (check ? " = CPU | CPU ms |" : "") << "\n|---|---|---|---|---|---|---|---|---|"
+            << (check ? "---|---|" : "") << "\n";
+  for_each_grid(jobs, gpu, 4, [&](const Mesh& mesh, const std::string& name, const GridSpec& spec) {
+    (void)mesh;
+    VoxelizeOptions o;
+    o.band = 3;
+    const std::vector<SparseGrid> grids = gpu.voxelize(spec, o, parse_target_list("sdf,solid"));
+    std::map<std::string, std::vector<double>> ms;
+    std::vector<std::string> order;
+    std::vector<double> totals;
+    Mesh m;
+    for (int r = 0; r < warmup + runs; ++r) {
+      std::vector<std::pair<std::string, double>> st;
+      const auto t0 = std::chrono::steady_clock::now();
+      m = gpu_grid_to_mesh(grids[0], {0.0f, true}, &grids[1], 0, &st);
+      const double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (r < warmup) continue;
+      totals.push_back(total);
+      for (const auto& [stage, t] : st) {
+        if (!ms.count(stage)) order.push_back(stage);
+        ms[stage].push_back(t);
+      }
+    }
+    std::string stages;
+    char cell[128];
+    for (const std::string& st : order) {
+      std::snprintf(cell, sizeof(cell), "%s%s %.2f", stages.empty() ? "" : ", ", st.c_str(), median(ms[st]));
+      stages += cell;
+    }
+    // OpenVDB: the same level set (voxel centres at integer coordinates), volumeToMesh at 0.
+    openvdb::FloatGrid::Ptr ls = openvdb::FloatGrid::create(grids[0].background);
+    ls->setGridClass(openvdb::GRID_LEVEL_SET);
+    auto acc = ls->getAccessor();
+    grids[0].for_each_active([&](int32_t i, int32_t j, int32_t k, size_t b, int off) {
+      acc.setValue(openvdb::Coord(i, j, k), grids[0].fvalues[b * kBrickVoxels + size_t(off)]);
+    });
+    openvdb::tools::signedFloodFill(ls->tree());
+    std::vector<double> vdb_ms;
+    size_t vdb_tris = 0;
+    for (int r = 0; r < std::max(1, runs / 3); ++r) {
+      std::vector<openvdb::Vec3s> pts;
+      std::vector<openvdb::Vec3I> tris;
+      std::vector<openvdb::Vec4I> quads;
+      const auto t0 = std::chrono::steady_clock::now();
+      openvdb::tools::volumeToMesh(*ls, pts, tris, quads, 0.0, 0.0);
+      vdb_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      vdb_tris = tris.size() + 2 * quads.size();
+    }
+    std::string extra;
+    if (check) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const Mesh cpu = grid_to_mesh(grids[0], {0.0f, true}, &grids[1]);
+      const double cpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      const bool same = cpu.positions.size() == m.positions.size() && cpu.indices == m.indices &&
+                        std::memcmp(cpu.positions.data(), m.positions.data(), m.positions.size() * sizeof(Vec3f)) == 0 &&
+                        std::memcmp(cpu.normals.data(), m.normals.data(), m.normals.size() * sizeof(Vec3f)) == 0;
+      std::snprintf(cell, sizeof(cell), " %s | %.1f |", same ? "yes" : "NO", cpu_ms);
+      extra = cell;
+    }
+    const double t = median(totals), v = median(vdb_ms);
+    std::printf("| %s | %dx%dx%d | %llu | %s | %.2f | %.0f | %zu | %.1f (%zu triangles) | %.0f |%s\n", name.c_str(), spec.dims.x,
+                spec.dims.y, spec.dims.z, (unsigned long long)grids[0].active_voxels(), stages.c_str(), t,
+                double(m.num_triangles()) / (t * 1e3), m.num_triangles(), v, vdb_tris, v / t, extra.c_str());
+    std::fflush(stdout);
+  });
+  return 0;
+}
+
 int main(int argc, char** argv) {
   int runs = 10, warmup = 3;
   bool check = false;
@@ -240,7 +320,7 @@ int main(int argc, char** argv) {
   std::string target_list = "binary,count,distance";
   bool bucket = false;
   std::string attrs = "bary";
-  bool solid = false, vdb = false;
+  bool solid = false, vdb = false, mesh_bench = false;
   InsideMethod inside = InsideMethod::kWinding;
   int band = 3;
   for (int i = 1; i < argc; ++i) {
@@ -252,6 +332,7 @@ int main(int argc, char** argv) {
     else if (a == "--bucket") bucket = true;
     else if (a == "--solid") solid = true;
     else if (a == "--vdb") vdb = true;
+    else if (a == "--mesh") mesh_bench = true;
     else if (a == "--inside" && i + 1 < argc) inside = parse_inside(argv[++i]);
     else if (a == "--band" && i + 1 < argc) band = std::atoi(argv[++i]);
     else if (a == "--attrs" && i + 1 < argc) attrs = argv[++i];
@@ -260,6 +341,7 @@ int main(int argc, char** argv) {
     else jobs.push_back(a);
   }
   try {
+    if (mesh_bench) return run_mesh_bench(jobs, runs, warmup, check);
     if (solid) return run_solid_bench(jobs, runs, warmup, target_list, inside, band, vdb, check);
     if (bucket) return run_bucket_bench(jobs, runs, warmup, check, mode, parse_bucket_attrs(attrs), attrs);
     const std::unique_ptr<Voxelizer> gpu_owner = make_gpu_voxelizer(gopt);

@@ -14,6 +14,8 @@
 #include "core/sparse_grid.h"
 #include "helpers.h"
 #include "io/mesh_reader.h"
+#include "kernels/api.h"
+#include "core/voxelizer.h"
 
 namespace voxtile {
 namespace {
@@ -215,6 +217,48 @@ TEST(MeshCli, MeshesFromGridsAndStraightFromMeshes) {
   EXPECT_EQ(test::run_voxtile({"mesh", dir.file("none.vdb"), "-o", dir.file("x.ply")}).exit_code, 3);
   EXPECT_EQ(test::run_voxtile({"mesh", dir.file("b.vdb"), "-o", dir.file("x.xyz")}).exit_code, 2);
   EXPECT_FALSE(test::file_exists(dir.file("x.ply")));
+}
+
+void expect_same_mesh(const Mesh& a, const Mesh& b, const std::string& what) {
+  ASSERT_EQ(a.positions.size(), b.positions.size()) << what;
+  ASSERT_EQ(a.indices.size(), b.indices.size()) << what;
+  ASSERT_EQ(a.normals.size(), b.normals.size()) << what;
+  EXPECT_EQ(0, std::memcmp(a.positions.data(), b.positions.data(), a.positions.size() * sizeof(Vec3f))) << what;
+  EXPECT_EQ(0, std::memcmp(a.normals.data(), b.normals.data(), a.normals.size() * sizeof(Vec3f))) << what;
+  EXPECT_TRUE(a.indices == b.indices) << what;
+}
+
+TEST(IsosurfaceGpu, EqualsTheCpuBitForBit) {
+  const GpuInfo info = query_gpu();
+  if (!info.available) GTEST_SKIP() << "no GPU: " << info.reason;
+  for (unsigned seed = 1; seed <= 4; ++seed) {
+    std::mt19937 rng(seed);
+    const GridSpec spec = unit_spec(37);
+    const SparseGrid g = occupancy(spec, [&](int, int, int) { return rng() % 100 < 20 + 15 * seed; });
+    expect_same_mesh(gpu_grid_to_mesh(g, {0.0f, true}, nullptr, 0), grid_to_mesh(g, {0.0f, true}), "occupancy " + std::to_string(seed));
+    expect_same_mesh(gpu_grid_to_mesh(g, {0.0f, false}, nullptr, 0), grid_to_mesh(g, {0.0f, false}), "cubes");
+  }
+  const GridSpec spec = unit_spec(64);
+  const SparseGrid sphere = level_set(spec, [](double x, double y, double z) {
+    return std::sqrt((x - 30) * (x - 30) + (y - 33.3) * (y - 33.3) + (z - 31.7) * (z - 31.7)) - 21.1;
+  }, 3.0);
+  for (float iso : {0.0f, -0.7f, 1.2f}) expect_same_mesh(gpu_grid_to_mesh(sphere, {iso, true}, nullptr, 0), grid_to_mesh(sphere, {iso, true}), "sphere");
+  // A level set signed off its band by a solid (holes closed): the bunny.
+  MeshLoadResult bunny = load_mesh(test::data_path("meshes/stanford_bunny.ply"));
+  CpuVoxelizer cpu;
+  cpu.set_mesh(bunny.mesh);
+  GridOptions go;
+  go.resolution = 96;
+  const GridSpec bs = make_grid_spec(bunny.mesh.bounds(), go);
+  VoxelizeOptions vo;
+  vo.band = 3;
+  const std::vector<SparseGrid> grids = cpu.voxelize(bs, vo, parse_target_list("sdf,solid"));
+  const Mesh gm = gpu_grid_to_mesh(grids[0], {0.0f, true}, &grids[1], 0);
+  expect_same_mesh(gm, grid_to_mesh(grids[0], {0.0f, true}, &grids[1]), "bunny");
+  expect_closed_manifold(gm, "bunny on the GPU");
+  // Empty grids.
+  const SparseGrid none = occupancy(unit_spec(9), [](int, int, int) { return false; });
+  EXPECT_EQ(gpu_grid_to_mesh(none, {0.0f, true}, nullptr, 0).num_triangles(), 0u);
 }
 
 }  // namespace
