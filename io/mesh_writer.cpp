@@ -38,18 +38,17 @@ void write_mesh_ply(const Mesh& mesh, const std::string& path) {
       out.write(buf.data(), buf.size() * sizeof(Vec3f));
     }
   }
-  std::vector<unsigned char> buf;
-  buf.reserve(13 * 65536);
-  for (size_t t = 0; t < mesh.num_triangles(); ++t) {
-    buf.push_back(3);
-    const unsigned char* p = reinterpret_cast<const unsigned char*>(&mesh.indices[3 * t]);
-    buf.insert(buf.end(), p, p + 12);
-    if (buf.size() >= 13 * 65536) {
-      out.write(buf.data(), buf.size());
-      buf.clear();
+  // Faces: 13 bytes each, filled in blocks.
+  std::vector<unsigned char> buf(13 * 65536);
+  for (size_t t0 = 0; t0 < mesh.num_triangles(); t0 += 65536) {
+    const size_t n = std::min<size_t>(65536, mesh.num_triangles() - t0);
+    unsigned char* q = buf.data();
+    for (size_t t = t0; t < t0 + n; ++t, q += 13) {
+      q[0] = 3;
+      std::memcpy(q + 1, &mesh.indices[3 * t], 12);
     }
+    out.write(buf.data(), 13 * n);
   }
-  out.write(buf.data(), buf.size());
   out.commit();
 }
 

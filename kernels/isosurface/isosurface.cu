@@ -167,12 +167,13 @@ __global__ void indices(const uint64_t* corners, uint64_t n, const uint64_t* ver
 unsigned grid_blocks(uint64_t n) { return unsigned(std::max<uint64_t>(1, std::min<uint64_t>((n + 255) / 256, 65536))); }
 
 // Sorted unique keys of `in[0, n)` into `out`; returns their number.
+// Sorts on the `bits` low bits only (the keys' range: half the passes of a full 64-bit sort).
 uint64_t sort_unique(DeviceBuffer<uint64_t>& in, DeviceBuffer<uint64_t>& tmp, DeviceBuffer<uint64_t>& out, uint64_t n,
-                     CubTemp& cub, DeviceBuffer<int64_t>& count, cudaStream_t stream) {
+                     int bits, CubTemp& cub, DeviceBuffer<int64_t>& count, cudaStream_t stream) {
   tmp.grow(std::max<uint64_t>(n, 1));
   out.grow(std::max<uint64_t>(n, 1));
   cub.run([&](void* t, size_t& bytes) {
-    return cub::DeviceRadixSort::SortKeys(t, bytes, in.data(), tmp.data(), int64_t(n), 0, 64, stream);
+    return cub::DeviceRadixSort::SortKeys(t, bytes, in.data(), tmp.data(), int64_t(n), 0, bits, stream);
   });
   cub.run([&](void* t, size_t& bytes) {
     return cub::DeviceSelect::Unique(t, bytes, tmp.data(), out.data(), count.data(), int64_t(n), stream);
@@ -250,7 +251,11 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid, const IsoOptions& options, const S
     cells_of_boundary<<<unsigned(di.view.bricks), 512, 0, stream>>>(di.view, bmask.data(), bfirst.data(), keys,
                                                                       cand.data() + ncand);
   VT_CUDA_CHECK_LAUNCH();
-  const uint64_t ncells = total ? sort_unique(cand, tmp, cells, total, cub, count, stream) : 0;
+  // Cell keys are below the grown grid's bricks x 512, vertex keys 8 times that.
+  const uint64_t key_end = uint64_t(keys.nb[0] * keys.nb[1] * keys.nb[2]) * 512;
+  int key_bits = 1;
+  while (key_bits < 61 && (uint64_t(1) << key_bits) < key_end) ++key_bits;
+  const uint64_t ncells = total ? sort_unique(cand, tmp, cells, total, key_bits, cub, count, stream) : 0;
 
   timer.begin("classify");
   DeviceBuffer<uint8_t> pattern(std::max<uint64_t>(ncells, 1));
@@ -278,7 +283,7 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid, const IsoOptions& options, const S
     VT_CUDA_CHECK_LAUNCH();
   }
   timer.begin("vertices");
-  const uint64_t nv = ntri ? sort_unique(corners, tmp, verts, 3 * ntri, cub, count, stream) : 0;
+  const uint64_t nv = ntri ? sort_unique(corners, tmp, verts, 3 * ntri, key_bits + 3, cub, count, stream) : 0;
   Frame frame = {{s.origin.x, s.origin.y, s.origin.z}, {s.voxel_size.x, s.voxel_size.y, s.voxel_size.z}};
   DeviceBuffer<Vec3f> pos(std::max<uint64_t>(nv, 1)), nrm(std::max<uint64_t>(nv, 1));
   DeviceBuffer<uint32_t> idx(std::max<uint64_t>(3 * ntri, 1));
