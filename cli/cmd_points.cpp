@@ -12,6 +12,7 @@
 #include "core/points.h"
 #include "io/files.h"
 #include "io/grid_reader.h"
+#include "io/grid_set.h"
 #include "io/mesh_reader.h"
 #include "io/points_io.h"
 #include "io/writers.h"
@@ -107,8 +108,7 @@ int run_points(const PointsCmdOptions& o) {
     }
     if (grids.empty()) fail(ErrorKind::kInput, o.input + ": no grid");
     for (const SparseGrid& g : grids)
-      if (g.keys != grids[0].keys || g.masks.size() != grids[0].masks.size() ||
-          std::memcmp(g.masks.data(), grids[0].masks.data(), g.masks.size() * sizeof(BrickMask)) != 0)
+      if (!same_active_voxels(g, grids[0]))
         fail(ErrorKind::kUsage, o.input + ": its grids have different active voxels; choose one with --grid");
     write_grids(grids, o.output, format, o.writing.write_options(meta));
     line << o.input << ": " << grids.size() << " grid(s), " << grids[0].active_voxels() << " voxels -> " << o.output;

@@ -127,6 +127,18 @@ void sort_unique(std::vector<uint64_t>& v) {
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
+// A mesh of one source with a vertex for each of the distinct keys of `corners` (`verts`: them, in
+// ascending order); positions sized, not set.
+Mesh mesh_on(const std::vector<uint64_t>& corners, std::vector<uint64_t>& verts) {
+  verts = corners;
+  sort_unique(verts);
+  Mesh m;
+  m.num_source_meshes = 1;
+  m.num_materials = 1;
+  m.positions.resize(verts.size());
+  return m;
+}
+
 }  // namespace
 
 IsoGridView iso_view(const SparseGrid& g) {
@@ -217,12 +229,8 @@ Mesh marching_cubes(const SparseGrid& grid, float iso, bool occupancy, const Spa
     progress_advance(r.size());
   });
   // Vertices: the vertex keys used, in ascending order.
-  std::vector<uint64_t> verts = corners;
-  sort_unique(verts);
-  Mesh m;
-  m.num_source_meshes = 1;
-  m.num_materials = 1;
-  m.positions.resize(verts.size());
+  std::vector<uint64_t> verts;
+  Mesh m = mesh_on(corners, verts);
   m.normals.resize(verts.size());
   const double origin[3] = {s.origin.x, s.origin.y, s.origin.z},
                size[3] = {s.voxel_size.x, s.voxel_size.y, s.voxel_size.z};
@@ -259,12 +267,8 @@ Mesh voxel_cubes(const SparseGrid& grid) {
       for (int c = 0; c < 4; ++c) quads.push_back(keys.key(i + kFace[d][c][0], j + kFace[d][c][1], k + kFace[d][c][2]));
     }
   });
-  std::vector<uint64_t> verts = quads;
-  sort_unique(verts);
-  Mesh m;
-  m.num_source_meshes = 1;
-  m.num_materials = 1;
-  m.positions.resize(verts.size());
+  std::vector<uint64_t> verts;
+  Mesh m = mesh_on(quads, verts);
   const GridSpec& s = grid.spec;
   for (size_t v = 0; v < verts.size(); ++v) {
     int64_t i, j, k;

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "core/hd.h"
+#include "core/search.h"
 #include "core/sparse_grid.h"
 
 namespace voxtile {
@@ -58,14 +59,7 @@ struct IsoGridView {
   VT_HD bool find(int64_t i, int64_t j, int64_t k, uint64_t& at) const {
     if (i < 0 || j < 0 || k < 0 || i >= dims[0] || j >= dims[1] || k >= dims[2]) return false;
     const uint64_t key = brick_key(int32_t(i >> 3), int32_t(j >> 3), int32_t(k >> 3));
-    uint64_t lo = 0, hi = bricks;
-    while (lo < hi) {
-      const uint64_t mid = (lo + hi) / 2;
-      if (keys[mid] < key)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
+    const uint64_t lo = lower_bound_index<uint64_t>(keys, bricks, key);
     if (lo == bricks || keys[lo] != key) return false;
     const int off = int((i & 7) << 6 | (j & 7) << 3 | (k & 7));
     if (!(masks[lo * 8 + uint64_t(off >> 6)] >> (off & 63) & 1)) return false;

@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/files.h"
+#include "io/grid_set.h"
 
 namespace voxtile {
 namespace {
@@ -367,12 +368,7 @@ void write_las_points(const PointCloud& pc, const std::string& path, const Metad
 }
 
 void write_las_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta) {
-  if (grids.empty()) fail(ErrorKind::kInternal, "no grid to write");
-  const SparseGrid& g = *grids[0];
-  for (const SparseGrid* o : grids)
-    if (o->keys != g.keys || o->masks.size() != g.masks.size() ||
-        std::memcmp(o->masks.data(), g.masks.data(), g.masks.size() * sizeof(BrickMask)) != 0)
-      fail(ErrorKind::kInternal, path + ": grids of one LAS file must have the same active voxels");
+  const SparseGrid& g = one_voxel_set(grids, path, "LAS");
   const SparseGrid *color = nullptr, *intensity = nullptr, *cls = nullptr, *count = nullptr;
   struct Extra {
     const SparseGrid* grid;

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/grid_set.h"
 
 namespace voxtile {
 
@@ -156,12 +157,7 @@ void PlyBody::flush(bool all) {
 void write_ply(const SparseGrid& g, const std::string& path, const Metadata& meta) { write_ply_grids({&g}, path, meta); }
 
 void write_ply_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta) {
-  if (grids.empty()) fail(ErrorKind::kInternal, "no grid to write");
-  const SparseGrid& g = *grids[0];
-  for (const SparseGrid* o : grids)
-    if (o->keys != g.keys || o->masks.size() != g.masks.size() ||
-        std::memcmp(o->masks.data(), g.masks.data(), g.masks.size() * sizeof(BrickMask)) != 0)
-      fail(ErrorKind::kInternal, path + ": grids of one PLY file must have the same active voxels");
+  const SparseGrid& g = one_voxel_set(grids, path, "PLY");
   AtomicFile out(path);
   std::vector<std::string> comments = ply_meta_comments(meta);
   // The grid, so that `voxtile compare` can map the points back to voxel indices.

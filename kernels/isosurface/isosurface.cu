@@ -153,15 +153,20 @@ __global__ void vertices(IsoField f, const McTable* t, IsoKeys keys, const uint6
 
 __global__ void indices(const uint64_t* corners, uint64_t n, const uint64_t* verts, uint64_t nv, uint32_t* out) {
   for (uint64_t c = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; c < n; c += uint64_t(gridDim.x) * blockDim.x) {
-    const uint64_t key = corners[c];
-    uint64_t lo = 0, hi = nv;
-    while (lo < hi) {
-      const uint64_t mid = (lo + hi) / 2;
-      if (verts[mid] < key) lo = mid + 1;
-      else hi = mid;
-    }
-    out[c] = uint32_t(lo);
+    out[c] = uint32_t(lower_bound_index<uint64_t>(verts, nv, corners[c]));
   }
+}
+
+// Inclusive sum of counts[0, n) into first[1, n], first[0] = 0; returns the total (synchronises).
+uint64_t offsets_of(const uint32_t* counts, uint64_t* first, uint64_t n, CubTemp& cub, cudaStream_t stream) {
+  VT_CUDA_CHECK(cudaMemsetAsync(first, 0, sizeof(uint64_t), stream));
+  cub.run([&](void* t, size_t& bytes) {
+    return cub::DeviceScan::InclusiveSum(t, bytes, counts, first + 1, int64_t(n), stream);
+  });
+  uint64_t total = 0;
+  VT_CUDA_CHECK(cudaMemcpyAsync(&total, first + n, sizeof(uint64_t), cudaMemcpyDeviceToHost, stream));
+  VT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return total;
 }
 
 unsigned grid_blocks(uint64_t n) { return unsigned(std::max<uint64_t>(1, std::min<uint64_t>((n + 255) / 256, 65536))); }
@@ -235,12 +240,7 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid, const IsoOptions& options, const S
     bfirst.grow(nb + 1);
     inside_boundary<<<unsigned(nb), 512, 0, stream>>>(di.view, bmask.data(), bcount.data());
     VT_CUDA_CHECK_LAUNCH();
-    VT_CUDA_CHECK(cudaMemsetAsync(bfirst.data(), 0, sizeof(uint64_t), stream));
-    cub.run([&](void* t, size_t& bytes) {
-      return cub::DeviceScan::InclusiveSum(t, bytes, bcount.data(), bfirst.data() + 1, int64_t(nb), stream);
-    });
-    VT_CUDA_CHECK(cudaMemcpyAsync(&nboundary, bfirst.data() + nb, sizeof(uint64_t), cudaMemcpyDeviceToHost, stream));
-    VT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    nboundary = offsets_of(bcount.data(), bfirst.data(), nb, cub, stream);
   }
   const uint64_t total = ncand + 8 * nboundary;
   DeviceBuffer<uint64_t> cand(std::max<uint64_t>(total, 1)), tmp, cells;
@@ -266,12 +266,7 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid, const IsoOptions& options, const S
     classify<<<grid_blocks(ncells), 256, 0, stream>>>(field, table.data(), keys, cells.data(), ncells, iso,
                                                       pattern.data(), tris.data());
     VT_CUDA_CHECK_LAUNCH();
-    VT_CUDA_CHECK(cudaMemsetAsync(first.data(), 0, sizeof(uint64_t), stream));
-    cub.run([&](void* t, size_t& bytes) {
-      return cub::DeviceScan::InclusiveSum(t, bytes, tris.data(), first.data() + 1, int64_t(ncells), stream);
-    });
-    VT_CUDA_CHECK(cudaMemcpyAsync(&ntri, first.data() + ncells, sizeof(uint64_t), cudaMemcpyDeviceToHost, stream));
-    VT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    ntri = offsets_of(tris.data(), first.data(), ncells, cub, stream);
   }
   if (ntri > uint64_t(UINT32_MAX) / 3) fail(ErrorKind::kUsage, "the mesh would have more than 1.4 billion triangles");
 

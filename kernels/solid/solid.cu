@@ -24,6 +24,7 @@
 #include <cuda/std/functional>
 
 #include "core/inside_grid.h"
+#include "core/search.h"
 #include "kernels/compact.cuh"
 #include "kernels/gpu_voxelizer.cuh"
 
@@ -195,15 +196,7 @@ __global__ void __launch_bounds__(32 * kWindingWarps)
   const uint64_t col = uint64_t(i) * uint64_t(m.dims.y) + uint64_t(j);
   // The column's crossings: [first key >= col << kK0Bits, first key >= (col + 1) << kK0Bits).
   auto lower = [&](unsigned long long target) {
-    uint64_t lo = 0, hi = n;
-    while (lo < hi) {
-      const uint64_t mid = (lo + hi) / 2;
-      if (keys[mid] < target)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    return lo;
+    return lower_bound_index(keys, n, target);
   };
   const uint64_t q0 = lower(col << kK0Bits), q1 = lower((col + 1) << kK0Bits);
   auto eval = [&](int64_t k) {
