@@ -124,6 +124,8 @@ TEST(Fuzz, EveryReaderFailsCleanlyOnMutatedFiles) {
                 }),
        grid_reader},
       {"p.xyz", "0 0 0\n1 0 0 255 0 0\n0 1 0\n0.5 0.5 0.5\n", [](const std::string& p) { read_point_cloud(p); }},
+      {"c.las", made("c.las", [&](const std::string& p) { write_grid(count, p, OutputFormat::kLas, {}); }),
+       [](const std::string& p) { read_point_cloud(p); }},
   };
   // A fixed seed and a few hundred mutants in the suite; VOXTILE_FUZZ_SEED and VOXTILE_FUZZ_MUTANTS
   // (per seed file) run longer campaigns by hand.
