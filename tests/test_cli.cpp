@@ -72,7 +72,7 @@ TEST(Cli, SharedOptionsAreSpelledTheSameInEveryCommand) {
 TEST(Cli, ProgressLineForLongStagesInEveryCommand) {
   test::TempDir dir;
   const std::string always = "VOXTILE_PROGRESS=always ";
-  test::RunResult r = run_voxtile({"voxelize", kBunny, "-o", dir.file("s.vdb"), "-r", "256", "-t", "sdf", "-d", "cpu"}, always);
+  test::RunResult r = run_voxtile({"voxelize", kBunny, "-o", dir.file("s.vdb"), "-r", "128", "-t", "sdf", "-d", "cpu"}, always);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("\r\033[Kvoxelize (cpu): "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("%"), std::string::npos) << r.err;
@@ -83,14 +83,14 @@ TEST(Cli, ProgressLineForLongStagesInEveryCommand) {
   EXPECT_EQ(r.err.compare(summary - 4, 4, "\r\033[K"), 0) << r.err;
   EXPECT_EQ(r.err.find('\r', summary), std::string::npos) << r.err;
   // -q: nothing; not a terminal: nothing.
-  r = run_voxtile({"voxelize", kBunny, "-o", dir.file("q.vdb"), "-r", "256", "-t", "sdf", "-d", "cpu", "-q"}, always);
+  r = run_voxtile({"voxelize", kBunny, "-o", dir.file("q.vdb"), "-r", "128", "-t", "sdf", "-d", "cpu", "-q"}, always);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  r = run_voxtile({"voxelize", kBunny, "-o", dir.file("n.vdb"), "-r", "256", "-t", "sdf", "-d", "cpu"});
+  r = run_voxtile({"voxelize", kBunny, "-o", dir.file("n.vdb"), "-r", "128", "-t", "sdf", "-d", "cpu"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find('\r'), std::string::npos) << r.err;
   // Other commands name their stages too.
-  r = run_voxtile({"csg", test::data_path("csg/gear.csg"), "--solid", "-o", dir.file("g.vdb"), "-r", "500", "-d", "cpu"}, always);
+  r = run_voxtile({"csg", test::data_path("csg/gear.csg"), "--solid", "-o", dir.file("g.vdb"), "-r", "300", "-d", "cpu"}, always);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("solid (cpu)"), std::string::npos) << r.err;
   r = run_voxtile({"compare", dir.file("s.vdb"), dir.file("q.vdb")}, always);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <random>
@@ -12,10 +13,11 @@
 #include "core/error.h"
 #include "core/isosurface.h"
 #include "core/sparse_grid.h"
+#include "core/voxelizer.h"
 #include "helpers.h"
+#include "io/grid_reader.h"
 #include "io/mesh_reader.h"
 #include "kernels/api.h"
-#include "core/voxelizer.h"
 
 namespace voxtile {
 namespace {
@@ -219,6 +221,68 @@ TEST(MeshCli, MeshesFromGridsAndStraightFromMeshes) {
   EXPECT_FALSE(test::file_exists(dir.file("x.ply")));
 }
 
+double area(const Mesh& m) {
+  double a = 0;
+  for (size_t t = 0; t < m.num_triangles(); ++t) {
+    const Vec3f p = m.vertex(t, 0), q = m.vertex(t, 1), r = m.vertex(t, 2);
+    const double u[3] = {double(q.x) - p.x, double(q.y) - p.y, double(q.z) - p.z},
+                 v[3] = {double(r.x) - p.x, double(r.y) - p.y, double(r.z) - p.z};
+    const double c[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
+    a += 0.5 * std::sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+  }
+  return a;
+}
+
+// Solids of CSG scripts through the command line (`csg --solid`, then `mesh`): closed manifolds of
+// the right topology (smooth), volume within a band of half a voxel around the surface (area x
+// voxel / 2), area within 12% (smooth; cubes' area is the staircase's, larger).
+TEST(MeshCli, CsgSolidsHaveTheirVolumeAndArea) {
+  test::TempDir dir;
+  struct Case {
+    const char* name;
+    const char* script;
+    double volume, area;
+    int euler;
+  };
+  const double pi = M_PI;
+  const Case cases[] = {
+      {"sphere", "add sphere center 0.1 -0.2 0.05 radius 1\n", 4.0 / 3.0 * pi, 4 * pi, 2},
+      {"box", "add box center 0 0 0 size 1.7 1.1 0.9 rotate 20 35 10\n", 1.7 * 1.1 * 0.9,
+       2 * (1.7 * 1.1 + 1.7 * 0.9 + 1.1 * 0.9), 2},
+      {"torus", "add torus center 0 0 0 major 1 minor 0.35 rotate 30 0 0\n", 2 * pi * pi * 1 * 0.35 * 0.35,
+       4 * pi * pi * 1 * 0.35, 0},
+  };
+  for (const Case& c : cases) {
+    const std::string csg = dir.file(std::string(c.name) + ".csg"), vdb = dir.file(std::string(c.name) + ".vdb");
+    std::ofstream(csg) << c.script;
+    test::RunResult r =
+        test::run_voxtile({"csg", csg, "--solid", "-r", "80", "--pad", "2", "-o", vdb, "-d", "cpu", "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const SparseGrid g = read_grid_file(vdb).grids[0];
+    const double voxel = g.spec.voxel_size.x;
+    for (const char* style : {"smooth", "cubes"}) {
+      const std::string out = dir.file(std::string(c.name) + "_" + style + ".ply");
+      r = test::run_voxtile({"mesh", vdb, "--style", style, "-o", out, "-d", "cpu", "-q"});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      const Mesh m = load_mesh(out).mesh;
+      const std::string what = std::string(c.name) + " " + style;
+      EXPECT_NEAR(signed_volume(m), c.volume, c.area * voxel * 0.5 + 1e-9) << what;
+      if (std::string(style) == "smooth") {
+        expect_closed_manifold(m, what);
+        EXPECT_EQ(euler(m), c.euler) << what;
+        // Marching cubes of occupancy (vertices at edge midpoints) terraces: a few per cent more area.
+        EXPECT_NEAR(area(m), c.area * 1.06, 0.06 * c.area) << what;
+      } else {
+        // Cubes: watertight and oriented (voxels meeting along an edge share it four times).
+        const auto e = directed_edges(m);
+        for (const auto& [edge, n] : e)
+          ASSERT_EQ(e.count({edge.second, edge.first}) ? e.at({edge.second, edge.first}) : 0, n) << what;
+        EXPECT_NEAR(signed_volume(m), double(g.active_voxels()) * voxel * voxel * voxel, 1e-6 * c.volume) << what;
+      }
+    }
+  }
+}
+
 void expect_same_mesh(const Mesh& a, const Mesh& b, const std::string& what) {
   ASSERT_EQ(a.positions.size(), b.positions.size()) << what;
   ASSERT_EQ(a.indices.size(), b.indices.size()) << what;
@@ -235,14 +299,19 @@ TEST(IsosurfaceGpu, EqualsTheCpuBitForBit) {
     std::mt19937 rng(seed);
     const GridSpec spec = unit_spec(37);
     const SparseGrid g = occupancy(spec, [&](int, int, int) { return rng() % 100 < 20 + 15 * seed; });
-    expect_same_mesh(gpu_grid_to_mesh(g, {0.0f, true}, nullptr, 0), grid_to_mesh(g, {0.0f, true}), "occupancy " + std::to_string(seed));
+    expect_same_mesh(gpu_grid_to_mesh(g, {0.0f, true}, nullptr, 0), grid_to_mesh(g, {0.0f, true}),
+                     "occupancy " + std::to_string(seed));
     expect_same_mesh(gpu_grid_to_mesh(g, {0.0f, false}, nullptr, 0), grid_to_mesh(g, {0.0f, false}), "cubes");
   }
   const GridSpec spec = unit_spec(64);
-  const SparseGrid sphere = level_set(spec, [](double x, double y, double z) {
-    return std::sqrt((x - 30) * (x - 30) + (y - 33.3) * (y - 33.3) + (z - 31.7) * (z - 31.7)) - 21.1;
-  }, 3.0);
-  for (float iso : {0.0f, -0.7f, 1.2f}) expect_same_mesh(gpu_grid_to_mesh(sphere, {iso, true}, nullptr, 0), grid_to_mesh(sphere, {iso, true}), "sphere");
+  const SparseGrid sphere = level_set(
+      spec,
+      [](double x, double y, double z) {
+        return std::sqrt((x - 30) * (x - 30) + (y - 33.3) * (y - 33.3) + (z - 31.7) * (z - 31.7)) - 21.1;
+      },
+      3.0);
+  for (float iso : {0.0f, -0.7f, 1.2f})
+    expect_same_mesh(gpu_grid_to_mesh(sphere, {iso, true}, nullptr, 0), grid_to_mesh(sphere, {iso, true}), "sphere");
   // A level set signed off its band by a solid (holes closed): the bunny.
   MeshLoadResult bunny = load_mesh(test::data_path("meshes/stanford_bunny.ply"));
   CpuVoxelizer cpu;
