@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "io/files.h"
 #include "io/grid_reader.h"
 #include "io/mesh_reader.h"
@@ -31,7 +32,10 @@ int run_info(const InfoCmdOptions& o) {
     return 0;
   }
   if (ext == "npy" || ext == "npz" || ext == "raw" || ext == "binvox" || ext == "vox") {
-    const GridFile f = read_grid_file(o.input);
+    const GridFile f = [&] {
+      const ProgressStage stage("read " + o.input);
+      return read_grid_file(o.input);
+    }();
     std::cout.precision(9);
     if (f.has_buckets) {
       const Buckets& b = f.buckets;
@@ -58,7 +62,10 @@ int run_info(const InfoCmdOptions& o) {
     return 0;
   }
   if (ext == "xyz" || ext == "pts" || ext == "las" || ext == "laz") {
-    const PointCloud pc = read_point_cloud(o.input);
+    const PointCloud pc = [&] {
+      const ProgressStage stage("read " + o.input);
+      return read_point_cloud(o.input);
+    }();
     const char* format = ext == "xyz" ? "XYZ text" : ext == "pts" ? "PTS text" : "LAS";
     std::cout << "kind: point cloud\nformat: " << format << "\npoints: " << pc.size()
               << "\ncolors: " << (pc.colors.empty() ? "no" : "yes") << "\nnormals: " << (pc.normals.empty() ? "no" : "yes");
@@ -73,7 +80,10 @@ int run_info(const InfoCmdOptions& o) {
               << b.hi.z << ")\n";
     return 0;
   }
-  const MeshLoadResult r = inspect_mesh(o.input, o.load.kind());
+  const MeshLoadResult r = [&] {
+    const ProgressStage stage("load " + o.input);
+    return inspect_mesh(o.input, o.load.kind());
+  }();
   const Mesh& m = r.mesh;
   if (m.num_triangles() == 0 && r.points > 0) {
     std::cout << "kind: point cloud\n";

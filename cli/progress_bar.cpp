@@ -67,6 +67,7 @@ TerminalProgress::TerminalProgress(int verbosity) {
     return;
   }
   progress_enable(true);
+  progress_on_close(&progress_line_clear);
   m_thread = std::thread([this] { run(); });
 }
 
@@ -78,6 +79,7 @@ TerminalProgress::~TerminalProgress() {
   }
   m_cv.notify_all();
   m_thread.join();
+  progress_on_close(nullptr);
   progress_enable(false);
   progress_line_clear();
 }
@@ -89,8 +91,10 @@ void TerminalProgress::run() {
   while (!m_stop) {
     m_cv.wait_for(lock, std::chrono::milliseconds(m_after > 0 ? 100 : 20), [this] { return m_stop; });
     if (m_stop) break;
-    const ProgressSnapshot s = progress_snapshot();
+    // The snapshot under the line's lock: a stage closing clears the line after it (its hook takes
+    // this lock), so a line is never drawn for a stage that has already closed.
     std::lock_guard<std::mutex> line(g_line_mutex);
+    const ProgressSnapshot s = progress_snapshot();
     if (s.serial != drawn_serial && g_drawn) clear_locked();  // the stage drawn has closed
     if (!s.active || s.seconds < m_after) continue;
     const std::string text = render(s, tick++);

@@ -25,6 +25,7 @@ std::atomic<Entry*> g_top{nullptr};
 std::atomic<bool> g_on{false};
 std::thread::id g_owner;
 uint64_t g_serial = 0;
+std::atomic<void (*)()> g_on_close{nullptr};
 
 }  // namespace
 
@@ -50,11 +51,16 @@ ProgressStage::ProgressStage(const std::string& name, uint64_t total) {
 
 ProgressStage::~ProgressStage() {
   if (!m_open) return;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  --g_depth;
-  g_top.store(g_depth ? &g_stack[size_t(g_depth - 1)] : nullptr);
-  ++g_serial;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    --g_depth;
+    g_top.store(g_depth ? &g_stack[size_t(g_depth - 1)] : nullptr);
+    ++g_serial;
+  }
+  if (void (*hook)() = g_on_close.load()) hook();
 }
+
+void progress_on_close(void (*hook)()) { g_on_close.store(hook); }
 
 void progress_total(uint64_t total) {
   if (Entry* e = g_top.load(std::memory_order_relaxed)) {

@@ -37,5 +37,8 @@ ProgressSnapshot progress_snapshot();
 
 // Turns stage recording on for the calling thread (on = true) or off.
 void progress_enable(bool on);
+// Called (outside any lock) each time a stage closes, so that a drawn progress line is cleared
+// before the command prints what the stage produced; null for none.
+void progress_on_close(void (*hook)());
 
 }  // namespace voxtile
