@@ -7,7 +7,6 @@
 
 #include "core/hd.h"
 #include "core/search.h"
-
 #include "core/sparse_grid.h"
 
 namespace voxtile {
@@ -49,20 +48,11 @@ struct IsoKeys {
   }
 };
 
-VT_HD inline int popcount64(uint64_t x) {
-#if defined(__CUDA_ARCH__)
-  return __popcll(x);
-#else
-  return __builtin_popcountll(x);
-#endif
-}
-
 // A sparse grid as arrays: sorted brick keys, 8 mask words per brick, values (float grids).
 struct IsoGridView {
   const uint64_t* keys = nullptr;
   const uint64_t* masks = nullptr;
-  const float* values = nullptr;    // per brick 512 values, or with `first` the active ones only
-  const uint64_t* first = nullptr;  // active voxels before each brick: `values` holds them packed
+  const float* values = nullptr;
   uint64_t bricks = 0;
   int32_t dims[3] = {0, 0, 0};
   // Whether voxel (i, j, k) is active; its value index when it is.
@@ -72,15 +62,8 @@ struct IsoGridView {
     const uint64_t lo = lower_bound_index<uint64_t>(keys, bricks, key);
     if (lo == bricks || keys[lo] != key) return false;
     const int off = int((i & 7) << 6 | (j & 7) << 3 | (k & 7));
-    const uint64_t* w = masks + lo * 8;
-    if (!(w[off >> 6] >> (off & 63) & 1)) return false;
-    if (!first) {
-      at = lo * 512 + uint64_t(off);
-      return true;
-    }
-    at = first[lo];  // packed: the voxel's rank among the brick's active voxels
-    for (int q = 0; q < (off >> 6); ++q) at += uint64_t(popcount64(w[q]));
-    at += uint64_t(popcount64(w[off >> 6] & ((uint64_t(1) << (off & 63)) - 1)));
+    if (!(masks[lo * 8 + uint64_t(off >> 6)] >> (off & 63) & 1)) return false;
+    at = lo * 512 + uint64_t(off);
     return true;
   }
 };

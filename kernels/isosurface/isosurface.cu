@@ -9,8 +9,6 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 
 #include "core/isosurface.h"
@@ -35,25 +33,18 @@ void upload_grid(const SparseGrid& g, bool values, DeviceGrid& d, StagedCopy& st
   d.masks.grow(std::max<size_t>(8 * nb, 1));
   staging.upload(d.keys.data(), g.keys.data(), nb * sizeof(uint64_t), stream);
   staging.upload(d.masks.data(), g.masks.data(), nb * sizeof(BrickMask), stream);
+  if (values) {
+    d.values.grow(std::max<size_t>(nb * kBrickVoxels, 1));
+    staging.upload(d.values.data(), g.fvalues.data(), nb * kBrickVoxels * sizeof(float), stream);
+  }
   std::vector<uint64_t> first(nb + 1, 0);
   for (size_t b = 0; b < nb; ++b) first[b + 1] = first[b] + uint64_t(g.masks[b].count());
   d.voxels = first[nb];
-  if (values) {  // the active values only, packed brick by brick (a band's bricks are far from full)
-    std::vector<float> packed(std::max<uint64_t>(d.voxels, 1));
-    tbb::parallel_for(size_t(0), nb, [&](size_t b) {
-      uint64_t at = first[b];
-      for (int off = 0; off < kBrickVoxels; ++off)
-        if (g.masks[b].test(off)) packed[at++] = g.fvalues[b * kBrickVoxels + size_t(off)];
-    });
-    d.values.grow(packed.size());
-    staging.upload(d.values.data(), packed.data(), d.voxels * sizeof(float), stream);
-  }
   d.first.grow(nb + 1);
   staging.upload(d.first.data(), first.data(), (nb + 1) * sizeof(uint64_t), stream);
   d.view.keys = d.keys.data();
   d.view.masks = d.masks.data();
   d.view.values = values ? d.values.data() : nullptr;
-  d.view.first = values ? d.first.data() : nullptr;
 }
 
 __device__ void brick_voxel(const IsoGridView& g, uint64_t b, int off, int64_t& i, int64_t& j, int64_t& k) {
