@@ -96,16 +96,7 @@ int run_mesh(const MeshCmdOptions& o) {
     job.inside = o.solid.inside;
     job.band = o.solid.band;
     check_job(job);
-    gpu_choice = pick_gpu(o.device.device, log);
-    std::unique_ptr<Voxelizer> voxelizer;
-    if (gpu_choice < 0) {
-      voxelizer = std::make_unique<CpuVoxelizer>();
-    } else {
-      GpuOptions gopt;
-      gopt.memory_budget = o.device.gpu_memory;
-      gopt.device = gpu_choice;
-      voxelizer = make_gpu_voxelizer(gopt);
-    }
+    std::unique_ptr<Voxelizer> voxelizer = open_voxelizer(o.device, log, &gpu_choice);
     JobReport report;
     const LoadedInput in = load_job(job, log, report, nullptr, o.load.limits());
     stages.emplace_back("load", report.ms_load);

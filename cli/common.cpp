@@ -167,13 +167,11 @@ void add_verbosity_flags(CLI::App& app, int& verbosity, const std::string& verbo
 
 std::string check_device_spec(const std::string& devices) {
   if (devices == "auto" || devices == "cpu" || devices == "gpu" || devices == "all") return "";
+  bool ok = !devices.empty() && devices.back() != ',';
   std::stringstream s(devices);
-  int n = 0;
-  for (std::string item; std::getline(s, item, ','); ++n)
-    if (item.empty() || item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos)
-      return "--device must be auto, cpu, gpu, all or a list of GPU indices such as 0,1 (got " + devices + ")";
-  if (n == 0 || devices.back() == ',') return "--device must be auto, cpu, gpu, all or a list of GPU indices such as 0,1 (got " + devices + ")";
-  return "";
+  for (std::string item; ok && std::getline(s, item, ',');)
+    ok = !item.empty() && item.size() <= 4 && item.find_first_not_of("0123456789") == std::string::npos;
+  return ok ? "" : "--device must be auto, cpu, gpu, all or a list of GPU indices such as 0,1 (got " + devices + ")";
 }
 
 std::vector<int> choose_devices(const std::string& devices, const Log& log) {
@@ -220,12 +218,13 @@ void add_device_options(CLI::App& app, DeviceArgs& a, const std::string& gpu_mem
   app.add_option("--threads", a.threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
 }
 
-std::unique_ptr<Voxelizer> open_voxelizer(const DeviceArgs& device, const Log& log) {
-  const int gpu = pick_gpu(device.device, log);
-  if (gpu < 0) return std::make_unique<CpuVoxelizer>();
+std::unique_ptr<Voxelizer> open_voxelizer(const DeviceArgs& device, const Log& log, int* gpu) {
+  const int id = pick_gpu(device.device, log);
+  if (gpu) *gpu = id;
+  if (id < 0) return std::make_unique<CpuVoxelizer>();
   GpuOptions gopt;
   gopt.memory_budget = device.gpu_memory;
-  gopt.device = gpu;
+  gopt.device = id;
   return make_gpu_voxelizer(gopt);
 }
 

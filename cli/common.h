@@ -80,8 +80,9 @@ int pick_gpu(const std::string& device, const Log& log);
 // -q (errors only) and -v (`verbose_help`).
 void add_verbosity_flags(CLI::App& app, int& verbosity, const std::string& verbose_help);
 
-// The voxelizer for --device (pick_gpu), with --gpu-memory and --threads.
-std::unique_ptr<Voxelizer> open_voxelizer(const DeviceArgs& device, const Log& log);
+// The voxelizer for --device (pick_gpu), with --gpu-memory and --threads; `gpu` (when given) is set
+// to the GPU it runs on, or -1.
+std::unique_ptr<Voxelizer> open_voxelizer(const DeviceArgs& device, const Log& log, int* gpu = nullptr);
 
 // A loaded mesh and its grid; errors name the input. `loader` picks the reader (native formats are
 // read in this process); Assimp's formats go to one of `loaders`' reader processes (batch), else to a

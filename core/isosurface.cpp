@@ -168,13 +168,18 @@ IsoField iso_field(const SparseGrid& grid, const SparseGrid* inside) {
   return f;
 }
 
+namespace {
+
+// The candidate cells in ascending IsoKeys order: float grids alone, the active voxels; occupancy, or
+// with `inside`, every cell with an active corner, and around the inside's boundary voxels.
 std::vector<uint64_t> iso_candidate_cells(const SparseGrid& grid, const SparseGrid* inside, bool occupancy) {
   const IsoKeys keys = IsoKeys::make(grid.spec.dims.x, grid.spec.dims.y, grid.spec.dims.z);
   const bool around_all = occupancy || inside;
   std::vector<uint64_t> cells;
   cells.reserve(grid.active_voxels() * (around_all ? 8 : 1));
   auto around = [&](int32_t i, int32_t j, int32_t k) {
-    for (int c = 0; c < 8; ++c) cells.push_back(keys.key(i - (c & 1), j - (c >> 1 & 1), k - (c >> 2 & 1)));
+    cells.resize(cells.size() + 8);
+    keys.cells_around(i, j, k, &cells[cells.size() - 8]);
   };
   grid.for_each_active([&](int32_t i, int32_t j, int32_t k, size_t, int) {
     if (around_all)
@@ -185,17 +190,12 @@ std::vector<uint64_t> iso_candidate_cells(const SparseGrid& grid, const SparseGr
   if (inside && !occupancy) {  // where the inside ends away from the band (holes)
     const IsoGridView in = iso_view(*inside);
     inside->for_each_active([&](int32_t i, int32_t j, int32_t k, size_t, int) {
-      uint64_t at;
-      if (!in.find(i - 1, j, k, at) || !in.find(i + 1, j, k, at) || !in.find(i, j - 1, k, at) ||
-          !in.find(i, j + 1, k, at) || !in.find(i, j, k - 1, at) || !in.find(i, j, k + 1, at))
-        around(i, j, k);
+      if (on_boundary(in, i, j, k)) around(i, j, k);
     });
   }
   sort_unique(cells);
   return cells;
 }
-
-namespace {
 
 Mesh marching_cubes(const SparseGrid& grid, float iso, bool occupancy, const SparseGrid* inside) {
   const McTable& table = mc_table();

@@ -47,12 +47,9 @@ struct IsoOptions {
 // jumps with no triangle near (`voxtile mesh` passes the solid of the same mesh).
 Mesh grid_to_mesh(const SparseGrid& grid, const IsoOptions& options, const SparseGrid* inside = nullptr);
 
-// The pieces the GPU path shares: the grid as arrays, the field (with the background found as
-// grid_to_mesh finds it), and the candidate cells in ascending IsoKeys order (float grids alone: the
-// active voxels; occupancy, or with `inside`: every cell with an active corner, and around the
-// inside's boundary voxels).
+// The pieces the GPU path shares: the grid as arrays, and the field (with the background found as
+// grid_to_mesh finds it).
 IsoGridView iso_view(const SparseGrid& grid);
 IsoField iso_field(const SparseGrid& grid, const SparseGrid* inside);
-std::vector<uint64_t> iso_candidate_cells(const SparseGrid& grid, const SparseGrid* inside, bool occupancy);
 
 }  // namespace voxtile

@@ -39,6 +39,10 @@ struct IsoKeys {
     return uint64_t(((a >> 3) * nb[1] + (b >> 3)) * nb[2] + (c >> 3)) << 9 |
            uint64_t((a & 7) << 6 | (b & 7) << 3 | (c & 7));
   }
+  // The keys of the 8 cells that have voxel (i, j, k) as a corner.
+  VT_HD void cells_around(int64_t i, int64_t j, int64_t k, uint64_t* out) const {
+    for (int c = 0; c < 8; ++c) out[c] = key(i - (c & 1), j - (c >> 1 & 1), k - (c >> 2 & 1));
+  }
   VT_HD void ijk(uint64_t key, int64_t& i, int64_t& j, int64_t& k) const {
     const int64_t brick = int64_t(key >> 9), off = int64_t(key & 511);
     const int64_t bz = brick % nb[2], by = brick / nb[2] % nb[1], bx = brick / (nb[2] * nb[1]);
@@ -67,6 +71,13 @@ struct IsoGridView {
     return true;
   }
 };
+
+// Whether active voxel (i, j, k) of `g` has an inactive face neighbour (it is on the boundary).
+VT_HD inline bool on_boundary(const IsoGridView& g, int64_t i, int64_t j, int64_t k) {
+  uint64_t at;
+  return !g.find(i - 1, j, k, at) || !g.find(i + 1, j, k, at) || !g.find(i, j - 1, k, at) || !g.find(i, j + 1, k, at) ||
+         !g.find(i, j, k - 1, at) || !g.find(i, j, k + 1, at);
+}
 
 // The field marching cubes sees: a float grid's values, with `inside` giving inactive voxels
 // -background (active there) or +background; or occupancy, -1 at active voxels and +1 elsewhere.

@@ -196,12 +196,11 @@ void majority_classes(const uint64_t* class_keys, const uint32_t* counts, size_t
   bins.classes.assign(bins.keys.size(), 0);
   size_t r = 0;
   for (size_t v = 0; v < bins.keys.size(); ++v) {
-    uint32_t best = 0;
-    uint8_t cls = 0;
+    uint64_t best = 0;
     for (; r < runs && (class_keys[r] >> kClassBits) == bins.keys[v]; ++r)
-      if (counts[r] > best) best = counts[r], cls = uint8_t(class_keys[r] & 0xff);  // ascending: ties keep the smaller
-    if (best == 0) fail(ErrorKind::kInternal, "class runs do not match the voxels");
-    bins.classes[v] = cls;
+      best = std::max(best, class_vote(class_keys[r], counts[r]));
+    if (best >> kClassBits == 0) fail(ErrorKind::kInternal, "class runs do not match the voxels");
+    bins.classes[v] = vote_class(best);
   }
 }
 

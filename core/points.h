@@ -100,7 +100,7 @@ struct GridView {
     int32_t v[3];
     const double pc[3] = {double(p.x), double(p.y), double(p.z)};
     for (int a = 0; a < 3; ++a) {
-      const double g = (double(pc[a]) - origin[a]) / size[a];
+      const double g = (pc[a] - origin[a]) / size[a];
       if (!(g >= 0.0) || g > double(dims[a])) return kOutsideGrid;
       int64_t i = int64_t(floor(g));
       if (i == dims[a]) i = dims[a] - 1;
@@ -135,16 +135,14 @@ struct PointAttrs {
 
 // What a point contributes to its voxel (shared by the CPU reference and the GPU).
 VT_HD inline VoxelAcc point_acc(const PointAttrs& at, uint64_t i) {
-  const Rgb8* colors = at.colors;
-  const Vec3f* normals = at.normals;
   VoxelAcc a{};
   a.count = 1;
   if (at.intensity) a.intensity = at.intensity[i];
-  if (colors) a.rgb[0] = colors[i].r, a.rgb[1] = colors[i].g, a.rgb[2] = colors[i].b;
-  if (normals) {
-    a.normal[0] = int64_t(floor(double(normals[i].x) * double(kNormalFixedScale) + 0.5));
-    a.normal[1] = int64_t(floor(double(normals[i].y) * double(kNormalFixedScale) + 0.5));
-    a.normal[2] = int64_t(floor(double(normals[i].z) * double(kNormalFixedScale) + 0.5));
+  if (at.colors) a.rgb[0] = at.colors[i].r, a.rgb[1] = at.colors[i].g, a.rgb[2] = at.colors[i].b;
+  if (at.normals) {
+    a.normal[0] = int64_t(floor(double(at.normals[i].x) * double(kNormalFixedScale) + 0.5));
+    a.normal[1] = int64_t(floor(double(at.normals[i].y) * double(kNormalFixedScale) + 0.5));
+    a.normal[2] = int64_t(floor(double(at.normals[i].z) * double(kNormalFixedScale) + 0.5));
   }
   return a;
 }
@@ -163,9 +161,17 @@ VoxelBins bin_points_cpu(const PointCloud& points, const GridSpec& spec);
 // Bounds of the points (from positions64 when present).
 Bounds point_bounds(const PointCloud& points);
 
+// The majority rule as one number: a (voxel, class) run of `count` points votes count << 8 |
+// 255 - class, so the largest vote of a voxel is its most frequent class, the smaller class on ties
+// (the GPU takes the maximum over each voxel's runs; majority_classes does the same).
+VT_HD inline uint64_t class_vote(uint64_t class_key, uint32_t count) {
+  return uint64_t(count) << kClassBits | (255 - (class_key & 255));
+}
+VT_HD inline uint8_t vote_class(uint64_t vote) { return uint8_t(255 - (vote & 255)); }
+
 // bins.classes from runs of (key << 8 | class) in ascending order with their point counts (runs
-// outside the grid excluded): for each voxel of bins.keys the class with the most points, the
-// smaller class on ties. Shared by the CPU reference and the GPU (which counts the runs).
+// outside the grid excluded): for each voxel of bins.keys the class of its largest class_vote.
+// Used by the CPU reference and by the GPU when it merges chunks.
 void majority_classes(const uint64_t* class_keys, const uint32_t* counts, size_t runs, VoxelBins& bins);
 
 // What to write per voxel: "occupancy", "count", "color" (mean, 0..1 floats), "normal" (mean,

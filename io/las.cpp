@@ -112,7 +112,6 @@ struct ExtraField {
   uint8_t type;  // LAS extra bytes data type: 5 uint32, 6 int32, 9 float
   std::string description;
 };
-int extra_size(const ExtraField&) { return 4; }
 
 // The largest power of ten not above `fine` (no finer than 1e-9), coarsened until `extent`
 // quantizes into 31 bits.
@@ -129,11 +128,7 @@ struct LasLayout {
   double scale[3] = {1, 1, 1}, offset[3] = {0, 0, 0};
   int64_t qmin[3] = {0, 0, 0}, qmax[3] = {0, 0, 0};  // quantized extent of the points
   int base() const { return rgb ? 36 : 30; }
-  int length() const {
-    int n = base();
-    for (const ExtraField& e : extras) n += extra_size(e);
-    return n;
-  }
+  int length() const { return base() + 4 * int(extras.size()); }  // every extra field is 4 bytes
 };
 
 void copy_name(char* dst, size_t n, const std::string& s) { std::memcpy(dst, s.data(), std::min(n, s.size())); }
@@ -327,11 +322,9 @@ void write_las_points(const PointCloud& pc, const std::string& path, const Metad
       return a == 0 ? pc.positions64[i].x : a == 1 ? pc.positions64[i].y : pc.positions64[i].z;
     return double(a == 0 ? pc.positions[i].x : a == 1 ? pc.positions[i].y : pc.positions[i].z);
   };
-  double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+  const Bounds b = n ? point_bounds(pc) : Bounds{{0, 0, 0}, {0, 0, 0}};
+  const double lo[3] = {b.lo.x, b.lo.y, b.lo.z}, hi[3] = {b.hi.x, b.hi.y, b.hi.z};
   for (int a = 0; a < 3; ++a) {
-    lo[a] = 1e300, hi[a] = -1e300;
-    for (size_t i = 0; i < n; ++i) lo[a] = std::min(lo[a], world(i, a)), hi[a] = std::max(hi[a], world(i, a));
-    if (n == 0) lo[a] = hi[a] = 0;
     if (!std::isfinite(lo[a]) || !std::isfinite(hi[a]))
       fail(ErrorKind::kInternal, path + ": non-finite point position");
     // Float carries 24 bits: a finer scale would only record rounding noise.

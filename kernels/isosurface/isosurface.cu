@@ -61,30 +61,25 @@ __device__ uint64_t mask_rank(const uint64_t* w, int off) {
   return r + uint64_t(__popcll(w[off >> 6] & ((uint64_t(1) << (off & 63)) - 1)));
 }
 
-// One block of 512 threads per brick: the cells around (or at) each active voxel.
-__global__ void cells_of_voxels(IsoGridView g, const uint64_t* first, IsoKeys keys, bool around, uint64_t* out) {
+// One block of 512 threads per brick of `g`: the cells around (or at) each voxel set in `masks` (8
+// words per brick: the grid's own, or a subset), written at the voxel's rank from `first`.
+__global__ void cells_of_mask(IsoGridView g, const uint64_t* masks, const uint64_t* first, IsoKeys keys, bool around,
+                              uint64_t* out) {
   const uint64_t b = blockIdx.x;
   const int off = int(threadIdx.x);
-  const uint64_t* w = g.masks + 8 * b;
+  const uint64_t* w = masks + 8 * b;
   if (!(w[off >> 6] >> (off & 63) & 1)) return;
   int64_t i, j, k;
   brick_voxel(g, b, off, i, j, k);
   const uint64_t at = first[b] + mask_rank(w, off);
-  if (!around) {
+  if (around)
+    keys.cells_around(i, j, k, out + 8 * at);
+  else
     out[at] = keys.key(i, j, k);
-    return;
-  }
-  for (int c = 0; c < 8; ++c) out[8 * at + uint64_t(c)] = keys.key(i - (c & 1), j - (c >> 1 & 1), k - (c >> 2 & 1));
 }
 
-__device__ bool is_boundary(const IsoGridView& in, int64_t i, int64_t j, int64_t k) {
-  uint64_t at;
-  return !in.find(i - 1, j, k, at) || !in.find(i + 1, j, k, at) || !in.find(i, j - 1, k, at) ||
-         !in.find(i, j + 1, k, at) || !in.find(i, j, k - 1, at) || !in.find(i, j, k + 1, at);
-}
-
-// The inside's boundary voxels: per brick, a mask of them (pass 1 counts, pass 2 writes the cells
-// around each at its rank).
+// The inside's boundary voxels: per brick, a mask of them and their number (cells_of_mask then
+// writes the cells around each).
 __global__ void inside_boundary(IsoGridView in, uint64_t* bmask, uint32_t* count) {
   const uint64_t b = blockIdx.x;
   const int off = int(threadIdx.x);
@@ -93,7 +88,7 @@ __global__ void inside_boundary(IsoGridView in, uint64_t* bmask, uint32_t* count
   if (w[off >> 6] >> (off & 63) & 1) {
     int64_t i, j, k;
     brick_voxel(in, b, off, i, j, k);
-    flag = is_boundary(in, i, j, k);
+    flag = on_boundary(in, i, j, k);
   }
   const unsigned bits = __ballot_sync(0xffffffffu, flag);
   __shared__ unsigned words[16];
@@ -105,18 +100,6 @@ __global__ void inside_boundary(IsoGridView in, uint64_t* bmask, uint32_t* count
     for (int q = 0; q < 16; ++q) n += uint32_t(__popc(words[q]));
     count[b] = n;
   }
-}
-
-__global__ void cells_of_boundary(IsoGridView in, const uint64_t* bmask, const uint64_t* first, IsoKeys keys,
-                                  uint64_t* out) {
-  const uint64_t b = blockIdx.x;
-  const int off = int(threadIdx.x);
-  const uint64_t* w = bmask + 8 * b;
-  if (!(w[off >> 6] >> (off & 63) & 1)) return;
-  int64_t i, j, k;
-  brick_voxel(in, b, off, i, j, k);
-  const uint64_t at = first[b] + mask_rank(w, off);
-  for (int c = 0; c < 8; ++c) out[8 * at + uint64_t(c)] = keys.key(i - (c & 1), j - (c >> 1 & 1), k - (c >> 2 & 1));
 }
 
 __global__ void classify(IsoField f, const McTable* t, IsoKeys keys, const uint64_t* cells, uint64_t n, float iso,
@@ -245,11 +228,12 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid, const IsoOptions& options, const S
   const uint64_t total = ncand + 8 * nboundary;
   DeviceBuffer<uint64_t> cand(std::max<uint64_t>(total, 1)), tmp, cells;
   if (dg.view.bricks)
-    cells_of_voxels<<<unsigned(dg.view.bricks), 512, 0, stream>>>(dg.view, dg.first.data(), keys, around, cand.data());
+    cells_of_mask<<<unsigned(dg.view.bricks), 512, 0, stream>>>(dg.view, dg.view.masks, dg.first.data(), keys, around,
+                                                                cand.data());
   VT_CUDA_CHECK_LAUNCH();
   if (nboundary)
-    cells_of_boundary<<<unsigned(di.view.bricks), 512, 0, stream>>>(di.view, bmask.data(), bfirst.data(), keys,
-                                                                      cand.data() + ncand);
+    cells_of_mask<<<unsigned(di.view.bricks), 512, 0, stream>>>(di.view, bmask.data(), bfirst.data(), keys, true,
+                                                                cand.data() + ncand);
   VT_CUDA_CHECK_LAUNCH();
   // Cell keys are below the grown grid's bricks x 512, vertex keys 8 times that.
   const uint64_t key_end = uint64_t(keys.nb[0] * keys.nb[1] * keys.nb[2]) * 512;

@@ -39,12 +39,11 @@ struct VoxelOf {  // the voxel key of a (key << shift | class) sort key
   int shift;
   __device__ uint64_t operator()(uint64_t k) const { return k >> shift; }
 };
-// A (voxel, class) run as (count << 8 | 255 - class): the largest is the majority, ties going to the
-// smaller class (majority_classes' rule).
+// A (voxel, class) run's class_vote: the largest of a voxel's is its majority class.
 struct VoteOf {
   const uint64_t* keys;
   const uint32_t* counts;
-  __device__ uint64_t operator()(int64_t r) const { return uint64_t(counts[r]) << 8 | (255 - (keys[r] & 255)); }
+  __device__ uint64_t operator()(int64_t r) const { return class_vote(keys[r], counts[r]); }
 };
 struct VoteMax {
   __device__ uint64_t operator()(uint64_t a, uint64_t b) const { return a > b ? a : b; }
@@ -187,7 +186,7 @@ VoxelBins GpuPoints::bin(const PointCloud& points, const GridSpec& spec,
       ValueArray<uint64_t> votes(static_cast<size_t>(runs));
       m->staging.download(votes.data(), m->b_votes.data(), size_t(runs) * sizeof(uint64_t), m->stream);
       part.classes.resize(size_t(runs));
-      tbb::parallel_for(size_t(0), size_t(runs), [&](size_t r) { part.classes[r] = uint8_t(255 - (votes[r] & 255)); });
+      tbb::parallel_for(size_t(0), size_t(runs), [&](size_t r) { part.classes[r] = vote_class(votes[r]); });
     } else if (has_k) {
       class_keys.resize(size_t(class_runs));
       class_counts.resize(size_t(class_runs));
