@@ -39,6 +39,10 @@ void setup_batch(CLI::App& app, BatchCmdOptions& o) {
   app.add_option("--report", o.report, "Write a JSON report: per job status, error, counts, timings, checksum");
   app.add_option("--shard", o.shard, "I/N: run only jobs whose index mod N is I (0 <= I < N)");
   add_grid_output_options(app, o.writing);
+  add_preview_options(app, o.preview, true);
+  app.add_option("--report-html", o.report_html,
+                 "Write an HTML contact sheet: per job its --preview thumbnail, status, counts and timings (opens in a "
+                 "browser with no server; pictures are linked relative to it)");
   app.add_flag("--load-only", o.load_only, "Only load the inputs (measures loading throughput; writes nothing)");
   add_verbosity_flags(app, o.verbosity, "A line per job on stderr");
 }

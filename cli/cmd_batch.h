@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/common.h"
+#include "cli/preview.h"
 
 namespace voxtile {
 
@@ -32,6 +33,8 @@ struct BatchCmdOptions {
   std::string report;
   std::string shard;                // "I/N"
   GridOutputArgs writing;  // how grids are written
+  PreviewArgs preview;     // --preview TEMPLATE: a picture per job
+  std::string report_html; // a contact sheet of the jobs (thumbnails, counts, timings)
   bool load_only = false;           // benchmark aid: load every input, voxelize and write nothing
   int verbosity = 1;
 };

@@ -33,6 +33,7 @@ void setup_csg(CLI::App& app, CsgCmdOptions& o) {
       ->capture_default_str();
   app.add_flag("--stats", o.stats, "Print a JSON summary to stdout (counts, timings, checksum)");
   add_grid_output_options(app, o.writing);
+  add_preview_options(app, o.preview, false);
   add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
 }
 
@@ -47,7 +48,11 @@ int run_csg(const CsgCmdOptions& o) {
   const CsgScript script = load_csg(o.input);
   const Bounds bounds = script.bounds();
   if (bounds.empty()) fail(ErrorKind::kInput, o.input + ": no additive primitive, the solid is empty");
-  std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, scan, log);
+  const RenderOptions picture = o.preview.path.empty() ? RenderOptions{} : o.preview.picture.options();
+  if (!o.preview.path.empty() && lower_extension(o.preview.path) != "png")
+    fail(ErrorKind::kUsage, o.preview.path + ": --preview writes a .png");
+  int gpu_index = -1;
+  std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, scan, log, &gpu_index);
   const Metadata meta = {{"source", o.input}, {"version", VOXTILE_VERSION}};
   CsgStats st;
   std::ostringstream line;
@@ -67,6 +72,7 @@ int run_csg(const CsgCmdOptions& o) {
     }
     if (!gpu) st.device = "cpu";
     write_grid(grid, o.output, format, o.writing.write_options(meta));
+    if (!o.preview.path.empty()) write_picture({&grid}, picture, o.preview.path, gpu_index, &st.stage_ms);
     line << o.input << ": " << script.prims.size() << " primitives -> solid " << spec.describe() << ", "
          << grid.active_voxels() << " voxels (" << st.device << ") -> " << o.output;
     json["device"] = st.device;
@@ -90,6 +96,7 @@ int run_csg(const CsgCmdOptions& o) {
     }
     const PointCloud pc = csg_point_cloud(script, kept);
     write_point_cloud(pc, o.output, format_name(format), meta);
+    if (!o.preview.path.empty()) write_cloud_picture(pc, picture, o.preview.path, gpu_index, &st.stage_ms);
     line << o.input << ": " << script.prims.size() << " primitives, " << samples.positions.size() << " samples -> "
          << pc.size() << " points (" << st.device << ", " << st.steps << " steps) -> " << o.output;
     json["device"] = st.device;

@@ -19,6 +19,7 @@ struct CsgCmdOptions {
   uint64_t max_samples = 1000000000;
   bool stats = false;
   GridOutputArgs writing;  // how grids are written
+  PreviewArgs preview;     // --preview PNG
   int verbosity = 1;
 };
 

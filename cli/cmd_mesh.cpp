@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/job.h"
+#include "cli/preview.h"
 #include "core/error.h"
 #include "core/isosurface.h"
 #include "core/progress.h"
@@ -17,16 +18,6 @@
 #include "kernels/api.h"
 
 namespace voxtile {
-namespace {
-
-bool is_grid_file(const std::string& path) {
-  const std::string ext = lower_extension(path);
-  if (ext == "vdb" || ext == "npy" || ext == "raw" || ext == "npz" || ext == "binvox" || ext == "vox") return true;
-  return ext == "ply" && is_point_cloud_file(path);  // voxel centres (a .ply without faces)
-}
-
-}  // namespace
-
 void setup_mesh(CLI::App& app, MeshCmdOptions& o) {
   app.add_option("input", o.input,
                  "A grid (.vdb level set, field or occupancy; .npy .raw .binvox .vox; voxel-centre .ply) or a mesh, "
@@ -63,7 +54,7 @@ int run_mesh(const MeshCmdOptions& o) {
   SparseGrid grid, solid;
   std::string source;
   int gpu_choice = -2;  // not chosen yet
-  if (is_grid_file(o.input)) {
+  if (is_grid_input(o.input)) {
     const auto tl = Clock::now();
     GridFile f;
     {

@@ -43,8 +43,9 @@ uint64_t cloud_checksum(const PointCloud& pc) {
   return h.digest();
 }
 
-std::unique_ptr<GpuPoints> open_gpu_points(const DeviceArgs& device, ScanMethod scan, const Log& log) {
+std::unique_ptr<GpuPoints> open_gpu_points(const DeviceArgs& device, ScanMethod scan, const Log& log, int* index) {
   const int gpu = pick_gpu(device.device, log);
+  if (index) *index = gpu;
   if (gpu < 0) return nullptr;
   return std::make_unique<GpuPoints>(gpu, scan, device.gpu_memory);
 }
@@ -81,6 +82,7 @@ void setup_points(CLI::App& app, PointsCmdOptions& o) {
   add_device_options(app, o.device, "GPU memory budget in bytes (default 80% of free)");
   app.add_flag("--stats", o.stats, "Print a JSON summary to stdout (counts, timings, checksum)");
   add_grid_output_options(app, o.writing);
+  add_preview_options(app, o.preview, false);
   add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
 }
 
@@ -94,6 +96,11 @@ int run_points(const PointsCmdOptions& o) {
   std::ostringstream line;
   nlohmann::ordered_json json = {{"input", o.input}, {"output", o.output}};
   std::vector<std::pair<std::string, double>> stages;
+  const RenderOptions picture = o.preview.path.empty() ? RenderOptions{} : o.preview.picture.options();
+  if (!o.preview.path.empty() && lower_extension(o.preview.path) != "png")
+    fail(ErrorKind::kUsage, o.preview.path + ": --preview writes a .png");
+  int gpu_index = -2;  // not chosen yet
+  auto preview_gpu = [&] { return gpu_index >= -1 ? gpu_index : (gpu_index = pick_gpu(o.device.device, log)); };
 
   if (in_ext == "vdb") {  // voxels -> points
     if (format != OutputFormat::kPly && format != OutputFormat::kLas)
@@ -111,6 +118,7 @@ int run_points(const PointsCmdOptions& o) {
       if (!same_active_voxels(g, grids[0]))
         fail(ErrorKind::kUsage, o.input + ": its grids have different active voxels; choose one with --grid");
     write_grids(grids, o.output, format, o.writing.write_options(meta));
+    if (!o.preview.path.empty()) write_picture(grid_pointers(grids), picture, o.preview.path, preview_gpu(), &stages);
     line << o.input << ": " << grids.size() << " grid(s), " << grids[0].active_voxels() << " voxels -> " << o.output;
     json["mode"] = "voxels-to-points";
     json["points"] = grids[0].active_voxels();
@@ -136,7 +144,7 @@ int run_points(const PointsCmdOptions& o) {
     if (values == "auto" && (format == OutputFormat::kRaw || format == OutputFormat::kNpy)) values = "count";
     const std::vector<std::string> which = parse_point_values(values, !pc.colors.empty(), !pc.normals.empty(),
                                                               !pc.intensity.empty(), !pc.classes.empty());
-    std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, ScanMethod::kTilesCub, log);
+    std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, ScanMethod::kTilesCub, log, &gpu_index);
     const auto tb = Clock::now();
     std::vector<std::pair<std::string, double>> gpu_stages;
     VoxelBins bins;
@@ -152,6 +160,7 @@ int run_points(const PointsCmdOptions& o) {
     const auto tw = Clock::now();
     write_grids(grids, o.output, format, o.writing.write_options(meta));
     stages.emplace_back("write", ms_since(tw));
+    if (!o.preview.path.empty()) write_picture(grid_pointers(grids), picture, o.preview.path, preview_gpu(), &stages);
     const std::string device = gpu ? gpu->device_name() : "cpu";
     line << o.input << ": " << pc.size() << " points -> " << spec.describe() << ", " << bins.keys.size()
          << " voxels (" << device << ") -> " << o.output;
@@ -192,6 +201,7 @@ int run_points(const PointsCmdOptions& o) {
     const auto tw = Clock::now();
     write_point_cloud(pc, o.output, format_name(format), meta);
     stages.emplace_back("write", ms_since(tw));
+    if (!o.preview.path.empty()) write_cloud_picture(pc, picture, o.preview.path, preview_gpu(), &stages);
     line << o.input << ": " << loaded.mesh.num_triangles() << " triangles, area " << area << " -> " << pc.size()
          << " points -> " << o.output;
     json["mode"] = "mesh-to-points";

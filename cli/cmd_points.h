@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/common.h"
+#include "cli/preview.h"
 #include "core/points.h"
 #include "io/writers.h"
 #include "kernels/api.h"
@@ -29,13 +30,16 @@ struct PointsCmdOptions {
   DeviceArgs device;
   bool stats = false;
   GridOutputArgs writing;  // how grids are written
+  PreviewArgs preview;     // --preview PNG
   int verbosity = 1;
 };
 
 // --spacing, --density (and --count for meshes).
 void add_sampling_options(CLI::App& app, SamplingArgs& s, bool with_count);
 // The GPU that --device picks (pick_gpu), or null for the CPU.
-std::unique_ptr<GpuPoints> open_gpu_points(const DeviceArgs& device, ScanMethod scan, const Log& log);
+// `index` (when given) is set to the GPU's index, or -1.
+std::unique_ptr<GpuPoints> open_gpu_points(const DeviceArgs& device, ScanMethod scan, const Log& log,
+                                           int* index = nullptr);
 uint64_t cloud_checksum(const PointCloud& pc);
 
 void setup_points(CLI::App& app, PointsCmdOptions& options);

@@ -9,6 +9,7 @@
 #include <future>
 #include <memory>
 
+#include "cli/batch/plan.h"
 #include "cli/job.h"
 #include "core/error.h"
 #include "core/timer.h"
@@ -37,6 +38,7 @@ std::vector<Job> plan_jobs(const VoxelizeCmdOptions& o) {
     fail(ErrorKind::kUsage, "several inputs need -o to name an existing directory (got " + o.output + ")");
   if (dir_out && !is_dir(o.output)) fail(ErrorKind::kOutput, o.output + ": directory does not exist");
   std::map<std::string, std::string> seen;
+  const RenderOptions picture = o.preview.path.empty() ? RenderOptions{} : o.preview.picture.options();
   for (const std::string& in : o.inputs) {
     Job j;
     j.index = jobs.size();
@@ -56,9 +58,16 @@ std::vector<Job> plan_jobs(const VoxelizeCmdOptions& o) {
       j.output = o.output;
       j.format = o.format.empty() ? format_from_path(o.output) : parse_format(o.format);
     }
+    if (!o.preview.path.empty()) {
+      j.preview = expand_template(o.preview.path, j, "--preview");
+      j.picture = picture;
+    }
     check_job(j);
-    auto [it, fresh] = seen.emplace(j.output, in);
-    if (!fresh) fail(ErrorKind::kUsage, in + " and " + it->second + " would both write " + j.output);
+    for (const std::string* path : {&j.output, &j.preview}) {
+      if (path->empty()) continue;
+      auto [it, fresh] = seen.emplace(*path, in);
+      if (!fresh) fail(ErrorKind::kUsage, in + " and " + it->second + " would both write " + *path);
+    }
     jobs.push_back(j);
   }
   return jobs;
@@ -88,6 +97,7 @@ void setup_voxelize(CLI::App& app, VoxelizeCmdOptions& o) {
                      "GPU memory budget in bytes (default 80% of free); larger jobs are split into batches");
   app.add_flag("--stats", o.stats, "Print a JSON summary per input to stdout (counts, timings, checksum)");
   add_grid_output_options(app, o.writing);
+  add_preview_options(app, o.preview, true);
   add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
 }
 

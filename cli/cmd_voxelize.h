@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/common.h"
+#include "cli/preview.h"
 
 namespace voxtile {
 
@@ -21,6 +22,7 @@ struct VoxelizeCmdOptions {
   DeviceArgs device;
   bool stats = false;
   GridOutputArgs writing;  // how grids are written
+  PreviewArgs preview;     // --preview PNG (a name template with several inputs)
   int verbosity = 1;
 };
 

@@ -4,6 +4,7 @@
 #include <future>
 #include <sstream>
 
+#include "cli/preview.h"
 #include "core/error.h"
 #include "core/progress.h"
 #include "core/timer.h"
@@ -22,6 +23,10 @@ void check_job(const Job& job) {
   if (targets.size() > 1 && holds_one_grid(job.format))
     fail(ErrorKind::kUsage, job.output + ": a ." + format_name(job.format) +
                                 " file holds one target; write several targets to .vdb or .ply");
+  if (!job.preview.empty()) {
+    if (lower_extension(job.preview) != "png") fail(ErrorKind::kUsage, job.preview + ": --preview writes a .png");
+    if (job.preview == job.output) fail(ErrorKind::kUsage, job.preview + ": the picture would replace the grid output");
+  }
 }
 
 std::string job_options(const Job& job) {
@@ -65,6 +70,7 @@ std::vector<SparseGrid> voxelize_job(Voxelizer& voxelizer, const Job& job, const
     throw Error(e.kind(), job.input + ": " + e.what());
   }
   report.device = st.device;
+  report.gpu = voxelizer.gpu_index();
   report.active_voxels = st.active_voxels;
   report.bricks = st.bricks;
   report.tile_pairs = st.tile_pairs;
@@ -96,6 +102,16 @@ void write_job(const Job& job, const std::vector<SparseGrid>& grids, const Write
   report.grids = sums.get();
   report.checksum = report.grids[0]["checksum"].get<std::string>();
   report.ms_write = ms_since(t0);
+  if (!job.preview.empty()) {
+    const auto tp = Clock::now();
+    if (job.make_dirs) make_parent_dirs(job.preview);
+    try {
+      write_picture(grid_pointers(grids), job.picture, job.preview, report.gpu);
+    } catch (const Error& e) {
+      throw Error(e.kind(), job.input + ": " + e.what());
+    }
+    report.ms_preview = ms_since(tp);
+  }
 }
 
 JobReport run_job(const std::function<Voxelizer&()>& voxelizer, const Job& job, const WriteOptions& base,
@@ -127,6 +143,7 @@ nlohmann::ordered_json stats_json(const Job& job, const JobReport& r) {
   nlohmann::ordered_json j;
   j["input"] = job.input;
   j["output"] = job.output;
+  if (!job.preview.empty()) j["preview"] = job.preview;
   j["format"] = format_name(job.format);
   j["reader"] = r.reader;
   j["triangles"] = r.triangles;
@@ -151,6 +168,7 @@ nlohmann::ordered_json stats_json(const Job& job, const JobReport& r) {
   if (r.ms_gpu_wait >= 0) t["voxelizer_wait"] = r.ms_gpu_wait;
   for (const auto& [name, ms] : r.voxelize_stages) t[name] = ms;
   t["write"] = r.ms_write;
+  if (r.ms_preview >= 0) t["preview"] = r.ms_preview;
   t["total"] = r.ms_total;
   j["timings_ms"] = t;
   return j;

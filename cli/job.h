@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/common.h"
+#include "core/render.h"
 #include "core/voxelizer.h"
 #include "io/writers.h"
 
@@ -25,12 +26,15 @@ struct Job {
   std::string inside = "winding";  // solid and sdf targets: parity, winding, vote
   int band = 3;                    // sdf target: narrow-band half-width in voxels
   bool make_dirs = false;          // create the output's missing directories (batch)
+  std::string preview;             // a PNG picture of the grids, written after them ("" = none)
+  RenderOptions picture;           // how the picture looks
 };
 
 struct JobReport {
   std::string status = "pending";  // ok, failed, skipped, not run
   std::string error;
   std::string device;
+  int gpu = -1;                    // the CUDA device that voxelized, or -1
   uint64_t triangles = 0, active_voxels = 0, bricks = 0, tile_pairs = 0, tiles = 0;
   uint64_t dropped_degenerate = 0, dropped_nonfinite = 0, dropped_bad_index = 0;
   std::string reader;                                     // the reader that loaded the mesh
@@ -38,6 +42,7 @@ struct JobReport {
   std::string checksum;                                   // of the first grid, hex
   nlohmann::ordered_json grids = nlohmann::json::array(); // name, type, active voxels, checksum per grid
   double ms_load = 0, ms_voxelize = 0, ms_write = 0, ms_total = 0;
+  double ms_preview = -1;           // the picture (write_job), when one was asked for
   double ms_gpu_wait = -1;          // run_job: time spent waiting for the voxelizer after loading
   double ms_voxelizer_start = -1;   // the first job: how long the voxelizer took to start (GPU context)
   std::vector<std::pair<std::string, double>> voxelize_stages;  // the voxelizer's own stage times
@@ -50,7 +55,8 @@ void check_job(const Job& job);
 
 // The steps. load_job fills the report's load time and mesh counters; voxelize_job its voxelizer
 // counters, stage times and device; write_job writes atomically (metadata: source, options,
-// version, mode, target, and `fingerprint` as "job" when not empty) and fills checksums and times.
+// version, mode, target, and `fingerprint` as "job" when not empty) and fills checksums and times;
+// then the job's picture (cli/preview.h), on the GPU that voxelized when there was one.
 LoadedInput load_job(const Job& job, const Log& log, JobReport& report, MeshLoaderPool* loaders = nullptr,
                      const LoaderLimits& limits = {});
 std::vector<SparseGrid> voxelize_job(Voxelizer& voxelizer, const Job& job, const LoadedInput& input, JobReport& report);

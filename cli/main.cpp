@@ -13,6 +13,7 @@
 #include "cli/cmd_mesh.h"
 #include "cli/cmd_csg.h"
 #include "cli/cmd_points.h"
+#include "cli/cmd_preview.h"
 #include "cli/cmd_voxelize.h"
 #include "cli/progress_bar.h"
 #include "core/error.h"
@@ -52,6 +53,10 @@ int main(int argc, char** argv) {
   CLI::App* mesh_cmd = app.add_subcommand(
       "mesh", "Grids back to meshes: marching cubes of a level set, field or occupancy, or voxel cubes (.ply .obj .stl .glb)");
   setup_mesh(*mesh_cmd, mesh);
+  PreviewCmdOptions preview;
+  CLI::App* preview_cmd = app.add_subcommand(
+      "preview", "A PNG picture of a grid (or of a mesh, voxelized first): ray-marched voxels, coloured by values");
+  setup_preview(*preview_cmd, preview);
   InfoCmdOptions info;
   CLI::App* info_cmd = app.add_subcommand("info", "Describe a mesh, point cloud or .vdb file");
   setup_info(*info_cmd, info);
@@ -86,6 +91,7 @@ int main(int argc, char** argv) {
                           : points_cmd->parsed() ? points.verbosity
                           : gen_cmd->parsed()    ? gen.verbosity
                           : mesh_cmd->parsed()   ? mesh.verbosity
+                          : preview_cmd->parsed() ? preview.verbosity
                                                  : 1;
     TerminalProgress progress(verbosity);
     if (vox_cmd->parsed()) code = run_voxelize(vox);
@@ -96,6 +102,7 @@ int main(int argc, char** argv) {
     else if (points_cmd->parsed()) code = run_points(points);
     else if (info_cmd->parsed()) code = run_info(info);
     else if (mesh_cmd->parsed()) code = run_mesh(mesh);
+    else if (preview_cmd->parsed()) code = run_preview(preview);
     else if (gen_cmd->parsed()) code = run_generate(gen);
   } catch (const Error& e) {
     std::cerr << "voxtile: error: " << e.what() << "\n";

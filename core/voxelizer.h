@@ -52,6 +52,7 @@ class Voxelizer {
 
   virtual const std::string& device_name() const = 0;  // "cpu" or the GPU's name
   virtual bool on_gpu() const = 0;
+  virtual int gpu_index() const { return -1; }  // the CUDA device it runs on, or -1
 
  protected:
   Voxelizer() = default;

@@ -9,6 +9,7 @@
 
 #include "core/isosurface.h"
 #include "core/points.h"
+#include "core/render.h"
 #include "core/voxelizer.h"
 
 namespace voxtile {
@@ -82,6 +83,10 @@ class GpuPoints {
 // (core/isosurface.h), bit for bit; voxel cubes and refused grids go to grid_to_mesh itself.
 Mesh gpu_grid_to_mesh(const SparseGrid& grid, const IsoOptions& options, const SparseGrid* inside, int device,
                       std::vector<std::pair<std::string, double>>* stage_ms = nullptr);
+
+// The picture of `scene` on GPU `device` (kernels/render/): the same image as render_cpu, bit for bit.
+Image gpu_render(const RenderScene& scene, const RenderOptions& options, int device,
+                 std::vector<std::pair<std::string, double>>* stage_ms = nullptr);
 
 // Whether this build has CUDA kernels at all.
 bool gpu_compiled();

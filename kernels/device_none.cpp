@@ -27,6 +27,10 @@ Mesh gpu_grid_to_mesh(const SparseGrid&, const IsoOptions&, const SparseGrid*, i
   no_cuda();
 }
 
+Image gpu_render(const RenderScene&, const RenderOptions&, int, std::vector<std::pair<std::string, double>>*) {
+  no_cuda();
+}
+
 struct GpuPoints::Impl {};
 GpuPoints::GpuPoints(int, ScanMethod, uint64_t) : m(nullptr) { no_cuda(); }
 GpuPoints::~GpuPoints() = default;

@@ -50,6 +50,7 @@ class GpuVoxelizer final : public Voxelizer {
   ~GpuVoxelizer() override;
   const std::string& device_name() const override { return m_ctx.name; }
   bool on_gpu() const override { return true; }
+  int gpu_index() const override { return m_ctx.opt.device; }
   // Tests: when set, the voxelization records its intermediate results here.
   GpuStageProbe* probe = nullptr;
 

@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "core/voxelize.h"
 #include "io/mesh_reader.h"
+#include "io/png.h"
 #include "kernels/api.h"
 #include "core/inside_grid.h"
 #include "core/timer.h"
@@ -236,6 +237,74 @@ static int run_solid_bench(const std::vector<std::string>& jobs, int runs, int w
 
 // Marching cubes of the sdf (signed off its band by the solid) on the GPU, the CPU reference, and
 // OpenVDB's volumeToMesh (CPU, TBB) of the same level set in the same run.
+// Pictures: per mesh and grid, the scene building (host), the GPU render's stages (upload, render,
+// download) at 1024x1024 and 256x256, the CPU render, the PNG encoding, and whether GPU = CPU.
+static int run_render_bench(const std::vector<std::string>& jobs, int runs, int warmup, const std::string& target_list,
+                            bool check) {
+  const std::unique_ptr<Voxelizer> gpu_owner = make_gpu_voxelizer();
+  Voxelizer& gpu = *gpu_owner;
+  std::cout << "GPU: " << gpu.device_name() << "; median of " << runs << " runs after " << warmup
+            << " warm-up runs; ms (GPU stages by CUDA events, totals by the clock)\n\n";
+  std::cout << "| mesh | grid | target | drawn voxels | picture | scene (host) | GPU stages | GPU total | "
+               "Mpixel/s (render) | PNG encode |" << (check ? " = CPU | CPU ms |" : "") << "\n|---|---|---|---|---|---|---|---|---|---|"
+            << (check ? "---|---|" : "") << "\n";
+  for_each_grid(jobs, gpu, 0, [&](const Mesh&, const std::string& name, const GridSpec& spec) {
+    VoxelizeOptions vo;
+    const std::vector<SparseGrid> grids = gpu.voxelize(spec, vo, parse_target_list(target_list));
+    std::vector<const SparseGrid*> ptrs;
+    for (const SparseGrid& g : grids) ptrs.push_back(&g);
+    for (int size : {1024, 256}) {
+      RenderOptions o;
+      o.width = o.height = size;
+      std::map<std::string, std::vector<double>> ms;
+      std::vector<std::string> order;
+      std::vector<double> totals, scene_ms, png_ms;
+      Image img;
+      RenderScene scene;
+      for (int r = 0; r < warmup + runs; ++r) {
+        const auto ts = std::chrono::steady_clock::now();
+        scene = make_scene(ptrs, o);
+        const double sms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - ts).count();
+        std::vector<std::pair<std::string, double>> st;
+        const auto t0 = std::chrono::steady_clock::now();
+        img = gpu_render(scene, o, 0, &st);
+        const double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        const auto tp = std::chrono::steady_clock::now();
+        write_png(img, "/tmp/voxtile_bench_render.png");
+        const double pms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tp).count();
+        if (r < warmup) continue;
+        totals.push_back(total);
+        scene_ms.push_back(sms);
+        png_ms.push_back(pms);
+        for (const auto& [stage, t] : st) {
+          if (!ms.count(stage)) order.push_back(stage);
+          ms[stage].push_back(t);
+        }
+      }
+      std::string stages;
+      char cell[128];
+      for (const std::string& st : order) {
+        std::snprintf(cell, sizeof(cell), "%s%s %.3f", stages.empty() ? "" : ", ", st.c_str(), median(ms[st]));
+        stages += cell;
+      }
+      std::string extra;
+      if (check) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const Image cpu = render_cpu(scene, o);
+        const double cpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        std::snprintf(cell, sizeof(cell), " %s | %.1f |", cpu.pixels == img.pixels ? "yes" : "NO", cpu_ms);
+        extra = cell;
+      }
+      std::printf("| %s | %dx%dx%d | %s | %llu | %dx%d | %.2f | %s | %.2f | %.0f | %.1f |%s\n", name.c_str(), spec.dims.x,
+                  spec.dims.y, spec.dims.z, target_list.c_str(), (unsigned long long)scene.voxels, size, size,
+                  median(scene_ms), stages.c_str(), median(totals), double(size) * size / (median(ms["render"]) * 1e3),
+                  median(png_ms), extra.c_str());
+      std::fflush(stdout);
+    }
+  });
+  return 0;
+}
+
 static int run_mesh_bench(const std::vector<std::string>& jobs, int runs, int warmup, bool check) {
   const std::unique_ptr<Voxelizer> gpu_owner = make_gpu_voxelizer();
   Voxelizer& gpu = *gpu_owner;
@@ -320,7 +389,7 @@ int main(int argc, char** argv) {
   std::string target_list = "binary,count,distance";
   bool bucket = false;
   std::string attrs = "bary";
-  bool solid = false, vdb = false, mesh_bench = false;
+  bool solid = false, vdb = false, mesh_bench = false, render_bench = false;
   InsideMethod inside = InsideMethod::kWinding;
   int band = 3;
   for (int i = 1; i < argc; ++i) {
@@ -333,6 +402,7 @@ int main(int argc, char** argv) {
     else if (a == "--solid") solid = true;
     else if (a == "--vdb") vdb = true;
     else if (a == "--mesh") mesh_bench = true;
+    else if (a == "--render") render_bench = true;
     else if (a == "--inside" && i + 1 < argc) inside = parse_inside(argv[++i]);
     else if (a == "--band" && i + 1 < argc) band = std::atoi(argv[++i]);
     else if (a == "--attrs" && i + 1 < argc) attrs = argv[++i];
@@ -342,6 +412,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (mesh_bench) return run_mesh_bench(jobs, runs, warmup, check);
+    if (render_bench) return run_render_bench(jobs, runs, warmup, target_list, check);
     if (solid) return run_solid_bench(jobs, runs, warmup, target_list, inside, band, vdb, check);
     if (bucket) return run_bucket_bench(jobs, runs, warmup, check, mode, parse_bucket_attrs(attrs), attrs);
     const std::unique_ptr<Voxelizer> gpu_owner = make_gpu_voxelizer(gopt);

@@ -73,7 +73,7 @@ std::string res_tag(const GridArgs& g) {
 
 }  // namespace
 
-std::string expand_template(const std::string& t, const Job& j) {
+std::string expand_template(const std::string& t, const Job& j, const std::string& option) {
   const size_t slash = j.input.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : j.input.substr(0, slash);
   const std::string name = slash == std::string::npos ? j.input : j.input.substr(slash + 1);
@@ -93,10 +93,10 @@ std::string expand_template(const std::string& t, const Job& j) {
       continue;
     }
     const size_t close = t.find('}', i);
-    if (close == std::string::npos) fail(ErrorKind::kUsage, "--out: unclosed '{' in " + t);
+    if (close == std::string::npos) fail(ErrorKind::kUsage, option + ": unclosed '{' in " + t);
     const auto it = vars.find(t.substr(i + 1, close - i - 1));
     if (it == vars.end())
-      fail(ErrorKind::kUsage, "--out: unknown field {" + t.substr(i + 1, close - i - 1) +
+      fail(ErrorKind::kUsage, option + ": unknown field {" + t.substr(i + 1, close - i - 1) +
                                   "} (known: dir, stem, name, ext, res, target, mode, index)");
     out += it->second;
     i = close;
@@ -199,6 +199,7 @@ std::vector<Job> plan_batch(const BatchCmdOptions& o) {
   if (jobs.empty()) fail(ErrorKind::kUsage, "no input: give files, directories, patterns or --manifest");
   std::vector<Job> out;
   std::map<std::string, std::string> seen;
+  const RenderOptions picture = o.preview.path.empty() ? RenderOptions{} : o.preview.picture.options();
   for (size_t i = 0; i < jobs.size(); ++i) {
     Job j = jobs[i].first;
     j.index = i;
@@ -207,9 +208,16 @@ std::vector<Job> plan_batch(const BatchCmdOptions& o) {
     else fail(ErrorKind::kUsage, j.input + ": no output: give --out TEMPLATE or \"output\" in the manifest");
     j.format = o.format.empty() ? format_from_path(j.output) : parse_format(o.format);
     j.make_dirs = true;  // like mkdir -p: the directories the template or manifest names
+    if (!o.preview.path.empty()) {
+      j.preview = expand_template(o.preview.path, j, "--preview");
+      j.picture = picture;
+    }
     check_job(j);
-    auto [it, fresh] = seen.emplace(j.output, j.input);
-    if (!fresh) fail(ErrorKind::kUsage, j.input + " and " + it->second + " would both write " + j.output);
+    for (const std::string* path : {&j.output, &j.preview}) {
+      if (path->empty()) continue;
+      auto [it, fresh] = seen.emplace(*path, j.input);
+      if (!fresh) fail(ErrorKind::kUsage, j.input + " and " + it->second + " would both write " + *path);
+    }
     out.push_back(j);
   }
   return out;

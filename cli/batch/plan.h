@@ -23,6 +23,7 @@ Shard parse_shard(const std::string& text);  // "" = everything; throws Error(kU
 std::vector<Job> shard_jobs(const std::vector<Job>& all, const Shard& shard);
 
 // An output name from a template: {dir} {stem} {name} {ext} {res} {target} {mode} {index}.
-std::string expand_template(const std::string& tmpl, const Job& job);
+// Errors name `option`.
+std::string expand_template(const std::string& tmpl, const Job& job, const std::string& option = "--out");
 
 }  // namespace voxtile

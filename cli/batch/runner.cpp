@@ -11,6 +11,9 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
 #include <atomic>
 #include <condition_variable>
 #include <fstream>
@@ -24,6 +27,7 @@
 #include "core/hash.h"
 #include "core/timer.h"
 #include "io/atomic_file.h"
+#include "io/files.h"
 #include "io/mesh_reader.h"
 #include "io/json_text.h"
 
@@ -138,6 +142,8 @@ void write_report(const std::string& path, const std::vector<Job>& jobs, const s
       j["active_voxels"] = x.active_voxels;
       j["checksum"] = x.checksum;
       j["ms"] = {{"load", x.ms_load}, {"voxelize", x.ms_voxelize}, {"write", x.ms_write}};
+      if (x.ms_preview >= 0) j["ms"]["preview"] = x.ms_preview;
+      if (!jobs[i].preview.empty()) j["preview"] = jobs[i].preview;
       if (!x.voxelize_stages.empty()) j["voxelize_stages_ms"] = stages_json(x.voxelize_stages);
     }
     r["jobs"].push_back(j);
@@ -157,6 +163,96 @@ struct Work {
   std::vector<SparseGrid> grids;
   bool done = false;  // skipped or failed before writing
 };
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// A relative URL from the report's directory to `path`: each byte outside the unreserved set and
+// '/' percent-encoded.
+std::string relative_url(const std::string& path, const std::string& report) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path base = fs::absolute(fs::path(report), ec).parent_path();
+  fs::path rel = fs::absolute(fs::path(path), ec).lexically_normal().lexically_relative(base.lexically_normal());
+  if (rel.empty()) rel = fs::absolute(fs::path(path), ec);
+  std::string out;
+  for (const unsigned char c : rel.generic_string()) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') {
+      out += char(c);
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+// The contact sheet: one card per job with its thumbnail (a relative link, so the report and
+// pictures can be moved together and opened with no server), status, counts and timings. A small
+// script counts the thumbnails that loaded and writes it into #thumbnails (read by the tests).
+void write_html_report(const std::string& path, const std::vector<Job>& jobs, const std::vector<JobReport>& results,
+                       const Progress& progress) {
+  std::ostringstream h;
+  h.precision(4);
+  const auto counts = progress.counts();
+  auto count = [&](const char* k) { return counts.count(k) ? counts.at(k) : size_t(0); };
+  h << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>voxtile batch report</title>\n"
+    << "<style>\nbody{font-family:system-ui,sans-serif;margin:1.5em;background:#fafafa;color:#222}\n"
+    << ".grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:14px}\n"
+    << ".card{background:#fff;border:1px solid #ddd;border-radius:6px;padding:8px;font-size:13px;overflow-wrap:anywhere}\n"
+    << ".card img{width:100%;height:auto;display:block;background:#f2f2f2}\n"
+    << ".failed{border-color:#d33}.failed .status{color:#d33}.status{font-weight:600}\n"
+    << "table{border-collapse:collapse}td{padding:1px 6px 1px 0;vertical-align:top}\n"
+    << "</style>\n</head>\n<body>\n<h1>voxtile batch</h1>\n<p>" << jobs.size() << " jobs: " << count("ok") << " ok, "
+    << count("failed") << " failed, " << count("skipped") << " skipped, in " << progress.seconds()
+    << " s (voxtile " << VOXTILE_VERSION << ").</p>\n<p id=\"thumbnails\">thumbnails: not checked</p>\n<div class=\"grid\">\n";
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const Job& j = jobs[i];
+    const JobReport& x = results[i];
+    h << "<div class=\"card " << html_escape(x.status) << "\">\n";
+    if (!j.preview.empty() && x.status == "ok" && x.ms_preview >= 0)
+      h << "<a href=\"" << relative_url(j.preview, path) << "\"><img class=\"thumb\" src=\""
+        << relative_url(j.preview, path) << "\" alt=\"" << html_escape(j.input) << "\"></a>\n";
+    h << "<table>\n<tr><td>input</td><td>" << html_escape(j.input) << "</td></tr>\n<tr><td>output</td><td>"
+      << html_escape(j.output) << "</td></tr>\n<tr><td>status</td><td class=\"status\">" << html_escape(x.status)
+      << "</td></tr>\n";
+    if (!x.error.empty()) h << "<tr><td>error</td><td>" << html_escape(x.error) << "</td></tr>\n";
+    h << "<tr><td>options</td><td>" << html_escape(job_options(j)) << "</td></tr>\n";
+    if (x.status == "ok") {
+      h << "<tr><td>triangles</td><td>" << x.triangles << "</td></tr>\n<tr><td>voxels</td><td>" << x.active_voxels
+        << "</td></tr>\n<tr><td>grid</td><td>" << x.spec.dims.x << "x" << x.spec.dims.y << "x" << x.spec.dims.z
+        << "</td></tr>\n<tr><td>device</td><td>" << html_escape(x.device) << "</td></tr>\n<tr><td>ms</td><td>load "
+        << x.ms_load << ", voxelize " << x.ms_voxelize << ", write " << x.ms_write;
+      if (x.ms_preview >= 0) h << ", picture " << x.ms_preview;
+      h << "</td></tr>\n<tr><td>checksum</td><td>" << x.checksum << "</td></tr>\n";
+    }
+    h << "</table>\n</div>\n";
+  }
+  h << "</div>\n<script>\n(function(){var imgs=document.querySelectorAll('img.thumb'),left=imgs.length,ok=0;\n"
+    << "function done(){document.getElementById('thumbnails').textContent='thumbnails: '+ok+' of '+imgs.length+' loaded';}\n"
+    << "if(!left){done();return;}\n"
+    << "imgs.forEach(function(im){function fin(){if(im.complete&&im.naturalWidth>0)ok++;if(--left===0)done();}\n"
+    << "if(im.complete)fin();else{im.addEventListener('load',fin);im.addEventListener('error',fin);}});})();\n"
+    << "</script>\n</body>\n</html>\n";
+  const std::string text = h.str();
+  make_parent_dirs(path);
+  AtomicFile out(path);
+  out.write(text.data(), text.size());
+  out.commit();
+}
 
 }  // namespace
 
@@ -323,6 +419,7 @@ int run_batch_jobs(const BatchCmdOptions& o, const std::vector<Job>& jobs) {
   for (JobReport& r : results)
     if (r.status == "pending") r.status = "not run";
   if (!o.report.empty()) write_report(o.report, jobs, results, progress, o.shard);
+  if (!o.report_html.empty()) write_html_report(o.report_html, jobs, results, progress);
   const auto counts = progress.counts();
   const size_t failed = counts.count("failed") ? counts.at("failed") : 0;
   const size_t not_run = size_t(std::count_if(results.begin(), results.end(), [](const JobReport& r) { return r.status == "not run"; }));

@@ -1,0 +1,58 @@
+// Pictures of results (core/render.h) for the command line: `voxtile preview` and the --preview
+// option of voxelize, csg, points and batch.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli/common.h"
+#include "core/points.h"
+#include "core/render.h"
+
+namespace voxtile {
+
+// How a picture looks, as given on the command line.
+struct PictureArgs {
+  std::string size = "512";
+  std::string view = "iso";
+  std::string up = "y";
+  std::string color = "auto";
+  std::string background = "#f2f2f2";
+  std::string range;  // "LO,HI"
+  float iso = 0.0f;
+  bool no_edges = false, no_ao = false, no_legend = false;
+  RenderOptions options() const;  // Error(kUsage) for malformed values
+};
+// Every picture option (`voxtile preview`).
+void add_picture_options(CLI::App& app, PictureArgs& args);
+
+// --preview PNG (a name template where `templated`), --preview-size and --preview-view, for
+// commands that write grids.
+struct PreviewArgs {
+  std::string path;
+  PictureArgs picture;
+};
+void add_preview_options(CLI::App& app, PreviewArgs& args, bool templated);
+
+struct PictureInfo {
+  std::string shape, color, color_mode;  // the drawn grid, the colouring grid ("" for one colour) and how
+  uint64_t voxels = 0;                   // voxels drawn
+};
+// Renders `grids` (the first grid's voxels; colours from `options`) on GPU `gpu` (-1: the CPU) and
+// writes the PNG; stage times ("picture" total, GPU stages) are appended to `stages` when given.
+PictureInfo write_picture(const std::vector<const SparseGrid*>& grids, const RenderOptions& options,
+                          const std::string& path, int gpu,
+                          std::vector<std::pair<std::string, double>>* stages = nullptr);
+// The picture of a point cloud: its points binned on a grid of 256 voxels along the longest axis
+// (occupancy, coloured by the points' colours when they have them).
+PictureInfo write_cloud_picture(const PointCloud& cloud, const RenderOptions& options, const std::string& path, int gpu,
+                                std::vector<std::pair<std::string, double>>* stages = nullptr);
+std::vector<const SparseGrid*> grid_pointers(const std::vector<SparseGrid>& grids);
+
+// Whether `path` is read as a grid (.vdb .npy .raw .npz .binvox .vox, voxel-centre .ply) rather
+// than as a mesh.
+bool is_grid_input(const std::string& path);
+
+}  // namespace voxtile
