@@ -2,6 +2,7 @@
 #include "core/render.h"
 
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
 
 #include <algorithm>
 #include <cmath>
@@ -178,6 +179,17 @@ uint32_t parse_background(const std::string& text) {
   return 0xff000000u | rgb8(int(v >> 16 & 255), int(v >> 8 & 255), int(v & 255));
 }
 
+namespace {
+
+// Calls f(offset) for every set bit of a brick mask, in ascending order.
+template <class F>
+void for_each_bit(const uint64_t* w, F&& f) {
+  for (int word = 0; word < 8; ++word)
+    for (uint64_t bits = w[word]; bits; bits &= bits - 1) f(word * 64 + __builtin_ctzll(bits));
+}
+
+}  // namespace
+
 RenderScene make_scene(const std::vector<const SparseGrid*>& grids, const RenderOptions& o) {
   if (grids.empty()) fail(ErrorKind::kUsage, "no grid to picture");
   const SparseGrid& shape = o.shape.empty() ? *grids[0] : *find_grid(grids, o.shape, "--grid");
@@ -187,23 +199,32 @@ RenderScene make_scene(const std::vector<const SparseGrid*>& grids, const Render
   // The drawn voxels: every active one; of a level set, those at or below the iso value.
   const bool level = shape.level_set && shape.value_type == ValueType::kFloat32;
   std::vector<uint32_t> source;  // brick of `shape` behind each scene brick
-  for (size_t b = 0; b < shape.keys.size(); ++b) {
-    BrickMask m = shape.masks[b];
-    if (level) {
-      for (int w = 0; w < 8; ++w) {
-        uint64_t bits = m.w[w], keep = 0;
-        while (bits) {
-          const int bit = __builtin_ctzll(bits);
-          bits &= bits - 1;
-          if (shape.fvalues[b * kBrickVoxels + size_t(w * 64 + bit)] <= o.iso) keep |= uint64_t(1) << bit;
-        }
-        m.w[w] = keep;
+  if (level) {
+    std::vector<BrickMask> kept(shape.keys.size());
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, shape.keys.size(), 256), [&](const tbb::blocked_range<size_t>& r) {
+      for (size_t b = r.begin(); b < r.end(); ++b) {
+        BrickMask m{};
+        const float* v = shape.fvalues.data() + b * kBrickVoxels;
+        for_each_bit(shape.masks[b].w, [&](int off) {
+          if (v[off] <= o.iso) m.set(off);
+        });
+        kept[b] = m;
       }
-      if (!m.any()) continue;
+    });
+    for (size_t b = 0; b < kept.size(); ++b)
+      if (kept[b].any()) source.push_back(uint32_t(b));
+    s.keys.resize(source.size());
+    s.masks.resize(8 * source.size());
+    for (size_t i = 0; i < source.size(); ++i) {
+      s.keys[i] = shape.keys[source[i]];
+      std::memcpy(&s.masks[8 * i], kept[source[i]].w, sizeof(BrickMask));
     }
-    s.keys.push_back(shape.keys[b]);
-    s.masks.insert(s.masks.end(), m.w, m.w + 8);
-    source.push_back(uint32_t(b));
+  } else {
+    s.keys = shape.keys;
+    s.masks.resize(8 * shape.masks.size());
+    if (!shape.masks.empty()) std::memcpy(s.masks.data(), shape.masks.data(), shape.masks.size() * sizeof(BrickMask));
+    source.resize(shape.keys.size());
+    for (size_t b = 0; b < source.size(); ++b) source[b] = uint32_t(b);
   }
   const size_t nb = s.keys.size();
   s.first.resize(nb + 1);
@@ -268,63 +289,79 @@ RenderScene make_scene(const std::vector<const SparseGrid*>& grids, const Render
     fail(ErrorKind::kResource, "colouring " + std::to_string(voxels) +
                                    " voxels by a grid needs more memory than a picture should: use --color none");
   s.color_name = cg->name;
+  enum Mode { kRgb, kNormal, kClasses, kMap } mode;
   if (cg->value_type == ValueType::kVec3f)
-    s.color_mode = starts_with(cg->name, "color") || starts_with(cg->name, "colour") ? "rgb" : "normal";
+    mode = starts_with(cg->name, "color") || starts_with(cg->name, "colour") ? kRgb : kNormal;
   else if (cg->value_type == ValueType::kInt32 && (starts_with(cg->name, "id") || starts_with(cg->name, "class")))
-    s.color_mode = "classes";
+    mode = kClasses;
   else
-    s.color_mode = "map";
-  const bool same = cg == &shape;
-  auto brick_in_cg = [&](size_t b) -> int64_t {
-    if (same) return int64_t(source[b]);
-    const auto it = std::lower_bound(cg->keys.begin(), cg->keys.end(), s.keys[b]);
-    return it != cg->keys.end() && *it == s.keys[b] ? int64_t(it - cg->keys.begin()) : -1;
+    mode = kMap;
+  s.color_mode = mode == kRgb ? "rgb" : mode == kNormal ? "normal" : mode == kClasses ? "classes" : "map";
+  const bool ints = cg->value_type == ValueType::kInt32;
+  auto scalar = [&](size_t b, int off) {
+    return ints ? double(cg->ivalues[b * kBrickVoxels + size_t(off)])
+                : double(cg->fvalues[b * kBrickVoxels + size_t(off)]);
   };
-  if (s.color_mode == "map") {
+  if (mode == kMap) {
     if (o.has_range) {
       s.lo_value = o.range_lo;
       s.hi_value = o.range_hi;
     } else {
-      double mn = INFINITY, mx = -INFINITY;
-      for (size_t b = 0; b < cg->keys.size(); ++b)
-        for (int off = 0; off < kBrickVoxels; ++off)
-          if (cg->masks[b].test(off)) {
-            const double x = cg->value(b, off);
-            if (std::isfinite(x)) {
-              mn = std::min(mn, x);
-              mx = std::max(mx, x);
-            }
-          }
-      s.lo_value = std::isfinite(mn) ? mn : 0;
-      s.hi_value = std::isfinite(mx) ? mx : 1;
+      using MinMax = std::pair<double, double>;
+      const MinMax mm = tbb::parallel_reduce(
+          tbb::blocked_range<size_t>(0, cg->keys.size(), 256), MinMax{INFINITY, -INFINITY},
+          [&](const tbb::blocked_range<size_t>& r, MinMax m) {
+            for (size_t b = r.begin(); b < r.end(); ++b)
+              for_each_bit(cg->masks[b].w, [&](int off) {
+                const double x = scalar(b, off);
+                if (std::isfinite(x)) {
+                  m.first = std::min(m.first, x);
+                  m.second = std::max(m.second, x);
+                }
+              });
+            return m;
+          },
+          [](MinMax a, MinMax b) {
+            return MinMax{std::min(a.first, b.first), std::max(a.second, b.second)};
+          });
+      s.lo_value = std::isfinite(mm.first) ? mm.first : 0;
+      s.hi_value = std::isfinite(mm.second) ? mm.second : 1;
     }
   }
   s.colors.resize(voxels);
   const double span = s.hi_value - s.lo_value;
+  const bool same = cg == &shape;
   tbb::parallel_for(tbb::blocked_range<size_t>(0, nb, 256), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t b = r.begin(); b < r.end(); ++b) {
-      const int64_t cb = brick_in_cg(b);
+      int64_t cb = int64_t(source[b]);
+      if (!same) {
+        const auto it = std::lower_bound(cg->keys.begin(), cg->keys.end(), s.keys[b]);
+        cb = it != cg->keys.end() && *it == s.keys[b] ? int64_t(it - cg->keys.begin()) : -1;
+      }
       uint32_t at = s.first[b];
-      for (int off = 0; off < kBrickVoxels; ++off) {
-        if (!((s.masks[8 * b + (off >> 6)] >> (off & 63)) & 1u)) continue;
+      for_each_bit(&s.masks[8 * b], [&](int off) {
         uint32_t c = 0x808080;
         if (cb >= 0 && cg->masks[size_t(cb)].test(off)) {
           const size_t i = size_t(cb);
-          if (s.color_mode == "rgb") {
-            c = unit_rgb(cg->value(i, off, 0), cg->value(i, off, 1), cg->value(i, off, 2));
-          } else if (s.color_mode == "normal") {
-            c = unit_rgb(0.5 + 0.5 * cg->value(i, off, 0), 0.5 + 0.5 * cg->value(i, off, 1),
-                         0.5 + 0.5 * cg->value(i, off, 2));
-          } else if (s.color_mode == "classes") {
-            const uint32_t v = uint32_t(cg->ivalues[i * kBrickVoxels + size_t(off)]);
-            c = kCategories[((v * 2654435761u) >> 16) % 12];
-          } else {
-            const double x = cg->value(i, off);
-            c = viridis(span > 0 ? (x - s.lo_value) / span : 0.5);
+          const size_t v = i * kBrickVoxels + size_t(off);
+          switch (mode) {
+            case kRgb:
+              c = unit_rgb(cg->fvalues[3 * v], cg->fvalues[3 * v + 1], cg->fvalues[3 * v + 2]);
+              break;
+            case kNormal:
+              c = unit_rgb(0.5 + 0.5 * cg->fvalues[3 * v], 0.5 + 0.5 * cg->fvalues[3 * v + 1],
+                           0.5 + 0.5 * cg->fvalues[3 * v + 2]);
+              break;
+            case kClasses:
+              c = kCategories[((uint32_t(cg->ivalues[v]) * 2654435761u) >> 16) % 12];
+              break;
+            case kMap:
+              c = viridis(span > 0 ? (scalar(i, off) - s.lo_value) / span : 0.5);
+              break;
           }
         }
         s.colors[at++] = c;
-      }
+      });
     }
   });
   return s;

@@ -1,4 +1,4 @@
-// PNG pictures (through stb_image_write / stb_image, Debian's libstb).
+// PNG pictures: written with Debian's libpng, read with stb_image (libstb).
 #pragma once
 
 #include <string>

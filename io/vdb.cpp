@@ -1025,6 +1025,14 @@ openvdb::GridPtrVecPtr open_grids(const std::string& path) {
 
 template <class GridT, class Store>
 void collect(const GridT& grid, const std::string& path, SparseGrid* out, Store&& store) {
+  // Room for every leaf up front: growing the value arrays by doubling (page faults on each new
+  // block) cost most of the read of a small grid.
+  const size_t leaves = size_t(grid.tree().leafCount());
+  out->keys.reserve(leaves);
+  out->masks.reserve(leaves);
+  const size_t values = leaves * size_t(kBrickVoxels) * size_t(value_channels(out->value_type));
+  if (out->value_type == ValueType::kInt32) out->ivalues.reserve(values);
+  else if (out->value_type != ValueType::kNone) out->fvalues.reserve(values);
   for (auto it = grid.tree().cbeginLeaf(); it; ++it) {
     const openvdb::Coord o = it->origin();
     if (o.x() < 0 || o.y() < 0 || o.z() < 0) fail(ErrorKind::kInput, path + ": active voxels at negative index coordinates");
@@ -1059,6 +1067,10 @@ void sort_bricks(SparseGrid& g) {
   s.name = g.name;
   s.level_set = g.level_set;
   s.background = g.background;
+  s.keys.reserve(perm.size());
+  s.masks.reserve(perm.size());
+  if (g.value_type == ValueType::kInt32) s.ivalues.reserve(g.ivalues.size());
+  else s.fvalues.reserve(g.fvalues.size());
   for (size_t i : perm) {
     s.keys.push_back(g.keys[i]);
     s.masks.push_back(g.masks[i]);

@@ -221,10 +221,13 @@ TEST(Render, ColoursFromValues) {
   // right one yellow-green (viridis 1).
   const uint32_t lefty = img.pixels[150 * 400 + 90], righty = img.pixels[150 * 400 + 250];
   EXPECT_GT(int(righty >> 8 & 255), int(lefty >> 8 & 255));  // green
-  size_t legend = 0;
-  for (int y = 0; y < 300; ++y)
-    for (int x = 345; x < 400; ++x) legend += !is_background(img, size_t(y) * 400 + x, o);
-  EXPECT_GT(legend, 500u);
+  size_t legend = 0, text = 0;                               // the bar (x 332 to 341), the labels right of it
+  for (int y = 0; y < 300; ++y) {
+    for (int x = 332; x < 342; ++x) legend += !is_background(img, size_t(y) * 400 + x, o);
+    for (int x = 345; x < 400; ++x) text += !is_background(img, size_t(y) * 400 + x, o);
+  }
+  EXPECT_GT(legend, 1500u);
+  EXPECT_GT(text, 30u);
   o.legend = false;
   img = render_cpu(scene, o);
   legend = 0;
