@@ -31,5 +31,7 @@ run3() {
 "$vt" voxelize "$dragon" -r 1024 -o "$work/d.vdb" -q
 echo "| voxelize dragon -r 1024 -o d.vdb | $(run3 "$vt" voxelize "$dragon" -r 1024 -o "$work/d.vdb" -q) |"
 echo "| voxelize dragon -r 1024 -o d.vdb --preview d.png (512x512) | $(run3 "$vt" voxelize "$dragon" -r 1024 -o "$work/d.vdb" -q --preview "$work/d.png") |"
-echo "| preview d.vdb -o p.png --size 1024 | $(run3 "$vt" preview "$work/d.vdb" -o "$work/p.png" --size 1024 -q) |"
+echo "| preview d.vdb -o p.png --size 1024 (auto: the CPU for a file) | $(run3 "$vt" preview "$work/d.vdb" -o "$work/p.png" --size 1024 -q) |"
+echo "| preview d.vdb -o p.png --size 1024 -d gpu | $(run3 "$vt" preview "$work/d.vdb" -o "$work/p.png" --size 1024 -q -d gpu) |"
+echo "| preview dragon -r 1024 -o p.png --size 1024 (voxelized first, on the GPU) | $(run3 "$vt" preview "$dragon" -r 1024 -o "$work/p.png" --size 1024 -q) |"
 echo "| preview d.vdb -o p.png --size 1024 -d cpu | $(run3 "$vt" preview "$work/d.vdb" -o "$work/p.png" --size 1024 -q -d cpu) |"
