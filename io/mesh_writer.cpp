@@ -70,13 +70,16 @@ class TextOut {
     const auto r = std::to_chars(b, b + sizeof(b), v);
     m_buf.append(b, r.ptr);
   }
-  void vec(const char* key, const Vec3f& p) {
-    str(key);
+  void triple(const Vec3f& p) {  // "x y z"
     num(p.x);
     str(" ");
     num(p.y);
     str(" ");
     num(p.z);
+  }
+  void vec(const char* key, const Vec3f& p) {
+    str(key);
+    triple(p);
     str("\n");
     if (m_buf.size() > (1 << 20)) flush();
   }
@@ -100,13 +103,25 @@ Vec3f face_normal(const Mesh& m, size_t t) {
   return {float(n[0]), float(n[1]), float(n[2])};
 }
 
+bool has_normals(const Mesh& m) { return !m.normals.empty() && m.normals.size() == m.positions.size(); }
+
 void write_ascii_ply(const Mesh& m, AtomicFile& out) {
-  std::string header = ply_header({"voxtile generated"}, {{"vertex", m.positions.size(), {"float x", "float y", "float z"}},
+  std::vector<std::string> vprops = {"float x", "float y", "float z"};
+  if (has_normals(m)) vprops.insert(vprops.end(), {"float nx", "float ny", "float nz"});
+  std::string header = ply_header({"voxtile generated"}, {{"vertex", m.positions.size(), vprops},
                                                           {"face", m.num_triangles(), {"list uchar int vertex_indices"}}});
   header.replace(header.find("binary_little_endian"), 20, "ascii");
   out.write(header.data(), header.size());
   TextOut t(out);
-  for (const Vec3f& p : m.positions) t.vec("", p);
+  for (size_t v = 0; v < m.positions.size(); ++v) {
+    if (!has_normals(m)) {
+      t.vec("", m.positions[v]);
+      continue;
+    }
+    t.triple(m.positions[v]);
+    t.str(" ");
+    t.vec("", m.normals[v]);
+  }
   for (size_t f = 0; f < m.num_triangles(); ++f) {
     t.str("3");
     for (int k = 0; k < 3; ++k) {
@@ -157,41 +172,56 @@ void write_obj(const Mesh& m, AtomicFile& out) {
   TextOut t(out);
   t.str("# voxtile generated\n");
   for (const Vec3f& p : m.positions) t.vec("v ", p);
+  const bool normals = has_normals(m);
+  if (normals)
+    for (const Vec3f& n : m.normals) t.vec("vn ", n);
   for (size_t f = 0; f < m.num_triangles(); ++f) {
     t.str("f");
     for (int k = 0; k < 3; ++k) {
       t.str(" ");
-      t.num(uint64_t(m.indices[3 * f + size_t(k)]) + 1);
+      const uint64_t i = uint64_t(m.indices[3 * f + size_t(k)]) + 1;
+      t.num(i);
+      if (normals) {  // v//vn: the vertex's own normal
+        t.str("//");
+        t.num(i);
+      }
     }
     t.str("\n");
   }
 }
 
 void write_glb(const Mesh& m, AtomicFile& out) {
-  const uint64_t pos_bytes = m.positions.size() * 12, idx_bytes = m.indices.size() * 4;
-  if (pos_bytes + idx_bytes > 0xF0000000u) fail(ErrorKind::kUsage, "a .glb holds at most 4 GB");
+  const bool normals = has_normals(m);
+  const uint64_t pos_bytes = m.positions.size() * 12, nrm_bytes = normals ? pos_bytes : 0,
+                 idx_bytes = m.indices.size() * 4;
+  if (pos_bytes + nrm_bytes + idx_bytes > 0xF0000000u) fail(ErrorKind::kUsage, "a .glb holds at most 4 GB");
   const Bounds b = m.bounds();
-  nlohmann::json j = {
-      {"asset", {{"version", "2.0"}, {"generator", "voxtile"}}},
-      {"scene", 0},
-      {"scenes", {{{"nodes", {0}}}}},
-      {"nodes", {{{"mesh", 0}}}},
-      {"meshes", {{{"primitives", {{{"attributes", {{"POSITION", 0}}}, {"indices", 1}, {"mode", 4}}}}}}},
-      {"buffers", {{{"byteLength", pos_bytes + idx_bytes}}}},
-      {"bufferViews",
-       {{{"buffer", 0}, {"byteOffset", 0}, {"byteLength", pos_bytes}, {"target", 34962}},
-        {{"buffer", 0}, {"byteOffset", pos_bytes}, {"byteLength", idx_bytes}, {"target", 34963}}}},
-      {"accessors",
-       {{{"bufferView", 0},
-         {"componentType", 5126},
-         {"count", m.positions.size()},
-         {"type", "VEC3"},
-         {"min", {float(b.lo.x), float(b.lo.y), float(b.lo.z)}},
-         {"max", {float(b.hi.x), float(b.hi.y), float(b.hi.z)}}},
-        {{"bufferView", 1}, {"componentType", 5125}, {"count", m.indices.size()}, {"type", "SCALAR"}}}}};
+  nlohmann::json attributes = {{"POSITION", 0}};
+  nlohmann::json views = {{{"buffer", 0}, {"byteOffset", 0}, {"byteLength", pos_bytes}, {"target", 34962}},
+                          {{"buffer", 0}, {"byteOffset", pos_bytes + nrm_bytes}, {"byteLength", idx_bytes}, {"target", 34963}}};
+  nlohmann::json accessors = {{{"bufferView", 0},
+                               {"componentType", 5126},
+                               {"count", m.positions.size()},
+                               {"type", "VEC3"},
+                               {"min", {float(b.lo.x), float(b.lo.y), float(b.lo.z)}},
+                               {"max", {float(b.hi.x), float(b.hi.y), float(b.hi.z)}}},
+                              {{"bufferView", 1}, {"componentType", 5125}, {"count", m.indices.size()}, {"type", "SCALAR"}}};
+  if (normals) {  // the gradient normals: a third view and accessor
+    attributes["NORMAL"] = 2;
+    views.push_back({{"buffer", 0}, {"byteOffset", pos_bytes}, {"byteLength", nrm_bytes}, {"target", 34962}});
+    accessors.push_back({{"bufferView", 2}, {"componentType", 5126}, {"count", m.normals.size()}, {"type", "VEC3"}});
+  }
+  nlohmann::json j = {{"asset", {{"version", "2.0"}, {"generator", "voxtile"}}},
+                      {"scene", 0},
+                      {"scenes", {{{"nodes", {0}}}}},
+                      {"nodes", {{{"mesh", 0}}}},
+                      {"meshes", {{{"primitives", {{{"attributes", attributes}, {"indices", 1}, {"mode", 4}}}}}}},
+                      {"buffers", {{{"byteLength", pos_bytes + nrm_bytes + idx_bytes}}}},
+                      {"bufferViews", views},
+                      {"accessors", accessors}};
   std::string json = json_text(j);
   while (json.size() % 4) json += ' ';
-  const uint32_t json_len = uint32_t(json.size()), bin_len = uint32_t(pos_bytes + idx_bytes);
+  const uint32_t json_len = uint32_t(json.size()), bin_len = uint32_t(pos_bytes + nrm_bytes + idx_bytes);
   const uint32_t total = 12 + 8 + json_len + 8 + bin_len;
   const uint32_t head[3] = {0x46546C67u, 2, total};
   out.write(head, 12);
@@ -201,6 +231,7 @@ void write_glb(const Mesh& m, AtomicFile& out) {
   const uint32_t bc[2] = {bin_len, 0x004E4942u};
   out.write(bc, 8);
   out.write(m.positions.data(), pos_bytes);
+  if (normals) out.write(m.normals.data(), nrm_bytes);
   out.write(m.indices.data(), idx_bytes);
 }
 

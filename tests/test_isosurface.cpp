@@ -17,6 +17,7 @@
 #include "helpers.h"
 #include "io/grid_reader.h"
 #include "io/mesh_reader.h"
+#include "io/mesh_writer.h"
 #include "kernels/api.h"
 
 namespace voxtile {
@@ -164,6 +165,34 @@ TEST(Isosurface, SphereAndTorusLevelSets) {
   expect_closed_manifold(t, "torus");
   EXPECT_EQ(euler(t), 0);
   EXPECT_NEAR(signed_volume(t), 2 * M_PI * M_PI * 9.0 * 3.6 * 3.6, 0.03 * 2 * M_PI * M_PI * 9.0 * 3.6 * 3.6);
+}
+
+TEST(Isosurface, NormalsInEveryFormatThatHoldsThem) {
+  const GridSpec spec = unit_spec(20);
+  const SparseGrid g = level_set(spec, [](double x, double y, double z) {
+    return std::sqrt((x - 10) * (x - 10) + (y - 10.2) * (y - 10.2) + (z - 9.9) * (z - 9.9)) - 6.3;
+  }, 3.0);
+  const Mesh m = grid_to_mesh(g, {0.0f, true});
+  ASSERT_EQ(m.normals.size(), m.positions.size());
+  test::TempDir dir;
+  // Read back (OBJ and PLY natively, GLB by Assimp): every triangle corner has its position and
+  // gradient normal (text is written in shortest round-trip form).
+  for (const char* name : {"a.obj", "a.glb", "a.ply", "b.ply"}) {
+    const std::string path = dir.file(name);
+    write_mesh(m, path, std::string(name) == "b.ply");
+    const Mesh r = load_mesh(path).mesh;
+    ASSERT_EQ(r.num_triangles(), m.num_triangles()) << name;
+    ASSERT_EQ(r.normals.size(), r.positions.size()) << name;
+    for (size_t c = 0; c < m.indices.size(); ++c) {
+      const Vec3f p = m.positions[m.indices[c]], q = r.positions[r.indices[c]];
+      const Vec3f n = m.normals[m.indices[c]], k = r.normals[r.indices[c]];
+      ASSERT_TRUE(p.x == q.x && p.y == q.y && p.z == q.z) << name << " corner " << c;
+      // (the OBJ reader renormalizes its normals, as Assimp does: a unit vector moves by an ulp)
+      ASSERT_NEAR(n.x, k.x, 1e-6) << name << " corner " << c;
+      ASSERT_NEAR(n.y, k.y, 1e-6) << name << " corner " << c;
+      ASSERT_NEAR(n.z, k.z, 1e-6) << name << " corner " << c;
+    }
+  }
 }
 
 TEST(Isosurface, CubesOfABoxAndSmoothOccupancy) {
