@@ -15,6 +15,7 @@
 #include "cli/cmd_points.h"
 #include "cli/cmd_preview.h"
 #include "cli/cmd_voxelize.h"
+#include "cli/detach.h"
 #include "cli/progress_bar.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
@@ -80,6 +81,16 @@ int main(int argc, char** argv) {
     return static_cast<int>(ErrorKind::kUsage);
   }
 
+  // Commands that may use a GPU run in a child process whose GPU teardown the shell does not wait for.
+  const bool may_use_gpu = (vox_cmd->parsed() && vox.device.device != "cpu") ||
+                           (bucket_cmd->parsed() && bucket.device.device != "cpu") ||
+                           (batch_cmd->parsed() && batch.devices != "cpu" && !batch.load_only) ||
+                           (csg_cmd->parsed() && csg.device.device != "cpu") ||
+                           (points_cmd->parsed() && points.device.device != "cpu") ||
+                           (mesh_cmd->parsed() && mesh.device.device != "cpu") ||
+                           (preview_cmd->parsed() && preview.device.device != "cpu");
+  if (may_use_gpu) detach_before_gpu();
+
   int code = 0;
   try {
     // A progress line on a terminal for long stages (batch draws its own).
@@ -116,12 +127,7 @@ int main(int argc, char** argv) {
   }
   // Every output is complete and renamed into place by now. Leave without the exit handlers: the
   // CUDA runtime's teardown of the GPU context and the thread pools' would add tens of milliseconds
-  // to every run. (Sanitizer builds exit normally, so that leak checks still run.)
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-#if !defined(__SANITIZE_ADDRESS__)
-  std::_Exit(code);
-#endif
-  return code;
+  // to every run, and a detached parent (cli/detach.h) leaves before the driver's teardown too.
+  // (Sanitizer builds exit normally, so that leak checks still run.)
+  return finish_process(code);
 }

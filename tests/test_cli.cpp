@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
+#include <thread>
 
 #include "kernels/api.h"
 #include "tests/helpers.h"
@@ -603,6 +605,39 @@ TEST(Cli, AKilledRunLeavesNoPartialOutput) {
                           "ls -a | grep -q tmp- && break; sleep 0.01; done; kill -TERM $pid; wait $pid; test $? -eq 143";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << "voxtile should have been killed by SIGTERM while writing";
   EXPECT_TRUE(dir.list().empty()) << "a killed run left a file behind";
+}
+
+// The detached parent (cli/detach.h) is forced on here (no GPU needed): the same outputs, exit codes
+// and messages; signals reach the child, which leaves no temporary file; pipes end with the work.
+TEST(Cli, DetachedRunsBehaveLikeDirectOnes) {
+  test::TempDir dir;
+  const std::string bunny = test::data_path("meshes/stanford_bunny.ply");
+  test::RunResult r = test::run_voxtile({"voxelize", bunny, "-o", dir.file("a.vdb"), "-r", "24", "--stats"},
+                                        "VOXTILE_DETACH=always ");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"checksum\""), std::string::npos);
+  const test::RunResult direct = test::run_voxtile(
+      {"voxelize", bunny, "-o", dir.file("b.vdb"), "-r", "24", "--stats"}, "VOXTILE_DETACH=never ");
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  EXPECT_EQ(r.out.substr(r.out.find("\"checksum\""), 30), direct.out.substr(direct.out.find("\"checksum\""), 30));
+  r = test::run_voxtile({"voxelize", dir.file("missing.ply"), "-o", dir.file("c.vdb"), "-d", "gpu,0"},
+                        "VOXTILE_DETACH=always ");
+  EXPECT_EQ(r.exit_code, 2);  // a usage error
+  r = test::run_voxtile({"voxelize", dir.file("missing.ply"), "-o", dir.file("c.vdb"), "-q"}, "VOXTILE_DETACH=always ");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  // A long job stopped by `timeout` (SIGTERM to the parent only): forwarded, the child removes its
+  // temporary file and dies of it, the parent reports it as timeout expects (124).
+  const auto t0 = std::chrono::steady_clock::now();
+  r = test::run_voxtile({"voxelize", bunny, "-o", dir.file("d.vdb"), "-r", "1400", "-t", "count,normal,distance"},
+                        "VOXTILE_DETACH=always timeout -s TERM 0.4 ");
+  EXPECT_EQ(r.exit_code, 124) << r.err;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20.0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (const std::string& f : dir.list()) EXPECT_EQ(f.find("d.vdb"), std::string::npos) << f;
+  // ("[v]" keeps pgrep from finding its own shell's command line)
+  EXPECT_NE(std::system(("pgrep -f '[v]oxelize .*" + dir.file("d.vdb") + "' >/dev/null").c_str()), 0)
+      << "the child still runs";
 }
 
 }  // namespace
