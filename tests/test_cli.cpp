@@ -92,7 +92,10 @@ TEST(Cli, ProgressLineForLongStagesInEveryCommand) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find('\r'), std::string::npos) << r.err;
   // Other commands name their stages too.
-  r = run_voxtile({"csg", test::data_path("csg/gear.csg"), "--solid", "-o", dir.file("g.vdb"), "-r", "300", "-d", "cpu"}, always);
+  // (one thread, so that the stage lasts over a 20 ms tick on a 16-core machine too)
+  r = run_voxtile({"csg", test::data_path("csg/gear.csg"), "--solid", "-o", dir.file("g.vdb"), "-r", "500", "-d", "cpu",
+                   "--threads", "1"},
+                  always);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("solid (cpu)"), std::string::npos) << r.err;
   r = run_voxtile({"compare", dir.file("s.vdb"), dir.file("q.vdb")}, always);
