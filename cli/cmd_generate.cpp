@@ -1,4 +1,4 @@
-// `voxtile generate scan|tubes|room -o OUT.ply`.
+// `voxtile generate scan|tubes|room|sphere -o OUT.ply`.
 #include "cli/cmd_generate.h"
 
 #include <algorithm>
@@ -16,9 +16,11 @@
 namespace voxtile {
 
 void setup_generate(CLI::App& app, GenerateCmdOptions& o) {
-  app.add_option("kind", o.kind, "scan (subdivided input mesh), tubes (long thin triangles) or room (huge + tiny)")
+  app.add_option("kind", o.kind,
+                 "scan (subdivided input mesh), tubes (long thin triangles), room (huge + tiny) or sphere (a closed UV "
+                 "sphere of radius 1: --rings rings, 2 x rings segments)")
       ->required()
-      ->check(CLI::IsMember({"scan", "tubes", "room"}));
+      ->check(CLI::IsMember({"scan", "tubes", "room", "sphere"}));
   app.add_option("-o,--output", o.output, "Output mesh: .ply, .stl, .obj or .glb")->required();
   app.add_flag("--ascii", o.ascii, "ASCII .ply or .stl instead of binary");
   app.add_flag("--shuffle", o.shuffle, "Shuffle the order of the triangles (with --seed), as some exporters list them");
@@ -26,7 +28,8 @@ void setup_generate(CLI::App& app, GenerateCmdOptions& o) {
   add_load_options(app, o.load);
   app.add_option("--levels", o.levels, "scan: 1-to-4 subdivision levels")->check(CLI::Range(0, 6))->capture_default_str();
   app.add_option("--tubes", o.tubes, "tubes: number of tubes")->capture_default_str();
-  app.add_option("--rings", o.rings, "tubes: rings per tube")->capture_default_str();
+  app.add_option("--rings", o.rings, "tubes: rings per tube; sphere: rings (4 x rings^2 triangles)")
+      ->capture_default_str();
   app.add_option("--sides", o.sides, "tubes: sides per ring")->check(CLI::Range(3, 64))->capture_default_str();
   app.add_option("--objects", o.objects, "room: small objects (480 triangles each)")->capture_default_str();
   app.add_option("--seed", o.seed, "random seed")->capture_default_str();
@@ -42,6 +45,10 @@ int run_generate(const GenerateCmdOptions& o) {
     if (uint64_t(o.tubes) * o.rings * o.sides * 2 > (uint64_t(1) << 31))
       fail(ErrorKind::kUsage, "generate tubes: more than 2^31 triangles");
     m = make_tubes(o.tubes, o.rings, o.sides, o.seed);
+  } else if (o.kind == "sphere") {
+    if (o.rings < 2 || uint64_t(o.rings) * o.rings * 4 > (uint64_t(1) << 31))
+      fail(ErrorKind::kUsage, "generate sphere: --rings must be 2 to 23170");
+    m = make_uv_sphere(0, 0, 0, 1, int(o.rings), int(2 * o.rings));
   } else {
     m = make_room(o.objects, o.seed);
   }
