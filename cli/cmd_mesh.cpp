@@ -86,18 +86,9 @@ int run_mesh(const MeshCmdOptions& o) {
     job.target = cubes ? "solid" : "sdf,solid";  // smooth: the solid signs the voxels off the band
     job.inside = o.solid.inside;
     job.band = o.solid.band;
-    check_job(job);
-    std::unique_ptr<Voxelizer> voxelizer = open_voxelizer(o.device, log, &gpu_choice);
-    JobReport report;
-    const LoadedInput in = load_job(job, log, report, nullptr, o.load.limits());
-    stages.emplace_back("load", report.ms_load);
-    std::vector<SparseGrid> grids = voxelize_job(*voxelizer, job, in, report);
-    stages.emplace_back("voxelize", report.ms_voxelize);
+    std::vector<SparseGrid> grids = voxelize_mesh_input(job, o.device, o.load.limits(), log, gpu_choice, source, stages);
     grid = std::move(grids[0]);
     if (!cubes) solid = std::move(grids[1]);
-    source = std::to_string(report.triangles) + " triangles -> " + (cubes ? "solid " : "sdf ") + in.spec.describe() +
-             " (" + report.device + ")";
-    if (voxelizer->on_gpu()) voxelizer.release();  // reclaimed at the process's end (as voxelize does)
   }
   if (cubes && grid.value_type == ValueType::kFloat32)
     fail(ErrorKind::kUsage, o.input + ": --style cubes meshes occupancy; grid '" + grid.name + "' is a float field");

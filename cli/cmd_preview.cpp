@@ -66,16 +66,7 @@ int run_preview(const PreviewCmdOptions& o) {
     job.target = o.target;
     job.inside = o.solid.inside;
     job.band = o.solid.band;
-    check_job(job);
-    std::unique_ptr<Voxelizer> voxelizer = open_voxelizer(o.device, log, &gpu);
-    JobReport report;
-    const LoadedInput in = load_job(job, log, report, nullptr, o.load.limits());
-    stages.emplace_back("load", report.ms_load);
-    grids = voxelize_job(*voxelizer, job, in, report);
-    stages.emplace_back("voxelize", report.ms_voxelize);
-    source = std::to_string(report.triangles) + " triangles -> " + o.target + " " + in.spec.describe() + " (" +
-             report.device + ")";
-    if (voxelizer->on_gpu()) voxelizer.release();  // reclaimed at the process's end (as voxelize does)
+    grids = voxelize_mesh_input(job, o.device, o.load.limits(), log, gpu, source, stages);
   }
   if (gpu == -2) {
     // A grid file under --device auto: CUDA start-up (0.2 to 0.3 s on an H200) costs more than the

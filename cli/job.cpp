@@ -129,6 +129,22 @@ JobReport run_job(const std::function<Voxelizer&()>& voxelizer, const Job& job, 
   return report;
 }
 
+std::vector<SparseGrid> voxelize_mesh_input(const Job& job, const DeviceArgs& device, const LoaderLimits& limits,
+                                            const Log& log, int& gpu, std::string& source,
+                                            std::vector<std::pair<std::string, double>>& stages) {
+  check_job(job);
+  std::unique_ptr<Voxelizer> voxelizer = open_voxelizer(device, log, &gpu);
+  JobReport report;
+  const LoadedInput in = load_job(job, log, report, nullptr, limits);
+  stages.emplace_back("load", report.ms_load);
+  std::vector<SparseGrid> grids = voxelize_job(*voxelizer, job, in, report);
+  stages.emplace_back("voxelize", report.ms_voxelize);
+  source = std::to_string(report.triangles) + " triangles -> " + job.target + " " + in.spec.describe() + " (" +
+           report.device + ")";
+  if (voxelizer->on_gpu()) voxelizer.release();  // reclaimed at the process's end (as voxelize does)
+  return grids;
+}
+
 std::string job_summary(const Job& job, const JobReport& r) {
   std::ostringstream line;
   line.precision(3);

@@ -67,6 +67,14 @@ void write_job(const Job& job, const std::vector<SparseGrid>& grids, const Write
 JobReport run_job(const std::function<Voxelizer&()>& voxelizer, const Job& job, const WriteOptions& base,
                   const Log& log, MeshLoaderPool* loaders = nullptr);
 
+// A mesh given to a command that works on grids (mesh, preview): loaded and voxelized as
+// `voxelize` would (the job's targets), on the voxelizer --device picks. `gpu` is the GPU it ran on
+// (-1: the CPU); `source` describes it ("N triangles -> TARGET GRID (DEVICE)"); `stages` gets the
+// load and voxelize times. A GPU voxelizer is left for the process's end to reclaim.
+std::vector<SparseGrid> voxelize_mesh_input(const Job& job, const DeviceArgs& device, const LoaderLimits& limits,
+                                            const Log& log, int& gpu, std::string& source,
+                                            std::vector<std::pair<std::string, double>>& stages);
+
 // "mode=... target=... resolution=..." as recorded in output metadata and reports.
 std::string job_options(const Job& job);
 // The one-line summary of a finished job (stderr).

@@ -1,5 +1,6 @@
 // OpenVDB writer and reader.
 #include "io/vdb.h"
+#include "io/vdb_module.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -1187,3 +1188,21 @@ std::vector<std::string> describe_vdb(const std::string& path) {
 }
 
 }  // namespace voxtile
+
+// The module's entry: this file's definitions (bound inside the module by -Bsymbolic-functions, so
+// never to the executable's forwarding functions of the same names).
+extern "C" const voxtile::VdbApi* voxtile_vdb_api() {
+  using namespace voxtile;
+  static const VdbApi api = {
+      kVdbApiVersion,
+      [](const std::vector<const SparseGrid*>& g, const std::string& p, const Metadata& m, VdbWriter w, bool b) {
+        write_vdb_grids(g, p, m, w, b);
+      },
+      [](const std::string& p, const std::string& n) { return read_vdb(p, n); },
+      [](const std::string& p) { return read_vdb_grids(p); },
+      [](const std::string& p, const std::string& k) { return read_vdb_meta(p, k); },
+      [](const GridSpec& s) { return vdb_transform_bytes(s); },
+      [](const std::string& p) { return describe_vdb(p); },
+  };
+  return &api;
+}

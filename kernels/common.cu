@@ -1,6 +1,8 @@
 // CUDA helpers: error formatting, the stage timer, staged downloads.
 #include "kernels/common.cuh"
 
+#include "kernels/api.h"
+
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
@@ -15,6 +17,17 @@ void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int l
   if (err == cudaErrorMemoryAllocation) msg = "out of GPU memory (" + std::string(expr) + ")";
   cudaGetLastError();
   throw Error(kind, msg);
+}
+
+DeviceStream::DeviceStream(int device) {
+  const GpuInfo info = query_gpu(device);
+  if (!info.available) fail(ErrorKind::kResource, info.reason);
+  VT_CUDA_CHECK(cudaSetDevice(info.device));
+  VT_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
+}
+
+DeviceStream::~DeviceStream() {
+  if (m_stream) cudaStreamDestroy(m_stream);
 }
 
 StageTimer::~StageTimer() {

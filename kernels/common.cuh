@@ -179,6 +179,20 @@ __device__ inline void atomic_blend32(uint32_t* p, uint32_t v) {
 #endif
 
 // Records named stages with CUDA events; resolve() sums them after a synchronisation.
+// A non-blocking stream on GPU `device`, made current first (Error(kResource) naming why when the
+// device is unusable); destroyed with the object. For one-shot pipelines (marching cubes, pictures).
+class DeviceStream {
+ public:
+  explicit DeviceStream(int device);
+  ~DeviceStream();
+  DeviceStream(const DeviceStream&) = delete;
+  DeviceStream& operator=(const DeviceStream&) = delete;
+  cudaStream_t get() const { return m_stream; }
+
+ private:
+  cudaStream_t m_stream = nullptr;
+};
+
 class StageTimer {
  public:
   explicit StageTimer(cudaStream_t stream) : m_stream(stream) {}

@@ -41,6 +41,18 @@ static double median(std::vector<double> v) {
   return v.empty() ? 0.0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
 }
 
+// "stage 1.234, stage 0.567" of the medians, in first-seen order, with `digits` decimals.
+static std::string stage_list(const std::vector<std::string>& order, std::map<std::string, std::vector<double>>& ms,
+                              int digits = 3) {
+  std::string out;
+  char cell[128];
+  for (const std::string& st : order) {
+    std::snprintf(cell, sizeof(cell), "%s%s %.*f", out.empty() ? "" : ", ", st.c_str(), digits, median(ms[st]));
+    out += cell;
+  }
+  return out;
+}
+
 // "MESH:RES[,RES...]" -> the mesh path and the resolutions.
 static std::pair<std::string, std::vector<int>> parse_job(const std::string& job) {
   const size_t colon = job.rfind(':');
@@ -176,12 +188,8 @@ static int run_solid_bench(const std::vector<std::string>& jobs, int runs, int w
           downloads.push_back(down);
           hosts.push_back(host);
         }
-        std::string stages;
+        const std::string stages = stage_list(order, ms);
         char cell[256];
-        for (const std::string& st : order) {
-          std::snprintf(cell, sizeof(cell), "%s%s %.3f", stages.empty() ? "" : ", ", st.c_str(), median(ms[st]));
-          stages += cell;
-        }
         std::string extra;
         if (vdb) {
           // OpenVDB's meshToLevelSet: same voxel size, half-width = band, world-space points.
@@ -333,12 +341,8 @@ static int run_render_bench(const std::vector<std::string>& jobs, int runs, int 
           ms[stage].push_back(t);
         }
       }
-      std::string stages;
+      const std::string stages = stage_list(order, ms);
       char cell[128];
-      for (const std::string& st : order) {
-        std::snprintf(cell, sizeof(cell), "%s%s %.3f", stages.empty() ? "" : ", ", st.c_str(), median(ms[st]));
-        stages += cell;
-      }
       std::string extra;
       if (check) {
         const auto t0 = std::chrono::steady_clock::now();
@@ -387,12 +391,8 @@ static int run_mesh_bench(const std::vector<std::string>& jobs, int runs, int wa
         ms[stage].push_back(t);
       }
     }
-    std::string stages;
+    const std::string stages = stage_list(order, ms, 2);
     char cell[128];
-    for (const std::string& st : order) {
-      std::snprintf(cell, sizeof(cell), "%s%s %.2f", stages.empty() ? "" : ", ", st.c_str(), median(ms[st]));
-      stages += cell;
-    }
     // OpenVDB: the same level set (voxel centres at integer coordinates), volumeToMesh at 0.
     openvdb::FloatGrid::Ptr ls = openvdb::FloatGrid::create(grids[0].background);
     ls->setGridClass(openvdb::GRID_LEVEL_SET);

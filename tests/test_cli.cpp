@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <unistd.h>
 
@@ -641,6 +642,28 @@ TEST(Cli, DetachedRunsBehaveLikeDirectOnes) {
   // ("[v]" keeps pgrep from finding its own shell's command line)
   EXPECT_NE(std::system(("pgrep -f '[v]oxelize .*" + dir.file("d.vdb") + "' >/dev/null").c_str()), 0)
       << "the child still runs";
+}
+
+// OpenVDB support is a module loaded on first use (io/vdb_module.h): an executable without it still
+// writes every other format, and a .vdb job fails with one line and exit 5 instead of crashing.
+TEST(Cli, WithoutTheOpenVdbModuleOnlyVdbFails) {
+  test::TempDir dir;
+  const std::string exe = dir.file("voxtile");
+  ASSERT_EQ(std::system(("cp '" + test::voxtile_binary() + "' '" + exe + "'").c_str()), 0);
+  const std::string bunny = test::data_path("meshes/stanford_bunny.ply");
+  auto run = [&](const std::vector<std::string>& args) {
+    std::string cmd = "VOXTILE_LIB_DIR= '" + exe + "'";
+    for (const std::string& a : args) cmd += " '" + a + "'";
+    cmd += " 2>'" + dir.file("err.txt") + "' >/dev/null";
+    const int st = std::system(cmd.c_str());
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  };
+  EXPECT_EQ(run({"voxelize", bunny, "-o", dir.file("a.ply"), "-r", "16", "-d", "cpu"}), 0);
+  EXPECT_EQ(run({"voxelize", bunny, "-o", dir.file("a.vdb"), "-r", "16", "-d", "cpu"}), 5);
+  const std::string err = test::read_file(dir.file("err.txt"));
+  EXPECT_NE(err.find("cannot load libvoxtile_vdb.so"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_FALSE(test::file_exists(dir.file("a.vdb")));
 }
 
 }  // namespace

@@ -179,15 +179,8 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid, const IsoOptions& options, const S
   if (grid.value_type == ValueType::kVec3f || (!options.smooth && grid.value_type != ValueType::kFloat32))
     return grid_to_mesh(grid, options, inside);  // errors and cubes: the CPU's
   if (grid.value_type == ValueType::kFloat32 && !std::isfinite(options.iso)) fail(ErrorKind::kUsage, "--iso must be finite");
-  const GpuInfo info = query_gpu(device);
-  if (!info.available) fail(ErrorKind::kResource, info.reason);
-  VT_CUDA_CHECK(cudaSetDevice(info.device));
-  cudaStream_t stream;
-  VT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct StreamGuard {
-    cudaStream_t s;
-    ~StreamGuard() { cudaStreamDestroy(s); }
-  } guard{stream};
+  const DeviceStream owned(device);
+  const cudaStream_t stream = owned.get();
   const bool occupancy = grid.value_type != ValueType::kFloat32;
   const float iso = occupancy ? 0.0f : options.iso;
   const bool use_inside = inside && !occupancy;

@@ -27,15 +27,8 @@ void put(DeviceBuffer<T>& d, const std::vector<T>& h, cudaStream_t stream) {
 
 Image gpu_render(const RenderScene& scene, const RenderOptions& options, int device,
                  std::vector<std::pair<std::string, double>>* stage_ms) {
-  const GpuInfo info = query_gpu(device);
-  if (!info.available) fail(ErrorKind::kResource, info.reason);
-  VT_CUDA_CHECK(cudaSetDevice(info.device));
-  cudaStream_t stream;
-  VT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct StreamGuard {
-    cudaStream_t s;
-    ~StreamGuard() { cudaStreamDestroy(s); }
-  } guard{stream};
+  const DeviceStream owned(device);
+  const cudaStream_t stream = owned.get();
   StageTimer timer(stream);
   timer.begin("upload");
   DeviceBuffer<uint64_t> keys, masks, cells;

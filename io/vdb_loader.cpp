@@ -1,0 +1,95 @@
+// io/vdb.h through the dlopen'ed OpenVDB module (io/vdb_module.h).
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#include "core/error.h"
+#include "io/grid_reader.h"
+#include "io/vdb_module.h"
+
+namespace voxtile {
+namespace {
+
+constexpr const char* kModule = "libvoxtile_vdb.so";
+
+std::string exe_dir() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  std::string p(buf, size_t(n));
+  const size_t slash = p.rfind('/');
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+// Looks next to the executable, in ../lib/voxtile (an installed tree), one directory up (the tests
+// in build/tests), then in $VOXTILE_LIB_DIR first when it is set.
+const VdbApi* load_module() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("VOXTILE_LIB_DIR")) dirs.push_back(env);
+  const std::string d = exe_dir();
+  dirs.insert(dirs.end(), {d, d + "/../lib/voxtile", d + "/.."});
+  std::string why;
+  for (const std::string& dir : dirs) {
+    const std::string path = dir + "/" + kModule;
+    if (access(path.c_str(), F_OK) != 0) continue;
+    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char* e = dlerror();
+      why = e ? e : "dlopen failed";
+      continue;
+    }
+    using Entry = const VdbApi* (*)();
+    const auto entry = reinterpret_cast<Entry>(dlsym(h, "voxtile_vdb_api"));
+    const VdbApi* api = entry ? entry() : nullptr;
+    if (api && api->version == kVdbApiVersion) return api;
+    why = path + " is not this voxtile's OpenVDB module";
+  }
+  fail(ErrorKind::kResource,
+       std::string("cannot load ") + kModule + " (OpenVDB support), looked in " + d + (why.empty() ? "" : ": " + why));
+}
+
+std::once_flag g_once;
+const VdbApi* g_api = nullptr;
+std::exception_ptr g_error;
+
+const VdbApi& api() {
+  std::call_once(g_once, [] {
+    try {
+      g_api = load_module();
+    } catch (...) {
+      g_error = std::current_exception();
+    }
+  });
+  if (g_error) std::rethrow_exception(g_error);
+  return *g_api;
+}
+
+}  // namespace
+
+void preload_vdb_module() {
+  std::thread([] {
+    try {
+      api();
+    } catch (...) {
+    }
+  }).detach();
+}
+
+void write_vdb(const SparseGrid& grid, const std::string& path, const Metadata& meta) {
+  api().write_vdb_grids({&grid}, path, meta, VdbWriter::kAuto, false);
+}
+void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta,
+                     VdbWriter writer, bool bool_grids) {
+  api().write_vdb_grids(grids, path, meta, writer, bool_grids);
+}
+SparseGrid read_vdb(const std::string& path, const std::string& grid_name) { return api().read_vdb(path, grid_name); }
+std::vector<SparseGrid> read_vdb_grids(const std::string& path) { return api().read_vdb_grids(path); }
+std::string read_vdb_meta(const std::string& path, const std::string& key) { return api().read_vdb_meta(path, key); }
+std::string vdb_transform_bytes(const GridSpec& spec) { return api().vdb_transform_bytes(spec); }
+std::vector<std::string> describe_vdb(const std::string& path) { return api().describe_vdb(path); }
+
+}  // namespace voxtile

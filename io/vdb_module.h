@@ -1,0 +1,36 @@
+// OpenVDB support lives in a module of its own (libvoxtile_vdb.so, io/vdb.cpp), loaded with dlopen
+// the first time a .vdb file is read or written: linking libopenvdb into the executable made every
+// process pay for its 61k symbol relocations at start-up (most of the 35-40 ms `voxtile --version`
+// took on the H200 machine), whether it touched a .vdb file or not. The module resolves voxtile's
+// own functions (errors, atomic files, hashing) from the executable, which exports them, so state
+// such as the pending temporary files is shared.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "io/vdb.h"
+
+namespace voxtile {
+
+constexpr int kVdbApiVersion = 1;
+
+// The module's entry points (io/vdb.h and read_vdb_grids of io/grid_reader.h).
+struct VdbApi {
+  int version;
+  void (*write_vdb_grids)(const std::vector<const SparseGrid*>&, const std::string&, const Metadata&, VdbWriter, bool);
+  SparseGrid (*read_vdb)(const std::string&, const std::string&);
+  std::vector<SparseGrid> (*read_vdb_grids)(const std::string&);
+  std::string (*read_vdb_meta)(const std::string&, const std::string&);
+  std::string (*vdb_transform_bytes)(const GridSpec&);
+  std::vector<std::string> (*describe_vdb)(const std::string&);
+};
+
+// Loads the module on another thread now (a command that will write .vdb, while it loads its input
+// and starts its GPU), so that the first call does not wait for it.
+void preload_vdb_module();
+
+}  // namespace voxtile
+
+// The module's one exported symbol.
+extern "C" const voxtile::VdbApi* voxtile_vdb_api();
