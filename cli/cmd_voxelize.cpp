@@ -13,7 +13,6 @@
 #include "cli/job.h"
 #include "core/error.h"
 #include "core/timer.h"
-#include "io/vdb_module.h"
 #include "io/writers.h"
 
 namespace voxtile {
@@ -108,10 +107,6 @@ int run_voxelize(const VoxelizeCmdOptions& o) {
   // A reader process for the files Assimp reads, forked first, while this process is one thread.
   const bool assimp = std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return !reads_natively(j.input, o.load.kind()); });
   const auto readers = std::make_unique<MeshLoaderPool>(assimp ? 1 : 0, o.load.limits());
-  // The OpenVDB module (io/vdb_module.h) loads on a thread of its own while the mesh loads (after
-  // the fork above: no thread may hold the dynamic loader's lock across a fork).
-  if (std::any_of(jobs.begin(), jobs.end(), [](const Job& j) { return j.format == OutputFormat::kVdb; }))
-    preload_vdb_module();
   // The voxelizer starts on its own thread (CUDA context creation, 0.1 to 0.3 s) while the first
   // mesh loads; the first job waits for it only after loading.
   double start_ms = -1;

@@ -5,7 +5,6 @@
 #include <climits>
 #include <cstdlib>
 #include <mutex>
-#include <thread>
 
 #include "core/error.h"
 #include "io/grid_reader.h"
@@ -36,7 +35,7 @@ const VdbApi* load_module() {
   for (const std::string& dir : dirs) {
     const std::string path = dir + "/" + kModule;
     if (access(path.c_str(), F_OK) != 0) continue;
-    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    void* h = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);  // lazy: as a linked library binds functions
     if (!h) {
       const char* e = dlerror();
       why = e ? e : "dlopen failed";
@@ -69,15 +68,6 @@ const VdbApi& api() {
 }
 
 }  // namespace
-
-void preload_vdb_module() {
-  std::thread([] {
-    try {
-      api();
-    } catch (...) {
-    }
-  }).detach();
-}
 
 void write_vdb(const SparseGrid& grid, const std::string& path, const Metadata& meta) {
   api().write_vdb_grids({&grid}, path, meta, VdbWriter::kAuto, false);
