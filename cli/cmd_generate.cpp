@@ -8,8 +8,8 @@
 #include <random>
 
 #include "core/error.h"
-#include "core/progress.h"
 #include "core/meshgen.h"
+#include "core/progress.h"
 #include "io/mesh_reader.h"
 #include "io/mesh_writer.h"
 
@@ -26,11 +26,19 @@ void setup_generate(CLI::App& app, GenerateCmdOptions& o) {
   app.add_flag("--shuffle", o.shuffle, "Shuffle the order of the triangles (with --seed), as some exporters list them");
   app.add_option("--input", o.input, "scan: the mesh to subdivide");
   add_load_options(app, o.load);
-  app.add_option("--levels", o.levels, "scan: 1-to-4 subdivision levels")->check(CLI::Range(0, 6))->capture_default_str();
+  app.add_option("--levels", o.levels, "scan: 1-to-4 subdivision levels")
+      ->check(CLI::Range(0, 6))
+      ->capture_default_str();
   app.add_option("--tubes", o.tubes, "tubes: number of tubes")->capture_default_str();
   app.add_option("--rings", o.rings, "tubes: rings per tube; sphere: rings (4 x rings^2 triangles)")
       ->capture_default_str();
   app.add_option("--sides", o.sides, "tubes: sides per ring")->check(CLI::Range(3, 64))->capture_default_str();
+  app.add_option("--radius", o.radius, "tubes: tube radius")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--order", o.order,
+                 "scan: file (each parent's four children together) or quarters (each level lists all first "
+                 "children, then all second children...)")
+      ->check(CLI::IsMember({"file", "quarters"}))
+      ->capture_default_str();
   app.add_option("--objects", o.objects, "room: small objects (480 triangles each)")->capture_default_str();
   app.add_option("--seed", o.seed, "random seed")->capture_default_str();
   add_verbosity_flags(app, o.verbosity, "The same line (the output's size)");
@@ -40,11 +48,11 @@ int run_generate(const GenerateCmdOptions& o) {
   Mesh m;
   if (o.kind == "scan") {
     if (o.input.empty()) fail(ErrorKind::kUsage, "generate scan needs --input MESH");
-    m = subdivide(load_mesh(o.input, false, o.load.kind(), o.load.limits()).mesh, o.levels);
+    m = subdivide(load_mesh(o.input, false, o.load.kind(), o.load.limits()).mesh, o.levels, o.order == "quarters");
   } else if (o.kind == "tubes") {
     if (uint64_t(o.tubes) * o.rings * o.sides * 2 > (uint64_t(1) << 31))
       fail(ErrorKind::kUsage, "generate tubes: more than 2^31 triangles");
-    m = make_tubes(o.tubes, o.rings, o.sides, o.seed);
+    m = make_tubes(o.tubes, o.rings, o.sides, o.seed, o.radius);
   } else if (o.kind == "sphere") {
     if (o.rings < 2 || uint64_t(o.rings) * o.rings * 4 > (uint64_t(1) << 31))
       fail(ErrorKind::kUsage, "generate sphere: --rings must be 2 to 23170");
@@ -58,15 +66,15 @@ int run_generate(const GenerateCmdOptions& o) {
     std::iota(order.begin(), order.end(), 0u);
     std::shuffle(order.begin(), order.end(), rng);
     ValueArray<uint32_t> idx(m.indices.size());
-    for (size_t t = 0; t < order.size(); ++t)
-      std::memcpy(&idx[3 * t], &m.indices[3 * size_t(order[t])], 12);
+    for (size_t t = 0; t < order.size(); ++t) std::memcpy(&idx[3 * t], &m.indices[3 * size_t(order[t])], 12);
     m.indices = std::move(idx);
   }
   {
     const ProgressStage stage("write " + o.output);
     write_mesh(m, o.output, o.ascii);
   }
-  if (o.verbosity > 0) std::cerr << o.output << ": " << m.num_triangles() << " triangles, " << m.positions.size() << " vertices\n";
+  if (o.verbosity > 0)
+    std::cerr << o.output << ": " << m.num_triangles() << " triangles, " << m.positions.size() << " vertices\n";
   return 0;
 }
 

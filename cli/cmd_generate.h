@@ -17,6 +17,8 @@ struct GenerateCmdOptions {
   int levels = 3;      // scan: subdivision levels
   uint32_t tubes = 1000, rings = 300, sides = 5;
   uint32_t objects = 640;
+  double radius = 0.002;
+  std::string order = "file";  // scan: file (children together) or quarters
   uint64_t seed = 1;
   int verbosity = 1;  // -q: nothing but errors
 };

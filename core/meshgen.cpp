@@ -79,7 +79,7 @@ Mesh make_box_mesh(float x0, float y0, float z0, float x1, float y1, float z1) {
   return m;
 }
 
-Mesh subdivide(const Mesh& in, int levels) {
+Mesh subdivide(const Mesh& in, int levels, bool by_quarter) {
   Mesh m = in;
   for (int level = 0; level < levels; ++level) {
     Mesh out;
@@ -99,27 +99,32 @@ Mesh subdivide(const Mesh& in, int levels) {
       mid.emplace(key, idx);
       return idx;
     };
+    // The children of every parent, then listed parent by parent (or quarter by quarter).
+    std::vector<std::array<uint32_t, 3>> kids(4 * m.num_triangles());
     for (size_t t = 0; t < m.num_triangles(); ++t) {
       const uint32_t a = m.indices[3 * t], b = m.indices[3 * t + 1], c = m.indices[3 * t + 2];
       const uint32_t ab = midpoint(a, b), bc = midpoint(b, c), ca = midpoint(c, a);
-      const uint32_t id = m.mesh_ids[t], mat = m.material_ids[t];
-      for (const auto& tri : {std::array<uint32_t, 3>{a, ab, ca}, std::array<uint32_t, 3>{ab, b, bc},
-                              std::array<uint32_t, 3>{ca, bc, c}, std::array<uint32_t, 3>{ab, bc, ca}}) {
-        out.indices.insert(out.indices.end(), tri.begin(), tri.end());
-        out.mesh_ids.push_back(id);
-        out.material_ids.push_back(mat);
-      }
+      kids[4 * t] = {a, ab, ca};
+      kids[4 * t + 1] = {ab, b, bc};
+      kids[4 * t + 2] = {ca, bc, c};
+      kids[4 * t + 3] = {ab, bc, ca};
+    }
+    const size_t n = m.num_triangles();
+    for (size_t i = 0; i < 4 * n; ++i) {
+      const size_t t = by_quarter ? i % n : i / 4, k = by_quarter ? i / n : i % 4;
+      out.indices.insert(out.indices.end(), kids[4 * t + k].begin(), kids[4 * t + k].end());
+      out.mesh_ids.push_back(m.mesh_ids[t]);
+      out.material_ids.push_back(m.material_ids[t]);
     }
     m = std::move(out);
   }
   return m;
 }
 
-Mesh make_tubes(uint32_t tubes, uint32_t rings, uint32_t sides, uint64_t seed) {
+Mesh make_tubes(uint32_t tubes, uint32_t rings, uint32_t sides, uint64_t seed, double radius) {
   Rng rng(seed);
   Mesh m;
   m.num_source_meshes = 1;
-  const double radius = 0.002;
   for (uint32_t t = 0; t < tubes; ++t) {
     // Closed curve: per axis a sum of two sinusoids of integer frequency, inside [-1, 1].
     double amp[3][2], freq[3][2], phase[3][2];

@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
 
+#include "io/mesh_reader.h"
 #include "kernels/api.h"
 #include "tests/helpers.h"
 
@@ -664,6 +666,51 @@ TEST(Cli, WithoutTheOpenVdbModuleOnlyVdbFails) {
   EXPECT_NE(err.find("cannot load libvoxtile_vdb.so"), std::string::npos) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   EXPECT_FALSE(test::file_exists(dir.file("a.vdb")));
+}
+
+// `generate` for the speed benchmarks: subdivided meshes in either child order (the same triangles),
+// tubes of a given radius, closed spheres.
+TEST(Cli, GenerateOrdersRadiiAndSpheres) {
+  test::TempDir dir;
+  test::RunResult r = run_voxtile({"generate", "scan", "--input", kBunny, "--levels", "1", "-o", dir.file("a.ply"), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_voxtile({"generate", "scan", "--input", kBunny, "--levels", "1", "--order", "quarters", "-o", dir.file("b.ply"), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Mesh a = load_mesh(dir.file("a.ply")).mesh, b = load_mesh(dir.file("b.ply")).mesh;
+  ASSERT_EQ(a.num_triangles(), 4 * load_mesh(kBunny).mesh.num_triangles());
+  ASSERT_EQ(a.num_triangles(), b.num_triangles());
+  auto corners = [](const Mesh& m) {
+    std::vector<std::array<float, 9>> t(m.num_triangles());
+    for (size_t f = 0; f < t.size(); ++f)
+      for (int k = 0; k < 3; ++k) {
+        const Vec3f p = m.vertex(f, k);
+        t[f][3 * k] = p.x;
+        t[f][3 * k + 1] = p.y;
+        t[f][3 * k + 2] = p.z;
+      }
+    return t;
+  };
+  auto ta = corners(a), tb = corners(b);
+  EXPECT_FALSE(ta == tb);  // another order...
+  // ...of the same triangles; the first quarter holds every parent's first child, in parent order.
+  const size_t n = ta.size() / 4;
+  for (size_t t = 0; t < n; t += 997) EXPECT_TRUE(tb[t] == ta[4 * t]) << t;
+  std::sort(ta.begin(), ta.end());
+  std::sort(tb.begin(), tb.end());
+  EXPECT_TRUE(ta == tb);
+  r = run_voxtile({"generate", "tubes", "--tubes", "3", "--rings", "10", "--sides", "6", "--radius", "0.05", "-o",
+                   dir.file("t.ply"), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Mesh t = load_mesh(dir.file("t.ply")).mesh;
+  EXPECT_EQ(t.num_triangles(), 2u * 3 * 10 * 6);
+  r = run_voxtile({"generate", "sphere", "--rings", "30", "-o", dir.file("s.ply"), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Bounds sb = load_mesh(dir.file("s.ply")).mesh.bounds();
+  EXPECT_NEAR(sb.hi.z, 1.0, 1e-6);  // the poles
+  EXPECT_NEAR(sb.lo.z, -1.0, 1e-6);
+  EXPECT_NEAR(sb.hi.x, 1.0, 1e-6);  // the equator (30 rings)
+  EXPECT_EQ(run_voxtile({"generate", "sphere", "--rings", "1", "-o", dir.file("x.ply")}).exit_code, 2);
+  EXPECT_EQ(run_voxtile({"generate", "tubes", "--radius", "-1", "-o", dir.file("x.ply")}).exit_code, 2);
 }
 
 }  // namespace

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Issue 14's cases against the best public GPU voxelizer (run on a GPU machine): conservative binary,
+# GPU total (median of 10 after 3 warm-up runs, downloads excluded) per mesh, in file order, with its
+# triangles shuffled (fixed seed) and, for subdivided meshes, children listed quarter by quarter; and
+# "x best peer" against the peer figures the issue measured on an H200 (one thread per triangle with
+# global atomics, or NanoVDB's MeshToGrid, whichever was faster).
+#   scripts/bench-peers.sh [BIN_DIR] [WORK_DIR]      (DRAGON: the 100k-triangle mesh)
+set -euo pipefail
+source "$(dirname "$0")/bench-common.sh"
+dragon=${DRAGON:-../shared/data/meshes/stanford_dragon_100k.obj}
+bunny=${BUNNY:-data/meshes/stanford_bunny.ply}
+echo "# voxtile against the best peer (issue 14 cases), $(date -u +%Y-%m-%d), commit $commit"
+nvidia-smi -L 2>/dev/null || true
+g() { "$vt" generate "$@" -q; }
+# tubes: 2500 tubes of 6 sides, radius 0.004 (3M long thin triangles; curves in [-1,1]^3, the issue's in a unit ball)
+g tubes --tubes 2500 --rings 100 --sides 6 --radius 0.004 -o "$work/tubes.ply"
+g tubes --tubes 2500 --rings 100 --sides 6 --radius 0.004 --shuffle -o "$work/tubes_shuffled.ply"
+g scan --input "$bunny" --levels 0 -o "$work/bunny.ply"
+g scan --input "$bunny" --levels 0 --shuffle -o "$work/bunny_shuffled.ply"
+g scan --input "$dragon" --levels 0 -o "$work/dragon.ply"
+g scan --input "$dragon" --levels 0 --shuffle -o "$work/dragon_shuffled.ply"
+for l in 2 3; do
+  g scan --input "$dragon" --levels $l -o "$work/dragon$l.ply"
+  g scan --input "$dragon" --levels $l --shuffle -o "$work/dragon${l}_shuffled.ply"
+  g scan --input "$dragon" --levels $l --order quarters -o "$work/dragon${l}_quarters.ply"
+done
+g room --objects 640 -o "$work/room.ply"
+g room --objects 640 --shuffle -o "$work/room_shuffled.ply"
+# case | file | resolution | best peer ms (issue 14)
+cases=(
+  "tubes 3M|tubes|1024|15.2"
+  "bunny 69k|bunny|2048|8.9"
+  "dragon 100k|dragon|1024|3.6"
+  "dragon 1.6M (subdivided)|dragon2|1024|10.0"
+  "dragon 6.4M (subdivided)|dragon3|1024|22.1"
+  "room (here 307k: walls + 640 spheres)|room|2048|13.6"
+)
+echo
+echo "| case | order | grid | coarse | fine | GPU total ms | best peer ms | x best peer |"
+echo "|---|---|---|---|---|---|---|---|"
+for c in "${cases[@]}"; do
+  IFS='|' read -r name file res peer <<< "$c"
+  for order in "" _shuffled _quarters; do
+    [ -f "$work/$file$order.ply" ] || continue
+    row=$("$bench" --targets binary --runs "${RUNS:-10}" --warmup 3 "$work/$file$order.ply:$res" | grep '^| ' | tail -1)
+    # | mesh | triangles | grid | target | transform | coarse | sort | tiles | fine | merge | GPU total | ...
+    grid=$(echo "$row" | awk -F'|' '{gsub(/ /,"",$4); print $4}')
+    coarse=$(echo "$row" | awk -F'|' '{gsub(/ /,"",$7); print $7}')
+    fine=$(echo "$row" | awk -F'|' '{gsub(/ /,"",$10); print $10}')
+    total=$(echo "$row" | awk -F'|' '{gsub(/ /,"",$12); print $12}')
+    x=$(awk "BEGIN{printf \"%.1f\", $peer / $total}")
+    label=${order#_}
+    [ -n "$label" ] || label=file
+    echo "| $name | $label | $grid | $coarse | $fine | $total | $peer | ${x}x |"
+  done
+done
