@@ -34,12 +34,25 @@ inline const char* scan_method_name(ScanMethod m) {
   return m == ScanMethod::kTiles ? "tiles" : m == ScanMethod::kTilesCub ? "tiles-cub" : "words-cub";
 }
 
+// The order in which the coarse raster visits triangles: as the mesh lists them, along a Morton
+// curve of their centroids (a radix sort first; the same grids, since every blend is
+// order-independent), or auto: Morton for meshes of kMortonMinTriangles or more whose sampled
+// disorder (triangle_disorder, kernels/voxelize/stages.cuh) exceeds kMortonMinDisorder. Measured on
+// an H200 (scripts/bench-results/peers-h200-2026-11-24.md): the 6.4M dragon shuffled (disorder 1.00)
+// 4.10 -> 3.46 ms (sort 0.49, coarse 1.82 -> 1.04); listed by quarters (0.60) 3.40 -> 3.25; in file
+// order (0.05) nothing to gain; but 3M tubes in file order (0.64) lose 2.7 ms (33.4 -> 36.0: the fine
+// raster is slower on Morton-ordered tiles of long thin triangles), hence only near-random orders.
+enum class TriangleOrder : int { kAuto = 0, kMesh = 1, kMorton = 2 };
+constexpr uint64_t kMortonMinTriangles = 1u << 20;
+constexpr double kMortonMinDisorder = 0.9;
+
 struct GpuOptions {
   uint64_t memory_budget = 0;          // bytes the pipeline may use; 0 = 80% of the free memory
   uint32_t max_tile_triangles = 512;   // M: a tile with more triangles is split into virtual tiles
   uint64_t max_batch_pairs = 0;        // cap on (tile, triangle) pairs per batch; 0 = from the budget
   uint64_t initial_bricks = 0;         // first brick-buffer size per batch; 0 = estimate (tests force retries)
   ValueTiles value_tiles = ValueTiles::kAuto;  // how 32-bit value targets are rastered
+  TriangleOrder triangle_order = TriangleOrder::kAuto;  // the coarse raster's visiting order
   int device = 0;                      // CUDA device index
   bool two_pass_fragment_sort = false; // bucketing: sort by triangle then voxel even when one 64-bit key would do (tests)
   // Host threads sleep while they wait for the GPU (cudaDeviceScheduleBlockingSync, set for the

@@ -4,7 +4,8 @@
 # triangles shuffled (fixed seed) and, for subdivided meshes, children listed quarter by quarter; and
 # "x best peer" against the peer figures the issue measured on an H200 (one thread per triangle with
 # global atomics, or NanoVDB's MeshToGrid, whichever was faster).
-#   scripts/bench-peers.sh [BIN_DIR] [WORK_DIR]      (DRAGON: the 100k-triangle mesh)
+#   scripts/bench-peers.sh [BIN_DIR] [WORK_DIR]      (DRAGON: the 100k-triangle mesh; ORDER: the coarse
+#   raster's triangle order, auto (default), mesh or morton, as voxtile_bench --order)
 set -euo pipefail
 source "$(dirname "$0")/bench-common.sh"
 dragon=${DRAGON:-../shared/data/meshes/stanford_dragon_100k.obj}
@@ -36,21 +37,19 @@ cases=(
   "room (here 307k: walls + 640 spheres)|room|2048|13.6"
 )
 echo
-echo "| case | order | grid | coarse | fine | GPU total ms | best peer ms | x best peer |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| case | order | grid | disorder, visiting order | Morton sort | coarse | fine | GPU total ms | best peer ms | x best peer |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for c in "${cases[@]}"; do
   IFS='|' read -r name file res peer <<< "$c"
   for order in "" _shuffled _quarters; do
     [ -f "$work/$file$order.ply" ] || continue
-    row=$("$bench" --targets binary --runs "${RUNS:-10}" --warmup 3 "$work/$file$order.ply:$res" | grep '^| ' | tail -1)
-    # | mesh | triangles | grid | target | transform | coarse | sort | tiles | fine | merge | GPU total | ...
-    grid=$(echo "$row" | awk -F'|' '{gsub(/ /,"",$4); print $4}')
-    coarse=$(echo "$row" | awk -F'|' '{gsub(/ /,"",$7); print $7}')
-    fine=$(echo "$row" | awk -F'|' '{gsub(/ /,"",$10); print $10}')
-    total=$(echo "$row" | awk -F'|' '{gsub(/ /,"",$12); print $12}')
+    row=$("$bench" --targets binary --order "${ORDER:-auto}" --runs "${RUNS:-10}" --warmup 3 "$work/$file$order.ply:$res" | grep '^| ' | tail -1)
+    # | mesh | triangles | grid | target | transform | order | coarse | sort | tiles | fine | merge | GPU total | ...
+    f() { echo "$row" | awk -F'|' -v k="$1" '{gsub(/ /,"",$k); print $k}'; }
+    grid=$(f 4); sort=$(f 7); coarse=$(f 8); fine=$(f 11); total=$(f 13); dis=$(echo "$row" | awk -F'|' '{print $19}')
     x=$(awk "BEGIN{printf \"%.1f\", $peer / $total}")
     label=${order#_}
     [ -n "$label" ] || label=file
-    echo "| $name | $label | $grid | $coarse | $fine | $total | $peer | ${x}x |"
+    echo "| $name | $label | $grid |$dis| $sort | $coarse | $fine | $total | $peer | ${x}x |"
   done
 done

@@ -459,6 +459,10 @@ int main(int argc, char** argv) {
     else if (a == "--band" && i + 1 < argc) band = std::atoi(argv[++i]);
     else if (a == "--attrs" && i + 1 < argc) attrs = argv[++i];
     else if (a == "--tile-triangles" && i + 1 < argc) gopt.max_tile_triangles = uint32_t(std::atoi(argv[++i]));
+    else if (a == "--order" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      gopt.triangle_order = v == "mesh" ? TriangleOrder::kMesh : v == "morton" ? TriangleOrder::kMorton : TriangleOrder::kAuto;
+    }
     else if (a == "--mode" && i + 1 < argc) mode = std::string(argv[++i]) == "thin" ? VoxelMode::kThin : VoxelMode::kConservative;
     else jobs.push_back(a);
   }
@@ -472,10 +476,10 @@ int main(int argc, char** argv) {
     std::cout << "GPU: " << gpu.device_name() << "; mode " << mode_name(mode) << "; virtual tiles of at most "
               << gopt.max_tile_triangles << " triangles" << "; median of " << runs << " runs after "
               << warmup << " warm-up runs; times in ms (CUDA events)\n\n";
-    const char* stages[] = {"transform", "coarse", "sort", "tiles", "fine", "merge", "download"};
-    std::cout << "| mesh | triangles | grid | target | transform | coarse | sort | tiles | fine | merge | GPU total "
-                 "(excl. download) | download | Mtri/s | pairs | bricks | active voxels |"
-              << (check ? " = CPU |" : "") << "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    const char* stages[] = {"transform", "order", "coarse", "sort", "tiles", "fine", "merge", "download"};
+    std::cout << "| mesh | triangles | grid | target | transform | order | coarse | sort | tiles | fine | merge | GPU total "
+                 "(excl. download) | download | Mtri/s | pairs | bricks | active voxels | disorder, order |"
+              << (check ? " = CPU |" : "") << "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
               << (check ? "---|" : "") << "\n";
     for_each_grid(jobs, gpu, 0, [&](const Mesh& mesh, const std::string& name, const GridSpec& spec) {
         std::vector<std::string> groups;
@@ -519,11 +523,14 @@ int main(int argc, char** argv) {
             const SparseGrid cpu = voxelize_cpu_targets(mesh, spec, o, targets)[0];
             eq = cpu.checksum() == result.checksum() ? " yes |" : " **NO** |";
           }
-          std::snprintf(row, sizeof(row), "| %s | %zu | %dx%dx%d | %s |%s %.3f | %.3f | %.0f | %llu | %llu | %llu |%s\n",
+          char order[64];
+          std::snprintf(order, sizeof(order), "%.2f, %s", last.triangle_disorder,
+                        last.morton_order ? "morton" : "mesh");
+          std::snprintf(row, sizeof(row), "| %s | %zu | %dx%dx%d | %s |%s %.3f | %.3f | %.0f | %llu | %llu | %llu | %s |%s\n",
                         name.c_str(), mesh.num_triangles(), spec.dims.x, spec.dims.y, spec.dims.z, group.c_str(),
                         cells.c_str(), gpu_ms, median(ms["download"]), mesh.num_triangles() / gpu_ms / 1e3,
                         (unsigned long long)last.tile_pairs, (unsigned long long)last.bricks,
-                        (unsigned long long)last.active_voxels, eq.c_str());
+                        (unsigned long long)last.active_voxels, order, eq.c_str());
           std::cout << row << std::flush;
         }
     });

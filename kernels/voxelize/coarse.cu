@@ -1,6 +1,9 @@
 // Coarse raster: one thread per triangle (a warp per triangle spanning many
 // tile columns) counts and emits the tiles of its footprint (core/tile_footprint.h, shared with the
 // CPU reference).
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
 #include <cmath>
 
 #include "core/tile_footprint.h"
@@ -15,22 +18,24 @@ __device__ inline TriSetup load_triangle(const MeshView& m, uint32_t tri) {
   return setup_triangle(m.d_grid[i0], m.d_grid[i1], m.d_grid[i2]);
 }
 
+__device__ inline uint32_t tri_at(const CoarseParams& p, uint32_t pos) { return p.d_order ? p.d_order[pos] : pos; }
+
 // Triangles spanning more tile columns than this are enumerated by a whole warp.
 constexpr uint32_t kLargeColumns = 32;
 
 __global__ void count_kernel(CoarseParams p, uint64_t* __restrict__ counts, uint32_t* __restrict__ large,
                              uint32_t* __restrict__ num_large) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  const uint32_t tri = p.tri_begin + i;
-  if (tri >= p.tri_end) return;
-  const TriSetup t = load_triangle(p.mesh, tri);
+  const uint32_t pos = p.tri_begin + i;
+  if (pos >= p.tri_end) return;
+  const TriSetup t = load_triangle(p.mesh, tri_at(p, pos));
   TileFootprint fp;
   uint64_t n = 0;
   if (footprint_range(t, p.mode, p.dims, &fp)) {
     if (fp.single_tile()) {
       n = 1;
     } else if (fp.columns() > kLargeColumns) {
-      large[atomicAdd(num_large, 1u)] = tri;  // counted by large_count_kernel
+      large[atomicAdd(num_large, 1u)] = pos;  // counted by large_count_kernel
     } else {
       for_each_tile_of(fp, t, p.tiles, [&](uint64_t) { ++n; });
     }
@@ -42,8 +47,9 @@ template <class KeyT>
 __global__ void emit_kernel(CoarseParams p, const uint64_t* __restrict__ offsets, KeyT* __restrict__ keys,
                             uint32_t* __restrict__ tris) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  const uint32_t tri = p.tri_begin + i;
-  if (tri >= p.tri_end) return;
+  const uint32_t pos = p.tri_begin + i;
+  if (pos >= p.tri_end) return;
+  const uint32_t tri = tri_at(p, pos);
   const TriSetup t = load_triangle(p.mesh, tri);
   TileFootprint fp;
   if (!footprint_range(t, p.mode, p.dims, &fp)) return;
@@ -65,8 +71,8 @@ __global__ void large_count_kernel(CoarseParams p, const uint32_t* __restrict__ 
   const uint32_t lane = threadIdx.x & 31;
   const uint32_t warps = gridDim.x * (blockDim.x >> 5);
   for (uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < *num_large; w += warps) {
-    const uint32_t tri = large[w];
-    const TriSetup t = load_triangle(p.mesh, tri);
+    const uint32_t pos = large[w];
+    const TriSetup t = load_triangle(p.mesh, tri_at(p, pos));
     TileFootprint fp;
     footprint_range(t, p.mode, p.dims, &fp);
     footprint_planes(t, &fp);
@@ -78,7 +84,7 @@ __global__ void large_count_kernel(CoarseParams p, const uint32_t* __restrict__ 
       for_each_tile_in_column(fp, p.tiles, ta, tb, [&](uint64_t) { ++n; });
     }
     for (int d = 16; d >= 1; d >>= 1) n += __shfl_down_sync(kFull, n, d);
-    if (lane == 0) counts[tri - p.tri_begin] = n;
+    if (lane == 0) counts[pos - p.tri_begin] = n;
   }
 }
 
@@ -91,15 +97,16 @@ __global__ void large_emit_kernel(CoarseParams p, const uint32_t* __restrict__ l
   const uint32_t lane = threadIdx.x & 31;
   const uint32_t warps = gridDim.x * (blockDim.x >> 5);
   for (uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < *num_large; w += warps) {
-    const uint32_t tri = large[w];
-    if (tri < p.tri_begin || tri >= p.tri_end) continue;
+    const uint32_t pos = large[w];
+    if (pos < p.tri_begin || pos >= p.tri_end) continue;
+    const uint32_t tri = tri_at(p, pos);
     const TriSetup t = load_triangle(p.mesh, tri);
     TileFootprint fp;
     footprint_range(t, p.mode, p.dims, &fp);
     footprint_planes(t, &fp);
     const KeyT dom = KeyT(t.dom);
     const uint32_t cols = fp.columns();
-    uint64_t o = offsets[tri - p.tri_begin] - p.pair_base;
+    uint64_t o = offsets[pos - p.tri_begin] - p.pair_base;
     for (uint32_t k0 = 0; k0 < cols; k0 += 32) {
       const uint32_t k = k0 + lane;
       int32_t ta = 0, tb = 0;
@@ -126,7 +133,77 @@ __global__ void large_emit_kernel(CoarseParams p, const uint32_t* __restrict__ l
   }
 }
 
+// Spreads the low 10 bits of x to every third bit.
+__device__ inline uint32_t spread3(uint32_t x) {
+  x &= 0x3ffu;
+  x = (x | (x << 16)) & 0x030000ffu;
+  x = (x | (x << 8)) & 0x0300f00fu;
+  x = (x | (x << 4)) & 0x030c30c3u;
+  x = (x | (x << 2)) & 0x09249249u;
+  return x;
+}
+
+__device__ inline uint32_t morton_key(const MeshView& m, uint32_t tri, float s) {
+  const Vec3f a = m.d_grid[m.d_indices[3 * tri]], b = m.d_grid[m.d_indices[3 * tri + 1]],
+              c = m.d_grid[m.d_indices[3 * tri + 2]];
+  auto q = [s](float v) {
+    const float x = v * s;
+    return x > 0.0f ? uint32_t(fminf(x, 1023.0f)) : 0u;  // NaN -> 0
+  };
+  const float third = 1.0f / 3.0f;
+  return (spread3(q((a.x + b.x + c.x) * third)) << 2) | (spread3(q((a.y + b.y + c.y) * third)) << 1) |
+         spread3(q((a.z + b.z + c.z) * third));
+}
+
+__global__ void morton_kernel(MeshView m, uint32_t n, float s, uint32_t* __restrict__ keys,
+                              uint32_t* __restrict__ order) {
+  const uint32_t tri = blockIdx.x * blockDim.x + threadIdx.x;
+  if (tri >= n) return;
+  keys[tri] = morton_key(m, tri, s);
+  order[tri] = tri;
+}
+
+// Samples pairs of consecutive triangles evenly through the mesh and counts those whose centroids
+// lie in different cells of 32^3 Morton cells of the grid's cube.
+__global__ void disorder_kernel(MeshView m, uint32_t n, float s, uint32_t samples, uint32_t* __restrict__ count) {
+  const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= samples) return;
+  const uint32_t i = uint32_t(uint64_t(k) * (n - 1) / samples);
+  if ((morton_key(m, i, s) >> 15) != (morton_key(m, i + 1, s) >> 15)) atomicAdd(count, 1u);
+}
+
+float morton_scale(Int3 dims) { return 1024.0f / float(std::max(1, std::max(dims.x, std::max(dims.y, dims.z)))); }
+
 }  // namespace
+
+void launch_triangle_order(const MeshView& mesh, uint32_t num_tris, Int3 dims, DeviceBuffer<uint32_t>& d_order,
+                           DeviceBuffer<uint32_t>& d_keys, DeviceBuffer<uint32_t>& d_tmp, CubTemp& cub,
+                           cudaStream_t stream) {
+  if (num_tris == 0) return;
+  d_order.grow(num_tris);
+  d_keys.grow(2 * size_t(num_tris));
+  d_tmp.grow(num_tris);
+  launch_1d(morton_kernel, num_tris, 256, stream, mesh, num_tris, morton_scale(dims), d_keys.data(), d_tmp.data());
+  uint32_t* keys_in = d_keys.data();
+  uint32_t* keys_out = d_keys.data() + num_tris;
+  cub.run([&](void* temp, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(temp, bytes, keys_in, keys_out, d_tmp.data(), d_order.data(), int(num_tris),
+                                           0, 30, stream);
+  });
+}
+
+double triangle_disorder(const MeshView& mesh, uint32_t num_tris, Int3 dims, DeviceBuffer<uint32_t>& d_count,
+                         cudaStream_t stream) {
+  if (num_tris < 2) return 0;
+  constexpr uint32_t kSamples = 4096;
+  d_count.grow(1);
+  VT_CUDA_CHECK(cudaMemsetAsync(d_count.data(), 0, sizeof(uint32_t), stream));
+  launch_1d(disorder_kernel, kSamples, 256, stream, mesh, num_tris, morton_scale(dims), kSamples, d_count.data());
+  uint32_t c = 0;
+  VT_CUDA_CHECK(cudaMemcpyAsync(&c, d_count.data(), sizeof(c), cudaMemcpyDeviceToHost, stream));
+  VT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return double(c) / kSamples;
+}
 
 void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint32_t* d_large, uint32_t* d_num_large,
                          int num_sms, cudaStream_t stream) {

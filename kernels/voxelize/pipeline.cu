@@ -266,10 +266,27 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   timer.begin("transform");
   m_mesh.transform(spec.origin, spec.voxel_size, s);
 
+  // The visiting order (api.h TriangleOrder): Morton for large meshes listed in an incoherent order
+  // (measured on an H200, 6.4M triangles: coarse 0.58 ms in file order, 1.82 shuffled).
+  const TriangleOrder order = m_ctx.opt.triangle_order;
+  bool morton = order == TriangleOrder::kMorton;
+  if (order == TriangleOrder::kAuto && num_tris >= kMortonMinTriangles) {
+    timer.begin("order");
+    stats.triangle_disorder = triangle_disorder(m_mesh.view(), uint32_t(num_tris), spec.dims, v.d_order_tmp, s);
+    morton = stats.triangle_disorder > kMortonMinDisorder;
+  }
+  stats.morton_order = morton;
+  if (morton) {
+    timer.begin("order");
+    launch_triangle_order(m_mesh.view(), uint32_t(num_tris), spec.dims, v.d_order, v.d_order_keys, v.d_order_tmp,
+                          m_ctx.cub, s);
+  }
+
   // Coarse raster, pass 1: tiles per triangle, then their exclusive scan (one extra zero).
   timer.begin("coarse");
   CoarseParams cp;
   cp.mesh = m_mesh.view();
+  cp.d_order = morton ? v.d_order.data() : nullptr;
   cp.dims = spec.dims;
   cp.tiles = tiles;
   cp.mode = o.mode;

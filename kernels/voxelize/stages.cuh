@@ -11,6 +11,7 @@
 #include "core/tile_footprint.h"
 #include "core/vec.h"
 #include "core/voxelize.h"
+#include "kernels/common.cuh"
 #include "kernels/mesh.cuh"
 
 namespace voxtile {
@@ -19,7 +20,10 @@ constexpr int kTileBricks = 64;  // bricks of a kTileDim^3 tile (core/tile_footp
 
 struct CoarseParams {
   MeshView mesh;
-  uint32_t tri_begin, tri_end;  // the batch of triangles
+  // The coarse raster visits triangles by position: position i is triangle d_order[i] (the mesh's
+  // order when null). Batches, counts and offsets are by position; pairs carry the triangle.
+  const uint32_t* d_order = nullptr;
+  uint32_t tri_begin, tri_end;  // the batch of positions
   uint64_t pair_base;           // offset of the batch's first pair (subtracted when emitting)
   Int3 dims;                    // grid size in voxels
   Int3 tiles;                   // grid size in tiles
@@ -32,7 +36,20 @@ struct VirtualTile {
   uint32_t begin, end;
 };
 
-// d_counts[i] = number of tiles triangle tri_begin + i may write (num = tri_end - tri_begin).
+// Triangles ordered along a Morton curve of their centroids (30-bit keys over the grid), so that
+// neighbouring threads of the coarse raster read neighbouring vertices whatever order the file
+// lists them in: d_order gets num_tris triangle indices. Work buffers are grown as needed.
+void launch_triangle_order(const MeshView& mesh, uint32_t num_tris, Int3 dims, DeviceBuffer<uint32_t>& d_order,
+                           DeviceBuffer<uint32_t>& d_keys, DeviceBuffer<uint32_t>& d_tmp, CubTemp& cub,
+                           cudaStream_t stream);
+
+// The fraction (0 to 1) of 4096 pairs of consecutive triangles, sampled evenly, whose centroids lie in
+// different 32^3-voxel cells: near 0 for meshes listed in a spatially coherent order, near 1 for
+// shuffled ones. Synchronises the stream.
+double triangle_disorder(const MeshView& mesh, uint32_t num_tris, Int3 dims, DeviceBuffer<uint32_t>& d_count,
+                         cudaStream_t stream);
+
+// d_counts[i] = number of tiles the triangle at position tri_begin + i may write (num = tri_end - tri_begin).
 // Triangles spanning many tile columns are listed in d_large (capacity num) and counted by a warp each.
 void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint32_t* d_large, uint32_t* d_num_large,
                          int num_sms, cudaStream_t stream);

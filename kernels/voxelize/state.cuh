@@ -21,6 +21,7 @@ struct VoxelizeState {
   // Coarse raster and sort: tiles per triangle and their scan, large triangles, (key, triangle) pairs.
   DeviceBuffer<uint64_t> d_counts, d_offsets;
   DeviceBuffer<uint32_t> d_large, d_num_large;
+  DeviceBuffer<uint32_t> d_order, d_order_keys, d_order_tmp;  // Morton visiting order (launch_triangle_order)
   DeviceBuffer<uint32_t> d_keys32[2];
   DeviceBuffer<uint64_t> d_keys64[2];
   DeviceBuffer<uint32_t> d_tris[2];
