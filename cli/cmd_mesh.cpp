@@ -55,14 +55,7 @@ int run_mesh(const MeshCmdOptions& o) {
   std::string source;
   int gpu_choice = -2;  // not chosen yet
   if (is_grid_input(o.input)) {
-    const auto tl = Clock::now();
-    GridFile f;
-    {
-      const ProgressStage stage("read " + o.input);
-      f = read_grid_file(o.input);
-    }
-    stages.emplace_back("read", ms_since(tl));
-    if (f.grids.empty()) fail(ErrorKind::kInput, o.input + ": no grid");
+    GridFile f = read_grid_input(o.input, stages);
     size_t pick = 0;
     if (!o.grid_name.empty()) {
       pick = f.grids.size();

@@ -48,13 +48,7 @@ int run_preview(const PreviewCmdOptions& o) {
   std::string source;
   int gpu = -2;  // not chosen yet
   if (is_grid_input(o.input)) {
-    const auto tr = Clock::now();
-    {
-      const ProgressStage stage("read " + o.input);
-      grids = std::move(read_grid_file(o.input).grids);
-    }
-    stages.emplace_back("read", ms_since(tr));
-    if (grids.empty()) fail(ErrorKind::kInput, o.input + ": no grid");
+    grids = std::move(read_grid_input(o.input, stages).grids);
     source = std::to_string(grids.size()) + (grids.size() == 1 ? " grid" : " grids");
   } else {
     Job job;

@@ -121,6 +121,18 @@ PictureInfo write_cloud_picture(const PointCloud& cloud, const RenderOptions& op
   return write_picture(grid_pointers(grids), options, path, gpu, stages);
 }
 
+GridFile read_grid_input(const std::string& path, std::vector<std::pair<std::string, double>>& stages) {
+  const auto t0 = Clock::now();
+  GridFile f;
+  {
+    const ProgressStage stage("read " + path);
+    f = read_grid_file(path);
+  }
+  stages.emplace_back("read", ms_since(t0));
+  if (f.grids.empty()) fail(ErrorKind::kInput, path + ": no grid");
+  return f;
+}
+
 bool is_grid_input(const std::string& path) {
   const std::string ext = lower_extension(path);
   if (ext == "vdb" || ext == "npy" || ext == "raw" || ext == "npz" || ext == "binvox" || ext == "vox") return true;

@@ -10,6 +10,7 @@
 #include "cli/common.h"
 #include "core/points.h"
 #include "core/render.h"
+#include "io/grid_reader.h"
 
 namespace voxtile {
 
@@ -54,5 +55,7 @@ std::vector<const SparseGrid*> grid_pointers(const std::vector<SparseGrid>& grid
 // Whether `path` is read as a grid (.vdb .npy .raw .npz .binvox .vox, voxel-centre .ply) rather
 // than as a mesh.
 bool is_grid_input(const std::string& path);
+// Reads such a file (a progress stage; its time as "read" in `stages`); Error(kInput) when it holds no grid.
+GridFile read_grid_input(const std::string& path, std::vector<std::pair<std::string, double>>& stages);
 
 }  // namespace voxtile
