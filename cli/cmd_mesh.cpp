@@ -83,6 +83,9 @@ int run_mesh(const MeshCmdOptions& o) {
     grid = std::move(grids[0]);
     if (!cubes) solid = std::move(grids[1]);
   }
+  // Marching cubes and cubes walk bricks: a solid's interior runs are written out first.
+  grid.expand_runs();
+  solid.expand_runs();
   if (cubes && grid.value_type == ValueType::kFloat32)
     fail(ErrorKind::kUsage, o.input + ": --style cubes meshes occupancy; grid '" + grid.name + "' is a float field");
   IsoOptions iso;

@@ -91,7 +91,11 @@ PictureInfo write_picture(const std::vector<const SparseGrid*>& grids, const Ren
                           const std::string& path, int gpu, std::vector<std::pair<std::string, double>>* stages) {
   const auto t0 = Clock::now();
   const ProgressStage stage("picture " + path);
-  const RenderScene scene = make_scene(grids, options);
+  // The renderer walks bricks: a solid's interior runs are written out first.
+  std::vector<SparseGrid> storage(grids.size());
+  std::vector<const SparseGrid*> bricks;
+  for (size_t i = 0; i < grids.size(); ++i) bricks.push_back(&expanded_runs(*grids[i], storage[i]));
+  const RenderScene scene = make_scene(bricks, options);
   std::vector<std::pair<std::string, double>> gpu_stages;
   const Image image = gpu >= 0 ? gpu_render(scene, options, gpu, &gpu_stages) : render_cpu(scene, options);
   write_png(image, path);

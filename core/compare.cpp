@@ -27,7 +27,11 @@ bool same_transform(const GridSpec& a, const GridSpec& b) {
   return true;
 }
 
-GridDiff compare_grids(const SparseGrid& a, bool a_transform, const SparseGrid& b, bool b_transform, double tolerance) {
+GridDiff compare_grids(const SparseGrid& grid_a, bool a_transform, const SparseGrid& grid_b, bool b_transform,
+                       double tolerance) {
+  SparseGrid storage_a, storage_b;  // a solid's interior runs written out as bricks
+  const SparseGrid& a = expanded_runs(grid_a, storage_a);
+  const SparseGrid& b = expanded_runs(grid_b, storage_b);
   GridDiff d;
   d.name_a = a.name;
   d.name_b = b.name;

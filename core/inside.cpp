@@ -132,6 +132,7 @@ struct Crossing {
 struct TileOut {
   std::vector<uint64_t> keys;
   std::vector<BrickMask> masks;
+  std::vector<BrickRun> runs;  // full bricks of a column along z (axis 2: a tile is one brick column)
 };
 
 struct TileScratch {
@@ -280,8 +281,15 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
           const uint64_t key = axis == 2   ? brick_key(tu, tv, int32_t(bw))
                                : axis == 0 ? brick_key(int32_t(bw), tu, tv)
                                            : brick_key(tv, int32_t(bw), tu);
-          o.keys.push_back(key);
-          o.masks.push_back(mk);
+          if (axis == 2 && brick_full(mk)) {
+            if (!o.runs.empty() && o.runs.back().key + o.runs.back().count == key)
+              ++o.runs.back().count;
+            else
+              o.runs.push_back({key, 1});
+          } else {
+            o.keys.push_back(key);
+            o.masks.push_back(mk);
+          }
         }
         mk = BrickMask{};
       }
@@ -301,16 +309,44 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
     g.keys[b] = all[b].first;
     g.masks[b] = *all[b].second;
   }
+  for (const TileOut& o : out) g.runs.insert(g.runs.end(), o.runs.begin(), o.runs.end());
+  tbb::parallel_sort(g.runs.begin(), g.runs.end(), [](const BrickRun& a, const BrickRun& b) { return a.key < b.key; });
+  g.make_runs();  // the full bricks of the other axes
   return g;
 }
 
 SparseGrid combine_masks(const std::vector<const SparseGrid*>& grids, int at_least) {
+  bool any_runs = false;
+  for (const SparseGrid* g : grids) any_runs = any_runs || !g->runs.empty();
+  if (any_runs && at_least >= 2) {
+    // A vote over interiors: with the runs written out (the CPU vote only).
+    std::vector<SparseGrid> copies(grids.size());
+    std::vector<const SparseGrid*> ptrs;
+    for (size_t g = 0; g < grids.size(); ++g) ptrs.push_back(&expanded_runs(*grids[g], copies[g]));
+    return combine_masks(ptrs, at_least);
+  }
   SparseGrid out;
+  // The union of the runs (at_least 1): bricks they cover are full whatever the masks say.
+  for (const SparseGrid* g : grids) out.runs.insert(out.runs.end(), g->runs.begin(), g->runs.end());
+  if (any_runs) {
+    std::sort(out.runs.begin(), out.runs.end(), [](const BrickRun& a, const BrickRun& b) { return a.key < b.key; });
+    size_t n = 0;
+    for (const BrickRun& r : out.runs) {
+      if (n > 0 && r.key <= out.runs[n - 1].key + out.runs[n - 1].count) {
+        BrickRun& last = out.runs[n - 1];
+        last.count = std::max(last.key + last.count, r.key + r.count) - last.key;
+      } else {
+        out.runs[n++] = r;
+      }
+    }
+    out.runs.resize(n);
+  }
   size_t most = 0;
   for (const SparseGrid* g : grids) most = at_least <= 1 ? most + g->keys.size() : std::max(most, g->keys.size());
   out.keys.reserve(most);
   out.masks.reserve(most);
   std::vector<size_t> pos(grids.size(), 0);
+  size_t rp = 0;
   while (true) {
     uint64_t key = UINT64_MAX;
     for (size_t g = 0; g < grids.size(); ++g)
@@ -320,6 +356,8 @@ SparseGrid combine_masks(const std::vector<const SparseGrid*>& grids, int at_lea
     int n = 0;
     for (size_t g = 0; g < grids.size(); ++g)
       if (pos[g] < grids[g]->keys.size() && grids[g]->keys[pos[g]] == key) in[n++] = grids[g]->masks[pos[g]++];
+    while (rp < out.runs.size() && out.runs[rp].key + out.runs[rp].count <= key) ++rp;
+    if (rp < out.runs.size() && out.runs[rp].key <= key) continue;  // inside a run
     BrickMask r{};
     for (int w = 0; w < 8; ++w) {
       if (at_least <= 1)
@@ -334,6 +372,7 @@ SparseGrid combine_masks(const std::vector<const SparseGrid*>& grids, int at_lea
       out.masks.push_back(r);
     }
   }
+  out.make_runs();
   return out;
 }
 
@@ -459,10 +498,17 @@ void apply_sign(SparseGrid& band, const SparseGrid& inside) {
   tbb::parallel_for(tbb::blocked_range<size_t>(0, band.keys.size(), 256), [&](const tbb::blocked_range<size_t>& r) {
     size_t q =
         size_t(std::lower_bound(inside.keys.begin(), inside.keys.end(), band.keys[r.begin()]) - inside.keys.begin());
+    size_t rq = size_t(std::upper_bound(inside.runs.begin(), inside.runs.end(), band.keys[r.begin()],
+                                        [](uint64_t k, const BrickRun& x) { return k < x.key; }) -
+                       inside.runs.begin());
+    rq = rq > 0 ? rq - 1 : 0;
+    const BrickMask all = full_brick_mask();
     for (size_t b = r.begin(); b < r.end(); ++b) {
+      while (rq < inside.runs.size() && inside.runs[rq].key + inside.runs[rq].count <= band.keys[b]) ++rq;
+      const bool in_run = rq < inside.runs.size() && inside.runs[rq].key <= band.keys[b];
       while (q < inside.keys.size() && inside.keys[q] < band.keys[b]) ++q;
-      if (q == inside.keys.size() || inside.keys[q] != band.keys[b]) continue;
-      const BrickMask& in = inside.masks[q];
+      if (!in_run && (q == inside.keys.size() || inside.keys[q] != band.keys[b])) continue;
+      const BrickMask& in = in_run ? all : inside.masks[q];
       float* v = &band.fvalues[b * kBrickVoxels];
       for (int w = 0; w < 8; ++w) {
         uint64_t bits = in.w[w] & band.masks[b].w[w];

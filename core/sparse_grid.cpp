@@ -3,7 +3,10 @@
 
 #include <tbb/parallel_sort.h>
 
+#include <unistd.h>
+
 #include <cstring>
+#include <string>
 
 #include "core/error.h"
 #include "core/hash.h"
@@ -39,8 +42,119 @@ const char* value_type_name(ValueType t) {
   return "?";
 }
 
+uint64_t SparseGrid::run_bricks() const {
+  uint64_t n = 0;
+  for (const BrickRun& r : runs) n += r.count;
+  return n;
+}
+
 uint64_t SparseGrid::active_voxels() const {
-  return count_bits(masks.data(), masks.size());
+  return count_bits(masks.data(), masks.size()) + run_bricks() * uint64_t(kBrickVoxels);
+}
+
+namespace {
+// Appends run (key, count) to `out`, merged with the last one where they touch.
+void push_run(std::vector<BrickRun>& out, uint64_t key, uint64_t count) {
+  if (!out.empty() && out.back().key + out.back().count == key)
+    out.back().count += count;
+  else
+    out.push_back({key, count});
+}
+
+// The canonical split of an occupancy grid: bricks that are not full, and maximal runs of the full
+// ones (from the masks and the runs).
+void split_full(const SparseGrid& g, std::vector<uint64_t>* keys, std::vector<BrickMask>* masks,
+                std::vector<BrickRun>* runs) {
+  size_t r = 0;
+  for (size_t b = 0; b < g.keys.size(); ++b) {
+    if (!brick_full(g.masks[b])) {
+      keys->push_back(g.keys[b]);
+      masks->push_back(g.masks[b]);
+      continue;
+    }
+    for (; r < g.runs.size() && g.runs[r].key < g.keys[b]; ++r) push_run(*runs, g.runs[r].key, g.runs[r].count);
+    push_run(*runs, g.keys[b], 1);
+  }
+  for (; r < g.runs.size(); ++r) push_run(*runs, g.runs[r].key, g.runs[r].count);
+}
+
+bool any_full(const SparseGrid& g) {
+  if (g.value_type != ValueType::kNone) return false;
+  if (!g.runs.empty()) return true;
+  for (const BrickMask& m : g.masks)
+    if (brick_full(m)) return true;
+  return false;
+}
+}  // namespace
+
+void SparseGrid::make_runs() {
+  if (!any_full(*this)) return;
+  std::vector<uint64_t> k;
+  std::vector<BrickMask> m;
+  std::vector<BrickRun> r;
+  k.reserve(keys.size());
+  m.reserve(keys.size());
+  split_full(*this, &k, &m, &r);
+  keys = std::move(k);
+  masks = std::move(m);
+  runs = std::move(r);
+}
+
+void SparseGrid::make_runs_from(size_t first) {
+  if (value_type != ValueType::kNone) return;
+  size_t kept = first;
+  for (size_t b = first; b < keys.size(); ++b) {
+    if (brick_full(masks[b])) {
+      push_run(runs, keys[b], 1);
+    } else {
+      keys[kept] = keys[b];
+      masks[kept] = masks[b];
+      ++kept;
+    }
+  }
+  keys.resize(kept);
+  masks.resize(kept);
+}
+
+void SparseGrid::expand_runs() {
+  if (runs.empty()) return;
+  const uint64_t n = uint64_t(keys.size()) + run_bricks();
+  const uint64_t bytes = n * (sizeof(uint64_t) + sizeof(BrickMask));
+  const uint64_t memory = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGE_SIZE));
+  if (bytes > memory / 2)
+    fail(ErrorKind::kResource, "the grid's " + std::to_string(run_bricks()) + " interior bricks written out would take " +
+                                   std::to_string(bytes >> 20) +
+                                   " MB, more than half the machine's memory: write .vdb (it keeps them as tiles)");
+  std::vector<uint64_t> k;
+  std::vector<BrickMask> m;
+  k.reserve(n);
+  m.reserve(n);
+  const BrickMask all = full_brick_mask();
+  size_t b = 0;
+  for (const BrickRun& r : runs) {
+    for (; b < keys.size() && keys[b] < r.key; ++b) {
+      k.push_back(keys[b]);
+      m.push_back(masks[b]);
+    }
+    for (uint64_t i = 0; i < r.count; ++i) {
+      k.push_back(r.key + i);
+      m.push_back(all);
+    }
+  }
+  for (; b < keys.size(); ++b) {
+    k.push_back(keys[b]);
+    m.push_back(masks[b]);
+  }
+  keys = std::move(k);
+  masks = std::move(m);
+  runs.clear();
+}
+
+const SparseGrid& expanded_runs(const SparseGrid& g, SparseGrid& storage) {
+  if (g.runs.empty()) return g;
+  storage = g;
+  storage.expand_runs();
+  return storage;
 }
 
 double SparseGrid::value(size_t b, int offset, int c) const {
@@ -59,6 +173,20 @@ uint64_t SparseGrid::checksum() const {
   h.pod(spec.dims.y);
   h.pod(spec.dims.z);
   h.pod(static_cast<uint8_t>(value_type));
+  if (any_full(*this)) {
+    std::vector<uint64_t> k;
+    std::vector<BrickMask> m;
+    std::vector<BrickRun> r;
+    split_full(*this, &k, &m, &r);
+    h.bytes(k.data(), k.size() * sizeof(k[0]));
+    h.bytes(m.data(), m.size() * sizeof(m[0]));
+    h.pod(uint64_t(r.size()));
+    for (const BrickRun& x : r) {
+      h.pod(x.key);
+      h.pod(x.count);
+    }
+    return h.digest();
+  }
   h.bytes(keys.data(), keys.size() * sizeof(keys[0]));
   h.bytes(masks.data(), masks.size() * sizeof(masks[0]));
   if (value_type == ValueType::kNone) return h.digest();
@@ -108,6 +236,20 @@ void SparseGrid::validate() const {
     if (i >= spec.dims.x || j >= spec.dims.y || k >= spec.dims.z)
       fail(ErrorKind::kInternal, "sparse grid: active voxel outside the grid");
   });
+  if (!runs.empty() && value_type != ValueType::kNone) fail(ErrorKind::kInternal, "sparse grid: runs in a value grid");
+  size_t b = 0;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const BrickRun& x = runs[r];
+    if (x.count == 0) fail(ErrorKind::kInternal, "sparse grid: empty run");
+    if (r > 0 && x.key < runs[r - 1].key + runs[r - 1].count)
+      fail(ErrorKind::kInternal, "sparse grid: runs not ascending and disjoint");
+    const Int3 c = brick_coord(x.key);
+    if (c.x * 8 + 8 > spec.dims.x || c.y * 8 + 8 > spec.dims.y || (uint64_t(c.z) + x.count) * 8 > uint64_t(spec.dims.z))
+      fail(ErrorKind::kInternal, "sparse grid: run outside the grid");
+    for (; b < keys.size() && keys[b] < x.key; ++b) {
+    }
+    if (b < keys.size() && keys[b] < x.key + x.count) fail(ErrorKind::kInternal, "sparse grid: a brick inside a run");
+  }
 }
 
 SparseGridBuilder::SparseGridBuilder(const GridSpec& spec, ValueType type, const std::string& name,

@@ -2,7 +2,9 @@
 //
 // The grid is stored as 8x8x8 bricks (the size of an OpenVDB leaf node), sorted by brick key, each
 // with a 512-bit occupancy mask and, for value targets, 512 values. Memory is proportional to the
-// number of non-empty bricks: the dense grid is never materialised.
+// number of non-empty bricks: the dense grid is never materialised. Occupancy grids may also hold
+// runs of full bricks (a solid's interior: OpenVDB's tiles), so memory is proportional to the
+// surface, not the volume.
 #pragma once
 
 #include <cstddef>
@@ -31,6 +33,22 @@ struct BrickMask {
   void set(int offset) { w[offset >> 6] |= uint64_t(1) << (offset & 63); }
   bool any() const { return (w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7]) != 0; }
   int count() const;
+};
+
+inline bool brick_full(const BrickMask& m) {
+  return (m.w[0] & m.w[1] & m.w[2] & m.w[3] & m.w[4] & m.w[5] & m.w[6] & m.w[7]) == ~uint64_t(0);
+}
+inline BrickMask full_brick_mask() {
+  BrickMask m;
+  for (uint64_t& w : m.w) w = ~uint64_t(0);
+  return m;
+}
+
+// `count` full bricks along z: keys key, key + 1, ..., key + count - 1 (one brick column: brick
+// keys step along z, and a run never reaches past the grid).
+struct BrickRun {
+  uint64_t key;
+  uint64_t count;
 };
 
 VT_HD inline int brick_offset(int x, int y, int z) { return (x << 6) | (y << 3) | z; }
@@ -88,15 +106,31 @@ struct SparseGrid {
   float background = 0.0f;
   std::vector<uint64_t> keys;          // num_bricks, strictly ascending
   std::vector<BrickMask> masks;        // num_bricks, none empty
+  // Occupancy grids (kNone) only: full bricks held as runs instead of masks; sorted, disjoint from
+  // `keys`. Producers keep the canonical form of make_runs(); consumers that walk bricks (keys,
+  // masks, for_each_active) see no run: they take expanded_runs() / expand_runs() first.
+  std::vector<BrickRun> runs;
   ValueArray<int32_t> ivalues;         // kInt32: 512 * num_bricks (0 where inactive)
   ValueArray<float> fvalues;           // kFloat32: 512 * num_bricks; kVec3f: 3 * 512 * num_bricks,
                                        // x,y,z of voxel `offset` at 3*offset (0 where inactive)
 
-  size_t num_bricks() const { return keys.size(); }
+  size_t num_bricks() const { return keys.size(); }  // bricks with masks (runs not included)
+  uint64_t run_bricks() const;                       // full bricks held in runs
   uint64_t active_voxels() const;
   // 64-bit XXH3 over the canonical content: dims, value type, the brick keys, the brick masks, and
-  // brick by brick the values of the active voxels. Independent of files, metadata and thread counts.
+  // brick by brick the values of the active voxels; for occupancy grids with full bricks, those are
+  // hashed as maximal runs after the others (so the same voxels give the same checksum however the
+  // full bricks are held). Independent of files, metadata and thread counts.
   uint64_t checksum() const;
+  // Canonical form of an occupancy grid: every full brick in `runs`, adjacent runs merged. No-op for
+  // value grids.
+  void make_runs();
+  // make_runs for the bricks from index `first` on, which follow every run (a producer appending
+  // slab by slab in key order keeps its memory proportional to the surface).
+  void make_runs_from(size_t first);
+  // Every run written out as full bricks (runs emptied). Error(kResource) when the bricks would take
+  // more than half the machine's memory (a huge solid: write .vdb, which keeps the runs as tiles).
+  void expand_runs();
   // Appends the bits of brick b's active values (every channel, ascending offset) to `out`: what
   // checksum() hashes per brick.
   void append_active_bits(size_t b, std::vector<uint32_t>& out) const;
@@ -123,6 +157,9 @@ struct SparseGrid {
     }
   }
 };
+
+// `g` itself when it holds no run, else a copy with its runs expanded into `storage`.
+const SparseGrid& expanded_runs(const SparseGrid& g, SparseGrid& storage);
 
 // Builds a SparseGrid from active voxels given in any order: sorts them into bricks by key.
 class SparseGridBuilder {

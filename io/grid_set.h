@@ -13,7 +13,9 @@ namespace voxtile {
 // Whether the two grids have the same active voxels (bricks and masks; values may differ).
 inline bool same_active_voxels(const SparseGrid& a, const SparseGrid& b) {
   return a.keys == b.keys && a.masks.size() == b.masks.size() &&
-         std::memcmp(a.masks.data(), b.masks.data(), a.masks.size() * sizeof(BrickMask)) == 0;
+         std::memcmp(a.masks.data(), b.masks.data(), a.masks.size() * sizeof(BrickMask)) == 0 &&
+         a.runs.size() == b.runs.size() &&
+         std::memcmp(a.runs.data(), b.runs.data(), a.runs.size() * sizeof(BrickRun)) == 0;
 }
 
 // The first of `grids`, which must all have its active voxels (one file holds one point per voxel

@@ -11,8 +11,10 @@
 
 #include <openvdb/io/DelayedLoadMetadata.h>
 #include <openvdb/openvdb.h>
+#include <openvdb/tools/Prune.h>
 #include <openvdb/tools/SignedFloodFill.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -88,8 +90,69 @@ std::string vdb_transform_bytes(const GridSpec& spec) {
 
 namespace {
 
+// The runs of full bricks (a solid's interior) as active tiles: 8^3 tiles in the 128^3 nodes that
+// also hold the surface's leaves, 128^3 tiles where a node is all interior, larger ones by pruning.
+template <class GridT>
+void add_runs(GridT& grid, const SparseGrid& g, const typename GridT::ValueType& on) {
+  using Node2 = typename GridT::TreeType::RootNodeType::ChildNodeType;  // 4096^3
+  using Node1 = typename Node2::ChildNodeType;                          // 128^3: 16^3 bricks
+  struct Piece {
+    uint64_t node;  // brick_key of the 128^3 node (brick coordinates / 16)
+    uint64_t key;   // first brick
+    uint32_t count;
+  };
+  std::vector<Piece> pieces;
+  for (const BrickRun& r : g.runs) {
+    const Int3 c = brick_coord(r.key);
+    for (uint64_t z = uint64_t(c.z), end = uint64_t(c.z) + r.count; z < end;) {
+      const uint64_t stop = std::min(end, (z / 16 + 1) * 16);
+      pieces.push_back({brick_key(c.x >> 4, c.y >> 4, int32_t(z >> 4)), brick_key(c.x, c.y, int32_t(z)),
+                        uint32_t(stop - z)});
+      z = stop;
+    }
+  }
+  tbb::parallel_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
+    return a.node != b.node ? a.node < b.node : a.key < b.key;
+  });
+  std::vector<size_t> starts;
+  for (size_t i = 0; i < pieces.size(); ++i)
+    if (i == 0 || pieces[i].node != pieces[i - 1].node) starts.push_back(i);
+  starts.push_back(pieces.size());
+  const size_t nodes = starts.size() - 1;
+  std::vector<Node1*> built(nodes, nullptr);  // null: the node is all interior (a 128^3 tile)
+  const typename GridT::ValueType background = grid.background();
+  tbb::parallel_for(size_t(0), nodes, [&](size_t n) {
+    uint64_t bricks = 0;
+    for (size_t i = starts[n]; i < starts[n + 1]; ++i) bricks += pieces[i].count;
+    if (bricks == 16 * 16 * 16) return;
+    const Int3 o = brick_coord(pieces[starts[n]].node);
+    auto* node = new Node1(openvdb::Coord(o.x * 128, o.y * 128, o.z * 128), background, false);
+    for (size_t i = starts[n]; i < starts[n + 1]; ++i) {
+      const Int3 c = brick_coord(pieces[i].key);
+      for (uint32_t z = 0; z < pieces[i].count; ++z)
+        node->addTile(Node1::coordToOffset(openvdb::Coord(c.x * 8, c.y * 8, (c.z + int32_t(z)) * 8)), on, true);
+    }
+    built[n] = node;
+  });
+  auto& root = grid.tree().root();
+  for (size_t n = 0; n < nodes; ++n) {
+    const Int3 o = brick_coord(pieces[starts[n]].node);
+    const openvdb::Coord xyz(o.x * 128, o.y * 128, o.z * 128);
+    Node2* parent = root.template probeNode<Node2>(xyz);
+    if (!parent) {
+      parent = new Node2(xyz, background, false);
+      root.addChild(parent);
+    }
+    if (built[n])
+      parent->addChild(built[n]);
+    else
+      parent->addTile(Node2::coordToOffset(xyz), on, true);
+  }
+}
+
 template <class GridT, class SetValues>
-typename GridT::Ptr build_grid(const SparseGrid& g, typename GridT::ValueType background, SetValues&& set_values) {
+typename GridT::Ptr build_grid(const SparseGrid& g, typename GridT::ValueType background, SetValues&& set_values,
+                               const typename GridT::ValueType* run_value = nullptr) {
   using LeafT = typename GridT::TreeType::LeafNodeType;
   std::vector<LeafT*> leaves(g.num_bricks());
   tbb::parallel_for(tbb::blocked_range<size_t>(0, leaves.size(), 256), [&](const tbb::blocked_range<size_t>& r) {
@@ -103,7 +166,9 @@ typename GridT::Ptr build_grid(const SparseGrid& g, typename GridT::ValueType ba
     }
   });
   typename GridT::Ptr grid = GridT::create(background);
+  if (run_value && !g.runs.empty()) add_runs(*grid, g, *run_value);
   for (LeafT* leaf : leaves) grid->tree().addLeaf(leaf);
+  if (run_value && !g.runs.empty()) openvdb::tools::prune(grid->tree());  // all-interior 4096^3 nodes
   return grid;
 }
 
@@ -188,12 +253,17 @@ void describe(openvdb::GridBase& base, const SparseGrid& g, const Metadata& meta
 openvdb::GridBase::Ptr to_vdb(const SparseGrid& g, const Metadata& meta, bool bool_grids) {
   openvdb::GridBase::Ptr base;
   if (g.value_type == ValueType::kNone && bool_grids) {
-    base = build_grid<openvdb::BoolGrid>(g, false, [&](openvdb::BoolGrid::TreeType::LeafNodeType& leaf, size_t b) {
-      for (int off = 0; off < kBrickVoxels; ++off)
-        if (g.masks[b].test(off)) leaf.setValueOnly(off, true);
-    });
+    const bool on = true;
+    base = build_grid<openvdb::BoolGrid>(
+        g, false,
+        [&](openvdb::BoolGrid::TreeType::LeafNodeType& leaf, size_t b) {
+          for (int off = 0; off < kBrickVoxels; ++off)
+            if (g.masks[b].test(off)) leaf.setValueOnly(off, true);
+        },
+        &on);
   } else if (g.value_type == ValueType::kNone) {
-    base = build_grid<openvdb::MaskGrid>(g, false, [](auto&, size_t) {});
+    const bool on = true;
+    base = build_grid<openvdb::MaskGrid>(g, false, [](auto&, size_t) {}, &on);
   } else if (g.value_type == ValueType::kInt32) {
     // Values written straight into the leaves' buffers (what setValueOnly would leave).
     base = build_grid<openvdb::Int32Grid>(g, 0, [&](openvdb::Int32Grid::TreeType::LeafNodeType& leaf, size_t b) {
@@ -724,7 +794,8 @@ bool distinct_names(const std::vector<const SparseGrid*>& grids) {
 bool direct_writable(const std::vector<const SparseGrid*>& grids) {
   std::set<std::string> names;
   for (const SparseGrid* g : grids)
-    if (g->value_type != ValueType::kNone || g->keys.empty() || g->name.empty() || !names.insert(g->name).second)
+    if (g->value_type != ValueType::kNone || g->keys.empty() || !g->runs.empty() || g->name.empty() ||
+        !names.insert(g->name).second)
       return false;
   return true;
 }
@@ -750,6 +821,7 @@ uint64_t content_hash(const SparseGrid& g) {
   h.pod(g.spec.dims);
   h.pod(static_cast<uint8_t>(g.value_type));
   h.bytes(digests.data(), digests.size() * sizeof(uint64_t));
+  if (!g.runs.empty()) h.bytes(g.runs.data(), g.runs.size() * sizeof(BrickRun));
   return h.digest();
 }
 
@@ -1046,6 +1118,42 @@ void collect(const GridT& grid, const std::string& path, SparseGrid* out, Store&
   }
 }
 
+// The active tiles of an occupancy grid: full bricks as runs, bricks cut by the grid's dims as
+// masks (the caller sorts the bricks and makes the canonical runs).
+template <class GridT>
+void collect_tiles(const GridT& grid, const std::string& path, SparseGrid* out) {
+  const Int3& d = out->spec.dims;
+  for (auto it = grid.tree().cbeginValueOn(); it; ++it) {
+    if (!it.isTileValue()) continue;
+    openvdb::CoordBBox bb;
+    it.getBoundingBox(bb);
+    const openvdb::Coord lo = bb.min(), hi = bb.max();
+    if (lo.x() < 0 || lo.y() < 0 || lo.z() < 0)
+      fail(ErrorKind::kInput, path + ": active voxels at negative index coordinates");
+    if (lo.x() % 8 || lo.y() % 8 || lo.z() % 8 || (hi.x() + 1) % 8 || (hi.y() + 1) % 8 || (hi.z() + 1) % 8)
+      fail(ErrorKind::kInput, path + ": an active tile that is not made of whole 8^3 bricks");
+    const int32_t x1 = std::min(hi.x() + 1, d.x), y1 = std::min(hi.y() + 1, d.y), z1 = std::min(hi.z() + 1, d.z);
+    for (int32_t x = lo.x(); x < x1; x += 8)
+      for (int32_t y = lo.y(); y < y1; y += 8) {
+        const bool whole_xy = x + 8 <= d.x && y + 8 <= d.y;
+        int32_t z = lo.z();
+        const int32_t whole_z = whole_xy ? std::min(z1 - (z1 - lo.z()) % 8, z1) : lo.z();
+        if (whole_z > z) {
+          out->runs.push_back({brick_key(x / 8, y / 8, z / 8), uint64_t((whole_z - z) / 8)});
+          z = whole_z;
+        }
+        for (; z < z1; z += 8) {  // bricks the grid's dims cut
+          BrickMask m{};
+          for (int a = 0; a < 8 && x + a < d.x; ++a)
+            for (int b = 0; b < 8 && y + b < d.y; ++b)
+              for (int c = 0; c < 8 && z + c < d.z; ++c) m.set(brick_offset(a, b, c));
+          out->keys.push_back(brick_key(x / 8, y / 8, z / 8));
+          out->masks.push_back(m);
+        }
+      }
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -1064,6 +1172,7 @@ void sort_bricks(SparseGrid& g) {
   const size_t vpb = size_t(kBrickVoxels) * size_t(std::max(1, value_channels(g.value_type)));
   SparseGrid s;
   s.spec = g.spec;
+  s.runs = std::move(g.runs);
   s.value_type = g.value_type;
   s.name = g.name;
   s.level_set = g.level_set;
@@ -1116,12 +1225,16 @@ SparseGrid to_sparse(const openvdb::GridBase::Ptr& base, const std::string& path
   out.spec.voxel_size = {vs.x(), vs.y(), vs.z()};
   const openvdb::Vec3d o = base->indexToWorld(openvdb::Vec3d(-0.5, -0.5, -0.5));
   out.spec.origin = {o.x(), o.y(), o.z()};
+  // Active tiles: runs of an occupancy grid; written out as voxels in a value grid.
   if (auto g = openvdb::GridBase::grid<openvdb::MaskGrid>(base)) {
     collect(*g, path, &out, [](const auto&, const BrickMask&) {});
+    collect_tiles(*g, path, &out);
   } else if (auto g = openvdb::GridBase::grid<openvdb::BoolGrid>(base)) {
     collect(*g, path, &out, [](const auto&, const BrickMask&) {});
+    collect_tiles(*g, path, &out);
   } else if (auto g = openvdb::GridBase::grid<openvdb::Int32Grid>(base)) {
     out.value_type = ValueType::kInt32;
+    g->tree().voxelizeActiveTiles();
     collect(*g, path, &out, [&](const auto& leaf, const BrickMask& m) {
       for (int off = 0; off < kBrickVoxels; ++off) out.ivalues.push_back(m.test(off) ? leaf.getValue(off) : 0);
     });
@@ -1129,11 +1242,13 @@ SparseGrid to_sparse(const openvdb::GridBase::Ptr& base, const std::string& path
     out.value_type = ValueType::kFloat32;
     out.level_set = g->getGridClass() == openvdb::GRID_LEVEL_SET;
     if (out.level_set) out.background = g->background();
+    g->tree().voxelizeActiveTiles();
     collect(*g, path, &out, [&](const auto& leaf, const BrickMask& m) {
       for (int off = 0; off < kBrickVoxels; ++off) out.fvalues.push_back(m.test(off) ? leaf.getValue(off) : 0.0f);
     });
   } else if (auto g = openvdb::GridBase::grid<openvdb::Vec3SGrid>(base)) {
     out.value_type = ValueType::kVec3f;
+    g->tree().voxelizeActiveTiles();
     collect(*g, path, &out, [&](const auto& leaf, const BrickMask& m) {
       for (int off = 0; off < kBrickVoxels; ++off) {
         const openvdb::Vec3s v = m.test(off) ? leaf.getValue(off) : openvdb::Vec3s(0.0f, 0.0f, 0.0f);
@@ -1142,6 +1257,8 @@ SparseGrid to_sparse(const openvdb::GridBase::Ptr& base, const std::string& path
     });
   }
   sort_bricks(out);
+  std::sort(out.runs.begin(), out.runs.end(), [](const BrickRun& a, const BrickRun& b) { return a.key < b.key; });
+  out.make_runs();
   return out;
 }
 

@@ -59,8 +59,13 @@ OutputFormat format_from_path(const std::string& path) {
   }
 }
 
-void write_grid(const SparseGrid& grid, const std::string& path, OutputFormat format, const WriteOptions& options) {
+void write_grid(const SparseGrid& solid_or_surface, const std::string& path, OutputFormat format,
+                const WriteOptions& options) {
   const ProgressStage stage("write " + path);
+  // Only .vdb keeps a solid's interior as runs (tiles); every other format takes its voxels.
+  SparseGrid storage;
+  const SparseGrid& grid =
+      format == OutputFormat::kVdb ? solid_or_surface : expanded_runs(solid_or_surface, storage);
   switch (format) {
     case OutputFormat::kVdb: write_vdb_grids({&grid}, path, options.meta, VdbWriter::kAuto, options.vdb_bool); return;
     case OutputFormat::kPly: write_ply(grid, path, options.meta); return;
@@ -100,7 +105,9 @@ void write_grids(const std::vector<SparseGrid>& grids, const std::string& path, 
     fail(ErrorKind::kUsage, path + ": a ." + format_name(format) + " file holds one target; write several targets to .vdb or .ply");
   const ProgressStage stage("write " + path);
   std::vector<const SparseGrid*> ptrs;
-  for (const SparseGrid& g : grids) ptrs.push_back(&g);
+  std::vector<SparseGrid> storage(format == OutputFormat::kVdb ? 0 : grids.size());
+  for (size_t i = 0; i < grids.size(); ++i)
+    ptrs.push_back(format == OutputFormat::kVdb ? &grids[i] : &expanded_runs(grids[i], storage[i]));
   if (format == OutputFormat::kVdb)
     write_vdb_grids(ptrs, path, options.meta, VdbWriter::kAuto, options.vdb_bool);
   else if (format == OutputFormat::kLas)

@@ -53,6 +53,9 @@ struct GpuOptions {
   uint64_t initial_bricks = 0;         // first brick-buffer size per batch; 0 = estimate (tests force retries)
   ValueTiles value_tiles = ValueTiles::kAuto;  // how 32-bit value targets are rastered
   TriangleOrder triangle_order = TriangleOrder::kAuto;  // the coarse raster's visiting order
+  // Inside test: width in bricks of the x-slabs whose voxel bits the device holds at a time; 0 = the
+  // whole grid when its bits fit the budget, else the widest slab that does (tests force slabs).
+  uint32_t inside_slab_bricks = 0;
   int device = 0;                      // CUDA device index
   bool two_pass_fragment_sort = false; // bucketing: sort by triangle then voxel even when one 64-bit key would do (tests)
   // Host threads sleep while they wait for the GPU (cudaDeviceScheduleBlockingSync, set for the

@@ -152,8 +152,8 @@ static int run_solid_bench(const std::vector<std::string>& jobs, int runs, int w
   std::cout << "GPU: " << gpu.device_name() << "; inside " << inside_name(inside) << "; band " << band << "; median of "
             << runs << " runs after " << warmup << " warm-up runs; ms (CUDA events; host steps by the clock)\n\n";
   std::cout << "| mesh | triangles | grid | target | GPU stages | GPU total (excl. download) | download | host merge/sign | "
-               "active voxels |" << (vdb ? " OpenVDB meshToLevelSet | x faster | same sign | where they differ, right by the brute-force winding number |" : "")
-            << (check ? " = CPU | CPU ms |" : "") << "\n|---|---|---|---|---|---|---|---|---|"
+               "active voxels | bricks + interior runs (run bricks) |" << (vdb ? " OpenVDB meshToLevelSet | x faster | same sign | where they differ, right by the brute-force winding number |" : "")
+            << (check ? " = CPU | CPU ms |" : "") << "\n|---|---|---|---|---|---|---|---|---|---|"
             << (vdb ? "---|---|---|---|" : "") << (check ? "---|---|" : "") << "\n";
   for_each_grid(jobs, gpu, band + 1, [&](const Mesh& mesh, const std::string& name, const GridSpec& spec) {
       std::stringstream ts(target_list);
@@ -286,9 +286,11 @@ static int run_solid_bench(const std::vector<std::string>& jobs, int runs, int w
           std::snprintf(cell, sizeof(cell), " %s | %.0f |", eq ? "yes" : "**NO**", cms);
           extra += cell;
         }
-        std::printf("| %s | %zu | %dx%dx%d | %s | %s | %.3f | %.3f | %.3f | %llu |%s\n", name.c_str(), mesh.num_triangles(),
-                    spec.dims.x, spec.dims.y, spec.dims.z, group.c_str(), stages.c_str(), median(totals),
-                    median(downloads), median(hosts), (unsigned long long)result[0].active_voxels(), extra.c_str());
+        std::printf("| %s | %zu | %dx%dx%d | %s | %s | %.3f | %.3f | %.3f | %llu | %zu + %zu (%llu) |%s\n", name.c_str(),
+                    mesh.num_triangles(), spec.dims.x, spec.dims.y, spec.dims.z, group.c_str(), stages.c_str(),
+                    median(totals), median(downloads), median(hosts), (unsigned long long)result[0].active_voxels(),
+                    result[0].keys.size(), result[0].runs.size(), (unsigned long long)result[0].run_bricks(),
+                    extra.c_str());
         std::fflush(stdout);
       }
   });

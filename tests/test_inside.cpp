@@ -12,6 +12,7 @@
 #include "core/inside_grid.h"
 #include "core/meshgen.h"
 #include "core/voxelizer.h"
+#include "io/grid_reader.h"
 #include "io/vdb.h"
 #include "io/writers.h"
 #include "kernels/api.h"
@@ -94,6 +95,8 @@ double tri_distance(const Mesh& m, size_t t, D3 p) {
 
 bool grid_has(const SparseGrid& g, int32_t i, int32_t j, int32_t k) {
   const uint64_t key = brick_key(i >> 3, j >> 3, k >> 3);
+  for (const BrickRun& r : g.runs)
+    if (key >= r.key && key < r.key + r.count) return true;
   const auto it = std::lower_bound(g.keys.begin(), g.keys.end(), key);
   return it != g.keys.end() && *it == key &&
          g.masks[size_t(it - g.keys.begin())].test(brick_offset(i & 7, j & 7, k & 7));
@@ -316,6 +319,154 @@ TEST(Inside, ACubeAtEightCubedIsEightByEightByEight) {
   }
 }
 
+// A solid's interior is held as runs of full bricks (OpenVDB tiles in .vdb), the same voxels as
+// its bricks written out, on every inside method; memory follows the surface, not the volume.
+TEST(Inside, InteriorsAreRunsOfFullBricksAndTilesInVdb) {
+  GridSpec spec;
+  spec.dims = {70, 64, 61};
+  const Mesh box = make_box_mesh(3, 2, 5, 66, 60, 58);  // faces on voxel boundaries
+  const auto in_box = [](int32_t i, int32_t j, int32_t k) {
+    return i >= 3 && i < 66 && j >= 2 && j < 60 && k >= 5 && k < 58;
+  };
+  test::TempDir dir;
+  for (InsideMethod m : {InsideMethod::kParity, InsideMethod::kWinding, InsideMethod::kVote}) {
+    SparseGrid g = inside_cpu(box, spec, m);
+    g.validate();
+    ASSERT_FALSE(g.runs.empty()) << inside_name(m);
+    for (const BrickMask& mk : g.masks) ASSERT_FALSE(brick_full(mk)) << inside_name(m);
+    EXPECT_EQ(g.active_voxels(), uint64_t(63 * 58 * 53)) << inside_name(m);
+    // Bricks 1..7 along x (voxels 8..63), 1..6 along y (8..55), 1..6 along z (8..55): all full.
+    EXPECT_EQ(g.run_bricks(), uint64_t(7 * 6 * 6)) << inside_name(m);
+    SparseGrid bricks = g;
+    bricks.expand_runs();
+    bricks.validate();
+    EXPECT_TRUE(bricks.runs.empty());
+    EXPECT_EQ(bricks.checksum(), g.checksum()) << inside_name(m);
+    EXPECT_EQ(bricks.active_voxels(), g.active_voxels());
+    for (int32_t i = 0; i < spec.dims.x; ++i)
+      for (int32_t j = 0; j < spec.dims.y; ++j)
+        for (int32_t k = 0; k < spec.dims.z; ++k) {
+          ASSERT_EQ(grid_has(g, i, j, k), in_box(i, j, k)) << inside_name(m) << " " << i << "," << j << "," << k;
+          ASSERT_EQ(grid_has(bricks, i, j, k), in_box(i, j, k)) << inside_name(m);
+        }
+    SparseGrid again = bricks;
+    again.make_runs();
+    EXPECT_EQ(again.keys, g.keys);
+    ASSERT_EQ(again.runs.size(), g.runs.size());
+    for (size_t r = 0; r < g.runs.size(); ++r) {
+      EXPECT_EQ(again.runs[r].key, g.runs[r].key);
+      EXPECT_EQ(again.runs[r].count, g.runs[r].count);
+    }
+    // .vdb: the runs as active tiles, read back as the same runs; the dense formats take the voxels.
+    g.name = "solid";
+    const std::string vdb = dir.file("solid.vdb");
+    write_grid(g, vdb, OutputFormat::kVdb, WriteOptions{});
+    openvdb::initialize();
+    openvdb::io::File f(vdb);
+    f.open();
+    const auto mask = openvdb::gridPtrCast<openvdb::MaskGrid>(f.readGrid("solid"));
+    f.close();
+    ASSERT_TRUE(mask);
+    EXPECT_EQ(mask->activeVoxelCount(), openvdb::Index64(g.active_voxels()));
+    EXPECT_EQ(mask->tree().activeTileCount(), openvdb::Index64(g.run_bricks()));
+    EXPECT_EQ(mask->tree().leafCount(), openvdb::Index32(g.keys.size()));
+    const SparseGrid back = read_vdb(vdb, "solid");
+    back.validate();
+    EXPECT_EQ(back.checksum(), g.checksum());
+    EXPECT_EQ(back.keys, g.keys);
+    EXPECT_EQ(back.runs.size(), g.runs.size());
+    const std::string npy = dir.file("solid.npy");
+    write_grid(g, npy, OutputFormat::kNpy, WriteOptions{});
+    EXPECT_EQ(read_grid_file(npy).grids.at(0).checksum(), g.checksum());
+  }
+}
+
+// Runs and masks: the canonical form, checksums, unions and signs whatever holds the full bricks.
+TEST(SparseGridRuns, CanonicalFormChecksumUnionAndSign) {
+  std::mt19937_64 rng(7);
+  GridSpec spec;
+  spec.dims = {40, 48, 200};
+  SparseGrid a, b;
+  a.spec = b.spec = spec;
+  const BrickMask all = full_brick_mask();
+  for (int32_t bx = 0; bx < 5; ++bx)
+    for (int32_t by = 0; by < 6; ++by)
+      for (int32_t bz = 0; bz < 25; ++bz) {
+        const uint64_t r = rng();
+        if (r % 3 == 0) continue;
+        BrickMask m{};
+        if (r % 3 == 1) {
+          m = all;
+        } else {
+          for (uint64_t& w : m.w) w = rng();
+          m.w[0] |= 1;
+        }
+        (r & 64 ? a : b).keys.push_back(brick_key(bx, by, bz));
+        (r & 64 ? a : b).masks.push_back(m);
+      }
+  const uint64_t sum_a = a.checksum(), voxels_a = a.active_voxels();
+  SparseGrid ra = a;
+  ra.make_runs();
+  ra.validate();
+  EXPECT_FALSE(ra.runs.empty());
+  EXPECT_EQ(ra.checksum(), sum_a);
+  EXPECT_EQ(ra.active_voxels(), voxels_a);
+  SparseGrid back = ra;
+  back.expand_runs();
+  EXPECT_EQ(back.keys, a.keys);
+  EXPECT_EQ(back.checksum(), sum_a);
+  // A different grid has a different checksum in either form.
+  SparseGrid rb = b;
+  rb.make_runs();
+  EXPECT_NE(rb.checksum(), sum_a);
+  // Union: the same voxels as the union of the written-out bricks.
+  SparseGrid u1 = combine_masks({&a, &b}, 1);
+  u1.spec = spec;
+  SparseGrid u2 = combine_masks({&ra, &rb}, 1);
+  u2.spec = spec;
+  u2.validate();
+  EXPECT_EQ(u1.checksum(), u2.checksum());
+  EXPECT_EQ(u1.active_voxels(), u2.active_voxels());
+  // A brick inside a run breaks the invariants.
+  SparseGrid bad = ra;
+  bad.keys.insert(bad.keys.begin(), bad.runs[0].key);
+  bad.masks.insert(bad.masks.begin(), all);
+  std::sort(bad.keys.begin(), bad.keys.end());
+  EXPECT_THROW(bad.validate(), Error);
+  // The sign of a band follows the runs as it follows the masks.
+  SparseGrid band;
+  band.spec = spec;
+  band.value_type = ValueType::kFloat32;
+  for (int32_t bz = 0; bz < 25; ++bz) {
+    band.keys.push_back(brick_key(2, 3, bz));
+    band.masks.push_back(all);
+  }
+  band.fvalues.assign(band.keys.size() * kBrickVoxels, 1.0f);
+  SparseGrid s1 = band, s2 = band;
+  apply_sign(s1, a);
+  apply_sign(s2, ra);
+  EXPECT_EQ(s1.fvalues, s2.fvalues);
+}
+
+// A 1024^3 solid of a box: the interior is 2M full bricks held in ~16k runs, and the union with
+// the surface raster keeps that form.
+TEST(Inside, ALargeSolidIsHeldByItsSurface) {
+  CpuVoxelizer cpu;
+  const Mesh box = make_box_mesh(0.25f, 0.25f, 0.25f, 1000.25f, 1000.25f, 1000.25f);
+  cpu.set_mesh(box);
+  GridSpec spec;
+  spec.dims = {1024, 1024, 1024};
+  VoxelizeOptions vo;
+  vo.inside = InsideMethod::kParity;
+  const SparseGrid g = cpu.voxelize(spec, vo, {make_target_spec(Target::kSolid)})[0];
+  g.validate();
+  // Centres 0.5 .. 999.5 inside; the surface voxels add the layer at 1000.
+  EXPECT_EQ(g.active_voxels(), uint64_t(1001) * 1001 * 1001);
+  EXPECT_LT(g.keys.size(), size_t(6 * 126 * 126 + 1000));  // the six faces' bricks
+  EXPECT_EQ(g.run_bricks(), uint64_t(125) * 125 * 125);
+  EXPECT_EQ(g.runs.size(), size_t(125 * 125));
+}
+
 TEST(Inside, AGridAlignedBoxFillsExactly) {
   // Faces on voxel boundaries: exactly the voxels whose centres lie in the box.
   GridSpec spec;
@@ -532,8 +683,43 @@ TEST(InsideGpu, SolidAndSdfEqualTheCpuBitForBit) {
         const auto b = gpu->voxelize(spec, vo, t);
         for (size_t i = 0; i < t.size(); ++i) {
           ASSERT_EQ(a[i].keys, b[i].keys) << c.name << " " << res << " " << inside_name(m) << " " << i;
+          ASSERT_EQ(a[i].run_bricks(), b[i].run_bricks()) << c.name << " " << res << " " << inside_name(m) << " " << i;
           ASSERT_EQ(a[i].checksum(), b[i].checksum()) << c.name << " " << res << " " << inside_name(m) << " " << i;
           ASSERT_EQ(a[i].fvalues, b[i].fvalues) << c.name << " " << res << " " << inside_name(m) << " " << i;
+        }
+      }
+    }
+}
+
+// The device holds the inside bits of one x-slab of bricks at a time when the grid is large: the same
+// grid for every slab width (1 brick, 3 bricks, the whole grid).
+TEST(InsideGpu, SlabsGiveTheSameGrid) {
+  if (!query_gpu().available) GTEST_SKIP() << "no GPU";
+  CpuVoxelizer cpu;
+  std::vector<std::unique_ptr<Voxelizer>> gpus;
+  for (uint32_t slab : {1u, 3u}) {
+    GpuOptions o;
+    o.inside_slab_bricks = slab;
+    gpus.push_back(make_gpu_voxelizer(o));
+  }
+  std::vector<Case> all = cases();
+  all.push_back({"tubes", make_tubes(20, 40, 6, 3), true});
+  for (const Case& c : all)
+    for (int res : {37, 128}) {
+      const GridSpec spec = grid_for(c.mesh, res, 2);
+      cpu.set_mesh(c.mesh);
+      for (InsideMethod m : {InsideMethod::kParity, InsideMethod::kWinding, InsideMethod::kVote}) {
+        VoxelizeOptions vo;
+        vo.inside = m;
+        const std::vector<TargetSpec> t = {make_target_spec(Target::kSolid), make_target_spec(Target::kSdf)};
+        const auto a = cpu.voxelize(spec, vo, t);
+        for (auto& gpu : gpus) {
+          gpu->set_mesh(c.mesh);
+          const auto b = gpu->voxelize(spec, vo, t);
+          for (size_t i = 0; i < t.size(); ++i) {
+            ASSERT_EQ(a[i].keys, b[i].keys) << c.name << " " << res << " " << inside_name(m) << " " << i;
+            ASSERT_EQ(a[i].checksum(), b[i].checksum()) << c.name << " " << res << " " << inside_name(m) << " " << i;
+          }
         }
       }
     }

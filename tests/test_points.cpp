@@ -315,8 +315,10 @@ TEST(CsgSolid, CpuGridEqualsADirectVoxelLoop) {
   go.resolution = 45;  // not a multiple of the brick size
   go.pad = 1;
   const GridSpec spec = make_grid_spec(s.bounds(), go);
-  const SparseGrid g = csg_solid_cpu(s, spec);
-  g.validate();
+  const SparseGrid solid = csg_solid_cpu(s, spec);
+  solid.validate();
+  SparseGrid g = solid;
+  g.expand_runs();  // the interior as bricks
   std::map<std::tuple<int, int, int>, bool> active;
   g.for_each_active([&](int32_t i, int32_t j, int32_t k, size_t, int) { active[{i, j, k}] = true; });
   const GridView view = GridView::make(spec);

@@ -95,11 +95,13 @@ SparseGrid csg_solid_cpu(const CsgScript& script, const GridSpec& spec) {
           }
       masks[size_t(b)] = m;
     });
+    const size_t first = grid.keys.size();
     for (int64_t b = 0; b < nb[1] * nb[2]; ++b)
       if (masks[size_t(b)].any()) {
         grid.keys.push_back(brick_key(int32_t(bx), int32_t(b / nb[2]), int32_t(b % nb[2])));
         grid.masks.push_back(masks[size_t(b)]);
       }
+    grid.make_runs_from(first);  // the interior as runs, as mesh solids hold it
   }
   return grid;
 }

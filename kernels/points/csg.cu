@@ -415,6 +415,7 @@ SparseGrid GpuPoints::solid(const CsgScript& script, const GridSpec& spec, CsgSt
     grid.masks.resize(at + kept);
     m->staging.download(grid.keys.data() + at, m->out_keys.data(), kept * sizeof(uint64_t), m->stream);
     m->staging.download(grid.masks.data() + at, m->out_masks.data(), kept * sizeof(BrickMask), m->stream);
+    grid.make_runs_from(at);  // the interior as runs, as mesh solids hold it
   }
   const auto stage_ms = timer.resolve();
   if (stats) {

@@ -41,6 +41,7 @@ struct InsideView {
   Int3 dims;  // along u, v, w
   int axis;
   Int3 nb;  // bricks along x, y, z
+  int32_t bx0, bx1;  // the x-slab of bricks whose bits are held (bits start at brick bx0)
 };
 
 __device__ inline float axis_comp(const Vec3f& p, int a) { return a == 0 ? p.x : (a == 1 ? p.y : p.z); }
@@ -110,6 +111,13 @@ __global__ void k_column_ids(const unsigned long long* keys, uint64_t n, unsigne
 // Sets voxels [k0, k1) of column (i, j) (along u, v) in the bitmap.
 __device__ inline void set_span_bits(const InsideView& m, uint32_t* bits, int32_t i, int32_t j, int64_t k0,
                                      int64_t k1) {
+  // The slab's voxels only: x is i (axis 2), k (axis 0) or j (axis 1).
+  const int32_t x0 = m.bx0 * 8, x1 = m.bx1 * 8;
+  if ((m.axis == 2 && (i < x0 || i >= x1)) || (m.axis == 1 && (j < x0 || j >= x1))) return;
+  if (m.axis == 0) {
+    k0 = max(k0, int64_t(x0));
+    k1 = min(k1, int64_t(x1));
+  }
   for (int64_t k = k0; k < k1;) {
     const int64_t end = min(k1, (k / 8 + 1) * 8);
     int32_t x, y, z;
@@ -120,7 +128,7 @@ __device__ inline void set_span_bits(const InsideView& m, uint32_t* bits, int32_
     else
       x = j, y = int32_t(k), z = i;
     const uint64_t brick =
-        (uint64_t(x >> 3) * uint64_t(m.nb.y) + uint64_t(y >> 3)) * uint64_t(m.nb.z) + uint64_t(z >> 3);
+        (uint64_t((x >> 3) - m.bx0) * uint64_t(m.nb.y) + uint64_t(y >> 3)) * uint64_t(m.nb.z) + uint64_t(z >> 3);
     uint32_t* words = bits + brick * 16;
     if (m.axis == 2) {
       const int off = brick_offset(x & 7, y & 7, z & 7);
@@ -192,6 +200,7 @@ __global__ void __launch_bounds__(32 * kWindingWarps)
   const uint64_t c = list[q];
   const uint64_t nv = uint64_t(cols.v_hi - cols.v_lo);
   const int32_t i = cols.u_lo + int32_t(c / nv), j = cols.v_lo + int32_t(c % nv);
+  if (i < m.bx0 * 8 || i >= m.bx1 * 8) return;  // whole warps: a column of another slab (axis 2: i is x)
   const int64_t pu = inside_column(i), pv = inside_column(j);
   const uint64_t col = uint64_t(i) * uint64_t(m.dims.y) + uint64_t(j);
   // The column's crossings: [first key >= col << kK0Bits, first key >= (col + 1) << kK0Bits).
@@ -292,6 +301,30 @@ struct BrickNonEmpty {
   __device__ bool operator()(uint64_t b) const {
     const uint4 x = words[4 * b], y = words[4 * b + 1], z = words[4 * b + 2], w = words[4 * b + 3];
     return (x.x | x.y | x.z | x.w | y.x | y.y | y.z | y.w | z.x | z.y | z.z | z.w | w.x | w.y | w.z | w.w) != 0;
+  }
+};
+
+__device__ inline bool brick_words_full(const uint4* words, uint64_t b) {
+  const uint4 x = words[4 * b], y = words[4 * b + 1], z = words[4 * b + 2], w = words[4 * b + 3];
+  return (x.x & x.y & x.z & x.w & y.x & y.y & y.z & y.w & z.x & z.y & z.z & z.w & w.x & w.y & w.z & w.w) == ~0u;
+}
+struct BrickPartial {
+  const uint4* words;
+  __device__ bool operator()(uint64_t b) const { return BrickNonEmpty{words}(b) && !brick_words_full(words, b); }
+};
+// First (last) full brick of a run along z: its neighbour below (above) in the column is not full.
+struct RunStart {
+  const uint4* words;
+  uint64_t nbz;
+  __device__ bool operator()(uint64_t b) const {
+    return brick_words_full(words, b) && (b % nbz == 0 || !brick_words_full(words, b - 1));
+  }
+};
+struct RunEnd {
+  const uint4* words;
+  uint64_t nbz;
+  __device__ bool operator()(uint64_t b) const {
+    return brick_words_full(words, b) && (b % nbz == nbz - 1 || !brick_words_full(words, b + 1));
   }
 };
 
@@ -516,17 +549,32 @@ uint64_t SolidState::boundary(GpuContext& ctx, const DeviceMesh& mesh, int axis)
   return ne;
 }
 
-void SolidState::inside_axis(GpuContext& ctx, const DeviceMesh& mesh, const GridSpec& spec, int axis, bool winding,
-                             uint64_t ne, const InsideRange& range, uint32_t* bits, StageTimer& timer) {
+struct SolidState::AxisPrep {
+  InsideView m;
+  unsigned long long* keys = nullptr;  // crossings by (column, first voxel above)
+  int32_t* signs = nullptr;
+  int32_t* prefix = nullptr;  // inclusive sums of the signs along each column
+  uint64_t n = 0;
+  bool winding = false, boundary = false;
+  uint64_t ne = 0, nlist = 0;  // boundary edges; columns evaluated span by span (d_list)
+  InsideScale sc{};
+  Columns cr{};
+};
+
+SolidState::AxisPrep SolidState::prepare_axis(GpuContext& ctx, const DeviceMesh& mesh, const GridSpec& spec, int axis,
+                                              bool winding, uint64_t ne, const InsideRange& range, StageTimer& timer) {
   cudaStream_t s = ctx.stream;
   const uint64_t nt = mesh.num_tris;
   const int32_t d[3] = {spec.dims.x, spec.dims.y, spec.dims.z};
   const int au = (axis + 1) % 3, av = (axis + 2) % 3;
-  InsideView m;
+  AxisPrep p;
+  InsideView& m = p.m;
   m.num_tris = nt;
   m.dims = {d[au], d[av], d[axis]};
   m.axis = axis;
   m.nb = {(spec.dims.x + 7) / 8, (spec.dims.y + 7) / 8, (spec.dims.z + 7) / 8};
+  m.bx0 = 0;
+  m.bx1 = m.nb.x;
   timer.begin("inside_snap");
   d_u.grow(3 * nt + 1);
   d_v.grow(3 * nt + 1);
@@ -561,32 +609,34 @@ void SolidState::inside_axis(GpuContext& ctx, const DeviceMesh& mesh, const Grid
     ctx.cub.run([&](void* t, size_t& bytes) {
       return cub::DeviceRadixSort::SortPairs(t, bytes, dk, ds, int64_t(n), 0, key_bits, s);
     });
-  unsigned long long* keys = dk.Current();
-  int32_t* signs = ds.Current();
+  p.keys = dk.Current();
+  p.signs = ds.Current();
+  p.prefix = ds.Alternate();
+  p.n = n;
   unsigned long long* cols = dk.Alternate();
-  int32_t* prefix = ds.Alternate();
-  launch_1d(k_column_ids, n, 256, s, keys, n, cols);
+  launch_1d(k_column_ids, n, 256, s, p.keys, n, cols);
   if (n)
     ctx.cub.run([&](void* t, size_t& bytes) {
-      return cub::DeviceScan::InclusiveSumByKey(t, bytes, cols, signs, prefix, int64_t(n),
+      return cub::DeviceScan::InclusiveSumByKey(t, bytes, cols, p.signs, p.prefix, int64_t(n),
                                                 cuda::std::equal_to<unsigned long long>{}, s);
     });
   // Columns the winding test must evaluate span by span.
-  const bool boundary = winding && ne > 0;
+  p.winding = winding;
+  p.ne = ne;
+  p.boundary = winding && ne > 0;
   const double vs[3] = {spec.voxel_size.x, spec.voxel_size.y, spec.voxel_size.z};
-  const InsideScale sc{vs[au], vs[av], vs[axis]};
-  Columns cr{range.lo[au], range.hi[au], range.lo[av], range.hi[av]};
-  uint64_t nlist = 0;
-  if (boundary && cr.u_hi > cr.u_lo && cr.v_hi > cr.v_lo) {
+  p.sc = InsideScale{vs[au], vs[av], vs[axis]};
+  p.cr = Columns{range.lo[au], range.hi[au], range.lo[av], range.hi[av]};
+  const Columns& cr = p.cr;
+  if (p.boundary && cr.u_hi > cr.u_lo && cr.v_hi > cr.v_lo) {
     timer.begin("inside_boundary");
     const int32_t tu0 = cr.u_lo >> 3, tv0 = cr.v_lo >> 3, ntv = ((cr.v_hi - 1) >> 3) - tv0 + 1;
     const uint64_t ntiles = uint64_t(((cr.u_hi - 1) >> 3) - tu0 + 1) * uint64_t(ntv);
     const uint64_t ncols = uint64_t(cr.u_hi - cr.u_lo) * uint64_t(cr.v_hi - cr.v_lo);
     d_tile_flags.grow(ntiles);
     d_col_flags.grow(ncols);
-    launch_1d(k_tile_decided, ntiles, 128, s, d_edges.data(), ne, sc, tu0, tv0, ntv, ntiles,
-              d_tile_flags.data());
-    launch_1d(k_column_decided, ncols, 128, s, d_edges.data(), ne, sc, cr, tu0, tv0, ntv, d_tile_flags.data(),
+    launch_1d(k_tile_decided, ntiles, 128, s, d_edges.data(), ne, p.sc, tu0, tv0, ntv, ntiles, d_tile_flags.data());
+    launch_1d(k_column_decided, ncols, 128, s, d_edges.data(), ne, p.sc, cr, tu0, tv0, ntv, d_tile_flags.data(),
               d_col_flags.data());
     d_list.grow(ncols + 1);
     d_num.grow(1);
@@ -594,17 +644,79 @@ void SolidState::inside_axis(GpuContext& ctx, const DeviceMesh& mesh, const Grid
       return cub::DeviceSelect::Flagged(t, bytes, thrust::counting_iterator<uint32_t>(0), d_col_flags.data(),
                                         d_list.data(), d_num.data(), int64_t(ncols), s);
     });
-    nlist = read_scalar(d_num.data(), s);
+    p.nlist = read_scalar(d_num.data(), s);
   }
+  return p;
+}
+
+void SolidState::paint_axis(GpuContext& ctx, const AxisPrep& prep, const InsideRange& range, int32_t bx0, int32_t bx1,
+                            uint32_t* bits, StageTimer& timer) {
+  cudaStream_t s = ctx.stream;
+  InsideView m = prep.m;
+  m.bx0 = bx0;
+  m.bx1 = bx1;
   timer.begin("inside_spans");
-  launch_1d(k_spans, n, 256, s, m, keys, prefix, n, winding, boundary ? d_col_flags.data() : nullptr, cr, bits);
-  if (nlist && range.hi[axis] > range.lo[axis]) {
+  launch_1d(k_spans, prep.n, 256, s, m, prep.keys, prep.prefix, prep.n, prep.winding,
+            prep.boundary ? d_col_flags.data() : nullptr, prep.cr, bits);
+  const int axis = m.axis;
+  if (prep.nlist && range.hi[axis] > range.lo[axis]) {
     timer.begin("inside_winding");
-    k_undecided<<<blocks_for(nlist, kWindingWarps), 32 * kWindingWarps, 0, s>>>(
-        m, d_list.data(), nlist, cr, std::max(range.lo[axis], 0), std::min(range.hi[axis], m.dims.z), keys, signs, n,
-        d_edges.data(), ne, sc, bits);
+    k_undecided<<<blocks_for(prep.nlist, kWindingWarps), 32 * kWindingWarps, 0, s>>>(
+        m, d_list.data(), prep.nlist, prep.cr, std::max(range.lo[axis], 0), std::min(range.hi[axis], m.dims.z),
+        prep.keys, prep.signs, prep.n, d_edges.data(), prep.ne, prep.sc, bits);
     VT_CUDA_CHECK_LAUNCH();
   }
+}
+
+void SolidState::keep_solid_bricks(GpuContext& ctx, uint64_t n, const uint32_t* mask_words, int32_t bx0,
+                                   const Int3& nb, StageTimer& timer, SparseGrid& out) {
+  cudaStream_t s = ctx.stream;
+  const uint4* words = reinterpret_cast<const uint4*>(mask_words);
+  timer.begin("inside_compact");
+  d_bricks.grow(n + 1);
+  d_run_starts.grow(n + 1);
+  d_run_ends.grow(n + 1);
+  d_num.grow(3);
+  VT_CUDA_CHECK(cudaMemsetAsync(d_num.data(), 0, 3 * sizeof(uint64_t), s));
+  if (n) {
+    ctx.cub.run([&](void* t, size_t& bytes) {
+      return cub::DeviceSelect::If(t, bytes, thrust::counting_iterator<uint64_t>(0), d_bricks.data(), d_num.data(),
+                                   int64_t(n), BrickPartial{words}, s);
+    });
+    ctx.cub.run([&](void* t, size_t& bytes) {
+      return cub::DeviceSelect::If(t, bytes, thrust::counting_iterator<uint64_t>(0), d_run_starts.data(),
+                                   d_num.data() + 1, int64_t(n), RunStart{words, uint64_t(nb.z)}, s);
+    });
+    ctx.cub.run([&](void* t, size_t& bytes) {
+      return cub::DeviceSelect::If(t, bytes, thrust::counting_iterator<uint64_t>(0), d_run_ends.data(),
+                                   d_num.data() + 2, int64_t(n), RunEnd{words, uint64_t(nb.z)}, s);
+    });
+  }
+  uint64_t counts[3];
+  ctx.download(counts, d_num.data(), sizeof(counts));
+  const uint64_t count = counts[0], runs = counts[1];
+  if (counts[2] != runs) fail(ErrorKind::kInternal, "inside test: run starts and ends differ in number");
+  d_kept_masks.grow(count * 16 + 1);
+  launch_1d(k_gather<uint32_t>, count * 16, 256, s, mask_words, d_bricks.data(), count, uint64_t(16),
+            d_kept_masks.data());
+  timer.begin("inside_download");
+  std::vector<uint64_t> ids(count), starts(runs), ends(runs);
+  if (count) ctx.download(ids.data(), d_bricks.data(), count * 8);
+  if (runs) {
+    ctx.download(starts.data(), d_run_starts.data(), runs * 8);
+    ctx.download(ends.data(), d_run_ends.data(), runs * 8);
+  }
+  const size_t at = out.keys.size();
+  out.masks.resize(at + count);
+  if (count) ctx.download(out.masks.data() + at, d_kept_masks.data(), count * 64);
+  const uint64_t nyz = uint64_t(nb.y) * uint64_t(nb.z);
+  auto key_of = [&](uint64_t id) {
+    return brick_key(bx0 + int32_t(id / nyz), int32_t((id / uint64_t(nb.z)) % uint64_t(nb.y)),
+                     int32_t(id % uint64_t(nb.z)));
+  };
+  out.keys.resize(at + count);
+  for (uint64_t b = 0; b < count; ++b) out.keys[at + b] = key_of(ids[b]);
+  for (uint64_t r = 0; r < runs; ++r) out.runs.push_back({key_of(starts[r]), ends[r] - starts[r] + 1});
 }
 
 SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_mesh, const GridSpec& spec,
@@ -617,33 +729,47 @@ SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& hos
   timer.begin("inside_prepare");  // host: the mesh's bounds
   const InsideRange range = inside_range(host_mesh, spec);
   const Int3 nb{(spec.dims.x + 7) / 8, (spec.dims.y + 7) / 8, (spec.dims.z + 7) / 8};
-  const uint64_t nbricks = uint64_t(nb.x) * uint64_t(nb.y) * uint64_t(nb.z);
   const int maps = method == InsideMethod::kVote ? 3 : 1;
-  if (nbricks * 64 * maps > ctx.memory_budget() / 2)
-    fail(ErrorKind::kResource, "the GPU inside test keeps a bit per voxel of the grid (" +
-                                   std::to_string(nbricks * 64 * maps >> 20) +
-                                   " MB), more than half the GPU memory budget: use --device cpu or a coarser grid");
-  d_bits.grow(nbricks * 16 * maps);
-  VT_CUDA_CHECK(cudaMemsetAsync(d_bits.data(), 0, nbricks * 64 * maps, s));
-  if (method == InsideMethod::kVote) {
-    for (int a = 0; a < 3; ++a)
-      inside_axis(ctx, mesh, spec, a, false, 0, range, d_bits.data() + uint64_t(a) * nbricks * 16, timer);
-    timer.begin("inside_vote");
-    launch_1d(k_majority, nbricks * 16, 256, s, d_bits.data(), d_bits.data() + nbricks * 16,
-              d_bits.data() + 2 * nbricks * 16, nbricks * 16);
-  } else {
-    const bool winding = method == InsideMethod::kWinding;
-    uint64_t ne = 0;
-    if (winding) {
-      timer.begin("inside_weld");
-      ne = boundary(ctx, mesh, 2);
-    }
-    inside_axis(ctx, mesh, spec, 2, winding, ne, range, d_bits.data(), timer);
-  }
+  // The bits of one x-slab of bricks at a time (the whole grid when it fits), with room per brick for
+  // the selections and the kept masks.
+  const uint64_t column_bytes = uint64_t(nb.y) * uint64_t(nb.z) * (64 * uint64_t(maps) + 3 * 8 + 64);
+  const uint64_t slab_budget = std::min<uint64_t>(ctx.memory_budget() / 3, uint64_t(4) << 30);
+  if (column_bytes > slab_budget)
+    fail(ErrorKind::kResource, "the GPU inside test needs " + std::to_string(column_bytes >> 20) +
+                                   " MB for one slab of 8 voxels across the grid, more than a third of the GPU memory "
+                                   "budget: use --device cpu or a coarser grid");
+  int32_t slab = int32_t(std::min<uint64_t>(uint64_t(nb.x), slab_budget / column_bytes));
+  if (ctx.opt.inside_slab_bricks) slab = int32_t(std::min<uint64_t>(uint64_t(nb.x), ctx.opt.inside_slab_bricks));
+  const uint64_t slab_bricks = uint64_t(slab) * uint64_t(nb.y) * uint64_t(nb.z);
+  d_bits.grow(slab_bricks * 16 * maps);
   SparseGrid out;
   out.spec = spec;
   out.name = "inside";
-  keep_bricks(ctx, nbricks, d_bits.data(), nullptr, nullptr, nb, "inside_", timer, out);
+  const bool winding = method == InsideMethod::kWinding;
+  uint64_t ne = 0;
+  if (winding) {
+    timer.begin("inside_weld");
+    ne = boundary(ctx, mesh, 2);
+  }
+  AxisPrep prep;
+  if (method != InsideMethod::kVote) prep = prepare_axis(ctx, mesh, spec, 2, winding, ne, range, timer);
+  for (int32_t bx0 = 0; bx0 < nb.x; bx0 += slab) {
+    const int32_t bx1 = std::min(nb.x, bx0 + slab);
+    const uint64_t n = uint64_t(bx1 - bx0) * uint64_t(nb.y) * uint64_t(nb.z);
+    timer.begin("inside_clear");
+    VT_CUDA_CHECK(cudaMemsetAsync(d_bits.data(), 0, n * 64 * maps, s));
+    if (method == InsideMethod::kVote) {
+      // Three column axes; each one's crossings again per slab (the buffers hold one axis at a time).
+      for (int a = 0; a < 3; ++a)
+        paint_axis(ctx, prepare_axis(ctx, mesh, spec, a, false, 0, range, timer), range, bx0, bx1,
+                   d_bits.data() + uint64_t(a) * n * 16, timer);
+      timer.begin("inside_vote");
+      launch_1d(k_majority, n * 16, 256, s, d_bits.data(), d_bits.data() + n * 16, d_bits.data() + 2 * n * 16, n * 16);
+    } else {
+      paint_axis(ctx, prep, range, bx0, bx1, d_bits.data(), timer);
+    }
+    keep_solid_bricks(ctx, n, d_bits.data(), bx0, nb, timer, out);
+  }
   timer.end();
   add_gpu_stages(stats, timer.resolve(), wall0, "inside_");
   return out;

@@ -27,6 +27,7 @@ struct SolidState {
   DeviceBuffer<uint8_t> d_tile_flags, d_col_flags;
   DeviceBuffer<InsideEdge> d_edges;
   DeviceBuffer<float> d_values;
+  DeviceBuffer<uint64_t> d_run_starts, d_run_ends;
 
   // Occupancy of the voxel centres inside the mesh: the same grid as inside_cpu.
   SparseGrid inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_mesh, const GridSpec& spec, InsideMethod method,
@@ -35,6 +36,17 @@ struct SolidState {
   SparseGrid band(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& spec, int band, VoxelizeStats& stats);
 
  private:
+  struct AxisPrep;
+  // The crossings of the columns along `axis`, sorted, with their prefix sums, and the columns the
+  // winding test evaluates span by span.
+  AxisPrep prepare_axis(GpuContext& ctx, const DeviceMesh& mesh, const GridSpec& spec, int axis, bool winding,
+                        uint64_t ne, const InsideRange& range, class StageTimer& timer);
+  // Sets the bits of the inside voxels of x-slab [bx0, bx1) (bricks) in `bits` (the slab's bricks).
+  void paint_axis(GpuContext& ctx, const AxisPrep& p, const InsideRange& range, int32_t bx0, int32_t bx1,
+                  uint32_t* bits, class StageTimer& timer);
+  // The slab's partial bricks into out's keys and masks, its full bricks as runs into out.runs.
+  void keep_solid_bricks(GpuContext& ctx, uint64_t n, const uint32_t* mask_words, int32_t bx0, const Int3& nb,
+                         class StageTimer& timer, SparseGrid& out);
   // The non-empty bricks among n candidates (16 mask words each; 512 values each when `values` is
   // given; candidate i is linear brick lin[i], or i without `lin`), in candidate order, into out's
   // keys, masks and values: selected and gathered on the device, then downloaded.
@@ -49,9 +61,6 @@ struct SolidState {
   // The mesh's boundary edges across column axis `axis` into d_edges (prepare_inside's, in its
   // order); returns their number.
   uint64_t boundary(GpuContext& ctx, const DeviceMesh& mesh, int axis);
-  // ne: the number of boundary edges in d_edges (winding test).
-  void inside_axis(GpuContext& ctx, const DeviceMesh& mesh, const GridSpec& spec, int axis, bool winding, uint64_t ne,
-                   const InsideRange& range, uint32_t* bits, class StageTimer& timer);
 };
 
 }  // namespace voxtile
