@@ -10,7 +10,7 @@ dragon=${DRAGON:-../shared/data/meshes/stanford_dragon_100k.obj}
 echo "# large solids, $(date -u +%Y-%m-%d), commit $commit"
 nvidia-smi -L 2>/dev/null || true
 "$vt" generate sphere --rings 160 -o "$work/sphere.ply" -q
-for inside in parity winding; do
+for inside in ${INSIDE-parity winding}; do  # INSIDE= (empty): the process table only
   echo
   "$bench" --solid --targets solid --inside "$inside" --runs "${RUNS:-5}" --warmup 1 --check \
     "$work/sphere.ply:1024,2048" "$dragon:1024,2048"
@@ -26,7 +26,7 @@ for r in 2048 4096 8192; do
     out="$work/solid_$r.vdb"
     start=$(date +%s.%N)
     if [ -x /usr/bin/time ]; then
-      /usr/bin/time -f "%M" -o "$work/rss" "$vt" voxelize "$m" -o "$out" -r "$r" -t solid --inside parity --device gpu -q
+      VOXTILE_DETACH=never /usr/bin/time -f "%M" -o "$work/rss" "$vt" voxelize "$m" -o "$out" -r "$r" -t solid --inside parity --device gpu -q
       rss=$(( $(cat "$work/rss") / 1024 ))
     else
       "$vt" voxelize "$m" -o "$out" -r "$r" -t solid --inside parity --device gpu -q

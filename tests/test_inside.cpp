@@ -6,6 +6,8 @@
 #include <openvdb/openvdb.h>
 #include <openvdb/tools/MeshToVolume.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <random>
 
@@ -13,6 +15,7 @@
 #include "core/meshgen.h"
 #include "core/voxelizer.h"
 #include "io/grid_reader.h"
+#include "io/mesh_reader.h"
 #include "io/vdb.h"
 #include "io/writers.h"
 #include "kernels/api.h"
@@ -448,6 +451,27 @@ TEST(SparseGridRuns, CanonicalFormChecksumUnionAndSign) {
   EXPECT_EQ(s1.fvalues, s2.fvalues);
 }
 
+// Writing out an interior larger than half the machine's memory is refused before anything is
+// allocated or written; .vdb keeps such a grid as tiles.
+TEST(SparseGridRuns, HugeInteriorsAreRefusedOutsideVdb) {
+  const uint64_t memory = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGE_SIZE));
+  SparseGrid g;
+  g.spec.dims = {65536, 65536, 65536};
+  g.name = "solid";
+  const uint64_t columns = memory / 2 / (72 * 8192) + 1;
+  for (uint64_t c = 0; c < columns; ++c) g.runs.push_back({brick_key(int32_t(c / 8192), int32_t(c % 8192), 0), 8192});
+  g.validate();
+  test::TempDir dir;
+  try {
+    write_grid(g, dir.file("huge.ply"), OutputFormat::kPly, WriteOptions{});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kResource);
+    EXPECT_NE(std::string(e.what()).find(".vdb"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(test::file_exists(dir.file("huge.ply")));
+}
+
 // A 1024^3 solid of a box: the interior is 2M full bricks held in ~16k runs, and the union with
 // the surface raster keeps that form.
 TEST(Inside, ALargeSolidIsHeldByItsSurface) {
@@ -632,6 +656,25 @@ TEST(Inside, CommandLineSolidAndSdf) {
                                                  "--inside", inside, "--stats", "-d", "cpu", "-q"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("\"active_voxels\":512"), std::string::npos) << r.out;
+  }
+  // A solid with an interior (runs, tiles in .vdb) through every command that reads grids.
+  {
+    ASSERT_EQ(test::run_voxtile({"voxelize", obj, "-o", dir.file("big.vdb"), "-r", "64", "-t", "solid", "-q"}).exit_code,
+              0);
+    ASSERT_EQ(test::run_voxtile({"voxelize", obj, "-o", dir.file("big.npy"), "-r", "64", "-t", "solid", "-q"}).exit_code,
+              0);
+    const SparseGrid big = read_vdb(dir.file("big.vdb"), "");
+    EXPECT_GT(big.run_bricks(), 100u);
+    EXPECT_EQ(big.active_voxels(), uint64_t(64 * 64 * 64));
+    const test::RunResult cmp = test::run_voxtile({"compare", dir.file("big.vdb"), dir.file("big.npy")});
+    EXPECT_EQ(cmp.exit_code, 0) << cmp.out << cmp.err;
+    const test::RunResult info = test::run_voxtile({"info", dir.file("big.vdb")});
+    EXPECT_NE(info.out.find("active_voxels=262144"), std::string::npos) << info.out;
+    const test::RunResult cubes =
+        test::run_voxtile({"mesh", dir.file("big.vdb"), "-o", dir.file("cubes.ply"), "--style", "cubes", "-q"});
+    ASSERT_EQ(cubes.exit_code, 0) << cubes.err;
+    EXPECT_EQ(load_mesh(dir.file("cubes.ply")).mesh.num_triangles(), size_t(6 * 64 * 64 * 2));  // the box faces
+    EXPECT_EQ(test::run_voxtile({"preview", dir.file("big.vdb"), "-o", dir.file("big.png"), "-q"}).exit_code, 0);
   }
   const test::RunResult sdf = test::run_voxtile({"voxelize", obj, "-o", dir.file("s.vdb"), "-r", "16", "--pad", "4",
                                                  "-t", "sdf,solid", "--band", "2", "-d", "cpu", "-q"});
