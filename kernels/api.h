@@ -56,9 +56,6 @@ struct GpuOptions {
   // Inside test: width in bricks of the x-slabs whose voxel bits the device holds at a time; 0 = the
   // whole grid when its bits fit the budget, else the widest slab that does (tests force slabs).
   uint32_t inside_slab_bricks = 0;
-  // Fine raster: rows of a triangle one lane rasters with one setup; 0 = by the triangle's shape
-  // (several short rows of a long thin triangle per lane, one row of a wide one), N = N (A/B runs).
-  uint32_t fine_row_chunk = 0;
   int device = 0;                      // CUDA device index
   bool two_pass_fragment_sort = false; // bucketing: sort by triangle then voxel even when one 64-bit key would do (tests)
   // Host threads sleep while they wait for the GPU (cudaDeviceScheduleBlockingSync, set for the

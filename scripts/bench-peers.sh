@@ -5,8 +5,7 @@
 # "x best peer" against the peer figures the issue measured on an H200 (one thread per triangle with
 # global atomics, or NanoVDB's MeshToGrid, whichever was faster).
 #   scripts/bench-peers.sh [BIN_DIR] [WORK_DIR]      (DRAGON: the 100k-triangle mesh; ORDER: the coarse
-#   raster's triangle order, auto (default), mesh or morton, as voxtile_bench --order; ROW_CHUNK: the fine
-#   raster's rows per lane, as voxtile_bench --row-chunk, default by triangle shape)
+#   raster's triangle order, auto (default), mesh or morton, as voxtile_bench --order)
 set -euo pipefail
 source "$(dirname "$0")/bench-common.sh"
 dragon=${DRAGON:-../shared/data/meshes/stanford_dragon_100k.obj}
@@ -44,7 +43,7 @@ for c in "${cases[@]}"; do
   IFS='|' read -r name file res peer <<< "$c"
   for order in "" _shuffled _quarters; do
     [ -f "$work/$file$order.ply" ] || continue
-    row=$("$bench" --targets binary --order "${ORDER:-auto}" ${ROW_CHUNK:+--row-chunk "$ROW_CHUNK"} --runs "${RUNS:-10}" --warmup 3 "$work/$file$order.ply:$res" | grep '^| ' | tail -1)
+    row=$("$bench" --targets binary --order "${ORDER:-auto}" --runs "${RUNS:-10}" --warmup 3 "$work/$file$order.ply:$res" | grep '^| ' | tail -1)
     # | mesh | triangles | grid | target | transform | order | coarse | sort | tiles | fine | merge | GPU total | ...
     f() { echo "$row" | awk -F'|' -v k="$1" '{gsub(/ /,"",$k); print $k}'; }
     grid=$(f 4); sort=$(f 7); coarse=$(f 8); fine=$(f 11); total=$(f 13); dis=$(echo "$row" | awk -F'|' '{print $19}')

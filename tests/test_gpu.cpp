@@ -143,21 +143,6 @@ TEST_F(Gpu, MatchesInMortonOrder) {
   compare(soup, make_grid_spec(soup.bounds(), go), "morton soup", morton);
 }
 
-// The fine raster's rows per lane (by shape, or forced) change the work split, never the grid.
-TEST_F(Gpu, MatchesForEveryRowsPerLane) {
-  const Mesh tubes = make_tubes(30, 60, 6, 9, 0.02);
-  const Mesh soup = test::random_soup(3000, 10.0f, 4.0f, 13);
-  GridOptions go;
-  go.resolution = 160;
-  for (uint32_t chunk : {1u, 3u, 8u}) {
-    GpuOptions o;
-    o.fine_row_chunk = chunk;
-    compare(tubes, make_grid_spec(tubes.bounds(), go), "tubes rows/lane " + std::to_string(chunk), o);
-    compare(soup, make_grid_spec(soup.bounds(), go), "soup rows/lane " + std::to_string(chunk), o);
-  }
-  compare(tubes, make_grid_spec(tubes.bounds(), go), "tubes rows/lane by shape");
-}
-
 TEST_F(Gpu, MatchesOnRandomSoupsWithHugeAndTinyTriangles) {
   Mesh soup = test::random_soup(20000, 100.0f, 2.0f, 11);
   test::append_mesh(soup, test::random_soup(40, 100.0f, 150.0f, 12));  // triangles spanning the grid

@@ -15,17 +15,6 @@ namespace {
 
 constexpr unsigned kFull = 0xffffffffu;
 
-// Rows one lane rasters with one triangle setup: the setups (edge functions of three projections,
-// the plane) cost more than a short row, so a long thin triangle's rows (a few voxels each) go
-// several to a lane; a wide triangle's rows one each, to keep the warp's lanes balanced.
-__device__ inline uint32_t row_chunk(const TriSetup& t, uint32_t fixed) {
-  if (fixed) return fixed;
-  const int c = t.dom, b = vt_axis_b(c);
-  const float extent_b = component(t.hi, b) - component(t.lo, b);
-  const float row = 0.5f * fabsf(component(t.n, c)) / fmaxf(extent_b, 1.0f) + 2.0f;  // mean voxels per row
-  return uint32_t(min(max(int(16.0f / row), 1), 8));
-}
-
 // Shared-memory words of one brick while rastering: its raw values (core/targets.h
 // brick_value_words), then its occupancy mask where the values do not tell it (binary, 64-bit sums).
 constexpr int tile_brick_words(Word w, int acc) {
@@ -117,7 +106,7 @@ __global__ void fine_kernel(FineParams p) {
       first = __shfl_sync(kFull, first, 0);
       if (first >= count) break;
       Vec3f v0{0, 0, 0}, v1{0, 0, 0}, v2{0, 0, 0};
-      uint32_t rows = 0, tri = 0, chunk = 1;
+      uint32_t rows = 0, tri = 0;
       if (first + lane < count) {
         tri = p.d_tris[tile.begin + first + lane];
         v0 = p.mesh.d_grid[p.mesh.d_indices[3 * tri]];
@@ -127,13 +116,9 @@ __global__ void fine_kernel(FineParams p) {
         VoxelBox r;
         const bool any = kMode == VoxelMode::kConservative ? conservative_bounds(t, clip, &r) : thin_bounds(t, clip, &r);
         const int b = vt_axis_b(t.dom);
-        if (any) {
-          rows = uint32_t(r.hi[b] - r.lo[b] + 1);
-          chunk = row_chunk(t, p.row_chunk);
-        }
+        if (any) rows = uint32_t(r.hi[b] - r.lo[b] + 1);
       }
-      const uint32_t units = (rows + chunk - 1) / chunk;  // work units: runs of `chunk` rows
-      uint32_t incl = units;
+      uint32_t incl = rows;
       for (int d = 1; d < 32; d <<= 1) {
         const uint32_t n = __shfl_up_sync(kFull, incl, d);
         if (lane >= d) incl += n;
@@ -149,24 +134,20 @@ __global__ void fine_kernel(FineParams p) {
         const Vec3f a{__shfl_sync(kFull, v0.x, owner), __shfl_sync(kFull, v0.y, owner), __shfl_sync(kFull, v0.z, owner)};
         const Vec3f b{__shfl_sync(kFull, v1.x, owner), __shfl_sync(kFull, v1.y, owner), __shfl_sync(kFull, v1.z, owner)};
         const Vec3f c{__shfl_sync(kFull, v2.x, owner), __shfl_sync(kFull, v2.y, owner), __shfl_sync(kFull, v2.z, owner)};
-        const uint32_t owner_first_unit = __shfl_sync(kFull, incl, owner) - __shfl_sync(kFull, units, owner);
+        const uint32_t owner_first_row = __shfl_sync(kFull, incl, owner) - __shfl_sync(kFull, rows, owner);
         const uint32_t owner_tri = __shfl_sync(kFull, tri, owner);
-        const uint32_t owner_rows = __shfl_sync(kFull, rows, owner), owner_chunk = __shfl_sync(kFull, chunk, owner);
         if (k >= total) continue;
-        const uint32_t row0 = (k - owner_first_unit) * owner_chunk, row1 = min(row0 + owner_chunk, owner_rows);
         const TriSetup t = setup_triangle(a, b, c);
         if constexpr (kCount) shade = shade_setup<kTarget, kBlend>(owner_tri, t.v, p.consts);
         VoxelBox r;
         const int ab = vt_axis_b(t.dom);
         if (kMode == VoxelMode::kConservative) {
           conservative_bounds(t, clip, &r);
-          const ConservativeSetup cs = setup_conservative(t);
-          for (uint32_t row = row0; row < row1; ++row) conservative_row(cs, r, r.lo[ab] + int32_t(row), emit);
+          conservative_row(setup_conservative(t), r, r.lo[ab] + int32_t(k - owner_first_row), emit);
         } else {
           thin_bounds(t, clip, &r);
-          const DiamondEdges de = setup_diamond_edges(t, t.dom);
-          for (uint32_t row = row0; row < row1; ++row)
-            thin_row(t, de, r, r.lo[ab] + int32_t(row), component(p.dims, t.dom), emit);
+          thin_row(t, setup_diamond_edges(t, t.dom), r, r.lo[ab] + int32_t(k - owner_first_row),
+                   component(p.dims, t.dom), emit);
         }
       }
     }

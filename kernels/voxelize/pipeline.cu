@@ -166,7 +166,6 @@ void VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParams& c
     fp.dims = cp.dims;
     fp.tiles = cp.tiles;
     fp.consts = consts;
-    fp.row_chunk = ctx.opt.fine_row_chunk;
     fp.out = {b.d_keys.data(), b.d_masks.data(), vw ? b.d_values.data() : nullptr, b.d_count.data(), capacity()};
     VT_CUDA_CHECK(cudaMemsetAsync(d_next.data(), 0, sizeof(unsigned int), s));
     launch_fine(fp, mode, target, sub_tiles, ctx.num_sms, s);

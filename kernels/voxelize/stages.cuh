@@ -88,7 +88,6 @@ struct FineParams {
   Int3 dims, tiles;
   ShadeConsts consts;            // fragment shader constants
   BrickOutput out;
-  uint32_t row_chunk;            // rows per lane and setup; 0 = by the triangle's shape
 };
 // Persistent fine raster: every virtual tile rastered in shared memory, non-empty bricks appended.
 // sub_tiles (32-bit value targets): one warp per 16^3 octant instead of one block per 32^3 tile;
