@@ -341,36 +341,70 @@ SparseGrid combine_masks(const std::vector<const SparseGrid*>& grids, int at_lea
     }
     out.runs.resize(n);
   }
-  size_t most = 0;
-  for (const SparseGrid* g : grids) most = at_least <= 1 ? most + g->keys.size() : std::max(most, g->keys.size());
-  out.keys.reserve(most);
-  out.masks.reserve(most);
-  std::vector<size_t> pos(grids.size(), 0);
-  size_t rp = 0;
-  while (true) {
-    uint64_t key = UINT64_MAX;
-    for (size_t g = 0; g < grids.size(); ++g)
-      if (pos[g] < grids[g]->keys.size()) key = std::min(key, grids[g]->keys[pos[g]]);
-    if (key == UINT64_MAX) break;
-    BrickMask in[3] = {};
-    int n = 0;
-    for (size_t g = 0; g < grids.size(); ++g)
-      if (pos[g] < grids[g]->keys.size() && grids[g]->keys[pos[g]] == key) in[n++] = grids[g]->masks[pos[g]++];
-    while (rp < out.runs.size() && out.runs[rp].key + out.runs[rp].count <= key) ++rp;
-    if (rp < out.runs.size() && out.runs[rp].key <= key) continue;  // inside a run
-    BrickMask r{};
-    for (int w = 0; w < 8; ++w) {
-      if (at_least <= 1)
-        r.w[w] = in[0].w[w] | in[1].w[w] | in[2].w[w];
-      else if (at_least == 2)
-        r.w[w] = (in[0].w[w] & in[1].w[w]) | (in[0].w[w] & in[2].w[w]) | (in[1].w[w] & in[2].w[w]);
-      else
-        r.w[w] = in[0].w[w] & in[1].w[w] & in[2].w[w];
+  // The bricks, merged in chunks of the key space on all cores (a large solid's union has millions).
+  size_t total = 0, largest = 0;
+  for (size_t g = 0; g < grids.size(); ++g) {
+    total += grids[g]->keys.size();
+    if (grids[g]->keys.size() > grids[largest]->keys.size()) largest = g;
+  }
+  const size_t chunks = std::max<size_t>(1, std::min<size_t>(256, total / 16384));
+  std::vector<uint64_t> split(chunks + 1, UINT64_MAX);  // chunk c: keys in [split[c], split[c + 1])
+  split[0] = 0;
+  const std::vector<uint64_t>& big = grids.empty() ? out.keys : grids[largest]->keys;
+  for (size_t c = 1; c < chunks; ++c) split[c] = big[c * big.size() / chunks];
+  struct Part {
+    std::vector<uint64_t> keys;
+    std::vector<BrickMask> masks;
+  };
+  std::vector<Part> parts(chunks);
+  tbb::parallel_for(size_t(0), chunks, [&](size_t c) {
+    const uint64_t lo = split[c], hi = split[c + 1];
+    if (lo >= hi) return;
+    std::vector<size_t> pos(grids.size()), end(grids.size());
+    for (size_t g = 0; g < grids.size(); ++g) {
+      const std::vector<uint64_t>& k = grids[g]->keys;
+      pos[g] = size_t(std::lower_bound(k.begin(), k.end(), lo) - k.begin());
+      end[g] = hi == UINT64_MAX ? k.size() : size_t(std::lower_bound(k.begin(), k.end(), hi) - k.begin());
     }
-    if (r.any()) {
-      out.keys.push_back(key);
-      out.masks.push_back(r);
+    size_t rp = size_t(std::upper_bound(out.runs.begin(), out.runs.end(), lo,
+                                        [](uint64_t k, const BrickRun& x) { return k < x.key; }) -
+                       out.runs.begin());
+    rp = rp > 0 ? rp - 1 : 0;
+    Part& part = parts[c];
+    while (true) {
+      uint64_t key = UINT64_MAX;
+      for (size_t g = 0; g < grids.size(); ++g)
+        if (pos[g] < end[g]) key = std::min(key, grids[g]->keys[pos[g]]);
+      if (key == UINT64_MAX) break;
+      BrickMask in[3] = {};
+      int n = 0;
+      for (size_t g = 0; g < grids.size(); ++g)
+        if (pos[g] < end[g] && grids[g]->keys[pos[g]] == key) in[n++] = grids[g]->masks[pos[g]++];
+      while (rp < out.runs.size() && out.runs[rp].key + out.runs[rp].count <= key) ++rp;
+      if (rp < out.runs.size() && out.runs[rp].key <= key) continue;  // inside a run
+      BrickMask r{};
+      for (int w = 0; w < 8; ++w) {
+        if (at_least <= 1)
+          r.w[w] = in[0].w[w] | in[1].w[w] | in[2].w[w];
+        else if (at_least == 2)
+          r.w[w] = (in[0].w[w] & in[1].w[w]) | (in[0].w[w] & in[2].w[w]) | (in[1].w[w] & in[2].w[w]);
+        else
+          r.w[w] = in[0].w[w] & in[1].w[w] & in[2].w[w];
+      }
+      if (r.any()) {
+        part.keys.push_back(key);
+        part.masks.push_back(r);
+      }
     }
+  });
+  size_t kept = 0;
+  for (const Part& part : parts) kept += part.keys.size();
+  out.keys.reserve(kept);
+  out.masks.reserve(kept);
+  for (Part& part : parts) {
+    out.keys.insert(out.keys.end(), part.keys.begin(), part.keys.end());
+    out.masks.insert(out.masks.end(), part.masks.begin(), part.masks.end());
+    part = Part();  // freed as it is copied
   }
   out.make_runs();
   return out;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "core/inside_grid.h"
@@ -430,6 +431,41 @@ TEST(SparseGridRuns, CanonicalFormChecksumUnionAndSign) {
   u2.validate();
   EXPECT_EQ(u1.checksum(), u2.checksum());
   EXPECT_EQ(u1.active_voxels(), u2.active_voxels());
+  // A union large enough to be merged in chunks on several cores, against a plain map.
+  {
+    GridSpec wide;
+    wide.dims = {512, 512, 512};
+    SparseGrid g[3];
+    std::map<uint64_t, BrickMask> expect;
+    for (int n = 0; n < 3; ++n) {
+      g[n].spec = wide;
+      std::vector<uint64_t> keys;
+      for (int i = 0; i < 40000; ++i) keys.push_back(brick_key(int32_t(rng() % 64), int32_t(rng() % 64), int32_t(rng() % 64)));
+      std::sort(keys.begin(), keys.end());
+      keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+      for (uint64_t k : keys) {
+        BrickMask m = (rng() % 4 == 0) ? all : BrickMask{};
+        if (!brick_full(m))
+          for (int w = 0; w < 8; ++w) m.w[w] = rng() & rng();
+        m.w[3] |= 2;
+        g[n].keys.push_back(k);
+        g[n].masks.push_back(m);
+        for (int w = 0; w < 8; ++w) expect[k].w[w] |= m.w[w];
+      }
+      g[n].make_runs();
+    }
+    SparseGrid want;
+    want.spec = wide;
+    for (const auto& [k, m] : expect) {
+      want.keys.push_back(k);
+      want.masks.push_back(m);
+    }
+    SparseGrid got = combine_masks({&g[0], &g[1], &g[2]}, 1);
+    got.spec = wide;
+    got.validate();
+    EXPECT_EQ(got.checksum(), want.checksum());
+    EXPECT_EQ(got.active_voxels(), want.active_voxels());
+  }
   // A brick inside a run breaks the invariants.
   SparseGrid bad = ra;
   bad.keys.insert(bad.keys.begin(), bad.runs[0].key);
