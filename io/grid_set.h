@@ -10,12 +10,16 @@
 
 namespace voxtile {
 
-// Whether the two grids have the same active voxels (bricks and masks; values may differ).
+// Whether two arrays of trivially copyable elements hold the same bytes (memcmp may not be given the
+// null data() of an empty vector).
+template <class T>
+bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+// Whether the two grids have the same active voxels (bricks, masks and runs; values may differ).
 inline bool same_active_voxels(const SparseGrid& a, const SparseGrid& b) {
-  return a.keys == b.keys && a.masks.size() == b.masks.size() &&
-         std::memcmp(a.masks.data(), b.masks.data(), a.masks.size() * sizeof(BrickMask)) == 0 &&
-         a.runs.size() == b.runs.size() &&
-         std::memcmp(a.runs.data(), b.runs.data(), a.runs.size() * sizeof(BrickRun)) == 0;
+  return a.keys == b.keys && same_bytes(a.masks, b.masks) && same_bytes(a.runs, b.runs);
 }
 
 // The first of `grids`, which must all have its active voxels (one file holds one point per voxel
