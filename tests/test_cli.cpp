@@ -428,7 +428,10 @@ TEST(Cli, StaleTemporaryFilesOfDeadWritersAreRemoved) {
   make(".out.vdb.tmp-aB3dE9", true);            // not voxtile's: kept
   make(".out.vdb.voxtile-tmp-LoCk42", true);    // held by a live writer (flock): kept
   const std::string held = dir.file(".out.vdb.voxtile-tmp-LoCk42");
-  const std::string hold = "flock '" + held + "' sleep 20 2>/dev/null & echo $! > '" + dir.file("pid") + "'; sleep 0.3";
+  // The lock is held by the process that $! names (the shell becomes the sleep), so that killing it
+  // frees the lock, and its output goes nowhere, so that nothing waits on its pipes for 20 s.
+  const std::string hold = "sh -c 'exec 9>>\"$0\" && flock 9 && exec sleep 20' '" + held +
+                           "' </dev/null >/dev/null 2>&1 & echo $! > '" + dir.file("pid") + "'; sleep 0.3";
   ASSERT_EQ(std::system(hold.c_str()), 0);
   const auto r = run_voxtile({"voxelize", kBunny, "-o", dir.file("out.vdb"), "-r", "32", "--device", "cpu"});
   EXPECT_EQ(r.exit_code, 0) << r.err;

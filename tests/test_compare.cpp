@@ -24,12 +24,16 @@ TEST(Compare, EveryPairOfFormatsOfOneGridIsEqual) {
       auto r = test::run_voxtile({"voxelize", duck, "-o", dir.file(std::string("g.") + f), "-r", "33", "-t", target, "-d", "cpu"});
       ASSERT_EQ(r.exit_code, 0) << r.err;
     }
+    // Every format against the first both ways, and the first against itself: equality is
+    // transitive, so every pair is equal when these are (and every reader is on both sides).
+    std::vector<std::pair<std::string, std::string>> pairs = {{kFormats[0], kFormats[0]}};
     for (const char* a : kFormats)
-      for (const char* b : kFormats) {
-        auto r = test::run_voxtile({"compare", dir.file(std::string("g.") + a), dir.file(std::string("g.") + b)});
-        EXPECT_EQ(r.exit_code, 0) << target << " " << a << " vs " << b << ": " << r.out << r.err;
-        EXPECT_NE(r.out.find("\nequal\n"), std::string::npos) << r.out;
-      }
+      if (a != kFormats[0]) pairs.insert(pairs.end(), {{a, kFormats[0]}, {kFormats[0], a}});
+    for (const auto& [a, b] : pairs) {
+      auto r = test::run_voxtile({"compare", dir.file("g." + a), dir.file("g." + b)});
+      EXPECT_EQ(r.exit_code, 0) << target << " " << a << " vs " << b << ": " << r.out << r.err;
+      EXPECT_NE(r.out.find("\nequal\n"), std::string::npos) << r.out;
+    }
   }
 }
 
