@@ -58,6 +58,7 @@ struct GpuOptions {
   uint32_t inside_slab_bricks = 0;
   int device = 0;                      // CUDA device index
   bool two_pass_fragment_sort = false; // bucketing: sort by triangle then voxel even when one 64-bit key would do (tests)
+  bool merge_by_brick_key = false;     // brick merge: sort 64-bit brick keys even when 32-bit brick indices would do (tests, A/B)
   // Host threads sleep while they wait for the GPU (cudaDeviceScheduleBlockingSync, set for the
   // whole device) instead of spinning: for callers whose CPU cores have other work (batch).
   bool blocking_sync = false;

@@ -460,6 +460,7 @@ int main(int argc, char** argv) {
     else if (a == "--inside" && i + 1 < argc) inside = parse_inside(argv[++i]);
     else if (a == "--band" && i + 1 < argc) band = std::atoi(argv[++i]);
     else if (a == "--attrs" && i + 1 < argc) attrs = argv[++i];
+    else if (a == "--merge-by-key") gopt.merge_by_brick_key = true;
     else if (a == "--tile-triangles" && i + 1 < argc) gopt.max_tile_triangles = uint32_t(std::atoi(argv[++i]));
     else if (a == "--order" && i + 1 < argc) {
       const std::string v = argv[++i];

@@ -162,6 +162,31 @@ TEST_F(Gpu, MatchesOnASliverAcrossAn8192Grid) {
   compare(m, make_grid_spec(m.bounds(), test::sliver_grid()), "sliver");
 }
 
+// A grid of more than 2^32 bricks (65536 x 65536 x 2048 voxels): the merge sorts the bricks' 64-bit
+// keys instead of their 32-bit linear indices.
+TEST_F(Gpu, MatchesOnASliverAcrossAGridOfMoreThan2To32Bricks) {
+  const Mesh m = test::single_triangle({0.5f, 0.5f, 0.5f}, {65535.5f, 65000.25f, 2000.75f}, {65535.5f, 65001.0f, 2001.5f});
+  GridOptions go;
+  go.voxel_size = Vec3d{1, 1, 1};
+  go.bbox = test::make_bounds(0, 0, 0, 65536, 65536, 2048);
+  compare(m, make_grid_spec(m.bounds(), go), "sliver over 2^34 bricks");
+}
+
+// The merge sorts 32-bit brick indices or 64-bit brick keys: the same grids, with tiles split into
+// many virtual tiles so that most bricks are merged from several pieces.
+TEST_F(Gpu, BothMergeSortsGiveTheSameGrids) {
+  const Mesh m = load_mesh(test::data_path("meshes/stanford_bunny.ply")).mesh;
+  GridOptions go;
+  go.dims = Int3{190, 201, 97};
+  const GridSpec spec = make_grid_spec(m.bounds(), go);
+  for (bool by_key : {false, true}) {
+    GpuOptions o;
+    o.merge_by_brick_key = by_key;
+    o.max_tile_triangles = 3;
+    compare(m, spec, by_key ? "merge by 64-bit key" : "merge by 32-bit index", o);
+  }
+}
+
 TEST_F(Gpu, OneTriangleCoveringTheWholeGrid) {
   const Mesh m = test::single_triangle({-1, -1, 0.37f}, {3, -1, 0.41f}, {-1, 3, 0.63f});
   GridOptions go;

@@ -10,7 +10,7 @@ namespace voxtile {
 namespace {
 
 template <Target kTarget, Blend kBlend>
-__global__ void merge_kernel(const uint64_t* __restrict__ sorted, const uint32_t* __restrict__ perm,
+__global__ void merge_kernel(const uint64_t* __restrict__ keys_in, const uint32_t* __restrict__ perm,
                              const uint32_t* __restrict__ starts, uint64_t num_unique, uint64_t n,
                              const uint32_t* __restrict__ masks_in, const uint32_t* __restrict__ values_in,
                              uint64_t* __restrict__ keys_out, uint32_t* __restrict__ masks_out,
@@ -29,7 +29,7 @@ __global__ void merge_kernel(const uint64_t* __restrict__ sorted, const uint32_t
       word = blend32<Word::kBit>(word, masks_in[uint64_t(perm[r]) * kBrickMaskWords + lane]);
     masks_out[u * kBrickMaskWords + lane] = word;
   }
-  if (lane == 0) keys_out[u] = sorted[start];
+  if (lane == 0) keys_out[u] = keys_in[perm[start]];
   for (int w = 0; w < (kWord == Word::kBit ? 0 : 16); ++w) {
     const int off = w * 32 + lane;
     uint32_t out[3];
@@ -57,17 +57,32 @@ __global__ void iota_kernel(uint32_t* d, uint64_t n) {
   if (i < n) d[i] = uint32_t(i);
 }
 
+__global__ void brick_sort_keys_kernel(const uint64_t* __restrict__ keys, uint64_t n, Int3 bricks,
+                                       uint32_t* __restrict__ out, uint32_t* __restrict__ iota) {
+  const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const uint64_t key = keys[i], m = (uint64_t(1) << kBrickKeyBits) - 1;
+  out[i] = uint32_t(((key >> (2 * kBrickKeyBits)) * uint64_t(bricks.y) + ((key >> kBrickKeyBits) & m)) * uint64_t(bricks.z) +
+                    (key & m));
+  iota[i] = uint32_t(i);
+}
+
 }  // namespace
 
 void launch_iota(uint32_t* d, uint64_t n, cudaStream_t stream) { launch_1d(iota_kernel, n, 256, stream, d, n); }
 
-void launch_brick_merge(const uint64_t* d_sorted, const uint32_t* d_perm, const uint32_t* d_starts, uint64_t num_unique,
+void launch_brick_sort_keys(const uint64_t* d_keys, uint64_t n, const Int3& bricks, uint32_t* d_out, uint32_t* d_iota,
+                            cudaStream_t stream) {
+  launch_1d(brick_sort_keys_kernel, n, 256, stream, d_keys, n, bricks, d_out, d_iota);
+}
+
+void launch_brick_merge(const uint64_t* d_keys_in, const uint32_t* d_perm, const uint32_t* d_starts, uint64_t num_unique,
                         uint64_t n, const uint32_t* d_masks_in, const uint32_t* d_values_in, uint64_t* d_keys_out,
                         uint32_t* d_masks_out, uint32_t* d_values_out, const TargetSpec& target,
                         const ShadeConsts& consts, cudaStream_t stream) {
   if (num_unique == 0) return;
   with_target(target, [&](auto t, auto b) {  // a warp per merged brick
-    launch_1d(merge_kernel<decltype(t)::value, decltype(b)::value>, num_unique * 32, 256, stream, d_sorted, d_perm,
+    launch_1d(merge_kernel<decltype(t)::value, decltype(b)::value>, num_unique * 32, 256, stream, d_keys_in, d_perm,
               d_starts, num_unique, n, d_masks_in, d_values_in, d_keys_out, d_masks_out, d_values_out, consts);
   });
 }

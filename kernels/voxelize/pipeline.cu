@@ -208,22 +208,40 @@ SparseGrid VoxelizeState::merge_target(GpuContext& ctx, size_t t, const GridSpec
   if (num_bricks >= (uint64_t(1) << 31)) fail(ErrorKind::kResource, "more than 2^31 bricks");
   const bool values = target.target != Target::kBinary;
   const uint64_t out_words = values ? uint64_t(kBrickVoxels) * out_channels(target.target) : 0;
-  d_sorted_keys.grow(num_bricks);
   d_iota.grow(num_bricks);
   d_perm.grow(num_bricks);
   d_starts.grow(num_bricks);
-  launch_iota(d_iota.data(), num_bricks, s);
   const int nb = int(num_bricks);
-  ctx.cub.run([&](void* temp, size_t& bytes) {
-    return cub::DeviceRadixSort::SortPairs(temp, bytes, b.d_keys.data(), d_sorted_keys.data(), d_iota.data(),
-                                           d_perm.data(), nb, 0, 3 * kBrickKeyBits, s);
-  });
-  select_run_starts(ctx.runs, num_bricks, BrickKeyAt{d_sorted_keys.data()}, d_starts.data(), s);
+  const Int3 grid_bricks{(spec.dims.x + kBrickDim - 1) / kBrickDim, (spec.dims.y + kBrickDim - 1) / kBrickDim,
+                         (spec.dims.z + kBrickDim - 1) / kBrickDim};
+  const uint64_t index_range = uint64_t(grid_bricks.x) * uint64_t(grid_bricks.y) * uint64_t(grid_bricks.z);
+  if (index_range <= (uint64_t(1) << 32) && !ctx.opt.merge_by_brick_key) {
+    // Linear brick indices: 21 bits at 1024^3 instead of the key's 63, so the radix sort takes
+    // three passes over 32-bit keys instead of eight over 64-bit ones.
+    int end_bit = 1;
+    while (end_bit < 32 && (uint64_t(1) << end_bit) < index_range) ++end_bit;
+    d_brick_index.grow(num_bricks);
+    d_sorted_index.grow(num_bricks);
+    launch_brick_sort_keys(b.d_keys.data(), num_bricks, grid_bricks, d_brick_index.data(), d_iota.data(), s);
+    ctx.cub.run([&](void* temp, size_t& bytes) {
+      return cub::DeviceRadixSort::SortPairs(temp, bytes, d_brick_index.data(), d_sorted_index.data(), d_iota.data(),
+                                             d_perm.data(), nb, 0, end_bit, s);
+    });
+    select_run_starts(ctx.runs, num_bricks, SortedKeyAt<uint32_t>{d_sorted_index.data()}, d_starts.data(), s);
+  } else {
+    d_sorted_keys.grow(num_bricks);
+    launch_iota(d_iota.data(), num_bricks, s);
+    ctx.cub.run([&](void* temp, size_t& bytes) {
+      return cub::DeviceRadixSort::SortPairs(temp, bytes, b.d_keys.data(), d_sorted_keys.data(), d_iota.data(),
+                                             d_perm.data(), nb, 0, 3 * kBrickKeyBits, s);
+    });
+    select_run_starts(ctx.runs, num_bricks, SortedKeyAt<uint64_t>{d_sorted_keys.data()}, d_starts.data(), s);
+  }
   const uint64_t num_unique = read_scalar(ctx.runs.total(), s);
   d_out_keys.grow(num_unique);
   d_out_masks.grow(num_unique * kBrickMaskWords);
   if (values) d_out_values.grow(num_unique * out_words);
-  launch_brick_merge(d_sorted_keys.data(), d_perm.data(), d_starts.data(), num_unique, num_bricks, b.d_masks.data(),
+  launch_brick_merge(b.d_keys.data(), d_perm.data(), d_starts.data(), num_unique, num_bricks, b.d_masks.data(),
                      values ? b.d_values.data() : nullptr, d_out_keys.data(), d_out_masks.data(),
                      values ? d_out_values.data() : nullptr, target, consts, s);
 

@@ -97,15 +97,22 @@ void launch_fine(const FineParams& p, VoxelMode mode, const TargetSpec& target, 
 
 // d[i] = i for i < n.
 void launch_iota(uint32_t* d, uint64_t n, cudaStream_t stream);
+// For the merge's sort when a grid has at most 2^32 bricks: d_out[i] = the linear index of brick
+// key d_keys[i] among the grid's `bricks` (x-major, so the order and equality of brick keys), and
+// d_iota[i] = i.
+void launch_brick_sort_keys(const uint64_t* d_keys, uint64_t n, const Int3& bricks, uint32_t* d_out, uint32_t* d_iota,
+                            cudaStream_t stream);
 // The key of a sorted brick: runs of equal keys are merged into one brick.
-struct BrickKeyAt {
-  const uint64_t* keys;
-  __device__ uint64_t operator()(uint64_t i) const { return keys[i]; }
+template <class KeyT>
+struct SortedKeyAt {
+  const KeyT* keys;
+  __device__ KeyT operator()(uint64_t i) const { return keys[i]; }
 };
-// Merges each run (d_starts: num_unique run starts into d_perm) into one brick: OR of masks, and
+// Merges each run (d_starts: num_unique run starts into d_perm, the sorting permutation of the
+// unmerged bricks d_keys_in) into one brick: OR of masks, and
 // the target's blend of the raw values, decoded into 512 * out_channels output words per brick
 // (int32 or float bits, x,y,z interleaved per voxel), as core/targets.h decode32/decode64.
-void launch_brick_merge(const uint64_t* d_sorted, const uint32_t* d_perm, const uint32_t* d_starts, uint64_t num_unique,
+void launch_brick_merge(const uint64_t* d_keys_in, const uint32_t* d_perm, const uint32_t* d_starts, uint64_t num_unique,
                         uint64_t n, const uint32_t* d_masks_in, const uint32_t* d_values_in, uint64_t* d_keys_out,
                         uint32_t* d_masks_out, uint32_t* d_values_out, const TargetSpec& target,
                         const ShadeConsts& consts, cudaStream_t stream);

@@ -37,7 +37,10 @@ struct VoxelizeState {
   };
   std::vector<std::unique_ptr<TargetBricks>> bricks;
   // Merge: sorted keys and their permutation, run starts, merged bricks.
+  // (32-bit linear brick indices d_brick_index when the grid has at most 2^32 bricks, else the
+  // 64-bit keys themselves).
   DeviceBuffer<uint64_t> d_sorted_keys, d_out_keys;
+  DeviceBuffer<uint32_t> d_brick_index, d_sorted_index;
   DeviceBuffer<uint32_t> d_iota, d_perm, d_starts, d_out_masks, d_out_values;
 
   std::vector<TargetSpec> rastered;  // the targets of this call
