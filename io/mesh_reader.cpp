@@ -29,8 +29,10 @@
 #include <new>
 #include <type_traits>
 
+#include <dirent.h>
 #include <poll.h>
 #include <sys/resource.h>
+#include <thread>
 
 #include "core/error.h"
 #include "io/files.h"
@@ -479,6 +481,38 @@ struct FdCloser {
 
 }  // namespace
 
+// GCC 12's AddressSanitizer allocator is not fork-safe: a child forked while another thread holds
+// the allocator's lock waits for it forever (seen in the test suite: OpenVDB's log4cplus starts a
+// pool of threads at program start, and a reader forked at once hung). Sanitizer builds therefore
+// wait, up to 200 ms, until every other thread of the process sleeps before they fork. Release
+// builds use glibc's malloc, which is fork-safe, and skip this.
+static void wait_until_other_threads_sleep() {
+#if defined(__SANITIZE_ADDRESS__)
+  const pid_t self = pid_t(gettid());
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+  while (std::chrono::steady_clock::now() < until) {
+    bool all_sleep = true;
+    if (DIR* d = opendir("/proc/self/task")) {
+      while (const dirent* e = readdir(d)) {
+        if (e->d_name[0] == '.' || pid_t(std::atoi(e->d_name)) == self) continue;
+        char path[64], buf[256];
+        std::snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+        FILE* f = std::fopen(path, "r");
+        if (!f) continue;
+        const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+        std::fclose(f);
+        buf[n] = 0;
+        const char* close_paren = std::strrchr(buf, ')');  // "pid (name) S ..."
+        if (close_paren && close_paren[1] == ' ' && close_paren[2] != 'S' && close_paren[2] != 'D') all_sleep = false;
+      }
+      closedir(d);
+    }
+    if (all_sleep) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+#endif
+}
+
 struct MeshLoaderPool::Impl {
   LoaderLimits limits;
   struct Process {
@@ -495,6 +529,7 @@ struct MeshLoaderPool::Impl {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return false;
     std::fflush(nullptr);  // the child must not inherit (and repeat) pending output
+    wait_until_other_threads_sleep();
     const pid_t pid = fork();
     if (pid < 0) {
       close(sv[0]);
