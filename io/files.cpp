@@ -1,6 +1,7 @@
 // Small file helpers shared by the readers and the CLI.
 #include "io/files.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -11,6 +12,8 @@
 #include <atomic>
 #include <cctype>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -68,6 +71,31 @@ void limit_address_space(uint64_t bytes) {
   const rlimit as{rlim_t(bytes), rlim_t(bytes)};
   setrlimit(RLIMIT_AS, &as);
 #endif
+}
+
+size_t other_threads(bool awake_only) {
+  const long self = long(gettid());
+  size_t n = 0;
+  DIR* d = opendir("/proc/self/task");
+  if (!d) return 0;
+  while (const dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.' || std::atol(e->d_name) == self) continue;
+    if (!awake_only) {
+      ++n;
+      continue;
+    }
+    char path[300], buf[256];
+    std::snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+    FILE* f = std::fopen(path, "r");
+    if (!f) continue;  // the thread ended
+    const size_t len = std::fread(buf, 1, sizeof(buf) - 1, f);
+    std::fclose(f);
+    buf[len] = 0;
+    const char* name_end = std::strrchr(buf, ')');  // "tid (name) S ..."
+    if (name_end && name_end[1] == ' ' && name_end[2] != 'S' && name_end[2] != 'D') ++n;
+  }
+  closedir(d);
+  return n;
 }
 
 std::string lower_extension(const std::string& path) {

@@ -29,6 +29,12 @@ void enable_input_protection();
 uint64_t reader_memory_limit(int processes = 1);
 void limit_address_space(uint64_t bytes);
 
+// Threads of this process other than the calling one: all of them, or with `awake_only` those that
+// are not sleeping (/proc/self/task/*/stat state other than S or D). For the forks of sanitizer
+// builds: GCC 12's AddressSanitizer allocator is not fork-safe (a child forked while another thread
+// holds its lock waits forever); glibc's malloc, in Release builds, is.
+size_t other_threads(bool awake_only = false);
+
 // Creates the missing directories above `path` (mkdir -p of its directory), each with the
 // permissions of the directory it is made in; directories made at the same time by another process
 // are fine. Throws Error(kOutput) "<path>: cannot create directory D: <reason>".

@@ -2,7 +2,6 @@
 #include "io/vdb.h"
 #include "io/vdb_module.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -1009,15 +1008,9 @@ void read_in_child_first(const std::string& path) {
   // (open_grids holds the same lock): a fork copies the locks other threads hold, and a child
   // that needs one of them would wait forever.
 #if defined(__SANITIZE_ADDRESS__)
-  // GCC 12's AddressSanitizer allocator is not fork-safe (a child forked while another thread holds
-  // its lock waits forever: seen in the test suite), so sanitizer builds read in process alone
-  // when other threads exist. Release builds use glibc's malloc, which is.
-  size_t threads = 0;
-  if (DIR* d = opendir("/proc/self/task")) {
-    while (const dirent* e = readdir(d)) threads += e->d_name[0] != '.';
-    closedir(d);
-  }
-  if (threads != 1) return;
+  // The sanitizer's allocator is not fork-safe (other_threads, io/files.h): sanitizer builds read
+  // in process alone when other threads exist.
+  if (other_threads() != 0) return;
 #endif
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return;  // no pipe: read in process only

@@ -572,7 +572,7 @@ SolidState::AxisPrep SolidState::prepare_axis(GpuContext& ctx, const DeviceMesh&
   m.num_tris = nt;
   m.dims = {d[au], d[av], d[axis]};
   m.axis = axis;
-  m.nb = {(spec.dims.x + 7) / 8, (spec.dims.y + 7) / 8, (spec.dims.z + 7) / 8};
+  m.nb = grid_bricks(spec.dims);
   m.bx0 = 0;
   m.bx1 = m.nb.x;
   timer.begin("inside_snap");
@@ -728,7 +728,7 @@ SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& hos
   mesh.transform(spec.origin, spec.voxel_size, s);
   timer.begin("inside_prepare");  // host: the mesh's bounds
   const InsideRange range = inside_range(host_mesh, spec);
-  const Int3 nb{(spec.dims.x + 7) / 8, (spec.dims.y + 7) / 8, (spec.dims.z + 7) / 8};
+  const Int3 nb = grid_bricks(spec.dims);
   const int maps = method == InsideMethod::kVote ? 3 : 1;
   // The bits of one x-slab of bricks at a time (the whole grid when it fits), with room per brick for
   // the selections and the kept masks.
@@ -789,7 +789,7 @@ SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& s
   b.num_tris = nt;
   b.setup = band_setup(spec, band);
   b.dims = spec.dims;
-  b.nb = {(spec.dims.x + 7) / 8, (spec.dims.y + 7) / 8, (spec.dims.z + 7) / 8};
+  b.nb = grid_bricks(spec.dims);
   timer.begin("band_pairs");
   const uint64_t total = expand(ctx, nt, 48, "(brick, triangle) pairs of the narrow band",
                                 [&](uint64_t* counts) { launch_1d(k_band_count, nt, 256, s, b, counts); });

@@ -21,12 +21,6 @@ constexpr int tile_brick_words(Word w, int acc) {
   return brick_value_words(w, acc) + (w == Word::kBit || w == Word::kAdd64 ? kBrickMaskWords : 0);
 }
 
-// A team (kTeamWarps warps) owns one tile at a time: a single warp for binary tiles (4 KB, so
-// every warp of the block works on its own tile even when tiles hold few triangles), the whole
-// block for 32-bit value tiles (128 KB).
-// kSub: each work item is one 16^3 octant of a virtual tile: owned by one warp for 32-bit values
-// (16 KB), so value targets keep every warp busy when tiles hold few triangles; by a block of 4
-// or 8 warps for 64-bit sums (32 KB or 96 KB).
 // Threads per block of a variant (see launch).
 constexpr int fine_threads(Word w, int team_warps, bool sub) {
   return w == Word::kAdd64 ? 32 * team_warps : (w != Word::kBit && !sub ? 512 : 256);
@@ -38,6 +32,12 @@ constexpr int fine_threads(Word w, int team_warps, bool sub) {
 // is slower than the default. Value tiles are limited by shared memory, not registers.
 constexpr int kBinaryMinBlocks = 4;
 
+// A team (kTeamWarps warps) owns one tile at a time: a single warp for binary tiles (4 KB, so
+// every warp of the block works on its own tile even when tiles hold few triangles), the whole
+// block for 32-bit value tiles (128 KB).
+// kSub: each work item is one 16^3 octant of a virtual tile: owned by one warp for 32-bit values
+// (16 KB), so value targets keep every warp busy when tiles hold few triangles; by a block of 4
+// or 8 warps for 64-bit sums (32 KB or 96 KB).
 template <VoxelMode kMode, Target kTarget, Blend kBlend, int kTeamWarps, bool kSub>
 __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeamWarps, kSub),
                                   word_kind(kTarget, kBlend) == Word::kBit ? kBinaryMinBlocks : 1)

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/compact.cuh"
 #include "kernels/gpu_voxelizer.cuh"
@@ -212,30 +213,27 @@ SparseGrid VoxelizeState::merge_target(GpuContext& ctx, size_t t, const GridSpec
   d_perm.grow(num_bricks);
   d_starts.grow(num_bricks);
   const int nb = int(num_bricks);
-  const Int3 grid_bricks{(spec.dims.x + kBrickDim - 1) / kBrickDim, (spec.dims.y + kBrickDim - 1) / kBrickDim,
-                         (spec.dims.z + kBrickDim - 1) / kBrickDim};
-  const uint64_t index_range = uint64_t(grid_bricks.x) * uint64_t(grid_bricks.y) * uint64_t(grid_bricks.z);
+  // Sorts (key, index) pairs, then marks the runs of equal keys.
+  auto sort_and_select = [&](auto* keys, auto* sorted, int end_bit) {
+    ctx.cub.run([&](void* temp, size_t& bytes) {
+      return cub::DeviceRadixSort::SortPairs(temp, bytes, keys, sorted, d_iota.data(), d_perm.data(), nb, 0, end_bit, s);
+    });
+    using KeyT = std::remove_pointer_t<decltype(sorted)>;
+    select_run_starts(ctx.runs, num_bricks, SortedKeyAt<KeyT>{sorted}, d_starts.data(), s);
+  };
+  const Int3 nbricks = grid_bricks(spec.dims);
+  const uint64_t index_range = uint64_t(nbricks.x) * uint64_t(nbricks.y) * uint64_t(nbricks.z);
   if (index_range <= (uint64_t(1) << 32) && !ctx.opt.merge_by_brick_key) {
     // Linear brick indices: 21 bits at 1024^3 instead of the key's 63, so the radix sort takes
     // three passes over 32-bit keys instead of eight over 64-bit ones.
-    int end_bit = 1;
-    while (end_bit < 32 && (uint64_t(1) << end_bit) < index_range) ++end_bit;
     d_brick_index.grow(num_bricks);
     d_sorted_index.grow(num_bricks);
-    launch_brick_sort_keys(b.d_keys.data(), num_bricks, grid_bricks, d_brick_index.data(), d_iota.data(), s);
-    ctx.cub.run([&](void* temp, size_t& bytes) {
-      return cub::DeviceRadixSort::SortPairs(temp, bytes, d_brick_index.data(), d_sorted_index.data(), d_iota.data(),
-                                             d_perm.data(), nb, 0, end_bit, s);
-    });
-    select_run_starts(ctx.runs, num_bricks, SortedKeyAt<uint32_t>{d_sorted_index.data()}, d_starts.data(), s);
+    launch_brick_sort_keys(b.d_keys.data(), num_bricks, nbricks, d_brick_index.data(), d_iota.data(), s);
+    sort_and_select(d_brick_index.data(), d_sorted_index.data(), bits_for(index_range));
   } else {
     d_sorted_keys.grow(num_bricks);
     launch_iota(d_iota.data(), num_bricks, s);
-    ctx.cub.run([&](void* temp, size_t& bytes) {
-      return cub::DeviceRadixSort::SortPairs(temp, bytes, b.d_keys.data(), d_sorted_keys.data(), d_iota.data(),
-                                             d_perm.data(), nb, 0, 3 * kBrickKeyBits, s);
-    });
-    select_run_starts(ctx.runs, num_bricks, SortedKeyAt<uint64_t>{d_sorted_keys.data()}, d_starts.data(), s);
+    sort_and_select(b.d_keys.data(), d_sorted_keys.data(), 3 * kBrickKeyBits);
   }
   const uint64_t num_unique = read_scalar(ctx.runs.total(), s);
   d_out_keys.grow(num_unique);
