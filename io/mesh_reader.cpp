@@ -29,7 +29,6 @@
 #include <new>
 #include <type_traits>
 
-#include <dirent.h>
 #include <poll.h>
 #include <sys/resource.h>
 #include <thread>
@@ -481,35 +480,15 @@ struct FdCloser {
 
 }  // namespace
 
-// GCC 12's AddressSanitizer allocator is not fork-safe: a child forked while another thread holds
-// the allocator's lock waits for it forever (seen in the test suite: OpenVDB's log4cplus starts a
-// pool of threads at program start, and a reader forked at once hung). Sanitizer builds therefore
-// wait, up to 200 ms, until every other thread of the process sleeps before they fork. Release
-// builds use glibc's malloc, which is fork-safe, and skip this.
+// Sanitizer builds also wait, up to 200 ms, until every other thread of the process (not only the
+// pool's) sleeps before they fork a reader: their allocator is not fork-safe (other_threads,
+// io/files.h), and a reader forked while OpenVDB's log4cplus threads were starting hung in the
+// test suite. Release builds skip this.
 static void wait_until_other_threads_sleep() {
 #if defined(__SANITIZE_ADDRESS__)
-  const pid_t self = pid_t(gettid());
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-  while (std::chrono::steady_clock::now() < until) {
-    bool all_sleep = true;
-    if (DIR* d = opendir("/proc/self/task")) {
-      while (const dirent* e = readdir(d)) {
-        if (e->d_name[0] == '.' || pid_t(std::atoi(e->d_name)) == self) continue;
-        char path[64], buf[256];
-        std::snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
-        FILE* f = std::fopen(path, "r");
-        if (!f) continue;
-        const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
-        std::fclose(f);
-        buf[n] = 0;
-        const char* close_paren = std::strrchr(buf, ')');  // "pid (name) S ..."
-        if (close_paren && close_paren[1] == ' ' && close_paren[2] != 'S' && close_paren[2] != 'D') all_sleep = false;
-      }
-      closedir(d);
-    }
-    if (all_sleep) return;
+  while (other_threads(true) != 0 && std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
 #endif
 }
 
@@ -524,13 +503,52 @@ struct MeshLoaderPool::Impl {
   std::vector<Process> idle;
   size_t live = 0;  // processes owned (idle or serving a request)
 
+  // A fork copies every lock as it stands, and a child needing one that another thread held waits
+  // forever (GCC 12's sanitizer allocator is not fork-safe at all). So the pool's own parsing in
+  // this process (native readers, results, in-process imports: all allocation) and its forks
+  // exclude each other: a fork waits for the parsing under way, new parsing waits for a pending
+  // fork (so a replacement is not starved by a stream of loads).
+  std::mutex gate;
+  std::condition_variable gate_cv;
+  int parsing = 0, forks_waiting = 0;
+  bool forking = false;
+  struct Parsing {  // RAII: one parse in this process
+    Impl& m;
+    explicit Parsing(Impl& impl) : m(impl) {
+      std::unique_lock<std::mutex> lock(m.gate);
+      m.gate_cv.wait(lock, [&] { return !m.forking && m.forks_waiting == 0; });
+      ++m.parsing;
+    }
+    ~Parsing() {
+      {
+        std::lock_guard<std::mutex> lock(m.gate);
+        --m.parsing;
+      }
+      m.gate_cv.notify_all();
+    }
+  };
+
   // Forks a reader process; false when the system refuses (the caller then reads in process).
   bool start(Process* p) {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return false;
     std::fflush(nullptr);  // the child must not inherit (and repeat) pending output
+    {
+      std::unique_lock<std::mutex> lock(gate);
+      ++forks_waiting;
+      gate_cv.wait(lock, [&] { return parsing == 0 && !forking; });
+      --forks_waiting;
+      forking = true;
+    }
     wait_until_other_threads_sleep();
     const pid_t pid = fork();
+    if (pid != 0) {
+      {
+        std::lock_guard<std::mutex> lock(gate);
+        forking = false;
+      }
+      gate_cv.notify_all();
+    }
     if (pid < 0) {
       close(sv[0]);
       close(sv[1]);
@@ -625,16 +643,23 @@ MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triang
   // parse on this process's threads.
   if (loader == Loader::kNative && !native_format(path))
     fail(ErrorKind::kUsage, path + ": --loader native reads .ply, .stl and .obj only (use auto or assimp)");
-  if (reads_natively(path, loader, textures)) return read_native(path, require_triangles);  // checks the file too
+  if (reads_natively(path, loader, textures)) {
+    const Impl::Parsing parsing(*m);
+    return read_native(path, require_triangles);  // checks the file too
+  }
   check_input_file(path);
   check_header_counts(path);  // before Assimp allocates for a hostile header
   if (path.size() + sizeof(RequestHeader) > kMaxRequest) fail(ErrorKind::kInput, path + ": path too long");
   for (int attempt = 0;; ++attempt) {
     Impl::Process p = m->take();
-    if (p.pid < 0) return read_in_process(path, require_triangles, textures);  // no reader process could start
+    if (p.pid < 0) {  // no reader process could start
+      const Impl::Parsing parsing(*m);
+      return read_in_process(path, require_triangles, textures);
+    }
     FdCloser result{memfd_create("voxtile-mesh", MFD_CLOEXEC)};
     if (result.fd < 0) {
       m->give(p);
+      const Impl::Parsing parsing(*m);
       return read_in_process(path, require_triangles, textures);
     }
     std::string request(sizeof(RequestHeader), '\0');
@@ -691,6 +716,7 @@ MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triang
                                   std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
     }
     m->give(p);
+    const Impl::Parsing parsing(*m);
     return read_result(result.fd, path);
   }
 }
