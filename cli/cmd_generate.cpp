@@ -34,6 +34,11 @@ void setup_generate(CLI::App& app, GenerateCmdOptions& o) {
       ->capture_default_str();
   app.add_option("--sides", o.sides, "tubes: sides per ring")->check(CLI::Range(3, 64))->capture_default_str();
   app.add_option("--radius", o.radius, "tubes: tube radius")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--length", o.length,
+                 "tubes: 0 for closed tubes around whole curves in [-1,1]^3 (about 10 long), else open tubes of this "
+                 "length along curves in the unit ball")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--order", o.order,
                  "scan: file (each parent's four children together) or quarters (each level lists all first "
                  "children, then all second children...)")
@@ -52,7 +57,8 @@ int run_generate(const GenerateCmdOptions& o) {
   } else if (o.kind == "tubes") {
     if (uint64_t(o.tubes) * o.rings * o.sides * 2 > (uint64_t(1) << 31))
       fail(ErrorKind::kUsage, "generate tubes: more than 2^31 triangles");
-    m = make_tubes(o.tubes, o.rings, o.sides, o.seed, o.radius);
+    if (o.length > 1000) fail(ErrorKind::kUsage, "generate tubes: --length above 1000");
+    m = make_tubes(o.tubes, o.rings, o.sides, o.seed, o.radius, o.length);
   } else if (o.kind == "sphere") {
     if (o.rings < 2 || uint64_t(o.rings) * o.rings * 4 > (uint64_t(1) << 31))
       fail(ErrorKind::kUsage, "generate sphere: --rings must be 2 to 23170");

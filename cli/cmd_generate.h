@@ -18,6 +18,7 @@ struct GenerateCmdOptions {
   uint32_t tubes = 1000, rings = 300, sides = 5;
   uint32_t objects = 640;
   double radius = 0.002;
+  double length = 0;  // tubes: 0 = closed curves
   std::string order = "file";  // scan: file (children together) or quarters
   uint64_t seed = 1;
   int verbosity = 1;  // -q: nothing but errors

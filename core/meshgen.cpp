@@ -1,10 +1,12 @@
 // Benchmark mesh generators. A small xorshift generator keeps the output identical everywhere.
 #include "core/meshgen.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace voxtile {
 namespace {
@@ -121,7 +123,9 @@ Mesh subdivide(const Mesh& in, int levels, bool by_quarter) {
   return m;
 }
 
-Mesh make_tubes(uint32_t tubes, uint32_t rings, uint32_t sides, uint64_t seed, double radius) {
+Mesh make_tubes(uint32_t tubes, uint32_t rings, uint32_t sides, uint64_t seed, double radius, double length) {
+  const bool open = length > 0;
+  const double scale = open ? 1 / std::sqrt(3.0) : 1.0;  // [-1,1]^3 into the unit ball
   Rng rng(seed);
   Mesh m;
   m.num_source_meshes = 1;
@@ -136,11 +140,29 @@ Mesh make_tubes(uint32_t tubes, uint32_t rings, uint32_t sides, uint64_t seed, d
       }
     auto curve = [&](double u, double out[3]) {
       for (int a = 0; a < 3; ++a)
-        out[a] = amp[a][0] * std::sin(freq[a][0] * u + phase[a][0]) + amp[a][1] * std::sin(freq[a][1] * u + phase[a][1]);
+        out[a] = scale * (amp[a][0] * std::sin(freq[a][0] * u + phase[a][0]) +
+                          amp[a][1] * std::sin(freq[a][1] * u + phase[a][1]));
     };
+    // Open tubes: the curve parameter of each ring, by arc length (steps of 1e-4 in u, ~1e-4 long).
+    std::vector<double> ring_u;
+    if (open) {
+      double u = rng.uniform(0, 2 * kPi), walked = 0, p[3], q[3];
+      curve(u, p);
+      for (uint32_t r = 0; r <= rings; ++r) {
+        const double target = length * r / rings;
+        while (walked < target) {
+          curve(u + 1e-4, q);
+          walked += std::sqrt((q[0] - p[0]) * (q[0] - p[0]) + (q[1] - p[1]) * (q[1] - p[1]) + (q[2] - p[2]) * (q[2] - p[2]));
+          u += 1e-4;
+          std::copy(q, q + 3, p);
+        }
+        ring_u.push_back(u);
+      }
+    }
+    const uint32_t vertex_rings = open ? rings + 1 : rings;
     const uint32_t base = uint32_t(m.positions.size());
-    for (uint32_t r = 0; r < rings; ++r) {
-      const double u = 2 * kPi * r / rings;
+    for (uint32_t r = 0; r < vertex_rings; ++r) {
+      const double u = open ? ring_u[r] : 2 * kPi * r / rings;
       double p[3], q[3];
       curve(u, p);
       curve(u + 1e-4, q);
@@ -162,7 +184,7 @@ Mesh make_tubes(uint32_t tubes, uint32_t rings, uint32_t sides, uint64_t seed, d
     }
     for (uint32_t r = 0; r < rings; ++r)
       for (uint32_t s = 0; s < sides; ++s) {
-        const uint32_t r1 = (r + 1) % rings, s1 = (s + 1) % sides;
+        const uint32_t r1 = open ? r + 1 : (r + 1) % rings, s1 = (s + 1) % sides;
         const uint32_t a = base + r * sides + s, b = base + r1 * sides + s, c = base + r1 * sides + s1,
                        d = base + r * sides + s1;
         add_triangle(m, a, b, c, t);

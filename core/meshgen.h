@@ -18,9 +18,13 @@ Mesh make_box_mesh(float x0, float y0, float z0, float x1, float y1, float z1);
 // by_quarter: each level lists all first children, then all second children, ... (as some exporters
 // of subdivided meshes do) instead of each parent's four children together.
 Mesh subdivide(const Mesh& mesh, int levels, bool by_quarter = false);
-// `tubes` closed tubes of `sides` sides and `rings` rings each, along smooth random curves in
-// [-1,1]^3, of `radius`: 2 * tubes * rings * sides long, thin triangles.
-Mesh make_tubes(uint32_t tubes, uint32_t rings, uint32_t sides, uint64_t seed, double radius = 0.002);
+// `tubes` tubes of `sides` sides and `radius`, 2 * tubes * rings * sides long, thin triangles, along
+// smooth random curves (per axis a sum of two sinusoids). length 0: closed tubes of `rings` rings
+// around whole curves in [-1,1]^3 (about 10 long each); length > 0: open tubes (no caps) of `rings`
+// segments, `length` long, along a piece of such a curve shrunk into the unit ball, from a random
+// start, rings evenly spaced along it.
+Mesh make_tubes(uint32_t tubes, uint32_t rings, uint32_t sides, uint64_t seed, double radius = 0.002,
+                double length = 0);
 // A 10 x 4 x 8 room (walls, floor, ceiling, a few large slabs: a few dozen triangles spanning
 // the grid) holding `objects` small spheres of about 480 triangles each.
 Mesh make_room(uint32_t objects, uint64_t seed);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -706,6 +707,30 @@ TEST(Cli, GenerateOrdersRadiiAndSpheres) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Mesh t = load_mesh(dir.file("t.ply")).mesh;
   EXPECT_EQ(t.num_triangles(), 2u * 3 * 10 * 6);
+  // Open tubes of a given length in the unit ball: rings + 1 rings of vertices per tube, whose centres
+  // lie on the curve, 1.5 along it from the first to the last.
+  r = run_voxtile({"generate", "tubes", "--tubes", "3", "--rings", "50", "--sides", "6", "--radius", "0.01",
+                   "--length", "1.5", "-o", dir.file("open.ply"), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Mesh open = load_mesh(dir.file("open.ply")).mesh;
+  EXPECT_EQ(open.num_triangles(), 2u * 3 * 50 * 6);
+  ASSERT_EQ(open.positions.size(), 3u * 51 * 6);
+  for (uint32_t tube = 0; tube < 3; ++tube) {
+    double walked = 0;
+    Vec3d prev{};
+    for (uint32_t ring = 0; ring <= 50; ++ring) {
+      Vec3d c{0, 0, 0};
+      for (uint32_t k = 0; k < 6; ++k) {
+        const Vec3f& p = open.positions[(tube * 51 + ring) * 6 + k];
+        EXPECT_LE(std::sqrt(double(p.x) * p.x + double(p.y) * p.y + double(p.z) * p.z), 1.0 + 0.01 + 1e-6);
+        c = {c.x + p.x / 6.0, c.y + p.y / 6.0, c.z + p.z / 6.0};
+      }
+      if (ring) walked += std::sqrt((c.x - prev.x) * (c.x - prev.x) + (c.y - prev.y) * (c.y - prev.y) + (c.z - prev.z) * (c.z - prev.z));
+      prev = c;
+    }
+    EXPECT_LE(walked, 1.5 + 1e-3) << "tube " << tube;  // chords are no longer than the arc they cut
+    EXPECT_GE(walked, 1.45) << "tube " << tube;
+  }
   r = run_voxtile({"generate", "sphere", "--rings", "30", "-o", dir.file("s.ply"), "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Bounds sb = load_mesh(dir.file("s.ply")).mesh.bounds();
