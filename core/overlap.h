@@ -306,52 +306,64 @@ VT_HD inline bool conservative_bounds(const TriSetup& t, const VoxelBox& clip, V
   return true;
 }
 
-// Visits the conservative voxels of row v (r from conservative_bounds), calling f(i, j, k).
+// The span [ulo, uhi] of row v (r from conservative_bounds): the columns of the row that pass the
+// dominant projection. False when the row is empty.
+VT_HD inline bool conservative_row_span(const ConservativeSetup& s, const VoxelBox& r, int32_t v, int32_t* ulo,
+                                        int32_t* uhi) {
+  const int a = vt_axis_a(s.t.dom);
+  return scanline_range(s.e[0], edge_row(s.e[0], v), r.lo[a], r.hi[a], ulo, uhi);
+}
+
+// Visits the conservative voxels of column (u, v) of the dominant projection, u in the span of row
+// v (r from conservative_bounds), calling f(i, j, k).
 template <class F>
-VT_HD inline void conservative_row(const ConservativeSetup& s, const VoxelBox& r, int32_t v, F&& f) {
+VT_HD inline void conservative_column(const ConservativeSetup& s, const VoxelBox& r, int32_t u, int32_t v, F&& f) {
   const TriSetup& t = s.t;
   const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
   const float na = component(t.n, a), nb = component(t.n, b), nc = component(t.n, c);
   const float v0a = component(t.v[0], a), v0b = component(t.v[0], b), v0c = component(t.v[0], c);
-  const EdgeRow<3> row = edge_row(s.e[0], v);
-  int32_t ulo, uhi;
-  if (!scanline_range(s.e[0], row, r.lo[a], r.hi[a], &ulo, &uhi)) return;
-  // The depth estimate only seeds the exact fix-up below, so a reciprocal is good enough.
-  const float inv_nc = nc != 0.0f ? 1.0f / nc : 0.0f;
-  for (int32_t u = ulo; u <= uhi; ++u) {
-    // Estimated depth range of the plane over pixel [u,u+1]x[v,v+1], then exact fix-up.
-    int32_t wlo = r.lo[c], whi = r.hi[c];
-    if (nc != 0.0f) {
-      const float fu = static_cast<float>(u), fv = static_cast<float>(v);
-      const float a0 = na * ((na > 0.0f ? fu : fu + 1.0f) - v0a) + nb * ((nb > 0.0f ? fv : fv + 1.0f) - v0b);
-      const float a1 = na * ((na > 0.0f ? fu + 1.0f : fu) - v0a) + nb * ((nb > 0.0f ? fv + 1.0f : fv) - v0b);
-      const float d0 = v0c - a0 * inv_nc, d1 = v0c - a1 * inv_nc;
-      const float dlo = vt_minf(d0, d1), dhi = vt_maxf(d0, d1);
-      // Voxel w touches depths [dlo, dhi] iff ceil(dlo) - 1 <= w <= floor(dhi).
-      const float elo = std::ceil(dlo) - 1.0f, ehi = std::floor(dhi);
-      if (elo > static_cast<float>(wlo)) wlo = elo < static_cast<float>(whi) ? static_cast<int32_t>(elo) : whi;
-      if (ehi < static_cast<float>(whi)) whi = ehi > static_cast<float>(wlo) ? static_cast<int32_t>(ehi) : wlo;
-    }
-    int32_t ijk[3];
-    ijk[a] = u;
-    ijk[b] = v;
-    // Column (u, v) is inside the bounding box (r) and passed the dominant projection (the
-    // scanline range), so only the plane and the other two projections vary along it.
-    ijk[c] = wlo - 1;
-    while (ijk[c] >= r.lo[c] && conservative_column_voxel(s, ijk)) {
-      wlo = ijk[c];
-      --ijk[c];
-    }
-    ijk[c] = whi + 1;
-    while (ijk[c] <= r.hi[c] && conservative_column_voxel(s, ijk)) {
-      whi = ijk[c];
-      ++ijk[c];
-    }
-    for (int32_t w = wlo; w <= whi; ++w) {
-      ijk[c] = w;
-      if (conservative_column_voxel(s, ijk)) f(ijk[0], ijk[1], ijk[2]);
-    }
+  // Estimated depth range of the plane over pixel [u,u+1]x[v,v+1], then exact fix-up. The estimate
+  // only seeds the fix-up, so a reciprocal is good enough.
+  int32_t wlo = r.lo[c], whi = r.hi[c];
+  if (nc != 0.0f) {
+    const float inv_nc = 1.0f / nc;
+    const float fu = static_cast<float>(u), fv = static_cast<float>(v);
+    const float a0 = na * ((na > 0.0f ? fu : fu + 1.0f) - v0a) + nb * ((nb > 0.0f ? fv : fv + 1.0f) - v0b);
+    const float a1 = na * ((na > 0.0f ? fu + 1.0f : fu) - v0a) + nb * ((nb > 0.0f ? fv + 1.0f : fv) - v0b);
+    const float d0 = v0c - a0 * inv_nc, d1 = v0c - a1 * inv_nc;
+    const float dlo = vt_minf(d0, d1), dhi = vt_maxf(d0, d1);
+    // Voxel w touches depths [dlo, dhi] iff ceil(dlo) - 1 <= w <= floor(dhi).
+    const float elo = std::ceil(dlo) - 1.0f, ehi = std::floor(dhi);
+    if (elo > static_cast<float>(wlo)) wlo = elo < static_cast<float>(whi) ? static_cast<int32_t>(elo) : whi;
+    if (ehi < static_cast<float>(whi)) whi = ehi > static_cast<float>(wlo) ? static_cast<int32_t>(ehi) : wlo;
   }
+  int32_t ijk[3];
+  ijk[a] = u;
+  ijk[b] = v;
+  // Column (u, v) is inside the bounding box (r) and passed the dominant projection (the
+  // scanline span), so only the plane and the other two projections vary along it.
+  ijk[c] = wlo - 1;
+  while (ijk[c] >= r.lo[c] && conservative_column_voxel(s, ijk)) {
+    wlo = ijk[c];
+    --ijk[c];
+  }
+  ijk[c] = whi + 1;
+  while (ijk[c] <= r.hi[c] && conservative_column_voxel(s, ijk)) {
+    whi = ijk[c];
+    ++ijk[c];
+  }
+  for (int32_t w = wlo; w <= whi; ++w) {
+    ijk[c] = w;
+    if (conservative_column_voxel(s, ijk)) f(ijk[0], ijk[1], ijk[2]);
+  }
+}
+
+// Visits the conservative voxels of row v (r from conservative_bounds), calling f(i, j, k).
+template <class F>
+VT_HD inline void conservative_row(const ConservativeSetup& s, const VoxelBox& r, int32_t v, F&& f) {
+  int32_t ulo, uhi;
+  if (!conservative_row_span(s, r, v, &ulo, &uhi)) return;
+  for (int32_t u = ulo; u <= uhi; ++u) conservative_column(s, r, u, v, f);
 }
 
 // Visits every voxel of `clip` that the conservative test accepts, calling f(i, j, k) once each.
@@ -379,24 +391,35 @@ VT_HD inline bool thin_bounds(const TriSetup& t, const VoxelBox& clip, VoxelBox*
   return true;
 }
 
-// Visits the thin voxels of row v (r from thin_bounds); dims_c is the grid's size along the
-// triangle's dominant axis (for the far-face rule).
+// The span [ulo, uhi] of row v (r from thin_bounds): the columns of the row whose diamond the
+// dominant projection overlaps. False when the row is empty.
+VT_HD inline bool thin_row_span(const TriSetup& t, const DiamondEdges& e, const VoxelBox& r, int32_t v, int32_t* ulo,
+                                int32_t* uhi) {
+  const int a = vt_axis_a(t.dom);
+  return scanline_range(e, edge_row(e, v), r.lo[a], r.hi[a], ulo, uhi);
+}
+
+// Visits the thin voxel of column (u, v), u in the span of row v, if it lies in r; dims_c is the
+// grid's size along the triangle's dominant axis (for the far-face rule).
+template <class F>
+VT_HD inline void thin_column(const TriSetup& t, const VoxelBox& r, int32_t u, int32_t v, int32_t dims_c, F&& f) {
+  const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
+  const int32_t w = thin_depth_voxel(t, u, v, dims_c);
+  if (w < r.lo[c] || w > r.hi[c]) return;
+  int32_t ijk[3];
+  ijk[a] = u;
+  ijk[b] = v;
+  ijk[c] = w;
+  f(ijk[0], ijk[1], ijk[2]);
+}
+
+// Visits the thin voxels of row v (r from thin_bounds).
 template <class F>
 VT_HD inline void thin_row(const TriSetup& t, const DiamondEdges& e, const VoxelBox& r, int32_t v, int32_t dims_c,
                            F&& f) {
-  const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
-  const EdgeRow<7> row = edge_row(e, v);
   int32_t ulo, uhi;
-  if (!scanline_range(e, row, r.lo[a], r.hi[a], &ulo, &uhi)) return;
-  for (int32_t u = ulo; u <= uhi; ++u) {
-    const int32_t w = thin_depth_voxel(t, u, v, dims_c);
-    if (w < r.lo[c] || w > r.hi[c]) continue;
-    int32_t ijk[3];
-    ijk[a] = u;
-    ijk[b] = v;
-    ijk[c] = w;
-    f(ijk[0], ijk[1], ijk[2]);
-  }
+  if (!thin_row_span(t, e, r, v, &ulo, &uhi)) return;
+  for (int32_t u = ulo; u <= uhi; ++u) thin_column(t, r, u, v, dims_c, f);
 }
 
 // Visits every voxel of `clip` that the thin test accepts (at most one per dominant column).

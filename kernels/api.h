@@ -38,13 +38,21 @@ inline const char* scan_method_name(ScanMethod m) {
 // curve of their centroids (a radix sort first; the same grids, since every blend is
 // order-independent), or auto: Morton for meshes of kMortonMinTriangles or more whose sampled
 // disorder (triangle_disorder, kernels/voxelize/stages.cuh) exceeds kMortonMinDisorder. Measured on
-// an H200 (scripts/bench-results/peers-h200-2026-11-24.md): the 6.4M dragon shuffled (disorder 1.00)
-// 4.10 -> 3.46 ms (sort 0.49, coarse 1.82 -> 1.04); listed by quarters (0.60) 3.40 -> 3.25; in file
-// order (0.05) nothing to gain; but 3M tubes in file order (0.64) lose 2.7 ms (33.4 -> 36.0: the fine
-// raster is slower on Morton-ordered tiles of long thin triangles), hence only near-random orders.
+// an H200 (scripts/bench-results/issue14-h200-2026-11-24.md, index triples gathered in that order):
+// the 6.4M dragon shuffled (disorder 1.00) 3.64 -> 2.82 ms (sort 0.58, coarse 1.76 -> 0.65); listed
+// by quarters (0.60) no gain (sort 0.38-0.42 + coarse 0.74 against coarse 1.13); in file order (0.05)
+// nothing to gain; 3M tubes in file order (0.64) lose (the fine raster is slower on Morton-ordered
+// tiles of long thin triangles), hence only near-random orders.
 enum class TriangleOrder : int { kAuto = 0, kMesh = 1, kMorton = 2 };
 constexpr uint64_t kMortonMinTriangles = 1u << 20;
 constexpr double kMortonMinDisorder = 0.9;
+
+// Measured on an H200 (scripts/bench-results/issue14-h200-2026-11-24.md), fine raster ms, rows only
+// / columns (101): 100k dragon at 1024^3 (1.52 pairs per triangle) 0.352 / 0.311, bunny at 2048^3
+// (2.7) 0.816 / 0.738, 3M tubes 10.0 / 9.67; but subdivided dragons (about 1.05) 1.21 / 1.90 (6.4M)
+// and the room 0.45 / 0.76: the kernel with the column code holds more registers and spills.
+constexpr uint32_t kFineBalanceAuto = 1000;
+constexpr double kFineBalanceMinPairs = 1.4;
 
 struct GpuOptions {
   uint64_t memory_budget = 0;          // bytes the pipeline may use; 0 = 80% of the free memory
@@ -59,6 +67,13 @@ struct GpuOptions {
   int device = 0;                      // CUDA device index
   bool two_pass_fragment_sort = false; // bucketing: sort by triangle then voxel even when one 64-bit key would do (tests)
   bool merge_by_brick_key = false;     // brick merge: sort 64-bit brick keys even when 32-bit brick indices would do (tests, A/B)
+  // Fine raster, binary targets: a warp spreads the columns of its 32 rows over its lanes (each
+  // lane then sets its column's triangle up again) when its longest row has 3 columns or more and
+  // the rows alone, a lane each, would keep less than this percentage of its lanes busy (0: rows
+  // only, a kernel without the column code; 101: whenever rows have 3 columns or more).
+  // kFineBalanceAuto: 101 when the triangles are several voxels across (kFineBalanceMinPairs (tile,
+  // triangle) pairs per triangle or more), else 0. Tests and A/B set it.
+  uint32_t fine_balance_percent = kFineBalanceAuto;
   // Host threads sleep while they wait for the GPU (cudaDeviceScheduleBlockingSync, set for the
   // whole device) instead of spinning: for callers whose CPU cores have other work (batch).
   bool blocking_sync = false;

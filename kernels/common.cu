@@ -19,6 +19,19 @@ void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int l
   throw Error(kind, msg);
 }
 
+void* pinned_scalar_slot() {
+  // Portable: the slot serves every device this thread reads from. Never freed: the driver
+  // reclaims it at exit, and freeing it from a thread_local destructor could run after the
+  // runtime has shut down.
+  thread_local void* slot = nullptr;
+  if (!slot && cudaHostAlloc(&slot, 16, cudaHostAllocPortable) != cudaSuccess) {
+    cudaGetLastError();
+    slot = nullptr;
+    fail(ErrorKind::kResource, "out of page-locked host memory (16 bytes)");
+  }
+  return slot;
+}
+
 DeviceStream::DeviceStream(int device) {
   const GpuInfo info = query_gpu(device);
   if (!info.available) fail(ErrorKind::kResource, info.reason);

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -142,12 +143,19 @@ inline void grow_keep(DeviceBuffer<T>& buf, size_t n, size_t used, cudaStream_t 
   buf = std::move(bigger);
 }
 
+// 16 bytes of page-locked memory per host thread (allocated on first use, kept until exit) for
+// read_scalar: a copy into pageable memory goes through the driver's staging buffer.
+void* pinned_scalar_slot();
+
 // One value from the device (synchronises the stream).
 template <class T>
 inline T read_scalar(const T* d, cudaStream_t stream) {
-  T v{};
-  VT_CUDA_CHECK(cudaMemcpyAsync(&v, d, sizeof(T), cudaMemcpyDeviceToHost, stream));
+  static_assert(sizeof(T) <= 16, "read_scalar reads at most 16 bytes");
+  void* slot = pinned_scalar_slot();
+  VT_CUDA_CHECK(cudaMemcpyAsync(slot, d, sizeof(T), cudaMemcpyDeviceToHost, stream));
   VT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  T v;
+  std::memcpy(&v, slot, sizeof(T));
   return v;
 }
 

@@ -461,6 +461,7 @@ int main(int argc, char** argv) {
     else if (a == "--band" && i + 1 < argc) band = std::atoi(argv[++i]);
     else if (a == "--attrs" && i + 1 < argc) attrs = argv[++i];
     else if (a == "--merge-by-key") gopt.merge_by_brick_key = true;
+    else if (a == "--fine-balance" && i + 1 < argc) gopt.fine_balance_percent = uint32_t(std::atoi(argv[++i]));
     else if (a == "--tile-triangles" && i + 1 < argc) gopt.max_tile_triangles = uint32_t(std::atoi(argv[++i]));
     else if (a == "--order" && i + 1 < argc) {
       const std::string v = argv[++i];

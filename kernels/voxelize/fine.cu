@@ -2,8 +2,8 @@
 // tile in shared memory (1 bit per voxel for binary, a 32-bit word per voxel for count, id,
 // distance min/max and packed normals, 64-bit fixed-point channels plus an occupancy bit for the
 // add blends of float targets); persistent warps take batches of 32 triangles with one shared
-// atomic and spread their rows over the lanes; each lane rasters one row with the shared row
-// functions of core/overlap.h, shades each fragment with the target's functor (core/targets.h) and
+// atomic and spread their rows over the lanes (or, when the rows differ much in length, the rows'
+// columns); each lane rasters its row or column with the shared functions of core/overlap.h, shades each fragment with the target's functor (core/targets.h) and
 // blends with shared-memory atomics (OR, add, max). Then each warp writes out non-empty 8^3
 // bricks: masks built with ballots, one global atomic per brick.
 #include "core/sparse_grid.h"
@@ -31,6 +31,55 @@ constexpr int fine_threads(Word w, int team_warps, bool sub) {
 // dragon 1.50 -> 1.20 ms, bunny at 2048^3 0.98 -> 0.81 ms); at 48 or 40 registers it spills and
 // is slower than the default. Value tiles are limited by shared memory, not registers.
 constexpr int kBinaryMinBlocks = 4;
+constexpr uint32_t kBalanceMinColumns = 3;
+
+// The first lane whose inclusive prefix sum `incl` (a warp-wide non-decreasing sequence) exceeds k.
+__device__ inline uint32_t find_owner(uint32_t incl, uint32_t k) {
+  uint32_t owner = 0;
+  for (uint32_t step = 16; step >= 1; step >>= 1) {
+    const uint32_t probe = __shfl_sync(kFull, incl, owner + step - 1);
+    if (probe <= k) owner += step;
+  }
+  return owner;
+}
+
+__device__ inline uint32_t tri_id(const FineParams& p, uint32_t tri) { return p.d_tri_ids ? p.d_tri_ids[tri] : tri; }
+
+// One triangle set up for the rows and columns of one tile (core/overlap.h) in one voxelization
+// mode. The voxel box r stays outside: it is indexed by a run-time axis, which puts it in local
+// memory, and with it anything it is a member of.
+template <VoxelMode kMode>
+struct RowTriangle;
+template <>
+struct RowTriangle<VoxelMode::kConservative> {
+  ConservativeSetup s;
+  __device__ RowTriangle(const Vec3f& a, const Vec3f& b, const Vec3f& c) : s(setup_conservative(setup_triangle(a, b, c))) {}
+  __device__ const TriSetup& tri() const { return s.t; }
+  __device__ bool bounds(const VoxelBox& clip, VoxelBox* r) const { return conservative_bounds(s.t, clip, r); }
+  __device__ bool span(const VoxelBox& r, int32_t v, int32_t* ulo, int32_t* uhi) const {
+    return conservative_row_span(s, r, v, ulo, uhi);
+  }
+  template <class F>
+  __device__ void column(const VoxelBox& r, int32_t u, int32_t v, const Int3&, F&& f) const {
+    conservative_column(s, r, u, v, f);
+  }
+};
+template <>
+struct RowTriangle<VoxelMode::kThin> {
+  TriSetup t;
+  DiamondEdges e;
+  __device__ RowTriangle(const Vec3f& a, const Vec3f& b, const Vec3f& c)
+      : t(setup_triangle(a, b, c)), e(setup_diamond_edges(t, t.dom)) {}
+  __device__ const TriSetup& tri() const { return t; }
+  __device__ bool bounds(const VoxelBox& clip, VoxelBox* r) const { return thin_bounds(t, clip, r); }
+  __device__ bool span(const VoxelBox& r, int32_t v, int32_t* ulo, int32_t* uhi) const {
+    return thin_row_span(t, e, r, v, ulo, uhi);
+  }
+  template <class F>
+  __device__ void column(const VoxelBox& r, int32_t u, int32_t v, const Int3& dims, F&& f) const {
+    thin_column(t, r, u, v, component(dims, t.dom), f);
+  }
+};
 
 // A team (kTeamWarps warps) owns one tile at a time: a single warp for binary tiles (4 KB, so
 // every warp of the block works on its own tile even when tiles hold few triangles), the whole
@@ -38,7 +87,9 @@ constexpr int kBinaryMinBlocks = 4;
 // kSub: each work item is one 16^3 octant of a virtual tile: owned by one warp for 32-bit values
 // (16 KB), so value targets keep every warp busy when tiles hold few triangles; by a block of 4
 // or 8 warps for 64-bit sums (32 KB or 96 KB).
-template <VoxelMode kMode, Target kTarget, Blend kBlend, int kTeamWarps, bool kSub>
+// kBalance: the columns of long rows may be spread over the lanes (binary targets); compiled out
+// otherwise, since the extra code costs registers (and spills) even where it does not run.
+template <VoxelMode kMode, Target kTarget, Blend kBlend, int kTeamWarps, bool kSub, bool kBalance>
 __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeamWarps, kSub),
                                   word_kind(kTarget, kBlend) == Word::kBit ? kBinaryMinBlocks : 1)
     fine_kernel(FineParams p) {
@@ -66,6 +117,7 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
     else __syncthreads();
   };
   for (int i = team_thread; i < kTileWords; i += kTeamThreads) tile_mem[i] = 0;
+  const uint32_t num_items = (kSub ? 8u : 1u) * *p.d_num_vtiles;
 
   while (true) {
     team_sync();
@@ -75,7 +127,7 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
     }
     team_sync();
     const uint32_t item = s_vtile[team];
-    if (item >= (kSub ? 8u : 1u) * p.num_vtiles) break;
+    if (item >= num_items) break;
     const uint32_t vt = kSub ? item >> 3 : item;
     const VirtualTile tile = p.d_vtiles[vt];
     const Int3 tc = tile_coords(p.tiles, tile.tile);
@@ -112,7 +164,8 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
     // Persistent warps take batches of 32 triangles. The rows (scanlines of the dominant
     // projection inside the tile) of the batch's triangles are the warp's work units: a warp
     // prefix sum over rows per triangle, then every lane takes a row, so one large triangle
-    // keeps the whole warp busy instead of one thread.
+    // keeps the whole warp busy instead of one thread. When the 32 rows differ much in length
+    // (long thin triangles), their columns are spread over the lanes instead.
     while (true) {
       uint32_t first = 0;
       if (lane == 0) first = atomicAdd(&s_batch[team], 32u);
@@ -139,28 +192,58 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
       const uint32_t total = __shfl_sync(kFull, incl, 31);
       for (uint32_t k0 = 0; k0 < total; k0 += 32) {
         const uint32_t k = k0 + uint32_t(lane);
-        uint32_t owner = 0;  // first lane whose inclusive sum exceeds k
-        for (uint32_t step = 16; step >= 1; step >>= 1) {
-          const uint32_t probe = __shfl_sync(kFull, incl, owner + step - 1);
-          if (probe <= k) owner += step;
-        }
+        const uint32_t owner = find_owner(incl, k);  // lane holding the triangle of row k
         const Vec3f a{__shfl_sync(kFull, v0.x, owner), __shfl_sync(kFull, v0.y, owner), __shfl_sync(kFull, v0.z, owner)};
         const Vec3f b{__shfl_sync(kFull, v1.x, owner), __shfl_sync(kFull, v1.y, owner), __shfl_sync(kFull, v1.z, owner)};
         const Vec3f c{__shfl_sync(kFull, v2.x, owner), __shfl_sync(kFull, v2.y, owner), __shfl_sync(kFull, v2.z, owner)};
         const uint32_t owner_first_row = __shfl_sync(kFull, incl, owner) - __shfl_sync(kFull, rows, owner);
-        const uint32_t owner_tri = __shfl_sync(kFull, tri, owner);
-        if (k >= total) continue;
-        const TriSetup t = setup_triangle(a, b, c);
-        if constexpr (kCount) shade = shade_setup<kTarget, kBlend>(owner_tri, t.v, p.consts);
+        const uint32_t row_tri = kCount ? __shfl_sync(kFull, tri, owner) : 0u;  // (shading only)
+        // This lane's row: its span of columns.
+        const RowTriangle<kMode> rt(a, b, c);
         VoxelBox r;
-        const int ab = vt_axis_b(t.dom);
-        if (kMode == VoxelMode::kConservative) {
-          conservative_bounds(t, clip, &r);
-          conservative_row(setup_conservative(t), r, r.lo[ab] + int32_t(k - owner_first_row), emit);
-        } else {
-          thin_bounds(t, clip, &r);
-          thin_row(t, setup_diamond_edges(t, t.dom), r, r.lo[ab] + int32_t(k - owner_first_row),
-                   component(p.dims, t.dom), emit);
+        rt.bounds(clip, &r);
+        int32_t row_v = 0, ulo = 0, uhi = -1;
+        if (k < total) {
+          row_v = r.lo[vt_axis_b(rt.tri().dom)] + int32_t(k - owner_first_row);
+          if (!rt.span(r, row_v, &ulo, &uhi)) uhi = ulo - 1;
+        }
+        const uint32_t cols = uint32_t(uhi - ulo + 1);
+        uint32_t cincl = cols, cmax = cols;
+        if constexpr (kBalance) {
+          for (int d = 1; d < 32; d <<= 1) {
+            const uint32_t n = __shfl_up_sync(kFull, cincl, d);
+            if (lane >= d) cincl += n;
+            cmax = max(cmax, __shfl_xor_sync(kFull, cmax, d));
+          }
+        }
+        const uint32_t ctotal = kBalance ? __shfl_sync(kFull, cincl, 31) : 0u;
+        // Rows alone, a lane each, keep ctotal / (32 cmax) of the lanes' column work busy; rows of
+        // fewer than kBalanceMinColumns columns are not worth a second setup per column.
+        if (!kBalance || cmax < kBalanceMinColumns ||
+            uint64_t(ctotal) * 100 >= uint64_t(cmax) * 32 * p.balance_percent) {
+          if (cols == 0) continue;
+          if constexpr (kCount) shade = shade_setup<kTarget, kBlend>(tri_id(p, row_tri), rt.tri().v, p.consts);
+          for (int32_t u = ulo; u <= uhi; ++u) rt.column(r, u, row_v, p.dims, emit);
+          continue;
+        }
+        // Columns spread over the lanes: each sets its column's triangle up again (from the lane
+        // that loaded it, so that this lane's copy of its row's triangle need not stay live).
+        if constexpr (kBalance) for (uint32_t j0 = 0; j0 < ctotal; j0 += 32) {
+          const uint32_t j = j0 + uint32_t(lane);
+          const uint32_t q = find_owner(cincl, j);  // lane holding the row of column j
+          const uint32_t o = __shfl_sync(kFull, owner, q);  // lane holding that row's triangle
+          const int32_t qv = __shfl_sync(kFull, row_v, q);
+          const int32_t qu = __shfl_sync(kFull, ulo, q) + int32_t(j - (__shfl_sync(kFull, cincl, q) - __shfl_sync(kFull, cols, q)));
+          const Vec3f qa{__shfl_sync(kFull, v0.x, o), __shfl_sync(kFull, v0.y, o), __shfl_sync(kFull, v0.z, o)};
+          const Vec3f qb{__shfl_sync(kFull, v1.x, o), __shfl_sync(kFull, v1.y, o), __shfl_sync(kFull, v1.z, o)};
+          const Vec3f qc{__shfl_sync(kFull, v2.x, o), __shfl_sync(kFull, v2.y, o), __shfl_sync(kFull, v2.z, o)};
+          const uint32_t qtri = __shfl_sync(kFull, tri, o);
+          if (j >= ctotal) continue;
+          const RowTriangle<kMode> qt(qa, qb, qc);
+          VoxelBox qr;
+          qt.bounds(clip, &qr);
+          if constexpr (kCount) shade = shade_setup<kTarget, kBlend>(tri_id(p, qtri), qt.tri().v, p.consts);
+          qt.column(qr, qu, qv, p.dims, emit);
         }
       }
     }
@@ -197,7 +280,7 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
   }
 }
 
-template <VoxelMode kMode, Target kTarget, Blend kBlend, bool kSub>
+template <VoxelMode kMode, Target kTarget, Blend kBlend, bool kSub, bool kBalance = false>
 void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
   constexpr Word kWord = word_kind(kTarget, kBlend);
   constexpr bool kCount = kWord != Word::kBit;
@@ -210,7 +293,7 @@ void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
   const size_t bricks = kSub ? 8 : kTileBricks;
   constexpr size_t words = tile_brick_words(kWord, kAcc);
   const size_t smem = size_t(teams) * bricks * words * sizeof(uint32_t);
-  auto kernel = fine_kernel<kMode, kTarget, kBlend, kTeamWarps, kSub>;
+  auto kernel = fine_kernel<kMode, kTarget, kBlend, kTeamWarps, kSub, kBalance>;
   VT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   int per_sm = 0;
   VT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
@@ -223,8 +306,10 @@ void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
 template <VoxelMode kMode, Target kTarget, Blend kBlend>
 void launch_mode(const FineParams& p, bool sub, int num_sms, cudaStream_t stream) {
   constexpr Word kWord = word_kind(kTarget, kBlend);
-  if constexpr (kWord == Word::kBit) launch<kMode, kTarget, kBlend, false>(p, num_sms, stream);
-  else if constexpr (kWord == Word::kAdd64) launch<kMode, kTarget, kBlend, true>(p, num_sms, stream);
+  if constexpr (kWord == Word::kBit) {
+    if (p.balance_percent > 0) launch<kMode, kTarget, kBlend, false, true>(p, num_sms, stream);
+    else launch<kMode, kTarget, kBlend, false, false>(p, num_sms, stream);
+  } else if constexpr (kWord == Word::kAdd64) launch<kMode, kTarget, kBlend, true>(p, num_sms, stream);
   else if (sub) launch<kMode, kTarget, kBlend, true>(p, num_sms, stream);
   else launch<kMode, kTarget, kBlend, false>(p, num_sms, stream);
 }
@@ -233,7 +318,6 @@ void launch_mode(const FineParams& p, bool sub, int num_sms, cudaStream_t stream
 
 void launch_fine(const FineParams& p, VoxelMode mode, const TargetSpec& target, bool sub_tiles, int num_sms,
                  cudaStream_t stream) {
-  if (p.num_vtiles == 0) return;
   with_target(target, [&](auto t, auto b) {
     constexpr Target kT = decltype(t)::value;
     constexpr Blend kB = decltype(b)::value;

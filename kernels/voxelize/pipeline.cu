@@ -68,7 +68,7 @@ void GpuVoxelizer::add_stage_stats(VoxelizeStats& stats, const std::vector<std::
 
 template <class KeyT>
 void VoxelizeState::run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const CoarseParams& cp, uint64_t num_pairs,
-                              int key_bits, VoxelMode mode, StageTimer& timer, uint64_t* tiles_out) {
+                              int key_bits, VoxelMode mode, bool only_batch, StageTimer& timer, uint64_t* tiles_out) {
   cudaStream_t s = ctx.stream;
   keys[0].grow(num_pairs);
   keys[1].grow(num_pairs);
@@ -89,9 +89,7 @@ void VoxelizeState::run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const C
   timer.begin("tiles");
   d_tile_begins.grow(num_pairs);
   select_run_starts(ctx.runs, num_pairs, PairTile<KeyT>{dk.Current()}, d_tile_begins.data(), s);
-  const uint32_t num_tiles = uint32_t(read_scalar(ctx.runs.total(), s));
-  d_vcounts.grow(num_tiles + 1);
-  d_voffsets.grow(num_tiles + 1);
+  const uint64_t* d_num_tiles = ctx.runs.total();
   // Split size: at most max_tile_triangles, and small enough that every team of the fine raster
   // (a warp for binary tiles, a block for value tiles) gets about four virtual tiles.
   const bool values = std::any_of(rastered.begin(), rastered.end(), [](const TargetSpec& t) { return t.target != Target::kBinary; });
@@ -99,15 +97,39 @@ void VoxelizeState::run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const C
   const uint32_t max_tile = ctx.opt.max_tile_triangles;
   const uint32_t max_per_tile = uint32_t(std::max<uint64_t>(
       std::min<uint64_t>(max_tile, 32), std::min<uint64_t>(max_tile, (num_pairs + 4 * teams - 1) / (4 * teams))));
-  launch_virtual_counts(d_tile_begins.data(), num_tiles, num_pairs, max_per_tile, d_vcounts.data(), s);
+  // The counts of tiles and virtual tiles stay on the device when the grid has few tiles (a binary
+  // target in one batch): the virtual tiles are counted and scanned over an upper bound on the
+  // tiles (entries past the real count are zero) and the fine raster reads their number, which
+  // saves two host round trips (measured ~15 us each). Value targets need the number on the host
+  // to choose their tile layout.
+  const Int3 gt = cp.tiles;
+  const uint64_t grid_tiles_total = uint64_t(gt.x) * uint64_t(gt.y) * uint64_t(gt.z);
+  uint64_t tile_bound = std::min<uint64_t>(num_pairs, grid_tiles_total);
+  const bool counts_on_device = only_batch && !values && !probe && tile_bound <= kDeviceTileBound;
+  uint32_t num_tiles = 0;
+  if (!counts_on_device) tile_bound = num_tiles = uint32_t(read_scalar(d_num_tiles, s));
+  d_vcounts.grow(tile_bound + 1);
+  d_voffsets.grow(tile_bound + 1);
+  launch_virtual_counts(d_tile_begins.data(), d_num_tiles, uint32_t(tile_bound), num_pairs, max_per_tile,
+                        d_vcounts.data(), s);
   ctx.cub.run([&](void* temp, size_t& bytes) {
-    return cub::DeviceScan::ExclusiveSum(temp, bytes, d_vcounts.data(), d_voffsets.data(), int(num_tiles + 1), s);
+    return cub::DeviceScan::ExclusiveSum(temp, bytes, d_vcounts.data(), d_voffsets.data(), int(tile_bound + 1), s);
   });
-  const uint32_t num_vtiles = read_scalar(d_voffsets.data() + num_tiles, s);
-  d_vtiles.grow(num_vtiles);
-  launch_virtual_emit(dk.Current(), d_tile_begins.data(), num_tiles, num_pairs, max_per_tile, d_voffsets.data(),
-                      d_vtiles.data(), s);
-  *tiles_out += num_tiles;
+  const uint32_t* d_num_vtiles = d_voffsets.data() + tile_bound;
+  // Each tile of len pairs makes ceil(len / max_per_tile) <= len / max_per_tile + 1 virtual tiles.
+  uint64_t vtile_bound = tile_bound + num_pairs / max_per_tile;
+  uint32_t num_vtiles = 0;
+  if (!counts_on_device) vtile_bound = num_vtiles = read_scalar(d_num_vtiles, s);
+  d_vtiles.grow(vtile_bound);
+  launch_virtual_emit(dk.Current(), d_tile_begins.data(), d_num_tiles, uint32_t(tile_bound), num_pairs, max_per_tile,
+                      d_voffsets.data(), d_vtiles.data(), s);
+  if (counts_on_device) {
+    d_tile_stat.grow(1);
+    VT_CUDA_CHECK(cudaMemcpyAsync(d_tile_stat.data(), d_num_tiles, sizeof(uint64_t), cudaMemcpyDeviceToDevice, s));
+    tiles_on_device = true;
+  } else {
+    *tiles_out += num_tiles;
+  }
   if (probe) {
     const size_t base = probe->pairs.size();
     std::vector<KeyT> k(num_pairs);
@@ -117,6 +139,11 @@ void VoxelizeState::run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const C
     ctx.download(t.data(), dv.Current(), num_pairs * sizeof(uint32_t));
     ctx.download(begins.data(), d_tile_begins.data(), num_tiles * sizeof(uint32_t));
     ctx.download(vt.data(), d_vtiles.data(), num_vtiles * sizeof(VirtualTile));
+    if (d_tri_ids) {  // positions in the Morton order -> the mesh's triangles
+      std::vector<uint32_t> ids(cp.tri_end);
+      ctx.download(ids.data(), d_tri_ids, ids.size() * sizeof(uint32_t));
+      for (uint32_t& x : t) x = ids[x];
+    }
     for (uint64_t i = 0; i < num_pairs; ++i) {
       probe->pairs.push_back({uint64_t(k[i] >> 2), t[i]});
       probe->axes.push_back(uint8_t(k[i] & 3));
@@ -125,20 +152,32 @@ void VoxelizeState::run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const C
     for (const VirtualTile& v : vt) probe->vtiles.push_back({v.tile, uint32_t(base) + v.begin, uint32_t(base) + v.end});
     probe->max_per_tile = max_per_tile;
   }
-  for (size_t t = 0; t < rastered.size(); ++t) fine_target(ctx, t, cp, dv.Current(), num_vtiles, num_pairs, mode, timer);
+  // Every target writes the same bricks (the same fragments), so the first one's count sizes the
+  // others' buffers.
+  uint64_t batch_bricks = 0;
+  for (size_t t = 0; t < rastered.size(); ++t)
+    batch_bricks = fine_target(ctx, t, cp, dv.Current(), d_num_vtiles, vtile_bound, !counts_on_device, num_pairs,
+                               batch_bricks, mode, timer);
 }
 
 // Fine raster of one target into its brick buffers, retried with larger buffers if they overflowed.
-void VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParams& cp, const uint32_t* d_sorted_tris,
-                                uint32_t num_vtiles, uint64_t num_pairs, VoxelMode mode, StageTimer& timer) {
+uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParams& cp, const uint32_t* d_sorted_tris,
+                                    const uint32_t* d_num_vtiles, uint64_t vtiles, bool vtiles_exact,
+                                    uint64_t num_pairs, uint64_t known_bricks, VoxelMode mode, StageTimer& timer) {
   cudaStream_t s = ctx.stream;
   const std::string name = stage("fine", t);
   timer.begin(name.c_str());
   TargetBricks& b = *bricks[t];
   const TargetSpec target = rastered[t];
   const uint64_t vw = uint64_t(brick_value_words(target));
-  const unsigned long long before = read_scalar(b.d_count.data(), s);
-  const uint64_t estimate = target.target != Target::kBinary ? uint64_t(num_vtiles) * 8 : uint64_t(num_vtiles) * 64;
+  const uint64_t before = b.written;
+  // A virtual tile writes at most 64 bricks, so 64 per virtual tile never overflows; when only an
+  // upper bound on the virtual tiles is known, 8 per pair unless that is more (an overflow is
+  // retried with the exact size, as a stage "fine_retry").
+  uint64_t estimate = vtiles * 64;
+  if (target.target != Target::kBinary) estimate = vtiles * 8;
+  else if (!vtiles_exact) estimate = std::min(estimate, 8 * num_pairs);
+  if (known_bricks) estimate = known_bricks;
   const uint64_t want = before + (ctx.opt.initial_bricks ? ctx.opt.initial_bricks : std::max<uint64_t>(4096, estimate));
   auto grow_all = [&](uint64_t cap) {
     grow_keep(b.d_keys, cap, before, s);
@@ -156,22 +195,27 @@ void VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParams& c
   // has its own work), one shared tile per block when they hold many (one setup per triangle).
   const ValueTiles layout = ctx.opt.value_tiles;
   const bool sub_tiles = layout == ValueTiles::kOctant ||
-                         (layout == ValueTiles::kAuto && num_pairs < uint64_t(num_vtiles) * kSubTileTriangles);
+                         (layout == ValueTiles::kAuto && num_pairs < vtiles * kSubTileTriangles);
   for (int attempt = 0;; ++attempt) {
     FineParams fp;
     fp.mesh = cp.mesh;
     fp.d_tris = d_sorted_tris;
+    fp.d_tri_ids = d_tri_ids;
     fp.d_vtiles = d_vtiles.data();
-    fp.num_vtiles = num_vtiles;
+    fp.d_num_vtiles = d_num_vtiles;
     fp.d_next = d_next.data();
+    fp.balance_percent = ctx.opt.fine_balance_percent;
+    if (fp.balance_percent == kFineBalanceAuto)
+      fp.balance_percent = double(num_pairs) >= kFineBalanceMinPairs * double(cp.tri_end - cp.tri_begin) ? 101 : 0;
     fp.dims = cp.dims;
     fp.tiles = cp.tiles;
     fp.consts = consts;
     fp.out = {b.d_keys.data(), b.d_masks.data(), vw ? b.d_values.data() : nullptr, b.d_count.data(), capacity()};
     VT_CUDA_CHECK(cudaMemsetAsync(d_next.data(), 0, sizeof(unsigned int), s));
     launch_fine(fp, mode, target, sub_tiles, ctx.num_sms, s);
-    const unsigned long long after = read_scalar(b.d_count.data(), s);
+    const uint64_t after = read_scalar(b.d_count.data(), s);
     if (after <= capacity()) {
+      b.written = after;
       if (probe && t == 0) {
         const uint64_t nb = after - before;
         std::vector<uint64_t> keys(nb);
@@ -184,11 +228,13 @@ void VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParams& c
         probe->brick_masks.insert(probe->brick_masks.end(), masks.begin(), masks.end());
         probe->brick_values.insert(probe->brick_values.end(), values.begin(), values.end());
       }
-      break;
+      return after - before;
     }
     if (attempt > 0) fail(ErrorKind::kInternal, "GPU brick buffer overflowed twice");
+    timer.begin(stage("fine_retry", t).c_str());
     grow_all(after + after / 4 + 1024);
-    VT_CUDA_CHECK(cudaMemcpyAsync(b.d_count.data(), &before, sizeof(before), cudaMemcpyHostToDevice, s));
+    const unsigned long long reset = before;
+    VT_CUDA_CHECK(cudaMemcpyAsync(b.d_count.data(), &reset, sizeof(reset), cudaMemcpyHostToDevice, s));
     VT_CUDA_CHECK(cudaStreamSynchronize(s));
   }
 }
@@ -204,7 +250,7 @@ SparseGrid VoxelizeState::merge_target(GpuContext& ctx, size_t t, const GridSpec
   grid.spec = spec;
   grid.value_type = target_value_type(target.target);
   grid.name = target_spec_name(target);
-  const uint64_t num_bricks = read_scalar(b.d_count.data(), s);
+  const uint64_t num_bricks = b.written;
   if (num_bricks == 0) return grid;
   if (num_bricks >= (uint64_t(1) << 31)) fail(ErrorKind::kResource, "more than 2^31 bricks");
   const bool values = target.target != Target::kBinary;
@@ -294,15 +340,16 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   stats.morton_order = morton;
   if (morton) {
     timer.begin("order");
-    launch_triangle_order(m_mesh.view(), uint32_t(num_tris), spec.dims, v.d_order, v.d_order_keys, v.d_order_tmp,
-                          m_ctx.cub, s);
+    launch_triangle_order(m_mesh.view(), uint32_t(num_tris), spec.dims, v.d_order, v.d_order_indices, v.d_order_keys,
+                          v.d_order_tmp, m_ctx.cub, s);
   }
+  v.d_tri_ids = morton ? v.d_order.data() : nullptr;
 
   // Coarse raster, pass 1: tiles per triangle, then their exclusive scan (one extra zero).
   timer.begin("coarse");
   CoarseParams cp;
   cp.mesh = m_mesh.view();
-  cp.d_order = morton ? v.d_order.data() : nullptr;
+  if (morton) cp.mesh.d_indices = v.d_order_indices.data();
   cp.dims = spec.dims;
   cp.tiles = tiles;
   cp.mode = o.mode;
@@ -318,10 +365,11 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   m_ctx.cub.run([&](void* temp, size_t& bytes) {
     return cub::DeviceScan::ExclusiveSum(temp, bytes, v.d_counts.data(), v.d_offsets.data(), int(num_tris + 1), s);
   });
+  // (The budget asks the driver for the free memory: here, while the GPU counts.)
+  const uint64_t budget = m_ctx.memory_budget();
   const uint64_t total_pairs = read_scalar(v.d_offsets.data() + num_tris, s);
 
   // Batches of consecutive triangles whose pairs fit the budget (and CUB's int sizes).
-  const uint64_t budget = m_ctx.memory_budget();
   const uint64_t key_size = key_bits <= 32 ? 4 : 8;
   const uint64_t per_pair = 2 * key_size + 2 * 4 + 1 + 4 + 2 * (key_size + 4);  // buffers + sort temp
   uint64_t max_pairs = std::min<uint64_t>(budget / 2 / per_pair, (uint64_t(1) << 31) - 1);
@@ -329,12 +377,15 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   if (max_pairs < 1024) fail(ErrorKind::kResource, "the GPU memory budget is too small for voxelization");
 
   uint64_t num_tiles = 0;
-  for (size_t t = 0; t < v.rastered.size(); ++t)
+  v.tiles_on_device = false;
+  for (size_t t = 0; t < v.rastered.size(); ++t) {
     VT_CUDA_CHECK(cudaMemsetAsync(v.bricks[t]->d_count.data(), 0, sizeof(unsigned long long), s));
+    v.bricks[t]->written = 0;
+  }
   uint32_t begin = 0;
   while (begin < num_tris && total_pairs > 0) {
     // Largest end with offsets[end] - offsets[begin] <= max_pairs (binary search on the device array).
-    const uint64_t base = read_scalar(v.d_offsets.data() + begin, s);
+    const uint64_t base = begin == 0 ? 0 : read_scalar(v.d_offsets.data() + begin, s);
     uint32_t end = uint32_t(num_tris);
     if (total_pairs - base > max_pairs) {
       uint32_t lo = begin + 1, hi = uint32_t(num_tris);
@@ -347,13 +398,14 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
       if (read_scalar(v.d_offsets.data() + end, s) - base > max_pairs)
         fail(ErrorKind::kResource, "one triangle covers more tiles than the GPU memory budget allows");
     }
-    const uint64_t batch_pairs = read_scalar(v.d_offsets.data() + end, s) - base;
+    const uint64_t batch_pairs = (end == num_tris ? total_pairs : read_scalar(v.d_offsets.data() + end, s)) - base;
+    const bool only_batch = begin == 0 && end == num_tris;
     cp.tri_begin = begin;
     cp.tri_end = end;
     cp.pair_base = base;
     if (batch_pairs > 0) {
-      if (key_bits <= 32) v.run_batch(m_ctx, v.d_keys32, cp, batch_pairs, key_bits, o.mode, timer, &num_tiles);
-      else v.run_batch(m_ctx, v.d_keys64, cp, batch_pairs, key_bits, o.mode, timer, &num_tiles);
+      if (key_bits <= 32) v.run_batch(m_ctx, v.d_keys32, cp, batch_pairs, key_bits, o.mode, only_batch, timer, &num_tiles);
+      else v.run_batch(m_ctx, v.d_keys64, cp, batch_pairs, key_bits, o.mode, only_batch, timer, &num_tiles);
     }
     begin = end;
   }
@@ -364,6 +416,7 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   timer.end();
   const auto stage_ms = timer.resolve();
   VT_CUDA_CHECK(cudaStreamSynchronize(s));
+  if (v.tiles_on_device) num_tiles += read_scalar(v.d_tile_stat.data(), s);
   stats.tile_pairs = total_pairs;
   stats.tiles = num_tiles;
   add_stage_stats(stats, stage_ms, wall0);

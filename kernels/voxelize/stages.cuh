@@ -19,11 +19,10 @@ namespace voxtile {
 constexpr int kTileBricks = 64;  // bricks of a kTileDim^3 tile (core/tile_footprint.h)
 
 struct CoarseParams {
+  // The triangles in visiting order: the mesh's, or its index triples gathered in Morton order
+  // (launch_triangle_order), in which case pairs carry positions in that order.
   MeshView mesh;
-  // The coarse raster visits triangles by position: position i is triangle d_order[i] (the mesh's
-  // order when null). Batches, counts and offsets are by position; pairs carry the triangle.
-  const uint32_t* d_order = nullptr;
-  uint32_t tri_begin, tri_end;  // the batch of positions
+  uint32_t tri_begin, tri_end;  // the batch of triangles
   uint64_t pair_base;           // offset of the batch's first pair (subtracted when emitting)
   Int3 dims;                    // grid size in voxels
   Int3 tiles;                   // grid size in tiles
@@ -36,12 +35,14 @@ struct VirtualTile {
   uint32_t begin, end;
 };
 
-// Triangles ordered along a Morton curve of their centroids (30-bit keys over the grid), so that
-// neighbouring threads of the coarse raster read neighbouring vertices whatever order the file
-// lists them in: d_order gets num_tris triangle indices. Work buffers are grown as needed.
+// Triangles ordered along a Morton curve of their centroids (cells of 1/256 of the grid's longest
+// side), so that neighbouring threads of the coarse and fine rasters read neighbouring triangles
+// whatever order the file lists them in: d_order gets the num_tris triangle indices in that order,
+// d_indices their index triples (3 * num_tris), gathered so that they are read in order. Work
+// buffers are grown as needed.
 void launch_triangle_order(const MeshView& mesh, uint32_t num_tris, Int3 dims, DeviceBuffer<uint32_t>& d_order,
-                           DeviceBuffer<uint32_t>& d_keys, DeviceBuffer<uint32_t>& d_tmp, CubTemp& cub,
-                           cudaStream_t stream);
+                           DeviceBuffer<uint32_t>& d_indices, DeviceBuffer<uint32_t>& d_keys,
+                           DeviceBuffer<uint32_t>& d_tmp, CubTemp& cub, cudaStream_t stream);
 
 // The fraction (0 to 1) of 4096 pairs of consecutive triangles, sampled evenly, whose centroids lie in
 // different 32^3-voxel cells: near 0 for meshes listed in a spatially coherent order, near 1 for
@@ -49,7 +50,7 @@ void launch_triangle_order(const MeshView& mesh, uint32_t num_tris, Int3 dims, D
 double triangle_disorder(const MeshView& mesh, uint32_t num_tris, Int3 dims, DeviceBuffer<uint32_t>& d_count,
                          cudaStream_t stream);
 
-// d_counts[i] = number of tiles the triangle at position tri_begin + i may write (num = tri_end - tri_begin).
+// d_counts[i] = number of tiles triangle tri_begin + i may write (num = tri_end - tri_begin).
 // Triangles spanning many tile columns are listed in d_large (capacity num) and counted by a warp each.
 void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint32_t* d_large, uint32_t* d_num_large,
                          int num_sms, cudaStream_t stream);
@@ -64,12 +65,14 @@ struct PairTile {
   const KeyT* keys;
   __device__ uint64_t operator()(uint64_t i) const { return uint64_t(keys[i] >> 2); }
 };
-// Per tile (d_begins: num_tiles first-pair indices), the number of virtual tiles; one more 0.
-void launch_virtual_counts(const uint32_t* d_begins, uint32_t num_tiles, uint64_t num_pairs, uint32_t max_per_tile,
-                           uint32_t* d_counts, cudaStream_t stream);
+// Per tile (d_begins: *d_num_tiles first-pair indices, *d_num_tiles <= tile_bound), the number of
+// virtual tiles, and zeros up to d_counts[tile_bound] (so their exclusive scan ends in the total).
+void launch_virtual_counts(const uint32_t* d_begins, const uint64_t* d_num_tiles, uint32_t tile_bound,
+                           uint64_t num_pairs, uint32_t max_per_tile, uint32_t* d_counts, cudaStream_t stream);
 template <class KeyT>
-void launch_virtual_emit(const KeyT* d_keys, const uint32_t* d_begins, uint32_t num_tiles, uint64_t num_pairs,
-                         uint32_t max_per_tile, const uint32_t* d_offsets, VirtualTile* d_vtiles, cudaStream_t stream);
+void launch_virtual_emit(const KeyT* d_keys, const uint32_t* d_begins, const uint64_t* d_num_tiles,
+                         uint32_t tile_bound, uint64_t num_pairs, uint32_t max_per_tile, const uint32_t* d_offsets,
+                         VirtualTile* d_vtiles, cudaStream_t stream);
 
 struct BrickOutput {
   uint64_t* d_keys;        // capacity bricks
@@ -80,11 +83,13 @@ struct BrickOutput {
 };
 
 struct FineParams {
-  MeshView mesh;
-  const uint32_t* d_tris;        // sorted triangle ids of the batch's pairs
-  const VirtualTile* d_vtiles;   // num_vtiles
-  uint32_t num_vtiles;
+  MeshView mesh;                 // CoarseParams::mesh
+  const uint32_t* d_tris;        // sorted triangles of the batch's pairs (in mesh)
+  const uint32_t* d_tri_ids;     // the source triangle id of a triangle of mesh (shading), or null if the same
+  const VirtualTile* d_vtiles;   // *d_num_vtiles
+  const uint32_t* d_num_vtiles;
   unsigned int* d_next;          // work counter, zero at launch
+  uint32_t balance_percent;      // GpuOptions::fine_balance_percent
   Int3 dims, tiles;
   ShadeConsts consts;            // fragment shader constants
   BrickOutput out;

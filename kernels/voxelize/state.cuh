@@ -14,6 +14,8 @@ namespace voxtile {
 struct GpuContext;
 struct GpuStageProbe;
 
+// Grids of at most this many tiles keep the counts of tiles on the device (run_batch).
+constexpr uint64_t kDeviceTileBound = uint64_t(1) << 20;
 // Below this many triangles per virtual tile, value targets raster 16^3 octants per warp.
 constexpr uint64_t kSubTileTriangles = 96;
 
@@ -21,19 +23,24 @@ struct VoxelizeState {
   // Coarse raster and sort: tiles per triangle and their scan, large triangles, (key, triangle) pairs.
   DeviceBuffer<uint64_t> d_counts, d_offsets;
   DeviceBuffer<uint32_t> d_large, d_num_large;
-  DeviceBuffer<uint32_t> d_order, d_order_keys, d_order_tmp;  // Morton visiting order (launch_triangle_order)
+  // Morton visiting order (launch_triangle_order): triangle ids, index triples, work buffers.
+  DeviceBuffer<uint32_t> d_order, d_order_indices, d_order_keys, d_order_tmp;
+  const uint32_t* d_tri_ids = nullptr;  // d_order when the triangles were visited in that order
   DeviceBuffer<uint32_t> d_keys32[2];
   DeviceBuffer<uint64_t> d_keys64[2];
   DeviceBuffer<uint32_t> d_tris[2];
   // Tiles: first pair of each tile, virtual tiles per tile and their scan, the virtual tiles.
   DeviceBuffer<uint32_t> d_tile_begins, d_vcounts, d_voffsets;
   DeviceBuffer<VirtualTile> d_vtiles;
+  DeviceBuffer<uint64_t> d_tile_stat;  // the number of tiles, when it stayed on the device
+  bool tiles_on_device = false;
   DeviceBuffer<unsigned int> d_next;  // the fine raster's work counter
   // Unmerged bricks of one rastered target.
   struct TargetBricks {
     DeviceBuffer<uint64_t> d_keys;
     DeviceBuffer<uint32_t> d_masks, d_values;
     DeviceBuffer<unsigned long long> d_count;
+    uint64_t written = 0;  // d_count as the host last read it
   };
   std::vector<std::unique_ptr<TargetBricks>> bricks;
   // Merge: sorted keys and their permutation, run starts, merged bricks.
@@ -47,11 +54,16 @@ struct VoxelizeState {
   ShadeConsts consts{};
   GpuStageProbe* probe = nullptr;
 
+  // only_batch: the batch holds every triangle (the counts of tiles may then stay on the device).
   template <class KeyT>
   void run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const CoarseParams& cp, uint64_t num_pairs, int key_bits,
-                 VoxelMode mode, StageTimer& timer, uint64_t* tiles_out);
-  void fine_target(GpuContext& ctx, size_t t, const CoarseParams& cp, const uint32_t* d_sorted_tris,
-                   uint32_t num_vtiles, uint64_t num_pairs, VoxelMode mode, StageTimer& timer);
+                 VoxelMode mode, bool only_batch, StageTimer& timer, uint64_t* tiles_out);
+  // d_num_vtiles: the number of virtual tiles on the device; vtiles: that number (vtiles_exact) or
+  // an upper bound on it; known_bricks: the bricks another target wrote in this batch, or 0.
+  // Returns the bricks written.
+  uint64_t fine_target(GpuContext& ctx, size_t t, const CoarseParams& cp, const uint32_t* d_sorted_tris,
+                       const uint32_t* d_num_vtiles, uint64_t vtiles, bool vtiles_exact, uint64_t num_pairs,
+                       uint64_t known_bricks, VoxelMode mode, StageTimer& timer);
   SparseGrid merge_target(GpuContext& ctx, size_t t, const GridSpec& spec, StageTimer& timer);
   std::string stage(const char* name, size_t t) const {
     return rastered.size() > 1 ? std::string(name) + ":" + target_spec_name(rastered[t]) : std::string(name);

@@ -10,11 +10,13 @@ __device__ inline uint32_t tile_end(const uint32_t* begins, uint32_t t, uint32_t
   return t + 1 < num_tiles ? begins[t + 1] : uint32_t(num_pairs);
 }
 
-__global__ void virtual_counts_kernel(const uint32_t* __restrict__ begins, uint32_t nt, uint64_t num_pairs,
-                                      uint32_t max_per_tile, uint32_t* __restrict__ counts) {
+__global__ void virtual_counts_kernel(const uint32_t* __restrict__ begins, const uint64_t* __restrict__ num_tiles,
+                                      uint32_t bound, uint64_t num_pairs, uint32_t max_per_tile,
+                                      uint32_t* __restrict__ counts) {
   const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t > nt) return;
-  if (t == nt) {
+  if (t > bound) return;
+  const uint32_t nt = uint32_t(*num_tiles);
+  if (t >= nt) {
     counts[t] = 0;
     return;
   }
@@ -23,10 +25,13 @@ __global__ void virtual_counts_kernel(const uint32_t* __restrict__ begins, uint3
 }
 
 template <class KeyT>
-__global__ void virtual_emit_kernel(const KeyT* __restrict__ keys, const uint32_t* __restrict__ begins, uint32_t nt,
-                                    uint64_t num_pairs, uint32_t max_per_tile, const uint32_t* __restrict__ offsets,
+__global__ void virtual_emit_kernel(const KeyT* __restrict__ keys, const uint32_t* __restrict__ begins,
+                                    const uint64_t* __restrict__ num_tiles, uint32_t bound, uint64_t num_pairs,
+                                    uint32_t max_per_tile, const uint32_t* __restrict__ offsets,
                                     VirtualTile* __restrict__ vtiles) {
   const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= bound) return;
+  const uint32_t nt = uint32_t(*num_tiles);
   if (t >= nt) return;
   const uint32_t begin = begins[t], end = tile_end(begins, uint32_t(t), nt, num_pairs);
   const uint64_t tile = uint64_t(keys[begin] >> 2);
@@ -36,21 +41,22 @@ __global__ void virtual_emit_kernel(const KeyT* __restrict__ keys, const uint32_
 
 }  // namespace
 
-void launch_virtual_counts(const uint32_t* d_begins, uint32_t num_tiles, uint64_t num_pairs, uint32_t max_per_tile,
-                           uint32_t* d_counts, cudaStream_t stream) {
-  launch_1d(virtual_counts_kernel, uint64_t(num_tiles) + 1, 256, stream, d_begins, num_tiles, num_pairs, max_per_tile,
-            d_counts);
+void launch_virtual_counts(const uint32_t* d_begins, const uint64_t* d_num_tiles, uint32_t tile_bound,
+                           uint64_t num_pairs, uint32_t max_per_tile, uint32_t* d_counts, cudaStream_t stream) {
+  launch_1d(virtual_counts_kernel, uint64_t(tile_bound) + 1, 256, stream, d_begins, d_num_tiles, tile_bound, num_pairs,
+            max_per_tile, d_counts);
 }
 
 template <class KeyT>
-void launch_virtual_emit(const KeyT* d_keys, const uint32_t* d_begins, uint32_t num_tiles, uint64_t num_pairs,
-                         uint32_t max_per_tile, const uint32_t* d_offsets, VirtualTile* d_vtiles, cudaStream_t stream) {
-  launch_1d(virtual_emit_kernel<KeyT>, num_tiles, 256, stream, d_keys, d_begins, num_tiles, num_pairs, max_per_tile,
-            d_offsets, d_vtiles);
+void launch_virtual_emit(const KeyT* d_keys, const uint32_t* d_begins, const uint64_t* d_num_tiles,
+                         uint32_t tile_bound, uint64_t num_pairs, uint32_t max_per_tile, const uint32_t* d_offsets,
+                         VirtualTile* d_vtiles, cudaStream_t stream) {
+  launch_1d(virtual_emit_kernel<KeyT>, tile_bound, 256, stream, d_keys, d_begins, d_num_tiles, tile_bound, num_pairs,
+            max_per_tile, d_offsets, d_vtiles);
 }
-template void launch_virtual_emit<uint32_t>(const uint32_t*, const uint32_t*, uint32_t, uint64_t, uint32_t,
-                                            const uint32_t*, VirtualTile*, cudaStream_t);
-template void launch_virtual_emit<uint64_t>(const uint64_t*, const uint32_t*, uint32_t, uint64_t, uint32_t,
-                                            const uint32_t*, VirtualTile*, cudaStream_t);
+template void launch_virtual_emit<uint32_t>(const uint32_t*, const uint32_t*, const uint64_t*, uint32_t, uint64_t,
+                                            uint32_t, const uint32_t*, VirtualTile*, cudaStream_t);
+template void launch_virtual_emit<uint64_t>(const uint64_t*, const uint32_t*, const uint64_t*, uint32_t, uint64_t,
+                                            uint32_t, const uint32_t*, VirtualTile*, cudaStream_t);
 
 }  // namespace voxtile
