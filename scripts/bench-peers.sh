@@ -5,17 +5,25 @@
 # "x best peer" against the peer figures the issue measured on an H200 (one thread per triangle with
 # global atomics, or NanoVDB's MeshToGrid, whichever was faster).
 #   scripts/bench-peers.sh [BIN_DIR] [WORK_DIR]      (DRAGON: the 100k-triangle mesh; ORDER: the coarse
-#   raster's triangle order, auto (default), mesh or morton, as voxtile_bench --order)
+#   raster's triangle order, auto (default), mesh or morton, as voxtile_bench --order; BALANCE: the
+#   fine raster's column balancing threshold, as voxtile_bench --fine-balance)
 set -euo pipefail
 source "$(dirname "$0")/bench-common.sh"
 dragon=${DRAGON:-../shared/data/meshes/stanford_dragon_100k.obj}
 bunny=${BUNNY:-data/meshes/stanford_bunny.ply}
 echo "# voxtile against the best peer (issue 14 cases), $(date -u +%Y-%m-%d), commit $commit"
 nvidia-smi -L 2>/dev/null || true
-g() { "$vt" generate "$@" -q; }
-# tubes: 2500 tubes of 6 sides, radius 0.004 (3M long thin triangles; curves in [-1,1]^3, the issue's in a unit ball)
-g tubes --tubes 2500 --rings 100 --sides 6 --radius 0.004 -o "$work/tubes.ply"
-g tubes --tubes 2500 --rings 100 --sides 6 --radius 0.004 --shuffle -o "$work/tubes_shuffled.ply"
+# REUSE=1: keep meshes already generated in WORK_DIR
+g() {
+  [ -n "${REUSE:-}" ] && [ -s "${@: -1}" ] && return 0
+  "$vt" generate "$@" -q
+}
+# tubes: 2500 tubes of 6 sides, radius 0.004, 100 segments: 3M long thin triangles. The issue's lie along
+# random curves in a unit ball, of a length it does not give: here 2 (the ball's diameter; segments ~10 x 2
+# voxels at 1024^3), and the generator's closed curves in [-1,1]^3 (about 10 long: ~50 x 2 voxels)
+g tubes --tubes 2500 --rings 100 --sides 6 --radius 0.004 --length 2 -o "$work/tubes.ply"
+g tubes --tubes 2500 --rings 100 --sides 6 --radius 0.004 --length 2 --shuffle -o "$work/tubes_shuffled.ply"
+g tubes --tubes 2500 --rings 100 --sides 6 --radius 0.004 -o "$work/tubes10.ply"
 g scan --input "$bunny" --levels 0 -o "$work/bunny.ply"
 g scan --input "$bunny" --levels 0 --shuffle -o "$work/bunny_shuffled.ply"
 g scan --input "$dragon" --levels 0 -o "$work/dragon.ply"
@@ -29,7 +37,8 @@ g room --objects 640 -o "$work/room.ply"
 g room --objects 640 --shuffle -o "$work/room_shuffled.ply"
 # case | file | resolution | best peer ms (issue 14)
 cases=(
-  "tubes 3M|tubes|1024|15.2"
+  "tubes 3M, 2 long|tubes|1024|15.2"
+  "tubes 3M, closed ~10 long (not the issue's)|tubes10|1024|15.2"
   "bunny 69k|bunny|2048|8.9"
   "dragon 100k|dragon|1024|3.6"
   "dragon 1.6M (subdivided)|dragon2|1024|10.0"
@@ -43,7 +52,7 @@ for c in "${cases[@]}"; do
   IFS='|' read -r name file res peer <<< "$c"
   for order in "" _shuffled _quarters; do
     [ -f "$work/$file$order.ply" ] || continue
-    row=$("$bench" --targets binary --order "${ORDER:-auto}" --runs "${RUNS:-10}" --warmup 3 "$work/$file$order.ply:$res" | grep '^| ' | tail -1)
+    row=$("$bench" --targets binary --order "${ORDER:-auto}" ${BALANCE:+--fine-balance "$BALANCE"} --runs "${RUNS:-10}" --warmup 3 "$work/$file$order.ply:$res" | grep '^| ' | tail -1)
     # | mesh | triangles | grid | target | transform | order | coarse | sort | tiles | fine | merge | GPU total | ...
     f() { echo "$row" | awk -F'|' -v k="$1" '{gsub(/ /,"",$k); print $k}'; }
     grid=$(f 4); sort=$(f 7); coarse=$(f 8); fine=$(f 11); total=$(f 13); dis=$(echo "$row" | awk -F'|' '{print $19}')
