@@ -188,6 +188,24 @@ TEST_F(Gpu, BothMergeSortsGiveTheSameGrids) {
   }
 }
 
+// The fine raster's two kernels for binary targets (rows only; columns spread over a warp's lanes
+// where rows differ in length, or wherever rows have 3 columns or more): the same grids, on long thin
+// triangles and on small ones.
+TEST_F(Gpu, BothFineRasterBalancesGiveTheSameGrids) {
+  const Mesh tubes = make_tubes(40, 60, 6, 7, 0.01, 1.5);
+  const Mesh bunny = load_mesh(test::data_path("meshes/stanford_bunny.ply")).mesh;
+  for (const Mesh* m : {&tubes, &bunny}) {
+    GridOptions go;
+    go.resolution = 400;
+    const GridSpec spec = make_grid_spec(m->bounds(), go);
+    for (uint32_t balance : {0u, 50u, 101u}) {
+      GpuOptions o;
+      o.fine_balance_percent = balance;
+      compare(*m, spec, (m == &tubes ? "tubes, balance " : "bunny, balance ") + std::to_string(balance), o);
+    }
+  }
+}
+
 TEST_F(Gpu, OneTriangleCoveringTheWholeGrid) {
   const Mesh m = test::single_triangle({-1, -1, 0.37f}, {3, -1, 0.41f}, {-1, 3, 0.63f});
   GridOptions go;

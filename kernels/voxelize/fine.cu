@@ -2,10 +2,11 @@
 // tile in shared memory (1 bit per voxel for binary, a 32-bit word per voxel for count, id,
 // distance min/max and packed normals, 64-bit fixed-point channels plus an occupancy bit for the
 // add blends of float targets); persistent warps take batches of 32 triangles with one shared
-// atomic and spread their rows over the lanes (or, when the rows differ much in length, the rows'
-// columns); each lane rasters its row or column with the shared functions of core/overlap.h, shades each fragment with the target's functor (core/targets.h) and
-// blends with shared-memory atomics (OR, add, max). Then each warp writes out non-empty 8^3
-// bricks: masks built with ballots, one global atomic per brick.
+// atomic and spread their rows over the lanes (binary targets: or, when the rows differ much in
+// length, the rows' columns); each lane rasters its row or column with the shared functions of
+// core/overlap.h, shades each fragment with the target's functor (core/targets.h) and blends with
+// shared-memory atomics (OR, add, max). Then each warp writes out non-empty 8^3 bricks: masks built
+// with ballots, one global atomic per brick.
 #include "core/sparse_grid.h"
 #include "kernels/common.cuh"
 #include "kernels/voxelize/stages.cuh"
@@ -97,6 +98,7 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
   constexpr int kAcc = acc_channels(kTarget, kBlend);
   constexpr bool kCount = kWord != Word::kBit;  // a value per voxel
   constexpr bool k64 = kWord == Word::kAdd64;
+  static_assert(!kBalance || !kCount, "columns are spread for binary targets only (no shading per column)");
   // per team: its tile's bricks x (16 mask words | 512 values | 512 x kAcc int64 + 16 mask words)
   extern __shared__ __align__(16) uint32_t shared_tiles[];
   __shared__ uint32_t s_vtile[32], s_batch[32];
@@ -237,12 +239,10 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           const Vec3f qa{__shfl_sync(kFull, v0.x, o), __shfl_sync(kFull, v0.y, o), __shfl_sync(kFull, v0.z, o)};
           const Vec3f qb{__shfl_sync(kFull, v1.x, o), __shfl_sync(kFull, v1.y, o), __shfl_sync(kFull, v1.z, o)};
           const Vec3f qc{__shfl_sync(kFull, v2.x, o), __shfl_sync(kFull, v2.y, o), __shfl_sync(kFull, v2.z, o)};
-          const uint32_t qtri = __shfl_sync(kFull, tri, o);
           if (j >= ctotal) continue;
           const RowTriangle<kMode> qt(qa, qb, qc);
           VoxelBox qr;
           qt.bounds(clip, &qr);
-          if constexpr (kCount) shade = shade_setup<kTarget, kBlend>(tri_id(p, qtri), qt.tri().v, p.consts);
           qt.column(qr, qu, qv, p.dims, emit);
         }
       }

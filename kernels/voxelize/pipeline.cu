@@ -196,6 +196,9 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
   const ValueTiles layout = ctx.opt.value_tiles;
   const bool sub_tiles = layout == ValueTiles::kOctant ||
                          (layout == ValueTiles::kAuto && num_pairs < vtiles * kSubTileTriangles);
+  uint32_t balance = ctx.opt.fine_balance_percent;
+  if (balance == kFineBalanceAuto)
+    balance = double(num_pairs) >= kFineBalanceMinPairs * double(cp.tri_end - cp.tri_begin) ? 101 : 0;
   for (int attempt = 0;; ++attempt) {
     FineParams fp;
     fp.mesh = cp.mesh;
@@ -204,9 +207,7 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
     fp.d_vtiles = d_vtiles.data();
     fp.d_num_vtiles = d_num_vtiles;
     fp.d_next = d_next.data();
-    fp.balance_percent = ctx.opt.fine_balance_percent;
-    if (fp.balance_percent == kFineBalanceAuto)
-      fp.balance_percent = double(num_pairs) >= kFineBalanceMinPairs * double(cp.tri_end - cp.tri_begin) ? 101 : 0;
+    fp.balance_percent = balance;
     fp.dims = cp.dims;
     fp.tiles = cp.tiles;
     fp.consts = consts;

@@ -26,11 +26,10 @@ __global__ void virtual_counts_kernel(const uint32_t* __restrict__ begins, const
 
 template <class KeyT>
 __global__ void virtual_emit_kernel(const KeyT* __restrict__ keys, const uint32_t* __restrict__ begins,
-                                    const uint64_t* __restrict__ num_tiles, uint32_t bound, uint64_t num_pairs,
+                                    const uint64_t* __restrict__ num_tiles, uint64_t num_pairs,
                                     uint32_t max_per_tile, const uint32_t* __restrict__ offsets,
                                     VirtualTile* __restrict__ vtiles) {
-  const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t >= bound) return;
+  const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;  // launched for tile_bound >= *num_tiles
   const uint32_t nt = uint32_t(*num_tiles);
   if (t >= nt) return;
   const uint32_t begin = begins[t], end = tile_end(begins, uint32_t(t), nt, num_pairs);
@@ -51,8 +50,8 @@ template <class KeyT>
 void launch_virtual_emit(const KeyT* d_keys, const uint32_t* d_begins, const uint64_t* d_num_tiles,
                          uint32_t tile_bound, uint64_t num_pairs, uint32_t max_per_tile, const uint32_t* d_offsets,
                          VirtualTile* d_vtiles, cudaStream_t stream) {
-  launch_1d(virtual_emit_kernel<KeyT>, tile_bound, 256, stream, d_keys, d_begins, d_num_tiles, tile_bound, num_pairs,
-            max_per_tile, d_offsets, d_vtiles);
+  launch_1d(virtual_emit_kernel<KeyT>, tile_bound, 256, stream, d_keys, d_begins, d_num_tiles, num_pairs, max_per_tile,
+            d_offsets, d_vtiles);
 }
 template void launch_virtual_emit<uint32_t>(const uint32_t*, const uint32_t*, const uint64_t*, uint32_t, uint64_t,
                                             uint32_t, const uint32_t*, VirtualTile*, cudaStream_t);
