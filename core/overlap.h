@@ -54,6 +54,33 @@ VT_HD inline TriSetup setup_triangle(const Vec3f& a, const Vec3f& b, const Vec3f
   return t;
 }
 
+// The setup in the coordinates (a, b, c) = (vt_axis_a(dom), vt_axis_b(dom), dom) of its dominant
+// projection, with dom = 2. That is a cyclic permutation of (x, y, z), under which the cross
+// product, the edge functions and every test here are the same operations on the same values, so
+// they give the same bits and accept the same voxels (u, v, w along a, b, c); code that sees the
+// setup built here knows the axes at compile time, so no run-time axis selects or indexed locals.
+// Boxes and sizes go through in_dominant_frame too; the setup's own dom stays the caller's to keep.
+VT_HD inline Vec3f in_dominant_frame(const Vec3f& p, int dom) {
+  return dom == 2 ? p : (dom == 0 ? Vec3f{p.y, p.z, p.x} : Vec3f{p.z, p.x, p.y});
+}
+VT_HD inline Int3 in_dominant_frame(const Int3& p, int dom) {
+  return dom == 2 ? p : (dom == 0 ? Int3{p.y, p.z, p.x} : Int3{p.z, p.x, p.y});
+}
+VT_HD inline VoxelBox in_dominant_frame(const VoxelBox& box, int dom) {
+  const Int3 lo = in_dominant_frame(Int3{box.lo[0], box.lo[1], box.lo[2]}, dom);
+  const Int3 hi = in_dominant_frame(Int3{box.hi[0], box.hi[1], box.hi[2]}, dom);
+  return VoxelBox{{lo.x, lo.y, lo.z}, {hi.x, hi.y, hi.z}};
+}
+VT_HD inline TriSetup in_dominant_frame(const TriSetup& t) {
+  TriSetup f;
+  for (int i = 0; i < 3; ++i) f.v[i] = in_dominant_frame(t.v[i], t.dom);
+  f.n = in_dominant_frame(t.n, t.dom);
+  f.dom = 2;  // (not recomputed: ties between |n| components would pick a lower axis)
+  f.lo = in_dominant_frame(t.lo, t.dom);
+  f.hi = in_dominant_frame(t.hi, t.dom);
+  return f;
+}
+
 // True when the setup has no usable plane (zero normal after rounding). Such triangles are
 // segments or points: the conservative test still handles them exactly (the plane test passes
 // and the three 2D tests bound the segment); the thin mode skips them.
@@ -314,47 +341,73 @@ VT_HD inline bool conservative_row_span(const ConservativeSetup& s, const VoxelB
   return scanline_range(s.e[0], edge_row(s.e[0], v), r.lo[a], r.hi[a], ulo, uhi);
 }
 
-// Visits the conservative voxels of column (u, v) of the dominant projection, u in the span of row
-// v (r from conservative_bounds), calling f(i, j, k).
-template <class F>
-VT_HD inline void conservative_column(const ConservativeSetup& s, const VoxelBox& r, int32_t u, int32_t v, F&& f) {
+// The conservative voxels of column (u, v) of the dominant projection (u in the span of row v, r
+// from conservative_bounds): the run [*out_lo, *out_hi] along the dominant axis. Column (u, v) is
+// inside the bounding box and passed the dominant projection, so only the plane and the other two
+// projections vary along it; each of their float tests is monotone in the depth w (every rounding
+// step is monotone), so the voxels they accept form one run, found from an estimate by fixing up
+// its ends. The tests are conservative_column_voxel's operations in the same order, with the parts
+// that do not depend on w evaluated once per column. False when the column is empty.
+VT_HD inline bool conservative_column_run(const ConservativeSetup& s, const VoxelBox& r, int32_t u, int32_t v,
+                                          int32_t* out_lo, int32_t* out_hi) {
   const TriSetup& t = s.t;
   const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
   const float na = component(t.n, a), nb = component(t.n, b), nc = component(t.n, c);
   const float v0a = component(t.v[0], a), v0b = component(t.v[0], b), v0c = component(t.v[0], c);
-  // Estimated depth range of the plane over pixel [u,u+1]x[v,v+1], then exact fix-up. The estimate
-  // only seeds the fix-up, so a reciprocal is good enough.
-  int32_t wlo = r.lo[c], whi = r.hi[c];
+  const float fu = static_cast<float>(u), fv = static_cast<float>(v);
+  // The plane's a,b part at the pixel corners that minimise and maximise it (plane_overlaps_voxel).
+  const float p0 = na * ((na > 0.0f ? fu : fu + 1.0f) - v0a) + nb * ((nb > 0.0f ? fv : fv + 1.0f) - v0b);
+  const float p1 = na * ((na > 0.0f ? fu + 1.0f : fu) - v0a) + nb * ((nb > 0.0f ? fv + 1.0f : fv) - v0b);
+  // Projection along a has axes (b, c), so u' = v and v' = w; projection along b has axes (c, a),
+  // so u' = w and v' = u (edge_row_pass: na * (u' - va) + (nb * (v' - vb) + off) >= 0).
+  const BoxEdges& e1 = s.e[1];
+  const BoxEdges& e2 = s.e[2];
+  auto pass = [&](int32_t w) {
+    const float fw = static_cast<float>(w);
+    const float cmin = nc > 0.0f ? fw : fw + 1.0f, cmax = nc > 0.0f ? fw + 1.0f : fw;
+    if (!(p0 + nc * (cmin - v0c) <= 0.0f && p1 + nc * (cmax - v0c) >= 0.0f)) return false;
+    for (int i = 0; i < 3; ++i)
+      if (!(e1.na[i] * (fv - e1.va[i]) + (e1.nb[i] * (fw - e1.vb[i]) + e1.off[i]) >= 0.0f)) return false;
+    for (int i = 0; i < 3; ++i)
+      if (!(e2.na[i] * (fw - e2.va[i]) + (e2.nb[i] * (fu - e2.vb[i]) + e2.off[i]) >= 0.0f)) return false;
+    return true;
+  };
+  // Estimated depth range of the plane over pixel [u,u+1]x[v,v+1]. The estimate only seeds the
+  // fix-up, so a reciprocal is good enough.
+  const int32_t rlo = r.lo[c], rhi = r.hi[c];
+  int32_t wlo = rlo, whi = rhi;
   if (nc != 0.0f) {
     const float inv_nc = 1.0f / nc;
-    const float fu = static_cast<float>(u), fv = static_cast<float>(v);
-    const float a0 = na * ((na > 0.0f ? fu : fu + 1.0f) - v0a) + nb * ((nb > 0.0f ? fv : fv + 1.0f) - v0b);
-    const float a1 = na * ((na > 0.0f ? fu + 1.0f : fu) - v0a) + nb * ((nb > 0.0f ? fv + 1.0f : fv) - v0b);
-    const float d0 = v0c - a0 * inv_nc, d1 = v0c - a1 * inv_nc;
+    const float d0 = v0c - p0 * inv_nc, d1 = v0c - p1 * inv_nc;
     const float dlo = vt_minf(d0, d1), dhi = vt_maxf(d0, d1);
     // Voxel w touches depths [dlo, dhi] iff ceil(dlo) - 1 <= w <= floor(dhi).
     const float elo = std::ceil(dlo) - 1.0f, ehi = std::floor(dhi);
     if (elo > static_cast<float>(wlo)) wlo = elo < static_cast<float>(whi) ? static_cast<int32_t>(elo) : whi;
     if (ehi < static_cast<float>(whi)) whi = ehi > static_cast<float>(wlo) ? static_cast<int32_t>(ehi) : wlo;
   }
+  while (wlo > rlo && pass(wlo - 1)) --wlo;
+  while (whi < rhi && pass(whi + 1)) ++whi;
+  while (wlo <= whi && !pass(wlo)) ++wlo;
+  if (wlo > whi) return false;
+  while (whi > wlo && !pass(whi)) --whi;
+  *out_lo = wlo;
+  *out_hi = whi;
+  return true;
+}
+
+// Visits the conservative voxels of column (u, v) of the dominant projection, u in the span of row
+// v (r from conservative_bounds), calling f(i, j, k).
+template <class F>
+VT_HD inline void conservative_column(const ConservativeSetup& s, const VoxelBox& r, int32_t u, int32_t v, F&& f) {
+  int32_t wlo, whi;
+  if (!conservative_column_run(s, r, u, v, &wlo, &whi)) return;
+  const int c = s.t.dom;
   int32_t ijk[3];
-  ijk[a] = u;
-  ijk[b] = v;
-  // Column (u, v) is inside the bounding box (r) and passed the dominant projection (the
-  // scanline span), so only the plane and the other two projections vary along it.
-  ijk[c] = wlo - 1;
-  while (ijk[c] >= r.lo[c] && conservative_column_voxel(s, ijk)) {
-    wlo = ijk[c];
-    --ijk[c];
-  }
-  ijk[c] = whi + 1;
-  while (ijk[c] <= r.hi[c] && conservative_column_voxel(s, ijk)) {
-    whi = ijk[c];
-    ++ijk[c];
-  }
+  ijk[vt_axis_a(c)] = u;
+  ijk[vt_axis_b(c)] = v;
   for (int32_t w = wlo; w <= whi; ++w) {
     ijk[c] = w;
-    if (conservative_column_voxel(s, ijk)) f(ijk[0], ijk[1], ijk[2]);
+    f(ijk[0], ijk[1], ijk[2]);
   }
 }
 
@@ -399,16 +452,24 @@ VT_HD inline bool thin_row_span(const TriSetup& t, const DiamondEdges& e, const 
   return scanline_range(e, edge_row(e, v), r.lo[a], r.hi[a], ulo, uhi);
 }
 
-// Visits the thin voxel of column (u, v), u in the span of row v, if it lies in r; dims_c is the
-// grid's size along the triangle's dominant axis (for the far-face rule).
+// The thin voxel *w of column (u, v), u in the span of row v, if it lies in r (false if not); dims_c
+// is the grid's size along the triangle's dominant axis (for the far-face rule).
+VT_HD inline bool thin_column_voxel(const TriSetup& t, const VoxelBox& r, int32_t u, int32_t v, int32_t dims_c,
+                                    int32_t* w) {
+  const int c = t.dom;
+  *w = thin_depth_voxel(t, u, v, dims_c);
+  return *w >= r.lo[c] && *w <= r.hi[c];
+}
+
+// Visits the thin voxel of column (u, v) (thin_column_voxel).
 template <class F>
 VT_HD inline void thin_column(const TriSetup& t, const VoxelBox& r, int32_t u, int32_t v, int32_t dims_c, F&& f) {
-  const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
-  const int32_t w = thin_depth_voxel(t, u, v, dims_c);
-  if (w < r.lo[c] || w > r.hi[c]) return;
+  int32_t w;
+  if (!thin_column_voxel(t, r, u, v, dims_c, &w)) return;
+  const int c = t.dom;
   int32_t ijk[3];
-  ijk[a] = u;
-  ijk[b] = v;
+  ijk[vt_axis_a(c)] = u;
+  ijk[vt_axis_b(c)] = v;
   ijk[c] = w;
   f(ijk[0], ijk[1], ijk[2]);
 }

@@ -34,6 +34,17 @@ constexpr int fine_threads(Word w, int team_warps, bool sub) {
 constexpr int kBinaryMinBlocks = 4;
 constexpr uint32_t kBalanceMinColumns = 3;
 
+// The component of a 3-array at a run-time axis, with selects (an indexed load would put the
+// array in local memory).
+__device__ inline int32_t pick3(const int32_t (&x)[3], int axis) { return axis == 0 ? x[0] : (axis == 1 ? x[1] : x[2]); }
+
+// The part of a voxel's bit index in a binary tile (brick << 9 | brick_offset, 4^3 bricks of 8^3)
+// that coordinate x (0 to 31) along `axis` contributes: the bit indices are ORs of one term per axis.
+__device__ inline uint32_t tile_axis_bits(int axis, int32_t x) {
+  const int s = 2 - axis;  // brick_offset: x << 6 | y << 3 | z; bricks: bx << 4 | by << 2 | bz
+  return (uint32_t(x >> 3) << (9 + 2 * s)) | (uint32_t(x & 7) << (3 * s));
+}
+
 // The first lane whose inclusive prefix sum `incl` (a warp-wide non-decreasing sequence) exceeds k.
 __device__ inline uint32_t find_owner(uint32_t incl, uint32_t k) {
   uint32_t owner = 0;
@@ -47,38 +58,36 @@ __device__ inline uint32_t find_owner(uint32_t incl, uint32_t k) {
 __device__ inline uint32_t tri_id(const FineParams& p, uint32_t tri) { return p.d_tri_ids ? p.d_tri_ids[tri] : tri; }
 
 // One triangle set up for the rows and columns of one tile (core/overlap.h) in one voxelization
-// mode. The voxel box r stays outside: it is indexed by a run-time axis, which puts it in local
-// memory, and with it anything it is a member of.
+// mode, from its setup in its dominant frame (in_dominant_frame): rows along axis 1 of the frame,
+// columns along axis 2, so the axes are known at compile time (boxes and clip in the frame too).
 template <VoxelMode kMode>
 struct RowTriangle;
 template <>
 struct RowTriangle<VoxelMode::kConservative> {
   ConservativeSetup s;
-  __device__ RowTriangle(const Vec3f& a, const Vec3f& b, const Vec3f& c) : s(setup_conservative(setup_triangle(a, b, c))) {}
-  __device__ const TriSetup& tri() const { return s.t; }
+  __device__ explicit RowTriangle(const TriSetup& f) : s(setup_conservative(f)) {}
   __device__ bool bounds(const VoxelBox& clip, VoxelBox* r) const { return conservative_bounds(s.t, clip, r); }
   __device__ bool span(const VoxelBox& r, int32_t v, int32_t* ulo, int32_t* uhi) const {
     return conservative_row_span(s, r, v, ulo, uhi);
   }
-  template <class F>
-  __device__ void column(const VoxelBox& r, int32_t u, int32_t v, const Int3&, F&& f) const {
-    conservative_column(s, r, u, v, f);
+  __device__ bool column(const VoxelBox& r, int32_t u, int32_t v, int32_t, int32_t* wlo, int32_t* whi) const {
+    return conservative_column_run(s, r, u, v, wlo, whi);
   }
 };
 template <>
 struct RowTriangle<VoxelMode::kThin> {
   TriSetup t;
   DiamondEdges e;
-  __device__ RowTriangle(const Vec3f& a, const Vec3f& b, const Vec3f& c)
-      : t(setup_triangle(a, b, c)), e(setup_diamond_edges(t, t.dom)) {}
-  __device__ const TriSetup& tri() const { return t; }
+  __device__ explicit RowTriangle(const TriSetup& f) : t(f), e(setup_diamond_edges(t, 2)) {}
   __device__ bool bounds(const VoxelBox& clip, VoxelBox* r) const { return thin_bounds(t, clip, r); }
   __device__ bool span(const VoxelBox& r, int32_t v, int32_t* ulo, int32_t* uhi) const {
     return thin_row_span(t, e, r, v, ulo, uhi);
   }
-  template <class F>
-  __device__ void column(const VoxelBox& r, int32_t u, int32_t v, const Int3& dims, F&& f) const {
-    thin_column(t, r, u, v, component(dims, t.dom), f);
+  // dims_c: the grid's size along the dominant axis
+  __device__ bool column(const VoxelBox& r, int32_t u, int32_t v, int32_t dims_c, int32_t* wlo, int32_t* whi) const {
+    if (!thin_column_voxel(t, r, u, v, dims_c, wlo)) return false;
+    *whi = *wlo;
+    return true;
   }
 };
 
@@ -163,6 +172,34 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
         atomic_blend32<Word::kBit>(&brick[kMaskAt + (off >> 5)], 1u << (off & 31));
       }
     };
+    // The run [wlo, whi] along the dominant axis `dom` of column (u, v) of its projection
+    // (core/overlap.h: a = vt_axis_a(dom) is u's axis, b = vt_axis_b(dom) v's).
+    auto emit_run = [&](int dom, int32_t u, int32_t v, int32_t wlo, int32_t whi) {
+      const int a = vt_axis_a(dom), b = vt_axis_b(dom);
+      if constexpr (kWord == Word::kBit && !kSub) {
+        // A voxel's bit in the tile, brick << 9 | brick_offset, is an OR of one term per axis, so
+        // the bits of a run that share a word are set with one atomic.
+        static_assert(kAxisShift == 2 && kWordsPerBrick * 32 == kBrickVoxels, "tile_axis_bits' layout");
+        const uint32_t fixed = tile_axis_bits(a, u - pick3(base, a)) | tile_axis_bits(b, v - pick3(base, b));
+        const int32_t bc = pick3(base, dom);
+        uint32_t word = (fixed | tile_axis_bits(dom, wlo - bc)) >> 5, mask = 0;
+        for (int32_t w = wlo; w <= whi; ++w) {
+          const uint32_t bit = fixed | tile_axis_bits(dom, w - bc);
+          if ((bit >> 5) != word) {
+            atomicOr(&tile_mem[word], mask);
+            word = bit >> 5;
+            mask = 0;
+          }
+          mask |= 1u << (bit & 31);
+        }
+        atomicOr(&tile_mem[word], mask);
+      } else {
+        for (int32_t w = wlo; w <= whi; ++w) {
+          // (i, j, k): dom 0 -> (w, u, v), 1 -> (v, w, u), 2 -> (u, v, w)
+          emit(dom == 0 ? w : (a == 0 ? u : v), dom == 1 ? w : (a == 1 ? u : v), dom == 2 ? w : (a == 2 ? u : v));
+        }
+      }
+    };
     // Persistent warps take batches of 32 triangles. The rows (scanlines of the dominant
     // projection inside the tile) of the batch's triangles are the warp's work units: a warp
     // prefix sum over rows per triangle, then every lane takes a row, so one large triangle
@@ -181,10 +218,11 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
         v1 = p.mesh.d_grid[p.mesh.d_indices[3 * tri + 1]];
         v2 = p.mesh.d_grid[p.mesh.d_indices[3 * tri + 2]];
         const TriSetup t = setup_triangle(v0, v1, v2);
+        const TriSetup f = in_dominant_frame(t);
+        const VoxelBox fclip = in_dominant_frame(clip, t.dom);
         VoxelBox r;
-        const bool any = kMode == VoxelMode::kConservative ? conservative_bounds(t, clip, &r) : thin_bounds(t, clip, &r);
-        const int b = vt_axis_b(t.dom);
-        if (any) rows = uint32_t(r.hi[b] - r.lo[b] + 1);
+        const bool any = kMode == VoxelMode::kConservative ? conservative_bounds(f, fclip, &r) : thin_bounds(f, fclip, &r);
+        if (any) rows = uint32_t(r.hi[1] - r.lo[1] + 1);
       }
       uint32_t incl = rows;
       for (int d = 1; d < 32; d <<= 1) {
@@ -201,12 +239,14 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
         const uint32_t owner_first_row = __shfl_sync(kFull, incl, owner) - __shfl_sync(kFull, rows, owner);
         const uint32_t row_tri = kCount ? __shfl_sync(kFull, tri, owner) : 0u;  // (shading only)
         // This lane's row: its span of columns.
-        const RowTriangle<kMode> rt(a, b, c);
+        const TriSetup row_setup = setup_triangle(a, b, c);
+        const int dom = row_setup.dom;
+        const RowTriangle<kMode> rt(in_dominant_frame(row_setup));
         VoxelBox r;
-        rt.bounds(clip, &r);
+        rt.bounds(in_dominant_frame(clip, dom), &r);
         int32_t row_v = 0, ulo = 0, uhi = -1;
         if (k < total) {
-          row_v = r.lo[vt_axis_b(rt.tri().dom)] + int32_t(k - owner_first_row);
+          row_v = r.lo[1] + int32_t(k - owner_first_row);
           if (!rt.span(r, row_v, &ulo, &uhi)) uhi = ulo - 1;
         }
         const uint32_t cols = uint32_t(uhi - ulo + 1);
@@ -224,8 +264,12 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
         if (!kBalance || cmax < kBalanceMinColumns ||
             uint64_t(ctotal) * 100 >= uint64_t(cmax) * 32 * p.balance_percent) {
           if (cols == 0) continue;
-          if constexpr (kCount) shade = shade_setup<kTarget, kBlend>(tri_id(p, row_tri), rt.tri().v, p.consts);
-          for (int32_t u = ulo; u <= uhi; ++u) rt.column(r, u, row_v, p.dims, emit);
+          if constexpr (kCount) shade = shade_setup<kTarget, kBlend>(tri_id(p, row_tri), row_setup.v, p.consts);
+          const int32_t dims_c = component(p.dims, dom);
+          for (int32_t u = ulo; u <= uhi; ++u) {
+            int32_t wlo, whi;
+            if (rt.column(r, u, row_v, dims_c, &wlo, &whi)) emit_run(dom, u, row_v, wlo, whi);
+          }
           continue;
         }
         // Columns spread over the lanes: each sets its column's triangle up again (from the lane
@@ -240,10 +284,13 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           const Vec3f qb{__shfl_sync(kFull, v1.x, o), __shfl_sync(kFull, v1.y, o), __shfl_sync(kFull, v1.z, o)};
           const Vec3f qc{__shfl_sync(kFull, v2.x, o), __shfl_sync(kFull, v2.y, o), __shfl_sync(kFull, v2.z, o)};
           if (j >= ctotal) continue;
-          const RowTriangle<kMode> qt(qa, qb, qc);
+          const TriSetup q_setup = setup_triangle(qa, qb, qc);
+          const int qdom = q_setup.dom;
+          const RowTriangle<kMode> qt(in_dominant_frame(q_setup));
           VoxelBox qr;
-          qt.bounds(clip, &qr);
-          qt.column(qr, qu, qv, p.dims, emit);
+          qt.bounds(in_dominant_frame(clip, qdom), &qr);
+          int32_t wlo, whi;
+          if (qt.column(qr, qu, qv, component(p.dims, qdom), &wlo, &whi)) emit_run(qdom, qu, qv, wlo, whi);
         }
       }
     }
