@@ -63,6 +63,9 @@ VT_HD inline TriSetup setup_triangle(const Vec3f& a, const Vec3f& b, const Vec3f
 VT_HD inline Vec3f in_dominant_frame(const Vec3f& p, int dom) {
   return dom == 2 ? p : (dom == 0 ? Vec3f{p.y, p.z, p.x} : Vec3f{p.z, p.x, p.y});
 }
+VT_HD inline Vec3f from_dominant_frame(const Vec3f& f, int dom) {  // the inverse
+  return dom == 2 ? f : (dom == 0 ? Vec3f{f.z, f.x, f.y} : Vec3f{f.y, f.z, f.x});
+}
 VT_HD inline Int3 in_dominant_frame(const Int3& p, int dom) {
   return dom == 2 ? p : (dom == 0 ? Int3{p.y, p.z, p.x} : Int3{p.z, p.x, p.y});
 }

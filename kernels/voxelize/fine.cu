@@ -57,6 +57,14 @@ __device__ inline uint32_t find_owner(uint32_t incl, uint32_t k) {
 
 __device__ inline uint32_t tri_id(const FineParams& p, uint32_t tri) { return p.d_tri_ids ? p.d_tri_ids[tri] : tri; }
 
+// The setup of a triangle whose vertices are in its dominant frame (core/overlap.h
+// in_dominant_frame: the same bits as the setup of the triangle, moved into the frame).
+__device__ inline TriSetup frame_setup(const Vec3f& a, const Vec3f& b, const Vec3f& c) {
+  TriSetup t = setup_triangle(a, b, c);
+  t.dom = 2;  // (recomputed, a tie between |n| components could pick a lower axis)
+  return t;
+}
+
 // One triangle set up for the rows and columns of one tile (core/overlap.h) in one voxelization
 // mode, from its setup in its dominant frame (in_dominant_frame): rows along axis 1 of the frame,
 // columns along axis 2, so the axes are known at compile time (boxes and clip in the frame too).
@@ -212,6 +220,7 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
       if (first >= count) break;
       Vec3f v0{0, 0, 0}, v1{0, 0, 0}, v2{0, 0, 0};
       uint32_t rows = 0, tri = 0;
+      int tdom = 0;
       if (first + lane < count) {
         tri = p.d_tris[tile.begin + first + lane];
         v0 = p.mesh.d_grid[p.mesh.d_indices[3 * tri]];
@@ -219,6 +228,10 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
         v2 = p.mesh.d_grid[p.mesh.d_indices[3 * tri + 2]];
         const TriSetup t = setup_triangle(v0, v1, v2);
         const TriSetup f = in_dominant_frame(t);
+        tdom = t.dom;
+        v0 = f.v[0];  // from here on, the vertices in the triangle's dominant frame
+        v1 = f.v[1];
+        v2 = f.v[2];
         const VoxelBox fclip = in_dominant_frame(clip, t.dom);
         VoxelBox r;
         const bool any = kMode == VoxelMode::kConservative ? conservative_bounds(f, fclip, &r) : thin_bounds(f, fclip, &r);
@@ -239,9 +252,8 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
         const uint32_t owner_first_row = __shfl_sync(kFull, incl, owner) - __shfl_sync(kFull, rows, owner);
         const uint32_t row_tri = kCount ? __shfl_sync(kFull, tri, owner) : 0u;  // (shading only)
         // This lane's row: its span of columns.
-        const TriSetup row_setup = setup_triangle(a, b, c);
-        const int dom = row_setup.dom;
-        const RowTriangle<kMode> rt(in_dominant_frame(row_setup));
+        const int dom = __shfl_sync(kFull, tdom, owner);
+        const RowTriangle<kMode> rt(frame_setup(a, b, c));
         VoxelBox r;
         rt.bounds(in_dominant_frame(clip, dom), &r);
         int32_t row_v = 0, ulo = 0, uhi = -1;
@@ -264,7 +276,10 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
         if (!kBalance || cmax < kBalanceMinColumns ||
             uint64_t(ctotal) * 100 >= uint64_t(cmax) * 32 * p.balance_percent) {
           if (cols == 0) continue;
-          if constexpr (kCount) shade = shade_setup<kTarget, kBlend>(tri_id(p, row_tri), row_setup.v, p.consts);
+          if constexpr (kCount) {
+            const Vec3f v[3] = {from_dominant_frame(a, dom), from_dominant_frame(b, dom), from_dominant_frame(c, dom)};
+            shade = shade_setup<kTarget, kBlend>(tri_id(p, row_tri), v, p.consts);
+          }
           const int32_t dims_c = component(p.dims, dom);
           for (int32_t u = ulo; u <= uhi; ++u) {
             int32_t wlo, whi;
@@ -283,10 +298,9 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           const Vec3f qa{__shfl_sync(kFull, v0.x, o), __shfl_sync(kFull, v0.y, o), __shfl_sync(kFull, v0.z, o)};
           const Vec3f qb{__shfl_sync(kFull, v1.x, o), __shfl_sync(kFull, v1.y, o), __shfl_sync(kFull, v1.z, o)};
           const Vec3f qc{__shfl_sync(kFull, v2.x, o), __shfl_sync(kFull, v2.y, o), __shfl_sync(kFull, v2.z, o)};
+          const int qdom = __shfl_sync(kFull, dom, q);
           if (j >= ctotal) continue;
-          const TriSetup q_setup = setup_triangle(qa, qb, qc);
-          const int qdom = q_setup.dom;
-          const RowTriangle<kMode> qt(in_dominant_frame(q_setup));
+          const RowTriangle<kMode> qt(frame_setup(qa, qb, qc));
           VoxelBox qr;
           qt.bounds(in_dominant_frame(clip, qdom), &qr);
           int32_t wlo, whi;
@@ -296,8 +310,38 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
     }
     team_sync();
 
-    // Write-out: one warp per brick; the tile memory is cleared for the next tile as it is read.
-    for (int lb = team_warp; lb < kBricks; lb += kTeamWarps) {
+    // Write-out; the tile memory is cleared for the next tile as it is read.
+    if constexpr (kWord == Word::kBit) {
+      // Binary (a warp per tile): which bricks are non-empty, then one global atomic for their
+      // slots and two bricks per step. Lane l reads words l + 32 k: bricks 2k (lanes 0-15) and
+      // 2k + 1 (lanes 16-31).
+      static_assert(kTeamWarps == 1 && kBricks == 64 && kWordsPerBrick == 16 && kMaskAt == 0, "binary tile layout");
+      uint64_t nonempty = 0;
+      for (int k = 0; k < 32; ++k) {
+        const uint32_t bits = __ballot_sync(kFull, tile_mem[k * 32 + lane] != 0);
+        nonempty |= (uint64_t((bits & 0xffffu) != 0) | (uint64_t((bits >> 16) != 0) << 1)) << (2 * k);
+      }
+      if (nonempty == 0) continue;
+      unsigned long long first = 0;
+      if (lane == 0) first = atomicAdd(p.out.d_count, static_cast<unsigned long long>(__popcll(nonempty)));
+      first = __shfl_sync(kFull, first, 0);
+      const int half = lane >> 4, w = lane & 15;
+      for (uint64_t m = nonempty; m != 0; first += 2) {
+        int lb = __ffsll(static_cast<long long>(m)) - 1;  // this step's first brick
+        m &= m - 1;
+        if (half) lb = m != 0 ? __ffsll(static_cast<long long>(m)) - 1 : -1;  // and second
+        if (m != 0) m &= m - 1;
+        if (lb < 0) continue;
+        uint32_t* word = tile_mem + lb * kWordsPerBrick + w;
+        const unsigned long long slot = first + half;
+        if (slot < p.out.capacity) {
+          p.out.d_masks[slot * kBrickMaskWords + w] = *word;
+          if (w == 0)
+            p.out.d_keys[slot] = brick_key((base[0] >> 3) + (lb >> 4), (base[1] >> 3) + ((lb >> 2) & 3), (base[2] >> 3) + (lb & 3));
+        }
+        *word = 0;
+      }
+    } else for (int lb = team_warp; lb < kBricks; lb += kTeamWarps) {
       const int32_t bx = (base[0] >> 3) + (lb >> (2 * kAxisShift)), by = (base[1] >> 3) + ((lb >> kAxisShift) & (kAxisBricks - 1)),
                     bz = (base[2] >> 3) + (lb & (kAxisBricks - 1));
       uint32_t* brick = tile_mem + lb * kWordsPerBrick;
