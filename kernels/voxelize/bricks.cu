@@ -1,6 +1,10 @@
 // Brick merge: after the bricks are sorted by key, each run of equal keys (from virtual tiles of
 // one tile, or from triangle batches) becomes one brick: OR of the masks, the target's blend of
 // the values (add, max of codes, 64-bit fixed-point add), decoded into the output values.
+#include <cub/device/device_scan.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
 #include "core/sparse_grid.h"
 #include "core/voxelize.h"
 #include "kernels/common.cuh"
@@ -57,14 +61,49 @@ __global__ void iota_kernel(uint32_t* d, uint64_t n) {
   if (i < n) d[i] = uint32_t(i);
 }
 
+// The linear (x-major) index of a brick key among the grid's `bricks`: the order and equality of keys.
+__device__ inline uint32_t brick_linear_index(uint64_t key, const Int3& bricks) {
+  const uint64_t m = (uint64_t(1) << kBrickKeyBits) - 1;
+  return uint32_t(((key >> (2 * kBrickKeyBits)) * uint64_t(bricks.y) + ((key >> kBrickKeyBits) & m)) * uint64_t(bricks.z) +
+                  (key & m));
+}
+
 __global__ void brick_sort_keys_kernel(const uint64_t* __restrict__ keys, uint64_t n, Int3 bricks,
                                        uint32_t* __restrict__ out, uint32_t* __restrict__ iota) {
   const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const uint64_t key = keys[i], m = (uint64_t(1) << kBrickKeyBits) - 1;
-  out[i] = uint32_t(((key >> (2 * kBrickKeyBits)) * uint64_t(bricks.y) + ((key >> kBrickKeyBits) & m)) * uint64_t(bricks.z) +
-                    (key & m));
+  out[i] = brick_linear_index(keys[i], bricks);
   iota[i] = uint32_t(i);
+}
+
+__global__ void brick_flags_kernel(const uint64_t* __restrict__ keys, uint64_t n, Int3 bricks, uint32_t* __restrict__ bitmap) {
+  const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const uint32_t idx = brick_linear_index(keys[i], bricks);
+  atomicOr(&bitmap[idx >> 5], 1u << (idx & 31));
+}
+
+struct WordPopcount {  // the set bits of bitmap word i, 0 past the last word
+  const uint32_t* bitmap;
+  uint64_t num_words;
+  __device__ uint32_t operator()(uint64_t i) const { return i < num_words ? uint32_t(__popc(bitmap[i])) : 0u; }
+};
+
+// Half a warp per unmerged brick: its slot is the number of flagged bricks before it.
+__global__ void bitmap_merge_kernel(const uint64_t* __restrict__ keys_in, uint64_t n, Int3 bricks,
+                                    const uint32_t* __restrict__ bitmap, const uint32_t* __restrict__ word_rank,
+                                    const uint32_t* __restrict__ masks_in, uint64_t* __restrict__ keys_out,
+                                    uint32_t* __restrict__ masks_out) {
+  static_assert(kBrickMaskWords == 16, "half a warp per brick mask");
+  const uint64_t g = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x, i = g >> 4;
+  const uint32_t w = uint32_t(g & 15);
+  if (i >= n) return;
+  const uint64_t key = keys_in[i];
+  const uint32_t idx = brick_linear_index(key, bricks);
+  const uint64_t slot = word_rank[idx >> 5] + uint32_t(__popc(bitmap[idx >> 5] & ((1u << (idx & 31)) - 1u)));
+  const uint32_t word = masks_in[i * kBrickMaskWords + w];
+  if (word != 0) atomicOr(&masks_out[slot * kBrickMaskWords + w], word);
+  if (w == 0) keys_out[slot] = key;  // (every brick of the slot writes the same key)
 }
 
 }  // namespace
@@ -74,6 +113,25 @@ void launch_iota(uint32_t* d, uint64_t n, cudaStream_t stream) { launch_1d(iota_
 void launch_brick_sort_keys(const uint64_t* d_keys, uint64_t n, const Int3& bricks, uint32_t* d_out, uint32_t* d_iota,
                             cudaStream_t stream) {
   launch_1d(brick_sort_keys_kernel, n, 256, stream, d_keys, n, bricks, d_out, d_iota);
+}
+
+uint64_t bitmap_merge_words(const Int3& bricks) {
+  return (uint64_t(bricks.x) * uint64_t(bricks.y) * uint64_t(bricks.z) + 31) / 32;
+}
+
+void launch_bitmap_merge(const uint64_t* d_keys_in, uint64_t n, const Int3& bricks, uint32_t* d_bitmap,
+                         uint32_t* d_word_rank, CubTemp& cub, const uint32_t* d_masks_in, uint64_t* d_keys_out,
+                         uint32_t* d_masks_out, cudaStream_t stream) {
+  const uint64_t words = bitmap_merge_words(bricks);
+  VT_CUDA_CHECK(cudaMemsetAsync(d_bitmap, 0, words * sizeof(uint32_t), stream));
+  VT_CUDA_CHECK(cudaMemsetAsync(d_masks_out, 0, n * kBrickMaskWords * sizeof(uint32_t), stream));
+  launch_1d(brick_flags_kernel, n, 256, stream, d_keys_in, n, bricks, d_bitmap);
+  const auto counts = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), WordPopcount{d_bitmap, words});
+  cub.run([&](void* temp, size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(temp, bytes, counts, d_word_rank, int64_t(words + 1), stream);
+  });
+  launch_1d(bitmap_merge_kernel, n * 16, 256, stream, d_keys_in, n, bricks, d_bitmap, d_word_rank, d_masks_in, d_keys_out,
+            d_masks_out);
 }
 
 void launch_brick_merge(const uint64_t* d_keys_in, const uint32_t* d_perm, const uint32_t* d_starts, uint64_t num_unique,

@@ -256,6 +256,27 @@ SparseGrid VoxelizeState::merge_target(GpuContext& ctx, size_t t, const GridSpec
   if (num_bricks >= (uint64_t(1) << 31)) fail(ErrorKind::kResource, "more than 2^31 bricks");
   const bool values = target.target != Target::kBinary;
   const uint64_t out_words = values ? uint64_t(kBrickVoxels) * out_channels(target.target) : 0;
+  const Int3 nbricks = grid_bricks(spec.dims);
+  const uint64_t index_range = uint64_t(nbricks.x) * uint64_t(nbricks.y) * uint64_t(nbricks.z);
+  const bool indices32 = index_range <= (uint64_t(1) << 32) && !ctx.opt.merge_by_brick_key;
+  // Binary bricks merge through a bitmap of the grid's bricks (no sort: 5 launches instead of about
+  // 10) when the bitmap's scan is not much more work than sorting the bricks.
+  if (!values && indices32 && bitmap_merge_words(nbricks) <= 8 * num_bricks + 65536) {
+    const uint64_t words = bitmap_merge_words(nbricks);
+    d_brick_bitmap.grow(words);
+    d_word_rank.grow(words + 1);
+    d_out_keys.grow(num_bricks);
+    d_out_masks.grow(num_bricks * kBrickMaskWords);
+    launch_bitmap_merge(b.d_keys.data(), num_bricks, nbricks, d_brick_bitmap.data(), d_word_rank.data(), ctx.cub,
+                        b.d_masks.data(), d_out_keys.data(), d_out_masks.data(), s);
+    const uint64_t num_unique = read_scalar(d_word_rank.data() + words, s);
+    timer.begin(download_name.c_str());
+    grid.keys.resize(num_unique);
+    grid.masks.resize(num_unique);
+    ctx.download(grid.keys.data(), d_out_keys.data(), num_unique * sizeof(uint64_t));
+    ctx.download(grid.masks.data(), d_out_masks.data(), num_unique * sizeof(BrickMask));
+    return grid;
+  }
   d_iota.grow(num_bricks);
   d_perm.grow(num_bricks);
   d_starts.grow(num_bricks);
@@ -268,9 +289,7 @@ SparseGrid VoxelizeState::merge_target(GpuContext& ctx, size_t t, const GridSpec
     using KeyT = std::remove_pointer_t<decltype(sorted)>;
     select_run_starts(ctx.runs, num_bricks, SortedKeyAt<KeyT>{sorted}, d_starts.data(), s);
   };
-  const Int3 nbricks = grid_bricks(spec.dims);
-  const uint64_t index_range = uint64_t(nbricks.x) * uint64_t(nbricks.y) * uint64_t(nbricks.z);
-  if (index_range <= (uint64_t(1) << 32) && !ctx.opt.merge_by_brick_key) {
+  if (indices32) {
     // Linear brick indices: 21 bits at 1024^3 instead of the key's 63, so the radix sort takes
     // three passes over 32-bit keys instead of eight over 64-bit ones.
     d_brick_index.grow(num_bricks);

@@ -113,6 +113,16 @@ struct SortedKeyAt {
   const KeyT* keys;
   __device__ KeyT operator()(uint64_t i) const { return keys[i]; }
 };
+// Binary targets when the grid's linear brick indices fit 32 bits: the bricks (keys d_keys_in, masks
+// d_masks_in, n of them) merged without a sort, through a bitmap of the grid's bricks
+// (d_bitmap: bitmap_merge_words(bricks) words) whose words' popcounts are scanned into d_word_rank
+// (one more entry: the number of merged bricks, num_unique); each brick ORs its mask into slot
+// (flagged bricks before it), so d_keys_out / d_masks_out (room for n) hold the merged bricks in
+// key order, as the sort gives them.
+uint64_t bitmap_merge_words(const Int3& bricks);
+void launch_bitmap_merge(const uint64_t* d_keys_in, uint64_t n, const Int3& bricks, uint32_t* d_bitmap,
+                         uint32_t* d_word_rank, CubTemp& cub, const uint32_t* d_masks_in, uint64_t* d_keys_out,
+                         uint32_t* d_masks_out, cudaStream_t stream);
 // Merges each run (d_starts: num_unique run starts into d_perm, the sorting permutation of the
 // unmerged bricks d_keys_in) into one brick: OR of masks, and
 // the target's blend of the raw values, decoded into 512 * out_channels output words per brick

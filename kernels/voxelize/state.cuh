@@ -49,6 +49,7 @@ struct VoxelizeState {
   DeviceBuffer<uint64_t> d_sorted_keys, d_out_keys;
   DeviceBuffer<uint32_t> d_brick_index, d_sorted_index;
   DeviceBuffer<uint32_t> d_iota, d_perm, d_starts, d_out_masks, d_out_values;
+  DeviceBuffer<uint32_t> d_brick_bitmap, d_word_rank;  // binary merge without a sort (launch_bitmap_merge)
 
   std::vector<TargetSpec> rastered;  // the targets of this call
   ShadeConsts consts{};
