@@ -173,8 +173,9 @@ TEST_F(Gpu, MatchesOnASliverAcrossAGridOfMoreThan2To32Bricks) {
   compare(m, make_grid_spec(m.bounds(), go), "sliver over 2^34 bricks");
 }
 
-// The merge sorts 32-bit brick indices or 64-bit brick keys: the same grids, with tiles split into
-// many virtual tiles so that most bricks are merged from several pieces.
+// The merge: binary bricks through a bitmap of the grid's bricks, value bricks by sorting 32-bit
+// brick indices, or every target by sorting 64-bit brick keys: the same grids, with tiles split
+// into many virtual tiles so that most bricks are merged from several pieces.
 TEST_F(Gpu, BothMergeSortsGiveTheSameGrids) {
   const Mesh m = load_mesh(test::data_path("meshes/stanford_bunny.ply")).mesh;
   GridOptions go;

@@ -21,33 +21,53 @@ __device__ inline TriSetup load_triangle(const MeshView& m, uint32_t tri) {
 // Triangles spanning more tile columns than this are enumerated by a whole warp.
 constexpr uint32_t kLargeColumns = 32;
 
-__global__ void count_kernel(CoarseParams p, uint64_t* __restrict__ counts, uint32_t* __restrict__ large,
-                             uint32_t* __restrict__ num_large) {
+// What the emit pass does with a triangle (kCoarseNoPairs, kCoarseLoad, or else its one pair's key).
+constexpr uint64_t kCoarseNoPairs = ~uint64_t(0);    // nothing (or the large-triangle kernels do it)
+constexpr uint64_t kCoarseLoad = ~uint64_t(0) - 1;   // load the triangle again and enumerate its tiles
+
+__global__ void count_kernel(CoarseParams p, uint64_t* __restrict__ counts, uint64_t* __restrict__ single,
+                             uint32_t* __restrict__ large, uint32_t* __restrict__ num_large) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t pos = p.tri_begin + i;
   if (pos >= p.tri_end) return;
   const TriSetup t = load_triangle(p.mesh, pos);
   TileFootprint fp;
-  uint64_t n = 0;
+  uint64_t n = 0, todo = kCoarseNoPairs;
   if (footprint_range(t, p.mode, p.dims, &fp)) {
     if (fp.single_tile()) {
       n = 1;
+      todo = (tile_index(p.tiles, fp.tlo[0], fp.tlo[1], fp.tlo[2]) << 2) | uint64_t(t.dom);
     } else if (fp.columns() > kLargeColumns) {
       large[atomicAdd(num_large, 1u)] = pos;  // counted by large_count_kernel
     } else {
       for_each_tile_of(fp, t, p.tiles, [&](uint64_t) { ++n; });
+      todo = kCoarseLoad;
     }
   }
   counts[i] = n;
+  single[i] = todo;
 }
 
+// Single-tile triangles (most, in a fine mesh) write the key the count pass kept, without reading
+// the triangle again (in a file whose neighbouring triangles are far apart, those reads are most of
+// the coarse raster's time).
 template <class KeyT>
-__global__ void emit_kernel(CoarseParams p, const uint64_t* __restrict__ offsets, KeyT* __restrict__ keys,
-                            uint32_t* __restrict__ tris) {
+__global__ void emit_kernel(CoarseParams p, const uint64_t* __restrict__ offsets, const uint64_t* __restrict__ single,
+                            KeyT* __restrict__ keys, uint32_t* __restrict__ tris) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t tri = p.tri_begin + i;
   if (tri >= p.tri_end) return;
-  const TriSetup t = load_triangle(p.mesh, tri);
+  // (The index triple is read with the plan, not after it: a dependent read would wait twice.)
+  const uint64_t todo = single[i];
+  const uint32_t i0 = p.mesh.d_indices[3 * tri], i1 = p.mesh.d_indices[3 * tri + 1], i2 = p.mesh.d_indices[3 * tri + 2];
+  if (todo == kCoarseNoPairs) return;
+  if (todo != kCoarseLoad) {
+    const uint64_t o = offsets[i] - p.pair_base;
+    keys[o] = KeyT(todo);
+    tris[o] = tri;
+    return;
+  }
+  const TriSetup t = setup_triangle(p.mesh.d_grid[i0], p.mesh.d_grid[i1], p.mesh.d_grid[i2]);
   TileFootprint fp;
   if (!footprint_range(t, p.mode, p.dims, &fp)) return;
   if (!fp.single_tile() && fp.columns() > kLargeColumns) return;  // emitted by large_emit_kernel
@@ -216,29 +236,30 @@ double triangle_disorder(const MeshView& mesh, uint32_t num_tris, Int3 dims, Dev
   return double(c) / kSamples;
 }
 
-void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint32_t* d_large, uint32_t* d_num_large,
-                         int num_sms, cudaStream_t stream) {
+void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint64_t* d_single, uint32_t* d_large,
+                         uint32_t* d_num_large, int num_sms, cudaStream_t stream) {
   const uint64_t n = p.tri_end - p.tri_begin;
   if (n == 0) return;
   VT_CUDA_CHECK(cudaMemsetAsync(d_num_large, 0, sizeof(uint32_t), stream));
-  launch_1d(count_kernel, n, 128, stream, p, d_counts, d_large, d_num_large);
+  launch_1d(count_kernel, n, 128, stream, p, d_counts, d_single, d_large, d_num_large);
   large_count_kernel<<<unsigned(num_sms * 8), 256, 0, stream>>>(p, d_large, d_num_large, d_counts);
   VT_CUDA_CHECK_LAUNCH();
 }
 
 template <class KeyT>
-void launch_coarse_emit(const CoarseParams& p, const uint64_t* d_offsets, const uint32_t* d_large,
-                        const uint32_t* d_num_large, KeyT* d_keys, uint32_t* d_tris, int num_sms, cudaStream_t stream) {
+void launch_coarse_emit(const CoarseParams& p, const uint64_t* d_offsets, const uint64_t* d_single,
+                        const uint32_t* d_large, const uint32_t* d_num_large, KeyT* d_keys, uint32_t* d_tris,
+                        int num_sms, cudaStream_t stream) {
   const uint64_t n = p.tri_end - p.tri_begin;
   if (n == 0) return;
-  launch_1d(emit_kernel<KeyT>, n, 128, stream, p, d_offsets, d_keys, d_tris);
+  launch_1d(emit_kernel<KeyT>, n, 128, stream, p, d_offsets, d_single, d_keys, d_tris);
   large_emit_kernel<KeyT><<<unsigned(num_sms * 8), 256, 0, stream>>>(p, d_large, d_num_large, d_offsets, d_keys, d_tris);
   VT_CUDA_CHECK_LAUNCH();
 }
 
-template void launch_coarse_emit<uint32_t>(const CoarseParams&, const uint64_t*, const uint32_t*, const uint32_t*,
-                                           uint32_t*, uint32_t*, int, cudaStream_t);
-template void launch_coarse_emit<uint64_t>(const CoarseParams&, const uint64_t*, const uint32_t*, const uint32_t*,
-                                           uint64_t*, uint32_t*, int, cudaStream_t);
+template void launch_coarse_emit<uint32_t>(const CoarseParams&, const uint64_t*, const uint64_t*, const uint32_t*,
+                                           const uint32_t*, uint32_t*, uint32_t*, int, cudaStream_t);
+template void launch_coarse_emit<uint64_t>(const CoarseParams&, const uint64_t*, const uint64_t*, const uint32_t*,
+                                           const uint32_t*, uint64_t*, uint32_t*, int, cudaStream_t);
 
 }  // namespace voxtile

@@ -75,8 +75,8 @@ void VoxelizeState::run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const C
   d_tris[0].grow(num_pairs);
   d_tris[1].grow(num_pairs);
   timer.begin("coarse");
-  launch_coarse_emit(cp, d_offsets.data() + cp.tri_begin, d_large.data(), d_num_large.data(), keys[0].data(),
-                     d_tris[0].data(), ctx.num_sms, s);
+  launch_coarse_emit(cp, d_offsets.data() + cp.tri_begin, d_single.data() + cp.tri_begin, d_large.data(),
+                     d_num_large.data(), keys[0].data(), d_tris[0].data(), ctx.num_sms, s);
 
   timer.begin("sort");
   cub::DoubleBuffer<KeyT> dk(keys[0].data(), keys[1].data());
@@ -381,7 +381,8 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   VT_CUDA_CHECK(cudaMemsetAsync(v.d_counts.data() + num_tris, 0, sizeof(uint64_t), s));
   v.d_large.grow(std::max<uint64_t>(1, num_tris));
   v.d_num_large.grow(1);
-  launch_coarse_count(cp, v.d_counts.data(), v.d_large.data(), v.d_num_large.data(), m_ctx.num_sms, s);
+  v.d_single.grow(num_tris);
+  launch_coarse_count(cp, v.d_counts.data(), v.d_single.data(), v.d_large.data(), v.d_num_large.data(), m_ctx.num_sms, s);
   m_ctx.cub.run([&](void* temp, size_t& bytes) {
     return cub::DeviceScan::ExclusiveSum(temp, bytes, v.d_counts.data(), v.d_offsets.data(), int(num_tris + 1), s);
   });

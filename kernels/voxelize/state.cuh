@@ -21,7 +21,7 @@ constexpr uint64_t kSubTileTriangles = 96;
 
 struct VoxelizeState {
   // Coarse raster and sort: tiles per triangle and their scan, large triangles, (key, triangle) pairs.
-  DeviceBuffer<uint64_t> d_counts, d_offsets;
+  DeviceBuffer<uint64_t> d_counts, d_offsets, d_single;  // (d_single: launch_coarse_count)
   DeviceBuffer<uint32_t> d_large, d_num_large;
   // Morton visiting order (launch_triangle_order): triangle ids, index triples, work buffers.
   DeviceBuffer<uint32_t> d_order, d_order_indices, d_order_keys, d_order_tmp;
