@@ -189,31 +189,40 @@ VT_HD inline bool edges_pass(const HalfPlanes<N>& e, int32_t u, int32_t v) {
   return edge_row_pass(e, edge_row(e, v), u);
 }
 
+// Spans of fewer voxels than this are searched from their ends without an estimate (scanline_range,
+// conservative_column_run): the result is the same, the estimate costs more than the tests it saves.
+constexpr int32_t kNarrowSpan = 3;
+
 // Estimated [lo, hi] of scanline v (within [u0, u1]) from the reciprocal form of the paper's
 // equation (6), then fixed up with the exact test so that the result is exactly the set of u in
 // [u0, u1] passing edge_row_pass. Returns false when the scanline is empty.
 template <int N>
 VT_HD inline bool scanline_range(const HalfPlanes<N>& e, const EdgeRow<N>& r, int32_t u0, int32_t u1, int32_t* out_lo,
                                  int32_t* out_hi) {
-  float flo = static_cast<float>(u0), fhi = static_cast<float>(u1);
-  for (int i = 0; i < N; ++i) {
-    const float na = e.na[i];
-    if (na == 0.0f) {
-      if (r.c[i] < 0.0f) return false;  // constant along the scanline, and failing
-      continue;
+  int32_t lo = u0, hi = u1;
+  // A scanline of at most kNarrowSpan columns (small triangles) is fixed up from its ends directly:
+  // fewer operations than the estimate's divisions.
+  if (u1 - u0 >= kNarrowSpan) {
+    float flo = static_cast<float>(u0), fhi = static_cast<float>(u1);
+    for (int i = 0; i < N; ++i) {
+      const float na = e.na[i];
+      if (na == 0.0f) {
+        if (r.c[i] < 0.0f) return false;  // constant along the scanline, and failing
+        continue;
+      }
+      const float root = e.va[i] - r.c[i] / na;  // E_i(root) == 0
+      if (na > 0.0f) {
+        flo = vt_maxf(flo, std::floor(root));
+      } else {
+        fhi = vt_minf(fhi, std::ceil(root));
+      }
     }
-    const float root = e.va[i] - r.c[i] / na;  // E_i(root) == 0
-    if (na > 0.0f) {
-      flo = vt_maxf(flo, std::floor(root));
-    } else {
-      fhi = vt_minf(fhi, std::ceil(root));
-    }
+    if (!(flo <= fhi + 2.0f)) return false;  // estimate far from any passing u (also catches NaN)
+    lo = static_cast<int32_t>(vt_maxf(flo - 1.0f, static_cast<float>(u0)));
+    hi = static_cast<int32_t>(vt_minf(fhi + 1.0f, static_cast<float>(u1)));
+    while (lo > u0 && edge_row_pass(e, r, lo - 1)) --lo;
+    while (hi < u1 && edge_row_pass(e, r, hi + 1)) ++hi;
   }
-  if (!(flo <= fhi + 2.0f)) return false;  // estimate far from any passing u (also catches NaN)
-  int32_t lo = static_cast<int32_t>(vt_maxf(flo - 1.0f, static_cast<float>(u0)));
-  int32_t hi = static_cast<int32_t>(vt_minf(fhi + 1.0f, static_cast<float>(u1)));
-  while (lo > u0 && edge_row_pass(e, r, lo - 1)) --lo;
-  while (hi < u1 && edge_row_pass(e, r, hi + 1)) ++hi;
   while (lo <= hi && !edge_row_pass(e, r, lo)) ++lo;
   while (hi >= lo && !edge_row_pass(e, r, hi)) --hi;
   *out_lo = lo;
@@ -379,7 +388,7 @@ VT_HD inline bool conservative_column_run(const ConservativeSetup& s, const Voxe
   // fix-up, so a reciprocal is good enough.
   const int32_t rlo = r.lo[c], rhi = r.hi[c];
   int32_t wlo = rlo, whi = rhi;
-  if (nc != 0.0f) {
+  if (nc != 0.0f && rhi - rlo >= kNarrowSpan) {
     const float inv_nc = 1.0f / nc;
     const float d0 = v0c - p0 * inv_nc, d1 = v0c - p1 * inv_nc;
     const float dlo = vt_minf(d0, d1), dhi = vt_maxf(d0, d1);
