@@ -299,10 +299,10 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           const Vec3f qb{__shfl_sync(kFull, v1.x, o), __shfl_sync(kFull, v1.y, o), __shfl_sync(kFull, v1.z, o)};
           const Vec3f qc{__shfl_sync(kFull, v2.x, o), __shfl_sync(kFull, v2.y, o), __shfl_sync(kFull, v2.z, o)};
           const int qdom = __shfl_sync(kFull, dom, q);
+          // The column needs only the depth range of the row's box (r, in the frame).
+          const VoxelBox qr{{0, 0, __shfl_sync(kFull, r.lo[2], q)}, {0, 0, __shfl_sync(kFull, r.hi[2], q)}};
           if (j >= ctotal) continue;
           const RowTriangle<kMode> qt(frame_setup(qa, qb, qc));
-          VoxelBox qr;
-          qt.bounds(in_dominant_frame(clip, qdom), &qr);
           int32_t wlo, whi;
           if (qt.column(qr, qu, qv, component(p.dims, qdom), &wlo, &whi)) emit_run(qdom, qu, qv, wlo, whi);
         }
