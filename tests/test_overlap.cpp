@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <set>
 #include <tuple>
@@ -202,6 +204,60 @@ TEST(Overlap, EnumeratorsVisitExactlyTheVoxelsThePerVoxelTestsAccept) {
       ASSERT_EQ(visits_c, enum_c.size()) << "each voxel visited once";
       ASSERT_EQ(visits_t, enum_t.size()) << "each voxel visited once";
     }
+  }
+}
+
+// The GPU's fine raster sets triangles up in their dominant frame (in_dominant_frame: the axes
+// permuted cyclically so that the dominant one is the third) and relies on every setup value and test
+// being the same bits there. Checked here on the CPU: the frame's setup from permuted vertices equals
+// the permuted setup, and both enumerators visit the same voxels in the frame (with the clip box
+// permuted, and the dominant axis forced to 2 even where |n| components tie) as in the grid's axes.
+TEST(Overlap, DominantFrameGivesTheSameBitsAndVoxels) {
+  Gen gen;
+  const VoxelBox clip{{-2, 0, 1}, {14, 11, 13}};  // not symmetric, so that its permutation matters
+  auto same = [](const Vec3f& p, const Vec3f& q) {
+    return std::memcmp(&p, &q, sizeof(Vec3f)) == 0;
+  };
+  std::vector<std::array<Vec3f, 3>> tris;
+  for (int kind = 0; kind < kKinds; ++kind)
+    for (int n = 0; n < 200; ++n) {
+      std::array<Vec3f, 3> t;
+      gen.make(kind, t.data());
+      tris.push_back(t);
+    }
+  // Ties between |n| components: normals (1, 0, -1), (1, 1, 0), (1, 1, 1) and mirror images.
+  tris.push_back({Vec3f{1.5f, 2.0f, 1.5f}, Vec3f{1.5f, 9.0f, 1.5f}, Vec3f{8.5f, 2.0f, 8.5f}});
+  tris.push_back({Vec3f{2.0f, 3.0f, 1.0f}, Vec3f{9.0f, -4.0f, 1.0f}, Vec3f{2.0f, 3.0f, 9.0f}});
+  tris.push_back({Vec3f{9.0f, 0.5f, 0.5f}, Vec3f{0.5f, 9.0f, 0.5f}, Vec3f{0.5f, 0.5f, 9.0f}});
+  tris.push_back({Vec3f{0.5f, 0.5f, 9.0f}, Vec3f{0.5f, 9.0f, 0.5f}, Vec3f{9.0f, 0.5f, 0.5f}});
+  for (size_t n = 0; n < tris.size(); ++n) {
+    const Vec3f* t = tris[n].data();
+    const TriSetup ts = setup_triangle(t[0], t[1], t[2]);
+    const int dom = ts.dom, a = vt_axis_a(dom), b = vt_axis_b(dom);
+    const TriSetup moved = in_dominant_frame(ts);
+    TriSetup f = setup_triangle(in_dominant_frame(t[0], dom), in_dominant_frame(t[1], dom), in_dominant_frame(t[2], dom));
+    f.dom = 2;
+    ASSERT_TRUE(same(f.n, moved.n) && same(f.lo, moved.lo) && same(f.hi, moved.hi)) << "triangle " << n;
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(same(from_dominant_frame(f.v[i], dom), t[i])) << "triangle " << n;
+    const VoxelBox fclip = in_dominant_frame(clip, dom);
+    auto back = [&](VoxelSet& set) {  // frame voxel (u, v, w) -> grid voxel
+      return [&set, dom, a, b](int u, int v, int w) {
+        int ijk[3];
+        ijk[a] = u;
+        ijk[b] = v;
+        ijk[dom] = w;
+        set.insert({ijk[0], ijk[1], ijk[2]});
+      };
+    };
+    auto direct = [](VoxelSet& set) { return [&set](int i, int j, int k) { set.insert({i, j, k}); }; };
+    VoxelSet grid_c, frame_c, grid_t, frame_t;
+    for_each_conservative_voxel(setup_conservative(ts), clip, direct(grid_c));
+    for_each_conservative_voxel(setup_conservative(f), fclip, back(frame_c));
+    const int32_t dims_c = 13;  // the far face of a grid of 13 voxels along the dominant axis
+    for_each_thin_voxel(ts, setup_diamond_edges(ts, dom), clip, dims_c, direct(grid_t));
+    for_each_thin_voxel(f, setup_diamond_edges(f, 2), fclip, dims_c, back(frame_t));
+    ASSERT_EQ(grid_c, frame_c) << "conservative, triangle " << n;
+    ASSERT_EQ(grid_t, frame_t) << "thin, triangle " << n;
   }
 }
 
