@@ -69,6 +69,9 @@ VT_HD inline Vec3f from_dominant_frame(const Vec3f& f, int dom) {  // the invers
 VT_HD inline Int3 in_dominant_frame(const Int3& p, int dom) {
   return dom == 2 ? p : (dom == 0 ? Int3{p.y, p.z, p.x} : Int3{p.z, p.x, p.y});
 }
+VT_HD inline Int3 from_dominant_frame(const Int3& f, int dom) {  // the inverse
+  return dom == 2 ? f : (dom == 0 ? Int3{f.z, f.x, f.y} : Int3{f.y, f.z, f.x});
+}
 VT_HD inline VoxelBox in_dominant_frame(const VoxelBox& box, int dom) {
   const Int3 lo = in_dominant_frame(Int3{box.lo[0], box.lo[1], box.lo[2]}, dom);
   const Int3 hi = in_dominant_frame(Int3{box.hi[0], box.hi[1], box.hi[2]}, dom);
@@ -230,22 +233,6 @@ VT_HD inline bool scanline_range(const HalfPlanes<N>& e, const EdgeRow<N>& r, in
   return lo <= hi;
 }
 
-// Plane/box overlap for voxel (i,j,k): the plane's value at the box corners that minimise and
-// maximise it brackets zero. Evaluated as (n_a*(x_a - v0_a) + n_b*(x_b - v0_b)) + n_c*(x_c - v0_c)
-// with c the dominant axis, so it is monotone along a column of the dominant axis.
-VT_HD inline bool plane_overlaps_voxel(const TriSetup& t, const int32_t ijk[3]) {
-  const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
-  const float na = component(t.n, a), nb = component(t.n, b), nc = component(t.n, c);
-  const float fa = static_cast<float>(ijk[a]), fb = static_cast<float>(ijk[b]), fc = static_cast<float>(ijk[c]);
-  const float v0a = component(t.v[0], a), v0b = component(t.v[0], b), v0c = component(t.v[0], c);
-  const float amin = na > 0.0f ? fa : fa + 1.0f, amax = na > 0.0f ? fa + 1.0f : fa;
-  const float bmin = nb > 0.0f ? fb : fb + 1.0f, bmax = nb > 0.0f ? fb + 1.0f : fb;
-  const float cmin = nc > 0.0f ? fc : fc + 1.0f, cmax = nc > 0.0f ? fc + 1.0f : fc;
-  const float pmin = (na * (amin - v0a) + nb * (bmin - v0b)) + nc * (cmin - v0c);
-  const float pmax = (na * (amax - v0a) + nb * (bmax - v0b)) + nc * (cmax - v0c);
-  return pmin <= 0.0f && pmax >= 0.0f;
-}
-
 // The three 2D projections of a triangle, box form, in the order of the dominant axis first.
 struct ConservativeSetup {
   TriSetup t;
@@ -267,15 +254,46 @@ VT_HD inline bool in_bbox(const TriSetup& t, const int32_t ijk[3]) {
          ijk[1] <= last_voxel(t.hi.y) && ijk[2] >= first_voxel(t.lo.z) && ijk[2] <= last_voxel(t.hi.z);
 }
 
-// The part of the conservative test that varies along a column of the dominant axis: the plane
-// and the two non-dominant projections.
-VT_HD inline bool conservative_column_voxel(const ConservativeSetup& s, const int32_t ijk[3]) {
-  if (!plane_overlaps_voxel(s.t, ijk)) return false;
-  for (int p = 1; p < 3; ++p) {
-    const int c = s.axis[p];
-    if (!edges_pass(s.e[p], ijk[vt_axis_a(c)], ijk[vt_axis_b(c)])) return false;
+// The part of the conservative test that varies along column (u, v) of the dominant projection
+// (u along a = vt_axis_a(c), v along b = vt_axis_b(c), the depth w along the dominant axis c): the
+// plane and the two non-dominant projections, with what does not depend on w evaluated once.
+// Plane/box overlap: the plane's value at the voxel's corners that minimise and maximise it
+// brackets zero, evaluated as (n_a (x_a - v0_a) + n_b (x_b - v0_b)) + n_c (x_c - v0_c). The
+// projection along a has axes (b, c) and the one along b has axes (c, a), so their edge functions
+// (edge_row_pass: na (u' - va) + (nb (v' - vb) + off)) take (v, w) and (w, u). Each of these float
+// tests is monotone in w (every rounding step is), so the accepted voxels of a column form one run.
+struct ConservativeColumn {
+  const ConservativeSetup& s;
+  float fu, fv, nc, v0c;
+  float p0, p1;  // the plane's a,b part at the pixel corners that minimise and maximise it
+  VT_HD ConservativeColumn(const ConservativeSetup& setup, int32_t u, int32_t v)
+      : s(setup), fu(static_cast<float>(u)), fv(static_cast<float>(v)) {
+    const TriSetup& t = s.t;
+    const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
+    const float na = component(t.n, a), nb = component(t.n, b);
+    const float v0a = component(t.v[0], a), v0b = component(t.v[0], b);
+    nc = component(t.n, c);
+    v0c = component(t.v[0], c);
+    p0 = na * ((na > 0.0f ? fu : fu + 1.0f) - v0a) + nb * ((nb > 0.0f ? fv : fv + 1.0f) - v0b);
+    p1 = na * ((na > 0.0f ? fu + 1.0f : fu) - v0a) + nb * ((nb > 0.0f ? fv + 1.0f : fv) - v0b);
   }
-  return true;
+  VT_HD bool pass(int32_t w) const {
+    const float fw = static_cast<float>(w);
+    const float cmin = nc > 0.0f ? fw : fw + 1.0f, cmax = nc > 0.0f ? fw + 1.0f : fw;
+    if (!(p0 + nc * (cmin - v0c) <= 0.0f && p1 + nc * (cmax - v0c) >= 0.0f)) return false;
+    const BoxEdges& e1 = s.e[1];
+    const BoxEdges& e2 = s.e[2];
+    for (int i = 0; i < 3; ++i)
+      if (!(e1.na[i] * (fv - e1.va[i]) + (e1.nb[i] * (fw - e1.vb[i]) + e1.off[i]) >= 0.0f)) return false;
+    for (int i = 0; i < 3; ++i)
+      if (!(e2.na[i] * (fw - e2.va[i]) + (e2.nb[i] * (fu - e2.vb[i]) + e2.off[i]) >= 0.0f)) return false;
+    return true;
+  }
+};
+
+VT_HD inline bool conservative_column_voxel(const ConservativeSetup& s, const int32_t ijk[3]) {
+  const int c = s.t.dom;
+  return ConservativeColumn(s, ijk[vt_axis_a(c)], ijk[vt_axis_b(c)]).pass(ijk[c]);
 }
 
 // The 26-separating (conservative) test for one voxel: bounding boxes, plane, three projections.
@@ -354,54 +372,31 @@ VT_HD inline bool conservative_row_span(const ConservativeSetup& s, const VoxelB
 }
 
 // The conservative voxels of column (u, v) of the dominant projection (u in the span of row v, r
-// from conservative_bounds): the run [*out_lo, *out_hi] along the dominant axis. Column (u, v) is
-// inside the bounding box and passed the dominant projection, so only the plane and the other two
-// projections vary along it; each of their float tests is monotone in the depth w (every rounding
-// step is monotone), so the voxels they accept form one run, found from an estimate by fixing up
-// its ends. The tests are conservative_column_voxel's operations in the same order, with the parts
-// that do not depend on w evaluated once per column. False when the column is empty.
+// from conservative_bounds): the run [*out_lo, *out_hi] along the dominant axis (ConservativeColumn:
+// the column passed the bounding box and the dominant projection, the rest of the test is monotone
+// along it), found by fixing up the ends of an estimate. False when the column is empty.
 VT_HD inline bool conservative_column_run(const ConservativeSetup& s, const VoxelBox& r, int32_t u, int32_t v,
                                           int32_t* out_lo, int32_t* out_hi) {
-  const TriSetup& t = s.t;
-  const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
-  const float na = component(t.n, a), nb = component(t.n, b), nc = component(t.n, c);
-  const float v0a = component(t.v[0], a), v0b = component(t.v[0], b), v0c = component(t.v[0], c);
-  const float fu = static_cast<float>(u), fv = static_cast<float>(v);
-  // The plane's a,b part at the pixel corners that minimise and maximise it (plane_overlaps_voxel).
-  const float p0 = na * ((na > 0.0f ? fu : fu + 1.0f) - v0a) + nb * ((nb > 0.0f ? fv : fv + 1.0f) - v0b);
-  const float p1 = na * ((na > 0.0f ? fu + 1.0f : fu) - v0a) + nb * ((nb > 0.0f ? fv + 1.0f : fv) - v0b);
-  // Projection along a has axes (b, c), so u' = v and v' = w; projection along b has axes (c, a),
-  // so u' = w and v' = u (edge_row_pass: na * (u' - va) + (nb * (v' - vb) + off) >= 0).
-  const BoxEdges& e1 = s.e[1];
-  const BoxEdges& e2 = s.e[2];
-  auto pass = [&](int32_t w) {
-    const float fw = static_cast<float>(w);
-    const float cmin = nc > 0.0f ? fw : fw + 1.0f, cmax = nc > 0.0f ? fw + 1.0f : fw;
-    if (!(p0 + nc * (cmin - v0c) <= 0.0f && p1 + nc * (cmax - v0c) >= 0.0f)) return false;
-    for (int i = 0; i < 3; ++i)
-      if (!(e1.na[i] * (fv - e1.va[i]) + (e1.nb[i] * (fw - e1.vb[i]) + e1.off[i]) >= 0.0f)) return false;
-    for (int i = 0; i < 3; ++i)
-      if (!(e2.na[i] * (fw - e2.va[i]) + (e2.nb[i] * (fu - e2.vb[i]) + e2.off[i]) >= 0.0f)) return false;
-    return true;
-  };
-  // Estimated depth range of the plane over pixel [u,u+1]x[v,v+1]. The estimate only seeds the
-  // fix-up, so a reciprocal is good enough.
+  const ConservativeColumn col(s, u, v);
+  const int c = s.t.dom;
   const int32_t rlo = r.lo[c], rhi = r.hi[c];
   int32_t wlo = rlo, whi = rhi;
-  if (nc != 0.0f && rhi - rlo >= kNarrowSpan) {
-    const float inv_nc = 1.0f / nc;
-    const float d0 = v0c - p0 * inv_nc, d1 = v0c - p1 * inv_nc;
+  // Estimated depth range of the plane over pixel [u,u+1]x[v,v+1] (not for spans of a few voxels).
+  // The estimate only seeds the fix-up, so a reciprocal is good enough.
+  if (col.nc != 0.0f && rhi - rlo >= kNarrowSpan) {
+    const float inv_nc = 1.0f / col.nc;
+    const float d0 = col.v0c - col.p0 * inv_nc, d1 = col.v0c - col.p1 * inv_nc;
     const float dlo = vt_minf(d0, d1), dhi = vt_maxf(d0, d1);
     // Voxel w touches depths [dlo, dhi] iff ceil(dlo) - 1 <= w <= floor(dhi).
     const float elo = std::ceil(dlo) - 1.0f, ehi = std::floor(dhi);
     if (elo > static_cast<float>(wlo)) wlo = elo < static_cast<float>(whi) ? static_cast<int32_t>(elo) : whi;
     if (ehi < static_cast<float>(whi)) whi = ehi > static_cast<float>(wlo) ? static_cast<int32_t>(ehi) : wlo;
   }
-  while (wlo > rlo && pass(wlo - 1)) --wlo;
-  while (whi < rhi && pass(whi + 1)) ++whi;
-  while (wlo <= whi && !pass(wlo)) ++wlo;
+  while (wlo > rlo && col.pass(wlo - 1)) --wlo;
+  while (whi < rhi && col.pass(whi + 1)) ++whi;
+  while (wlo <= whi && !col.pass(wlo)) ++wlo;
   if (wlo > whi) return false;
-  while (whi > wlo && !pass(whi)) --whi;
+  while (whi > wlo && !col.pass(whi)) --whi;
   *out_lo = wlo;
   *out_hi = whi;
   return true;
@@ -413,13 +408,9 @@ template <class F>
 VT_HD inline void conservative_column(const ConservativeSetup& s, const VoxelBox& r, int32_t u, int32_t v, F&& f) {
   int32_t wlo, whi;
   if (!conservative_column_run(s, r, u, v, &wlo, &whi)) return;
-  const int c = s.t.dom;
-  int32_t ijk[3];
-  ijk[vt_axis_a(c)] = u;
-  ijk[vt_axis_b(c)] = v;
   for (int32_t w = wlo; w <= whi; ++w) {
-    ijk[c] = w;
-    f(ijk[0], ijk[1], ijk[2]);
+    const Int3 g = from_dominant_frame(Int3{u, v, w}, s.t.dom);
+    f(g.x, g.y, g.z);
   }
 }
 
@@ -478,12 +469,8 @@ template <class F>
 VT_HD inline void thin_column(const TriSetup& t, const VoxelBox& r, int32_t u, int32_t v, int32_t dims_c, F&& f) {
   int32_t w;
   if (!thin_column_voxel(t, r, u, v, dims_c, &w)) return;
-  const int c = t.dom;
-  int32_t ijk[3];
-  ijk[vt_axis_a(c)] = u;
-  ijk[vt_axis_b(c)] = v;
-  ijk[c] = w;
-  f(ijk[0], ijk[1], ijk[2]);
+  const Int3 g = from_dominant_frame(Int3{u, v, w}, t.dom);
+  f(g.x, g.y, g.z);
 }
 
 // Visits the thin voxels of row v (r from thin_bounds).

@@ -240,7 +240,7 @@ TEST(Overlap, DominantFrameGivesTheSameBitsAndVoxels) {
     ASSERT_TRUE(same(f.n, moved.n) && same(f.lo, moved.lo) && same(f.hi, moved.hi)) << "triangle " << n;
     for (int i = 0; i < 3; ++i) ASSERT_TRUE(same(from_dominant_frame(f.v[i], dom), t[i])) << "triangle " << n;
     const VoxelBox fclip = in_dominant_frame(clip, dom);
-    auto back = [&](VoxelSet& set) {  // frame voxel (u, v, w) -> grid voxel
+    auto back = [&](VoxelSet& set) {  // frame voxel (u, v, w) -> grid voxel, by hand
       return [&set, dom, a, b](int u, int v, int w) {
         int ijk[3];
         ijk[a] = u;
@@ -249,6 +249,13 @@ TEST(Overlap, DominantFrameGivesTheSameBitsAndVoxels) {
         set.insert({ijk[0], ijk[1], ijk[2]});
       };
     };
+    for (const Int3 p : {Int3{1, 2, 3}, Int3{-4, 7, 0}}) {  // from_dominant_frame inverts in_dominant_frame
+      const Int3 q = from_dominant_frame(in_dominant_frame(p, dom), dom);
+      ASSERT_TRUE(q.x == p.x && q.y == p.y && q.z == p.z) << "dom " << dom;
+      const Int3 g = from_dominant_frame(Int3{p.x, p.y, p.z}, dom);  // (u, v, w) lands on axes a, b, dom
+      const int32_t gi[3] = {g.x, g.y, g.z};
+      ASSERT_TRUE(gi[a] == p.x && gi[b] == p.y && gi[dom] == p.z) << "dom " << dom;
+    }
     auto direct = [](VoxelSet& set) { return [&set](int i, int j, int k) { set.insert({i, j, k}); }; };
     VoxelSet grid_c, frame_c, grid_t, frame_t;
     for_each_conservative_voxel(setup_conservative(ts), clip, direct(grid_c));

@@ -1,6 +1,7 @@
 // Brick merge: after the bricks are sorted by key, each run of equal keys (from virtual tiles of
 // one tile, or from triangle batches) becomes one brick: OR of the masks, the target's blend of
-// the values (add, max of codes, 64-bit fixed-point add), decoded into the output values.
+// the values (add, max of codes, 64-bit fixed-point add), decoded into the output values. Binary
+// bricks may skip the sort: a bitmap of the grid's bricks ranks them (launch_bitmap_merge).
 #include <cub/device/device_scan.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>

@@ -68,9 +68,8 @@ __global__ void emit_kernel(CoarseParams p, const uint64_t* __restrict__ offsets
     return;
   }
   const TriSetup t = setup_triangle(p.mesh.d_grid[i0], p.mesh.d_grid[i1], p.mesh.d_grid[i2]);
-  TileFootprint fp;
-  if (!footprint_range(t, p.mode, p.dims, &fp)) return;
-  if (!fp.single_tile() && fp.columns() > kLargeColumns) return;  // emitted by large_emit_kernel
+  TileFootprint fp;  // (the count pass found it non-empty, over several tiles, not large)
+  footprint_range(t, p.mode, p.dims, &fp);
   uint64_t o = offsets[i] - p.pair_base;
   const KeyT dom = KeyT(t.dom);
   for_each_tile_of(fp, t, p.tiles, [&](uint64_t tile) {

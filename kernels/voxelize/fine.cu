@@ -5,8 +5,9 @@
 // atomic and spread their rows over the lanes (binary targets: or, when the rows differ much in
 // length, the rows' columns); each lane rasters its row or column with the shared functions of
 // core/overlap.h, shades each fragment with the target's functor (core/targets.h) and blends with
-// shared-memory atomics (OR, add, max). Then each warp writes out non-empty 8^3 bricks: masks built
-// with ballots, one global atomic per brick.
+// shared-memory atomics (OR, add, max). Then the tile's non-empty 8^3 bricks are written out, masks
+// built with ballots: for binary tiles one global atomic takes all their slots, for value tiles one
+// per brick.
 #include "core/sparse_grid.h"
 #include "kernels/common.cuh"
 #include "kernels/voxelize/stages.cuh"
@@ -33,10 +34,6 @@ constexpr int fine_threads(Word w, int team_warps, bool sub) {
 // is slower than the default. Value tiles are limited by shared memory, not registers.
 constexpr int kBinaryMinBlocks = 4;
 constexpr uint32_t kBalanceMinColumns = 3;
-
-// The component of a 3-array at a run-time axis, with selects (an indexed load would put the
-// array in local memory).
-__device__ inline int32_t pick3(const int32_t (&x)[3], int axis) { return axis == 0 ? x[0] : (axis == 1 ? x[1] : x[2]); }
 
 // The part of a voxel's bit index in a binary tile (brick << 9 | brick_offset, 4^3 bricks of 8^3)
 // that coordinate x (0 to 31) along `axis` contributes: the bit indices are ORs of one term per axis.
@@ -183,16 +180,15 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
     // The run [wlo, whi] along the dominant axis `dom` of column (u, v) of its projection
     // (core/overlap.h: a = vt_axis_a(dom) is u's axis, b = vt_axis_b(dom) v's).
     auto emit_run = [&](int dom, int32_t u, int32_t v, int32_t wlo, int32_t whi) {
-      const int a = vt_axis_a(dom), b = vt_axis_b(dom);
       if constexpr (kWord == Word::kBit && !kSub) {
         // A voxel's bit in the tile, brick << 9 | brick_offset, is an OR of one term per axis, so
         // the bits of a run that share a word are set with one atomic.
         static_assert(kAxisShift == 2 && kWordsPerBrick * 32 == kBrickVoxels, "tile_axis_bits' layout");
-        const uint32_t fixed = tile_axis_bits(a, u - pick3(base, a)) | tile_axis_bits(b, v - pick3(base, b));
-        const int32_t bc = pick3(base, dom);
-        uint32_t word = (fixed | tile_axis_bits(dom, wlo - bc)) >> 5, mask = 0;
+        const Int3 fbase = in_dominant_frame(Int3{base[0], base[1], base[2]}, dom);
+        const uint32_t fixed = tile_axis_bits(vt_axis_a(dom), u - fbase.x) | tile_axis_bits(vt_axis_b(dom), v - fbase.y);
+        uint32_t word = (fixed | tile_axis_bits(dom, wlo - fbase.z)) >> 5, mask = 0;
         for (int32_t w = wlo; w <= whi; ++w) {
-          const uint32_t bit = fixed | tile_axis_bits(dom, w - bc);
+          const uint32_t bit = fixed | tile_axis_bits(dom, w - fbase.z);
           if ((bit >> 5) != word) {
             atomicOr(&tile_mem[word], mask);
             word = bit >> 5;
@@ -203,8 +199,8 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
         atomicOr(&tile_mem[word], mask);
       } else {
         for (int32_t w = wlo; w <= whi; ++w) {
-          // (i, j, k): dom 0 -> (w, u, v), 1 -> (v, w, u), 2 -> (u, v, w)
-          emit(dom == 0 ? w : (a == 0 ? u : v), dom == 1 ? w : (a == 1 ? u : v), dom == 2 ? w : (a == 2 ? u : v));
+          const Int3 g = from_dominant_frame(Int3{u, v, w}, dom);
+          emit(g.x, g.y, g.z);
         }
       }
     };
@@ -311,6 +307,10 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
     team_sync();
 
     // Write-out; the tile memory is cleared for the next tile as it is read.
+    auto tile_brick_key = [&](int lb) {  // brick lb of the tile (bricks x-major, as brick_offset)
+      return brick_key((base[0] >> 3) + (lb >> (2 * kAxisShift)), (base[1] >> 3) + ((lb >> kAxisShift) & (kAxisBricks - 1)),
+                       (base[2] >> 3) + (lb & (kAxisBricks - 1)));
+    };
     if constexpr (kWord == Word::kBit) {
       // Binary (a warp per tile): which bricks are non-empty, then one global atomic for their
       // slots and two bricks per step. Lane l reads words l + 32 k: bricks 2k (lanes 0-15) and
@@ -336,14 +336,11 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
         const unsigned long long slot = first + half;
         if (slot < p.out.capacity) {
           p.out.d_masks[slot * kBrickMaskWords + w] = *word;
-          if (w == 0)
-            p.out.d_keys[slot] = brick_key((base[0] >> 3) + (lb >> 4), (base[1] >> 3) + ((lb >> 2) & 3), (base[2] >> 3) + (lb & 3));
+          if (w == 0) p.out.d_keys[slot] = tile_brick_key(lb);
         }
         *word = 0;
       }
     } else for (int lb = team_warp; lb < kBricks; lb += kTeamWarps) {
-      const int32_t bx = (base[0] >> 3) + (lb >> (2 * kAxisShift)), by = (base[1] >> 3) + ((lb >> kAxisShift) & (kAxisBricks - 1)),
-                    bz = (base[2] >> 3) + (lb & (kAxisBricks - 1));
       uint32_t* brick = tile_mem + lb * kWordsPerBrick;
       uint32_t mask_word = 0;
       bool any = false;
@@ -363,7 +360,7 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
       slot = __shfl_sync(kFull, slot, 0);
       if (slot < p.out.capacity) {
         if (lane < kBrickMaskWords) p.out.d_masks[slot * kBrickMaskWords + lane] = mask_word;
-        if (lane == 0) p.out.d_keys[slot] = brick_key(bx, by, bz);
+        if (lane == 0) p.out.d_keys[slot] = tile_brick_key(lb);
         for (int w = lane; w < kValueWords; w += 32) p.out.d_values[slot * kValueWords + w] = brick[w];
       }
       for (int w = lane; w < kWordsPerBrick; w += 32) brick[w] = 0;

@@ -263,6 +263,7 @@ SparseGrid VoxelizeState::merge_target(GpuContext& ctx, size_t t, const GridSpec
   const Int3 nbricks = grid_bricks(spec.dims);
   const uint64_t index_range = uint64_t(nbricks.x) * uint64_t(nbricks.y) * uint64_t(nbricks.z);
   const bool indices32 = index_range <= (uint64_t(1) << 32) && !ctx.opt.merge_by_brick_key;
+  uint64_t num_unique = 0;
   // Binary bricks merge through a bitmap of the grid's bricks (no sort: 5 launches instead of about
   // 10) when the bitmap's scan is not much more work than sorting the bricks.
   if (!values && indices32 && bitmap_merge_words(nbricks) <= 8 * num_bricks + 65536) {
@@ -273,45 +274,40 @@ SparseGrid VoxelizeState::merge_target(GpuContext& ctx, size_t t, const GridSpec
     d_out_masks.grow(num_bricks * kBrickMaskWords);
     launch_bitmap_merge(b.d_keys.data(), num_bricks, nbricks, d_brick_bitmap.data(), d_word_rank.data(), ctx.cub,
                         b.d_masks.data(), d_out_keys.data(), d_out_masks.data(), s);
-    const uint64_t num_unique = read_scalar(d_word_rank.data() + words, s);
-    timer.begin(download_name.c_str());
-    grid.keys.resize(num_unique);
-    grid.masks.resize(num_unique);
-    ctx.download(grid.keys.data(), d_out_keys.data(), num_unique * sizeof(uint64_t));
-    ctx.download(grid.masks.data(), d_out_masks.data(), num_unique * sizeof(BrickMask));
-    return grid;
-  }
-  d_iota.grow(num_bricks);
-  d_perm.grow(num_bricks);
-  d_starts.grow(num_bricks);
-  const int nb = int(num_bricks);
-  // Sorts (key, index) pairs, then marks the runs of equal keys.
-  auto sort_and_select = [&](auto* keys, auto* sorted, int end_bit) {
-    ctx.cub.run([&](void* temp, size_t& bytes) {
-      return cub::DeviceRadixSort::SortPairs(temp, bytes, keys, sorted, d_iota.data(), d_perm.data(), nb, 0, end_bit, s);
-    });
-    using KeyT = std::remove_pointer_t<decltype(sorted)>;
-    select_run_starts(ctx.runs, num_bricks, SortedKeyAt<KeyT>{sorted}, d_starts.data(), s);
-  };
-  if (indices32) {
-    // Linear brick indices: 21 bits at 1024^3 instead of the key's 63, so the radix sort takes
-    // three passes over 32-bit keys instead of eight over 64-bit ones.
-    d_brick_index.grow(num_bricks);
-    d_sorted_index.grow(num_bricks);
-    launch_brick_sort_keys(b.d_keys.data(), num_bricks, nbricks, d_brick_index.data(), d_iota.data(), s);
-    sort_and_select(d_brick_index.data(), d_sorted_index.data(), bits_for(index_range));
+    num_unique = read_scalar(d_word_rank.data() + words, s);
   } else {
-    d_sorted_keys.grow(num_bricks);
-    launch_iota(d_iota.data(), num_bricks, s);
-    sort_and_select(b.d_keys.data(), d_sorted_keys.data(), 3 * kBrickKeyBits);
+    d_iota.grow(num_bricks);
+    d_perm.grow(num_bricks);
+    d_starts.grow(num_bricks);
+    const int nb = int(num_bricks);
+    // Sorts (key, index) pairs, then marks the runs of equal keys.
+    auto sort_and_select = [&](auto* keys, auto* sorted, int end_bit) {
+      ctx.cub.run([&](void* temp, size_t& bytes) {
+        return cub::DeviceRadixSort::SortPairs(temp, bytes, keys, sorted, d_iota.data(), d_perm.data(), nb, 0, end_bit, s);
+      });
+      using KeyT = std::remove_pointer_t<decltype(sorted)>;
+      select_run_starts(ctx.runs, num_bricks, SortedKeyAt<KeyT>{sorted}, d_starts.data(), s);
+    };
+    if (indices32) {
+      // Linear brick indices: 21 bits at 1024^3 instead of the key's 63, so the radix sort takes
+      // three passes over 32-bit keys instead of eight over 64-bit ones.
+      d_brick_index.grow(num_bricks);
+      d_sorted_index.grow(num_bricks);
+      launch_brick_sort_keys(b.d_keys.data(), num_bricks, nbricks, d_brick_index.data(), d_iota.data(), s);
+      sort_and_select(d_brick_index.data(), d_sorted_index.data(), bits_for(index_range));
+    } else {
+      d_sorted_keys.grow(num_bricks);
+      launch_iota(d_iota.data(), num_bricks, s);
+      sort_and_select(b.d_keys.data(), d_sorted_keys.data(), 3 * kBrickKeyBits);
+    }
+    num_unique = read_scalar(ctx.runs.total(), s);
+    d_out_keys.grow(num_unique);
+    d_out_masks.grow(num_unique * kBrickMaskWords);
+    if (values) d_out_values.grow(num_unique * out_words);
+    launch_brick_merge(b.d_keys.data(), d_perm.data(), d_starts.data(), num_unique, num_bricks, b.d_masks.data(),
+                       values ? b.d_values.data() : nullptr, d_out_keys.data(), d_out_masks.data(),
+                       values ? d_out_values.data() : nullptr, target, consts, s);
   }
-  const uint64_t num_unique = read_scalar(ctx.runs.total(), s);
-  d_out_keys.grow(num_unique);
-  d_out_masks.grow(num_unique * kBrickMaskWords);
-  if (values) d_out_values.grow(num_unique * out_words);
-  launch_brick_merge(b.d_keys.data(), d_perm.data(), d_starts.data(), num_unique, num_bricks, b.d_masks.data(),
-                     values ? b.d_values.data() : nullptr, d_out_keys.data(), d_out_masks.data(),
-                     values ? d_out_values.data() : nullptr, target, consts, s);
 
   timer.begin(download_name.c_str());
   grid.keys.resize(num_unique);
