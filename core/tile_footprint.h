@@ -16,16 +16,21 @@ namespace voxtile {
 constexpr int kTileLog2 = 5;  // 32^3-voxel tiles: 4x4x4 bricks
 constexpr int kTileDim = 1 << kTileLog2;
 
+// Kept in the coordinates of the triangle's dominant frame (core/overlap.h in_dominant_frame: axes
+// a, b of its projection and its dominant axis c are 0, 1, 2), so that every array index is known
+// at compile time: with run-time axes the GPU kept this struct in local memory (232 bytes of stack
+// per thread of the coarse raster). The cyclic permutation gives the same values, so the same tiles
+// in the same order (footprint_tile maps a frame tile back to the grid's).
 struct TileFootprint {
-  VoxelBox box;  // voxel range the triangle may write (clipped to the grid)
+  VoxelBox box;            // voxel range the triangle may write (clipped to the grid), in the frame
   int32_t tlo[3], thi[3];  // the same in tiles
-  int c, a, b;   // dominant axis and the two axes of its projection
-  double v[3][3];
+  int dom;                 // the triangle's dominant axis (the frame's axis 2)
+  double v[3][3];          // vertices, in the frame
   double ena[3], enb[3];   // 2D edge normals, oriented like the fine raster's
   double ka, kb;           // depth = v0c - (ka (x_a - v0a) + kb (x_b - v0b))
   bool has_depth, trim_2d;
 
-  VT_HD uint32_t columns() const { return uint32_t(thi[a] - tlo[a] + 1) * uint32_t(thi[b] - tlo[b] + 1); }
+  VT_HD uint32_t columns() const { return uint32_t(thi[0] - tlo[0] + 1) * uint32_t(thi[1] - tlo[1] + 1); }
   VT_HD bool single_tile() const { return tlo[0] == thi[0] && tlo[1] == thi[1] && tlo[2] == thi[2]; }
 };
 
@@ -38,6 +43,12 @@ VT_HD inline uint64_t tile_index(const Int3& tiles, int32_t x, int32_t y, int32_
   return (uint64_t(x) * uint64_t(tiles.y) + uint64_t(y)) * uint64_t(tiles.z) + uint64_t(z);
 }
 
+// Linear index of tile (ta, tb, tc) of a footprint's frame.
+VT_HD inline uint64_t footprint_tile(const TileFootprint& fp, const Int3& tiles, int32_t ta, int32_t tb, int32_t tc) {
+  const Int3 g = from_dominant_frame(Int3{ta, tb, tc}, fp.dom);
+  return tile_index(tiles, g.x, g.y, g.z);
+}
+
 // Tile (x, y, z) of a linear index (the inverse of tile_index).
 VT_HD inline Int3 tile_coords(const Int3& tiles, uint64_t index) {
   return {int32_t(index / (uint64_t(tiles.z) * uint64_t(tiles.y))), int32_t((index / uint64_t(tiles.z)) % uint64_t(tiles.y)),
@@ -46,10 +57,9 @@ VT_HD inline Int3 tile_coords(const Int3& tiles, uint64_t index) {
 
 // Step 1: the voxel and tile ranges. False when the triangle writes nothing in the grid.
 VT_HD inline bool footprint_range(const TriSetup& t, VoxelMode mode, const Int3& dims, TileFootprint* fp) {
-  fp->c = t.dom;  // the axes first: columns() needs them before footprint_planes
-  fp->a = vt_axis_a(t.dom);
-  fp->b = vt_axis_b(t.dom);
-  if (!triangle_voxel_range(t, mode, dims, &fp->box)) return false;
+  fp->dom = t.dom;
+  // (in the frame the dominant axis is 2, which triangle_voxel_range widens in thin mode)
+  if (!triangle_voxel_range(in_dominant_frame(t), mode, in_dominant_frame(dims, t.dom), &fp->box)) return false;
   for (int k = 0; k < 3; ++k) {
     fp->tlo[k] = fp->box.lo[k] >> kTileLog2;
     fp->thi[k] = fp->box.hi[k] >> kTileLog2;
@@ -60,11 +70,12 @@ VT_HD inline bool footprint_range(const TriSetup& t, VoxelMode mode, const Int3&
 // Step 2 (only needed when the range spans several tiles, after footprint_range): the
 // double-precision plane and edges.
 VT_HD inline void footprint_planes(const TriSetup& t, TileFootprint* fp) {
-  const int c = fp->c, a = fp->a, b = fp->b;
+  constexpr int c = 2, a = 0, b = 1;  // the frame's axes
   for (int i = 0; i < 3; ++i) {
-    fp->v[i][0] = t.v[i].x;
-    fp->v[i][1] = t.v[i].y;
-    fp->v[i][2] = t.v[i].z;
+    const Vec3f p = in_dominant_frame(t.v[i], fp->dom);
+    fp->v[i][0] = p.x;
+    fp->v[i][1] = p.y;
+    fp->v[i][2] = p.z;
   }
   double e1[3], e2[3], n[3];
   for (int k = 0; k < 3; ++k) {
@@ -76,7 +87,7 @@ VT_HD inline void footprint_planes(const TriSetup& t, TileFootprint* fp) {
   n[2] = e1[0] * e2[1] - e1[1] * e2[0];
   // The fine raster orients edges by the float normal; when float and double disagree (a sliver
   // near degeneracy) the 2D trim is skipped rather than risk dropping a tile the fine raster needs.
-  const float nc_float = component(t.n, c);
+  const float nc_float = component(t.n, fp->dom);
   const double s = nc_float >= 0.0f ? 1.0 : -1.0;
   fp->trim_2d = nc_float != 0.0f && (n[c] >= 0.0) == (nc_float >= 0.0f) && n[c] != 0.0;
   for (int i = 0; i < 3; ++i) {
@@ -91,15 +102,15 @@ VT_HD inline void footprint_planes(const TriSetup& t, TileFootprint* fp) {
 
 // Tile column k of the footprint (row-major over the tile columns of the range).
 VT_HD inline void footprint_column(const TileFootprint& fp, uint32_t k, int32_t* ta, int32_t* tb) {
-  const uint32_t nb = uint32_t(fp.thi[fp.b] - fp.tlo[fp.b] + 1);
-  *ta = fp.tlo[fp.a] + int32_t(k / nb);
-  *tb = fp.tlo[fp.b] + int32_t(k % nb);
+  const uint32_t nb = uint32_t(fp.thi[1] - fp.tlo[1] + 1);
+  *ta = fp.tlo[0] + int32_t(k / nb);
+  *tb = fp.tlo[1] + int32_t(k % nb);
 }
 
-// Calls f(linear tile index) for the tiles of tile column (ta, tb) the triangle may write.
+// Calls f(linear tile index) for the tiles of tile column (ta, tb) (in the frame) the triangle may write.
 template <class F>
 VT_HD inline void for_each_tile_in_column(const TileFootprint& fp, const Int3& tiles, int32_t ta, int32_t tb, F&& f) {
-  const int a = fp.a, b = fp.b, c = fp.c;
+  constexpr int c = 2, a = 0, b = 1;  // the frame's axes
   const int32_t la = ta << kTileLog2, ha = (ta + 1) << kTileLog2, lb = tb << kTileLog2, hb = (tb + 1) << kTileLog2;
   const double a0 = double(la > fp.box.lo[a] ? la : fp.box.lo[a]) - 1.0;
   const double a1 = double(ha < fp.box.hi[a] + 1 ? ha : fp.box.hi[a] + 1) + 1.0;
@@ -124,13 +135,7 @@ VT_HD inline void for_each_tile_in_column(const TileFootprint& fp, const Int3& t
     if (lo_t > double(c0)) c0 = lo_t > double(c1) ? c1 + 1 : int32_t(lo_t);
     if (hi_t < double(c1)) c1 = hi_t < double(c0) ? c0 - 1 : int32_t(hi_t);
   }
-  int32_t ijk[3];
-  ijk[a] = ta;
-  ijk[b] = tb;
-  for (int32_t tc = c0; tc <= c1; ++tc) {
-    ijk[c] = tc;
-    f(tile_index(tiles, ijk[0], ijk[1], ijk[2]));
-  }
+  for (int32_t tc = c0; tc <= c1; ++tc) f(footprint_tile(fp, tiles, ta, tb, tc));
 }
 
 // Calls f(linear tile index) for every tile of a footprint that footprint_range accepted
@@ -138,7 +143,7 @@ VT_HD inline void for_each_tile_in_column(const TileFootprint& fp, const Int3& t
 template <class F>
 VT_HD inline void for_each_tile_of(TileFootprint& fp, const TriSetup& t, const Int3& tiles, F&& f) {
   if (fp.single_tile()) {
-    f(tile_index(tiles, fp.tlo[0], fp.tlo[1], fp.tlo[2]));
+    f(footprint_tile(fp, tiles, fp.tlo[0], fp.tlo[1], fp.tlo[2]));
     return;
   }
   footprint_planes(t, &fp);

@@ -36,7 +36,7 @@ __global__ void count_kernel(CoarseParams p, uint64_t* __restrict__ counts, uint
   if (footprint_range(t, p.mode, p.dims, &fp)) {
     if (fp.single_tile()) {
       n = 1;
-      todo = (tile_index(p.tiles, fp.tlo[0], fp.tlo[1], fp.tlo[2]) << 2) | uint64_t(t.dom);
+      todo = (footprint_tile(fp, p.tiles, fp.tlo[0], fp.tlo[1], fp.tlo[2]) << 2) | uint64_t(t.dom);
     } else if (fp.columns() > kLargeColumns) {
       large[atomicAdd(num_large, 1u)] = pos;  // counted by large_count_kernel
     } else {
