@@ -38,7 +38,6 @@ struct VoxelizeStats {
   uint64_t tiles = 0;          // non-empty tiles
   uint64_t bricks = 0;
   uint64_t active_voxels = 0;
-  double triangle_disorder = -1;  // GPU, large meshes: the sampled disorder of the triangle order (api.h)
   bool morton_order = false;      // GPU: the coarse raster visited triangles in Morton order
   std::vector<std::pair<std::string, double>> stage_ms;  // in pipeline order
   void add_stage(const std::string& name, double ms) { stage_ms.emplace_back(name, ms); }

@@ -34,18 +34,16 @@ inline const char* scan_method_name(ScanMethod m) {
   return m == ScanMethod::kTiles ? "tiles" : m == ScanMethod::kTilesCub ? "tiles-cub" : "words-cub";
 }
 
-// The order in which the coarse raster visits triangles: as the mesh lists them, along a Morton
-// curve of their centroids (a radix sort first; the same grids, since every blend is
-// order-independent), or auto: Morton for meshes of kMortonMinTriangles or more whose sampled
-// disorder (triangle_disorder, kernels/voxelize/stages.cuh) exceeds kMortonMinDisorder. Measured on
-// an H200 (scripts/bench-results/issue14-h200-2026-11-24.md, index triples gathered in that order):
-// the 6.4M dragon shuffled (disorder 1.00) 3.64 -> 2.82 ms (sort 0.58, coarse 1.76 -> 0.65); listed
-// by quarters (0.60) no gain (sort 0.38-0.42 + coarse 0.74 against coarse 1.13); in file order (0.05)
-// nothing to gain; 3M tubes in file order (0.64) lose (the fine raster is slower on Morton-ordered
-// tiles of long thin triangles), hence only near-random orders.
+// The order in which the coarse raster visits triangles: as the mesh lists them, or along a Morton
+// curve of their centroids (a radix sort of 24-bit keys, then the index triples gathered in that
+// order; the same grids, since every blend is order-independent). auto is the mesh's order.
+// Measured on an H200 (scripts/bench-results/issue14-coarse-h200-2026-11-24.md): since the coarse
+// raster keeps its footprint in registers, Morton order pays on none of issue 14's cases (GPU total
+// ms, mesh / Morton order): 6.4M dragon shuffled 1.98 / 2.16 (the sort alone 0.56), by quarters
+// 1.93 / 2.06, in file order 1.53 / 1.90; 1.6M dragon shuffled 0.93 / 0.93; 3M tubes 6.95 / 7.34.
+// (Before, with 232 bytes of local memory per coarse thread, the shuffled 6.4M dragon took 3.64 ms
+// in mesh order and 2.82 in Morton order, and auto sampled the order to choose.)
 enum class TriangleOrder : int { kAuto = 0, kMesh = 1, kMorton = 2 };
-constexpr uint64_t kMortonMinTriangles = 1u << 20;
-constexpr double kMortonMinDisorder = 0.9;
 
 // Measured on an H200 (scripts/bench-results/issue14-h200-2026-11-24.md), fine raster ms, rows only
 // / columns (101): 100k dragon at 1024^3 (1.52 pairs per triangle) 0.352 / 0.311, bunny at 2048^3

@@ -43,26 +43,45 @@ DeviceStream::~DeviceStream() {
   if (m_stream) cudaStreamDestroy(m_stream);
 }
 
+namespace {
+// Timing events of this thread, per device, kept for the next timer (never destroyed: see
+// pinned_scalar_slot).
+std::vector<std::pair<int, cudaEvent_t>>& event_pool() {
+  thread_local std::vector<std::pair<int, cudaEvent_t>> pool;
+  return pool;
+}
+}  // namespace
+
 StageTimer::~StageTimer() {
-  for (Span& s : m_spans) {
-    cudaEventDestroy(s.start);
-    cudaEventDestroy(s.stop);
-  }
+  for (cudaEvent_t e : m_events) event_pool().emplace_back(m_device, e);
+}
+
+size_t StageTimer::mark() {
+  if (m_device < 0) VT_CUDA_CHECK(cudaGetDevice(&m_device));
+  auto& pool = event_pool();
+  cudaEvent_t e = nullptr;
+  for (size_t i = pool.size(); i-- > 0;)
+    if (pool[i].first == m_device) {
+      e = pool[i].second;
+      pool.erase(pool.begin() + std::ptrdiff_t(i));
+      break;
+    }
+  if (!e) VT_CUDA_CHECK(cudaEventCreate(&e));
+  m_events.push_back(e);
+  VT_CUDA_CHECK(cudaEventRecord(e, m_stream));
+  return m_events.size() - 1;
 }
 
 void StageTimer::begin(const char* name) {
-  end();
-  Span s{name, nullptr, nullptr};
-  VT_CUDA_CHECK(cudaEventCreate(&s.start));
-  VT_CUDA_CHECK(cudaEventCreate(&s.stop));
-  VT_CUDA_CHECK(cudaEventRecord(s.start, m_stream));
-  m_spans.push_back(s);
+  const size_t e = mark();
+  if (m_open) m_spans.back().to = e;
+  m_spans.push_back({name, e, e});
   m_open = true;
 }
 
 void StageTimer::end() {
   if (!m_open) return;
-  VT_CUDA_CHECK(cudaEventRecord(m_spans.back().stop, m_stream));
+  m_spans.back().to = mark();
   m_open = false;
 }
 
@@ -70,9 +89,9 @@ std::vector<std::pair<std::string, double>> StageTimer::resolve() {
   end();
   std::vector<std::pair<std::string, double>> out;
   for (Span& s : m_spans) {
-    VT_CUDA_CHECK(cudaEventSynchronize(s.stop));
+    VT_CUDA_CHECK(cudaEventSynchronize(m_events[s.to]));
     float ms = 0;
-    VT_CUDA_CHECK(cudaEventElapsedTime(&ms, s.start, s.stop));
+    VT_CUDA_CHECK(cudaEventElapsedTime(&ms, m_events[s.from], m_events[s.to]));
     bool found = false;
     for (auto& [name, total] : out)
       if (name == s.name) {

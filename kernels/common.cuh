@@ -160,6 +160,20 @@ inline T read_scalar(const T* d, cudaStream_t stream) {
 }
 
 // Bits that hold the values 0..n-1 (at least 1): radix sort key widths.
+// Two values from the device with one synchronisation.
+template <class T, class U>
+inline std::pair<T, U> read_scalars(const T* a, const U* b, cudaStream_t stream) {
+  static_assert(sizeof(T) <= 8 && sizeof(U) <= 8, "read_scalars reads at most 8 bytes each");
+  char* slot = static_cast<char*>(pinned_scalar_slot());
+  VT_CUDA_CHECK(cudaMemcpyAsync(slot, a, sizeof(T), cudaMemcpyDeviceToHost, stream));
+  VT_CUDA_CHECK(cudaMemcpyAsync(slot + 8, b, sizeof(U), cudaMemcpyDeviceToHost, stream));
+  VT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::pair<T, U> v;
+  std::memcpy(&v.first, slot, sizeof(T));
+  std::memcpy(&v.second, slot + 8, sizeof(U));
+  return v;
+}
+
 inline int bits_for(uint64_t n) {
   int b = 1;
   while (b < 64 && (uint64_t(1) << b) < n) ++b;
@@ -205,17 +219,24 @@ class StageTimer {
  public:
   explicit StageTimer(cudaStream_t stream) : m_stream(stream) {}
   ~StageTimer();
+  StageTimer(const StageTimer&) = delete;
+  StageTimer& operator=(const StageTimer&) = delete;
   void begin(const char* name);  // ends the previous stage, if any
   void end();
   // Milliseconds per stage name, in first-seen order; synchronises on the last event.
   std::vector<std::pair<std::string, double>> resolve();
 
  private:
+  // Consecutive stages share their boundary: one event recorded per boundary, taken from a pool
+  // kept per thread and device (creating events took as long as the small kernels they time).
   struct Span {
     std::string name;
-    cudaEvent_t start, stop;
+    size_t from, to;  // indices into m_events
   };
+  size_t mark();
   cudaStream_t m_stream;
+  int m_device = -1;
+  std::vector<cudaEvent_t> m_events;
   std::vector<Span> m_spans;
   bool m_open = false;
 };

@@ -14,34 +14,10 @@ namespace voxtile {
 
 namespace {
 
-constexpr int kScanThreads = 1024, kScanItems = 8;
-
-__global__ void __launch_bounds__(kScanThreads) own_tile_scan_kernel(const uint32_t* counts, uint64_t* out, uint64_t num) {
-  using BlockScan = cub::BlockScan<uint64_t, kScanThreads>;
-  __shared__ typename BlockScan::TempStorage temp;
-  uint64_t running = 0;
-  for (uint64_t base = 0; base < num; base += uint64_t(kScanThreads) * kScanItems) {
-    const uint64_t first = base + uint64_t(threadIdx.x) * kScanItems;
-    uint32_t v[kScanItems];
-    uint64_t sum = 0;
-#pragma unroll
-    for (int k = 0; k < kScanItems; ++k) {
-      v[k] = first + k < num ? counts[first + k] : 0u;
-      sum += v[k];
-    }
-    uint64_t prefix, aggregate;
-    BlockScan(temp).ExclusiveSum(sum, prefix, aggregate);
-    prefix += running;
-#pragma unroll
-    for (int k = 0; k < kScanItems; ++k) {
-      if (first + k < num) out[first + k] = prefix;
-      prefix += v[k];
-    }
-    running += aggregate;
-    __syncthreads();  // temp is reused
-  }
-  if (threadIdx.x == 0) out[num] = running;
-}
+struct CountAt {
+  const uint32_t* counts;
+  __device__ uint32_t operator()(uint64_t i) const { return counts[i]; }
+};
 
 struct Popc {
   const uint32_t* words;
@@ -57,8 +33,7 @@ struct Widen {
 }  // namespace
 
 void launch_own_tile_scan(const uint32_t* counts, uint64_t* out, uint64_t num, cudaStream_t stream) {
-  own_tile_scan_kernel<<<1, kScanThreads, 0, stream>>>(counts, out, num);
-  VT_CUDA_CHECK_LAUNCH();
+  launch_block_scan<uint64_t>(CountAt{counts}, out, num, stream);
 }
 
 // Scans num + 1 inputs (the extra one is 0) so that out[num] is the total.

@@ -12,9 +12,13 @@
 // Sizes are 64-bit: more than 2^31 elements work (tested). pred and move are device functors.
 #pragma once
 
+#include <cub/block/block_load.cuh>
 #include <cub/block/block_scan.cuh>
+#include <cub/block/block_store.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cuda/std/functional>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -123,8 +127,49 @@ __global__ void __launch_bounds__(kCompactThreads) compact_scatter_kernel(uint64
   }
 }
 
-// Exclusive scan of tile counts in one block (kTiles for up to kOwnScanMaxTiles tiles): each of
-// 1024 threads takes 8 consecutive counts per round; the total goes to out[num].
+// Exclusive scan of count_of(i), i < num, in one block: each of 1024 threads takes 8 consecutive
+// counts per round (4 of 64 bits); the total goes to out[num]. One launch and no look-back between blocks, so the
+// fastest for small scans (a CUB scan is two launches, and its single-pass tiles wait on each other).
+constexpr int kBlockScanThreads = 1024, kBlockScanItems = 8;
+template <class T, class CountOf>
+__global__ void __launch_bounds__(kBlockScanThreads) block_scan_kernel(CountOf count_of, T* out, uint64_t num) {
+  // Loads and stores go through shared memory (warp-striped, so coalesced and all in flight at once)
+  // and the scan works on each thread's consecutive items.
+  constexpr int kItems = kBlockScanItems * 4 / int(sizeof(T));  // (32 KB of shared memory to transpose)
+  using Load = cub::BlockLoad<T, kBlockScanThreads, kItems, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+  using Store = cub::BlockStore<T, kBlockScanThreads, kItems, cub::BLOCK_STORE_WARP_TRANSPOSE>;
+  using BlockScan = cub::BlockScan<T, kBlockScanThreads>;
+  __shared__ union {
+    typename Load::TempStorage load;
+    typename Store::TempStorage store;
+    typename BlockScan::TempStorage scan;
+  } temp;
+  const auto counts = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), count_of);
+  constexpr uint64_t kRound = uint64_t(kBlockScanThreads) * kItems;
+  T running = 0;
+  for (uint64_t base = 0; base < num; base += kRound) {
+    const int valid = int(num - base < kRound ? num - base : kRound);
+    T v[kItems];
+    Load(temp.load).Load(counts + base, v, valid, T(0));
+    __syncthreads();
+    T aggregate;
+    BlockScan(temp.scan).ExclusiveSum(v, v, aggregate);
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) v[k] += running;
+    Store(temp.store).Store(out + base, v, valid);
+    running += aggregate;
+    __syncthreads();  // temp is reused
+  }
+  if (threadIdx.x == 0) out[num] = running;
+}
+template <class T, class CountOf>
+void launch_block_scan(CountOf count_of, T* out, uint64_t num, cudaStream_t stream) {
+  block_scan_kernel<T, CountOf><<<1, kBlockScanThreads, 0, stream>>>(count_of, out, num);
+  VT_CUDA_CHECK_LAUNCH();
+}
+// Up to this many inputs launch_block_scan beats CUB's scan (kTiles for up to kOwnScanMaxTiles tiles).
+constexpr uint64_t kBlockScanMax = uint64_t(1) << 17;
 constexpr uint64_t kOwnScanMaxTiles = uint64_t(1) << 20;
 void launch_own_tile_scan(const uint32_t* counts, uint64_t* out, uint64_t num, cudaStream_t stream);
 // CUB scans (compact.cu).
@@ -196,7 +241,9 @@ struct StoreIndex {
 template <class KeyOf>
 void select_run_starts(CompactWorkspace& ws, uint64_t n, KeyOf key_of, uint32_t* d_starts, cudaStream_t stream) {
   compact_flags(ws, n, RunHead<KeyOf>{key_of}, stream);
-  compact_scan(ws, ScanMethod::kTilesCub, stream);
+  // (At most two rounds of the one-block scan: one launch instead of CUB's two.)
+  const uint64_t one_block = 2 * uint64_t(kBlockScanThreads) * kBlockScanItems;
+  compact_scan(ws, compact_tiles(n) <= one_block ? ScanMethod::kTiles : ScanMethod::kTilesCub, stream);
   compact_scatter(ws, StoreIndex{d_starts}, stream);
 }
 

@@ -5,7 +5,7 @@
 # "x best peer" against the peer figures the issue measured on an H200 (one thread per triangle with
 # global atomics, or NanoVDB's MeshToGrid, whichever was faster).
 #   scripts/bench-peers.sh [BIN_DIR] [WORK_DIR]      (DRAGON: the 100k-triangle mesh; ORDER: the coarse
-#   raster's triangle order, auto (default), mesh or morton, as voxtile_bench --order; BALANCE: the
+#   raster's triangle order, auto (default: the mesh's), mesh or morton, as voxtile_bench --order; BALANCE: the
 #   fine raster's column balancing threshold, as voxtile_bench --fine-balance)
 set -euo pipefail
 source "$(dirname "$0")/bench-common.sh"
@@ -46,7 +46,7 @@ cases=(
   "room (here 307k: walls + 640 spheres)|room|2048|13.6"
 )
 echo
-echo "| case | order | grid | disorder, visiting order | Morton sort | coarse | fine | GPU total ms | best peer ms | x best peer |"
+echo "| case | order | grid | visiting order | Morton sort | coarse | fine | GPU total ms | best peer ms | x best peer |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 for c in "${cases[@]}"; do
   IFS='|' read -r name file res peer <<< "$c"

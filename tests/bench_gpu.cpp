@@ -482,7 +482,7 @@ int main(int argc, char** argv) {
               << warmup << " warm-up runs; times in ms (CUDA events)\n\n";
     const char* stages[] = {"transform", "order", "coarse", "sort", "tiles", "fine", "merge", "download"};
     std::cout << "| mesh | triangles | grid | target | transform | order | coarse | sort | tiles | fine | merge | GPU total "
-                 "(excl. download) | download | Mtri/s | pairs | bricks | active voxels | disorder, order |"
+                 "(excl. download) | download | Mtri/s | pairs | bricks | active voxels | order |"
               << (check ? " = CPU |" : "") << "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
               << (check ? "---|" : "") << "\n";
     for_each_grid(jobs, gpu, 0, [&](const Mesh& mesh, const std::string& name, const GridSpec& spec) {
@@ -527,9 +527,7 @@ int main(int argc, char** argv) {
             const SparseGrid cpu = voxelize_cpu_targets(mesh, spec, o, targets)[0];
             eq = cpu.checksum() == result.checksum() ? " yes |" : " **NO** |";
           }
-          char order[64];
-          std::snprintf(order, sizeof(order), "%.2f, %s", last.triangle_disorder,
-                        last.morton_order ? "morton" : "mesh");
+          const char* order = last.morton_order ? "morton" : "mesh";
           std::snprintf(row, sizeof(row), "| %s | %zu | %dx%dx%d | %s |%s %.3f | %.3f | %.0f | %llu | %llu | %llu | %s |%s\n",
                         name.c_str(), mesh.num_triangles(), spec.dims.x, spec.dims.y, spec.dims.z, group.c_str(),
                         cells.c_str(), gpu_ms, median(ms["download"]), mesh.num_triangles() / gpu_ms / 1e3,

@@ -106,6 +106,31 @@ TEST_F(Gpu, MatchesWhenTheBrickBufferOverflowsAndIsRetried) {
   compare(m, make_grid_spec(m.bounds(), go), "retry, batches", small);
 }
 
+// A single binary target in one batch leaves the fine raster's brick count on the device and the
+// merge reads it with the merged count: an overflow found there rasters again (stage fine_retry).
+TEST_F(Gpu, RetriesAnOverflowFoundAtTheMerge) {
+  const Mesh m = load_mesh(test::data_path("formats/gltf/Duck.glb")).mesh;
+  GridOptions go;
+  go.resolution = 300;
+  const GridSpec spec = make_grid_spec(m.bounds(), go);
+  for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative}) {
+    VoxelizeOptions o;
+    o.mode = mode;
+    o.target = Target::kBinary;
+    for (uint64_t initial : {uint64_t(1), uint64_t(0)}) {  // overflowing, then sized by estimate
+      GpuOptions gopt;
+      gopt.initial_bricks = initial;
+      const std::unique_ptr<Voxelizer> gpu = make_gpu_voxelizer(gopt);
+      gpu->set_mesh(m);
+      VoxelizeStats stats;
+      expect_same(voxelize_cpu(m, spec, o), gpu->voxelize(spec, o, &stats), std::string("deferred ") + mode_name(mode));
+      const bool retried = std::any_of(stats.stage_ms.begin(), stats.stage_ms.end(),
+                                       [](const auto& s) { return s.first == "fine_retry"; });
+      EXPECT_EQ(retried, initial == 1) << mode_name(mode);
+    }
+  }
+}
+
 TEST_F(Gpu, MatchesWithBothValueTileLayouts) {
   const Mesh m = load_mesh(test::data_path("meshes/stanford_bunny.ply")).mesh;
   for (int res : {64, 700}) {

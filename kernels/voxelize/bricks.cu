@@ -6,9 +6,12 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
+#include <algorithm>
+
 #include "core/sparse_grid.h"
 #include "core/voxelize.h"
 #include "kernels/common.cuh"
+#include "kernels/compact.cuh"
 #include "kernels/voxelize/stages.cuh"
 
 namespace voxtile {
@@ -77,11 +80,24 @@ __global__ void brick_sort_keys_kernel(const uint64_t* __restrict__ keys, uint64
   iota[i] = uint32_t(i);
 }
 
-__global__ void brick_flags_kernel(const uint64_t* __restrict__ keys, uint64_t n, Int3 bricks, uint32_t* __restrict__ bitmap) {
-  const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const uint32_t idx = brick_linear_index(keys[i], bricks);
-  atomicOr(&bitmap[idx >> 5], 1u << (idx & 31));
+// The bricks to merge: n, or the count the fine raster left on the device (at most n).
+__device__ inline uint64_t bricks_to_merge(const unsigned long long* d_n, uint64_t n) {
+  return d_n ? min(uint64_t(*d_n), n) : n;
+}
+
+// Flags each brick in the bitmap and clears its slot of the output masks (slots 0 to num_unique - 1
+// are among them): grid-stride, since the count may be known on the device only.
+__global__ void brick_flags_kernel(const uint64_t* __restrict__ keys, uint64_t bound, const unsigned long long* d_n,
+                                   Int3 bricks, uint32_t* __restrict__ bitmap, uint32_t* __restrict__ masks_out) {
+  const uint64_t n = bricks_to_merge(d_n, bound);
+  const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+  for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n * kBrickMaskWords; i += stride) {
+    masks_out[i] = 0;
+    if (i < n) {
+      const uint32_t idx = brick_linear_index(keys[i], bricks);
+      atomicOr(&bitmap[idx >> 5], 1u << (idx & 31));
+    }
+  }
 }
 
 struct WordPopcount {  // the set bits of bitmap word i, 0 past the last word
@@ -91,20 +107,23 @@ struct WordPopcount {  // the set bits of bitmap word i, 0 past the last word
 };
 
 // Half a warp per unmerged brick: its slot is the number of flagged bricks before it.
-__global__ void bitmap_merge_kernel(const uint64_t* __restrict__ keys_in, uint64_t n, Int3 bricks,
-                                    const uint32_t* __restrict__ bitmap, const uint32_t* __restrict__ word_rank,
-                                    const uint32_t* __restrict__ masks_in, uint64_t* __restrict__ keys_out,
-                                    uint32_t* __restrict__ masks_out) {
+__global__ void bitmap_merge_kernel(const uint64_t* __restrict__ keys_in, uint64_t bound, const unsigned long long* d_n,
+                                    Int3 bricks, const uint32_t* __restrict__ bitmap,
+                                    const uint32_t* __restrict__ word_rank, const uint32_t* __restrict__ masks_in,
+                                    uint64_t* __restrict__ keys_out, uint32_t* __restrict__ masks_out) {
   static_assert(kBrickMaskWords == 16, "half a warp per brick mask");
-  const uint64_t g = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x, i = g >> 4;
-  const uint32_t w = uint32_t(g & 15);
-  if (i >= n) return;
-  const uint64_t key = keys_in[i];
-  const uint32_t idx = brick_linear_index(key, bricks);
-  const uint64_t slot = word_rank[idx >> 5] + uint32_t(__popc(bitmap[idx >> 5] & ((1u << (idx & 31)) - 1u)));
-  const uint32_t word = masks_in[i * kBrickMaskWords + w];
-  if (word != 0) atomicOr(&masks_out[slot * kBrickMaskWords + w], word);
-  if (w == 0) keys_out[slot] = key;  // (every brick of the slot writes the same key)
+  const uint64_t n = bricks_to_merge(d_n, bound);
+  const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+  for (uint64_t g = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; g < n * kBrickMaskWords; g += stride) {
+    const uint64_t i = g >> 4;
+    const uint32_t w = uint32_t(g & 15);
+    const uint64_t key = keys_in[i];
+    const uint32_t idx = brick_linear_index(key, bricks);
+    const uint64_t slot = word_rank[idx >> 5] + uint32_t(__popc(bitmap[idx >> 5] & ((1u << (idx & 31)) - 1u)));
+    const uint32_t word = masks_in[i * kBrickMaskWords + w];
+    if (word != 0) atomicOr(&masks_out[slot * kBrickMaskWords + w], word);
+    if (w == 0) keys_out[slot] = key;  // (every brick of the slot writes the same key)
+  }
 }
 
 }  // namespace
@@ -120,19 +139,28 @@ uint64_t bitmap_merge_words(const Int3& bricks) {
   return (uint64_t(bricks.x) * uint64_t(bricks.y) * uint64_t(bricks.z) + 31) / 32;
 }
 
-void launch_bitmap_merge(const uint64_t* d_keys_in, uint64_t n, const Int3& bricks, uint32_t* d_bitmap,
-                         uint32_t* d_word_rank, CubTemp& cub, const uint32_t* d_masks_in, uint64_t* d_keys_out,
-                         uint32_t* d_masks_out, cudaStream_t stream) {
+void launch_bitmap_merge(const uint64_t* d_keys_in, uint64_t n, const unsigned long long* d_n, const Int3& bricks,
+                         uint32_t* d_bitmap, uint32_t* d_word_rank, CubTemp& cub, const uint32_t* d_masks_in,
+                         uint64_t* d_keys_out, uint32_t* d_masks_out, int num_sms, cudaStream_t stream) {
   const uint64_t words = bitmap_merge_words(bricks);
   VT_CUDA_CHECK(cudaMemsetAsync(d_bitmap, 0, words * sizeof(uint32_t), stream));
-  VT_CUDA_CHECK(cudaMemsetAsync(d_masks_out, 0, n * kBrickMaskWords * sizeof(uint32_t), stream));
-  launch_1d(brick_flags_kernel, n, 256, stream, d_keys_in, n, bricks, d_bitmap);
-  const auto counts = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), WordPopcount{d_bitmap, words});
-  cub.run([&](void* temp, size_t& bytes) {
-    return cub::DeviceScan::ExclusiveSum(temp, bytes, counts, d_word_rank, int64_t(words + 1), stream);
-  });
-  launch_1d(bitmap_merge_kernel, n * 16, 256, stream, d_keys_in, n, bricks, d_bitmap, d_word_rank, d_masks_in, d_keys_out,
-            d_masks_out);
+  // Two passes over n * 16 mask words, grid-stride: at most 8 blocks of 256 threads per SM.
+  const uint64_t threads = std::max<uint64_t>(1, n * kBrickMaskWords);
+  const unsigned blocks = unsigned(std::min<uint64_t>((threads + 255) / 256, uint64_t(num_sms) * 8));
+  brick_flags_kernel<<<blocks, 256, 0, stream>>>(d_keys_in, n, d_n, bricks, d_bitmap, d_masks_out);
+  VT_CUDA_CHECK_LAUNCH();
+  if (words <= kBlockScanMax) {
+    launch_block_scan<uint32_t>(WordPopcount{d_bitmap, words}, d_word_rank, words, stream);
+  } else {
+    const auto counts =
+        thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), WordPopcount{d_bitmap, words});
+    cub.run([&](void* temp, size_t& bytes) {
+      return cub::DeviceScan::ExclusiveSum(temp, bytes, counts, d_word_rank, int64_t(words + 1), stream);
+    });
+  }
+  bitmap_merge_kernel<<<blocks, 256, 0, stream>>>(d_keys_in, n, d_n, bricks, d_bitmap, d_word_rank, d_masks_in,
+                                                  d_keys_out, d_masks_out);
+  VT_CUDA_CHECK_LAUNCH();
 }
 
 void launch_brick_merge(const uint64_t* d_keys_in, const uint32_t* d_perm, const uint32_t* d_starts, uint64_t num_unique,

@@ -186,15 +186,6 @@ __global__ void gather_triangles_kernel(const uint32_t* __restrict__ indices, co
   out[k] = indices[3 * uint64_t(order[pos]) + (k - 3 * pos)];
 }
 
-// Samples pairs of consecutive triangles evenly through the mesh and counts those whose centroids
-// lie in different cells of 32^3 Morton cells of the grid's cube.
-__global__ void disorder_kernel(MeshView m, uint32_t n, float s, uint32_t samples, uint32_t* __restrict__ count) {
-  const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= samples) return;
-  const uint32_t i = uint32_t(uint64_t(k) * (n - 1) / samples);
-  if ((morton_key(m, i, s) >> 15) != (morton_key(m, i + 1, s) >> 15)) atomicAdd(count, 1u);
-}
-
 float morton_scale(Int3 dims) { return 1024.0f / float(std::max(1, std::max(dims.x, std::max(dims.y, dims.z)))); }
 
 }  // namespace
@@ -222,19 +213,6 @@ void launch_triangle_order(const MeshView& mesh, uint32_t num_tris, Int3 dims, D
             d_indices.data());
 }
 
-double triangle_disorder(const MeshView& mesh, uint32_t num_tris, Int3 dims, DeviceBuffer<uint32_t>& d_count,
-                         cudaStream_t stream) {
-  if (num_tris < 2) return 0;
-  constexpr uint32_t kSamples = 4096;
-  d_count.grow(1);
-  VT_CUDA_CHECK(cudaMemsetAsync(d_count.data(), 0, sizeof(uint32_t), stream));
-  launch_1d(disorder_kernel, kSamples, 256, stream, mesh, num_tris, morton_scale(dims), kSamples, d_count.data());
-  uint32_t c = 0;
-  VT_CUDA_CHECK(cudaMemcpyAsync(&c, d_count.data(), sizeof(c), cudaMemcpyDeviceToHost, stream));
-  VT_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return double(c) / kSamples;
-}
-
 void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint64_t* d_single, uint32_t* d_large,
                          uint32_t* d_num_large, int num_sms, cudaStream_t stream) {
   const uint64_t n = p.tri_end - p.tri_begin;
@@ -252,6 +230,7 @@ void launch_coarse_emit(const CoarseParams& p, const uint64_t* d_offsets, const 
   const uint64_t n = p.tri_end - p.tri_begin;
   if (n == 0) return;
   launch_1d(emit_kernel<KeyT>, n, 128, stream, p, d_offsets, d_single, d_keys, d_tris);
+  if (!d_large) return;  // (no large triangles)
   large_emit_kernel<KeyT><<<unsigned(num_sms * 8), 256, 0, stream>>>(p, d_large, d_num_large, d_offsets, d_keys, d_tris);
   VT_CUDA_CHECK_LAUNCH();
 }

@@ -382,9 +382,15 @@ void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
   constexpr size_t words = tile_brick_words(kWord, kAcc);
   const size_t smem = size_t(teams) * bricks * words * sizeof(uint32_t);
   auto kernel = fine_kernel<kMode, kTarget, kBlend, kTeamWarps, kSub, kBalance>;
-  VT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  int per_sm = 0;
-  VT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  // The attribute and the occupancy, once per thread and device (host calls that small jobs wait for).
+  thread_local int known_device = -1, per_sm = 0;
+  int device = 0;
+  VT_CUDA_CHECK(cudaGetDevice(&device));
+  if (device != known_device) {
+    VT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    VT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+    known_device = device;
+  }
   if (per_sm < 1) fail(ErrorKind::kResource, "the fine raster kernel does not fit on this GPU");
   const unsigned blocks = unsigned(per_sm * num_sms);
   kernel<<<blocks, threads, smem, stream>>>(p);

@@ -75,8 +75,9 @@ void VoxelizeState::run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const C
   d_tris[0].grow(num_pairs);
   d_tris[1].grow(num_pairs);
   timer.begin("coarse");
-  launch_coarse_emit(cp, d_offsets.data() + cp.tri_begin, d_single.data() + cp.tri_begin, d_large.data(),
-                     d_num_large.data(), keys[0].data(), d_tris[0].data(), ctx.num_sms, s);
+  launch_coarse_emit(cp, d_offsets.data() + cp.tri_begin, d_single.data() + cp.tri_begin,
+                     any_large ? d_large.data() : nullptr, d_num_large.data(), keys[0].data(), d_tris[0].data(),
+                     ctx.num_sms, s);
 
   timer.begin("sort");
   cub::DoubleBuffer<KeyT> dk(keys[0].data(), keys[1].data());
@@ -112,28 +113,20 @@ void VoxelizeState::run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const C
   const bool counts_on_device = only_batch && !values && !probe && tile_bound <= kDeviceTileBound;
   uint32_t num_tiles = 0;
   if (!counts_on_device) tile_bound = num_tiles = uint32_t(read_scalar(d_num_tiles, s));
-  d_vcounts.grow(tile_bound + 1);
   d_voffsets.grow(tile_bound + 1);
-  launch_virtual_counts(d_tile_begins.data(), d_num_tiles, uint32_t(tile_bound), num_pairs, max_per_tile,
-                        d_vcounts.data(), s);
-  ctx.cub.run([&](void* temp, size_t& bytes) {
-    return cub::DeviceScan::ExclusiveSum(temp, bytes, d_vcounts.data(), d_voffsets.data(), int(tile_bound + 1), s);
-  });
+  launch_virtual_offsets(d_tile_begins.data(), d_num_tiles, uint32_t(tile_bound), num_pairs, max_per_tile,
+                         d_voffsets.data(), ctx.cub, s);
   const uint32_t* d_num_vtiles = d_voffsets.data() + tile_bound;
   // Each tile of len pairs makes ceil(len / max_per_tile) <= len / max_per_tile + 1 virtual tiles.
   uint64_t vtile_bound = tile_bound + num_pairs / max_per_tile;
   uint32_t num_vtiles = 0;
   if (!counts_on_device) vtile_bound = num_vtiles = read_scalar(d_num_vtiles, s);
   d_vtiles.grow(vtile_bound);
+  if (counts_on_device) d_tile_stat.grow(1);
   launch_virtual_emit(dk.Current(), d_tile_begins.data(), d_num_tiles, uint32_t(tile_bound), num_pairs, max_per_tile,
-                      d_voffsets.data(), d_vtiles.data(), s);
-  if (counts_on_device) {
-    d_tile_stat.grow(1);
-    VT_CUDA_CHECK(cudaMemcpyAsync(d_tile_stat.data(), d_num_tiles, sizeof(uint64_t), cudaMemcpyDeviceToDevice, s));
-    tiles_on_device = true;
-  } else {
-    *tiles_out += num_tiles;
-  }
+                      d_voffsets.data(), d_vtiles.data(), counts_on_device ? d_tile_stat.data() : nullptr, s);
+  if (counts_on_device) tiles_on_device = true;
+  else *tiles_out += num_tiles;
   if (probe) {
     const size_t base = probe->pairs.size();
     std::vector<KeyT> k(num_pairs);
@@ -164,10 +157,21 @@ void VoxelizeState::run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const C
                                batch_bricks, mode, timer);
 }
 
+// Whether a binary target's bricks may be merged through a bitmap (launch_bitmap_merge) without
+// knowing their number on the host: linear brick indices fit 32 bits and the bitmap's scan is small
+// against the work (the pairs stand in for the bricks, which are usually fewer).
+static bool bitmap_merge_fits(const GpuContext& ctx, const Int3& dims, uint64_t num_pairs) {
+  const Int3 nb = grid_bricks(dims);
+  const uint64_t index_range = uint64_t(nb.x) * uint64_t(nb.y) * uint64_t(nb.z);
+  return index_range <= (uint64_t(1) << 32) && !ctx.opt.merge_by_brick_key &&
+         bitmap_merge_words(nb) <= 65536 + num_pairs;
+}
+
 // Fine raster of one target into its brick buffers, retried with larger buffers if they overflowed.
 uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParams& cp, const uint32_t* d_sorted_tris,
                                     const uint32_t* d_num_vtiles, uint64_t vtiles, bool vtiles_exact,
-                                    uint64_t num_pairs, uint64_t known_bricks, VoxelMode mode, StageTimer& timer) {
+                                    uint64_t num_pairs, uint64_t known_bricks, VoxelMode mode, StageTimer& timer,
+                                    bool may_defer) {
   cudaStream_t s = ctx.stream;
   const std::string name = stage("fine", t);
   timer.begin(name.c_str());
@@ -218,6 +222,14 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
     fp.out = {b.d_keys.data(), b.d_masks.data(), vw ? b.d_values.data() : nullptr, b.d_count.data(), capacity()};
     VT_CUDA_CHECK(cudaMemsetAsync(d_next.data(), 0, sizeof(unsigned int), s));
     launch_fine(fp, mode, target, sub_tiles, ctx.num_sms, s);
+    // The virtual tiles' count on the device means one batch of binary targets without a probe;
+    // one such target whose bricks the bitmap merges leaves its count there (merge_target).
+    if (may_defer && attempt == 0 && !vtiles_exact && rastered.size() == 1 &&
+        bitmap_merge_fits(ctx, cp.dims, num_pairs)) {
+      fine_deferred = true;
+      deferred = {cp, d_sorted_tris, d_num_vtiles, vtiles, num_pairs, capacity(), mode};
+      return 0;
+    }
     const uint64_t after = read_scalar(b.d_count.data(), s);
     if (after <= capacity()) {
       b.written = after;
@@ -247,7 +259,7 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
 // Sorts one target's bricks by key and merges each run of equal keys into one brick; downloads.
 SparseGrid VoxelizeState::merge_target(GpuContext& ctx, size_t t, const GridSpec& spec, StageTimer& timer) {
   cudaStream_t s = ctx.stream;
-  const std::string merge_name = stage("merge", t), download_name = stage("download", t);
+  const std::string merge_name = stage("merge", t);
   timer.begin(merge_name.c_str());
   TargetBricks& b = *bricks[t];
   const TargetSpec target = rastered[t];
@@ -255,12 +267,37 @@ SparseGrid VoxelizeState::merge_target(GpuContext& ctx, size_t t, const GridSpec
   grid.spec = spec;
   grid.value_type = target_value_type(target.target);
   grid.name = target_spec_name(target);
+  const Int3 nbricks = grid_bricks(spec.dims);
+  if (fine_deferred && t == 0) {
+    // The fine raster's count is still on the device: merge up to the buffers' capacity through
+    // the bitmap, then read the count and the merged count together.
+    fine_deferred = false;
+    const uint64_t cap = deferred.capacity, words = bitmap_merge_words(nbricks);
+    d_brick_bitmap.grow(words);
+    d_word_rank.grow(words + 1);
+    d_out_keys.grow(cap);
+    d_out_masks.grow(cap * kBrickMaskWords);
+    launch_bitmap_merge(b.d_keys.data(), cap, b.d_count.data(), nbricks, d_brick_bitmap.data(), d_word_rank.data(),
+                        ctx.cub, b.d_masks.data(), d_out_keys.data(), d_out_masks.data(), ctx.num_sms, s);
+    const auto [written, merged] = read_scalars(b.d_count.data(), d_word_rank.data() + words, s);
+    if (written >= (uint64_t(1) << 31)) fail(ErrorKind::kResource, "more than 2^31 bricks");
+    if (written <= cap) {
+      b.written = written;
+      return download_merged(ctx, t, merged, std::move(grid), timer);
+    }
+    // Overflowed: raster again with room for every brick, then merge as below.
+    timer.begin(stage("fine_retry", t).c_str());
+    VT_CUDA_CHECK(cudaMemsetAsync(b.d_count.data(), 0, sizeof(unsigned long long), s));
+    const DeferredFine d = deferred;
+    fine_target(ctx, t, d.cp, d.d_sorted_tris, d.d_num_vtiles, d.vtiles, false, d.num_pairs, written, d.mode, timer,
+                false);
+    timer.begin(merge_name.c_str());
+  }
   const uint64_t num_bricks = b.written;
   if (num_bricks == 0) return grid;
   if (num_bricks >= (uint64_t(1) << 31)) fail(ErrorKind::kResource, "more than 2^31 bricks");
   const bool values = target.target != Target::kBinary;
   const uint64_t out_words = values ? uint64_t(kBrickVoxels) * out_channels(target.target) : 0;
-  const Int3 nbricks = grid_bricks(spec.dims);
   const uint64_t index_range = uint64_t(nbricks.x) * uint64_t(nbricks.y) * uint64_t(nbricks.z);
   const bool indices32 = index_range <= (uint64_t(1) << 32) && !ctx.opt.merge_by_brick_key;
   uint64_t num_unique = 0;
@@ -272,8 +309,8 @@ SparseGrid VoxelizeState::merge_target(GpuContext& ctx, size_t t, const GridSpec
     d_word_rank.grow(words + 1);
     d_out_keys.grow(num_bricks);
     d_out_masks.grow(num_bricks * kBrickMaskWords);
-    launch_bitmap_merge(b.d_keys.data(), num_bricks, nbricks, d_brick_bitmap.data(), d_word_rank.data(), ctx.cub,
-                        b.d_masks.data(), d_out_keys.data(), d_out_masks.data(), s);
+    launch_bitmap_merge(b.d_keys.data(), num_bricks, nullptr, nbricks, d_brick_bitmap.data(), d_word_rank.data(),
+                        ctx.cub, b.d_masks.data(), d_out_keys.data(), d_out_masks.data(), ctx.num_sms, s);
     num_unique = read_scalar(d_word_rank.data() + words, s);
   } else {
     d_iota.grow(num_bricks);
@@ -309,7 +346,15 @@ SparseGrid VoxelizeState::merge_target(GpuContext& ctx, size_t t, const GridSpec
                        values ? d_out_values.data() : nullptr, target, consts, s);
   }
 
-  timer.begin(download_name.c_str());
+  return download_merged(ctx, t, num_unique, std::move(grid), timer);
+}
+
+// Downloads the num_unique merged bricks of target t into grid.
+SparseGrid VoxelizeState::download_merged(GpuContext& ctx, size_t t, uint64_t num_unique, SparseGrid grid,
+                                          StageTimer& timer) {
+  timer.begin(stage("download", t).c_str());
+  const Target target = rastered[t].target;
+  const uint64_t out_words = target != Target::kBinary ? uint64_t(kBrickVoxels) * out_channels(target) : 0;
   grid.keys.resize(num_unique);
   grid.masks.resize(num_unique);
   ctx.download(grid.keys.data(), d_out_keys.data(), num_unique * sizeof(uint64_t));
@@ -318,7 +363,7 @@ SparseGrid VoxelizeState::merge_target(GpuContext& ctx, size_t t, const GridSpec
   if (grid.value_type == ValueType::kInt32) {
     grid.ivalues.resize(num_unique * out_words);
     ctx.download(grid.ivalues.data(), d_out_values.data(), num_unique * out_words * sizeof(int32_t));
-  } else if (values) {
+  } else if (out_words) {
     grid.fvalues.resize(num_unique * out_words);
     ctx.download(grid.fvalues.data(), d_out_values.data(), num_unique * out_words * sizeof(float));
   }
@@ -333,6 +378,7 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   VoxelizeState& v = m_voxelize;
   v.probe = probe;
   v.rastered = targets;
+  v.fine_deferred = false;
   while (v.bricks.size() < v.rastered.size()) {
     v.bricks.push_back(std::make_unique<VoxelizeState::TargetBricks>());
     v.bricks.back()->d_count.grow(1);
@@ -348,15 +394,8 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   timer.begin("transform");
   m_mesh.transform(spec.origin, spec.voxel_size, s);
 
-  // The visiting order (api.h TriangleOrder): Morton for large meshes listed in an incoherent order
-  // (measured on an H200, 6.4M triangles: coarse 0.58 ms in file order, 1.82 shuffled).
-  const TriangleOrder order = m_ctx.opt.triangle_order;
-  bool morton = order == TriangleOrder::kMorton;
-  if (order == TriangleOrder::kAuto && num_tris >= kMortonMinTriangles) {
-    timer.begin("order");
-    stats.triangle_disorder = triangle_disorder(m_mesh.view(), uint32_t(num_tris), spec.dims, v.d_order_tmp, s);
-    morton = stats.triangle_disorder > kMortonMinDisorder;
-  }
+  // The visiting order (api.h TriangleOrder): the mesh's unless Morton order is asked for.
+  const bool morton = m_ctx.opt.triangle_order == TriangleOrder::kMorton;
   stats.morton_order = morton;
   if (morton) {
     timer.begin("order");
@@ -388,7 +427,9 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   });
   // (The budget asks the driver for the free memory: here, while the GPU counts.)
   const uint64_t budget = m_ctx.memory_budget();
-  const uint64_t total_pairs = read_scalar(v.d_offsets.data() + num_tris, s);
+  // (With the number of large triangles: their emit kernel is not launched when there are none.)
+  const auto [total_pairs, num_large] = read_scalars(v.d_offsets.data() + num_tris, v.d_num_large.data(), s);
+  v.any_large = num_large > 0;
 
   // Batches of consecutive triangles whose pairs fit the budget (and CUB's int sizes).
   const uint64_t key_size = key_bits <= 32 ? 4 : 8;

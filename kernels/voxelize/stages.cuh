@@ -44,19 +44,14 @@ void launch_triangle_order(const MeshView& mesh, uint32_t num_tris, Int3 dims, D
                            DeviceBuffer<uint32_t>& d_indices, DeviceBuffer<uint32_t>& d_keys,
                            DeviceBuffer<uint32_t>& d_tmp, CubTemp& cub, cudaStream_t stream);
 
-// The fraction (0 to 1) of 4096 pairs of consecutive triangles, sampled evenly, whose centroids lie in
-// different 32^3-voxel cells: near 0 for meshes listed in a spatially coherent order, near 1 for
-// shuffled ones. Synchronises the stream.
-double triangle_disorder(const MeshView& mesh, uint32_t num_tris, Int3 dims, DeviceBuffer<uint32_t>& d_count,
-                         cudaStream_t stream);
-
 // d_counts[i] = number of tiles triangle tri_begin + i may write (num = tri_end - tri_begin), and
 // d_single[i] what the emit pass does with it (the key of its one pair, when it has one).
 // Triangles spanning many tile columns are listed in d_large (capacity num) and counted by a warp each.
 void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint64_t* d_single, uint32_t* d_large,
                          uint32_t* d_num_large, int num_sms, cudaStream_t stream);
 // Writes (tile << 2 | dominant axis, triangle) pairs at d_offsets[i] - pair_base (exclusive scan of
-// counts), in the same order for every run (d_offsets, d_single: from the batch's first triangle).
+// counts), in the same order for every run (d_offsets, d_single: from the batch's first triangle);
+// d_large null: the count pass found no large triangles.
 template <class KeyT>
 void launch_coarse_emit(const CoarseParams& p, const uint64_t* d_offsets, const uint64_t* d_single,
                         const uint32_t* d_large, const uint32_t* d_num_large, KeyT* d_keys, uint32_t* d_tris,
@@ -67,14 +62,17 @@ struct PairTile {
   const KeyT* keys;
   __device__ uint64_t operator()(uint64_t i) const { return uint64_t(keys[i] >> 2); }
 };
-// Per tile (d_begins: *d_num_tiles first-pair indices, *d_num_tiles <= tile_bound), the number of
-// virtual tiles, and zeros up to d_counts[tile_bound] (so their exclusive scan ends in the total).
-void launch_virtual_counts(const uint32_t* d_begins, const uint64_t* d_num_tiles, uint32_t tile_bound,
-                           uint64_t num_pairs, uint32_t max_per_tile, uint32_t* d_counts, cudaStream_t stream);
+// Per tile (d_begins: *d_num_tiles first-pair indices, *d_num_tiles <= tile_bound), the exclusive
+// scan of its number of virtual tiles, over tile_bound + 1 entries (counts past the real tiles are
+// zero), so d_offsets[tile_bound] is the number of virtual tiles.
+void launch_virtual_offsets(const uint32_t* d_begins, const uint64_t* d_num_tiles, uint32_t tile_bound,
+                            uint64_t num_pairs, uint32_t max_per_tile, uint32_t* d_offsets, CubTemp& cub,
+                            cudaStream_t stream);
+// The virtual tiles at those offsets; *d_tile_stat = *d_num_tiles unless d_tile_stat is null.
 template <class KeyT>
 void launch_virtual_emit(const KeyT* d_keys, const uint32_t* d_begins, const uint64_t* d_num_tiles,
                          uint32_t tile_bound, uint64_t num_pairs, uint32_t max_per_tile, const uint32_t* d_offsets,
-                         VirtualTile* d_vtiles, cudaStream_t stream);
+                         VirtualTile* d_vtiles, uint64_t* d_tile_stat, cudaStream_t stream);
 
 struct BrickOutput {
   uint64_t* d_keys;        // capacity bricks
@@ -120,11 +118,12 @@ struct SortedKeyAt {
 // (d_bitmap: bitmap_merge_words(bricks) words) whose words' popcounts are scanned into d_word_rank
 // (one more entry: the number of merged bricks, num_unique); each brick ORs its mask into slot
 // (flagged bricks before it), so d_keys_out / d_masks_out (room for n) hold the merged bricks in
-// key order, as the sort gives them.
+// key order, as the sort gives them. d_n, if not null, holds the number of bricks on the device
+// (the fine raster's count; n is then its upper bound, the buffers' capacity).
 uint64_t bitmap_merge_words(const Int3& bricks);
-void launch_bitmap_merge(const uint64_t* d_keys_in, uint64_t n, const Int3& bricks, uint32_t* d_bitmap,
-                         uint32_t* d_word_rank, CubTemp& cub, const uint32_t* d_masks_in, uint64_t* d_keys_out,
-                         uint32_t* d_masks_out, cudaStream_t stream);
+void launch_bitmap_merge(const uint64_t* d_keys_in, uint64_t n, const unsigned long long* d_n, const Int3& bricks,
+                         uint32_t* d_bitmap, uint32_t* d_word_rank, CubTemp& cub, const uint32_t* d_masks_in,
+                         uint64_t* d_keys_out, uint32_t* d_masks_out, int num_sms, cudaStream_t stream);
 // Merges each run (d_starts: num_unique run starts into d_perm, the sorting permutation of the
 // unmerged bricks d_keys_in) into one brick: OR of masks, and
 // the target's blend of the raw values, decoded into 512 * out_channels output words per brick

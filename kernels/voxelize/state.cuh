@@ -23,14 +23,15 @@ struct VoxelizeState {
   // Coarse raster and sort: tiles per triangle and their scan, large triangles, (key, triangle) pairs.
   DeviceBuffer<uint64_t> d_counts, d_offsets, d_single;  // (d_single: launch_coarse_count)
   DeviceBuffer<uint32_t> d_large, d_num_large;
+  bool any_large = true;  // whether the coarse count found large triangles
   // Morton visiting order (launch_triangle_order): triangle ids, index triples, work buffers.
   DeviceBuffer<uint32_t> d_order, d_order_indices, d_order_keys, d_order_tmp;
   const uint32_t* d_tri_ids = nullptr;  // d_order when the triangles were visited in that order
   DeviceBuffer<uint32_t> d_keys32[2];
   DeviceBuffer<uint64_t> d_keys64[2];
   DeviceBuffer<uint32_t> d_tris[2];
-  // Tiles: first pair of each tile, virtual tiles per tile and their scan, the virtual tiles.
-  DeviceBuffer<uint32_t> d_tile_begins, d_vcounts, d_voffsets;
+  // Tiles: first pair of each tile, the exclusive scan of virtual tiles per tile, the virtual tiles.
+  DeviceBuffer<uint32_t> d_tile_begins, d_voffsets;
   DeviceBuffer<VirtualTile> d_vtiles;
   DeviceBuffer<uint64_t> d_tile_stat;  // the number of tiles, when it stayed on the device
   bool tiles_on_device = false;
@@ -51,6 +52,19 @@ struct VoxelizeState {
   DeviceBuffer<uint32_t> d_iota, d_perm, d_starts, d_out_masks, d_out_values;
   DeviceBuffer<uint32_t> d_brick_bitmap, d_word_rank;  // binary merge without a sort (launch_bitmap_merge)
 
+  // A single binary target rastered in one batch leaves its brick count on the device: the merge
+  // reads it together with the merged count (one host round trip less). What the merge needs to
+  // raster again should the bricks have overflowed their buffers:
+  struct DeferredFine {
+    CoarseParams cp;
+    const uint32_t* d_sorted_tris;
+    const uint32_t* d_num_vtiles;
+    uint64_t vtiles, num_pairs, capacity;
+    VoxelMode mode;
+  };
+  bool fine_deferred = false;
+  DeferredFine deferred{};
+
   std::vector<TargetSpec> rastered;  // the targets of this call
   ShadeConsts consts{};
   GpuStageProbe* probe = nullptr;
@@ -61,11 +75,12 @@ struct VoxelizeState {
                  VoxelMode mode, bool only_batch, StageTimer& timer, uint64_t* tiles_out);
   // d_num_vtiles: the number of virtual tiles on the device; vtiles: that number (vtiles_exact) or
   // an upper bound on it; known_bricks: the bricks another target wrote in this batch, or 0.
-  // Returns the bricks written.
+  // Returns the bricks written (0 when the count was left on the device: fine_deferred).
   uint64_t fine_target(GpuContext& ctx, size_t t, const CoarseParams& cp, const uint32_t* d_sorted_tris,
                        const uint32_t* d_num_vtiles, uint64_t vtiles, bool vtiles_exact, uint64_t num_pairs,
-                       uint64_t known_bricks, VoxelMode mode, StageTimer& timer);
+                       uint64_t known_bricks, VoxelMode mode, StageTimer& timer, bool may_defer = true);
   SparseGrid merge_target(GpuContext& ctx, size_t t, const GridSpec& spec, StageTimer& timer);
+  SparseGrid download_merged(GpuContext& ctx, size_t t, uint64_t num_unique, SparseGrid grid, StageTimer& timer);
   std::string stage(const char* name, size_t t) const {
     return rastered.size() > 1 ? std::string(name) + ":" + target_spec_name(rastered[t]) : std::string(name);
   }

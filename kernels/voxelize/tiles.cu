@@ -1,6 +1,13 @@
 // The split of crowded tiles (runs of sorted (tile, triangle) pairs, found by select_run_starts)
 // into virtual tiles of at most max_per_tile triangles (merged back when the bricks are merged).
+#include <cub/device/device_scan.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <algorithm>
+
 #include "kernels/common.cuh"
+#include "kernels/compact.cuh"
 #include "kernels/voxelize/stages.cuh"
 
 namespace voxtile {
@@ -10,27 +17,29 @@ __device__ inline uint32_t tile_end(const uint32_t* begins, uint32_t t, uint32_t
   return t + 1 < num_tiles ? begins[t + 1] : uint32_t(num_pairs);
 }
 
-__global__ void virtual_counts_kernel(const uint32_t* __restrict__ begins, const uint64_t* __restrict__ num_tiles,
-                                      uint32_t bound, uint64_t num_pairs, uint32_t max_per_tile,
-                                      uint32_t* __restrict__ counts) {
-  const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t > bound) return;
-  const uint32_t nt = uint32_t(*num_tiles);
-  if (t >= nt) {
-    counts[t] = 0;
-    return;
+// Virtual tiles of tile t (d_begins: *num_tiles first-pair indices), 0 past the last tile: the
+// scan's input, computed as it is read.
+struct VirtualCount {
+  const uint32_t* begins;
+  const uint64_t* num_tiles;
+  uint64_t num_pairs;
+  uint32_t max_per_tile;
+  __device__ uint32_t operator()(uint64_t t) const {
+    const uint32_t nt = uint32_t(*num_tiles);
+    if (t >= nt) return 0;
+    const uint32_t len = tile_end(begins, uint32_t(t), nt, num_pairs) - begins[t];
+    return (len + max_per_tile - 1) / max_per_tile;
   }
-  const uint32_t len = tile_end(begins, uint32_t(t), nt, num_pairs) - begins[t];
-  counts[t] = (len + max_per_tile - 1) / max_per_tile;
-}
+};
 
 template <class KeyT>
 __global__ void virtual_emit_kernel(const KeyT* __restrict__ keys, const uint32_t* __restrict__ begins,
                                     const uint64_t* __restrict__ num_tiles, uint64_t num_pairs,
                                     uint32_t max_per_tile, const uint32_t* __restrict__ offsets,
-                                    VirtualTile* __restrict__ vtiles) {
+                                    VirtualTile* __restrict__ vtiles, uint64_t* __restrict__ tile_stat) {
   const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;  // launched for tile_bound >= *num_tiles
   const uint32_t nt = uint32_t(*num_tiles);
+  if (t == 0 && tile_stat) *tile_stat = nt;
   if (t >= nt) return;
   const uint32_t begin = begins[t], end = tile_end(begins, uint32_t(t), nt, num_pairs);
   const uint64_t tile = uint64_t(keys[begin] >> 2);
@@ -40,22 +49,27 @@ __global__ void virtual_emit_kernel(const KeyT* __restrict__ keys, const uint32_
 
 }  // namespace
 
-void launch_virtual_counts(const uint32_t* d_begins, const uint64_t* d_num_tiles, uint32_t tile_bound,
-                           uint64_t num_pairs, uint32_t max_per_tile, uint32_t* d_counts, cudaStream_t stream) {
-  launch_1d(virtual_counts_kernel, uint64_t(tile_bound) + 1, 256, stream, d_begins, d_num_tiles, tile_bound, num_pairs,
-            max_per_tile, d_counts);
+void launch_virtual_offsets(const uint32_t* d_begins, const uint64_t* d_num_tiles, uint32_t tile_bound,
+                            uint64_t num_pairs, uint32_t max_per_tile, uint32_t* d_offsets, CubTemp& cub,
+                            cudaStream_t stream) {
+  const VirtualCount count{d_begins, d_num_tiles, num_pairs, max_per_tile};
+  if (tile_bound <= kBlockScanMax) return launch_block_scan<uint32_t>(count, d_offsets, tile_bound, stream);
+  const auto counts = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), count);
+  cub.run([&](void* temp, size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(temp, bytes, counts, d_offsets, int64_t(tile_bound) + 1, stream);
+  });
 }
 
 template <class KeyT>
 void launch_virtual_emit(const KeyT* d_keys, const uint32_t* d_begins, const uint64_t* d_num_tiles,
                          uint32_t tile_bound, uint64_t num_pairs, uint32_t max_per_tile, const uint32_t* d_offsets,
-                         VirtualTile* d_vtiles, cudaStream_t stream) {
-  launch_1d(virtual_emit_kernel<KeyT>, tile_bound, 256, stream, d_keys, d_begins, d_num_tiles, num_pairs, max_per_tile,
-            d_offsets, d_vtiles);
+                         VirtualTile* d_vtiles, uint64_t* d_tile_stat, cudaStream_t stream) {
+  launch_1d(virtual_emit_kernel<KeyT>, std::max<uint32_t>(tile_bound, 1), 256, stream, d_keys, d_begins, d_num_tiles,
+            num_pairs, max_per_tile, d_offsets, d_vtiles, d_tile_stat);
 }
 template void launch_virtual_emit<uint32_t>(const uint32_t*, const uint32_t*, const uint64_t*, uint32_t, uint64_t,
-                                            uint32_t, const uint32_t*, VirtualTile*, cudaStream_t);
+                                            uint32_t, const uint32_t*, VirtualTile*, uint64_t*, cudaStream_t);
 template void launch_virtual_emit<uint64_t>(const uint64_t*, const uint32_t*, const uint64_t*, uint32_t, uint64_t,
-                                            uint32_t, const uint32_t*, VirtualTile*, cudaStream_t);
+                                            uint32_t, const uint32_t*, VirtualTile*, uint64_t*, cudaStream_t);
 
 }  // namespace voxtile
