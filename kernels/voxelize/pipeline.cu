@@ -157,14 +157,13 @@ void VoxelizeState::run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const C
                                batch_bricks, mode, timer);
 }
 
-// Whether a binary target's bricks may be merged through a bitmap (launch_bitmap_merge) without
-// knowing their number on the host: linear brick indices fit 32 bits and the bitmap's scan is small
-// against the work (the pairs stand in for the bricks, which are usually fewer).
-static bool bitmap_merge_fits(const GpuContext& ctx, const Int3& dims, uint64_t num_pairs) {
-  const Int3 nb = grid_bricks(dims);
-  const uint64_t index_range = uint64_t(nb.x) * uint64_t(nb.y) * uint64_t(nb.z);
+// Whether binary bricks (about `bricks` of them) merge through a bitmap of the grid's bricks
+// (launch_bitmap_merge; no sort: 5 launches instead of about 10): linear brick indices fit 32 bits
+// and the bitmap's scan is not much more work than sorting the bricks.
+static bool bitmap_merge_fits(const GpuContext& ctx, const Int3& nbricks, uint64_t bricks) {
+  const uint64_t index_range = uint64_t(nbricks.x) * uint64_t(nbricks.y) * uint64_t(nbricks.z);
   return index_range <= (uint64_t(1) << 32) && !ctx.opt.merge_by_brick_key &&
-         bitmap_merge_words(nb) <= 65536 + num_pairs;
+         bitmap_merge_words(nbricks) <= 8 * bricks + 65536;
 }
 
 // Fine raster of one target into its brick buffers, retried with larger buffers if they overflowed.
@@ -225,7 +224,7 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
     // The virtual tiles' count on the device means one batch of binary targets without a probe;
     // one such target whose bricks the bitmap merges leaves its count there (merge_target).
     if (may_defer && attempt == 0 && !vtiles_exact && rastered.size() == 1 &&
-        bitmap_merge_fits(ctx, cp.dims, num_pairs)) {
+        bitmap_merge_fits(ctx, grid_bricks(cp.dims), num_pairs / 8)) {  // (bricks unknown: 1 per 8 pairs)
       fine_deferred = true;
       deferred = {cp, d_sorted_tris, d_num_vtiles, vtiles, num_pairs, capacity(), mode};
       return 0;
@@ -256,6 +255,20 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
   }
 }
 
+// Merges up to n bricks of b (*d_n of them if not null) through the bitmap into d_out_keys /
+// d_out_masks; returns where the device holds the number of merged bricks.
+const uint32_t* VoxelizeState::bitmap_merge(GpuContext& ctx, TargetBricks& b, uint64_t n,
+                                            const unsigned long long* d_n, const Int3& nbricks) {
+  const uint64_t words = bitmap_merge_words(nbricks);
+  d_brick_bitmap.grow(words);
+  d_word_rank.grow(words + 1);
+  d_out_keys.grow(n);
+  d_out_masks.grow(n * kBrickMaskWords);
+  launch_bitmap_merge(b.d_keys.data(), n, d_n, nbricks, d_brick_bitmap.data(), d_word_rank.data(), ctx.cub,
+                      b.d_masks.data(), d_out_keys.data(), d_out_masks.data(), ctx.num_sms, ctx.stream);
+  return d_word_rank.data() + words;
+}
+
 // Sorts one target's bricks by key and merges each run of equal keys into one brick; downloads.
 SparseGrid VoxelizeState::merge_target(GpuContext& ctx, size_t t, const GridSpec& spec, StageTimer& timer) {
   cudaStream_t s = ctx.stream;
@@ -272,14 +285,9 @@ SparseGrid VoxelizeState::merge_target(GpuContext& ctx, size_t t, const GridSpec
     // The fine raster's count is still on the device: merge up to the buffers' capacity through
     // the bitmap, then read the count and the merged count together.
     fine_deferred = false;
-    const uint64_t cap = deferred.capacity, words = bitmap_merge_words(nbricks);
-    d_brick_bitmap.grow(words);
-    d_word_rank.grow(words + 1);
-    d_out_keys.grow(cap);
-    d_out_masks.grow(cap * kBrickMaskWords);
-    launch_bitmap_merge(b.d_keys.data(), cap, b.d_count.data(), nbricks, d_brick_bitmap.data(), d_word_rank.data(),
-                        ctx.cub, b.d_masks.data(), d_out_keys.data(), d_out_masks.data(), ctx.num_sms, s);
-    const auto [written, merged] = read_scalars(b.d_count.data(), d_word_rank.data() + words, s);
+    const uint64_t cap = deferred.capacity;
+    const uint32_t* d_merged = bitmap_merge(ctx, b, cap, b.d_count.data(), nbricks);
+    const auto [written, merged] = read_scalars(b.d_count.data(), d_merged, s);
     if (written >= (uint64_t(1) << 31)) fail(ErrorKind::kResource, "more than 2^31 bricks");
     if (written <= cap) {
       b.written = written;
@@ -301,17 +309,8 @@ SparseGrid VoxelizeState::merge_target(GpuContext& ctx, size_t t, const GridSpec
   const uint64_t index_range = uint64_t(nbricks.x) * uint64_t(nbricks.y) * uint64_t(nbricks.z);
   const bool indices32 = index_range <= (uint64_t(1) << 32) && !ctx.opt.merge_by_brick_key;
   uint64_t num_unique = 0;
-  // Binary bricks merge through a bitmap of the grid's bricks (no sort: 5 launches instead of about
-  // 10) when the bitmap's scan is not much more work than sorting the bricks.
-  if (!values && indices32 && bitmap_merge_words(nbricks) <= 8 * num_bricks + 65536) {
-    const uint64_t words = bitmap_merge_words(nbricks);
-    d_brick_bitmap.grow(words);
-    d_word_rank.grow(words + 1);
-    d_out_keys.grow(num_bricks);
-    d_out_masks.grow(num_bricks * kBrickMaskWords);
-    launch_bitmap_merge(b.d_keys.data(), num_bricks, nullptr, nbricks, d_brick_bitmap.data(), d_word_rank.data(),
-                        ctx.cub, b.d_masks.data(), d_out_keys.data(), d_out_masks.data(), ctx.num_sms, s);
-    num_unique = read_scalar(d_word_rank.data() + words, s);
+  if (!values && bitmap_merge_fits(ctx, nbricks, num_bricks)) {
+    num_unique = read_scalar(bitmap_merge(ctx, b, num_bricks, nullptr, nbricks), s);
   } else {
     d_iota.grow(num_bricks);
     d_perm.grow(num_bricks);

@@ -80,6 +80,8 @@ struct VoxelizeState {
                        const uint32_t* d_num_vtiles, uint64_t vtiles, bool vtiles_exact, uint64_t num_pairs,
                        uint64_t known_bricks, VoxelMode mode, StageTimer& timer, bool may_defer = true);
   SparseGrid merge_target(GpuContext& ctx, size_t t, const GridSpec& spec, StageTimer& timer);
+  const uint32_t* bitmap_merge(GpuContext& ctx, TargetBricks& b, uint64_t n, const unsigned long long* d_n,
+                               const Int3& nbricks);
   SparseGrid download_merged(GpuContext& ctx, size_t t, uint64_t num_unique, SparseGrid grid, StageTimer& timer);
   std::string stage(const char* name, size_t t) const {
     return rastered.size() > 1 ? std::string(name) + ":" + target_spec_name(rastered[t]) : std::string(name);
