@@ -14,6 +14,8 @@
 #include <iostream>
 #include <string>
 
+#include "core/voxelize.h"
+
 namespace voxtile {
 namespace {
 
@@ -106,6 +108,8 @@ int finish_process(int code) {
     } while (n < 0 && errno == EINTR);
   }
   std::_Exit(code);
+#else
+  end_worker_threads();  // the leak check at exit runs with no thread ending beside it
 #endif
   return code;
 }

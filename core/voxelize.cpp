@@ -4,6 +4,8 @@
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 
+#include <new>  // std::nothrow
+
 #include "core/error.h"
 
 namespace voxtile {
@@ -101,6 +103,11 @@ ThreadLimit::ThreadLimit(int threads) {
     m_control = new tbb::global_control(tbb::global_control::max_allowed_parallelism, size_t(threads));
 }
 ThreadLimit::~ThreadLimit() { delete static_cast<tbb::global_control*>(m_control); }
+
+void end_worker_threads() {
+  tbb::task_scheduler_handle handle(tbb::attach{});
+  (void)tbb::finalize(handle, std::nothrow);
+}
 
 std::vector<Vec3f> to_grid_space(const Mesh& mesh, const GridSpec& spec) {
   std::vector<Vec3f> g(mesh.positions.size());

@@ -56,6 +56,12 @@ class ThreadLimit {
  private:
   void* m_control = nullptr;
 };
+// Waits until TBB's worker threads have ended, where nothing else holds the scheduler (a live
+// task_arena or ThreadLimit: then it returns at once). For processes that exit normally under
+// LeakSanitizer: its check at exit stops every thread with ptrace, and a worker ending meanwhile
+// (TBB ends them in its exit handlers) made the tracer crash now and then ("Tracer caught signal
+// 11", CI).
+void end_worker_threads();
 
 // The CPU reference as functions (CpuVoxelizer of core/voxelizer.h, set_mesh + voxelize): `mesh`
 // into `spec` on TBB threads, deterministic for any thread count. One target (options.spec()):
