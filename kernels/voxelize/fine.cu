@@ -8,6 +8,8 @@
 // shared-memory atomics (OR, add, max). Then the tile's non-empty 8^3 bricks are written out, masks
 // built with ballots: for binary tiles one global atomic takes all their slots, for value tiles one
 // per brick.
+#include <type_traits>
+
 #include "core/sparse_grid.h"
 #include "kernels/common.cuh"
 #include "kernels/voxelize/stages.cuh"
@@ -27,8 +29,8 @@ constexpr int tile_brick_words(Word w, int acc) {
 constexpr int fine_threads(Word w, int team_warps, bool sub) {
   return w == Word::kAdd64 ? 32 * team_warps : (w != Word::kBit && !sub ? 512 : 256);
 }
-// Binary tiles need 32 KB of shared memory per block, so registers decide how many blocks an SM
-// holds: left alone, nvcc takes 91 per thread (2 blocks, 16 warps per SM); capped at 64 (4 blocks)
+// Binary tiles need 47 KB of shared memory per block (32 KB of tiles, 15 KB of triangle setups),
+// so registers decide how many blocks an SM holds: left alone, nvcc takes 91 per thread (2 blocks, 16 warps per SM); capped at 64 (4 blocks)
 // the fine raster runs 10-22% faster on every benchmark mesh (H100: tubes 31.5 -> 24.6 ms, 6.4M
 // dragon 1.50 -> 1.20 ms, bunny at 2048^3 0.98 -> 0.81 ms); at 48 or 40 registers it spills and
 // is slower than the default. Value tiles are limited by shared memory, not registers.
@@ -42,6 +44,29 @@ __device__ inline uint32_t tile_axis_bits(int axis, int32_t x) {
   return (uint32_t(x >> 3) << (9 + 2 * s)) | (uint32_t(x & 7) << (3 * s));
 }
 
+// The batch's triangles in their dominant frames (core/overlap.h in_dominant_frame), kept in shared
+// memory per warp (vertices, then normal; a float per field per lane), so that a lane rastering a
+// row or column of another lane's triangle reads its setup there instead of computing it again from
+// shuffled vertices (on long thin triangles that was most of the work: several per column). Then
+// three words per lane to regroup the batch by dominant axis (kBatchWords in all).
+constexpr int kSetupFloats = 12;
+constexpr int kBatchWords = (kSetupFloats + 3) * 32;
+__device__ inline void store_setup(float* s, int lane, const TriSetup& f) {
+  const float v[kSetupFloats] = {f.v[0].x, f.v[0].y, f.v[0].z, f.v[1].x, f.v[1].y, f.v[1].z,
+                                 f.v[2].x, f.v[2].y, f.v[2].z, f.n.x,    f.n.y,    f.n.z};
+  for (int i = 0; i < kSetupFloats; ++i) s[i * 32 + lane] = v[i];
+}
+// The setup_triangle of the stored vertices (the same bits: the normal of vertices in the frame is
+// the frame's permutation of the world normal), with dom = 2.
+__device__ inline TriSetup load_setup(const float* s, uint32_t lane) {
+  TriSetup t;
+  for (int k = 0; k < 3; ++k) t.v[k] = Vec3f{s[(3 * k) * 32 + lane], s[(3 * k + 1) * 32 + lane], s[(3 * k + 2) * 32 + lane]};
+  t.n = Vec3f{s[9 * 32 + lane], s[10 * 32 + lane], s[11 * 32 + lane]};
+  t.dom = 2;
+  set_vertex_bounds(t);
+  return t;
+}
+
 // The first lane whose inclusive prefix sum `incl` (a warp-wide non-decreasing sequence) exceeds k.
 __device__ inline uint32_t find_owner(uint32_t incl, uint32_t k) {
   uint32_t owner = 0;
@@ -53,14 +78,6 @@ __device__ inline uint32_t find_owner(uint32_t incl, uint32_t k) {
 }
 
 __device__ inline uint32_t tri_id(const FineParams& p, uint32_t tri) { return p.d_tri_ids ? p.d_tri_ids[tri] : tri; }
-
-// The setup of a triangle whose vertices are in its dominant frame (core/overlap.h
-// in_dominant_frame: the same bits as the setup of the triangle, moved into the frame).
-__device__ inline TriSetup frame_setup(const Vec3f& a, const Vec3f& b, const Vec3f& c) {
-  TriSetup t = setup_triangle(a, b, c);
-  t.dom = 2;  // (recomputed, a tie between |n| components could pick a lower axis)
-  return t;
-}
 
 // One triangle set up for the rows and columns of one tile (core/overlap.h) in one voxelization
 // mode, from its setup in its dominant frame (in_dominant_frame): rows along axis 1 of the frame,
@@ -125,9 +142,12 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
   constexpr int kWordsPerBrick = tile_brick_words(kWord, kAcc);
   constexpr int kTileWords = kBricks * kWordsPerBrick;
   constexpr int kTeamThreads = 32 * kTeamWarps;
+  constexpr int kTeams = fine_threads(kWord, kTeamWarps, kSub) / kTeamThreads;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int team = warp / kTeamWarps, team_warp = warp % kTeamWarps, team_thread = threadIdx.x % kTeamThreads;
   uint32_t* tile_mem = shared_tiles + team * kTileWords;
+  float* setups = reinterpret_cast<float*>(shared_tiles + kTeams * kTileWords + warp * kBatchWords);
+  uint32_t* regroup = shared_tiles + kTeams * kTileWords + warp * kBatchWords + kSetupFloats * 32;
   auto team_sync = [] {
     if (kTeamWarps == 1) __syncwarp();
     else __syncthreads();
@@ -182,21 +202,28 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
     auto emit_run = [&](int dom, int32_t u, int32_t v, int32_t wlo, int32_t whi) {
       if constexpr (kWord == Word::kBit && !kSub) {
         // A voxel's bit in the tile, brick << 9 | brick_offset, is an OR of one term per axis, so
-        // the bits of a run that share a word are set with one atomic.
+        // the bits of a run that share a word are set with one atomic. One copy per axis, so that
+        // the terms' shifts are constants.
         static_assert(kAxisShift == 2 && kWordsPerBrick * 32 == kBrickVoxels, "tile_axis_bits' layout");
-        const Int3 fbase = in_dominant_frame(Int3{base[0], base[1], base[2]}, dom);
-        const uint32_t fixed = tile_axis_bits(vt_axis_a(dom), u - fbase.x) | tile_axis_bits(vt_axis_b(dom), v - fbase.y);
-        uint32_t word = (fixed | tile_axis_bits(dom, wlo - fbase.z)) >> 5, mask = 0;
-        for (int32_t w = wlo; w <= whi; ++w) {
-          const uint32_t bit = fixed | tile_axis_bits(dom, w - fbase.z);
-          if ((bit >> 5) != word) {
-            atomicOr(&tile_mem[word], mask);
-            word = bit >> 5;
-            mask = 0;
+        auto or_run = [&](auto axis) {
+          constexpr int d = decltype(axis)::value;
+          const Int3 fbase = in_dominant_frame(Int3{base[0], base[1], base[2]}, d);
+          const uint32_t fixed = tile_axis_bits(vt_axis_a(d), u - fbase.x) | tile_axis_bits(vt_axis_b(d), v - fbase.y);
+          uint32_t word = (fixed | tile_axis_bits(d, wlo - fbase.z)) >> 5, mask = 0;
+          for (int32_t w = wlo - fbase.z; w <= whi - fbase.z; ++w) {
+            const uint32_t bit = fixed | tile_axis_bits(d, w);
+            if ((bit >> 5) != word) {
+              atomicOr(&tile_mem[word], mask);
+              word = bit >> 5;
+              mask = 0;
+            }
+            mask |= 1u << (bit & 31);
           }
-          mask |= 1u << (bit & 31);
-        }
-        atomicOr(&tile_mem[word], mask);
+          atomicOr(&tile_mem[word], mask);
+        };
+        if (dom == 0) or_run(std::integral_constant<int, 0>{});
+        else if (dom == 1) or_run(std::integral_constant<int, 1>{});
+        else or_run(std::integral_constant<int, 2>{});
       } else {
         for (int32_t w = wlo; w <= whi; ++w) {
           const Int3 g = from_dominant_frame(Int3{u, v, w}, dom);
@@ -214,24 +241,41 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
       if (lane == 0) first = atomicAdd(&s_batch[team], 32u);
       first = __shfl_sync(kFull, first, 0);
       if (first >= count) break;
-      Vec3f v0{0, 0, 0}, v1{0, 0, 0}, v2{0, 0, 0};
       uint32_t rows = 0, tri = 0;
       int tdom = 0;
-      if (first + lane < count) {
-        tri = p.d_tris[tile.begin + first + lane];
-        v0 = p.mesh.d_grid[p.mesh.d_indices[3 * tri]];
-        v1 = p.mesh.d_grid[p.mesh.d_indices[3 * tri + 1]];
-        v2 = p.mesh.d_grid[p.mesh.d_indices[3 * tri + 2]];
-        const TriSetup t = setup_triangle(v0, v1, v2);
-        const TriSetup f = in_dominant_frame(t);
-        tdom = t.dom;
-        v0 = f.v[0];  // from here on, the vertices in the triangle's dominant frame
-        v1 = f.v[1];
-        v2 = f.v[2];
-        const VoxelBox fclip = in_dominant_frame(clip, t.dom);
-        VoxelBox r;
-        const bool any = kMode == VoxelMode::kConservative ? conservative_bounds(f, fclip, &r) : thin_bounds(f, fclip, &r);
-        if (any) rows = uint32_t(r.hi[1] - r.lo[1] + 1);
+      {
+        // Lanes without a triangle store a point at the origin (no rows).
+        const Vec3f o{0, 0, 0};
+        TriSetup f = setup_triangle(o, o, o);
+        if (first + lane < count) {
+          tri = p.d_tris[tile.begin + first + lane];
+          const TriSetup t = setup_triangle(p.mesh.d_grid[p.mesh.d_indices[3 * tri]], p.mesh.d_grid[p.mesh.d_indices[3 * tri + 1]],
+                                            p.mesh.d_grid[p.mesh.d_indices[3 * tri + 2]]);
+          f = in_dominant_frame(t);
+          tdom = t.dom;
+          const VoxelBox fclip = in_dominant_frame(clip, t.dom);
+          VoxelBox r;
+          const bool any = kMode == VoxelMode::kConservative ? conservative_bounds(f, fclip, &r) : thin_bounds(f, fclip, &r);
+          if (any) rows = uint32_t(r.hi[1] - r.lo[1] + 1);
+        }
+        // The batch regrouped by dominant axis (then lanes without a triangle), in the mesh's order
+        // within a group: the rows and columns that lanes take together then mostly share their
+        // axis, so the per-axis copies of emit_run below run once, not three times.
+        const bool valid = first + lane < count;
+        const uint32_t m0 = __ballot_sync(kFull, valid && tdom == 0), m1 = __ballot_sync(kFull, valid && tdom == 1);
+        const uint32_t m2 = __ballot_sync(kFull, valid && tdom == 2);
+        const uint32_t group = !valid ? ~(m0 | m1 | m2) : tdom == 0 ? m0 : tdom == 1 ? m1 : m2;
+        const uint32_t before = !valid ? __popc(m0 | m1 | m2) : tdom == 0 ? 0u : tdom == 1 ? __popc(m0) : __popc(m0 | m1);
+        const uint32_t slot = before + __popc(group & ((1u << lane) - 1u));
+        __syncwarp();  // every lane has finished with the previous batch's setups
+        store_setup(setups, int(slot), f);
+        regroup[slot] = rows;
+        regroup[32 + slot] = tri;
+        regroup[64 + slot] = uint32_t(tdom);
+        __syncwarp();
+        rows = regroup[lane];
+        tri = regroup[32 + lane];
+        tdom = int(regroup[64 + lane]);
       }
       uint32_t incl = rows;
       for (int d = 1; d < 32; d <<= 1) {
@@ -242,14 +286,12 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
       for (uint32_t k0 = 0; k0 < total; k0 += 32) {
         const uint32_t k = k0 + uint32_t(lane);
         const uint32_t owner = find_owner(incl, k);  // lane holding the triangle of row k
-        const Vec3f a{__shfl_sync(kFull, v0.x, owner), __shfl_sync(kFull, v0.y, owner), __shfl_sync(kFull, v0.z, owner)};
-        const Vec3f b{__shfl_sync(kFull, v1.x, owner), __shfl_sync(kFull, v1.y, owner), __shfl_sync(kFull, v1.z, owner)};
-        const Vec3f c{__shfl_sync(kFull, v2.x, owner), __shfl_sync(kFull, v2.y, owner), __shfl_sync(kFull, v2.z, owner)};
         const uint32_t owner_first_row = __shfl_sync(kFull, incl, owner) - __shfl_sync(kFull, rows, owner);
         const uint32_t row_tri = kCount ? __shfl_sync(kFull, tri, owner) : 0u;  // (shading only)
         // This lane's row: its span of columns.
         const int dom = __shfl_sync(kFull, tdom, owner);
-        const RowTriangle<kMode> rt(frame_setup(a, b, c));
+        const TriSetup ft = load_setup(setups, owner);
+        const RowTriangle<kMode> rt(ft);
         VoxelBox r;
         rt.bounds(in_dominant_frame(clip, dom), &r);
         int32_t row_v = 0, ulo = 0, uhi = -1;
@@ -273,7 +315,8 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
             uint64_t(ctotal) * 100 >= uint64_t(cmax) * 32 * p.balance_percent) {
           if (cols == 0) continue;
           if constexpr (kCount) {
-            const Vec3f v[3] = {from_dominant_frame(a, dom), from_dominant_frame(b, dom), from_dominant_frame(c, dom)};
+            const Vec3f v[3] = {from_dominant_frame(ft.v[0], dom), from_dominant_frame(ft.v[1], dom),
+                                from_dominant_frame(ft.v[2], dom)};
             shade = shade_setup<kTarget, kBlend>(tri_id(p, row_tri), v, p.consts);
           }
           const int32_t dims_c = component(p.dims, dom);
@@ -283,22 +326,18 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           }
           continue;
         }
-        // Columns spread over the lanes: each sets its column's triangle up again (from the lane
-        // that loaded it, so that this lane's copy of its row's triangle need not stay live).
+        // Columns spread over the lanes: each reads its column's triangle from the batch's setups.
         if constexpr (kBalance) for (uint32_t j0 = 0; j0 < ctotal; j0 += 32) {
           const uint32_t j = j0 + uint32_t(lane);
           const uint32_t q = find_owner(cincl, j);  // lane holding the row of column j
           const uint32_t o = __shfl_sync(kFull, owner, q);  // lane holding that row's triangle
           const int32_t qv = __shfl_sync(kFull, row_v, q);
           const int32_t qu = __shfl_sync(kFull, ulo, q) + int32_t(j - (__shfl_sync(kFull, cincl, q) - __shfl_sync(kFull, cols, q)));
-          const Vec3f qa{__shfl_sync(kFull, v0.x, o), __shfl_sync(kFull, v0.y, o), __shfl_sync(kFull, v0.z, o)};
-          const Vec3f qb{__shfl_sync(kFull, v1.x, o), __shfl_sync(kFull, v1.y, o), __shfl_sync(kFull, v1.z, o)};
-          const Vec3f qc{__shfl_sync(kFull, v2.x, o), __shfl_sync(kFull, v2.y, o), __shfl_sync(kFull, v2.z, o)};
           const int qdom = __shfl_sync(kFull, dom, q);
           // The column needs only the depth range of the row's box (r, in the frame).
           const VoxelBox qr{{0, 0, __shfl_sync(kFull, r.lo[2], q)}, {0, 0, __shfl_sync(kFull, r.hi[2], q)}};
           if (j >= ctotal) continue;
-          const RowTriangle<kMode> qt(frame_setup(qa, qb, qc));
+          const RowTriangle<kMode> qt(load_setup(setups, o));
           int32_t wlo, whi;
           if (qt.column(qr, qu, qv, component(p.dims, qdom), &wlo, &whi)) emit_run(qdom, qu, qv, wlo, whi);
         }
@@ -380,7 +419,7 @@ void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
   const int teams = threads / (32 * kTeamWarps);
   const size_t bricks = kSub ? 8 : kTileBricks;
   constexpr size_t words = tile_brick_words(kWord, kAcc);
-  const size_t smem = size_t(teams) * bricks * words * sizeof(uint32_t);
+  const size_t smem = (size_t(teams) * bricks * words + size_t(threads / 32) * kBatchWords) * sizeof(uint32_t);
   auto kernel = fine_kernel<kMode, kTarget, kBlend, kTeamWarps, kSub, kBalance>;
   // The attribute and the occupancy, once per thread and device (host calls that small jobs wait for).
   thread_local int known_device = -1, per_sm = 0;
