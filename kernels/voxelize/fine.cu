@@ -336,10 +336,15 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           const int qdom = __shfl_sync(kFull, dom, q);
           // The column needs only the depth range of the row's box (r, in the frame).
           const VoxelBox qr{{0, 0, __shfl_sync(kFull, r.lo[2], q)}, {0, 0, __shfl_sync(kFull, r.hi[2], q)}};
-          if (j >= ctotal) continue;
-          const RowTriangle<kMode> qt(load_setup(setups, o));
-          int32_t wlo, whi;
-          if (qt.column(qr, qu, qv, component(p.dims, qdom), &wlo, &whi)) emit_run(qdom, qu, qv, wlo, whi);
+          int32_t wlo = 0, whi = -1;
+          if (j < ctotal) {
+            const RowTriangle<kMode> qt(load_setup(setups, o));
+            if (!qt.column(qr, qu, qv, component(p.dims, qdom), &wlo, &whi)) whi = wlo - 1;
+          }
+          // The lanes' runs found, their bits are set together (measured: the lanes reached the
+          // emission in two groups on average, each running it).
+          __syncwarp();
+          if (wlo <= whi) emit_run(qdom, qu, qv, wlo, whi);
         }
       }
     }
