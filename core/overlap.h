@@ -386,7 +386,8 @@ VT_HD inline bool conservative_row_span(const ConservativeSetup& s, const VoxelB
 // The conservative voxels of column (u, v) of the dominant projection (u in the span of row v, r
 // from conservative_bounds): the run [*out_lo, *out_hi] along the dominant axis (ConservativeColumn:
 // the column passed the bounding box and the dominant projection, the rest of the test is monotone
-// along it), found by fixing up the ends of an estimate. False when the column is empty.
+// along it): the plane's run, found by fixing up the ends of an estimate, then cut at its ends by the
+// two other projections. False when the column is empty.
 VT_HD inline bool conservative_column_run(const ConservativeSetup& s, const VoxelBox& r, int32_t u, int32_t v,
                                           int32_t* out_lo, int32_t* out_hi) {
   const ConservativeColumn col(s, u, v);
