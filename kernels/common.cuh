@@ -159,7 +159,6 @@ inline T read_scalar(const T* d, cudaStream_t stream) {
   return v;
 }
 
-// Bits that hold the values 0..n-1 (at least 1): radix sort key widths.
 // Two values from the device with one synchronisation.
 template <class T, class U>
 inline std::pair<T, U> read_scalars(const T* a, const U* b, cudaStream_t stream) {
@@ -174,6 +173,7 @@ inline std::pair<T, U> read_scalars(const T* a, const U* b, cudaStream_t stream)
   return v;
 }
 
+// Bits that hold the values 0..n-1 (at least 1): radix sort key widths.
 inline int bits_for(uint64_t n) {
   int b = 1;
   while (b < 64 && (uint64_t(1) << b) < n) ++b;
