@@ -204,11 +204,10 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
     auto emit_run = [&](int dom, int32_t u, int32_t v, int32_t wlo, int32_t whi) {
       if constexpr (kWord == Word::kBit && !kSub) {
         // A voxel's bit in the tile, brick << 9 | brick_offset, is an OR of one term per axis, so
-        // the bits of a run that share a word are set with one atomic. One copy per axis, so that
-        // the terms' shifts are constants.
+        // the bits of a run that share a word are set with one atomic.
         static_assert(kAxisShift == 2 && kWordsPerBrick * 32 == kBrickVoxels, "tile_axis_bits' layout");
         auto or_run = [&](auto axis) {
-          constexpr int d = decltype(axis)::value;
+          const int d = int(axis);
           const Int3 fbase = in_dominant_frame(Int3{base[0], base[1], base[2]}, d);
           const uint32_t fixed = tile_axis_bits(vt_axis_a(d), u - fbase.x) | tile_axis_bits(vt_axis_b(d), v - fbase.y);
           uint32_t word = (fixed | tile_axis_bits(d, wlo - fbase.z)) >> 5, mask = 0;
@@ -223,9 +222,16 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           }
           atomicOr(&tile_mem[word], mask);
         };
-        if (dom == 0) or_run(std::integral_constant<int, 0>{});
-        else if (dom == 1) or_run(std::integral_constant<int, 1>{});
-        else or_run(std::integral_constant<int, 2>{});
+        // The kernel with spread columns has one copy per axis (its batches are grouped by axis,
+        // below), so that the terms' shifts are constants; the kernel for rows alone has one copy
+        // with the axis a run-time value (measured faster there: fewer registers and branches).
+        if constexpr (kBalance) {
+          if (dom == 0) or_run(std::integral_constant<int, 0>{});
+          else if (dom == 1) or_run(std::integral_constant<int, 1>{});
+          else or_run(std::integral_constant<int, 2>{});
+        } else {
+          or_run(dom);
+        }
       } else {
         for (int32_t w = wlo; w <= whi; ++w) {
           const Int3 g = from_dominant_frame(Int3{u, v, w}, dom);
@@ -260,27 +266,32 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           const bool any = kMode == VoxelMode::kConservative ? conservative_bounds(f, fclip, &r) : thin_bounds(f, fclip, &r);
           if (any) rows = uint32_t(r.hi[1] - r.lo[1] + 1);
         }
-        // The batch regrouped by dominant axis (then lanes without a triangle), in the mesh's order
-        // within a group: the rows and columns that lanes take together then mostly share their
-        // axis, so the per-axis copies of emit_run below run once, not three times. (Measured on
-        // an H200: without the grouping and the per-axis copies the tubes' fine raster is 4% slower,
-        // but the kernel for rows alone is faster, 6.4M dragon 0.91 -> 0.86 ms, room 0.34 -> 0.32:
-        // both for the kernel with spread columns only is the next step, not yet run on a GPU.)
-        const bool valid = first + lane < count;
-        const uint32_t m0 = __ballot_sync(kFull, valid && tdom == 0), m1 = __ballot_sync(kFull, valid && tdom == 1);
-        const uint32_t m2 = __ballot_sync(kFull, valid && tdom == 2);
-        const uint32_t group = !valid ? ~(m0 | m1 | m2) : tdom == 0 ? m0 : tdom == 1 ? m1 : m2;
-        const uint32_t before = !valid ? __popc(m0 | m1 | m2) : tdom == 0 ? 0u : tdom == 1 ? __popc(m0) : __popc(m0 | m1);
-        const uint32_t slot = before + __popc(group & ((1u << lane) - 1u));
         __syncwarp();  // every lane has finished with the previous batch's setups
-        store_setup(setups, int(slot), f);
-        regroup[slot] = rows;
-        regroup[32 + slot] = tri;
-        regroup[64 + slot] = uint32_t(tdom);
-        __syncwarp();
-        rows = regroup[lane];
-        tri = regroup[32 + lane];
-        tdom = int(regroup[64 + lane]);
+        if constexpr (kBalance) {
+          // The batch regrouped by dominant axis (then lanes without a triangle), in the mesh's
+          // order within a group: the rows and columns that lanes take together then mostly share
+          // their axis, so the per-axis copies of emit_run run once, not three times. Measured on
+          // an H200: without the grouping and the per-axis copies the tubes' fine raster is 4%
+          // slower; in the kernel for rows alone both cost more than they save (6.4M dragon 0.86
+          // against 0.91 ms, room 0.32 against 0.34), so it has neither.
+          const bool valid = first + lane < count;
+          const uint32_t m0 = __ballot_sync(kFull, valid && tdom == 0), m1 = __ballot_sync(kFull, valid && tdom == 1);
+          const uint32_t m2 = __ballot_sync(kFull, valid && tdom == 2);
+          const uint32_t group = !valid ? ~(m0 | m1 | m2) : tdom == 0 ? m0 : tdom == 1 ? m1 : m2;
+          const uint32_t before = !valid ? __popc(m0 | m1 | m2) : tdom == 0 ? 0u : tdom == 1 ? __popc(m0) : __popc(m0 | m1);
+          const uint32_t slot = before + __popc(group & ((1u << lane) - 1u));
+          store_setup(setups, int(slot), f);
+          regroup[slot] = rows;
+          regroup[32 + slot] = tri;
+          regroup[64 + slot] = uint32_t(tdom);
+          __syncwarp();
+          rows = regroup[lane];
+          tri = regroup[32 + lane];
+          tdom = int(regroup[64 + lane]);
+        } else {
+          store_setup(setups, lane, f);
+          __syncwarp();
+        }
       }
       uint32_t incl = rows;
       for (int d = 1; d < 32; d <<= 1) {
