@@ -65,6 +65,7 @@ struct GpuOptions {
   int device = 0;                      // CUDA device index
   bool two_pass_fragment_sort = false; // bucketing: sort by triangle then voxel even when one 64-bit key would do (tests)
   bool merge_by_brick_key = false;     // brick merge: sort 64-bit brick keys even when 32-bit brick indices would do (tests, A/B)
+  bool sort_pairs = false;             // coarse raster: sort the (tile, triangle) pairs even where binary targets would scatter them (tests, A/B)
   // Fine raster, binary targets: a warp spreads the columns of its 32 rows over its lanes (each
   // lane then sets its column's triangle up again) when its longest row has 3 columns or more and
   // the rows alone, a lane each, would keep less than this percentage of its lanes busy (0: rows

@@ -214,6 +214,39 @@ TEST_F(Gpu, BothMergeSortsGiveTheSameGrids) {
   }
 }
 
+// Binary targets group the coarse raster's pairs by tile with a count per tile and a scatter (no sort,
+// the order within a tile left to the atomics); every other target sorts them. Both give the same
+// grids (compare: every target, so binary ones scatter unless sort_pairs), with small virtual tiles,
+// large triangles (the room's walls: a warp each) and long thin ones; the scatter path is taken
+// (no sort stage) and two runs give the same bytes.
+TEST_F(Gpu, BothPairGroupingsGiveTheSameGrids) {
+  const Mesh tubes = make_tubes(40, 60, 6, 7, 0.01, 1.5);
+  const Mesh room = make_room(12, 5);
+  const Mesh bunny = load_mesh(test::data_path("meshes/stanford_bunny.ply")).mesh;
+  for (const Mesh* m : {&tubes, &room, &bunny}) {
+    const std::string name = m == &tubes ? "tubes" : m == &room ? "room" : "bunny";
+    GridOptions go;
+    go.resolution = 300;
+    const GridSpec spec = make_grid_spec(m->bounds(), go);
+    for (bool sort : {false, true}) {
+      GpuOptions o;
+      o.sort_pairs = sort;
+      o.max_tile_triangles = 5;
+      compare(*m, spec, name + (sort ? ", pairs sorted" : ", pairs scattered"), o);
+      const std::unique_ptr<Voxelizer> gpu = make_gpu_voxelizer(o);
+      gpu->set_mesh(*m);
+      VoxelizeOptions vo;
+      vo.mode = VoxelMode::kConservative;
+      VoxelizeStats stats;
+      const SparseGrid a = gpu->voxelize(spec, vo, &stats);
+      const bool sorted = std::any_of(stats.stage_ms.begin(), stats.stage_ms.end(),
+                                      [](const auto& s) { return s.first == "sort"; });
+      EXPECT_EQ(sorted, sort) << name;
+      expect_same(a, gpu->voxelize(spec, vo), name + ": a second run");
+    }
+  }
+}
+
 // The fine raster's two kernels for binary targets (rows only; columns spread over a warp's lanes
 // where rows differ in length, or wherever rows have 3 columns or more): the same grids, on long thin
 // triangles and on small ones.

@@ -18,6 +18,19 @@ __device__ inline TriSetup load_triangle(const MeshView& m, uint32_t tri) {
   return setup_triangle(m.d_grid[i0], m.d_grid[i1], m.d_grid[i2]);
 }
 
+// Adds 1 to counter[key] for each of the calling lanes, one atomic per distinct key among them (a
+// file's neighbouring triangles mostly fall in one tile: per-lane atomics on that tile's counter
+// serialise; measured on an H200, the 6.4M dragon's coarse raster took 0.76 ms with them against
+// 0.36 with the sort). Returns the lane's slot: the old value plus the lanes below it with its key.
+__device__ inline uint32_t warp_aggregated_increment(uint32_t* counter, uint32_t key) {
+  const uint32_t lane = threadIdx.x & 31;
+  const unsigned peers = __match_any_sync(__activemask(), key);
+  const int leader = __ffs(int(peers)) - 1;
+  uint32_t base = 0;
+  if (lane == uint32_t(leader)) base = atomicAdd(&counter[key], uint32_t(__popc(peers)));
+  return __shfl_sync(peers, base, leader) + uint32_t(__popc(peers & ((1u << lane) - 1u)));
+}
+
 // Triangles spanning more tile columns than this are enumerated by a whole warp.
 constexpr uint32_t kLargeColumns = 32;
 
@@ -26,7 +39,8 @@ constexpr uint64_t kCoarseNoPairs = ~uint64_t(0);    // nothing (or the large-tr
 constexpr uint64_t kCoarseLoad = ~uint64_t(0) - 1;   // load the triangle again and enumerate its tiles
 
 __global__ void count_kernel(CoarseParams p, uint64_t* __restrict__ counts, uint64_t* __restrict__ single,
-                             uint32_t* __restrict__ large, uint32_t* __restrict__ num_large) {
+                             uint32_t* __restrict__ large, uint32_t* __restrict__ num_large,
+                             uint32_t* __restrict__ tile_pairs) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t pos = p.tri_begin + i;
   if (pos >= p.tri_end) return;
@@ -36,11 +50,16 @@ __global__ void count_kernel(CoarseParams p, uint64_t* __restrict__ counts, uint
   if (footprint_range(t, p.mode, p.dims, &fp)) {
     if (fp.single_tile()) {
       n = 1;
-      todo = (footprint_tile(fp, p.tiles, fp.tlo[0], fp.tlo[1], fp.tlo[2]) << 2) | uint64_t(t.dom);
+      const uint64_t tile = footprint_tile(fp, p.tiles, fp.tlo[0], fp.tlo[1], fp.tlo[2]);
+      todo = (tile << 2) | uint64_t(t.dom);
+      if (tile_pairs) warp_aggregated_increment(tile_pairs, uint32_t(tile));
     } else if (fp.columns() > kLargeColumns) {
       large[atomicAdd(num_large, 1u)] = pos;  // counted by large_count_kernel
     } else {
-      for_each_tile_of(fp, t, p.tiles, [&](uint64_t) { ++n; });
+      for_each_tile_of(fp, t, p.tiles, [&](uint64_t tile) {
+        ++n;
+        if (tile_pairs) atomicAdd(&tile_pairs[tile], 1u);
+      });
       todo = kCoarseLoad;
     }
   }
@@ -53,7 +72,7 @@ __global__ void count_kernel(CoarseParams p, uint64_t* __restrict__ counts, uint
 // the coarse raster's time).
 template <class KeyT>
 __global__ void emit_kernel(CoarseParams p, const uint64_t* __restrict__ offsets, const uint64_t* __restrict__ single,
-                            KeyT* __restrict__ keys, uint32_t* __restrict__ tris) {
+                            uint32_t* __restrict__ cursor, KeyT* __restrict__ keys, uint32_t* __restrict__ tris) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t tri = p.tri_begin + i;
   if (tri >= p.tri_end) return;
@@ -62,7 +81,7 @@ __global__ void emit_kernel(CoarseParams p, const uint64_t* __restrict__ offsets
   const uint32_t i0 = p.mesh.d_indices[3 * tri], i1 = p.mesh.d_indices[3 * tri + 1], i2 = p.mesh.d_indices[3 * tri + 2];
   if (todo == kCoarseNoPairs) return;
   if (todo != kCoarseLoad) {
-    const uint64_t o = offsets[i] - p.pair_base;
+    const uint64_t o = cursor ? warp_aggregated_increment(cursor, uint32_t(todo >> 2)) : offsets[i] - p.pair_base;
     keys[o] = KeyT(todo);
     tris[o] = tri;
     return;
@@ -73,9 +92,9 @@ __global__ void emit_kernel(CoarseParams p, const uint64_t* __restrict__ offsets
   uint64_t o = offsets[i] - p.pair_base;
   const KeyT dom = KeyT(t.dom);
   for_each_tile_of(fp, t, p.tiles, [&](uint64_t tile) {
-    keys[o] = (KeyT(tile) << 2) | dom;
-    tris[o] = tri;
-    ++o;
+    const uint64_t at = cursor ? atomicAdd(&cursor[tile], 1u) : o++;
+    keys[at] = (KeyT(tile) << 2) | dom;
+    tris[at] = tri;
   });
 }
 
@@ -83,7 +102,8 @@ constexpr unsigned kFull = 0xffffffffu;
 
 // One warp per large triangle: lanes take tile columns; the warp sums their tile counts.
 __global__ void large_count_kernel(CoarseParams p, const uint32_t* __restrict__ large,
-                                   const uint32_t* __restrict__ num_large, uint64_t* __restrict__ counts) {
+                                   const uint32_t* __restrict__ num_large, uint64_t* __restrict__ counts,
+                                   uint32_t* __restrict__ tile_pairs) {
   const uint32_t lane = threadIdx.x & 31;
   const uint32_t warps = gridDim.x * (blockDim.x >> 5);
   for (uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < *num_large; w += warps) {
@@ -97,7 +117,10 @@ __global__ void large_count_kernel(CoarseParams p, const uint32_t* __restrict__ 
     for (uint32_t k = lane; k < cols; k += 32) {
       int32_t ta, tb;
       footprint_column(fp, k, &ta, &tb);
-      for_each_tile_in_column(fp, p.tiles, ta, tb, [&](uint64_t) { ++n; });
+      for_each_tile_in_column(fp, p.tiles, ta, tb, [&](uint64_t tile) {
+        ++n;
+        if (tile_pairs) atomicAdd(&tile_pairs[tile], 1u);
+      });
     }
     for (int d = 16; d >= 1; d >>= 1) n += __shfl_down_sync(kFull, n, d);
     if (lane == 0) counts[pos - p.tri_begin] = n;
@@ -109,7 +132,7 @@ __global__ void large_count_kernel(CoarseParams p, const uint32_t* __restrict__ 
 template <class KeyT>
 __global__ void large_emit_kernel(CoarseParams p, const uint32_t* __restrict__ large,
                                   const uint32_t* __restrict__ num_large, const uint64_t* __restrict__ offsets,
-                                  KeyT* __restrict__ keys, uint32_t* __restrict__ tris) {
+                                  uint32_t* __restrict__ cursor, KeyT* __restrict__ keys, uint32_t* __restrict__ tris) {
   const uint32_t lane = threadIdx.x & 31;
   const uint32_t warps = gridDim.x * (blockDim.x >> 5);
   for (uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < *num_large; w += warps) {
@@ -138,9 +161,9 @@ __global__ void large_emit_kernel(CoarseParams p, const uint32_t* __restrict__ l
       uint64_t mine = o + (incl - n);
       if (k < cols) {
         for_each_tile_in_column(fp, p.tiles, ta, tb, [&](uint64_t tile) {
-          keys[mine] = (KeyT(tile) << 2) | dom;
-          tris[mine] = tri;
-          ++mine;
+          const uint64_t at = cursor ? atomicAdd(&cursor[tile], 1u) : mine++;
+          keys[at] = (KeyT(tile) << 2) | dom;
+          tris[at] = tri;
         });
       }
       o += __shfl_sync(kFull, incl, 31);
@@ -214,30 +237,31 @@ void launch_triangle_order(const MeshView& mesh, uint32_t num_tris, Int3 dims, D
 }
 
 void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint64_t* d_single, uint32_t* d_large,
-                         uint32_t* d_num_large, int num_sms, cudaStream_t stream) {
+                         uint32_t* d_num_large, uint32_t* d_tile_pairs, int num_sms, cudaStream_t stream) {
   const uint64_t n = p.tri_end - p.tri_begin;
   if (n == 0) return;
   VT_CUDA_CHECK(cudaMemsetAsync(d_num_large, 0, sizeof(uint32_t), stream));
-  launch_1d(count_kernel, n, 128, stream, p, d_counts, d_single, d_large, d_num_large);
-  large_count_kernel<<<unsigned(num_sms * 8), 256, 0, stream>>>(p, d_large, d_num_large, d_counts);
+  launch_1d(count_kernel, n, 128, stream, p, d_counts, d_single, d_large, d_num_large, d_tile_pairs);
+  large_count_kernel<<<unsigned(num_sms * 8), 256, 0, stream>>>(p, d_large, d_num_large, d_counts, d_tile_pairs);
   VT_CUDA_CHECK_LAUNCH();
 }
 
 template <class KeyT>
 void launch_coarse_emit(const CoarseParams& p, const uint64_t* d_offsets, const uint64_t* d_single,
-                        const uint32_t* d_large, const uint32_t* d_num_large, KeyT* d_keys, uint32_t* d_tris,
-                        int num_sms, cudaStream_t stream) {
+                        const uint32_t* d_large, const uint32_t* d_num_large, uint32_t* d_tile_cursor, KeyT* d_keys,
+                        uint32_t* d_tris, int num_sms, cudaStream_t stream) {
   const uint64_t n = p.tri_end - p.tri_begin;
   if (n == 0) return;
-  launch_1d(emit_kernel<KeyT>, n, 128, stream, p, d_offsets, d_single, d_keys, d_tris);
+  launch_1d(emit_kernel<KeyT>, n, 128, stream, p, d_offsets, d_single, d_tile_cursor, d_keys, d_tris);
   if (!d_large) return;  // (no large triangles)
-  large_emit_kernel<KeyT><<<unsigned(num_sms * 8), 256, 0, stream>>>(p, d_large, d_num_large, d_offsets, d_keys, d_tris);
+  large_emit_kernel<KeyT><<<unsigned(num_sms * 8), 256, 0, stream>>>(p, d_large, d_num_large, d_offsets, d_tile_cursor,
+                                                                     d_keys, d_tris);
   VT_CUDA_CHECK_LAUNCH();
 }
 
 template void launch_coarse_emit<uint32_t>(const CoarseParams&, const uint64_t*, const uint64_t*, const uint32_t*,
-                                           const uint32_t*, uint32_t*, uint32_t*, int, cudaStream_t);
+                                           const uint32_t*, uint32_t*, uint32_t*, uint32_t*, int, cudaStream_t);
 template void launch_coarse_emit<uint64_t>(const CoarseParams&, const uint64_t*, const uint64_t*, const uint32_t*,
-                                           const uint32_t*, uint64_t*, uint32_t*, int, cudaStream_t);
+                                           const uint32_t*, uint32_t*, uint64_t*, uint32_t*, int, cudaStream_t);
 
 }  // namespace voxtile

@@ -47,15 +47,19 @@ void launch_triangle_order(const MeshView& mesh, uint32_t num_tris, Int3 dims, D
 // d_counts[i] = number of tiles triangle tri_begin + i may write (num = tri_end - tri_begin), and
 // d_single[i] what the emit pass does with it (the key of its one pair, when it has one).
 // Triangles spanning many tile columns are listed in d_large (capacity num) and counted by a warp each.
+// d_tile_pairs (or null): zeroed counts of pairs per tile of the grid, which the count adds to.
 void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint64_t* d_single, uint32_t* d_large,
-                         uint32_t* d_num_large, int num_sms, cudaStream_t stream);
+                         uint32_t* d_num_large, uint32_t* d_tile_pairs, int num_sms, cudaStream_t stream);
 // Writes (tile << 2 | dominant axis, triangle) pairs at d_offsets[i] - pair_base (exclusive scan of
 // counts), in the same order for every run (d_offsets, d_single: from the batch's first triangle);
-// d_large null: the count pass found no large triangles.
+// d_large null: the count pass found no large triangles. With d_tile_cursor (the exclusive scan of
+// the count's d_tile_pairs, for a batch of every triangle), each pair goes to its tile's next slot
+// instead: the pairs come out grouped by tile in tile order, without a sort, but in no fixed order
+// within a tile (binary targets only: an OR does not depend on it).
 template <class KeyT>
 void launch_coarse_emit(const CoarseParams& p, const uint64_t* d_offsets, const uint64_t* d_single,
-                        const uint32_t* d_large, const uint32_t* d_num_large, KeyT* d_keys, uint32_t* d_tris,
-                        int num_sms, cudaStream_t stream);
+                        const uint32_t* d_large, const uint32_t* d_num_large, uint32_t* d_tile_cursor, KeyT* d_keys,
+                        uint32_t* d_tris, int num_sms, cudaStream_t stream);
 // The tile of a sorted pair's key (tile << 2 | dominant axis): runs of equal tiles are the tiles.
 template <class KeyT>
 struct PairTile {

@@ -16,6 +16,10 @@ struct GpuStageProbe;
 
 // Grids of at most this many tiles keep the counts of tiles on the device (run_batch).
 constexpr uint64_t kDeviceTileBound = uint64_t(1) << 20;
+// Binary targets group their pairs by tile with a count per tile and a scatter (no sort) when the
+// grid has at most this many tiles (and not many more than 8 per triangle: the counts' scan is then
+// cheap next to the sort it saves).
+constexpr uint64_t kScatterTileBound = uint64_t(1) << 20;
 // Below this many triangles per virtual tile, value targets raster 16^3 octants per warp.
 constexpr uint64_t kSubTileTriangles = 96;
 
@@ -24,6 +28,10 @@ struct VoxelizeState {
   DeviceBuffer<uint64_t> d_counts, d_offsets, d_single;  // (d_single: launch_coarse_count)
   DeviceBuffer<uint32_t> d_large, d_num_large;
   bool any_large = true;  // whether the coarse count found large triangles
+  // Pairs grouped by tile without a sort (binary targets; launch_coarse_emit): pairs per tile of
+  // the grid, then their exclusive scan, which the emit advances. scatter: the count was taken.
+  DeviceBuffer<uint32_t> d_tile_pairs, d_tile_cursor;
+  bool scatter = false;
   // Morton visiting order (launch_triangle_order): triangle ids, index triples, work buffers.
   DeviceBuffer<uint32_t> d_order, d_order_indices, d_order_keys, d_order_tmp;
   const uint32_t* d_tri_ids = nullptr;  // d_order when the triangles were visited in that order
