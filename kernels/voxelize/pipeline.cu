@@ -428,11 +428,12 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   v.d_single.grow(num_tris);
   // Pairs grouped by tile without a sort (VoxelizeState::scatter): binary targets only (the order
   // within a tile changes from run to run; an OR does not see it), not for the stage probe (which
-  // compares the pairs' order with the CPU's), and where the grid's tiles are few.
+  // compares the pairs' order with the CPU's), where the grid's tiles are few and the mesh is small
+  // (state.cuh: kScatterMaxTriangles).
   const bool all_binary = std::all_of(v.rastered.begin(), v.rastered.end(),
                                       [](const TargetSpec& t) { return t.target == Target::kBinary; });
-  v.scatter = !m_ctx.opt.sort_pairs && all_binary && !probe && total_tiles <= kScatterTileBound &&
-              total_tiles <= 8 * num_tris + 65536;
+  v.scatter = !m_ctx.opt.sort_pairs && all_binary && !probe && num_tris <= kScatterMaxTriangles &&
+              total_tiles <= kScatterTileBound && total_tiles <= 8 * num_tris + 65536;
   if (v.scatter) {
     v.d_tile_pairs.grow(total_tiles + 1);
     v.d_tile_cursor.grow(total_tiles + 1);
