@@ -75,9 +75,10 @@ void VoxelizeState::run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const C
   d_tris[0].grow(num_pairs);
   d_tris[1].grow(num_pairs);
   timer.begin("coarse");
-  // Binary targets in one batch: the pairs go straight to their tiles' slots (the count took the
-  // pairs per tile), so no sort (on an H200 the sort took 0.04 ms of the 100k dragon's 0.38 and
-  // 0.14 of the 6.4M dragon's 1.5); else they are written in the coarse raster's order and sorted.
+  // Binary targets of small meshes in one batch (raster: VoxelizeState::scatter): the pairs go
+  // straight to their tiles' slots (the count took the pairs per tile), so no sort (on an H200 it
+  // took 0.04 ms of the 100k dragon's 0.35-0.38); else they are written in the coarse raster's order
+  // and sorted.
   const bool scatter = this->scatter && only_batch;
   launch_coarse_emit(cp, d_offsets.data() + cp.tri_begin, d_single.data() + cp.tri_begin,
                      any_large ? d_large.data() : nullptr, d_num_large.data(), scatter ? d_tile_cursor.data() : nullptr,
@@ -433,7 +434,7 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   const bool all_binary = std::all_of(v.rastered.begin(), v.rastered.end(),
                                       [](const TargetSpec& t) { return t.target == Target::kBinary; });
   v.scatter = !m_ctx.opt.sort_pairs && all_binary && !probe && num_tris <= kScatterMaxTriangles &&
-              total_tiles <= kScatterTileBound && total_tiles <= 8 * num_tris + 65536;
+              total_tiles <= kDeviceTileBound && total_tiles <= 8 * num_tris + 65536;
   if (v.scatter) {
     v.d_tile_pairs.grow(total_tiles + 1);
     v.d_tile_cursor.grow(total_tiles + 1);

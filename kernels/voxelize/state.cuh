@@ -14,17 +14,17 @@ namespace voxtile {
 struct GpuContext;
 struct GpuStageProbe;
 
-// Grids of at most this many tiles keep the counts of tiles on the device (run_batch).
+// Grids of at most this many tiles keep the counts of tiles on the device (run_batch), and only
+// they count pairs per tile for the scatter below.
 constexpr uint64_t kDeviceTileBound = uint64_t(1) << 20;
 // Binary targets group their pairs by tile with a count per tile and a scatter (no sort) when the
-// grid has at most this many tiles (and not many more than 8 per triangle: the counts' scan is then
-// cheap next to the sort it saves), and the mesh has at most kScatterMaxTriangles triangles.
-// Measured on an H200 (GPU total ms, scatter / sort): the 100k dragon 0.31-0.35 / 0.33-0.39 in file
-// order, 0.31 / 0.37-0.38 shuffled, the bunny 0.59-0.65 / 0.66-0.70, the room (307k) the same; but
-// the counts' atomics cost up to 0.2 ms on large meshes whose neighbouring triangles are far apart
-// (6.4M dragon shuffled 2.07 / 1.87 even when a rule then chose the sort; in file order 1.39 / 1.48;
-// 1.6M dragon shuffled 0.95-0.97 / 0.91).
-constexpr uint64_t kScatterTileBound = uint64_t(1) << 20;
+// grid has at most kDeviceTileBound tiles (and not many more than 8 per triangle: the counts' scan
+// is then cheap next to the sort it saves), and the mesh has at most kScatterMaxTriangles triangles.
+// Measured on an H200 (GPU total ms, scatter / sort): the 100k dragon 0.31-0.35 / 0.33-0.38 in file
+// order, 0.31-0.32 / 0.32-0.38 shuffled, the bunny 0.56-0.65 / 0.62-0.70, the room (307k) the same;
+// but the counts' atomics cost up to 0.2 ms on large meshes whose neighbouring triangles are far
+// apart (6.4M dragon shuffled 2.07 / 1.87 even when a rule then chose the sort; in file order 1.39 /
+// 1.48; 1.6M dragon shuffled 0.95-0.97 / 0.91).
 constexpr uint64_t kScatterMaxTriangles = 500000;
 // Below this many triangles per virtual tile, value targets raster 16^3 octants per warp.
 constexpr uint64_t kSubTileTriangles = 96;
