@@ -1037,9 +1037,15 @@ void read_in_child_first(const std::string& path) {
     alarm(unsigned(cpu + 30));
     std::string message;
     try {
+      // The grids are left alive (_exit runs no destructors): a tree's destructor frees its nodes
+      // with tbb::parallel_for, which in a child forked from a process whose TBB workers existed
+      // can wait forever for workers the child does not have (seen: a valid file reported as "did
+      // not finish: wall time limit" after 32 s, the child blocked in Tree::clear). A file that
+      // throws part way still unwinds through its partial grid; at worst that ends at the limits
+      // below, still as an input error.
       openvdb::io::File file(path);
       file.open(false);
-      file.getGrids();
+      const openvdb::GridPtrVecPtr grids = file.getGrids();
       file.close();
       _exit(0);
     } catch (const std::exception& e) {
