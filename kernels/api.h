@@ -57,6 +57,7 @@ struct GpuOptions {
   uint32_t max_tile_triangles = 512;   // M: a tile with more triangles is split into virtual tiles
   uint64_t max_batch_pairs = 0;        // cap on (tile, triangle) pairs per batch; 0 = from the budget
   uint64_t initial_bricks = 0;         // first brick-buffer size per batch; 0 = estimate (tests force retries)
+  uint64_t initial_pairs = 0;          // room for scattered pairs before the host knows their number; 0 = estimate (tests force retries)
   ValueTiles value_tiles = ValueTiles::kAuto;  // how 32-bit value targets are rastered
   TriangleOrder triangle_order = TriangleOrder::kAuto;  // the coarse raster's visiting order
   // Inside test: width in bricks of the x-slabs whose voxel bits the device holds at a time; 0 = the
@@ -66,6 +67,7 @@ struct GpuOptions {
   bool two_pass_fragment_sort = false; // bucketing: sort by triangle then voxel even when one 64-bit key would do (tests)
   bool merge_by_brick_key = false;     // brick merge: sort 64-bit brick keys even when 32-bit brick indices would do (tests, A/B)
   bool sort_pairs = false;             // coarse raster: sort the (tile, triangle) pairs even where binary targets would scatter them (tests, A/B)
+  bool read_pairs_first = false;       // coarse raster: the host reads the number of pairs before the emit even where it need not (A/B)
   // Fine raster, binary targets: a warp spreads the columns of its 32 rows over its lanes (each
   // lane then sets its column's triangle up again) when its longest row has 3 columns or more and
   // the rows alone, a lane each, would keep less than this percentage of its lanes busy (0: rows

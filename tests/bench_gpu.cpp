@@ -2,7 +2,7 @@
 // per second, pairs, bricks and active voxels, as Markdown table rows. Every configuration is
 // also checked once against the CPU reference when --check is given.
 //   voxtile_bench [--runs 10] [--warmup 3] [--check] [--mode conservative|thin] [--tile-triangles M]
-//                 [--sort-pairs] [--targets binary,count,distance] MESH:RES[,RES...] ...
+//                 [--sort-pairs] [--read-pairs-first] [--targets binary,count,distance] MESH:RES[,RES...] ...
 //   voxtile_bench --bucket [--attrs bary] [--runs 10] [--check] MESH:RES[,RES...] ...   (A-buffer)
 // Each target is timed on its own (a run of `voxtile voxelize -t T`); --targets a+b+c times one
 // multi-target run (stage names then carry the target, e.g. fine:count).
@@ -462,6 +462,7 @@ int main(int argc, char** argv) {
     else if (a == "--attrs" && i + 1 < argc) attrs = argv[++i];
     else if (a == "--merge-by-key") gopt.merge_by_brick_key = true;
     else if (a == "--sort-pairs") gopt.sort_pairs = true;
+    else if (a == "--read-pairs-first") gopt.read_pairs_first = true;
     else if (a == "--fine-balance" && i + 1 < argc) gopt.fine_balance_percent = uint32_t(std::atoi(argv[++i]));
     else if (a == "--tile-triangles" && i + 1 < argc) gopt.max_tile_triangles = uint32_t(std::atoi(argv[++i]));
     else if (a == "--order" && i + 1 < argc) {

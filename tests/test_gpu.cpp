@@ -247,6 +247,54 @@ TEST_F(Gpu, BothPairGroupingsGiveTheSameGrids) {
   }
 }
 
+// A single binary target whose pairs are scattered sizes their buffer before the host knows their
+// number and checks it after the merge: too little room (initial_pairs) rasters nothing and runs
+// again from the counts with the exact size (stage coarse_retry), with the CPU's grid and the
+// statistics of a run that read the number first; enough room needs no retry.
+TEST_F(Gpu, ScatteredPairsRetryWhenTheirRoomWasTooSmall) {
+  const Mesh tubes = make_tubes(40, 60, 6, 7, 0.01, 1.5);
+  const Mesh room = make_room(12, 5);
+  for (const Mesh* m : {&tubes, &room}) {
+    const std::string name = m == &tubes ? "tubes" : "room";
+    GridOptions go;
+    go.resolution = 300;
+    const GridSpec spec = make_grid_spec(m->bounds(), go);
+    VoxelizeOptions vo;
+    vo.mode = VoxelMode::kConservative;
+    GpuOptions first;
+    first.read_pairs_first = true;
+    const std::unique_ptr<Voxelizer> reader = make_gpu_voxelizer(first);
+    reader->set_mesh(*m);
+    VoxelizeStats want;
+    const SparseGrid expected = reader->voxelize(spec, vo, &want);
+    expect_same(voxelize_cpu(*m, spec, vo), expected, name + ": the number of pairs read first");
+    ASSERT_GT(want.tile_pairs, 2u);
+    GpuOptions sorted;
+    sorted.sort_pairs = true;  // (tiles found from the sorted pairs)
+    const std::unique_ptr<Voxelizer> sorter = make_gpu_voxelizer(sorted);
+    sorter->set_mesh(*m);
+    VoxelizeStats by_sort;
+    expect_same(expected, sorter->voxelize(spec, vo, &by_sort), name + ": pairs sorted");
+    EXPECT_EQ(by_sort.tile_pairs, want.tile_pairs) << name;
+    EXPECT_EQ(by_sort.tiles, want.tiles) << name;
+    for (uint64_t initial : {uint64_t(1), want.tile_pairs - 1, want.tile_pairs, uint64_t(0)}) {
+      GpuOptions o;
+      o.initial_pairs = initial;
+      const std::unique_ptr<Voxelizer> gpu = make_gpu_voxelizer(o);
+      gpu->set_mesh(*m);
+      VoxelizeStats stats;
+      const std::string what = name + ", room for " + std::to_string(initial) + " pairs";
+      expect_same(expected, gpu->voxelize(spec, vo, &stats), what);
+      const bool retried = std::any_of(stats.stage_ms.begin(), stats.stage_ms.end(),
+                                       [](const auto& s) { return s.first == "coarse_retry"; });
+      EXPECT_EQ(retried, initial != 0 && initial < want.tile_pairs) << what;
+      EXPECT_EQ(stats.tile_pairs, want.tile_pairs) << what;
+      EXPECT_EQ(stats.tiles, want.tiles) << what;
+      expect_same(expected, gpu->voxelize(spec, vo), what + ", a second run");
+    }
+  }
+}
+
 // The fine raster's two kernels for binary targets (rows only; columns spread over a warp's lanes
 // where rows differ in length, or wherever rows have 3 columns or more): the same grids, on long thin
 // triangles and on small ones.

@@ -70,9 +70,11 @@ __global__ void count_kernel(CoarseParams p, uint64_t* __restrict__ counts, uint
 // Single-tile triangles (most, in a fine mesh) write the key the count pass kept, without reading
 // the triangle again (in a file whose neighbouring triangles are far apart, those reads are most of
 // the coarse raster's time).
+// With a cursor (the scatter), pairs at slots past `capacity` are dropped, and keys may be null.
 template <class KeyT>
 __global__ void emit_kernel(CoarseParams p, const uint64_t* __restrict__ offsets, const uint64_t* __restrict__ single,
-                            uint32_t* __restrict__ cursor, KeyT* __restrict__ keys, uint32_t* __restrict__ tris) {
+                            uint32_t* __restrict__ cursor, uint64_t capacity, KeyT* __restrict__ keys,
+                            uint32_t* __restrict__ tris) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t tri = p.tri_begin + i;
   if (tri >= p.tri_end) return;
@@ -82,7 +84,8 @@ __global__ void emit_kernel(CoarseParams p, const uint64_t* __restrict__ offsets
   if (todo == kCoarseNoPairs) return;
   if (todo != kCoarseLoad) {
     const uint64_t o = cursor ? warp_aggregated_increment(cursor, uint32_t(todo >> 2)) : offsets[i] - p.pair_base;
-    keys[o] = KeyT(todo);
+    if (o >= capacity) return;
+    if (keys) keys[o] = KeyT(todo);
     tris[o] = tri;
     return;
   }
@@ -93,7 +96,8 @@ __global__ void emit_kernel(CoarseParams p, const uint64_t* __restrict__ offsets
   const KeyT dom = KeyT(t.dom);
   for_each_tile_of(fp, t, p.tiles, [&](uint64_t tile) {
     const uint64_t at = cursor ? atomicAdd(&cursor[tile], 1u) : o++;
-    keys[at] = (KeyT(tile) << 2) | dom;
+    if (at >= capacity) return;
+    if (keys) keys[at] = (KeyT(tile) << 2) | dom;
     tris[at] = tri;
   });
 }
@@ -132,7 +136,8 @@ __global__ void large_count_kernel(CoarseParams p, const uint32_t* __restrict__ 
 template <class KeyT>
 __global__ void large_emit_kernel(CoarseParams p, const uint32_t* __restrict__ large,
                                   const uint32_t* __restrict__ num_large, const uint64_t* __restrict__ offsets,
-                                  uint32_t* __restrict__ cursor, KeyT* __restrict__ keys, uint32_t* __restrict__ tris) {
+                                  uint32_t* __restrict__ cursor, uint64_t capacity, KeyT* __restrict__ keys,
+                                  uint32_t* __restrict__ tris) {
   const uint32_t lane = threadIdx.x & 31;
   const uint32_t warps = gridDim.x * (blockDim.x >> 5);
   for (uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < *num_large; w += warps) {
@@ -162,7 +167,8 @@ __global__ void large_emit_kernel(CoarseParams p, const uint32_t* __restrict__ l
       if (k < cols) {
         for_each_tile_in_column(fp, p.tiles, ta, tb, [&](uint64_t tile) {
           const uint64_t at = cursor ? atomicAdd(&cursor[tile], 1u) : mine++;
-          keys[at] = (KeyT(tile) << 2) | dom;
+          if (at >= capacity) return;
+          if (keys) keys[at] = (KeyT(tile) << 2) | dom;
           tris[at] = tri;
         });
       }
@@ -248,20 +254,20 @@ void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint64_t* d_
 
 template <class KeyT>
 void launch_coarse_emit(const CoarseParams& p, const uint64_t* d_offsets, const uint64_t* d_single,
-                        const uint32_t* d_large, const uint32_t* d_num_large, uint32_t* d_tile_cursor, KeyT* d_keys,
-                        uint32_t* d_tris, int num_sms, cudaStream_t stream) {
+                        const uint32_t* d_large, const uint32_t* d_num_large, uint32_t* d_tile_cursor,
+                        uint64_t capacity, KeyT* d_keys, uint32_t* d_tris, int num_sms, cudaStream_t stream) {
   const uint64_t n = p.tri_end - p.tri_begin;
   if (n == 0) return;
-  launch_1d(emit_kernel<KeyT>, n, 128, stream, p, d_offsets, d_single, d_tile_cursor, d_keys, d_tris);
+  launch_1d(emit_kernel<KeyT>, n, 128, stream, p, d_offsets, d_single, d_tile_cursor, capacity, d_keys, d_tris);
   if (!d_large) return;  // (no large triangles)
   large_emit_kernel<KeyT><<<unsigned(num_sms * 8), 256, 0, stream>>>(p, d_large, d_num_large, d_offsets, d_tile_cursor,
-                                                                     d_keys, d_tris);
+                                                                     capacity, d_keys, d_tris);
   VT_CUDA_CHECK_LAUNCH();
 }
 
 template void launch_coarse_emit<uint32_t>(const CoarseParams&, const uint64_t*, const uint64_t*, const uint32_t*,
-                                           const uint32_t*, uint32_t*, uint32_t*, uint32_t*, int, cudaStream_t);
+                                           const uint32_t*, uint32_t*, uint64_t, uint32_t*, uint32_t*, int, cudaStream_t);
 template void launch_coarse_emit<uint64_t>(const CoarseParams&, const uint64_t*, const uint64_t*, const uint32_t*,
-                                           const uint32_t*, uint32_t*, uint64_t*, uint32_t*, int, cudaStream_t);
+                                           const uint32_t*, uint32_t*, uint64_t, uint64_t*, uint32_t*, int, cudaStream_t);
 
 }  // namespace voxtile

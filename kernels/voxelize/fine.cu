@@ -132,6 +132,9 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
   constexpr bool kCount = kWord != Word::kBit;  // a value per voxel
   constexpr bool k64 = kWord == Word::kAdd64;
   static_assert(!kBalance || !kCount, "columns are spread for binary targets only (no shading per column)");
+  if constexpr (!kCount) {
+    if (p.d_auto_pairs && auto_balance_spreads(*p.d_auto_pairs, p.auto_tris) != kBalance) return;  // the other kernel's
+  }
   // per team: its tile's bricks x (16 mask words | 512 values | 512 x kAcc int64 + 16 mask words)
   extern __shared__ __align__(16) uint32_t shared_tiles[];
   __shared__ uint32_t s_vtile[32], s_batch[32];
@@ -461,7 +464,10 @@ template <VoxelMode kMode, Target kTarget, Blend kBlend>
 void launch_mode(const FineParams& p, bool sub, int num_sms, cudaStream_t stream) {
   constexpr Word kWord = word_kind(kTarget, kBlend);
   if constexpr (kWord == Word::kBit) {
-    if (p.balance_percent > 0) launch<kMode, kTarget, kBlend, false, true>(p, num_sms, stream);
+    if (p.d_auto_pairs) {  // (one of the two returns at once: FineParams::d_auto_pairs)
+      launch<kMode, kTarget, kBlend, false, true>(p, num_sms, stream);
+      launch<kMode, kTarget, kBlend, false, false>(p, num_sms, stream);
+    } else if (p.balance_percent > 0) launch<kMode, kTarget, kBlend, false, true>(p, num_sms, stream);
     else launch<kMode, kTarget, kBlend, false, false>(p, num_sms, stream);
   } else if constexpr (kWord == Word::kAdd64) launch<kMode, kTarget, kBlend, true>(p, num_sms, stream);
   else if (sub) launch<kMode, kTarget, kBlend, true>(p, num_sms, stream);

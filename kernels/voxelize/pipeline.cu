@@ -15,6 +15,14 @@
 #include "kernels/gpu_voxelizer.cuh"
 
 namespace voxtile {
+namespace {
+// The scatter's pairs per tile of the grid, as launch_block_scan reads them.
+struct TilePairsAt {
+  const uint32_t* pairs;
+  uint64_t n;
+  __device__ uint32_t operator()(uint64_t t) const { return t < n ? pairs[t] : 0u; }
+};
+}  // namespace
 
 GpuVoxelizer::GpuVoxelizer(const GpuOptions& options) {
   m_ctx.opt = options;
@@ -68,47 +76,70 @@ void GpuVoxelizer::add_stage_stats(VoxelizeStats& stats, const std::vector<std::
 
 template <class KeyT>
 void VoxelizeState::run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const CoarseParams& cp, uint64_t num_pairs,
-                              int key_bits, VoxelMode mode, bool only_batch, StageTimer& timer, uint64_t* tiles_out) {
+                              bool pairs_known, int key_bits, VoxelMode mode, bool only_batch, StageTimer& timer,
+                              uint64_t* tiles_out) {
   cudaStream_t s = ctx.stream;
+  const bool values = std::any_of(rastered.begin(), rastered.end(), [](const TargetSpec& t) { return t.target != Target::kBinary; });
+  const uint64_t teams = uint64_t(ctx.num_sms) * (values ? 1 : 64);
+  const uint32_t max_tile = ctx.opt.max_tile_triangles;
+  timer.begin("coarse");
+  // Binary targets of small meshes in one batch (raster: VoxelizeState::scatter): the pairs go
+  // straight to their tiles' slots (the count took the pairs per tile), so no sort (on an H200 it
+  // took 0.04 ms of the 100k dragon's 0.35-0.38), and the tiles and their virtual tiles come from
+  // the counts per tile, not from a pass over the pairs; else the pairs are written in the coarse
+  // raster's order and sorted. When the host has not read the number of pairs (pairs_known false:
+  // raster), num_pairs is the room in the buffers, checked after the merge.
+  if (scatter && only_batch) {
+    d_tris[0].grow(num_pairs);
+    launch_coarse_emit<KeyT>(cp, d_offsets.data() + cp.tri_begin, d_single.data() + cp.tri_begin,
+                             any_large ? d_large.data() : nullptr, d_num_large.data(), d_tile_cursor.data(), num_pairs,
+                             nullptr, d_tris[0].data(), ctx.num_sms, s);
+    timer.begin("tiles");
+    const uint32_t grid_tiles = uint32_t(uint64_t(cp.tiles.x) * uint64_t(cp.tiles.y) * uint64_t(cp.tiles.z));
+    d_voffsets.grow(uint64_t(grid_tiles) + 1);
+    // Each tile of len pairs makes at most len / per + 1 virtual tiles, per >= virtual_tile_size(0, ...).
+    const uint64_t vtile_bound = grid_tiles + num_pairs / virtual_tile_size(0, max_tile, teams);
+    d_vtiles.grow(vtile_bound);
+    d_tile_stat.grow(1);
+    VT_CUDA_CHECK(cudaMemsetAsync(d_tile_stat.data(), 0, sizeof(uint64_t), s));
+    launch_scattered_virtual_tiles(d_tile_pairs.data(), d_tile_cursor.data(), grid_tiles, d_offsets.data() + cp.tri_end,
+                                   num_pairs, max_tile, teams, d_voffsets.data(), d_vtiles.data(), d_tile_stat.data(),
+                                   ctx.cub, s);
+    tiles_on_device = true;
+    // (Bricks are estimated from the pairs: with the number unknown, from 2 per triangle.)
+    const uint64_t brick_pairs = pairs_known ? num_pairs : std::min<uint64_t>(num_pairs, 2 * uint64_t(cp.tri_end) + 4096);
+    uint64_t batch_bricks = 0;
+    for (size_t t = 0; t < rastered.size(); ++t)
+      batch_bricks = fine_target(ctx, t, cp, d_tris[0].data(), d_voffsets.data() + grid_tiles, vtile_bound, false,
+                                 brick_pairs, pairs_known ? nullptr : d_offsets.data() + cp.tri_end, batch_bricks,
+                                 mode, timer);
+    return;
+  }
   keys[0].grow(num_pairs);
   keys[1].grow(num_pairs);
   d_tris[0].grow(num_pairs);
   d_tris[1].grow(num_pairs);
-  timer.begin("coarse");
-  // Binary targets of small meshes in one batch (raster: VoxelizeState::scatter): the pairs go
-  // straight to their tiles' slots (the count took the pairs per tile), so no sort (on an H200 it
-  // took 0.04 ms of the 100k dragon's 0.35-0.38); else they are written in the coarse raster's order
-  // and sorted.
-  const bool scatter = this->scatter && only_batch;
   launch_coarse_emit(cp, d_offsets.data() + cp.tri_begin, d_single.data() + cp.tri_begin,
-                     any_large ? d_large.data() : nullptr, d_num_large.data(), scatter ? d_tile_cursor.data() : nullptr,
-                     keys[0].data(), d_tris[0].data(), ctx.num_sms, s);
+                     any_large ? d_large.data() : nullptr, d_num_large.data(), nullptr, num_pairs, keys[0].data(),
+                     d_tris[0].data(), ctx.num_sms, s);
 
   cub::DoubleBuffer<KeyT> dk(keys[0].data(), keys[1].data());
   cub::DoubleBuffer<uint32_t> dv(d_tris[0].data(), d_tris[1].data());
-  if (!scatter) {
-    timer.begin("sort");
-    const int n = int(num_pairs);
-    ctx.cub.run([&](void* temp, size_t& bytes) {
-      // By tile only (bits 2 and up): the dominant axis in the low bits need not be ordered (the
-      // fine raster handles every axis alike, in the triangles' dominant frames), and one pass less
-      // is needed where the tiles take 15 or 23 bits (1024^3: 32^3 tiles). The sort is stable, so
-      // pairs keep the coarse raster's order within a tile.
-      return cub::DeviceRadixSort::SortPairs(temp, bytes, dk, dv, n, 2, std::max(key_bits, 3), s);
-    });
-  }
+  timer.begin("sort");
+  const int n = int(num_pairs);
+  ctx.cub.run([&](void* temp, size_t& bytes) {
+    // By tile only (bits 2 and up): the dominant axis in the low bits need not be ordered (the
+    // fine raster handles every axis alike, in the triangles' dominant frames), and one pass less
+    // is needed where the tiles take 15 or 23 bits (1024^3: 32^3 tiles). The sort is stable, so
+    // pairs keep the coarse raster's order within a tile.
+    return cub::DeviceRadixSort::SortPairs(temp, bytes, dk, dv, n, 2, std::max(key_bits, 3), s);
+  });
 
   timer.begin("tiles");
   d_tile_begins.grow(num_pairs);
   select_run_starts(ctx.runs, num_pairs, PairTile<KeyT>{dk.Current()}, d_tile_begins.data(), s);
   const uint64_t* d_num_tiles = ctx.runs.total();
-  // Split size: at most max_tile_triangles, and small enough that every team of the fine raster
-  // (a warp for binary tiles, a block for value tiles) gets about four virtual tiles.
-  const bool values = std::any_of(rastered.begin(), rastered.end(), [](const TargetSpec& t) { return t.target != Target::kBinary; });
-  const uint64_t teams = uint64_t(ctx.num_sms) * (values ? 1 : 64);
-  const uint32_t max_tile = ctx.opt.max_tile_triangles;
-  const uint32_t max_per_tile = uint32_t(std::max<uint64_t>(
-      std::min<uint64_t>(max_tile, 32), std::min<uint64_t>(max_tile, (num_pairs + 4 * teams - 1) / (4 * teams))));
+  const uint32_t max_per_tile = virtual_tile_size(num_pairs, max_tile, teams);
   // The counts of tiles and virtual tiles stay on the device when the grid has few tiles (a binary
   // target in one batch): the virtual tiles are counted and scanned over an upper bound on the
   // tiles (entries past the real count are zero) and the fine raster reads their number, which
@@ -161,7 +192,7 @@ void VoxelizeState::run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const C
   uint64_t batch_bricks = 0;
   for (size_t t = 0; t < rastered.size(); ++t)
     batch_bricks = fine_target(ctx, t, cp, dv.Current(), d_num_vtiles, vtile_bound, !counts_on_device, num_pairs,
-                               batch_bricks, mode, timer);
+                               nullptr, batch_bricks, mode, timer);
 }
 
 // Whether binary bricks (about `bricks` of them) merge through a bitmap of the grid's bricks
@@ -176,8 +207,8 @@ static bool bitmap_merge_fits(const GpuContext& ctx, const Int3& nbricks, uint64
 // Fine raster of one target into its brick buffers, retried with larger buffers if they overflowed.
 uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParams& cp, const uint32_t* d_sorted_tris,
                                     const uint32_t* d_num_vtiles, uint64_t vtiles, bool vtiles_exact,
-                                    uint64_t num_pairs, uint64_t known_bricks, VoxelMode mode, StageTimer& timer,
-                                    bool may_defer) {
+                                    uint64_t num_pairs, const uint64_t* d_num_pairs, uint64_t known_bricks,
+                                    VoxelMode mode, StageTimer& timer, bool may_defer) {
   cudaStream_t s = ctx.stream;
   const std::string name = stage("fine", t);
   timer.begin(name.c_str());
@@ -211,8 +242,8 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
   const bool sub_tiles = layout == ValueTiles::kOctant ||
                          (layout == ValueTiles::kAuto && num_pairs < vtiles * kSubTileTriangles);
   uint32_t balance = ctx.opt.fine_balance_percent;
-  if (balance == kFineBalanceAuto)
-    balance = double(num_pairs) >= kFineBalanceMinPairs * double(cp.tri_end - cp.tri_begin) ? 101 : 0;
+  const bool auto_on_device = balance == kFineBalanceAuto && d_num_pairs;
+  if (balance == kFineBalanceAuto) balance = auto_on_device || auto_balance_spreads(num_pairs, cp.tri_end - cp.tri_begin) ? 101 : 0;
   for (int attempt = 0;; ++attempt) {
     FineParams fp;
     fp.mesh = cp.mesh;
@@ -222,6 +253,8 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
     fp.d_num_vtiles = d_num_vtiles;
     fp.d_next = d_next.data();
     fp.balance_percent = balance;
+    fp.d_auto_pairs = auto_on_device && target.target == Target::kBinary ? d_num_pairs : nullptr;
+    fp.auto_tris = cp.tri_end - cp.tri_begin;
     fp.dims = cp.dims;
     fp.tiles = cp.tiles;
     fp.consts = consts;
@@ -233,7 +266,7 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
     if (may_defer && attempt == 0 && !vtiles_exact && rastered.size() == 1 &&
         bitmap_merge_fits(ctx, grid_bricks(cp.dims), num_pairs / 8)) {  // (bricks unknown: 1 per 8 pairs)
       fine_deferred = true;
-      deferred = {cp, d_sorted_tris, d_num_vtiles, vtiles, num_pairs, capacity(), mode};
+      deferred = {cp, d_sorted_tris, d_num_vtiles, d_num_pairs, vtiles, num_pairs, capacity(), mode};
       return 0;
     }
     const uint64_t after = read_scalar(b.d_count.data(), s);
@@ -304,7 +337,8 @@ SparseGrid VoxelizeState::merge_target(GpuContext& ctx, size_t t, const GridSpec
     timer.begin(stage("fine_retry", t).c_str());
     VT_CUDA_CHECK(cudaMemsetAsync(b.d_count.data(), 0, sizeof(unsigned long long), s));
     const DeferredFine d = deferred;
-    fine_target(ctx, t, d.cp, d.d_sorted_tris, d.d_num_vtiles, d.vtiles, false, d.num_pairs, written, d.mode, timer,
+    fine_target(ctx, t, d.cp, d.d_sorted_tris, d.d_num_vtiles, d.vtiles, false, d.num_pairs, d.d_num_pairs, written,
+                d.mode, timer,
                 false);
     timer.begin(merge_name.c_str());
   }
@@ -442,65 +476,111 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   }
   launch_coarse_count(cp, v.d_counts.data(), v.d_single.data(), v.d_large.data(), v.d_num_large.data(),
                       v.scatter ? v.d_tile_pairs.data() : nullptr, m_ctx.num_sms, s);
+  // (CUB's scan: one block's scan of the 100k dragon's 64-bit counts was measured 0.015-0.04 ms
+  // slower on an H200.)
   m_ctx.cub.run([&](void* temp, size_t& bytes) {
     return cub::DeviceScan::ExclusiveSum(temp, bytes, v.d_counts.data(), v.d_offsets.data(), int(num_tris + 1), s);
   });
-  if (v.scatter) {
+  // The pairs per tile scanned into the scatter's cursor (again when the scatter is redone).
+  auto scan_tile_pairs = [&] {
+    if (total_tiles <= kTileScanBlockMax) {
+      launch_block_scan<uint32_t>(TilePairsAt{v.d_tile_pairs.data(), total_tiles}, v.d_tile_cursor.data(), total_tiles, s);
+      return;
+    }
     m_ctx.cub.run([&](void* temp, size_t& bytes) {
       return cub::DeviceScan::ExclusiveSum(temp, bytes, v.d_tile_pairs.data(), v.d_tile_cursor.data(),
                                            int(total_tiles + 1), s);
     });
-  }
+  };
+  if (v.scatter) scan_tile_pairs();
   // (The budget asks the driver for the free memory: here, while the GPU counts.)
   const uint64_t budget = m_ctx.memory_budget();
-  // (With the number of large triangles: their emit kernel is not launched when there are none.)
-  const auto [total_pairs, num_large] = read_scalars(v.d_offsets.data() + num_tris, v.d_num_large.data(), s);
-  v.any_large = num_large > 0;
-
-  // Batches of consecutive triangles whose pairs fit the budget (and CUB's int sizes).
   const uint64_t key_size = key_bits <= 32 ? 4 : 8;
   const uint64_t per_pair = 2 * key_size + 2 * 4 + 1 + 4 + 2 * (key_size + 4);  // buffers + sort temp
-  uint64_t max_pairs = std::min<uint64_t>(budget / 2 / per_pair, (uint64_t(1) << 31) - 1);
-  if (m_ctx.opt.max_batch_pairs) max_pairs = std::min(max_pairs, m_ctx.opt.max_batch_pairs);
-  if (max_pairs < 1024) fail(ErrorKind::kResource, "the GPU memory budget is too small for voxelization");
 
-  uint64_t num_tiles = 0;
-  v.tiles_on_device = false;
+  // A single binary target whose pairs are scattered need not wait for their number: the pairs'
+  // buffer is sized first (what it already holds, at least 3 per triangle and 65536), the job
+  // runs to the end on the device, and the host reads the number after the merge; if the pairs
+  // did not fit, nothing was rastered, and the job runs again from the counts, which are kept,
+  // with the exact size (stage "coarse_retry"). That saves the host round trip between the count
+  // and the emit, during which the GPU idled and then waited for each launch.
+  const uint64_t room = m_ctx.opt.initial_pairs ? m_ctx.opt.initial_pairs
+                                                : std::max<uint64_t>(v.d_tris[0].capacity(), 3 * num_tris + 65536);
+  const bool speculate = v.scatter && v.rastered.size() == 1 && !m_ctx.opt.read_pairs_first &&
+                         !m_ctx.opt.max_batch_pairs && room <= (uint64_t(1) << 31) - 1 && room * 4 <= budget / 2;
   for (size_t t = 0; t < v.rastered.size(); ++t) {
     VT_CUDA_CHECK(cudaMemsetAsync(v.bricks[t]->d_count.data(), 0, sizeof(unsigned long long), s));
     v.bricks[t]->written = 0;
   }
-  uint32_t begin = 0;
-  while (begin < num_tris && total_pairs > 0) {
-    // Largest end with offsets[end] - offsets[begin] <= max_pairs (binary search on the device array).
-    const uint64_t base = begin == 0 ? 0 : read_scalar(v.d_offsets.data() + begin, s);
-    uint32_t end = uint32_t(num_tris);
-    if (total_pairs - base > max_pairs) {
-      uint32_t lo = begin + 1, hi = uint32_t(num_tris);
-      while (lo < hi) {
-        const uint32_t mid = lo + (hi - lo + 1) / 2;
-        if (read_scalar(v.d_offsets.data() + mid, s) - base <= max_pairs) lo = mid;
-        else hi = mid - 1;
-      }
-      end = lo;
-      if (read_scalar(v.d_offsets.data() + end, s) - base > max_pairs)
-        fail(ErrorKind::kResource, "one triangle covers more tiles than the GPU memory budget allows");
-    }
-    const uint64_t batch_pairs = (end == num_tris ? total_pairs : read_scalar(v.d_offsets.data() + end, s)) - base;
-    const bool only_batch = begin == 0 && end == num_tris;
-    cp.tri_begin = begin;
-    cp.tri_end = end;
-    cp.pair_base = base;
-    if (batch_pairs > 0) {
-      if (key_bits <= 32) v.run_batch(m_ctx, v.d_keys32, cp, batch_pairs, key_bits, o.mode, only_batch, timer, &num_tiles);
-      else v.run_batch(m_ctx, v.d_keys64, cp, batch_pairs, key_bits, o.mode, only_batch, timer, &num_tiles);
-    }
-    begin = end;
-  }
-
-  // Merge: per target, sort bricks by key, one brick per run of equal keys.
+  uint64_t num_tiles = 0;
+  v.tiles_on_device = false;
   std::vector<SparseGrid> grids;
-  for (size_t t = 0; t < v.rastered.size(); ++t) grids.push_back(v.merge_target(m_ctx, t, spec, timer));
+  uint64_t total_pairs = 0;
+  if (speculate) {
+    v.any_large = true;  // (unknown: the large triangles' emit kernel is launched and reads their number)
+    const bool narrow = key_bits <= 32;  // (the scatter writes no keys: the type only picks the code)
+    if (narrow) v.run_batch(m_ctx, v.d_keys32, cp, room, false, key_bits, o.mode, true, timer, &num_tiles);
+    else v.run_batch(m_ctx, v.d_keys64, cp, room, false, key_bits, o.mode, true, timer, &num_tiles);
+    grids.push_back(v.merge_target(m_ctx, 0, spec, timer));
+    timer.end();  // (the merge downloaded its bricks: the stream is idle)
+    const auto [pairs, tiles_found] = read_scalars(v.d_offsets.data() + num_tris, v.d_tile_stat.data(), s);
+    total_pairs = pairs;
+    if (total_pairs <= room) {
+      num_tiles = tiles_found;
+      v.tiles_on_device = false;
+    } else {
+      timer.begin("coarse_retry");
+      grids.clear();
+      scan_tile_pairs();
+      VT_CUDA_CHECK(cudaMemsetAsync(v.bricks[0]->d_count.data(), 0, sizeof(unsigned long long), s));
+      v.bricks[0]->written = 0;
+      v.tiles_on_device = false;
+    }
+  }
+  if (grids.empty()) {
+    uint64_t num_large = 0;
+    if (speculate) num_large = read_scalar(v.d_num_large.data(), s);
+    else std::tie(total_pairs, num_large) = read_scalars(v.d_offsets.data() + num_tris, v.d_num_large.data(), s);
+    // (With the number of large triangles: their emit kernel is not launched when there are none.)
+    v.any_large = num_large > 0;
+
+    // Batches of consecutive triangles whose pairs fit the budget (and CUB's int sizes).
+    uint64_t max_pairs = std::min<uint64_t>(budget / 2 / per_pair, (uint64_t(1) << 31) - 1);
+    if (m_ctx.opt.max_batch_pairs) max_pairs = std::min(max_pairs, m_ctx.opt.max_batch_pairs);
+    if (max_pairs < 1024) fail(ErrorKind::kResource, "the GPU memory budget is too small for voxelization");
+
+    uint32_t begin = 0;
+    while (begin < num_tris && total_pairs > 0) {
+      // Largest end with offsets[end] - offsets[begin] <= max_pairs (binary search on the device array).
+      const uint64_t base = begin == 0 ? 0 : read_scalar(v.d_offsets.data() + begin, s);
+      uint32_t end = uint32_t(num_tris);
+      if (total_pairs - base > max_pairs) {
+        uint32_t lo = begin + 1, hi = uint32_t(num_tris);
+        while (lo < hi) {
+          const uint32_t mid = lo + (hi - lo + 1) / 2;
+          if (read_scalar(v.d_offsets.data() + mid, s) - base <= max_pairs) lo = mid;
+          else hi = mid - 1;
+        }
+        end = lo;
+        if (read_scalar(v.d_offsets.data() + end, s) - base > max_pairs)
+          fail(ErrorKind::kResource, "one triangle covers more tiles than the GPU memory budget allows");
+      }
+      const uint64_t batch_pairs = (end == num_tris ? total_pairs : read_scalar(v.d_offsets.data() + end, s)) - base;
+      const bool only_batch = begin == 0 && end == num_tris;
+      cp.tri_begin = begin;
+      cp.tri_end = end;
+      cp.pair_base = base;
+      if (batch_pairs > 0) {
+        if (key_bits <= 32)
+          v.run_batch(m_ctx, v.d_keys32, cp, batch_pairs, true, key_bits, o.mode, only_batch, timer, &num_tiles);
+        else v.run_batch(m_ctx, v.d_keys64, cp, batch_pairs, true, key_bits, o.mode, only_batch, timer, &num_tiles);
+      }
+      begin = end;
+    }
+
+    // Merge: per target, sort bricks by key, one brick per run of equal keys.
+    for (size_t t = 0; t < v.rastered.size(); ++t) grids.push_back(v.merge_target(m_ctx, t, spec, timer));
+  }
   timer.end();
   const auto stage_ms = timer.resolve();
   VT_CUDA_CHECK(cudaStreamSynchronize(s));

@@ -11,6 +11,7 @@
 #include "core/tile_footprint.h"
 #include "core/vec.h"
 #include "core/voxelize.h"
+#include "kernels/api.h"
 #include "kernels/common.cuh"
 #include "kernels/mesh.cuh"
 
@@ -55,11 +56,13 @@ void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint64_t* d_
 // d_large null: the count pass found no large triangles. With d_tile_cursor (the exclusive scan of
 // the count's d_tile_pairs, for a batch of every triangle), each pair goes to its tile's next slot
 // instead: the pairs come out grouped by tile in tile order, without a sort, but in no fixed order
-// within a tile (binary targets only: an OR does not depend on it).
+// within a tile (binary targets only: an OR does not depend on it); d_keys may then be null (the
+// tiles are known from the counts), and pairs at slots past `capacity` are not written (a buffer
+// sized before the host knew the number of pairs).
 template <class KeyT>
 void launch_coarse_emit(const CoarseParams& p, const uint64_t* d_offsets, const uint64_t* d_single,
-                        const uint32_t* d_large, const uint32_t* d_num_large, uint32_t* d_tile_cursor, KeyT* d_keys,
-                        uint32_t* d_tris, int num_sms, cudaStream_t stream);
+                        const uint32_t* d_large, const uint32_t* d_num_large, uint32_t* d_tile_cursor,
+                        uint64_t capacity, KeyT* d_keys, uint32_t* d_tris, int num_sms, cudaStream_t stream);
 // The tile of a sorted pair's key (tile << 2 | dominant axis): runs of equal tiles are the tiles.
 template <class KeyT>
 struct PairTile {
@@ -78,6 +81,32 @@ void launch_virtual_emit(const KeyT* d_keys, const uint32_t* d_begins, const uin
                          uint32_t tile_bound, uint64_t num_pairs, uint32_t max_per_tile, const uint32_t* d_offsets,
                          VirtualTile* d_vtiles, uint64_t* d_tile_stat, cudaStream_t stream);
 
+// Triangles per virtual tile: at most max_tile_triangles, and small enough that each of `teams`
+// teams of the fine raster (a warp for binary tiles, a block for value tiles) gets about four
+// virtual tiles, but not below 32 (or max_tile_triangles if smaller).
+__host__ __device__ inline uint32_t virtual_tile_size(uint64_t num_pairs, uint32_t max_tile, uint64_t teams) {
+  const uint64_t lo = max_tile < 32 ? max_tile : 32;
+  if (num_pairs <= 4 * teams * lo) return uint32_t(lo);  // (no 64-bit division: scans call this per tile)
+  const uint64_t want = (num_pairs + 4 * teams - 1) / (4 * teams);
+  const uint64_t hi = max_tile < want ? max_tile : want;
+  return uint32_t(lo > hi ? lo : hi);
+}
+// The virtual tiles of pairs grouped by the coarse raster's scatter (launch_coarse_emit with a
+// cursor), from the counts of pairs per tile of the grid (d_tile_pairs, num_tiles of them) and
+// the advanced cursor (d_tile_ends: one past each tile's last pair), without a pass over the pairs.
+// The number of pairs is on the device (*d_num_pairs); when it exceeds `capacity` (the pairs did
+// not fit their buffers) there are no virtual tiles. d_offsets (num_tiles + 1 entries): the
+// exclusive scan of virtual tiles per tile, d_offsets[num_tiles] their number; *d_tile_stat (zero
+// before) gets the number of non-empty tiles.
+// Scans over the grid's tiles for the scatter run in one block up to this many tiles, else CUB's:
+// one block reads every tile in turn (on an H200 the room's 86528 tiles took 0.057 ms in the tiles
+// stage that way, 0.022 with CUB's two launches).
+constexpr uint64_t kTileScanBlockMax = uint64_t(1) << 14;
+void launch_scattered_virtual_tiles(const uint32_t* d_tile_pairs, const uint32_t* d_tile_ends, uint32_t num_tiles,
+                                    const uint64_t* d_num_pairs, uint64_t capacity, uint32_t max_tile, uint64_t teams,
+                                    uint32_t* d_offsets, VirtualTile* d_vtiles, uint64_t* d_tile_stat, CubTemp& cub,
+                                    cudaStream_t stream);
+
 struct BrickOutput {
   uint64_t* d_keys;        // capacity bricks
   uint32_t* d_masks;       // kBrickMaskWords * capacity words (BrickMask layout)
@@ -94,10 +123,20 @@ struct FineParams {
   const uint32_t* d_num_vtiles;
   unsigned int* d_next;          // work counter, zero at launch
   uint32_t balance_percent;      // GpuOptions::fine_balance_percent
+  // Binary targets whose number of pairs the host has not read (the scatter): that number on the
+  // device and the batch's triangles; both kernels are launched and the one the automatic rule
+  // (api.h kFineBalanceMinPairs) does not choose returns at once. Null otherwise.
+  const uint64_t* d_auto_pairs;
+  uint32_t auto_tris;
   Int3 dims, tiles;
   ShadeConsts consts;            // fragment shader constants
   BrickOutput out;
 };
+// Whether the automatic rule spreads the columns of rows over the lanes (api.h kFineBalanceAuto):
+// when the triangles make kFineBalanceMinPairs (tile, triangle) pairs each or more.
+__host__ __device__ inline bool auto_balance_spreads(uint64_t num_pairs, uint64_t num_tris) {
+  return double(num_pairs) >= kFineBalanceMinPairs * double(num_tris);
+}
 // Persistent fine raster: every virtual tile rastered in shared memory, non-empty bricks appended.
 // sub_tiles (32-bit value targets): one warp per 16^3 octant instead of one block per 32^3 tile;
 // 64-bit (add) targets always raster 16^3 octants, one block each.

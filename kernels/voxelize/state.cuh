@@ -35,7 +35,8 @@ struct VoxelizeState {
   DeviceBuffer<uint32_t> d_large, d_num_large;
   bool any_large = true;  // whether the coarse count found large triangles
   // Pairs grouped by tile without a sort (binary targets; launch_coarse_emit): pairs per tile of
-  // the grid, then their exclusive scan, which the emit advances. scatter: the count was taken.
+  // the grid, then their exclusive scan, which the emit advances (to each tile's end, from which
+  // launch_scattered_virtual_tiles finds the tiles). scatter: the count was taken.
   DeviceBuffer<uint32_t> d_tile_pairs, d_tile_cursor;
   bool scatter = false;
   // Morton visiting order (launch_triangle_order): triangle ids, index triples, work buffers.
@@ -44,7 +45,8 @@ struct VoxelizeState {
   DeviceBuffer<uint32_t> d_keys32[2];
   DeviceBuffer<uint64_t> d_keys64[2];
   DeviceBuffer<uint32_t> d_tris[2];
-  // Tiles: first pair of each tile, the exclusive scan of virtual tiles per tile, the virtual tiles.
+  // Tiles: first pair of each tile (sorted pairs), the exclusive scan of virtual tiles per tile,
+  // the virtual tiles.
   DeviceBuffer<uint32_t> d_tile_begins, d_voffsets;
   DeviceBuffer<VirtualTile> d_vtiles;
   DeviceBuffer<uint64_t> d_tile_stat;  // the number of tiles, when it stayed on the device
@@ -73,6 +75,7 @@ struct VoxelizeState {
     CoarseParams cp;
     const uint32_t* d_sorted_tris;
     const uint32_t* d_num_vtiles;
+    const uint64_t* d_num_pairs;
     uint64_t vtiles, num_pairs, capacity;
     VoxelMode mode;
   };
@@ -84,15 +87,21 @@ struct VoxelizeState {
   GpuStageProbe* probe = nullptr;
 
   // only_batch: the batch holds every triangle (the counts of tiles may then stay on the device).
+  // pairs_known false (the scatter only): num_pairs is not the number of pairs but the room for
+  // them; the number stays on the device and is checked by the caller after the merge.
   template <class KeyT>
-  void run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const CoarseParams& cp, uint64_t num_pairs, int key_bits,
-                 VoxelMode mode, bool only_batch, StageTimer& timer, uint64_t* tiles_out);
+  void run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const CoarseParams& cp, uint64_t num_pairs,
+                 bool pairs_known, int key_bits, VoxelMode mode, bool only_batch, StageTimer& timer,
+                 uint64_t* tiles_out);
   // d_num_vtiles: the number of virtual tiles on the device; vtiles: that number (vtiles_exact) or
-  // an upper bound on it; known_bricks: the bricks another target wrote in this batch, or 0.
-  // Returns the bricks written (0 when the count was left on the device: fine_deferred).
+  // an upper bound on it; num_pairs: the batch's pairs, or where d_num_pairs is not null (the host
+  // has not read their number, which is there) an estimate; known_bricks: the bricks another
+  // target wrote in this batch, or 0. Returns the bricks written (0 when the count was left on the
+  // device: fine_deferred).
   uint64_t fine_target(GpuContext& ctx, size_t t, const CoarseParams& cp, const uint32_t* d_sorted_tris,
                        const uint32_t* d_num_vtiles, uint64_t vtiles, bool vtiles_exact, uint64_t num_pairs,
-                       uint64_t known_bricks, VoxelMode mode, StageTimer& timer, bool may_defer = true);
+                       const uint64_t* d_num_pairs, uint64_t known_bricks, VoxelMode mode, StageTimer& timer,
+                       bool may_defer = true);
   SparseGrid merge_target(GpuContext& ctx, size_t t, const GridSpec& spec, StageTimer& timer);
   const uint32_t* bitmap_merge(GpuContext& ctx, TargetBricks& b, uint64_t n, const unsigned long long* d_n,
                                const Int3& nbricks);

@@ -1,5 +1,6 @@
-// The split of crowded tiles (runs of sorted (tile, triangle) pairs, found by select_run_starts)
-// into virtual tiles of at most max_per_tile triangles (merged back when the bricks are merged).
+// The split of crowded tiles (runs of sorted (tile, triangle) pairs, found by select_run_starts, or
+// the scattered pairs' counts per tile) into virtual tiles of at most max_per_tile triangles (merged
+// back when the bricks are merged).
 #include <cub/device/device_scan.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
@@ -47,17 +48,68 @@ __global__ void virtual_emit_kernel(const KeyT* __restrict__ keys, const uint32_
   for (uint32_t b = begin; b < end; b += max_per_tile) vtiles[o++] = {tile, b, min(end, b + max_per_tile)};
 }
 
+// The scattered pairs' virtual tiles per tile of the grid (launch_scattered_virtual_tiles).
+struct ScatteredVirtualCount {
+  const uint32_t* tile_pairs;
+  uint32_t num_tiles;
+  const uint64_t* num_pairs;
+  uint64_t capacity;
+  uint32_t max_tile;
+  uint64_t teams;
+  __device__ uint32_t operator()(uint64_t t) const {
+    const uint64_t n = *num_pairs;
+    if (t >= num_tiles || n > capacity) return 0;
+    const uint32_t len = tile_pairs[t];
+    if (len == 0) return 0;  // (most tiles of a grid: no division)
+    const uint32_t per = virtual_tile_size(n, max_tile, teams);
+    return (len + per - 1) / per;
+  }
+};
+
+__global__ void scattered_virtual_emit_kernel(ScatteredVirtualCount c, const uint32_t* __restrict__ tile_ends,
+                                              const uint32_t* __restrict__ offsets, VirtualTile* __restrict__ vtiles,
+                                              uint64_t* __restrict__ tile_stat) {
+  const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const uint64_t n = *c.num_pairs;
+  const uint32_t len = t < c.num_tiles && n <= c.capacity ? c.tile_pairs[t] : 0u;
+  // Non-empty tiles: one atomic per warp (every lane of the launch's last warp takes part).
+  const unsigned any = __ballot_sync(0xffffffffu, len > 0);
+  if ((threadIdx.x & 31) == 0 && any) atomicAdd(reinterpret_cast<unsigned long long*>(tile_stat), __popc(any));
+  if (len == 0) return;
+  const uint32_t per = virtual_tile_size(n, c.max_tile, c.teams);
+  const uint32_t end = tile_ends[t];
+  uint32_t o = offsets[t];
+  for (uint32_t b = end - len; b < end; b += per) vtiles[o++] = {t, b, min(end, b + per)};
+}
+
+// d_offsets[0..num] = the exclusive scan of count(0..num) (count(num) is 0), in one block up to block_max.
+template <class Count>
+void scan_virtual_counts(const Count& count, uint32_t num, uint64_t block_max, uint32_t* d_offsets, CubTemp& cub,
+                         cudaStream_t stream) {
+  if (num <= block_max) return launch_block_scan<uint32_t>(count, d_offsets, num, stream);
+  const auto counts = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), count);
+  cub.run([&](void* temp, size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(temp, bytes, counts, d_offsets, int64_t(num) + 1, stream);
+  });
+}
+
 }  // namespace
+
+void launch_scattered_virtual_tiles(const uint32_t* d_tile_pairs, const uint32_t* d_tile_ends, uint32_t num_tiles,
+                                    const uint64_t* d_num_pairs, uint64_t capacity, uint32_t max_tile, uint64_t teams,
+                                    uint32_t* d_offsets, VirtualTile* d_vtiles, uint64_t* d_tile_stat, CubTemp& cub,
+                                    cudaStream_t stream) {
+  const ScatteredVirtualCount count{d_tile_pairs, num_tiles, d_num_pairs, capacity, max_tile, teams};
+  scan_virtual_counts(count, num_tiles, kTileScanBlockMax, d_offsets, cub, stream);
+  launch_1d(scattered_virtual_emit_kernel, std::max<uint32_t>(num_tiles, 1), 256, stream, count, d_tile_ends, d_offsets,
+            d_vtiles, d_tile_stat);
+}
 
 void launch_virtual_offsets(const uint32_t* d_begins, const uint64_t* d_num_tiles, uint32_t tile_bound,
                             uint64_t num_pairs, uint32_t max_per_tile, uint32_t* d_offsets, CubTemp& cub,
                             cudaStream_t stream) {
-  const VirtualCount count{d_begins, d_num_tiles, num_pairs, max_per_tile};
-  if (tile_bound <= kBlockScanMax) return launch_block_scan<uint32_t>(count, d_offsets, tile_bound, stream);
-  const auto counts = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), count);
-  cub.run([&](void* temp, size_t& bytes) {
-    return cub::DeviceScan::ExclusiveSum(temp, bytes, counts, d_offsets, int64_t(tile_bound) + 1, stream);
-  });
+  scan_virtual_counts(VirtualCount{d_begins, d_num_tiles, num_pairs, max_per_tile}, tile_bound, kBlockScanMax, d_offsets,
+                      cub, stream);
 }
 
 template <class KeyT>
