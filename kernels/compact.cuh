@@ -170,6 +170,30 @@ void launch_block_scan(CountOf count_of, T* out, uint64_t num, cudaStream_t stre
 }
 // Up to this many inputs launch_block_scan beats CUB's scan (kTiles for up to kOwnScanMaxTiles tiles).
 constexpr uint64_t kBlockScanMax = uint64_t(1) << 17;
+// out[0..num] = the exclusive scan of count_of(0..num) (count_of(num) must be 0, so out[num] is
+// the total): one block up to block_max inputs (launch_block_scan), else CUB's scan.
+template <class T, class CountOf>
+void scan_counts(CountOf count_of, T* out, uint64_t num, uint64_t block_max, CubTemp& cub, cudaStream_t stream) {
+  if (num <= block_max) return launch_block_scan<T>(count_of, out, num, stream);
+  const auto counts = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), count_of);
+  cub.run([&](void* temp, size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(temp, bytes, counts, out, int64_t(num) + 1, stream);
+  });
+}
+// The same for counts in memory: num + 1 of them, the last one 0 (CUB then reads them directly).
+template <class T>
+struct CountsAt {
+  const T* counts;
+  uint64_t n;
+  __device__ T operator()(uint64_t i) const { return i < n ? counts[i] : T(0); }
+};
+template <class T>
+void scan_stored_counts(const T* counts, T* out, uint64_t num, uint64_t block_max, CubTemp& cub, cudaStream_t stream) {
+  if (num <= block_max) return launch_block_scan<T>(CountsAt<T>{counts, num}, out, num, stream);
+  cub.run([&](void* temp, size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(temp, bytes, counts, out, int64_t(num) + 1, stream);
+  });
+}
 constexpr uint64_t kOwnScanMaxTiles = uint64_t(1) << 20;
 void launch_own_tile_scan(const uint32_t* counts, uint64_t* out, uint64_t num, cudaStream_t stream);
 // CUB scans (compact.cu).

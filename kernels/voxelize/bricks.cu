@@ -2,10 +2,6 @@
 // one tile, or from triangle batches) becomes one brick: OR of the masks, the target's blend of
 // the values (add, max of codes, 64-bit fixed-point add), decoded into the output values. Binary
 // bricks may skip the sort: a bitmap of the grid's bricks ranks them (launch_bitmap_merge).
-#include <cub/device/device_scan.cuh>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
-
 #include <algorithm>
 
 #include "core/sparse_grid.h"
@@ -149,15 +145,7 @@ void launch_bitmap_merge(const uint64_t* d_keys_in, uint64_t n, const unsigned l
   const unsigned blocks = unsigned(std::min<uint64_t>((threads + 255) / 256, uint64_t(num_sms) * 8));
   brick_flags_kernel<<<blocks, 256, 0, stream>>>(d_keys_in, n, d_n, bricks, d_bitmap, d_masks_out);
   VT_CUDA_CHECK_LAUNCH();
-  if (words <= kBlockScanMax) {
-    launch_block_scan<uint32_t>(WordPopcount{d_bitmap, words}, d_word_rank, words, stream);
-  } else {
-    const auto counts =
-        thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), WordPopcount{d_bitmap, words});
-    cub.run([&](void* temp, size_t& bytes) {
-      return cub::DeviceScan::ExclusiveSum(temp, bytes, counts, d_word_rank, int64_t(words + 1), stream);
-    });
-  }
+  scan_counts<uint32_t>(WordPopcount{d_bitmap, words}, d_word_rank, words, kBlockScanMax, cub, stream);
   bitmap_merge_kernel<<<blocks, 256, 0, stream>>>(d_keys_in, n, d_n, bricks, d_bitmap, d_word_rank, d_masks_in,
                                                   d_keys_out, d_masks_out);
   VT_CUDA_CHECK_LAUNCH();

@@ -15,14 +15,6 @@
 #include "kernels/gpu_voxelizer.cuh"
 
 namespace voxtile {
-namespace {
-// The scatter's pairs per tile of the grid, as launch_block_scan reads them.
-struct TilePairsAt {
-  const uint32_t* pairs;
-  uint64_t n;
-  __device__ uint32_t operator()(uint64_t t) const { return t < n ? pairs[t] : 0u; }
-};
-}  // namespace
 
 GpuVoxelizer::GpuVoxelizer(const GpuOptions& options) {
   m_ctx.opt = options;
@@ -74,47 +66,59 @@ void GpuVoxelizer::add_stage_stats(VoxelizeStats& stats, const std::vector<std::
   add_gpu_stages(stats, stage_ms, wall0);
 }
 
-template <class KeyT>
-void VoxelizeState::run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const CoarseParams& cp, uint64_t num_pairs,
-                              bool pairs_known, int key_bits, VoxelMode mode, bool only_batch, StageTimer& timer,
-                              uint64_t* tiles_out) {
+bool VoxelizeState::any_values() const {
+  return std::any_of(rastered.begin(), rastered.end(), [](const TargetSpec& t) { return t.target != Target::kBinary; });
+}
+
+// Teams of the fine raster (a warp per binary tile, a block per value tile): virtual tiles are sized
+// so that each gets about four (virtual_tile_size).
+uint64_t VoxelizeState::fine_teams(const GpuContext& ctx) const {
+  return uint64_t(ctx.num_sms) * (any_values() ? 1 : 64);
+}
+
+// Binary targets of small meshes in one batch (raster: VoxelizeState::scatter): the pairs go
+// straight to their tiles' slots (the count took the pairs per tile), so no sort (on an H200 it
+// took 0.04 ms of the 100k dragon's 0.35-0.38), and the tiles and their virtual tiles come from
+// the counts per tile, not from a pass over the pairs.
+void VoxelizeState::scatter_batch(GpuContext& ctx, const CoarseParams& cp, uint64_t num_pairs, bool pairs_known,
+                                  VoxelMode mode, StageTimer& timer) {
   cudaStream_t s = ctx.stream;
-  const bool values = std::any_of(rastered.begin(), rastered.end(), [](const TargetSpec& t) { return t.target != Target::kBinary; });
-  const uint64_t teams = uint64_t(ctx.num_sms) * (values ? 1 : 64);
+  const uint64_t teams = fine_teams(ctx);
   const uint32_t max_tile = ctx.opt.max_tile_triangles;
   timer.begin("coarse");
-  // Binary targets of small meshes in one batch (raster: VoxelizeState::scatter): the pairs go
-  // straight to their tiles' slots (the count took the pairs per tile), so no sort (on an H200 it
-  // took 0.04 ms of the 100k dragon's 0.35-0.38), and the tiles and their virtual tiles come from
-  // the counts per tile, not from a pass over the pairs; else the pairs are written in the coarse
-  // raster's order and sorted. When the host has not read the number of pairs (pairs_known false:
-  // raster), num_pairs is the room in the buffers, checked after the merge.
-  if (scatter && only_batch) {
-    d_tris[0].grow(num_pairs);
-    launch_coarse_emit<KeyT>(cp, d_offsets.data() + cp.tri_begin, d_single.data() + cp.tri_begin,
-                             any_large ? d_large.data() : nullptr, d_num_large.data(), d_tile_cursor.data(), num_pairs,
-                             nullptr, d_tris[0].data(), ctx.num_sms, s);
-    timer.begin("tiles");
-    const uint32_t grid_tiles = uint32_t(uint64_t(cp.tiles.x) * uint64_t(cp.tiles.y) * uint64_t(cp.tiles.z));
-    d_voffsets.grow(uint64_t(grid_tiles) + 1);
-    // Each tile of len pairs makes at most len / per + 1 virtual tiles, per >= virtual_tile_size(0, ...).
-    const uint64_t vtile_bound = grid_tiles + num_pairs / virtual_tile_size(0, max_tile, teams);
-    d_vtiles.grow(vtile_bound);
-    d_tile_stat.grow(1);
-    VT_CUDA_CHECK(cudaMemsetAsync(d_tile_stat.data(), 0, sizeof(uint64_t), s));
-    launch_scattered_virtual_tiles(d_tile_pairs.data(), d_tile_cursor.data(), grid_tiles, d_offsets.data() + cp.tri_end,
-                                   num_pairs, max_tile, teams, d_voffsets.data(), d_vtiles.data(), d_tile_stat.data(),
-                                   ctx.cub, s);
-    tiles_on_device = true;
-    // (Bricks are estimated from the pairs: with the number unknown, from 2 per triangle.)
-    const uint64_t brick_pairs = pairs_known ? num_pairs : std::min<uint64_t>(num_pairs, 2 * uint64_t(cp.tri_end) + 4096);
-    uint64_t batch_bricks = 0;
-    for (size_t t = 0; t < rastered.size(); ++t)
-      batch_bricks = fine_target(ctx, t, cp, d_tris[0].data(), d_voffsets.data() + grid_tiles, vtile_bound, false,
-                                 brick_pairs, pairs_known ? nullptr : d_offsets.data() + cp.tri_end, batch_bricks,
-                                 mode, timer);
-    return;
-  }
+  d_tris[0].grow(num_pairs);
+  launch_coarse_emit<uint32_t>(cp, d_offsets.data() + cp.tri_begin, d_single.data() + cp.tri_begin,
+                               any_large ? d_large.data() : nullptr, d_num_large.data(), d_tile_cursor.data(),
+                               num_pairs, nullptr, d_tris[0].data(), ctx.num_sms, s);
+  timer.begin("tiles");
+  const uint32_t grid_tiles = uint32_t(uint64_t(cp.tiles.x) * uint64_t(cp.tiles.y) * uint64_t(cp.tiles.z));
+  d_voffsets.grow(uint64_t(grid_tiles) + 1);
+  // Each tile of len pairs makes at most len / per + 1 virtual tiles, per >= virtual_tile_size(0, ...).
+  const uint64_t vtile_bound = grid_tiles + num_pairs / virtual_tile_size(0, max_tile, teams);
+  d_vtiles.grow(vtile_bound);
+  d_tile_stat.grow(1);
+  VT_CUDA_CHECK(cudaMemsetAsync(d_tile_stat.data(), 0, sizeof(uint64_t), s));
+  launch_scattered_virtual_tiles(d_tile_pairs.data(), d_tile_cursor.data(), grid_tiles, d_offsets.data() + cp.tri_end,
+                                 num_pairs, max_tile, teams, d_voffsets.data(), d_vtiles.data(), d_tile_stat.data(),
+                                 ctx.cub, s);
+  tiles_on_device = true;
+  // (Bricks are estimated from the pairs: with the number unknown, from 2 per triangle.)
+  const uint64_t brick_pairs = pairs_known ? num_pairs : std::min<uint64_t>(num_pairs, 2 * uint64_t(cp.tri_end) + 4096);
+  uint64_t batch_bricks = 0;
+  for (size_t t = 0; t < rastered.size(); ++t)
+    batch_bricks = fine_target(ctx, t, cp, d_tris[0].data(), d_voffsets.data() + grid_tiles, vtile_bound, false,
+                               brick_pairs, pairs_known ? nullptr : d_offsets.data() + cp.tri_end, batch_bricks, mode,
+                               timer);
+}
+
+template <class KeyT>
+void VoxelizeState::run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const CoarseParams& cp, uint64_t num_pairs,
+                              int key_bits, VoxelMode mode, bool only_batch, StageTimer& timer, uint64_t* tiles_out) {
+  cudaStream_t s = ctx.stream;
+  const uint64_t teams = fine_teams(ctx);
+  const uint32_t max_tile = ctx.opt.max_tile_triangles;
+  const bool values = any_values();
+  timer.begin("coarse");
   keys[0].grow(num_pairs);
   keys[1].grow(num_pairs);
   d_tris[0].grow(num_pairs);
@@ -243,7 +247,8 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
                          (layout == ValueTiles::kAuto && num_pairs < vtiles * kSubTileTriangles);
   uint32_t balance = ctx.opt.fine_balance_percent;
   const bool auto_on_device = balance == kFineBalanceAuto && d_num_pairs;
-  if (balance == kFineBalanceAuto) balance = auto_on_device || auto_balance_spreads(num_pairs, cp.tri_end - cp.tri_begin) ? 101 : 0;
+  if (balance == kFineBalanceAuto)
+    balance = auto_on_device || auto_balance_spreads(num_pairs, cp.tri_end - cp.tri_begin) ? 101 : 0;
   for (int attempt = 0;; ++attempt) {
     FineParams fp;
     fp.mesh = cp.mesh;
@@ -483,14 +488,8 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   });
   // The pairs per tile scanned into the scatter's cursor (again when the scatter is redone).
   auto scan_tile_pairs = [&] {
-    if (total_tiles <= kTileScanBlockMax) {
-      launch_block_scan<uint32_t>(TilePairsAt{v.d_tile_pairs.data(), total_tiles}, v.d_tile_cursor.data(), total_tiles, s);
-      return;
-    }
-    m_ctx.cub.run([&](void* temp, size_t& bytes) {
-      return cub::DeviceScan::ExclusiveSum(temp, bytes, v.d_tile_pairs.data(), v.d_tile_cursor.data(),
-                                           int(total_tiles + 1), s);
-    });
+    scan_stored_counts<uint32_t>(v.d_tile_pairs.data(), v.d_tile_cursor.data(), total_tiles, kTileScanBlockMax,
+                                 m_ctx.cub, s);
   };
   if (v.scatter) scan_tile_pairs();
   // (The budget asks the driver for the free memory: here, while the GPU counts.)
@@ -516,16 +515,16 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   v.tiles_on_device = false;
   std::vector<SparseGrid> grids;
   uint64_t total_pairs = 0;
+  bool done = false;  // (the speculative scatter rastered every pair)
   if (speculate) {
     v.any_large = true;  // (unknown: the large triangles' emit kernel is launched and reads their number)
-    const bool narrow = key_bits <= 32;  // (the scatter writes no keys: the type only picks the code)
-    if (narrow) v.run_batch(m_ctx, v.d_keys32, cp, room, false, key_bits, o.mode, true, timer, &num_tiles);
-    else v.run_batch(m_ctx, v.d_keys64, cp, room, false, key_bits, o.mode, true, timer, &num_tiles);
+    v.scatter_batch(m_ctx, cp, room, false, o.mode, timer);
     grids.push_back(v.merge_target(m_ctx, 0, spec, timer));
     timer.end();  // (the merge downloaded its bricks: the stream is idle)
     const auto [pairs, tiles_found] = read_scalars(v.d_offsets.data() + num_tris, v.d_tile_stat.data(), s);
     total_pairs = pairs;
-    if (total_pairs <= room) {
+    done = total_pairs <= room;
+    if (done) {
       num_tiles = tiles_found;
       v.tiles_on_device = false;
     } else {
@@ -537,7 +536,7 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
       v.tiles_on_device = false;
     }
   }
-  if (grids.empty()) {
+  if (!done) {
     uint64_t num_large = 0;
     if (speculate) num_large = read_scalar(v.d_num_large.data(), s);
     else std::tie(total_pairs, num_large) = read_scalars(v.d_offsets.data() + num_tris, v.d_num_large.data(), s);
@@ -571,9 +570,11 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
       cp.tri_end = end;
       cp.pair_base = base;
       if (batch_pairs > 0) {
-        if (key_bits <= 32)
-          v.run_batch(m_ctx, v.d_keys32, cp, batch_pairs, true, key_bits, o.mode, only_batch, timer, &num_tiles);
-        else v.run_batch(m_ctx, v.d_keys64, cp, batch_pairs, true, key_bits, o.mode, only_batch, timer, &num_tiles);
+        if (v.scatter && only_batch)
+          v.scatter_batch(m_ctx, cp, batch_pairs, true, o.mode, timer);
+        else if (key_bits <= 32)
+          v.run_batch(m_ctx, v.d_keys32, cp, batch_pairs, key_bits, o.mode, only_batch, timer, &num_tiles);
+        else v.run_batch(m_ctx, v.d_keys64, cp, batch_pairs, key_bits, o.mode, only_batch, timer, &num_tiles);
       }
       begin = end;
     }

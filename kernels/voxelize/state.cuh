@@ -87,12 +87,16 @@ struct VoxelizeState {
   GpuStageProbe* probe = nullptr;
 
   // only_batch: the batch holds every triangle (the counts of tiles may then stay on the device).
-  // pairs_known false (the scatter only): num_pairs is not the number of pairs but the room for
-  // them; the number stays on the device and is checked by the caller after the merge.
   template <class KeyT>
-  void run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const CoarseParams& cp, uint64_t num_pairs,
-                 bool pairs_known, int key_bits, VoxelMode mode, bool only_batch, StageTimer& timer,
-                 uint64_t* tiles_out);
+  void run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const CoarseParams& cp, uint64_t num_pairs, int key_bits,
+                 VoxelMode mode, bool only_batch, StageTimer& timer, uint64_t* tiles_out);
+  // The batch of every triangle with its pairs scattered (scatter): tiles from the counts per tile.
+  // pairs_known false: num_pairs is not the number of pairs but the room for them; the number
+  // stays on the device and is checked by the caller after the merge.
+  void scatter_batch(GpuContext& ctx, const CoarseParams& cp, uint64_t num_pairs, bool pairs_known, VoxelMode mode,
+                     StageTimer& timer);
+  bool any_values() const;  // whether a rastered target is not binary
+  uint64_t fine_teams(const GpuContext& ctx) const;
   // d_num_vtiles: the number of virtual tiles on the device; vtiles: that number (vtiles_exact) or
   // an upper bound on it; num_pairs: the batch's pairs, or where d_num_pairs is not null (the host
   // has not read their number, which is there) an estimate; known_bricks: the bricks another

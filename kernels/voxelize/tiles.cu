@@ -1,10 +1,6 @@
 // The split of crowded tiles (runs of sorted (tile, triangle) pairs, found by select_run_starts, or
 // the scattered pairs' counts per tile) into virtual tiles of at most max_per_tile triangles (merged
 // back when the bricks are merged).
-#include <cub/device/device_scan.cuh>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
-
 #include <algorithm>
 
 #include "kernels/common.cuh"
@@ -13,6 +9,14 @@
 
 namespace voxtile {
 namespace {
+
+// A tile of len pairs makes virtual_tiles_of(len, per) virtual tiles of at most per pairs;
+// emit_virtual_tiles writes those of pairs [begin, end) of tile `tile` at vtiles[o], vtiles[o + 1], ...
+__device__ inline uint32_t virtual_tiles_of(uint32_t len, uint32_t per) { return (len + per - 1) / per; }
+__device__ inline void emit_virtual_tiles(uint64_t tile, uint32_t begin, uint32_t end, uint32_t per, uint32_t o,
+                                          VirtualTile* vtiles) {
+  for (uint32_t b = begin; b < end; b += per) vtiles[o++] = {tile, b, min(end, b + per)};
+}
 
 __device__ inline uint32_t tile_end(const uint32_t* begins, uint32_t t, uint32_t num_tiles, uint64_t num_pairs) {
   return t + 1 < num_tiles ? begins[t + 1] : uint32_t(num_pairs);
@@ -28,8 +32,7 @@ struct VirtualCount {
   __device__ uint32_t operator()(uint64_t t) const {
     const uint32_t nt = uint32_t(*num_tiles);
     if (t >= nt) return 0;
-    const uint32_t len = tile_end(begins, uint32_t(t), nt, num_pairs) - begins[t];
-    return (len + max_per_tile - 1) / max_per_tile;
+    return virtual_tiles_of(tile_end(begins, uint32_t(t), nt, num_pairs) - begins[t], max_per_tile);
   }
 };
 
@@ -43,9 +46,7 @@ __global__ void virtual_emit_kernel(const KeyT* __restrict__ keys, const uint32_
   if (t == 0 && tile_stat) *tile_stat = nt;
   if (t >= nt) return;
   const uint32_t begin = begins[t], end = tile_end(begins, uint32_t(t), nt, num_pairs);
-  const uint64_t tile = uint64_t(keys[begin] >> 2);
-  uint32_t o = offsets[t];
-  for (uint32_t b = begin; b < end; b += max_per_tile) vtiles[o++] = {tile, b, min(end, b + max_per_tile)};
+  emit_virtual_tiles(uint64_t(keys[begin] >> 2), begin, end, max_per_tile, offsets[t], vtiles);
 }
 
 // The scattered pairs' virtual tiles per tile of the grid (launch_scattered_virtual_tiles).
@@ -61,8 +62,7 @@ struct ScatteredVirtualCount {
     if (t >= num_tiles || n > capacity) return 0;
     const uint32_t len = tile_pairs[t];
     if (len == 0) return 0;  // (most tiles of a grid: no division)
-    const uint32_t per = virtual_tile_size(n, max_tile, teams);
-    return (len + per - 1) / per;
+    return virtual_tiles_of(len, virtual_tile_size(n, max_tile, teams));
   }
 };
 
@@ -76,21 +76,8 @@ __global__ void scattered_virtual_emit_kernel(ScatteredVirtualCount c, const uin
   const unsigned any = __ballot_sync(0xffffffffu, len > 0);
   if ((threadIdx.x & 31) == 0 && any) atomicAdd(reinterpret_cast<unsigned long long*>(tile_stat), __popc(any));
   if (len == 0) return;
-  const uint32_t per = virtual_tile_size(n, c.max_tile, c.teams);
   const uint32_t end = tile_ends[t];
-  uint32_t o = offsets[t];
-  for (uint32_t b = end - len; b < end; b += per) vtiles[o++] = {t, b, min(end, b + per)};
-}
-
-// d_offsets[0..num] = the exclusive scan of count(0..num) (count(num) is 0), in one block up to block_max.
-template <class Count>
-void scan_virtual_counts(const Count& count, uint32_t num, uint64_t block_max, uint32_t* d_offsets, CubTemp& cub,
-                         cudaStream_t stream) {
-  if (num <= block_max) return launch_block_scan<uint32_t>(count, d_offsets, num, stream);
-  const auto counts = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), count);
-  cub.run([&](void* temp, size_t& bytes) {
-    return cub::DeviceScan::ExclusiveSum(temp, bytes, counts, d_offsets, int64_t(num) + 1, stream);
-  });
+  emit_virtual_tiles(t, end - len, end, virtual_tile_size(n, c.max_tile, c.teams), offsets[t], vtiles);
 }
 
 }  // namespace
@@ -100,7 +87,7 @@ void launch_scattered_virtual_tiles(const uint32_t* d_tile_pairs, const uint32_t
                                     uint32_t* d_offsets, VirtualTile* d_vtiles, uint64_t* d_tile_stat, CubTemp& cub,
                                     cudaStream_t stream) {
   const ScatteredVirtualCount count{d_tile_pairs, num_tiles, d_num_pairs, capacity, max_tile, teams};
-  scan_virtual_counts(count, num_tiles, kTileScanBlockMax, d_offsets, cub, stream);
+  scan_counts<uint32_t>(count, d_offsets, num_tiles, kTileScanBlockMax, cub, stream);
   launch_1d(scattered_virtual_emit_kernel, std::max<uint32_t>(num_tiles, 1), 256, stream, count, d_tile_ends, d_offsets,
             d_vtiles, d_tile_stat);
 }
@@ -108,8 +95,8 @@ void launch_scattered_virtual_tiles(const uint32_t* d_tile_pairs, const uint32_t
 void launch_virtual_offsets(const uint32_t* d_begins, const uint64_t* d_num_tiles, uint32_t tile_bound,
                             uint64_t num_pairs, uint32_t max_per_tile, uint32_t* d_offsets, CubTemp& cub,
                             cudaStream_t stream) {
-  scan_virtual_counts(VirtualCount{d_begins, d_num_tiles, num_pairs, max_per_tile}, tile_bound, kBlockScanMax, d_offsets,
-                      cub, stream);
+  const VirtualCount count{d_begins, d_num_tiles, num_pairs, max_per_tile};
+  scan_counts<uint32_t>(count, d_offsets, tile_bound, kBlockScanMax, cub, stream);
 }
 
 template <class KeyT>
