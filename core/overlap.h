@@ -244,7 +244,9 @@ struct ConservativeSetup {
   TriSetup t;
   BoxEdges e[3];  // e[0]: projection along t.dom, e[1], e[2]: along the other two axes
   int axis[3];
+  float inv_nc;   // 1 / the normal's dominant component (0 when it is 0): the column runs' estimate
 };
+VT_HD inline float inverse_or_zero(float x) { return x != 0.0f ? 1.0f / x : 0.0f; }
 VT_HD inline ConservativeSetup setup_conservative(const TriSetup& t) {
   ConservativeSetup s;
   s.t = t;
@@ -252,6 +254,7 @@ VT_HD inline ConservativeSetup setup_conservative(const TriSetup& t) {
   s.axis[1] = vt_axis_a(t.dom);
   s.axis[2] = vt_axis_b(t.dom);
   for (int p = 0; p < 3; ++p) s.e[p] = setup_box_edges(t, s.axis[p]);
+  s.inv_nc = inverse_or_zero(component(t.n, t.dom));
   return s;
 }
 
@@ -397,7 +400,7 @@ VT_HD inline bool conservative_column_run(const ConservativeSetup& s, const Voxe
   // Estimated depth range of the plane over pixel [u,u+1]x[v,v+1] (not for spans of a few voxels).
   // The estimate only seeds the fix-up, so a reciprocal is good enough.
   if (col.nc != 0.0f && rhi - rlo >= kNarrowSpan) {
-    const float inv_nc = 1.0f / col.nc;
+    const float inv_nc = s.inv_nc;
     const float d0 = col.v0c - col.p0 * inv_nc, d1 = col.v0c - col.p1 * inv_nc;
     const float dlo = vt_minf(d0, d1), dhi = vt_maxf(d0, d1);
     // Voxel w touches depths [dlo, dhi] iff ceil(dlo) - 1 <= w <= floor(dhi).

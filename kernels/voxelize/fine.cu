@@ -33,10 +33,14 @@ constexpr int fine_threads(Word w, int team_warps, bool sub) {
 // so registers decide how many blocks an SM holds: left alone, nvcc takes 91 per thread (2 blocks,
 // 16 warps per SM); capped at 64 (4 blocks) the fine raster runs 10-22% faster on every benchmark
 // mesh (H100: tubes 31.5 -> 24.6 ms, 6.4M dragon 1.50 -> 1.20 ms, bunny at 2048^3 0.98 -> 0.81 ms);
-// at 48 or 40 registers it spills and is slower than the default; 3 blocks (no spills with the
-// setups in shared memory) was slower too (H200 tubes 5.28 against 5.01 ms). Value tiles are
-// limited by shared memory, not registers.
-constexpr int kBinaryMinBlocks = 4;
+// at 48 or 40 registers it spills and is slower than the default. The conservative kernel with
+// spread columns keeps larger setups (kWideRecord: 67 KB per block), so it holds 3 blocks (85
+// registers, no spills): on an H200, fine raster 4.82 against 5.01 ms on the tubes, 0.155 against
+// 0.164 on the 100k dragon, 0.350 against 0.378 on the bunny at 2048^3; the same setups in the
+// kernel for rows alone made it slower (6.4M dragon 0.98 against 0.86 ms), so it keeps the small
+// ones and 4 blocks. Value tiles are limited by shared memory, not registers.
+constexpr bool wide_record(VoxelMode m, bool balance) { return m == VoxelMode::kConservative && balance; }
+constexpr int binary_min_blocks(VoxelMode m, bool balance) { return wide_record(m, balance) ? 3 : 4; }
 constexpr uint32_t kBalanceMinColumns = 3;
 
 // The part of a voxel's bit index in a binary tile (brick << 9 | brick_offset, 4^3 bricks of 8^3)
@@ -47,27 +51,60 @@ __device__ inline uint32_t tile_axis_bits(int axis, int32_t x) {
 }
 
 // The batch's triangles in their dominant frames (core/overlap.h in_dominant_frame), kept in shared
-// memory per warp (vertices, then normal; a float per field per lane), so that a lane rastering a
-// row or column of another lane's triangle reads its setup there instead of computing it again from
-// shuffled vertices (on long thin triangles that was most of the work: several per column). Then
-// three words per lane to regroup the batch by dominant axis (kBatchWords in all).
-constexpr int kSetupFloats = 12;
-constexpr int kBatchWords = (kSetupFloats + 3) * 32;
-__device__ inline void store_setup(float* s, int lane, const TriSetup& f) {
-  const float v[kSetupFloats] = {f.v[0].x, f.v[0].y, f.v[0].z, f.v[1].x, f.v[1].y, f.v[1].z,
-                                 f.v[2].x, f.v[2].y, f.v[2].z, f.n.x,    f.n.y,    f.n.z};
-  for (int i = 0; i < kSetupFloats; ++i) s[i * 32 + lane] = v[i];
+// memory per warp, a record per triangle, so that a lane rastering a row or column of another lane's
+// triangle reads its setup there instead of computing it again from shuffled vertices (on long thin
+// triangles that was most of the work: several per column). A record holds the vertices and the
+// normal (kSmallRecord floats) and, where columns are spread over the lanes in conservative mode
+// (kWideRecord floats, wide_record), also the edge functions of the two projections that every
+// column tests and 1 / the normal's dominant component. Records are contiguous (16-byte loads: the
+// lanes reading one row's or neighbouring columns' triangle get a broadcast). Then three words per
+// lane to regroup the batch by dominant axis (batch_words in all).
+constexpr int kSmallRecord = 12, kWideRecord = 32;
+constexpr int record_floats(bool wide) { return wide ? kWideRecord : kSmallRecord; }
+constexpr int batch_words(bool wide) { return (record_floats(wide) + 3) * 32; }
+template <int R>
+__device__ inline void store_record(float* s, int slot, const TriSetup& f) {
+  float r[R] = {f.v[0].x, f.v[0].y, f.v[0].z, f.v[1].x, f.v[1].y, f.v[1].z, f.v[2].x, f.v[2].y, f.v[2].z,
+                f.n.x,    f.n.y,    f.n.z};
+  if constexpr (R == kWideRecord) {
+    const BoxEdges e[2] = {setup_box_edges(f, 0), setup_box_edges(f, 1)};  // setup_conservative's e[1], e[2]
+    for (int p = 0; p < 2; ++p) {
+      for (int i = 0; i < 3; ++i) {
+        r[12 + 9 * p + i] = e[p].na[i];
+        r[15 + 9 * p + i] = e[p].nb[i];
+        r[18 + 9 * p + i] = e[p].off[i];
+      }
+    }
+    r[30] = inverse_or_zero(f.n.z);
+    r[31] = 0.0f;
+  }
+  float4* d = reinterpret_cast<float4*>(s + slot * R);
+  for (int i = 0; i < R / 4; ++i) d[i] = make_float4(r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3]);
 }
-// The setup_triangle of the stored vertices (the same bits: the normal of vertices in the frame is
-// the frame's permutation of the world normal), with dom = 2.
-__device__ inline TriSetup load_setup(const float* s, uint32_t lane) {
-  TriSetup t;
-  for (int k = 0; k < 3; ++k) t.v[k] = Vec3f{s[(3 * k) * 32 + lane], s[(3 * k + 1) * 32 + lane], s[(3 * k + 2) * 32 + lane]};
-  t.n = Vec3f{s[9 * 32 + lane], s[10 * 32 + lane], s[11 * 32 + lane]};
-  t.dom = 2;
-  set_vertex_bounds(t);
-  return t;
-}
+template <int R>
+struct TriRecord {
+  float r[R];
+  __device__ TriRecord(const float* s, uint32_t slot) {
+    const float4* d = reinterpret_cast<const float4*>(s + slot * R);
+    for (int i = 0; i < R / 4; ++i) {
+      const float4 q = d[i];
+      r[4 * i] = q.x;
+      r[4 * i + 1] = q.y;
+      r[4 * i + 2] = q.z;
+      r[4 * i + 3] = q.w;
+    }
+  }
+  // The setup_triangle of the stored vertices (the same bits: the normal of vertices in the frame
+  // is the frame's permutation of the world normal), with dom = 2.
+  __device__ TriSetup setup() const {
+    TriSetup t;
+    for (int k = 0; k < 3; ++k) t.v[k] = Vec3f{r[3 * k], r[3 * k + 1], r[3 * k + 2]};
+    t.n = Vec3f{r[9], r[10], r[11]};
+    t.dom = 2;
+    set_vertex_bounds(t);
+    return t;
+  }
+};
 
 // The first lane whose inclusive prefix sum `incl` (a warp-wide non-decreasing sequence) exceeds k.
 __device__ inline uint32_t find_owner(uint32_t incl, uint32_t k) {
@@ -89,7 +126,32 @@ struct RowTriangle;
 template <>
 struct RowTriangle<VoxelMode::kConservative> {
   ConservativeSetup s;
-  __device__ explicit RowTriangle(const TriSetup& f) : s(setup_conservative(f)) {}
+  // setup_conservative of the record's setup (a wide record gives the values it stores)
+  template <int R>
+  __device__ explicit RowTriangle(const TriRecord<R>& rec) {
+    if constexpr (R == kWideRecord) {
+      s.t = rec.setup();
+      s.axis[0] = 2;
+      s.axis[1] = 0;
+      s.axis[2] = 1;
+      s.e[0] = setup_box_edges(s.t, 2);
+      for (int p = 0; p < 2; ++p) {
+        BoxEdges& e = s.e[1 + p];
+        for (int i = 0; i < 3; ++i) {
+          const Vec3f& v = s.t.v[i];
+          e.na[i] = rec.r[12 + 9 * p + i];
+          e.nb[i] = rec.r[15 + 9 * p + i];
+          e.va[i] = p == 0 ? v.y : v.z;
+          e.vb[i] = p == 0 ? v.z : v.x;
+          e.off[i] = rec.r[18 + 9 * p + i];
+        }
+      }
+      s.inv_nc = rec.r[30];
+    } else {
+      s = setup_conservative(rec.setup());
+    }
+  }
+  __device__ const TriSetup& tri() const { return s.t; }
   __device__ bool bounds(const VoxelBox& clip, VoxelBox* r) const { return conservative_bounds(s.t, clip, r); }
   __device__ bool span(const VoxelBox& r, int32_t v, int32_t* ulo, int32_t* uhi) const {
     return conservative_row_span(s, r, v, ulo, uhi);
@@ -102,7 +164,9 @@ template <>
 struct RowTriangle<VoxelMode::kThin> {
   TriSetup t;
   DiamondEdges e;
-  __device__ explicit RowTriangle(const TriSetup& f) : t(f), e(setup_diamond_edges(t, 2)) {}
+  __device__ explicit RowTriangle(const TriRecord<kSmallRecord>& rec)
+      : t(rec.setup()), e(setup_diamond_edges(t, 2)) {}
+  __device__ const TriSetup& tri() const { return t; }
   __device__ bool bounds(const VoxelBox& clip, VoxelBox* r) const { return thin_bounds(t, clip, r); }
   __device__ bool span(const VoxelBox& r, int32_t v, int32_t* ulo, int32_t* uhi) const {
     return thin_row_span(t, e, r, v, ulo, uhi);
@@ -125,7 +189,7 @@ struct RowTriangle<VoxelMode::kThin> {
 // otherwise, since the extra code costs registers (and spills) even where it does not run.
 template <VoxelMode kMode, Target kTarget, Blend kBlend, int kTeamWarps, bool kSub, bool kBalance>
 __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeamWarps, kSub),
-                                  word_kind(kTarget, kBlend) == Word::kBit ? kBinaryMinBlocks : 1)
+                                  word_kind(kTarget, kBlend) == Word::kBit ? binary_min_blocks(kMode, kBalance) : 1)
     fine_kernel(FineParams p) {
   constexpr Word kWord = word_kind(kTarget, kBlend);
   constexpr int kAcc = acc_channels(kTarget, kBlend);
@@ -151,8 +215,10 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int team = warp / kTeamWarps, team_warp = warp % kTeamWarps, team_thread = threadIdx.x % kTeamThreads;
   uint32_t* tile_mem = shared_tiles + team * kTileWords;
+  constexpr int kRecord = record_floats(wide_record(kMode, kBalance));
+  constexpr int kBatchWords = batch_words(wide_record(kMode, kBalance));
   float* setups = reinterpret_cast<float*>(shared_tiles + kTeams * kTileWords + warp * kBatchWords);
-  uint32_t* regroup = shared_tiles + kTeams * kTileWords + warp * kBatchWords + kSetupFloats * 32;
+  uint32_t* regroup = shared_tiles + kTeams * kTileWords + warp * kBatchWords + kRecord * 32;
   auto team_sync = [] {
     if (kTeamWarps == 1) __syncwarp();
     else __syncthreads();
@@ -283,7 +349,7 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           const uint32_t group = !valid ? ~(m0 | m1 | m2) : tdom == 0 ? m0 : tdom == 1 ? m1 : m2;
           const uint32_t before = !valid ? __popc(m0 | m1 | m2) : tdom == 0 ? 0u : tdom == 1 ? __popc(m0) : __popc(m0 | m1);
           const uint32_t slot = before + __popc(group & ((1u << lane) - 1u));
-          store_setup(setups, int(slot), f);
+          store_record<kRecord>(setups, int(slot), f);
           regroup[slot] = rows;
           regroup[32 + slot] = tri;
           regroup[64 + slot] = uint32_t(tdom);
@@ -292,7 +358,7 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           tri = regroup[32 + lane];
           tdom = int(regroup[64 + lane]);
         } else {
-          store_setup(setups, lane, f);
+          store_record<kRecord>(setups, lane, f);
           __syncwarp();
         }
       }
@@ -309,8 +375,8 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
         const uint32_t row_tri = kCount ? __shfl_sync(kFull, tri, owner) : 0u;  // (shading only)
         // This lane's row: its span of columns.
         const int dom = __shfl_sync(kFull, tdom, owner);
-        const TriSetup ft = load_setup(setups, owner);
-        const RowTriangle<kMode> rt(ft);
+        const RowTriangle<kMode> rt(TriRecord<kRecord>(setups, owner));
+        const TriSetup& ft = rt.tri();
         VoxelBox r;
         rt.bounds(in_dominant_frame(clip, dom), &r);
         int32_t row_v = 0, ulo = 0, uhi = -1;
@@ -357,7 +423,7 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           const VoxelBox qr{{0, 0, __shfl_sync(kFull, r.lo[2], q)}, {0, 0, __shfl_sync(kFull, r.hi[2], q)}};
           int32_t wlo = 0, whi = -1;
           if (j < ctotal) {
-            const RowTriangle<kMode> qt(load_setup(setups, o));
+            const RowTriangle<kMode> qt(TriRecord<kRecord>(setups, o));
             if (!qt.column(qr, qu, qv, component(p.dims, qdom), &wlo, &whi)) whi = wlo - 1;
           }
           // The lanes' runs found, their bits are set together (measured: the lanes reached the
@@ -443,7 +509,7 @@ void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
   const int teams = threads / (32 * kTeamWarps);
   const size_t bricks = kSub ? 8 : kTileBricks;
   constexpr size_t words = tile_brick_words(kWord, kAcc);
-  const size_t smem = (size_t(teams) * bricks * words + size_t(threads / 32) * kBatchWords) * sizeof(uint32_t);
+  const size_t smem = (size_t(teams) * bricks * words + size_t(threads / 32) * batch_words(wide_record(kMode, kBalance))) * sizeof(uint32_t);
   auto kernel = fine_kernel<kMode, kTarget, kBlend, kTeamWarps, kSub, kBalance>;
   // The attribute and the occupancy, once per thread and device (host calls that small jobs wait for).
   thread_local int known_device = -1, per_sm = 0;
