@@ -121,10 +121,21 @@ struct HalfPlanes {
 using BoxEdges = HalfPlanes<3>;      // conservative: the pixel box
 using DiamondEdges = HalfPlanes<7>;  // thin: the inscribed diamond
 
+// The origins of projection c's edge functions: the vertices in its axes a, b.
+template <int N>
+VT_HD inline void set_edge_origins(const TriSetup& t, int c, HalfPlanes<N>& e) {
+  const int a = vt_axis_a(c), b = vt_axis_b(c);
+  for (int i = 0; i < 3; ++i) {
+    e.va[i] = component(t.v[i], a);
+    e.vb[i] = component(t.v[i], b);
+  }
+}
+
 template <int N>
 VT_HD inline void setup_triangle_edges(const TriSetup& t, int c, HalfPlanes<N>& e) {
   const int a = vt_axis_a(c), b = vt_axis_b(c);
   const float s = component(t.n, c) >= 0.0f ? 1.0f : -1.0f;
+  set_edge_origins(t, c, e);
   for (int i = 0; i < 3; ++i) {
     const Vec3f& p = t.v[i];
     const Vec3f& q = t.v[i == 2 ? 0 : i + 1];
@@ -132,8 +143,6 @@ VT_HD inline void setup_triangle_edges(const TriSetup& t, int c, HalfPlanes<N>& 
     const float eb = component(q, b) - component(p, b);
     e.na[i] = -eb * s;
     e.nb[i] = ea * s;
-    e.va[i] = component(p, a);
-    e.vb[i] = component(p, b);
     if (N == 7) {
       e.off[i] = (0.5f * e.na[i] + 0.5f * e.nb[i]) + 0.5f * vt_maxf(vt_absf(e.na[i]), vt_absf(e.nb[i]));
     } else {
@@ -247,16 +256,48 @@ struct ConservativeSetup {
   float inv_nc;   // 1 / the normal's dominant component (0 when it is 0): the column runs' estimate
 };
 VT_HD inline float inverse_or_zero(float x) { return x != 0.0f ? 1.0f / x : 0.0f; }
-VT_HD inline ConservativeSetup setup_conservative(const TriSetup& t) {
+// What every column of a triangle tests beyond its setup: the coefficients (na, nb, off) of the edge
+// functions of the two projections other than the dominant one (ConservativeSetup::e[1], e[2]), and
+// inv_nc. Values that may be kept elsewhere (the GPU's fine raster keeps them per triangle in shared
+// memory) and given back to setup_conservative.
+struct ConservativeCoeffs {
+  float na[2][3], nb[2][3], off[2][3];
+  float inv_nc;
+};
+VT_HD inline ConservativeCoeffs conservative_coeffs(const TriSetup& t) {
+  ConservativeCoeffs k;
+  for (int p = 0; p < 2; ++p) {
+    const BoxEdges e = setup_box_edges(t, p == 0 ? vt_axis_a(t.dom) : vt_axis_b(t.dom));
+    for (int i = 0; i < 3; ++i) {
+      k.na[p][i] = e.na[i];
+      k.nb[p][i] = e.nb[i];
+      k.off[p][i] = e.off[i];
+    }
+  }
+  k.inv_nc = inverse_or_zero(component(t.n, t.dom));
+  return k;
+}
+// The setup of t with the coefficients k (conservative_coeffs(t), computed here or earlier).
+VT_HD inline ConservativeSetup setup_conservative(const TriSetup& t, const ConservativeCoeffs& k) {
   ConservativeSetup s;
   s.t = t;
   s.axis[0] = t.dom;
   s.axis[1] = vt_axis_a(t.dom);
   s.axis[2] = vt_axis_b(t.dom);
-  for (int p = 0; p < 3; ++p) s.e[p] = setup_box_edges(t, s.axis[p]);
-  s.inv_nc = inverse_or_zero(component(t.n, t.dom));
+  s.e[0] = setup_box_edges(t, s.axis[0]);
+  for (int p = 0; p < 2; ++p) {
+    BoxEdges& e = s.e[1 + p];
+    set_edge_origins(t, s.axis[1 + p], e);
+    for (int i = 0; i < 3; ++i) {
+      e.na[i] = k.na[p][i];
+      e.nb[i] = k.nb[p][i];
+      e.off[i] = k.off[p][i];
+    }
+  }
+  s.inv_nc = k.inv_nc;
   return s;
 }
+VT_HD inline ConservativeSetup setup_conservative(const TriSetup& t) { return setup_conservative(t, conservative_coeffs(t)); }
 
 VT_HD inline bool in_bbox(const TriSetup& t, const int32_t ijk[3]) {
   return ijk[0] >= first_voxel(t.lo.x) && ijk[0] <= last_voxel(t.hi.x) && ijk[1] >= first_voxel(t.lo.y) &&

@@ -34,11 +34,11 @@ constexpr int fine_threads(Word w, int team_warps, bool sub) {
 // 16 warps per SM); capped at 64 (4 blocks) the fine raster runs 10-22% faster on every benchmark
 // mesh (H100: tubes 31.5 -> 24.6 ms, 6.4M dragon 1.50 -> 1.20 ms, bunny at 2048^3 0.98 -> 0.81 ms);
 // at 48 or 40 registers it spills and is slower than the default. The conservative kernel with
-// spread columns keeps larger setups (kWideRecord: 67 KB per block), so it holds 3 blocks (85
-// registers, no spills): on an H200, fine raster 4.82 against 5.01 ms on the tubes, 0.155 against
-// 0.164 on the 100k dragon, 0.350 against 0.378 on the bunny at 2048^3; the same setups in the
-// kernel for rows alone made it slower (6.4M dragon 0.98 against 0.86 ms), so it keeps the small
-// ones and 4 blocks. Value tiles are limited by shared memory, not registers.
+// spread columns keeps larger setups (kWideRecord: 67 KB per block), so it holds 3 blocks (80
+// registers, no spills): on an H200, fine raster 4.81-4.82 against 5.02 ms on the tubes,
+// 0.157-0.159 against 0.163-0.165 on the 100k dragon, 0.351 against 0.377-0.382 on the bunny at
+// 2048^3; the same setups in the kernel for rows alone made it slower (6.4M dragon 0.98 against
+// 0.86 ms), so it keeps the small ones and 4 blocks. Value tiles are limited by shared memory.
 constexpr bool wide_record(VoxelMode m, bool balance) { return m == VoxelMode::kConservative && balance; }
 constexpr int binary_min_blocks(VoxelMode m, bool balance) { return wide_record(m, balance) ? 3 : 4; }
 constexpr uint32_t kBalanceMinColumns = 3;
@@ -59,7 +59,10 @@ __device__ inline uint32_t tile_axis_bits(int axis, int32_t x) {
 // column tests and 1 / the normal's dominant component. Records are contiguous (16-byte loads: the
 // lanes reading one row's or neighbouring columns' triangle get a broadcast). Then three words per
 // lane to regroup the batch by dominant axis (batch_words in all).
-constexpr int kSmallRecord = 12, kWideRecord = 32;
+constexpr int kSmallRecord = 12;  // vertices, normal
+constexpr int kCoeffFloats = int(sizeof(ConservativeCoeffs) / sizeof(float));
+constexpr int kWideRecord = (kSmallRecord + kCoeffFloats + 3) / 4 * 4;  // then the ConservativeCoeffs, to 16 bytes
+static_assert(kWideRecord == 32, "a wide record is 32 floats (the shared memory per block measured)");
 constexpr int record_floats(bool wide) { return wide ? kWideRecord : kSmallRecord; }
 constexpr int batch_words(bool wide) { return (record_floats(wide) + 3) * 32; }
 template <int R>
@@ -67,16 +70,10 @@ __device__ inline void store_record(float* s, int slot, const TriSetup& f) {
   float r[R] = {f.v[0].x, f.v[0].y, f.v[0].z, f.v[1].x, f.v[1].y, f.v[1].z, f.v[2].x, f.v[2].y, f.v[2].z,
                 f.n.x,    f.n.y,    f.n.z};
   if constexpr (R == kWideRecord) {
-    const BoxEdges e[2] = {setup_box_edges(f, 0), setup_box_edges(f, 1)};  // setup_conservative's e[1], e[2]
-    for (int p = 0; p < 2; ++p) {
-      for (int i = 0; i < 3; ++i) {
-        r[12 + 9 * p + i] = e[p].na[i];
-        r[15 + 9 * p + i] = e[p].nb[i];
-        r[18 + 9 * p + i] = e[p].off[i];
-      }
-    }
-    r[30] = inverse_or_zero(f.n.z);
-    r[31] = 0.0f;
+    TriSetup g = f;
+    g.dom = 2;  // (f is in its dominant frame; lanes without a triangle store a point, whatever its dom)
+    const ConservativeCoeffs k = conservative_coeffs(g);
+    memcpy(r + kSmallRecord, &k, sizeof k);
   }
   float4* d = reinterpret_cast<float4*>(s + slot * R);
   for (int i = 0; i < R / 4; ++i) d[i] = make_float4(r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3]);
@@ -104,6 +101,11 @@ struct TriRecord {
     set_vertex_bounds(t);
     return t;
   }
+  __device__ ConservativeCoeffs coeffs() const {  // (wide records)
+    ConservativeCoeffs k;
+    memcpy(&k, r + kSmallRecord, sizeof k);
+    return k;
+  }
 };
 
 // The first lane whose inclusive prefix sum `incl` (a warp-wide non-decreasing sequence) exceeds k.
@@ -126,30 +128,11 @@ struct RowTriangle;
 template <>
 struct RowTriangle<VoxelMode::kConservative> {
   ConservativeSetup s;
-  // setup_conservative of the record's setup (a wide record gives the values it stores)
+  // setup_conservative of the record's setup (with the coefficients a wide record keeps)
   template <int R>
   __device__ explicit RowTriangle(const TriRecord<R>& rec) {
-    if constexpr (R == kWideRecord) {
-      s.t = rec.setup();
-      s.axis[0] = 2;
-      s.axis[1] = 0;
-      s.axis[2] = 1;
-      s.e[0] = setup_box_edges(s.t, 2);
-      for (int p = 0; p < 2; ++p) {
-        BoxEdges& e = s.e[1 + p];
-        for (int i = 0; i < 3; ++i) {
-          const Vec3f& v = s.t.v[i];
-          e.na[i] = rec.r[12 + 9 * p + i];
-          e.nb[i] = rec.r[15 + 9 * p + i];
-          e.va[i] = p == 0 ? v.y : v.z;
-          e.vb[i] = p == 0 ? v.z : v.x;
-          e.off[i] = rec.r[18 + 9 * p + i];
-        }
-      }
-      s.inv_nc = rec.r[30];
-    } else {
-      s = setup_conservative(rec.setup());
-    }
+    if constexpr (R == kWideRecord) s = setup_conservative(rec.setup(), rec.coeffs());
+    else s = setup_conservative(rec.setup());
   }
   __device__ const TriSetup& tri() const { return s.t; }
   __device__ bool bounds(const VoxelBox& clip, VoxelBox* r) const { return conservative_bounds(s.t, clip, r); }
