@@ -297,7 +297,9 @@ VT_HD inline ConservativeSetup setup_conservative(const TriSetup& t, const Conse
   s.inv_nc = k.inv_nc;
   return s;
 }
-VT_HD inline ConservativeSetup setup_conservative(const TriSetup& t) { return setup_conservative(t, conservative_coeffs(t)); }
+VT_HD inline ConservativeSetup setup_conservative(const TriSetup& t) {
+  return setup_conservative(t, conservative_coeffs(t));
+}
 
 VT_HD inline bool in_bbox(const TriSetup& t, const int32_t ijk[3]) {
   return ijk[0] >= first_voxel(t.lo.x) && ijk[0] <= last_voxel(t.hi.x) && ijk[1] >= first_voxel(t.lo.y) &&

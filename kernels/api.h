@@ -69,9 +69,10 @@ struct GpuOptions {
   bool sort_pairs = false;             // coarse raster: sort the (tile, triangle) pairs even where binary targets would scatter them (tests, A/B)
   bool read_pairs_first = false;       // coarse raster: the host reads the number of pairs before the emit even where it need not (A/B)
   // Fine raster, binary targets: a warp spreads the columns of its 32 rows over its lanes (each
-  // lane then reads its column's triangle from the batch's setups in shared memory) when its longest row has 3 columns or more and
-  // the rows alone, a lane each, would keep less than this percentage of its lanes busy (0: rows
-  // only, a kernel without the column code; 101: whenever rows have 3 columns or more).
+  // lane then reads its column's triangle from the batch's setups in shared memory) when its
+  // longest row has 3 columns or more and the rows alone, a lane each, would keep less than this
+  // percentage of its lanes busy (0: rows only, a kernel without the column code; 101: whenever
+  // rows have 3 columns or more).
   // kFineBalanceAuto: 101 when the triangles are several voxels across (kFineBalanceMinPairs (tile,
   // triangle) pairs per triangle or more), else 0. Tests and A/B set it.
   uint32_t fine_balance_percent = kFineBalanceAuto;

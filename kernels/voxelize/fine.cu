@@ -492,7 +492,8 @@ void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
   const int teams = threads / (32 * kTeamWarps);
   const size_t bricks = kSub ? 8 : kTileBricks;
   constexpr size_t words = tile_brick_words(kWord, kAcc);
-  const size_t smem = (size_t(teams) * bricks * words + size_t(threads / 32) * batch_words(wide_record(kMode, kBalance))) * sizeof(uint32_t);
+  constexpr size_t batch = batch_words(wide_record(kMode, kBalance));
+  const size_t smem = (size_t(teams) * bricks * words + size_t(threads / 32) * batch) * sizeof(uint32_t);
   auto kernel = fine_kernel<kMode, kTarget, kBlend, kTeamWarps, kSub, kBalance>;
   // The attribute and the occupancy, once per thread and device (host calls that small jobs wait for).
   thread_local int known_device = -1, per_sm = 0;
