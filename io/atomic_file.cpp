@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,6 +32,10 @@ constexpr size_t kPathMax = 4096;
 char g_paths[kSlots][kPathMax];
 std::atomic<bool> g_used[kSlots];
 std::mutex g_register_mutex;
+// Threads between creating a temporary file and registering it. They block the cleanup signals
+// meanwhile; a handler running in another thread waits for them, so that no file is created
+// and left unregistered by a kill.
+std::atomic<int> g_creating{0};
 
 int register_temp(const std::string& path) {
   if (path.size() >= kPathMax) return -1;
@@ -50,9 +55,16 @@ void unregister_temp(int slot) {
 }
 
 extern "C" void cleanup_and_reraise(int sig) {
+  while (g_creating.load() > 0) {
+  }
   for (int i = 0; i < kSlots; ++i)
     if (g_used[i].load()) unlink(g_paths[i]);
+  // Dies here rather than when the handler returns: other threads run until then.
   std::signal(sig, SIG_DFL);
+  sigset_t this_signal;
+  sigemptyset(&this_signal);
+  sigaddset(&this_signal, sig);
+  pthread_sigmask(SIG_UNBLOCK, &this_signal, nullptr);
   std::raise(sig);
 }
 
@@ -166,10 +178,19 @@ AtomicFile::AtomicFile(const std::string& final_path) : m_final(final_path) {
   m_target = target;
   if (!m_device) remove_stale_temps(dir, base_of(target));
   std::string tmpl = dir + "/." + base_of(target) + kTempTag + "XXXXXX";
+  sigset_t cleanup_signals, old_mask;
+  sigemptyset(&cleanup_signals);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&cleanup_signals, sig);
+  pthread_sigmask(SIG_BLOCK, &cleanup_signals, &old_mask);
+  g_creating.fetch_add(1);
   int fd = mkstemp(tmpl.data());
-  if (fd < 0) fail(ErrorKind::kOutput, final_path + ": cannot create a file in " + dir + ": " + std::strerror(errno));
+  const int create_errno = errno;
+  if (fd >= 0) m_slot = register_temp(tmpl);
+  g_creating.fetch_sub(1);
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  if (fd < 0)
+    fail(ErrorKind::kOutput, final_path + ": cannot create a file in " + dir + ": " + std::strerror(create_errno));
   m_temp = tmpl;
-  m_slot = register_temp(m_temp);
   // The lock stays with m_lock (the same open file) when the stream is closed for writers that
   // reopen the file by name, until commit or destruction.
   m_lock = dup(fd);

@@ -614,7 +614,9 @@ TEST(Cli, AKilledRunLeavesNoPartialOutput) {
                           "' -o b.npy -r 1000 --force -q -d cpu & pid=$!; for i in $(seq 1 3000); do "
                           "ls -a | grep -q tmp- && break; sleep 0.01; done; kill -TERM $pid; wait $pid; test $? -eq 143";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << "voxtile should have been killed by SIGTERM while writing";
-  EXPECT_TRUE(dir.list().empty()) << "a killed run left a file behind";
+  std::string left;
+  for (const std::string& f : dir.list()) left += " " + f;
+  EXPECT_TRUE(left.empty()) << "a killed run left files behind:" << left;
 }
 
 // The detached parent (cli/detach.h) is forced on here (no GPU needed): the same outputs, exit codes
