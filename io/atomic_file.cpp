@@ -32,10 +32,13 @@ constexpr size_t kPathMax = 4096;
 char g_paths[kSlots][kPathMax];
 std::atomic<bool> g_used[kSlots];
 std::mutex g_register_mutex;
-// Threads between creating a temporary file and registering it. They block the cleanup signals
-// meanwhile; a handler running in another thread waits for them, so that no file is created
-// and left unregistered by a kill.
+// Threads between creating a temporary file and registering it block the cleanup signals and
+// count themselves in g_creating. The handler, which may run in another thread, first sets
+// g_dying (from then on no thread creates a file) and waits for g_creating to reach zero, so that
+// every file made is registered when it removes them (both are sequentially consistent: a thread
+// either sees g_dying or is waited for).
 std::atomic<int> g_creating{0};
+std::atomic<bool> g_dying{false};
 
 int register_temp(const std::string& path) {
   if (path.size() >= kPathMax) return -1;
@@ -55,6 +58,7 @@ void unregister_temp(int slot) {
 }
 
 extern "C" void cleanup_and_reraise(int sig) {
+  g_dying.store(true);
   while (g_creating.load() > 0) {
   }
   for (int i = 0; i < kSlots; ++i)
@@ -183,6 +187,10 @@ AtomicFile::AtomicFile(const std::string& final_path) : m_final(final_path) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&cleanup_signals, sig);
   pthread_sigmask(SIG_BLOCK, &cleanup_signals, &old_mask);
   g_creating.fetch_add(1);
+  if (g_dying.load()) {  // a handler in another thread is about to end the process
+    g_creating.fetch_sub(1);
+    for (;;) pause();
+  }
   int fd = mkstemp(tmpl.data());
   const int create_errno = errno;
   if (fd >= 0) m_slot = register_temp(tmpl);

@@ -1,19 +1,25 @@
 // Writers: VDB (read back with OpenVDB), PLY, NPY, RAW+JSON, budgets, atomicity.
 #include <gtest/gtest.h>
 #include <openvdb/openvdb.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <fstream>
 #include <cstring>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "core/inside_grid.h"
 #include "core/error.h"
 #include "core/meshgen.h"
 #include "core/voxelize.h"
+#include "io/atomic_file.h"
 #include "io/binvox.h"
 #include "io/vdb.h"
 #include "io/vox.h"
@@ -621,6 +627,33 @@ TEST(Writers, FormatsComeFromExtensions) {
   EXPECT_EQ(format_from_path("x.npy"), OutputFormat::kNpy);
   EXPECT_THROW(format_from_path("x.obj"), Error);
   EXPECT_THROW(format_from_path("dir.d/noext"), Error);
+}
+
+// A SIGTERM while two threads create and remove output files as fast as they can leaves none of
+// them behind: the handler waits for a file being created to be registered and lets no new one be
+// made. (Before that, 179 of 200 such kills left a file.)
+TEST(Writers, AKillWhileThreadsCreateOutputsLeavesNoFile) {
+  for (int round = 0; round < 40; ++round) {
+    test::TempDir dir;
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      install_temp_file_cleanup();
+      auto churn = [&dir](const char* name) {
+        for (;;) AtomicFile f(dir.file(name));
+      };
+      std::thread a(churn, "a.bin"), b(churn, "b.bin");
+      for (;;) pause();
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(3000 + 700 * (round % 8)));
+    kill(pid, SIGTERM);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+    std::string left;
+    for (const std::string& f : dir.list()) left += " " + f;
+    EXPECT_TRUE(left.empty()) << "round " << round << " left" << left;
+  }
 }
 
 }  // namespace
