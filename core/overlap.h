@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 
 #include "core/hd.h"
 #include "core/vec.h"
