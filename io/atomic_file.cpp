@@ -26,6 +26,9 @@
 namespace voxtile {
 namespace {
 
+// The signals whose default action ends the process and after which temporary files are removed.
+constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
 // Pending temporary files, readable from a signal handler without locks.
 constexpr int kSlots = 64;
 constexpr size_t kPathMax = 4096;
@@ -141,7 +144,7 @@ void remove_stale_temps(const std::string& dir, const std::string& base) {
 
 void install_temp_file_cleanup() {
   file_mode();
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, cleanup_and_reraise);
+  for (int sig : kCleanupSignals) std::signal(sig, cleanup_and_reraise);
   // A file size limit (ulimit -f) makes writes fail with EFBIG, reported as output errors (exit 4),
   // instead of killing the process.
   std::signal(SIGXFSZ, SIG_IGN);
@@ -184,7 +187,7 @@ AtomicFile::AtomicFile(const std::string& final_path) : m_final(final_path) {
   std::string tmpl = dir + "/." + base_of(target) + kTempTag + "XXXXXX";
   sigset_t cleanup_signals, old_mask;
   sigemptyset(&cleanup_signals);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&cleanup_signals, sig);
+  for (int sig : kCleanupSignals) sigaddset(&cleanup_signals, sig);
   pthread_sigmask(SIG_BLOCK, &cleanup_signals, &old_mask);
   g_creating.fetch_add(1);
   if (g_dying.load()) {  // a handler in another thread is about to end the process

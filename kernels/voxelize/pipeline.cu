@@ -343,8 +343,7 @@ SparseGrid VoxelizeState::merge_target(GpuContext& ctx, size_t t, const GridSpec
     VT_CUDA_CHECK(cudaMemsetAsync(b.d_count.data(), 0, sizeof(unsigned long long), s));
     const DeferredFine d = deferred;
     fine_target(ctx, t, d.cp, d.d_sorted_tris, d.d_num_vtiles, d.vtiles, false, d.num_pairs, d.d_num_pairs, written,
-                d.mode, timer,
-                false);
+                d.mode, timer, false);
     timer.begin(merge_name.c_str());
   }
   const uint64_t num_bricks = b.written;
@@ -507,10 +506,13 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
                                                 : std::max<uint64_t>(v.d_tris[0].capacity(), 3 * num_tris + 65536);
   const bool speculate = v.scatter && v.rastered.size() == 1 && !m_ctx.opt.read_pairs_first &&
                          !m_ctx.opt.max_batch_pairs && room <= (uint64_t(1) << 31) - 1 && room * 4 <= budget / 2;
-  for (size_t t = 0; t < v.rastered.size(); ++t) {
-    VT_CUDA_CHECK(cudaMemsetAsync(v.bricks[t]->d_count.data(), 0, sizeof(unsigned long long), s));
-    v.bricks[t]->written = 0;
-  }
+  auto clear_bricks = [&] {
+    for (size_t t = 0; t < v.rastered.size(); ++t) {
+      VT_CUDA_CHECK(cudaMemsetAsync(v.bricks[t]->d_count.data(), 0, sizeof(unsigned long long), s));
+      v.bricks[t]->written = 0;
+    }
+  };
+  clear_bricks();
   uint64_t num_tiles = 0;
   v.tiles_on_device = false;
   std::vector<SparseGrid> grids;
@@ -524,16 +526,14 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
     const auto [pairs, tiles_found] = read_scalars(v.d_offsets.data() + num_tris, v.d_tile_stat.data(), s);
     total_pairs = pairs;
     done = total_pairs <= room;
+    v.tiles_on_device = false;  // (read above, or found again below)
     if (done) {
       num_tiles = tiles_found;
-      v.tiles_on_device = false;
     } else {
       timer.begin("coarse_retry");
       grids.clear();
       scan_tile_pairs();
-      VT_CUDA_CHECK(cudaMemsetAsync(v.bricks[0]->d_count.data(), 0, sizeof(unsigned long long), s));
-      v.bricks[0]->written = 0;
-      v.tiles_on_device = false;
+      clear_bricks();
     }
   }
   if (!done) {
