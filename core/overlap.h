@@ -488,13 +488,203 @@ VT_HD inline void conservative_row(const ConservativeSetup& s, const VoxelBox& r
   for (int32_t u = ulo; u <= uhi; ++u) conservative_column(s, r, u, v, f);
 }
 
-// Visits every voxel of `clip` that the conservative test accepts, calling f(i, j, k) once each.
+// Runs along any axis. Every test of the conservative test is monotone in each coordinate (each is
+// a chain of rounded products and sums in which the coordinate appears once), so the accepted voxels
+// of any line of voxels along any axis form one run, not only along the dominant axis. Along the
+// dominant axis runs are short (a triangle's conservative voxels are a slab about one voxel thick
+// across it) and there are as many lines as pixels in the triangle's largest projection; along an
+// axis in which the triangle extends, the same voxels come in fewer, longer runs (measured on the
+// CPU, lines within 32^3 tiles: 185M along the dominant axis against 119M along the dominant frame's
+// first axis for 3M long thin triangles, 23M against 2.5M for the room's walls and tiny objects, 3.2M
+// against 2.0M for the 100k dragon at 1024^3). The axis is chosen per triangle (conservative_line_axis).
+//
+// Axis z of the dominant frame (0: u, 1: v, 2: w, the dominant axis): lines are indexed by (x, y)
+// along the frame's axes z + 1 and z + 2 (mod 3), a cyclic order; they are the pixels of the
+// projection along z that its box-form 2D test accepts, listed by rows y (conservative_line_span).
+// Along a line, the plane's two tests and the edge functions of the two other projections vary: the
+// projection along z + 1 has axes (z + 2, z), so z is the inner coordinate of its edge functions (na
+// (y - va) + (nb (z - vb) + off)); the projection along z + 2 has axes (z, z + 1), so z is the outer
+// one (na (z - va) + (nb (x - vb) + off)). ConservativeSetup::e[j] is the projection along (j + 2) mod
+// 3 of the frame. The CPU reference visits a triangle's voxels this way where it pays
+// (for_each_conservative_voxel); the GPU's fine raster keeps columns along the dominant axis (lines
+// along the chosen axis measured slower there: scripts/bench-results/lines-h200-2026-11-25.md).
+
+VT_HD inline float pick3(const Vec3f& v, int a) { return a == 0 ? v.x : (a == 1 ? v.y : v.z); }
+
+// What the lines along axis z of one triangle test (conservative_line_run): the plane's normal and
+// first vertex in the order (z, z + 1, z + 2), and the edge functions of the projections along z + 1
+// (inner) and z + 2 (outer).
+struct LineSetup {
+  float nz, nx, ny, oz, ox, oy;
+  BoxEdges inner, outer;
+  float inv_nz, inv_inner[3], inv_outer[3];  // reciprocals of the coefficients along the line (0 for 0)
+};
+VT_HD inline LineSetup line_setup(const TriSetup& f, int z) {  // f: in the dominant frame
+  const int x = z == 2 ? 0 : z + 1, y = z == 0 ? 2 : z - 1;
+  LineSetup l;
+  l.nz = pick3(f.n, z);
+  l.nx = pick3(f.n, x);
+  l.ny = pick3(f.n, y);
+  l.oz = pick3(f.v[0], z);
+  l.ox = pick3(f.v[0], x);
+  l.oy = pick3(f.v[0], y);
+  l.inner = setup_box_edges(f, x);
+  l.outer = setup_box_edges(f, y);
+  l.inv_nz = inverse_or_zero(l.nz);
+  for (int i = 0; i < 3; ++i) {
+    l.inv_inner[i] = inverse_or_zero(l.inner.nb[i]);
+    l.inv_outer[i] = inverse_or_zero(l.outer.na[i]);
+  }
+  return l;
+}
+
+// One test along a line in a common form: s (p + (k ((z + d) - o) + q)) >= 0, s = +-1. Each of the
+// eight is this sequence of rounded operations on the same values as the per-voxel test
+// (ConservativeColumn, edge_row_pass): the plane's halves (p and q: the other two terms, summed in
+// the frame's order, as addition commutes; d: the corner), the inner edge functions (p: na (y - va),
+// q: off) and the outer ones (p: 0, q: nb (x - vb) + off), where adding a zero changes at most the
+// sign of a zero, which no comparison with zero sees.
+struct LineTest {
+  float p, q, k, o, d, s;
+  float inv_k;  // 1 / k, or anything when k == 0: only the estimate of the root uses it
+  VT_HD bool pass(int32_t z) const { return s * (p + (k * ((static_cast<float>(z) + d) - o) + q)) >= 0.0f; }
+};
+
+// Narrows [lo, hi] to where test t passes. It is monotone along the line: it passes on a suffix
+// when s k > 0, a prefix when s k < 0, everywhere or nowhere when k == 0. The search starts at the
+// estimated root and walks to the exact end, so a poor estimate (or NaN) costs steps, never the
+// result. lo > hi: empty.
+VT_HD inline void narrow_run(const LineTest& t, int32_t* lo, int32_t* hi) {
+  if (*lo > *hi) return;
+  const float dir = t.s * t.k;
+  if (dir == 0.0f) {
+    if (!t.pass(*lo)) *hi = *lo - 1;
+    return;
+  }
+  const float root = (t.o - t.d) - (t.p + t.q) * t.inv_k;
+  const float r = dir > 0.0f ? std::ceil(root) : std::floor(root);
+  int32_t z = r > static_cast<float>(*lo) ? (r < static_cast<float>(*hi) ? static_cast<int32_t>(r) : *hi) : *lo;
+  const int32_t step = dir > 0.0f ? -1 : 1;  // towards the passing side's far end
+  // Walk while the neighbour towards the end passes (z passing), or away while z fails.
+  if (t.pass(z)) {
+    while (z + step >= *lo && z + step <= *hi && t.pass(z + step)) z += step;
+  } else {
+    z -= step;
+    while (z >= *lo && z <= *hi && !t.pass(z)) z -= step;
+  }
+  if (dir > 0.0f) *lo = z;
+  else *hi = z;
+}
+
+// The span [xlo, xhi] of row y of lines along axis z (r from conservative_bounds, in the frame): the
+// pixels of the projection along z (e: setup_box_edges(f, z), axes (z + 1, z + 2)) that its 2D test
+// accepts. False when empty.
+VT_HD inline bool conservative_line_span(const BoxEdges& e, int z, const VoxelBox& r, int32_t y, int32_t* xlo,
+                                         int32_t* xhi) {
+  const int x = z == 2 ? 0 : z + 1;
+  const int32_t rlo = x == 0 ? r.lo[0] : (x == 1 ? r.lo[1] : r.lo[2]);
+  const int32_t rhi = x == 0 ? r.hi[0] : (x == 1 ? r.hi[1] : r.hi[2]);
+  return scanline_range(e, edge_row(e, y), rlo, rhi, xlo, xhi);
+}
+
+// The run [*out_lo, *out_hi] of line (x, y) along axis z within [zlo, zhi] (the box's range along
+// z), x in the span of row y: each of the eight tests that vary along the line narrows the range in
+// turn, from an estimate of where it changes (the plane's first: for the dominant axis that leaves a
+// voxel or two). False when the run is empty. l: line_setup of the triangle in its dominant frame.
+VT_HD inline bool conservative_line_run(const LineSetup& l, int z, int32_t zlo, int32_t zhi, int32_t x, int32_t y,
+                                        int32_t* out_lo, int32_t* out_hi) {
+  const float fx = static_cast<float>(x), fy = static_cast<float>(y);
+  int32_t lo = zlo, hi = zhi;
+  // The plane, ((t_0 + t_1) + t_2) at the minimising (maximising) corner: along the dominant axis the
+  // other two terms are summed first (p); along axis 0 or 1 the varying term is added to the other
+  // of t_0, t_1 (q), then t_2 (p).
+  for (int half = 0; half < 2; ++half) {
+    const float c = static_cast<float>(half);  // 0: minimising corner, 1: maximising
+    const float tx = l.nx * ((l.nx > 0.0f ? fx + c : fx + (1.0f - c)) - l.ox);
+    const float ty = l.ny * ((l.ny > 0.0f ? fy + c : fy + (1.0f - c)) - l.oy);
+    LineTest t;
+    t.p = z == 2 ? tx + ty : (z == 0 ? ty : tx);
+    t.q = z == 2 ? 0.0f : (z == 0 ? tx : ty);
+    t.k = l.nz;
+    t.o = l.oz;
+    t.d = l.nz > 0.0f ? c : 1.0f - c;
+    t.s = half == 0 ? -1.0f : 1.0f;
+    t.inv_k = l.inv_nz;
+    narrow_run(t, &lo, &hi);
+  }
+  for (int i = 0; i < 3; ++i) {
+    const BoxEdges& e = l.inner;
+    narrow_run(LineTest{e.na[i] * (fy - e.va[i]), e.off[i], e.nb[i], e.vb[i], 0.0f, 1.0f, l.inv_inner[i]}, &lo, &hi);
+  }
+  for (int i = 0; i < 3; ++i) {
+    const BoxEdges& e = l.outer;
+    narrow_run(LineTest{0.0f, e.nb[i] * (fx - e.vb[i]) + e.off[i], e.na[i], e.va[i], 0.0f, 1.0f, l.inv_outer[i]}, &lo,
+               &hi);
+  }
+  *out_lo = lo;
+  *out_hi = hi;
+  return lo <= hi;
+}
+
+// The axis of the dominant frame along which a triangle's conservative voxels are visited: the
+// dominant one (2) unless another lists far fewer lines. The projection along z has about (area + x
+// extent + y extent + 1) pixels (the projected triangle grown by a pixel; |n_z| / 2 is its area) in (y
+// extent + 1) rows. A line along another axis costs kLineCost dominant columns: its eight tests are
+// searched from estimates, where a dominant column takes its run from the plane's estimate and tests
+// the other projections at the run's ends only (conservative_column_run). Measured on the CPU (one
+// thread, every conservative voxel of the mesh, ms, dominant columns only / this rule): room at 2048^3
+// (12 huge walls, 300 small objects) 340-375 / 113-116, bunny at 2048^3 420-460 / 381-394, 100k
+// dragon at 1024^3 163-177 / 167-170; with the factor 2: room 127, bunny 404, dragon 186.
+constexpr float kLineCost = 4.0f;
+VT_HD inline int conservative_line_axis(const TriSetup& f) {  // f: in the dominant frame
+  const float e[3] = {f.hi.x - f.lo.x, f.hi.y - f.lo.y, f.hi.z - f.lo.z};
+  const float n[3] = {vt_absf(f.n.x), vt_absf(f.n.y), vt_absf(f.n.z)};
+  int best = 2;
+  float best_cost = 0.0f;
+  for (int z = 2; z >= 0; --z) {
+    const float ex = e[(z + 1) % 3], ey = e[(z + 2) % 3];
+    const float cost = (z == 2 ? 1.0f : kLineCost) * (0.5f * n[z] + ex + ey + 1.0f) + (ey + 1.0f);
+    if (z == 2 || cost < best_cost) {
+      best = z;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+// Visits every voxel of `clip` that the conservative test accepts, calling f(i, j, k) once each:
+// in the triangle's dominant frame, in runs along the axis conservative_line_axis picks.
 template <class F>
 VT_HD inline void for_each_conservative_voxel(const ConservativeSetup& s, const VoxelBox& clip, F&& f) {
+  const int dom = s.t.dom;
+  const TriSetup ft = in_dominant_frame(s.t);
+  const int z = conservative_line_axis(ft), ax = (z + 1) % 3, ay = (z + 2) % 3;
   VoxelBox r;
-  if (!conservative_bounds(s.t, clip, &r)) return;
-  const int b = vt_axis_b(s.t.dom);
-  for (int32_t v = r.lo[b]; v <= r.hi[b]; ++v) conservative_row(s, r, v, f);
+  if (z == 2) {  // columns along the dominant axis
+    if (!conservative_bounds(s.t, clip, &r)) return;
+    const int b = vt_axis_b(dom);
+    for (int32_t v = r.lo[b]; v <= r.hi[b]; ++v) conservative_row(s, r, v, f);
+    return;
+  }
+  if (!conservative_bounds(ft, in_dominant_frame(clip, dom), &r)) return;
+  const BoxEdges span = setup_box_edges(ft, z);
+  const LineSetup line = line_setup(ft, z);
+  for (int32_t y = r.lo[ay]; y <= r.hi[ay]; ++y) {
+    int32_t xlo, xhi;
+    if (!conservative_line_span(span, z, r, y, &xlo, &xhi)) continue;
+    for (int32_t x = xlo; x <= xhi; ++x) {
+      int32_t zlo, zhi;
+      if (!conservative_line_run(line, z, r.lo[z], r.hi[z], x, y, &zlo, &zhi)) continue;
+      for (int32_t w = zlo; w <= zhi; ++w) {
+        int32_t c[3];
+        c[ax] = x;
+        c[ay] = y;
+        c[z] = w;
+        const Int3 g = from_dominant_frame(Int3{c[0], c[1], c[2]}, dom);
+        f(g.x, g.y, g.z);
+      }
+    }
+  }
 }
 
 // Thin: rows and columns of the dominant projection within the triangle's bounding box and clip
