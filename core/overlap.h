@@ -504,12 +504,14 @@ VT_HD inline void conservative_row(const ConservativeSetup& s, const VoxelBox& r
 // Along a line, the plane's two tests and the edge functions of the two other projections vary: the
 // projection along z + 1 has axes (z + 2, z), so z is the inner coordinate of its edge functions (na
 // (y - va) + (nb (z - vb) + off)); the projection along z + 2 has axes (z, z + 1), so z is the outer
-// one (na (z - va) + (nb (x - vb) + off)). ConservativeSetup::e[j] is the projection along (j + 2) mod
-// 3 of the frame. The CPU reference visits a triangle's voxels this way where it pays
+// one (na (z - va) + (nb (x - vb) + off)). ConservativeSetup::e[j] is the projection along frame axis
+// (j + 2) mod 3, and frame axis k is the grid axis s.axis[(k + 1) mod 3] (frame_axis): the setup's
+// values serve in the grid's axes, with no frame of their own (they are the same bits in the frame,
+// Overlap.DominantFrameGivesTheSameBitsAndVoxels). The CPU reference visits a triangle's voxels this way where it pays
 // (for_each_conservative_voxel); the GPU's fine raster keeps columns along the dominant axis (lines
 // along the chosen axis measured slower there: scripts/bench-results/lines-h200-2026-11-25.md).
 
-VT_HD inline float pick3(const Vec3f& v, int a) { return a == 0 ? v.x : (a == 1 ? v.y : v.z); }
+VT_HD inline int frame_axis(const ConservativeSetup& s, int k) { return s.axis[k == 2 ? 0 : k + 1]; }
 
 // What the lines along axis z of one triangle test (conservative_line_run): the plane's normal and
 // first vertex in the order (z, z + 1, z + 2), and the edge functions of the projections along z + 1
@@ -519,17 +521,17 @@ struct LineSetup {
   BoxEdges inner, outer;
   float inv_nz, inv_inner[3], inv_outer[3];  // reciprocals of the coefficients along the line (0 for 0)
 };
-VT_HD inline LineSetup line_setup(const TriSetup& f, int z) {  // f: in the dominant frame
-  const int x = z == 2 ? 0 : z + 1, y = z == 0 ? 2 : z - 1;
+VT_HD inline LineSetup line_setup(const ConservativeSetup& s, int z) {
+  const int gz = frame_axis(s, z), gx = frame_axis(s, z == 2 ? 0 : z + 1), gy = frame_axis(s, z == 0 ? 2 : z - 1);
   LineSetup l;
-  l.nz = pick3(f.n, z);
-  l.nx = pick3(f.n, x);
-  l.ny = pick3(f.n, y);
-  l.oz = pick3(f.v[0], z);
-  l.ox = pick3(f.v[0], x);
-  l.oy = pick3(f.v[0], y);
-  l.inner = setup_box_edges(f, x);
-  l.outer = setup_box_edges(f, y);
+  l.nz = component(s.t.n, gz);
+  l.nx = component(s.t.n, gx);
+  l.ny = component(s.t.n, gy);
+  l.oz = component(s.t.v[0], gz);
+  l.ox = component(s.t.v[0], gx);
+  l.oy = component(s.t.v[0], gy);
+  l.inner = s.e[(z + 2) % 3];  // the projection along frame axis z + 1
+  l.outer = s.e[z];            // along z + 2
   l.inv_nz = inverse_or_zero(l.nz);
   for (int i = 0; i < 3; ++i) {
     l.inv_inner[i] = inverse_or_zero(l.inner.nb[i]);
@@ -576,21 +578,20 @@ VT_HD inline void narrow_run(const LineTest& t, int32_t* lo, int32_t* hi) {
   else *hi = z;
 }
 
-// The span [xlo, xhi] of row y of lines along axis z (r from conservative_bounds, in the frame): the
-// pixels of the projection along z (e: setup_box_edges(f, z), axes (z + 1, z + 2)) that its 2D test
-// accepts. False when empty.
-VT_HD inline bool conservative_line_span(const BoxEdges& e, int z, const VoxelBox& r, int32_t y, int32_t* xlo,
-                                         int32_t* xhi) {
-  const int x = z == 2 ? 0 : z + 1;
-  const int32_t rlo = x == 0 ? r.lo[0] : (x == 1 ? r.lo[1] : r.lo[2]);
-  const int32_t rhi = x == 0 ? r.hi[0] : (x == 1 ? r.hi[1] : r.hi[2]);
-  return scanline_range(e, edge_row(e, y), rlo, rhi, xlo, xhi);
+// The span [xlo, xhi] of row y of lines along frame axis z (r from conservative_bounds, in the
+// grid's axes): the pixels of the projection along z (axes z + 1, z + 2) that its 2D test accepts.
+// False when empty.
+VT_HD inline bool conservative_line_span(const ConservativeSetup& s, int z, const VoxelBox& r, int32_t y,
+                                         int32_t* xlo, int32_t* xhi) {
+  const BoxEdges& e = s.e[(z + 1) % 3];
+  const int gx = frame_axis(s, (z + 1) % 3);
+  return scanline_range(e, edge_row(e, y), r.lo[gx], r.hi[gx], xlo, xhi);
 }
 
 // The run [*out_lo, *out_hi] of line (x, y) along axis z within [zlo, zhi] (the box's range along
 // z), x in the span of row y: each of the eight tests that vary along the line narrows the range in
 // turn, from an estimate of where it changes (the plane's first: for the dominant axis that leaves a
-// voxel or two). False when the run is empty. l: line_setup of the triangle in its dominant frame.
+// voxel or two). False when the run is empty. l: line_setup(s, z).
 VT_HD inline bool conservative_line_run(const LineSetup& l, int z, int32_t zlo, int32_t zhi, int32_t x, int32_t y,
                                         int32_t* out_lo, int32_t* out_hi) {
   const float fx = static_cast<float>(x), fy = static_cast<float>(y);
@@ -632,18 +633,19 @@ VT_HD inline bool conservative_line_run(const LineSetup& l, int z, int32_t zlo, 
 // extent + 1) rows. A line along another axis costs kLineCost dominant columns: its eight tests are
 // searched from estimates, where a dominant column takes its run from the plane's estimate and tests
 // the other projections at the run's ends only (conservative_column_run). Measured on the CPU (one
-// thread, every conservative voxel of the mesh, ms, dominant columns only / this rule): room at 2048^3
-// (12 huge walls, 300 small objects) 340-375 / 113-116, bunny at 2048^3 420-460 / 381-394, 100k
-// dragon at 1024^3 163-177 / 167-170; with the factor 2: room 127, bunny 404, dragon 186.
+// thread, every conservative voxel of the mesh, ms, dominant columns only / this rule, two runs):
+// room at 2048^3 (12 huge walls, 300 small objects) 383-436 / 113-125, bunny at 2048^3 446-487 /
+// 378-409, 100k dragon at 1024^3 167-169 / 168-174; the factor from a sweep of 1.5 to 10
+// (scripts/bench-results/lines-h200-2026-11-25.md).
 constexpr float kLineCost = 4.0f;
-VT_HD inline int conservative_line_axis(const TriSetup& f) {  // f: in the dominant frame
-  const float e[3] = {f.hi.x - f.lo.x, f.hi.y - f.lo.y, f.hi.z - f.lo.z};
-  const float n[3] = {vt_absf(f.n.x), vt_absf(f.n.y), vt_absf(f.n.z)};
+VT_HD inline int conservative_line_axis(const ConservativeSetup& s) {
+  const TriSetup& t = s.t;
+  auto extent = [&](int k) { return component(t.hi, frame_axis(s, k)) - component(t.lo, frame_axis(s, k)); };
   int best = 2;
   float best_cost = 0.0f;
   for (int z = 2; z >= 0; --z) {
-    const float ex = e[(z + 1) % 3], ey = e[(z + 2) % 3];
-    const float cost = (z == 2 ? 1.0f : kLineCost) * (0.5f * n[z] + ex + ey + 1.0f) + (ey + 1.0f);
+    const float ex = extent((z + 1) % 3), ey = extent((z + 2) % 3), nz = vt_absf(component(t.n, frame_axis(s, z)));
+    const float cost = (z == 2 ? 1.0f : kLineCost) * (0.5f * nz + ex + ey + 1.0f) + (ey + 1.0f);
     if (z == 2 || cost < best_cost) {
       best = z;
       best_cost = cost;
@@ -653,35 +655,31 @@ VT_HD inline int conservative_line_axis(const TriSetup& f) {  // f: in the domin
 }
 
 // Visits every voxel of `clip` that the conservative test accepts, calling f(i, j, k) once each:
-// in the triangle's dominant frame, in runs along the axis conservative_line_axis picks.
+// in runs along the frame axis conservative_line_axis picks.
 template <class F>
 VT_HD inline void for_each_conservative_voxel(const ConservativeSetup& s, const VoxelBox& clip, F&& f) {
-  const int dom = s.t.dom;
-  const TriSetup ft = in_dominant_frame(s.t);
-  const int z = conservative_line_axis(ft), ax = (z + 1) % 3, ay = (z + 2) % 3;
   VoxelBox r;
+  if (!conservative_bounds(s.t, clip, &r)) return;
+  const int z = conservative_line_axis(s);
   if (z == 2) {  // columns along the dominant axis
-    if (!conservative_bounds(s.t, clip, &r)) return;
-    const int b = vt_axis_b(dom);
+    const int b = vt_axis_b(s.t.dom);
     for (int32_t v = r.lo[b]; v <= r.hi[b]; ++v) conservative_row(s, r, v, f);
     return;
   }
-  if (!conservative_bounds(ft, in_dominant_frame(clip, dom), &r)) return;
-  const BoxEdges span = setup_box_edges(ft, z);
-  const LineSetup line = line_setup(ft, z);
-  for (int32_t y = r.lo[ay]; y <= r.hi[ay]; ++y) {
+  const int gx = frame_axis(s, (z + 1) % 3), gy = frame_axis(s, (z + 2) % 3), gz = frame_axis(s, z);
+  const LineSetup line = line_setup(s, z);
+  for (int32_t y = r.lo[gy]; y <= r.hi[gy]; ++y) {
     int32_t xlo, xhi;
-    if (!conservative_line_span(span, z, r, y, &xlo, &xhi)) continue;
+    if (!conservative_line_span(s, z, r, y, &xlo, &xhi)) continue;
     for (int32_t x = xlo; x <= xhi; ++x) {
       int32_t zlo, zhi;
-      if (!conservative_line_run(line, z, r.lo[z], r.hi[z], x, y, &zlo, &zhi)) continue;
+      if (!conservative_line_run(line, z, r.lo[gz], r.hi[gz], x, y, &zlo, &zhi)) continue;
       for (int32_t w = zlo; w <= zhi; ++w) {
         int32_t c[3];
-        c[ax] = x;
-        c[ay] = y;
-        c[z] = w;
-        const Int3 g = from_dominant_frame(Int3{c[0], c[1], c[2]}, dom);
-        f(g.x, g.y, g.z);
+        c[gx] = x;
+        c[gy] = y;
+        c[gz] = w;
+        f(c[0], c[1], c[2]);
       }
     }
   }

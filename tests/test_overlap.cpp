@@ -207,9 +207,10 @@ TEST(Overlap, EnumeratorsVisitExactlyTheVoxelsThePerVoxelTestsAccept) {
   }
 }
 
-// Runs along each of the three axes of the dominant frame (conservative_line_span, _run) visit exactly
-// the voxels the per-voxel test accepts, whichever axis conservative_line_axis would pick: the tests
-// are monotone along every axis, and each narrowing step walks from its estimate to the exact end.
+// Runs along each of the three axes of the dominant frame (conservative_line_span, _run; frame axis k
+// is grid axis frame_axis(s, k)) visit exactly the voxels the per-voxel test accepts, whichever axis
+// conservative_line_axis would pick: the tests are monotone along every axis, and each narrowing
+// step walks from its estimate to the exact end.
 // Long thin triangles and triangles almost parallel to an axis make estimates poor (tiny divisors).
 TEST(Overlap, RunsAlongEveryAxisVisitExactlyTheAcceptedVoxels) {
   Gen gen;
@@ -219,33 +220,32 @@ TEST(Overlap, RunsAlongEveryAxisVisitExactlyTheAcceptedVoxels) {
       Vec3f t[3];
       gen.make(kind == kKinds ? 6 : kind, t);
       if (kind == kKinds) t[2].y = t[0].y + 1e-6f * float(n % 7);  // almost parallel to the x and z axes
-      TriSetup f = in_dominant_frame(setup_triangle(t[0], t[1], t[2]));
-      const ConservativeSetup s = setup_conservative(f);
-      const VoxelBox clip = in_dominant_frame(kClip, setup_triangle(t[0], t[1], t[2]).dom);
+      const ConservativeSetup s = setup_conservative(setup_triangle(t[0], t[1], t[2]));
+      const VoxelBox& clip = kClip;
       VoxelSet brute;
       int32_t c[3];
       for (c[0] = clip.lo[0]; c[0] <= clip.hi[0]; ++c[0])
         for (c[1] = clip.lo[1]; c[1] <= clip.hi[1]; ++c[1])
           for (c[2] = clip.lo[2]; c[2] <= clip.hi[2]; ++c[2])
             if (conservative_voxel(s, c)) brute.insert({c[0], c[1], c[2]});
-      ++picked[conservative_line_axis(f)];
+      ++picked[conservative_line_axis(s)];
       VoxelBox r;
-      const bool any = conservative_bounds(f, clip, &r);
+      const bool any = conservative_bounds(s.t, clip, &r);
       auto along = [&](int z) {
-        const int ax = (z + 1) % 3, ay = (z + 2) % 3;
+        const int ax = frame_axis(s, (z + 1) % 3), ay = frame_axis(s, (z + 2) % 3), az = frame_axis(s, z);
         VoxelSet got;
         size_t visits = 0;
         for (int32_t y = r.lo[ay]; any && y <= r.hi[ay]; ++y) {
           int32_t xlo, xhi;
-          if (!conservative_line_span(setup_box_edges(f, z), z, r, y, &xlo, &xhi)) continue;
+          if (!conservative_line_span(s, z, r, y, &xlo, &xhi)) continue;
           for (int32_t x = xlo; x <= xhi; ++x) {
             int32_t zlo, zhi;
-            if (!conservative_line_run(line_setup(f, z), z, r.lo[z], r.hi[z], x, y, &zlo, &zhi)) continue;
+            if (!conservative_line_run(line_setup(s, z), z, r.lo[az], r.hi[az], x, y, &zlo, &zhi)) continue;
             for (int32_t w = zlo; w <= zhi; ++w) {
               int32_t v[3];
               v[ax] = x;
               v[ay] = y;
-              v[z] = w;
+              v[az] = w;
               got.insert({v[0], v[1], v[2]});
               ++visits;
             }
