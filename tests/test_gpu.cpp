@@ -313,6 +313,34 @@ TEST_F(Gpu, BothFineRasterBalancesGiveTheSameGrids) {
   }
 }
 
+// Many triangles far smaller than a voxel on every voxel (a subdivided scan's case), of every
+// orientation, listed in mesh order and by quarters, through both fine kernels with pairs scattered
+// and sorted.
+TEST_F(Gpu, TrianglesFarSmallerThanVoxelsMatchTheCpu) {
+  const Mesh sphere = make_uv_sphere(0.1f, -0.2f, 0.3f, 1.0f, 120, 240);
+  const Mesh quarters = subdivide(make_uv_sphere(0.0f, 0.0f, 0.0f, 1.0f, 15, 30), 3, true);
+  for (const Mesh* m : {&sphere, &quarters}) {
+    GridOptions go;
+    go.resolution = 45;
+    const GridSpec spec = make_grid_spec(m->bounds(), go);
+    for (bool sort : {false, true})
+      for (uint32_t balance : {0u, 101u}) {
+        GpuOptions g;
+        g.sort_pairs = sort;
+        g.fine_balance_percent = balance;
+        const std::unique_ptr<Voxelizer> gpu = make_gpu_voxelizer(g);
+        gpu->set_mesh(*m);
+        for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative}) {
+          VoxelizeOptions o;
+          o.mode = mode;
+          expect_same(voxelize_cpu(*m, spec, o), gpu->voxelize(spec, o),
+                      std::string(m == &sphere ? "sphere" : "quarters") + (sort ? " sorted" : " scattered") +
+                          " balance " + std::to_string(balance) + " " + mode_name(mode));
+        }
+      }
+  }
+}
+
 TEST_F(Gpu, OneTriangleCoveringTheWholeGrid) {
   const Mesh m = test::single_triangle({-1, -1, 0.37f}, {3, -1, 0.41f}, {-1, 3, 0.63f});
   GridOptions go;
