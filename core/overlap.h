@@ -654,18 +654,10 @@ VT_HD inline int conservative_line_axis(const ConservativeSetup& s) {
   return best;
 }
 
-// Visits every voxel of `clip` that the conservative test accepts, calling f(i, j, k) once each:
-// in runs along the frame axis conservative_line_axis picks.
+// Visits the conservative voxels within r (from conservative_bounds) in runs along frame axis z,
+// calling f(i, j, k) once each: rows y of lines x along the projection along z, each line's run.
 template <class F>
-VT_HD inline void for_each_conservative_voxel(const ConservativeSetup& s, const VoxelBox& clip, F&& f) {
-  VoxelBox r;
-  if (!conservative_bounds(s.t, clip, &r)) return;
-  const int z = conservative_line_axis(s);
-  if (z == 2) {  // columns along the dominant axis
-    const int b = vt_axis_b(s.t.dom);
-    for (int32_t v = r.lo[b]; v <= r.hi[b]; ++v) conservative_row(s, r, v, f);
-    return;
-  }
+VT_HD inline void for_each_conservative_line_voxel(const ConservativeSetup& s, const VoxelBox& r, int z, F&& f) {
   const int gx = frame_axis(s, (z + 1) % 3), gy = frame_axis(s, (z + 2) % 3), gz = frame_axis(s, z);
   const LineSetup line = line_setup(s, z);
   for (int32_t y = r.lo[gy]; y <= r.hi[gy]; ++y) {
@@ -683,6 +675,18 @@ VT_HD inline void for_each_conservative_voxel(const ConservativeSetup& s, const 
       }
     }
   }
+}
+
+// Visits every voxel of `clip` that the conservative test accepts, calling f(i, j, k) once each:
+// in runs along the frame axis conservative_line_axis picks (along the dominant one, columns).
+template <class F>
+VT_HD inline void for_each_conservative_voxel(const ConservativeSetup& s, const VoxelBox& clip, F&& f) {
+  VoxelBox r;
+  if (!conservative_bounds(s.t, clip, &r)) return;
+  const int z = conservative_line_axis(s);
+  if (z != 2) return for_each_conservative_line_voxel(s, r, z, f);
+  const int b = vt_axis_b(s.t.dom);
+  for (int32_t v = r.lo[b]; v <= r.hi[b]; ++v) conservative_row(s, r, v, f);
 }
 
 // Thin: rows and columns of the dominant projection within the triangle's bounding box and clip

@@ -207,10 +207,10 @@ TEST(Overlap, EnumeratorsVisitExactlyTheVoxelsThePerVoxelTestsAccept) {
   }
 }
 
-// Runs along each of the three axes of the dominant frame (conservative_line_span, _run; frame axis k
-// is grid axis frame_axis(s, k)) visit exactly the voxels the per-voxel test accepts, whichever axis
-// conservative_line_axis would pick: the tests are monotone along every axis, and each narrowing
-// step walks from its estimate to the exact end.
+// Runs along each of the three axes of the dominant frame (for_each_conservative_line_voxel:
+// conservative_line_span, _run; frame axis k is grid axis frame_axis(s, k)) visit exactly the voxels
+// the per-voxel test accepts, whichever axis conservative_line_axis would pick: the tests are
+// monotone along every axis, and each narrowing step walks from its estimate to the exact end.
 // Long thin triangles and triangles almost parallel to an axis make estimates poor (tiny divisors).
 TEST(Overlap, RunsAlongEveryAxisVisitExactlyTheAcceptedVoxels) {
   Gen gen;
@@ -232,25 +232,13 @@ TEST(Overlap, RunsAlongEveryAxisVisitExactlyTheAcceptedVoxels) {
       VoxelBox r;
       const bool any = conservative_bounds(s.t, clip, &r);
       auto along = [&](int z) {
-        const int ax = frame_axis(s, (z + 1) % 3), ay = frame_axis(s, (z + 2) % 3), az = frame_axis(s, z);
         VoxelSet got;
         size_t visits = 0;
-        for (int32_t y = r.lo[ay]; any && y <= r.hi[ay]; ++y) {
-          int32_t xlo, xhi;
-          if (!conservative_line_span(s, z, r, y, &xlo, &xhi)) continue;
-          for (int32_t x = xlo; x <= xhi; ++x) {
-            int32_t zlo, zhi;
-            if (!conservative_line_run(line_setup(s, z), z, r.lo[az], r.hi[az], x, y, &zlo, &zhi)) continue;
-            for (int32_t w = zlo; w <= zhi; ++w) {
-              int32_t v[3];
-              v[ax] = x;
-              v[ay] = y;
-              v[az] = w;
-              got.insert({v[0], v[1], v[2]});
-              ++visits;
-            }
-          }
-        }
+        if (any)
+          for_each_conservative_line_voxel(s, r, z, [&](int32_t i, int32_t j, int32_t k) {
+            got.insert({i, j, k});
+            ++visits;
+          });
         EXPECT_EQ(visits, got.size()) << "axis " << z << ", kind " << kind << " n " << n;
         return got;
       };
