@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -114,6 +115,74 @@ std::string read_input_file(const std::string& path) {
   s << f.rdbuf();
   if (f.bad() || (!f && !f.eof())) fail(ErrorKind::kInput, path + ": cannot read");
   return s.str();
+}
+
+size_t byte_order_mark(const char* data, size_t size) {
+  const auto* b = reinterpret_cast<const unsigned char*>(data);
+  auto starts = [&](std::initializer_list<unsigned char> mark) {
+    return size >= mark.size() && std::equal(mark.begin(), mark.end(), b);
+  };
+  if (starts({0xEF, 0xBB, 0xBF})) return 3;
+  if (starts({0x00, 0x00, 0xFE, 0xFF}) || starts({0xFF, 0xFE, 0x00, 0x00})) return 4;
+  if (starts({0xFE, 0xFF}) || starts({0xFF, 0xFE})) return 2;
+  return 0;
+}
+
+std::string_view utf8_text(const std::string& path, const char* data, size_t size, std::string& storage) {
+  const size_t mark = byte_order_mark(data, size);
+  if (mark == 3) return std::string_view(data + 3, size - 3);
+  if (mark == 0) return std::string_view(data, size);
+  const auto* b = reinterpret_cast<const unsigned char*>(data);
+  const int unit = int(mark);  // bytes per code unit: the mark is one
+  const bool big = b[0] != 0xFF;
+  const char* name = unit == 2 ? "UTF-16" : "UTF-32";
+  if (size % unit != 0)
+    fail(ErrorKind::kInput, path + ": " + name + " text that ends inside a character (" + std::to_string(size) +
+                                " bytes: truncated?)");
+  auto code_unit = [&](size_t i) {  // the code unit at byte i
+    uint32_t v = 0;
+    for (int k = 0; k < unit; ++k) v |= uint32_t(b[i + k]) << (8 * (big ? unit - 1 - k : k));
+    return v;
+  };
+  storage.clear();
+  storage.reserve(size / unit + size / 8);
+  auto put = [&](uint32_t c) {
+    if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) c = 0xFFFD;
+    if (c < 0x80) {
+      storage += char(c);
+    } else if (c < 0x800) {
+      storage += char(0xC0 | (c >> 6));
+      storage += char(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      storage += char(0xE0 | (c >> 12));
+      storage += char(0x80 | ((c >> 6) & 0x3F));
+      storage += char(0x80 | (c & 0x3F));
+    } else {
+      storage += char(0xF0 | (c >> 18));
+      storage += char(0x80 | ((c >> 12) & 0x3F));
+      storage += char(0x80 | ((c >> 6) & 0x3F));
+      storage += char(0x80 | (c & 0x3F));
+    }
+  };
+  for (size_t i = unit; i < size; i += unit) {  // (after the mark)
+    uint32_t c = code_unit(i);
+    if (unit == 2 && c >= 0xD800 && c <= 0xDBFF && i + 2 < size) {  // a high surrogate: its pair, if any
+      const uint32_t lo = code_unit(i + 2);
+      if (lo >= 0xDC00 && lo <= 0xDFFF) {
+        c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
+        i += 2;
+      }
+    }
+    put(c);
+  }
+  return storage;
+}
+
+std::string read_text_file(const std::string& path) {
+  std::string bytes = read_input_file(path), decoded;
+  const std::string_view text = utf8_text(path, bytes.data(), bytes.size(), decoded);
+  if (text.data() == decoded.data()) return decoded;
+  return text.size() == bytes.size() ? bytes : std::string(text);
 }
 
 void make_parent_dirs(const std::string& path) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace voxtile {
 
@@ -43,6 +44,17 @@ void make_parent_dirs(const std::string& path);
 // The whole file. Throws Error(kInput) "<path>: <problem>" when it is missing, not a regular file,
 // empty or unreadable (check_input_file).
 std::string read_input_file(const std::string& path);
+
+// Text files may begin with a byte-order mark (Windows tools write one, and some write UTF-16).
+// The text of a file's bytes as UTF-8: after a UTF-8 mark, the rest as it is (a view of data);
+// UTF-16 or UTF-32 text, either byte order, named by its mark, decoded into `storage` (a view of
+// it; unpaired surrogates and values beyond U+10FFFF become U+FFFD); anything else as it is.
+// Throws Error(kInput) "<path>: ..." when UTF-16 or UTF-32 text ends inside a character.
+// The length of the byte-order mark that data begins with (UTF-8: 3, UTF-16: 2, UTF-32: 4), or 0.
+size_t byte_order_mark(const char* data, size_t size);
+std::string_view utf8_text(const std::string& path, const char* data, size_t size, std::string& storage);
+// read_input_file as UTF-8 text (utf8_text).
+std::string read_text_file(const std::string& path);
 
 // A read-only memory map of a whole input file. Throws Error(kInput) "<path>: <problem>" when it
 // cannot be opened or mapped, or is empty. Files up to 32 MiB are mapped whole at once; larger ones

@@ -16,7 +16,9 @@
 #include <mutex>
 #include <vector>
 
+#include <assimp/DefaultIOSystem.h>
 #include <assimp/Importer.hpp>
+#include <assimp/MemoryIOWrapper.h>
 #include <assimp/importerdesc.h>
 #include <assimp/material.h>
 #include <assimp/postprocess.h>
@@ -198,10 +200,42 @@ void load_textures(const aiScene* scene, const std::string& path, MeshLoadResult
   if (any) out.mesh.material_textures = std::move(textures);
 }
 
+// Assimp's file access, serving the file being imported as UTF-8 text (io/files.h utf8_text) when it
+// is a text format that begins with a byte-order mark: Assimp 5.2's glTF, PLY and OBJ importers take
+// a UTF-8 mark for garbage (glTF: "no suitable reader"), and its OFF importer cannot read UTF-16.
+// Every other file the import opens (buffers, textures, material libraries) is read as it is.
+class TextIOSystem : public Assimp::DefaultIOSystem {
+ public:
+  TextIOSystem(std::string path, std::string text) : m_path(std::move(path)), m_text(std::move(text)) {}
+  Assimp::IOStream* Open(const char* file, const char* mode) override {
+    if (std::strchr(mode, 'w') == nullptr && ComparePaths(file, m_path.c_str()))
+      return new Assimp::MemoryIOStream(reinterpret_cast<const uint8_t*>(m_text.data()), m_text.size());
+    return DefaultIOSystem::Open(file, mode);
+  }
+
+ private:
+  std::string m_path, m_text;
+};
+
+// Whether path is a text format (for Assimp) that begins with a byte-order mark. STL is left out: a
+// binary STL's header may begin with any bytes (Assimp skips a UTF-8 mark in ASCII STL itself).
+bool text_with_mark(const std::string& path) {
+  static const char* const kText[] = {"gltf", "off", "dae", "obj", "ply", "x3d", "amf", "x", "ase"};
+  const std::string e = lower_extension(path);
+  if (std::none_of(std::begin(kText), std::end(kText), [&](const char* t) { return e == t; })) return false;
+  char b[4];
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  const size_t n = std::fread(b, 1, sizeof b, f);
+  std::fclose(f);
+  return byte_order_mark(b, n) != 0;
+}
+
 MeshLoadResult read_in_process(const std::string& path, bool require_triangles, bool textures) {
   MeshLoadResult out;
   try {
     Assimp::Importer importer;
+    if (text_with_mark(path)) importer.SetIOHandler(new TextIOSystem(path, read_text_file(path)));
     const aiScene* scene = importer.ReadFile(path, aiProcess_Triangulate | aiProcess_SortByPType);
     if (!scene) fail(ErrorKind::kInput, path + ": cannot read: " + first_line(importer.GetErrorString()));
     if (!scene->mRootNode) fail(ErrorKind::kInput, path + ": the file has no scene");

@@ -30,6 +30,7 @@
 #include <map>
 #include <numeric>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.h"
@@ -705,6 +706,20 @@ void read_stl_ascii(const std::string& path, const char* data, size_t size, Mesh
   m.num_source_meshes = std::max<size_t>(1, solids[nc]);
 }
 
+// The text of an STL file that begins with "solid" after a byte-order mark or none (UTF-16 decoded:
+// utf8_text), else an empty view. (A binary STL's header may begin with any bytes.)
+std::string_view stl_text(const std::string& path, const char* data, size_t size, std::string& decoded) {
+  std::string_view text;
+  try {
+    text = utf8_text(path, data, size, decoded);
+  } catch (const Error&) {
+    return {};  // "UTF-16" of an odd size: binary
+  }
+  const char* t = text.data();
+  const bool solid = text.size() >= 5 && std::memcmp(skip_spaces(t, t + text.size()), "solid", 5) == 0;
+  return solid ? text : std::string_view();
+}
+
 void read_stl(const std::string& path, const char* data, size_t size, MeshLoadResult& out) {
   out.mesh.num_source_meshes = 1;
   out.mesh.num_materials = 1;
@@ -712,9 +727,10 @@ void read_stl(const std::string& path, const char* data, size_t size, MeshLoadRe
   // else ASCII when it begins with "solid".
   uint32_t n = 0;
   if (size >= 84) std::memcpy(&n, data + 80, 4);
-  const bool text_start = size >= 5 && std::memcmp(skip_spaces(data, data + size), "solid", 5) == 0;
   if (size >= 84 && 84 + 50 * uint64_t(n) == size) return read_stl_binary(path, data, size, out);
-  if (text_start) return read_stl_ascii(path, data, size, out);
+  std::string decoded;
+  const std::string_view text = stl_text(path, data, size, decoded);
+  if (!text.empty()) return read_stl_ascii(path, text.data(), text.size(), out);
   if (size < 84) fail(ErrorKind::kInput, path + ": too short for a binary STL (" + std::to_string(size) + " bytes)");
   return read_stl_binary(path, data, size, out);  // reports the truncation, or reads what the count says
 }
@@ -732,7 +748,7 @@ struct ObjMaterials {
 void read_mtl(const std::string& file, ObjMaterials& mats, std::vector<std::string>& warnings) {
   std::string text;
   try {
-    text = read_input_file(file);
+    text = read_text_file(file);
   } catch (const Error&) {
     warnings.push_back("material library " + file + " not found; default material used");
     return;
@@ -1080,7 +1096,8 @@ void check_header_counts(const std::string& path) {
       left -= el.count * rec;
     }
   } else if (e == "stl") {
-    if (size >= 84 && !(size >= 5 && std::memcmp(skip_spaces(data, data + size), "solid", 5) == 0)) {
+    std::string decoded;
+    if (size >= 84 && stl_text(path, data, size, decoded).empty()) {
       uint32_t n;
       std::memcpy(&n, data + 80, 4);
       if (n > (size - 84) / 50) too_many("triangles", n, (size - 84) / 50);
@@ -1088,8 +1105,10 @@ void check_header_counts(const std::string& path) {
   } else {
     // OFF: "OFF" (possibly with the counts on its line), then, after comments, "vertices faces edges";
     // a vertex needs "0 0 0\n", a face "3 0 1 2\n".
-    const char* q = data;
-    const char* end = data + size;
+    std::string decoded;
+    const std::string_view text = utf8_text(path, data, size, decoded);
+    const char* q = text.data();
+    const char* end = q + text.size();
     int64_t counts[2] = {-1, -1};
     int got = 0;
     for (int line = 0; line < 64 && q < end && got < 2; ++line) {
@@ -1118,9 +1137,13 @@ MeshLoadResult read_native(const std::string& path, bool require_triangles) {
   try {
     const MappedFile f(path);
     const std::string e = lower_extension(path);
-    if (e == "ply") read_ply(path, f.data(), f.size(), out);
+    if (e == "ply") read_ply(path, f.data(), f.size(), out);  // (parse_ply_header skips a byte-order mark)
     else if (e == "stl") read_stl(path, f.data(), f.size(), out);
-    else if (e == "obj") read_obj(path, f.data(), f.size(), out);
+    else if (e == "obj") {
+      std::string decoded;
+      const std::string_view text = utf8_text(path, f.data(), f.size(), decoded);
+      read_obj(path, text.data(), text.size(), out);
+    }
     else fail(ErrorKind::kUsage, path + ": no native reader for ." + e + " (use --loader assimp or auto)");
   } catch (const Error&) {
     throw;

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/files.h"
 #include "io/grid_set.h"
 
 namespace voxtile {
@@ -39,9 +40,17 @@ bool parse_ply_type(const std::string& s, PlyType& t) {
 }
 
 PlyHeader parse_ply_header(const std::string& bytes, const std::string& path) {
-  if (bytes.compare(0, 3, "ply") != 0) fail(ErrorKind::kInput, path + ": not a PLY file");
+  // A UTF-8 byte-order mark (Windows editors write one) is skipped; the header is ASCII, so UTF-16
+  // and UTF-32 text (io/files.h utf8_text) is named as such rather than "not a PLY file".
+  const size_t start = bytes.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+  if (bytes.compare(start, 3, "ply") != 0) {
+    const size_t mark = byte_order_mark(bytes.data(), bytes.size());
+    const bool wide = mark == 2 || mark == 4;
+    fail(ErrorKind::kInput, path + (wide ? ": UTF-16 or UTF-32 text; a PLY header is ASCII (save it as ASCII or UTF-8)"
+                                         : ": not a PLY file"));
+  }
   PlyHeader h;
-  size_t pos = 0;
+  size_t pos = start;
   int line_no = 0;
   bool have_format = false;
   while (true) {

@@ -147,7 +147,7 @@ PointCloud read_ply_points(const std::string& path) {
 // ---- text formats ------------------------------------------------------------------------------
 
 PointCloud read_text_points(const std::string& path, bool pts) {
-  const std::string bytes = read_input_file(path);
+  const std::string bytes = read_text_file(path);
   if (bytes.find('\0') != std::string::npos) fail(ErrorKind::kInput, path + ": not a text file");
   std::vector<std::vector<double>> rows;
   std::istringstream in(bytes);
@@ -231,7 +231,7 @@ PointCloud read_text_points(const std::string& path, bool pts) {
 }  // namespace
 
 CsgScript load_csg(const std::string& path) {
-  const std::string text = read_input_file(path);
+  const std::string text = read_text_file(path);
   if (text.find('\0') != std::string::npos) fail(ErrorKind::kInput, path + ": not a text file");
   return parse_csg(text, path);
 }

@@ -284,6 +284,133 @@ TEST(NativeLoader, AsciiPlyRecordsEndAtTheirLine) {
   EXPECT_THROW(load_mesh(dir.file("shortv.ply"), false, Loader::kNative), Error);
 }
 
+// Text in another encoding than ASCII/UTF-8 without a mark (io/files.h utf8_text): `ascii` with a
+// UTF-8 byte-order mark, or as UTF-16 or UTF-32 in either byte order with its mark.
+enum class Enc { kUtf8Mark, kUtf16Le, kUtf16Be, kUtf32Le, kUtf32Be };
+std::string encode(const std::string& ascii, Enc enc) {
+  if (enc == Enc::kUtf8Mark) return "\xEF\xBB\xBF" + ascii;
+  const int unit = enc == Enc::kUtf16Le || enc == Enc::kUtf16Be ? 2 : 4;
+  const bool big = enc == Enc::kUtf16Be || enc == Enc::kUtf32Be;
+  std::string out;
+  auto put = [&](uint32_t c) {
+    for (int k = 0; k < unit; ++k) out += char((c >> (8 * (big ? unit - 1 - k : k))) & 0xFF);
+  };
+  put(0xFEFF);
+  for (const char c : ascii) put(static_cast<unsigned char>(c));
+  return out;
+}
+
+TEST(NativeLoader, Utf8TextOfMarkedText) {
+  std::string storage;
+  auto text = [&](const std::string& bytes) {
+    return std::string(utf8_text("t.obj", bytes.data(), bytes.size(), storage));
+  };
+  EXPECT_EQ(text("v 1 2 3\n"), "v 1 2 3\n");
+  EXPECT_EQ(text("\xEF\xBB\xBFv 1"), "v 1");
+  EXPECT_EQ(text(""), "");
+  // UTF-16 LE: 'A', U+1F600 as a surrogate pair, an unpaired high surrogate, 'B', U+00E9.
+  EXPECT_EQ(text(std::string("\xFF\xFE" "A\0" "\x3D\xD8\x00\xDE" "\x3D\xD8" "B\0" "\xE9\0", 14)),
+            "A\xF0\x9F\x98\x80\xEF\xBF\xBD" "B\xC3\xA9");
+  // UTF-16 BE: U+20AC, an unpaired low surrogate.
+  EXPECT_EQ(text(std::string("\xFE\xFF\x20\xAC\xDC\x00", 6)), "\xE2\x82\xAC\xEF\xBF\xBD");
+  // UTF-32 BE and LE: U+00E9, then a value beyond U+10FFFF.
+  EXPECT_EQ(text(std::string("\0\0\xFE\xFF\0\0\0\xE9\0\x11\0\0", 12)), "\xC3\xA9\xEF\xBF\xBD");
+  EXPECT_EQ(text(std::string("\xFF\xFE\0\0" "z\0\0\0", 8)), "z");
+  EXPECT_EQ(byte_order_mark("\xEF\xBB", 2), 0u);
+  for (const std::string cut : {std::string("\xFF\xFE" "A", 3), std::string("\0\0\xFE\xFF\0\0", 6)}) {
+    try {
+      text(cut);
+      ADD_FAILURE();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInput);
+      EXPECT_EQ(std::string(e.what()).rfind("t.obj: UTF-", 0), 0u) << e.what();
+    }
+  }
+}
+
+// Windows editors save text with a byte-order mark, and some tools write UTF-16: such files load
+// exactly as their plain copies, in every reader (a vertex line right after a mark was once skipped,
+// shifting every OBJ index after it). PLY headers are ASCII: a UTF-8 mark is skipped (binary PLY
+// too), UTF-16 is an input error that says so; a binary STL whose header begins with mark-like bytes
+// stays binary.
+TEST(NativeLoader, TextWithAByteOrderMarkLoadsAsItsPlainCopy) {
+  test::TempDir dir;
+  const std::vector<Enc> all = {Enc::kUtf8Mark, Enc::kUtf16Le, Enc::kUtf16Be, Enc::kUtf32Le, Enc::kUtf32Be};
+  struct Case {
+    std::string file;
+    std::vector<Enc> encodings;
+  };
+  std::ofstream(dir.file("plain.obj")) << "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nv 0 0 1\nf 2 3 4\nf 1 2 5\n";
+  const std::vector<Case> cases = {
+      {dir.file("plain.obj"), all},
+      {test::data_path("formats/obj/spider.obj"), {Enc::kUtf8Mark, Enc::kUtf16Le}},
+      {test::data_path("formats/stl/Spider_ascii.stl"), all},
+      {test::data_path("formats/ply/cube_ascii_float32_types.ply"), {Enc::kUtf8Mark}},
+      {test::data_path("formats/gltf/BoxTextured-Embedded.gltf"), {Enc::kUtf8Mark, Enc::kUtf16Le}},  // Assimp
+      {test::data_path("formats/off/Cube.off"), {Enc::kUtf8Mark, Enc::kUtf16Be}},                    // Assimp
+  };
+  for (const Case& c : cases) {
+    const MeshLoadResult plain = load_mesh(c.file);
+    const std::string bytes = read_input_file(c.file), ext = c.file.substr(c.file.rfind('.'));
+    for (const Enc enc : c.encodings) {
+      SCOPED_TRACE(c.file + " encoding " + std::to_string(int(enc)));
+      const std::string name = dir.file("marked" + ext);
+      std::ofstream(name, std::ios::binary) << encode(bytes, enc);
+      if (ext == ".obj") {  // its material library marked the same way
+        const std::string mtl = test::data_path("formats/obj/spider.mtl");
+        std::ofstream(dir.file("spider.mtl"), std::ios::binary) << encode(read_input_file(mtl), enc);
+      }
+      const MeshLoadResult r = load_mesh(name);
+      EXPECT_EQ(r.format, plain.format);
+      expect_same_triangles(r.mesh, plain.mesh, 0, name);
+      EXPECT_EQ(std::vector<uint32_t>(r.mesh.indices.begin(), r.mesh.indices.end()),
+                std::vector<uint32_t>(plain.mesh.indices.begin(), plain.mesh.indices.end()));
+      EXPECT_EQ(r.mesh.material_colors, plain.mesh.material_colors);
+      EXPECT_EQ(r.warnings.size(), plain.warnings.size());
+    }
+  }
+  // The one UTF-16 sample among the edge cases (a box, big-endian).
+  EXPECT_EQ(load_mesh(test::data_path("edge/box_UTF16BE.obj")).mesh.num_triangles(), 12u);
+  // Binary PLY with a UTF-8 mark before "ply".
+  const std::string bin = test::data_path("formats/ply/cube_binary.ply");
+  std::ofstream(dir.file("bin.ply"), std::ios::binary) << encode(read_input_file(bin), Enc::kUtf8Mark);
+  expect_same_triangles(load_mesh(dir.file("bin.ply")).mesh, load_mesh(bin).mesh, 0, "binary PLY");
+  // UTF-16 PLY: named, not "not a PLY file".
+  const std::string ply16 = dir.file("u16.ply");
+  std::ofstream(ply16, std::ios::binary)
+      << encode(read_input_file(test::data_path("formats/ply/cube_ascii_float32_types.ply")), Enc::kUtf16Le);
+  for (const Loader loader : {Loader::kNative, Loader::kAssimp}) {
+    try {
+      load_mesh(ply16, false, loader);
+      ADD_FAILURE();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInput);
+      EXPECT_EQ(std::string(e.what()), ply16 + ": UTF-16 or UTF-32 text; a PLY header is ASCII (save it as ASCII or UTF-8)");
+    }
+  }
+  // Binary STL headers that begin like marks (UTF-16's, and UTF-8's before "solid") stay binary.
+  const std::string stl = test::data_path("formats/stl/Spider_binary.stl");
+  const MeshLoadResult stl_plain = load_mesh(stl);
+  for (const std::string head : {std::string("\xFF\xFE\0\0binary", 10), std::string("\xEF\xBB\xBFsolid binary")}) {
+    std::string b = read_input_file(stl);
+    b.replace(0, head.size(), head);
+    std::ofstream(dir.file("head.stl"), std::ios::binary) << b;
+    const MeshLoadResult r = load_mesh(dir.file("head.stl"));
+    EXPECT_EQ(r.format, stl_plain.format);
+    expect_same_triangles(r.mesh, stl_plain.mesh, 0, "binary STL, header " + head);
+  }
+  // UTF-16 cut inside a character: an input error naming the file.
+  std::ofstream(dir.file("cut.obj"), std::ios::binary) << encode("v 0 0 0\n", Enc::kUtf16Le) << 'v';
+  try {
+    load_mesh(dir.file("cut.obj"));
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInput);
+    EXPECT_EQ(std::string(e.what()).rfind(dir.file("cut.obj") + ": UTF-16 text that ends inside a character", 0), 0u)
+        << e.what();
+  }
+}
+
 TEST(NativeLoader, LoaderChoice) {
   EXPECT_EQ(parse_loader("native"), Loader::kNative);
   EXPECT_THROW(parse_loader("fast"), Error);

@@ -145,6 +145,9 @@ TEST(CsgParse, ErrorsNameFileLineColumnAndWhatWasExpected) {
   }
   write_text(dir.file("empty.csg"), "");
   EXPECT_THROW(load_csg(dir.file("empty.csg")), Error);
+  // A UTF-8 byte-order mark (Windows editors write one) is not part of the first line.
+  write_text(dir.file("mark.csg"), "\xEF\xBB\xBF# a comment\nadd sphere center 0 0 0 radius 1\n");
+  EXPECT_EQ(load_csg(dir.file("mark.csg")).prims.size(), 1u);
 }
 
 // ---- sampling ---------------------------------------------------------------------------------
@@ -570,6 +573,15 @@ TEST(PointFiles, PlyRoundTripAndTextFormats) {
   }
   write_text(dir.file("empty.xyz"), "");
   EXPECT_THROW(read_point_cloud(dir.file("empty.xyz")), Error);
+  // A UTF-8 byte-order mark, and UTF-16 (io/files.h utf8_text): the same points.
+  write_text(dir.file("mark.xyz"), "\xEF\xBB\xBF" "0 0 0 255 0 0\n1,1,1,0,255,0\n");
+  const PointCloud m = read_point_cloud(dir.file("mark.xyz"));
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m.colors[0].r, 255);
+  write_text(dir.file("u16.pts"), std::string("\xFF\xFE" "1\0\n\0" "2\0 \0" "3\0 \0" "4\0\n\0", 18));
+  const PointCloud u = read_point_cloud(dir.file("u16.pts"));
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u.positions[0].z, 4.0f);
 
   // Real files: CloudCompare x y z r g b a, binary PLY with diffuse colours and normals, PLY with
   // vertices and no faces.
