@@ -29,6 +29,11 @@ void check_job(const Job& job) {
   }
 }
 
+void check_job_output(const Job& job, const GridSpec& spec, const WriteOptions& base) {
+  for (const TargetSpec& t : parse_target_list(job.target))
+    check_grid_output(spec, target_value_type(t.target), job.output, job.format, base);
+}
+
 std::string job_options(const Job& job) {
   std::string s = options_string(job.mode, job.target, job.grid);
   bool solid = false, sdf = false;
@@ -119,6 +124,7 @@ JobReport run_job(const std::function<Voxelizer&()>& voxelizer, const Job& job, 
   const auto t0 = Clock::now();
   JobReport report;
   const LoadedInput in = load_job(job, log, report, loaders);
+  check_job_output(job, in.spec, base);
   const auto t_wait = Clock::now();
   Voxelizer& v = voxelizer();  // may still be starting (GPU context) while the mesh loaded
   report.ms_gpu_wait = ms_since(t_wait);

@@ -52,6 +52,9 @@ struct JobReport {
 VoxelMode parse_mode(const std::string& mode);
 // A usage error unless the job's targets, grid options and format go together.
 void check_job(const Job& job);
+// The output's checks that the grid's spec decides (io/writers.h check_grid_output), for every
+// target: run after loading, before voxelizing.
+void check_job_output(const Job& job, const GridSpec& spec, const WriteOptions& base);
 
 // The steps. load_job fills the report's load time and mesh counters; voxelize_job its voxelizer
 // counters, stage times and device; write_job writes atomically (metadata: source, options,

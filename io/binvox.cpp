@@ -47,12 +47,18 @@ class RunWriter {
 
 }  // namespace
 
-void write_binvox(const SparseGrid& g, const std::string& path, const DenseOptions& opt) {
-  const Vec3d vs = g.spec.voxel_size;
+void check_binvox_grid(const GridSpec& spec, const std::string& path, const DenseOptions& opt) {
+  const Vec3d vs = spec.voxel_size;
   if (!(vs.x == vs.y && vs.y == vs.z))
     fail(ErrorKind::kUsage, path + ": .binvox holds cubic voxels; this grid's voxel size differs per axis");
-  const int64_t d = std::max({int64_t(g.spec.dims.x), int64_t(g.spec.dims.y), int64_t(g.spec.dims.z)});
+  const int64_t d = std::max({int64_t(spec.dims.x), int64_t(spec.dims.y), int64_t(spec.dims.z)});
   check_dense_budget({int32_t(d), int32_t(d), int32_t(d)}, ValueType::kNone, path, opt);  // readers expand D^3 bytes
+}
+
+void write_binvox(const SparseGrid& g, const std::string& path, const DenseOptions& opt) {
+  check_binvox_grid(g.spec, path, opt);
+  const Vec3d vs = g.spec.voxel_size;
+  const int64_t d = std::max({int64_t(g.spec.dims.x), int64_t(g.spec.dims.y), int64_t(g.spec.dims.z)});
   std::ostringstream h;
   h << std::setprecision(17);
   h << "#binvox 1\ndim " << d << " " << d << " " << d << "\ntranslate " << g.spec.origin.x << " " << g.spec.origin.y

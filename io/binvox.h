@@ -18,6 +18,8 @@ namespace voxtile {
 // (Error(kResource), as for .npy) unless forced. Voxel order: x slowest, then z, y fastest; runs
 // of up to 255. Atomic.
 void write_binvox(const SparseGrid& g, const std::string& path, const DenseOptions& opt);
+// What write_binvox refuses that the grid's spec tells: voxels that are not cubic, D^3 over the limit.
+void check_binvox_grid(const GridSpec& spec, const std::string& path, const DenseOptions& opt);
 
 // A .binvox file as a binary grid (dims D^3, voxel size scale / D, origin translate). Throws
 // Error(kInput) naming the file and the problem (bad header, runs past or short of D^3 voxels).

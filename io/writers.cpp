@@ -98,6 +98,12 @@ std::string recorded_metadata(const std::string& path, OutputFormat format, cons
   return "";  // .npy, .binvox and .vox record nothing
 }
 
+void check_grid_output(const GridSpec& spec, ValueType type, const std::string& path, OutputFormat format,
+                       const WriteOptions& options) {
+  if (format == OutputFormat::kRaw || format == OutputFormat::kNpy) check_dense_budget(spec.dims, type, path, options.dense);
+  else if (format == OutputFormat::kBinvox) check_binvox_grid(spec, path, options.dense);
+}
+
 void write_grids(const std::vector<SparseGrid>& grids, const std::string& path, OutputFormat format,
                  const WriteOptions& options) {
   if (grids.size() == 1) return write_grid(grids[0], path, format, options);

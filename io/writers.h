@@ -37,4 +37,10 @@ std::string recorded_metadata(const std::string& path, OutputFormat format, cons
 void write_grids(const std::vector<SparseGrid>& grids, const std::string& path, OutputFormat format,
                  const WriteOptions& options);
 
+// Throws the error write_grids would give, where the grid's spec and value type tell it before any
+// voxel is made: dense outputs (.raw, .npy, .binvox) over the dense limit, .binvox of voxels that are
+// not cubic. So that a grid too large for its format fails at once, not after it is voxelized.
+void check_grid_output(const GridSpec& spec, ValueType type, const std::string& path, OutputFormat format,
+                       const WriteOptions& options);
+
 }  // namespace voxtile

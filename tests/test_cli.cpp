@@ -282,6 +282,11 @@ TEST(Cli, EveryDocumentedErrorHasItsExitCodeAndOneLine) {
       {{"voxelize", kDuck, "-o", dir.file("nodir/out.vdb")}, 4, "does not exist"},
       {{"voxelize", kDuck, "-o", "/proc/voxtile.vdb"}, 4, "cannot create"},
       {{"voxelize", kDuck, "-o", dir.file("big.npy"), "--dense-limit", "100"}, 5, "dense limit"},
+      // Refused once the grid is known, before voxelizing: 65536 x 64962 x 50794 voxels would take the
+      // CPU many minutes (and the GPU more memory than it has) before the writer refused them.
+      {{"voxelize", kBunny, "-o", dir.file("huge.npy"), "-r", "65536"}, 5, "huge.npy: a dense 65536x64962x50794 grid"},
+      {{"voxelize", kBunny, "-o", dir.file("huge.binvox"), "-r", "65536"}, 5, "dense limit"},
+      {{"voxelize", kDuck, "-o", dir.file("flat.binvox"), "--dims", "10", "20", "30"}, 2, "cubic voxels"},
   };
   for (const ErrorCase& c : cases) {
     std::string joined;

@@ -331,6 +331,7 @@ int run_batch_jobs(const BatchCmdOptions& o, const std::vector<Job>& jobs) {
       auto load = [&] { w->input = std::make_unique<LoadedInput>(load_job(j, log, *w->result, loaders.get())); };
       if (many_jobs) serially(load);
       else load();
+      if (!o.load_only) check_job_output(j, w->input->spec, base_write);
       if (o.load_only) finish(*w, "ok", "");
     } catch (const Error& e) {
       finish(*w, "failed", e.what());
