@@ -170,6 +170,19 @@ TEST(BatchPlan, TemplatesManifestOverridesAndShards) {
   EXPECT_EQ(last.grid.dims, (std::vector<int32_t>{8, 9, 10}));
   EXPECT_EQ(expand_template("{dir}|{name}|{ext}", last), ".|c.obj|obj");
 
+  // A manifest saved as UTF-16 with its byte-order mark (PowerShell's `>` writes that): the same jobs.
+  {
+    std::string text = "{\"input\": \"c.obj\", \"output\": \"explicit.ply\", \"dims\": [8, 9, 10]}\n", wide = "\xFF\xFE";
+    for (const char c : text) wide += std::string{c, '\0'};
+    std::ofstream(dir.file("wide.jsonl"), std::ios::binary) << wide;
+    BatchCmdOptions w;
+    w.manifest = dir.file("wide.jsonl");
+    const std::vector<Job> wj = plan_batch(w);
+    ASSERT_EQ(wj.size(), 1u);
+    EXPECT_EQ(wj[0].input, "c.obj");
+    EXPECT_EQ(wj[0].grid.dims, (std::vector<int32_t>{8, 9, 10}));
+  }
+
   // Shards partition the jobs by index.
   size_t total = 0;
   for (size_t i = 0; i < 3; ++i) {
