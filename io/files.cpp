@@ -128,7 +128,9 @@ size_t byte_order_mark(const char* data, size_t size) {
   return 0;
 }
 
-std::string_view utf8_text(const std::string& path, const char* data, size_t size, std::string& storage) {
+namespace {
+// plain_text's decoding: a view of data after a UTF-8 mark or none, UTF-16/32 decoded into storage.
+std::string_view utf8_of(const std::string& path, const char* data, size_t size, std::string& storage) {
   const size_t mark = byte_order_mark(data, size);
   if (mark == 3) return std::string_view(data + 3, size - 3);
   if (mark == 0) return std::string_view(data, size);
@@ -177,10 +179,24 @@ std::string_view utf8_text(const std::string& path, const char* data, size_t siz
   }
   return storage;
 }
+}  // namespace
+
+std::string_view plain_text(const std::string& path, const char* data, size_t size, std::string& storage) {
+  const std::string_view t = utf8_of(path, data, size, storage);
+  // Lines ended by '\r' alone (classic Mac OS): the text holds '\r' and no '\n' (the whole text is
+  // searched only when its first 64 KB hold no '\n', so other files cost nothing).
+  const size_t head = std::min<size_t>(t.size(), size_t(1) << 16);
+  if (std::memchr(t.data(), '\n', head) || !std::memchr(t.data(), '\r', t.size()) ||
+      std::memchr(t.data() + head, '\n', t.size() - head))
+    return t;
+  if (t.data() != storage.data()) storage.assign(t.data(), t.size());
+  std::replace(storage.begin(), storage.end(), '\r', '\n');
+  return storage;
+}
 
 std::string read_text_file(const std::string& path) {
   std::string bytes = read_input_file(path), decoded;
-  const std::string_view text = utf8_text(path, bytes.data(), bytes.size(), decoded);
+  const std::string_view text = plain_text(path, bytes.data(), bytes.size(), decoded);
   if (text.data() == decoded.data()) return decoded;
   return text.size() == bytes.size() ? bytes : std::string(text);
 }

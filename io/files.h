@@ -45,15 +45,17 @@ void make_parent_dirs(const std::string& path);
 // empty or unreadable (check_input_file).
 std::string read_input_file(const std::string& path);
 
-// Text files may begin with a byte-order mark (Windows tools write one, and some write UTF-16).
-// The text of a file's bytes as UTF-8: after a UTF-8 mark, the rest as it is (a view of data);
-// UTF-16 or UTF-32 text, either byte order, named by its mark, decoded into `storage` (a view of
-// it; unpaired surrogates and values beyond U+10FFFF become U+FFFD); anything else as it is.
+// Text files may begin with a byte-order mark (Windows tools write one, and some write UTF-16), and
+// old ones end their lines with '\r' alone (classic Mac OS). The text of a file's bytes as the text
+// parsers take it, UTF-8 with lines ending in '\n': after a UTF-8 mark, the rest; UTF-16 or UTF-32
+// text, either byte order, named by its mark, decoded (unpaired surrogates and values beyond
+// U+10FFFF become U+FFFD); when the text holds '\r' and no '\n', each '\r' ends a line. A view of
+// data where nothing changes (the common case: no copy), else of `storage`.
 // Throws Error(kInput) "<path>: ..." when UTF-16 or UTF-32 text ends inside a character.
+std::string_view plain_text(const std::string& path, const char* data, size_t size, std::string& storage);
 // The length of the byte-order mark that data begins with (UTF-8: 3, UTF-16: 2, UTF-32: 4), or 0.
 size_t byte_order_mark(const char* data, size_t size);
-std::string_view utf8_text(const std::string& path, const char* data, size_t size, std::string& storage);
-// read_input_file as UTF-8 text (utf8_text).
+// read_input_file as plain_text.
 std::string read_text_file(const std::string& path);
 
 // A read-only memory map of a whole input file. Throws Error(kInput) "<path>: <problem>" when it

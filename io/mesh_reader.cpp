@@ -200,7 +200,7 @@ void load_textures(const aiScene* scene, const std::string& path, MeshLoadResult
   if (any) out.mesh.material_textures = std::move(textures);
 }
 
-// Assimp's file access, serving the file being imported as UTF-8 text (io/files.h utf8_text) when it
+// Assimp's file access, serving the file being imported as UTF-8 text (io/files.h plain_text) when it
 // is a text format that begins with a byte-order mark: Assimp 5.2's glTF, PLY and OBJ importers take
 // a UTF-8 mark for garbage (glTF: "no suitable reader"), and its OFF importer cannot read UTF-16.
 // Every other file the import opens (buffers, textures, material libraries) is read as it is.

@@ -707,11 +707,11 @@ void read_stl_ascii(const std::string& path, const char* data, size_t size, Mesh
 }
 
 // The text of an STL file that begins with "solid" after a byte-order mark or none (UTF-16 decoded:
-// utf8_text), else an empty view. (A binary STL's header may begin with any bytes.)
+// plain_text), else an empty view. (A binary STL's header may begin with any bytes.)
 std::string_view stl_text(const std::string& path, const char* data, size_t size, std::string& decoded) {
   std::string_view text;
   try {
-    text = utf8_text(path, data, size, decoded);
+    text = plain_text(path, data, size, decoded);
   } catch (const Error&) {
     return {};  // "UTF-16" of an odd size: binary
   }
@@ -1106,7 +1106,7 @@ void check_header_counts(const std::string& path) {
     // OFF: "OFF" (possibly with the counts on its line), then, after comments, "vertices faces edges";
     // a vertex needs "0 0 0\n", a face "3 0 1 2\n".
     std::string decoded;
-    const std::string_view text = utf8_text(path, data, size, decoded);
+    const std::string_view text = plain_text(path, data, size, decoded);
     const char* q = text.data();
     const char* end = q + text.size();
     int64_t counts[2] = {-1, -1};
@@ -1141,7 +1141,7 @@ MeshLoadResult read_native(const std::string& path, bool require_triangles) {
     else if (e == "stl") read_stl(path, f.data(), f.size(), out);
     else if (e == "obj") {
       std::string decoded;
-      const std::string_view text = utf8_text(path, f.data(), f.size(), decoded);
+      const std::string_view text = plain_text(path, f.data(), f.size(), decoded);
       read_obj(path, text.data(), text.size(), out);
     }
     else fail(ErrorKind::kUsage, path + ": no native reader for ." + e + " (use --loader assimp or auto)");

@@ -284,11 +284,19 @@ TEST(NativeLoader, AsciiPlyRecordsEndAtTheirLine) {
   EXPECT_THROW(load_mesh(dir.file("shortv.ply"), false, Loader::kNative), Error);
 }
 
-// Text in another encoding than ASCII/UTF-8 without a mark (io/files.h utf8_text): `ascii` with a
+// Text in another encoding than ASCII/UTF-8 without a mark (io/files.h plain_text): `ascii` with a
 // UTF-8 byte-order mark, or as UTF-16 or UTF-32 in either byte order with its mark.
-enum class Enc { kUtf8Mark, kUtf16Le, kUtf16Be, kUtf32Le, kUtf32Be };
+// kMacLines: lines ended by '\r' alone (classic Mac OS).
+enum class Enc { kUtf8Mark, kUtf16Le, kUtf16Be, kUtf32Le, kUtf32Be, kMacLines };
 std::string encode(const std::string& ascii, Enc enc) {
   if (enc == Enc::kUtf8Mark) return "\xEF\xBB\xBF" + ascii;
+  if (enc == Enc::kMacLines) {
+    std::string out;
+    for (size_t i = 0; i < ascii.size(); ++i)
+      if (ascii[i] == '\n') out += '\r';
+      else if (!(ascii[i] == '\r' && i + 1 < ascii.size() && ascii[i + 1] == '\n')) out += ascii[i];
+    return out;
+  }
   const int unit = enc == Enc::kUtf16Le || enc == Enc::kUtf16Be ? 2 : 4;
   const bool big = enc == Enc::kUtf16Be || enc == Enc::kUtf32Be;
   std::string out;
@@ -300,10 +308,10 @@ std::string encode(const std::string& ascii, Enc enc) {
   return out;
 }
 
-TEST(NativeLoader, Utf8TextOfMarkedText) {
+TEST(NativeLoader, PlainTextOfMarkedTextAndMacLines) {
   std::string storage;
   auto text = [&](const std::string& bytes) {
-    return std::string(utf8_text("t.obj", bytes.data(), bytes.size(), storage));
+    return std::string(plain_text("t.obj", bytes.data(), bytes.size(), storage));
   };
   EXPECT_EQ(text("v 1 2 3\n"), "v 1 2 3\n");
   EXPECT_EQ(text("\xEF\xBB\xBFv 1"), "v 1");
@@ -317,6 +325,12 @@ TEST(NativeLoader, Utf8TextOfMarkedText) {
   EXPECT_EQ(text(std::string("\0\0\xFE\xFF\0\0\0\xE9\0\x11\0\0", 12)), "\xC3\xA9\xEF\xBF\xBD");
   EXPECT_EQ(text(std::string("\xFF\xFE\0\0" "z\0\0\0", 8)), "z");
   EXPECT_EQ(byte_order_mark("\xEF\xBB", 2), 0u);
+  // Lines ended by '\r' alone end in '\n'; '\r' before or among '\n' (CRLF, stray) is left alone.
+  EXPECT_EQ(text("v 1\rv 2\r"), "v 1\nv 2\n");
+  EXPECT_EQ(text("\xEF\xBB\xBFv 1\rv 2"), "v 1\nv 2");
+  EXPECT_EQ(text(std::string("\xFF\xFE" "a\0\r\0" "b\0", 8)), "a\nb");
+  EXPECT_EQ(text("v 1\r\nv 2\r\n"), "v 1\r\nv 2\r\n");
+  EXPECT_EQ(text(std::string(70000, ' ') + "\r\n\r"), std::string(70000, ' ') + "\r\n\r");
   for (const std::string cut : {std::string("\xFF\xFE" "A", 3), std::string("\0\0\xFE\xFF\0\0", 6)}) {
     try {
       text(cut);
@@ -328,14 +342,16 @@ TEST(NativeLoader, Utf8TextOfMarkedText) {
   }
 }
 
-// Windows editors save text with a byte-order mark, and some tools write UTF-16: such files load
-// exactly as their plain copies, in every reader (a vertex line right after a mark was once skipped,
-// shifting every OBJ index after it). PLY headers are ASCII: a UTF-8 mark is skipped (binary PLY
+// Windows editors save text with a byte-order mark, some tools write UTF-16, and classic Mac OS
+// ended lines with '\r': such files load exactly as their plain copies, in every reader (a vertex
+// line right after a mark was once skipped, shifting every OBJ index after it; '\r' lines made one
+// line of the whole file). PLY headers are ASCII: a UTF-8 mark is skipped (binary PLY
 // too), UTF-16 is an input error that says so; a binary STL whose header begins with mark-like bytes
 // stays binary.
 TEST(NativeLoader, TextWithAByteOrderMarkLoadsAsItsPlainCopy) {
   test::TempDir dir;
-  const std::vector<Enc> all = {Enc::kUtf8Mark, Enc::kUtf16Le, Enc::kUtf16Be, Enc::kUtf32Le, Enc::kUtf32Be};
+  const std::vector<Enc> all = {Enc::kUtf8Mark, Enc::kUtf16Le, Enc::kUtf16Be, Enc::kUtf32Le, Enc::kUtf32Be,
+                                Enc::kMacLines};
   struct Case {
     std::string file;
     std::vector<Enc> encodings;
@@ -343,7 +359,7 @@ TEST(NativeLoader, TextWithAByteOrderMarkLoadsAsItsPlainCopy) {
   std::ofstream(dir.file("plain.obj")) << "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nv 0 0 1\nf 2 3 4\nf 1 2 5\n";
   const std::vector<Case> cases = {
       {dir.file("plain.obj"), all},
-      {test::data_path("formats/obj/spider.obj"), {Enc::kUtf8Mark, Enc::kUtf16Le}},
+      {test::data_path("formats/obj/spider.obj"), {Enc::kUtf8Mark, Enc::kUtf16Le, Enc::kMacLines}},
       {test::data_path("formats/stl/Spider_ascii.stl"), all},
       {test::data_path("formats/ply/cube_ascii_float32_types.ply"), {Enc::kUtf8Mark}},
       {test::data_path("formats/gltf/BoxTextured-Embedded.gltf"), {Enc::kUtf8Mark, Enc::kUtf16Le}},  // Assimp

@@ -148,6 +148,8 @@ TEST(CsgParse, ErrorsNameFileLineColumnAndWhatWasExpected) {
   // A UTF-8 byte-order mark (Windows editors write one) is not part of the first line.
   write_text(dir.file("mark.csg"), "\xEF\xBB\xBF# a comment\nadd sphere center 0 0 0 radius 1\n");
   EXPECT_EQ(load_csg(dir.file("mark.csg")).prims.size(), 1u);
+  write_text(dir.file("mac.csg"), "add sphere center 0 0 0 radius 1\radd box center 0 0 0 size 1 1 1\r");
+  EXPECT_EQ(load_csg(dir.file("mac.csg")).prims.size(), 2u);
 }
 
 // ---- sampling ---------------------------------------------------------------------------------
@@ -573,7 +575,7 @@ TEST(PointFiles, PlyRoundTripAndTextFormats) {
   }
   write_text(dir.file("empty.xyz"), "");
   EXPECT_THROW(read_point_cloud(dir.file("empty.xyz")), Error);
-  // A UTF-8 byte-order mark, and UTF-16 (io/files.h utf8_text): the same points.
+  // A UTF-8 byte-order mark, and UTF-16 (io/files.h plain_text): the same points.
   write_text(dir.file("mark.xyz"), "\xEF\xBB\xBF" "0 0 0 255 0 0\n1,1,1,0,255,0\n");
   const PointCloud m = read_point_cloud(dir.file("mark.xyz"));
   ASSERT_EQ(m.size(), 2u);
@@ -582,6 +584,9 @@ TEST(PointFiles, PlyRoundTripAndTextFormats) {
   const PointCloud u = read_point_cloud(dir.file("u16.pts"));
   ASSERT_EQ(u.size(), 1u);
   EXPECT_EQ(u.positions[0].z, 4.0f);
+  // Lines ended by '\r' alone (classic Mac OS): three points, not one of nine columns.
+  write_text(dir.file("mac.xyz"), "0 0 0\r1 1 1\r2 2 2\r");
+  EXPECT_EQ(read_point_cloud(dir.file("mac.xyz")).size(), 3u);
 
   // Real files: CloudCompare x y z r g b a, binary PLY with diffuse colours and normals, PLY with
   // vertices and no faces.

@@ -175,7 +175,7 @@ std::vector<Job> plan_batch(const BatchCmdOptions& o) {
     jobs.push_back({j, ""});
   }
   if (!o.manifest.empty()) {
-    std::istringstream f(read_text_file(o.manifest));  // (a byte-order mark, UTF-16: io/files.h utf8_text)
+    std::istringstream f(read_text_file(o.manifest));  // (a byte-order mark, UTF-16: io/files.h plain_text)
     size_t line_no = 0;
     for (std::string line; std::getline(f, line);) {
       ++line_no;
