@@ -784,6 +784,7 @@ struct ObjChunk {
   std::string last_material;  // the last usemtl of the chunk, if any
   bool has_material = false;
   bool corner_attrs = false;  // a face refers to vt or vn
+  bool continued = false;     // a line ends with '\\' (continues on the next line)
   std::vector<std::string> materials;  // usemtl names in order
 };
 
@@ -826,6 +827,7 @@ void read_obj(const std::string& path, const char* data, size_t size, MeshLoadRe
     for (const char* q = data + chunks[c]; q < data + chunks[c + 1];) {
       const char* le = line_end(q, end);
       const char* s = skip_spaces(q, le);
+      if (le < end && le > q && (le[-1] == '\\' || (le[-1] == '\r' && le - q >= 2 && le[-2] == '\\'))) k.continued = true;
       if (s < le && *s != '#') {
         if (s[0] == 'v' && s + 1 < le && is_space(s[1])) ++k.v;
         else if (s[0] == 'v' && s + 2 < le && s[1] == 't' && is_space(s[2])) ++k.vt;
@@ -856,6 +858,18 @@ void read_obj(const std::string& path, const char* data, size_t size, MeshLoadRe
       q = le + 1;
     }
   });
+  // A line that ends with '\\' continues on the next one (the OBJ format's rule, which Assimp keeps):
+  // read again from a copy in which each '\\' and the line end after it are spaces. Rare, so it
+  // costs other files one compare per line.
+  if (std::any_of(ck.begin(), ck.end(), [](const ObjChunk& k) { return k.continued; })) {
+    std::string joined(data, size);
+    for (size_t i = 0; i < joined.size(); ++i) {
+      if (joined[i] != '\\') continue;
+      const size_t nl = i + 1 < joined.size() && joined[i + 1] == '\r' ? i + 2 : i + 1;
+      if (nl < joined.size() && joined[nl] == '\n') std::fill(joined.begin() + long(i), joined.begin() + long(nl) + 1, ' ');
+    }
+    return read_obj(path, joined.data(), joined.size(), out);
+  }
   for (const auto& v : chunk_mtllibs) mtllibs.insert(mtllibs.end(), v.begin(), v.end());
   // Materials: the default, the libraries' in order, then names used but defined nowhere.
   ObjMaterials mats;

@@ -241,6 +241,15 @@ TEST(NativeLoader, PolygonsPointsLinesAndMaterials) {
   const Tri t = triangles(r.mesh)[2];  // f -5 -4 -1: vertices 1, 2 and 5
   EXPECT_EQ(t.v[3], 1.0f);
   EXPECT_EQ(t.v[8], 1.0f);
+  // A line ending in '\\' continues on the next (as Assimp reads it), with LF or CRLF; a '\\' elsewhere,
+  // or at the file's end, is no continuation.
+  std::ofstream(dir.file("cont.obj"), std::ios::binary)
+      << "v 0 0 0\nv 1 0 \\\r\n0\nv 0 1 0\\\n\nf 1 2 \\\n 3\n# c:\\dir\\ \nf 1 \\ 2 3 \\";
+  const MeshLoadResult cont = load_mesh(dir.file("cont.obj"), false, Loader::kNative);
+  ASSERT_EQ(cont.mesh.num_triangles(), 1u) << "the second face has a stray '\\' among its corners";
+  EXPECT_EQ(cont.mesh.positions.size(), 3u);
+  EXPECT_EQ(triangles(cont.mesh)[0].v[3], 1.0f);
+  EXPECT_EQ(triangles(cont.mesh)[0].v[7], 1.0f);
   // A text file cut at any point loads what is whole or fails cleanly, never crashes.
   const std::string full = read_input_file(test::data_path("formats/obj/spider.obj"));
   for (size_t cut : {size_t(1), size_t(100), full.size() / 3, full.size() / 2, full.size() - 7}) {
