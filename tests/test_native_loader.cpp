@@ -340,7 +340,7 @@ TEST(NativeLoader, PlainTextOfMarkedTextAndMacLines) {
   EXPECT_EQ(text(std::string("\xFF\xFE" "a\0\r\0" "b\0", 8)), "a\nb");
   EXPECT_EQ(text("v 1\r\nv 2\r\n"), "v 1\r\nv 2\r\n");
   EXPECT_EQ(text(std::string(70000, ' ') + "\r\n\r"), std::string(70000, ' ') + "\r\n\r");
-  for (const std::string cut : {std::string("\xFF\xFE" "A", 3), std::string("\0\0\xFE\xFF\0\0", 6)}) {
+  for (const std::string& cut : {std::string("\xFF\xFE" "A", 3), std::string("\0\0\xFE\xFF\0\0", 6)}) {
     try {
       text(cut);
       ADD_FAILURE();
@@ -416,7 +416,7 @@ TEST(NativeLoader, TextWithAByteOrderMarkLoadsAsItsPlainCopy) {
   // Binary STL headers that begin like marks (UTF-16's, and UTF-8's before "solid") stay binary.
   const std::string stl = test::data_path("formats/stl/Spider_binary.stl");
   const MeshLoadResult stl_plain = load_mesh(stl);
-  for (const std::string head : {std::string("\xFF\xFE\0\0binary", 10), std::string("\xEF\xBB\xBFsolid binary")}) {
+  for (const std::string& head : {std::string("\xFF\xFE\0\0binary", 10), std::string("\xEF\xBB\xBFsolid binary")}) {
     std::string b = read_input_file(stl);
     b.replace(0, head.size(), head);
     std::ofstream(dir.file("head.stl"), std::ios::binary) << b;
