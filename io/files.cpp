@@ -184,10 +184,11 @@ std::string_view utf8_of(const std::string& path, const char* data, size_t size,
 std::string_view plain_text(const std::string& path, const char* data, size_t size, std::string& storage) {
   const std::string_view t = utf8_of(path, data, size, storage);
   // Lines ended by '\r' alone (classic Mac OS): the text holds '\r' and no '\n' (the whole text is
-  // searched only when its first 64 KB hold no '\n', so other files cost nothing).
+  // searched only when its first 64 KB hold no '\n' and no NUL, so other files, binary ones
+  // included, cost nothing).
   const size_t head = std::min<size_t>(t.size(), size_t(1) << 16);
-  if (std::memchr(t.data(), '\n', head) || !std::memchr(t.data(), '\r', t.size()) ||
-      std::memchr(t.data() + head, '\n', t.size() - head))
+  if (std::memchr(t.data(), '\n', head) || std::memchr(t.data(), '\0', head) ||
+      !std::memchr(t.data(), '\r', t.size()) || std::memchr(t.data() + head, '\n', t.size() - head))
     return t;
   if (t.data() != storage.data()) storage.assign(t.data(), t.size());
   std::replace(storage.begin(), storage.end(), '\r', '\n');

@@ -1110,12 +1110,11 @@ void check_header_counts(const std::string& path) {
       left -= el.count * rec;
     }
   } else if (e == "stl") {
-    std::string decoded;
-    if (size >= 84 && stl_text(path, data, size, decoded).empty()) {
-      uint32_t n;
-      std::memcpy(&n, data + 80, 4);
-      if (n > (size - 84) / 50) too_many("triangles", n, (size - 84) / 50);
-    }
+    uint32_t n = 0;
+    if (size >= 84) std::memcpy(&n, data + 80, 4);
+    std::string decoded;  // (text only when the count does not give the size: read_stl's rule)
+    if (size >= 84 && n > (size - 84) / 50 && stl_text(path, data, size, decoded).empty())
+      too_many("triangles", n, (size - 84) / 50);
   } else {
     // OFF: "OFF" (possibly with the counts on its line), then, after comments, "vertices faces edges";
     // a vertex needs "0 0 0\n", a face "3 0 1 2\n".

@@ -339,6 +339,7 @@ TEST(NativeLoader, PlainTextOfMarkedTextAndMacLines) {
   EXPECT_EQ(text("\xEF\xBB\xBFv 1\rv 2"), "v 1\nv 2");
   EXPECT_EQ(text(std::string("\xFF\xFE" "a\0\r\0" "b\0", 8)), "a\nb");
   EXPECT_EQ(text("v 1\r\nv 2\r\n"), "v 1\r\nv 2\r\n");
+  EXPECT_EQ(text(std::string("a\0b\rc", 5)), std::string("a\0b\rc", 5));  // binary (a NUL): left alone
   EXPECT_EQ(text(std::string(70000, ' ') + "\r\n\r"), std::string(70000, ' ') + "\r\n\r");
   for (const std::string& cut : {std::string("\xFF\xFE" "A", 3), std::string("\0\0\xFE\xFF\0\0", 6)}) {
     try {
