@@ -196,10 +196,11 @@ std::string_view plain_text(const std::string& path, const char* data, size_t si
 }
 
 std::string read_text_file(const std::string& path) {
-  std::string bytes = read_input_file(path), decoded;
-  const std::string_view text = plain_text(path, bytes.data(), bytes.size(), decoded);
-  if (text.data() == decoded.data()) return decoded;
-  return text.size() == bytes.size() ? bytes : std::string(text);
+  std::string bytes = read_input_file(path), storage;
+  const std::string_view text = plain_text(path, bytes.data(), bytes.size(), storage);
+  if (text.data() == storage.data()) return storage;
+  bytes.erase(0, size_t(text.data() - bytes.data()));  // a view of the bytes: at most a mark skipped
+  return bytes;
 }
 
 void make_parent_dirs(const std::string& path) {

@@ -827,7 +827,8 @@ void read_obj(const std::string& path, const char* data, size_t size, MeshLoadRe
     for (const char* q = data + chunks[c]; q < data + chunks[c + 1];) {
       const char* le = line_end(q, end);
       const char* s = skip_spaces(q, le);
-      if (le < end && le > q && (le[-1] == '\\' || (le[-1] == '\r' && le - q >= 2 && le[-2] == '\\'))) k.continued = true;
+      if (le < end && le > q && (le[-1] == '\\' || (le[-1] == '\r' && le - q >= 2 && le[-2] == '\\')))
+        k.continued = true;
       if (s < le && *s != '#') {
         if (s[0] == 'v' && s + 1 < le && is_space(s[1])) ++k.v;
         else if (s[0] == 'v' && s + 2 < le && s[1] == 't' && is_space(s[2])) ++k.vt;
@@ -866,7 +867,7 @@ void read_obj(const std::string& path, const char* data, size_t size, MeshLoadRe
     for (size_t i = 0; i < joined.size(); ++i) {
       if (joined[i] != '\\') continue;
       const size_t nl = i + 1 < joined.size() && joined[i + 1] == '\r' ? i + 2 : i + 1;
-      if (nl < joined.size() && joined[nl] == '\n') std::fill(joined.begin() + long(i), joined.begin() + long(nl) + 1, ' ');
+      if (nl < joined.size() && joined[nl] == '\n') std::fill(&joined[i], &joined[nl] + 1, ' ');
     }
     return read_obj(path, joined.data(), joined.size(), out);
   }

@@ -100,7 +100,8 @@ std::string recorded_metadata(const std::string& path, OutputFormat format, cons
 
 void check_grid_output(const GridSpec& spec, ValueType type, const std::string& path, OutputFormat format,
                        const WriteOptions& options) {
-  if (format == OutputFormat::kRaw || format == OutputFormat::kNpy) check_dense_budget(spec.dims, type, path, options.dense);
+  if (format == OutputFormat::kRaw || format == OutputFormat::kNpy)
+    check_dense_budget(spec.dims, type, path, options.dense);
   else if (format == OutputFormat::kBinvox) check_binvox_grid(spec, path, options.dense);
 }
 

@@ -172,7 +172,8 @@ TEST(BatchPlan, TemplatesManifestOverridesAndShards) {
 
   // A manifest saved as UTF-16 with its byte-order mark (PowerShell's `>` writes that): the same jobs.
   {
-    std::string text = "{\"input\": \"c.obj\", \"output\": \"explicit.ply\", \"dims\": [8, 9, 10]}\n", wide = "\xFF\xFE";
+    const std::string text = "{\"input\": \"c.obj\", \"output\": \"explicit.ply\", \"dims\": [8, 9, 10]}\n";
+    std::string wide = "\xFF\xFE";
     for (const char c : text) wide += std::string{c, '\0'};
     std::ofstream(dir.file("wide.jsonl"), std::ios::binary) << wide;
     BatchCmdOptions w;

@@ -411,7 +411,8 @@ TEST(NativeLoader, TextWithAByteOrderMarkLoadsAsItsPlainCopy) {
       ADD_FAILURE();
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::kInput);
-      EXPECT_EQ(std::string(e.what()), ply16 + ": UTF-16 or UTF-32 text; a PLY header is ASCII (save it as ASCII or UTF-8)");
+      EXPECT_EQ(std::string(e.what()),
+                ply16 + ": UTF-16 or UTF-32 text; a PLY header is ASCII (save it as ASCII or UTF-8)");
     }
   }
   // Binary STL headers that begin like marks (UTF-16's, and UTF-8's before "solid") stay binary.
