@@ -29,7 +29,8 @@ void setup_bucket(CLI::App& app, BucketCmdOptions& o) {
   app.add_option("input", o.input, "Mesh file (any format Assimp reads)")->required();
   app.add_option("-o,--output", o.outputs,
                  "Output: .npz (the fragment lists), and/or .vdb, .ply, .raw, .npy (fragments per voxel); repeatable")
-      ->required();
+      ->required()
+      ->allow_extra_args(false);  // one file per -o: "-o a.npz in.obj" leaves in.obj the input
   add_grid_options(app, o.grid);
   add_load_options(app, o.load);
   app.add_option("--mode,-m", o.mode, "thin (6-separating) or conservative (26-separating)")

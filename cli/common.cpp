@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
@@ -31,13 +32,38 @@ void add_grid_options(CLI::App& app, GridArgs& a) {
   app.add_option("--resolution,-r", a.resolution, "Voxels along the longest axis of the bounds (default 256)")
       ->check(CLI::Range(1, kMaxGridDim));
   app.add_option("--voxel-size,-s", a.voxel_size, "World-space voxel size: S (cubic) or SX SY SZ")
-      ->expected(1, 3);
+      ->expected(1, 3)
+      ->allow_extra_args(false);  // (one number: voxel_size_args)
   app.add_option("--bbox", a.bbox, "World-space bounds MINX MINY MINZ MAXX MAXY MAXZ (default: the input's bounds)")
-      ->expected(6);
+      ->expected(6)
+      ->allow_extra_args(false);  // (CLI11 would give a vector option every argument up to the next option)
   app.add_option("--dims", a.dims, "Exact grid size X Y Z (voxel size fits the bounds unless --voxel-size is given)")
-      ->expected(3);
+      ->expected(3)
+      ->allow_extra_args(false);
   app.add_option("--pad", a.pad, "Voxels of padding added on every side")->check(CLI::Range(0, kMaxGridDim))
       ->default_val(0);
+}
+
+std::vector<std::string> voxel_size_args(int argc, const char* const* argv) {
+  auto is_number = [&](int i) {
+    if (i >= argc) return false;
+    char* end = nullptr;
+    std::strtod(argv[i], &end);
+    return end != argv[i] && *end == 0;
+  };
+  std::vector<std::string> args, moved;
+  int i = 0;
+  for (; i < argc && (i == 0 || std::string(argv[i]) != "--"); ++i) {
+    const std::string a = argv[i];
+    if (i > 0 && (a == "-s" || a == "--voxel-size") && is_number(i + 1) && !is_number(i + 2)) {
+      moved = {a, argv[++i]};
+      continue;
+    }
+    args.push_back(a);
+  }
+  args.insert(args.end(), moved.begin(), moved.end());
+  args.insert(args.end(), argv + i, argv + argc);       // "--" and what follows it
+  return args;
 }
 
 void add_solid_options(CLI::App& app, SolidArgs& a) {

@@ -35,6 +35,11 @@ struct GridArgs {
   GridOptions to_options() const;  // throws Error(kUsage)
 };
 void add_grid_options(CLI::App& app, GridArgs& args);
+// The command line with a `-s S` / `--voxel-size S` of one number moved to the end of the options
+// (before any "--"): CLI11 gives an option of 1 to 3 values up to 3 of the arguments after it
+// (even in the `--voxel-size=S` form), so `voxelize -s 0.1 in.obj` took the file for a second
+// value and failed. Options do not depend on their order.
+std::vector<std::string> voxel_size_args(int argc, const char* const* argv);
 // --loader auto|native|assimp and --load-timeout, for commands that read meshes.
 struct LoadArgs {
   std::string loader = "auto";

@@ -15,6 +15,7 @@
 #include "cli/cmd_points.h"
 #include "cli/cmd_preview.h"
 #include "cli/cmd_voxelize.h"
+#include "cli/common.h"
 #include "cli/detach.h"
 #include "cli/progress_bar.h"
 #include "core/error.h"
@@ -66,7 +67,10 @@ int main(int argc, char** argv) {
   setup_generate(*gen_cmd, gen);
 
   try {
-    app.parse(argc, argv);
+    const std::vector<std::string> args = voxel_size_args(argc, argv);
+    std::vector<const char*> arg_ptrs;
+    for (const std::string& a : args) arg_ptrs.push_back(a.c_str());
+    app.parse(int(arg_ptrs.size()), arg_ptrs.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

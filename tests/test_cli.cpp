@@ -197,6 +197,35 @@ TEST(Cli, AnEmptyBboxIsAUsageErrorInEveryCommand) {
   EXPECT_FALSE(test::file_exists(dir.file("stanford_bunny.vdb")));
 }
 
+// Options of several values (--voxel-size 1 or 3, --bbox 6, --dims 3, bucket's repeatable -o) take
+// only their own values, so they may come before the input: the same bytes as after it.
+TEST(Cli, OptionsOfSeveralValuesMayComeBeforeTheInput) {
+  test::TempDir dir;
+  const std::vector<std::vector<std::string>> options = {
+      {"-s", "0.005"}, {"--voxel-size", "0.005"}, {"-s", "0.004", "0.005", "0.006"},
+      {"--bbox", "-0.1", "0.0", "-0.06", "0.06", "0.19", "0.06"}, {"--dims", "20", "24", "16"}};
+  for (size_t i = 0; i < options.size(); ++i) {
+    const std::string before = dir.file("b" + std::to_string(i) + ".vdb"), after = dir.file("a" + std::to_string(i) + ".vdb");
+    std::vector<std::string> b = {"voxelize"}, a = {"voxelize", kBunny, "-o", after};
+    b.insert(b.end(), options[i].begin(), options[i].end());
+    b.insert(b.end(), {kBunny, "-o", before});
+    a.insert(a.end(), options[i].begin(), options[i].end());
+    const test::RunResult rb = run_voxtile(b), ra = run_voxtile(a);
+    ASSERT_EQ(rb.exit_code, 0) << options[i][0] << ": " << rb.err;
+    ASSERT_EQ(ra.exit_code, 0) << options[i][0] << ": " << ra.err;
+    EXPECT_EQ(test::read_file(before), test::read_file(after)) << options[i][0];
+  }
+  // Two numbers are neither form: still a usage error, whatever follows.
+  EXPECT_EQ(run_voxtile({"voxelize", "-s", "0.01", "0.02", kBunny, "-o", dir.file("x.vdb")}).exit_code, 2);
+  EXPECT_EQ(run_voxtile({"voxelize", kBunny, "-o", dir.file("x.vdb"), "-s", "0.01", "0.02"}).exit_code, 2);
+  EXPECT_FALSE(test::file_exists(dir.file("x.vdb")));
+  // bucket: one file per -o, repeatable.
+  const auto r = run_voxtile({"bucket", "-o", dir.file("f.npz"), "-o", dir.file("n.vdb"), kDuck, "-r", "16", "-q"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(test::file_exists(dir.file("f.npz")));
+  EXPECT_TRUE(test::file_exists(dir.file("n.vdb")));
+}
+
 TEST(Cli, VoxelizesToEveryFormatAndPrintsASummary) {
   test::TempDir dir;
   for (const char* ext : {"vdb", "ply", "npy", "raw"}) {
