@@ -845,7 +845,12 @@ void read_obj(const std::string& path, const char* data, size_t size, MeshLoadRe
           }
           if (corners >= 3) k.tris += corners - 2;
           else ++k.lines;
-        } else if (s[0] == 'p' && s + 1 < le && is_space(s[1])) ++k.points;
+        } else if (s[0] == 'p' && s + 1 < le && is_space(s[1])) {
+          for (const char* t = skip_spaces(s + 1, le); t < le && *t != '#'; t = skip_spaces(t, le)) {
+            while (t < le && !is_space(*t)) ++t;
+            ++k.points;  // (each vertex a point statement lists, as Assimp counts them)
+          }
+        }
         else if (s[0] == 'l' && s + 1 < le && is_space(s[1])) ++k.lines;
         else if ((s[0] == 'o' || s[0] == 'g') && (s + 1 == le || is_space(s[1]))) ++k.groups;
         else if (starts_with_word(s, le, "usemtl", 6)) {

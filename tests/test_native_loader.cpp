@@ -241,6 +241,18 @@ TEST(NativeLoader, PolygonsPointsLinesAndMaterials) {
   const Tri t = triangles(r.mesh)[2];  // f -5 -4 -1: vertices 1, 2 and 5
   EXPECT_EQ(t.v[3], 1.0f);
   EXPECT_EQ(t.v[8], 1.0f);
+  // A file of point statements only: both readers count each vertex a statement lists (was: one
+  // per statement natively, so the two named different counts).
+  std::ofstream(dir.file("points.obj")) << "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\np 4 3 2 1\np 2 3\n";
+  for (const Loader loader : {Loader::kNative, Loader::kAssimp}) {
+    try {
+      load_mesh(dir.file("points.obj"), false, loader);
+      ADD_FAILURE() << loader_name(loader);
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("no triangles (it holds 6 points only)"), std::string::npos)
+          << loader_name(loader) << ": " << e.what();
+    }
+  }
   // A line ending in '\\' continues on the next (as Assimp reads it), with LF or CRLF; a '\\' elsewhere,
   // or at the file's end, is no continuation.
   std::ofstream(dir.file("cont.obj"), std::ios::binary)
