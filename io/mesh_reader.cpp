@@ -757,11 +757,16 @@ MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triang
 
 bool reads_natively(const std::string& path, Loader loader, bool textures) {
   if (loader == Loader::kAssimp || !native_format(path)) return false;
-  // auto leaves textured OBJ files to Assimp, which decodes their textures.
+  // auto leaves OBJ files to Assimp when textures are wanted (load_mesh reads them natively first and
+  // keeps that unless their materials name texture maps, which Assimp decodes).
   return loader == Loader::kNative || !(textures && lower_extension(path) == "obj");
 }
 
 MeshLoadResult load_mesh(const std::string& path, bool textures, Loader loader, const LoaderLimits& limits) {
+  if (textures && loader == Loader::kAuto && native_format(path) && lower_extension(path) == "obj") {
+    MeshLoadResult native = MeshLoaderPool(0, limits).load(path, false, Loader::kNative);
+    if (!native.texture_maps) return native;
+  }
   // A reader process only for Assimp.
   return MeshLoaderPool(reads_natively(path, loader, textures) ? 0 : 1, limits).load(path, textures, loader);
 }

@@ -36,6 +36,7 @@ struct MeshLoadResult {
   size_t dropped_bad_index = 0;       // faces whose indices point past the vertex array
   size_t non_triangle_primitives = 0; // points and lines, ignored
   size_t points = 0;                  // vertices of point-only meshes (point clouds)
+  bool texture_maps = false;          // (native OBJ) its materials name diffuse textures, not decoded
 };
 
 // Loads every triangle of every mesh instance in the scene (node transforms applied), keeping the
@@ -43,7 +44,8 @@ struct MeshLoadResult {
 // a warning and a count. Throws Error(kInput) with "<path>: <problem>" when the file is missing,
 // empty, unreadable, or has no usable triangle.
 // With `textures`, each material's base colour / diffuse texture is decoded too (Mesh::
-// material_textures; an unreadable texture is a warning).
+// material_textures; an unreadable texture is a warning): Loader::kAuto then reads an OBJ natively
+// unless its materials name diffuse textures, and those files again with Assimp, which decodes them.
 MeshLoadResult load_mesh(const std::string& path, bool textures = false, Loader loader = Loader::kAuto,
                          const LoaderLimits& limits = {});
 

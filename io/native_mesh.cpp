@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -741,6 +742,7 @@ struct ObjMaterials {
   std::map<std::string, uint32_t> ids;  // name -> material index (0: the default material)
   std::vector<uint32_t> colors;         // diffuse colour per material
   bool any_color = false;
+  bool any_texture = false;             // a diffuse texture map (map_Kd), which only Assimp decodes
 };
 
 // Material names and diffuse colours of the .mtl files named by mtllib, in order of definition
@@ -767,6 +769,8 @@ void read_mtl(const std::string& file, ObjMaterials& mats, std::vector<std::stri
       auto [it, fresh] = mats.ids.emplace(name, uint32_t(mats.colors.size()));
       if (fresh) mats.colors.push_back(0xC8C8C8);
       current = it->second;
+    } else if (size_t(le - s) > 6 && strncasecmp(s, "map_Kd", 6) == 0 && is_space(s[6])) {
+      mats.any_texture = true;
     } else if (starts_with_word(s, le, "Kd", 2) && current > 0) {
       s += 2;
       float r, g, b;
@@ -1089,6 +1093,7 @@ void read_obj(const std::string& path, const char* data, size_t size, MeshLoadRe
   m.num_source_meshes = std::max<size_t>(1, g0[nc]);
   m.num_materials = mats.colors.size();
   if (mats.any_color) m.material_colors = mats.colors;
+  out.texture_maps = mats.any_texture;
 }
 
 }  // namespace
