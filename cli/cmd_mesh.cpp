@@ -1,6 +1,6 @@
 // `voxtile mesh IN -o OUT.(ply|obj|stl|glb)`: marching cubes of a level set or field, or of
 // occupancy (smooth), or the voxel faces of occupancy (cubes); mesh inputs are voxelized first
-// (sdf for smooth, solid for cubes).
+// (sdf for smooth, solid for cubes), point clouds binned into occupancy.
 #include "cli/cmd_mesh.h"
 
 #include <sstream>
@@ -20,8 +20,9 @@
 namespace voxtile {
 void setup_mesh(CLI::App& app, MeshCmdOptions& o) {
   app.add_option("input", o.input,
-                 "A grid (.vdb level set, field or occupancy; .npy .raw .binvox .vox; voxel-centre .ply) or a mesh, "
-                 "voxelized first (-t sdf for smooth, solid for cubes)")
+                 "A grid (.vdb level set, field or occupancy; .npy .raw .binvox .vox; voxel-centre .ply), a mesh, "
+                 "voxelized first (-t sdf for smooth, solid for cubes), or a point cloud (.xyz .pts .las, .ply "
+                 "without faces), binned into occupancy first")
       ->required();
   app.add_option("-o,--output", o.output, "Output mesh: .ply (with normals), .obj, .stl or .glb")->required();
   app.add_option("--style", o.style,
@@ -68,6 +69,8 @@ int run_mesh(const MeshCmdOptions& o) {
     }
     grid = std::move(f.grids[pick]);
     source = "grid '" + grid.name + "'";
+  } else if (is_point_input(o.input)) {  // occupancy of the points binned
+    grid = std::move(read_point_input(o.input, o.grid.to_options(), log, source, stages)[0]);
   } else {
     // A mesh: voxelized first, as `voxelize -t sdf` (smooth) or `-t solid` (cubes) would.
     Job job;

@@ -1,5 +1,5 @@
 // `voxtile preview IN -o OUT.png`: ray-marched picture of a grid (core/render.h) on the GPU or the
-// CPU; mesh inputs are voxelized first (-t, default binary).
+// CPU; mesh inputs are voxelized first (-t, default binary), point clouds binned (occupancy, colour).
 #include "cli/cmd_preview.h"
 
 #include <algorithm>
@@ -17,7 +17,8 @@ namespace voxtile {
 
 void setup_preview(CLI::App& app, PreviewCmdOptions& o) {
   app.add_option("input", o.input,
-                 "A grid (.vdb .npy .raw .npz .binvox .vox, voxel-centre .ply) or a mesh, voxelized first (see -t)")
+                 "A grid (.vdb .npy .raw .npz .binvox .vox, voxel-centre .ply), a mesh, voxelized first (see -t), "
+                 "or a point cloud (.xyz .pts .las, .ply without faces), binned first")
       ->required();
   app.add_option("-o,--output", o.output, "Output picture (.png)")->required();
   app.add_option("--grid", o.grid_name,
@@ -50,6 +51,8 @@ int run_preview(const PreviewCmdOptions& o) {
   if (is_grid_input(o.input)) {
     grids = std::move(read_grid_input(o.input, stages).grids);
     source = std::to_string(grids.size()) + (grids.size() == 1 ? " grid" : " grids");
+  } else if (is_point_input(o.input)) {
+    grids = read_point_input(o.input, o.grid.to_options(), log, source, stages);
   } else {
     Job job;
     job.input = o.input;

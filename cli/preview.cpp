@@ -3,11 +3,14 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
 
 #include "core/error.h"
 #include "core/progress.h"
 #include "core/timer.h"
+#include "core/voxelize.h"
 #include "io/files.h"
+#include "io/ply.h"
 #include "io/png.h"
 #include "io/points_io.h"
 
@@ -111,18 +114,53 @@ PictureInfo write_picture(const std::vector<const SparseGrid*>& grids, const Ren
   return info;
 }
 
+std::vector<SparseGrid> cloud_grids(const PointCloud& cloud, const GridSpec& spec) {
+  std::vector<std::string> values = {"occupancy"};
+  if (!cloud.colors.empty()) values.push_back("color");
+  std::vector<SparseGrid> grids = bins_to_grids(bin_points_cpu(cloud, spec), spec, values);
+  grids[0].name = "voxels";
+  return grids;
+}
+
 PictureInfo write_cloud_picture(const PointCloud& cloud, const RenderOptions& options, const std::string& path, int gpu,
                                 std::vector<std::pair<std::string, double>>* stages) {
   GridOptions go;
   go.resolution = 256;
   const Bounds b = point_bounds(cloud);
   if (b.empty()) fail(ErrorKind::kInput, path + ": no point to picture");
-  const GridSpec spec = make_grid_spec(b, go);
-  std::vector<std::string> values = {"occupancy"};
-  if (!cloud.colors.empty()) values.push_back("color");
-  std::vector<SparseGrid> grids = bins_to_grids(bin_points_cpu(cloud, spec), spec, values);
-  grids[0].name = "voxels";
+  const std::vector<SparseGrid> grids = cloud_grids(cloud, make_grid_spec(b, go));
   return write_picture(grid_pointers(grids), options, path, gpu, stages);
+}
+
+std::vector<SparseGrid> read_point_input(const std::string& path, const GridOptions& grid, const Log& log,
+                                         std::string& source, std::vector<std::pair<std::string, double>>& stages) {
+  const auto t0 = Clock::now();
+  PointCloud pc;
+  {
+    const ProgressStage stage("read " + path);
+    pc = read_point_cloud(path);
+  }
+  stages.emplace_back("read", ms_since(t0));
+  if (pc.dropped_nonfinite)
+    log.warn(path + ": dropped " + std::to_string(pc.dropped_nonfinite) + " points with NaN/Inf coordinates");
+  const Bounds b = point_bounds(pc);
+  if (b.empty()) fail(ErrorKind::kInput, path + ": no points");
+  GridSpec spec;
+  try {
+    spec = make_grid_spec(b, grid);
+    check_grid_dims(spec);
+  } catch (const Error& e) {
+    throw Error(e.kind(), path + ": " + e.what());
+  }
+  const auto tb = Clock::now();
+  std::vector<SparseGrid> grids;
+  {
+    const ProgressStage stage("bin " + path);
+    grids = cloud_grids(pc, spec);
+  }
+  stages.emplace_back("bin", ms_since(tb));
+  source = std::to_string(pc.size()) + " points binned on " + spec.describe();
+  return grids;
 }
 
 GridFile read_grid_input(const std::string& path, std::vector<std::pair<std::string, double>>& stages) {
@@ -140,7 +178,19 @@ GridFile read_grid_input(const std::string& path, std::vector<std::pair<std::str
 bool is_grid_input(const std::string& path) {
   const std::string ext = lower_extension(path);
   if (ext == "vdb" || ext == "npy" || ext == "raw" || ext == "npz" || ext == "binvox" || ext == "vox") return true;
-  return ext == "ply" && is_point_cloud_file(path);  // voxel centres (a .ply without faces)
+  if (ext != "ply" || !is_point_cloud_file(path)) return false;
+  try {
+    for (const std::string& c : read_ply_header(path).comments) {
+      std::istringstream words(c);
+      std::string key;
+      if (words >> key && key == "voxtile_dims") return true;  // (as the grid reader reads it)
+    }
+  } catch (const Error&) {
+    return true;  // a malformed header: the grid reader names the problem
+  }
+  return false;
 }
+
+bool is_point_input(const std::string& path) { return is_point_cloud_file(path) && !is_grid_input(path); }
 
 }  // namespace voxtile

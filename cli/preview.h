@@ -47,14 +47,24 @@ PictureInfo write_picture(const std::vector<const SparseGrid*>& grids, const Ren
                           const std::string& path, int gpu,
                           std::vector<std::pair<std::string, double>>* stages = nullptr);
 // The picture of a point cloud: its points binned on a grid of 256 voxels along the longest axis
-// (occupancy, coloured by the points' colours when they have them).
+// (cloud_grids: occupancy, coloured by the points' colours when they have them).
 PictureInfo write_cloud_picture(const PointCloud& cloud, const RenderOptions& options, const std::string& path, int gpu,
                                 std::vector<std::pair<std::string, double>>* stages = nullptr);
 std::vector<const SparseGrid*> grid_pointers(const std::vector<SparseGrid>& grids);
 
-// Whether `path` is read as a grid (.vdb .npy .raw .npz .binvox .vox, voxel-centre .ply) rather
-// than as a mesh.
+// Whether `path` is read as a grid (.vdb .npy .raw .npz .binvox .vox, voxtile's voxel-centre .ply:
+// no faces, a voxtile_dims comment) rather than as a mesh or a point cloud.
 bool is_grid_input(const std::string& path);
+// Whether `path` is read as a point cloud (.xyz .pts .las .laz, a .ply without faces that is not a
+// voxel-centre .ply).
+bool is_point_input(const std::string& path);
+// A point cloud's points binned on `spec`: occupancy ("voxels"), and the mean colour ("color")
+// where the points have colours.
+std::vector<SparseGrid> cloud_grids(const PointCloud& cloud, const GridSpec& spec);
+// Reads a point cloud (a progress stage; "read" and "bin" in `stages`) and bins it on the grid that
+// `grid` gives its points' bounds (cloud_grids); `source` says what was read.
+std::vector<SparseGrid> read_point_input(const std::string& path, const GridOptions& grid, const Log& log,
+                                         std::string& source, std::vector<std::pair<std::string, double>>& stages);
 // Reads such a file (a progress stage; its time as "read" in `stages`); Error(kInput) when it holds no grid.
 GridFile read_grid_input(const std::string& path, std::vector<std::pair<std::string, double>>& stages);
 

@@ -417,6 +417,41 @@ TEST(PreviewCli, PicturesOfGridsAndMeshes) {
   for (const std::string& f : dir.list()) EXPECT_EQ(f.find("e"), std::string::npos) << f;
 }
 
+// Point clouds (.xyz, a .ply without faces that is not voxtile's voxel-centre .ply) are binned first:
+// the same picture and mesh as from the grids `voxtile points` writes on that grid; a voxel-centre
+// .ply stays a grid.
+TEST(PreviewCli, PointCloudsAreBinnedFirst) {
+  test::TempDir dir;
+  for (const std::string name : {"pond.0.ply", "points_cloudcompare.xyz"}) {
+    const std::string cloud = test::data_path("points/" + name);
+    test::RunResult r = test::run_voxtile({"points", cloud, "-o", dir.file("g.vdb"), "-r", "64", "--values",
+                                           "occupancy,color", "-d", "cpu", "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = test::run_voxtile({"preview", dir.file("g.vdb"), "-o", dir.file("g.png"), "--size", "96", "-d", "cpu", "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = test::run_voxtile({"preview", cloud, "-o", dir.file("p.png"), "-r", "64", "--size", "96", "-d", "cpu"});
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    EXPECT_NE(r.err.find(" points binned on "), std::string::npos) << r.err;
+    EXPECT_TRUE(test::read_file(dir.file("g.png")) == test::read_file(dir.file("p.png"))) << name;
+    r = test::run_voxtile({"mesh", dir.file("g.vdb"), "--grid", "occupancy", "-o", dir.file("g.obj"), "-d", "cpu", "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = test::run_voxtile({"mesh", cloud, "-r", "64", "-o", dir.file("p.obj"), "-d", "cpu", "-q"});
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    EXPECT_TRUE(test::read_file(dir.file("g.obj")) == test::read_file(dir.file("p.obj"))) << name;
+  }
+  const std::string bunny = test::data_path("meshes/stanford_bunny.ply");
+  for (const char* ext : {"vdb", "ply"})
+    ASSERT_EQ(test::run_voxtile({"voxelize", bunny, "-o", dir.file(std::string("v.") + ext), "-r", "32", "-d", "cpu",
+                                 "-q"}).exit_code, 0);
+  for (const char* ext : {"vdb", "ply"}) {
+    const test::RunResult r = test::run_voxtile({"preview", dir.file(std::string("v.") + ext), "-o",
+                                                 dir.file(std::string("v") + ext + ".png"), "--size", "96", "-d", "cpu"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("1 grid,"), std::string::npos) << r.err;
+  }
+  EXPECT_TRUE(test::read_file(dir.file("vvdb.png")) == test::read_file(dir.file("vply.png")));
+}
+
 // Runs Debian's chromium headless on `html` and returns the DOM after its scripts ran.
 std::string browser_dom(const std::string& html) {
   const std::string cmd =
