@@ -231,7 +231,7 @@ bool text_with_mark(const std::string& path) {
   return byte_order_mark(b, n) != 0;
 }
 
-MeshLoadResult read_in_process(const std::string& path, bool require_triangles, bool textures) {
+MeshLoadResult read_in_process(const std::string& path, bool require_triangles, bool textures, bool parallel = true) {
   MeshLoadResult out;
   try {
     Assimp::Importer importer;
@@ -270,16 +270,16 @@ MeshLoadResult read_in_process(const std::string& path, bool require_triangles, 
   } catch (const std::exception& e) {
     fail(ErrorKind::kInput, path + ": cannot read: " + first_line(e.what()));
   }
-  finish_load(out, path, require_triangles);
+  finish_load(out, path, require_triangles, parallel);
   return out;
 }
 
 }  // namespace
 
-void finish_load(MeshLoadResult& out, const std::string& path, bool require_triangles) {
+void finish_load(MeshLoadResult& out, const std::string& path, bool require_triangles, bool parallel) {
   Mesh& mesh = out.mesh;
   const size_t loaded = mesh.num_triangles();
-  mesh.sanitize();
+  mesh.sanitize(parallel);
   if (out.dropped_bad_index)
     out.warnings.push_back("dropped " + std::to_string(out.dropped_bad_index) + " faces with out-of-range vertex indices");
   if (mesh.dropped_nonfinite)
@@ -288,7 +288,8 @@ void finish_load(MeshLoadResult& out, const std::string& path, bool require_tria
     out.warnings.push_back("dropped " + std::to_string(mesh.dropped_degenerate) + " degenerate (zero-area) triangles");
   if (require_triangles && mesh.num_triangles() == 0) {
     std::string why = loaded == 0 ? "no triangles" : "no usable triangles (" + std::to_string(loaded) + " dropped)";
-    if (loaded == 0 && out.points) why += " (it holds " + std::to_string(out.points) + " points only)";
+    if (loaded == 0 && out.points)
+      why += " (it holds " + std::to_string(out.points) + " points only; 'voxtile points' bins points into a grid)";
     fail(ErrorKind::kInput, path + ": " + why);
   }
 }
@@ -426,7 +427,7 @@ MeshLoadResult deserialize(Reader& in) {
 void load_to_fd(int fd, const std::string& path, bool require_triangles, bool textures) {
   Stream s(fd);
   try {
-    serialize(s, read_in_process(path, require_triangles, textures));
+    serialize(s, read_in_process(path, require_triangles, textures, false));  // (no TBB in a reader process)
   } catch (const Error& e) {
     s.pod(uint8_t(1));
     s.pod(int32_t(e.kind()));
@@ -682,6 +683,9 @@ MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triang
     return read_native(path, require_triangles);  // checks the file too
   }
   check_input_file(path);
+  const std::string ext = lower_extension(path);
+  if (ext == "xyz" || ext == "pts" || ext == "las" || ext == "laz")  // (no Assimp importer reads them)
+    fail(ErrorKind::kInput, path + ": a point cloud, not a mesh ('voxtile points' bins points into a grid)");
   check_header_counts(path);  // before Assimp allocates for a hostile header
   if (path.size() + sizeof(RequestHeader) > kMaxRequest) fail(ErrorKind::kInput, path + ": path too long");
   for (int attempt = 0;; ++attempt) {
