@@ -55,7 +55,8 @@ int run_mesh(const MeshCmdOptions& o) {
   SparseGrid grid, solid;
   std::string source;
   int gpu_choice = -2;  // not chosen yet
-  if (is_grid_input(o.input)) {
+  const InputKind kind = input_kind(o.input);
+  if (kind == InputKind::kGrid) {
     GridFile f = read_grid_input(o.input, stages);
     size_t pick = 0;
     if (!o.grid_name.empty()) {
@@ -69,7 +70,7 @@ int run_mesh(const MeshCmdOptions& o) {
     }
     grid = std::move(f.grids[pick]);
     source = "grid '" + grid.name + "'";
-  } else if (is_point_input(o.input)) {  // occupancy of the points binned
+  } else if (kind == InputKind::kPoints) {  // occupancy of the points binned
     grid = std::move(read_point_input(o.input, o.grid.to_options(), log, source, stages)[0]);
   } else {
     // A mesh: voxelized first, as `voxelize -t sdf` (smooth) or `-t solid` (cubes) would.

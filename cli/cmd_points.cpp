@@ -124,22 +124,8 @@ int run_points(const PointsCmdOptions& o) {
     json["points"] = grids[0].active_voxels();
     json["grids"] = grids_json(grids);
   } else if (is_point_cloud_file(o.input)) {  // points -> voxels
-    const auto tl = Clock::now();
-    PointCloud pc;
-    {
-      const ProgressStage stage("load " + o.input);
-      pc = read_point_cloud(o.input);
-    }
-    stages.emplace_back("load", ms_since(tl));
-    if (pc.dropped_nonfinite) log.warn(o.input + ": dropped " + std::to_string(pc.dropped_nonfinite) + " points with NaN/Inf coordinates");
-    const Bounds b = point_bounds(pc);
-    GridSpec spec;
-    try {
-      spec = make_grid_spec(b, o.grid.to_options());
-      check_grid_dims(spec);
-    } catch (const Error& e) {
-      throw Error(e.kind(), o.input + ": " + e.what());
-    }
+    const PointCloud pc = load_point_input(o.input, log, stages);
+    const GridSpec spec = point_grid_spec(o.input, pc, o.grid.to_options());
     std::string values = o.values;
     if (values == "auto" && (format == OutputFormat::kRaw || format == OutputFormat::kNpy)) values = "count";
     const std::vector<std::string> which = parse_point_values(values, !pc.colors.empty(), !pc.normals.empty(),

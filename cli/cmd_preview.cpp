@@ -48,10 +48,11 @@ int run_preview(const PreviewCmdOptions& o) {
   std::vector<SparseGrid> grids;
   std::string source;
   int gpu = -2;  // not chosen yet
-  if (is_grid_input(o.input)) {
+  const InputKind kind = input_kind(o.input);
+  if (kind == InputKind::kGrid) {
     grids = std::move(read_grid_input(o.input, stages).grids);
     source = std::to_string(grids.size()) + (grids.size() == 1 ? " grid" : " grids");
-  } else if (is_point_input(o.input)) {
+  } else if (kind == InputKind::kPoints) {
     grids = read_point_input(o.input, o.grid.to_options(), log, source, stages);
   } else {
     Job job;

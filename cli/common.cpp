@@ -62,7 +62,7 @@ std::vector<std::string> voxel_size_args(int argc, const char* const* argv) {
     args.push_back(a);
   }
   args.insert(args.end(), moved.begin(), moved.end());
-  args.insert(args.end(), argv + i, argv + argc);       // "--" and what follows it
+  args.insert(args.end(), argv + i, argv + argc);  // "--" and what follows it
   return args;
 }
 

@@ -132,26 +132,34 @@ PictureInfo write_cloud_picture(const PointCloud& cloud, const RenderOptions& op
   return write_picture(grid_pointers(grids), options, path, gpu, stages);
 }
 
-std::vector<SparseGrid> read_point_input(const std::string& path, const GridOptions& grid, const Log& log,
-                                         std::string& source, std::vector<std::pair<std::string, double>>& stages) {
+PointCloud load_point_input(const std::string& path, const Log& log,
+                            std::vector<std::pair<std::string, double>>& stages) {
   const auto t0 = Clock::now();
   PointCloud pc;
   {
-    const ProgressStage stage("read " + path);
+    const ProgressStage stage("load " + path);
     pc = read_point_cloud(path);
   }
-  stages.emplace_back("read", ms_since(t0));
+  stages.emplace_back("load", ms_since(t0));
   if (pc.dropped_nonfinite)
     log.warn(path + ": dropped " + std::to_string(pc.dropped_nonfinite) + " points with NaN/Inf coordinates");
-  const Bounds b = point_bounds(pc);
-  if (b.empty()) fail(ErrorKind::kInput, path + ": no points");
-  GridSpec spec;
+  return pc;
+}
+
+GridSpec point_grid_spec(const std::string& path, const PointCloud& cloud, const GridOptions& grid) {
   try {
-    spec = make_grid_spec(b, grid);
+    const GridSpec spec = make_grid_spec(point_bounds(cloud), grid);
     check_grid_dims(spec);
+    return spec;
   } catch (const Error& e) {
     throw Error(e.kind(), path + ": " + e.what());
   }
+}
+
+std::vector<SparseGrid> read_point_input(const std::string& path, const GridOptions& grid, const Log& log,
+                                         std::string& source, std::vector<std::pair<std::string, double>>& stages) {
+  const PointCloud pc = load_point_input(path, log, stages);
+  const GridSpec spec = point_grid_spec(path, pc, grid);
   const auto tb = Clock::now();
   std::vector<SparseGrid> grids;
   {
@@ -175,22 +183,25 @@ GridFile read_grid_input(const std::string& path, std::vector<std::pair<std::str
   return f;
 }
 
-bool is_grid_input(const std::string& path) {
+InputKind input_kind(const std::string& path) {
   const std::string ext = lower_extension(path);
-  if (ext == "vdb" || ext == "npy" || ext == "raw" || ext == "npz" || ext == "binvox" || ext == "vox") return true;
-  if (ext != "ply" || !is_point_cloud_file(path)) return false;
+  if (ext == "vdb" || ext == "npy" || ext == "raw" || ext == "npz" || ext == "binvox" || ext == "vox")
+    return InputKind::kGrid;
+  if (ext != "ply") return is_point_cloud_file(path) ? InputKind::kPoints : InputKind::kMesh;
+  check_input_file(path);
   try {
-    for (const std::string& c : read_ply_header(path).comments) {
+    const PlyHeader h = read_ply_header(path);
+    for (const PlyElement& e : h.elements)
+      if (e.name == "face" && e.count > 0) return InputKind::kMesh;
+    for (const std::string& c : h.comments) {
       std::istringstream words(c);
       std::string key;
-      if (words >> key && key == "voxtile_dims") return true;  // (as the grid reader reads it)
+      if (words >> key && key == "voxtile_dims") return InputKind::kGrid;  // (as the grid reader reads it)
     }
+    return InputKind::kPoints;
   } catch (const Error&) {
-    return true;  // a malformed header: the grid reader names the problem
+    return InputKind::kGrid;  // a malformed header: the grid reader names the problem
   }
-  return false;
 }
-
-bool is_point_input(const std::string& path) { return is_point_cloud_file(path) && !is_grid_input(path); }
 
 }  // namespace voxtile

@@ -52,20 +52,25 @@ PictureInfo write_cloud_picture(const PointCloud& cloud, const RenderOptions& op
                                 std::vector<std::pair<std::string, double>>* stages = nullptr);
 std::vector<const SparseGrid*> grid_pointers(const std::vector<SparseGrid>& grids);
 
-// Whether `path` is read as a grid (.vdb .npy .raw .npz .binvox .vox, voxtile's voxel-centre .ply:
-// no faces, a voxtile_dims comment) rather than as a mesh or a point cloud.
-bool is_grid_input(const std::string& path);
-// Whether `path` is read as a point cloud (.xyz .pts .las .laz, a .ply without faces that is not a
-// voxel-centre .ply).
-bool is_point_input(const std::string& path);
+// How `path` is read by commands that take grids, point clouds and meshes: as a grid (.vdb .npy
+// .raw .npz .binvox .vox, voxtile's voxel-centre .ply: no faces, a voxtile_dims comment), a point
+// cloud (.xyz .pts .las .laz, another .ply without faces) or a mesh (the rest). A .ply's header is
+// read once.
+enum class InputKind { kGrid, kPoints, kMesh };
+InputKind input_kind(const std::string& path);
+// A point cloud read (a progress stage, its time as "load" in `stages`; a warning for points
+// dropped as NaN/Inf), and the grid `grid` gives its points' bounds (errors name `path`).
+PointCloud load_point_input(const std::string& path, const Log& log,
+                            std::vector<std::pair<std::string, double>>& stages);
+GridSpec point_grid_spec(const std::string& path, const PointCloud& cloud, const GridOptions& grid);
 // A point cloud's points binned on `spec`: occupancy ("voxels"), and the mean colour ("color")
 // where the points have colours.
 std::vector<SparseGrid> cloud_grids(const PointCloud& cloud, const GridSpec& spec);
-// Reads a point cloud (a progress stage; "read" and "bin" in `stages`) and bins it on the grid that
-// `grid` gives its points' bounds (cloud_grids); `source` says what was read.
+// load_point_input, point_grid_spec and cloud_grids ("bin" in `stages`); `source` says what was read.
 std::vector<SparseGrid> read_point_input(const std::string& path, const GridOptions& grid, const Log& log,
                                          std::string& source, std::vector<std::pair<std::string, double>>& stages);
-// Reads such a file (a progress stage; its time as "read" in `stages`); Error(kInput) when it holds no grid.
+// Reads a grid file (InputKind::kGrid; a progress stage, its time as "read" in `stages`); Error(kInput)
+// when it holds no grid.
 GridFile read_grid_input(const std::string& path, std::vector<std::pair<std::string, double>>& stages);
 
 }  // namespace voxtile

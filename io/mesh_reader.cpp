@@ -767,7 +767,8 @@ bool reads_natively(const std::string& path, Loader loader, bool textures) {
 }
 
 MeshLoadResult load_mesh(const std::string& path, bool textures, Loader loader, const LoaderLimits& limits) {
-  if (textures && loader == Loader::kAuto && native_format(path) && lower_extension(path) == "obj") {
+  // auto with textures (an OBJ): natively first, Assimp only where the materials name texture maps.
+  if (loader == Loader::kAuto && native_format(path) && !reads_natively(path, loader, textures)) {
     MeshLoadResult native = MeshLoaderPool(0, limits).load(path, false, Loader::kNative);
     if (!native.texture_maps) return native;
   }
