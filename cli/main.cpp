@@ -21,9 +21,11 @@
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/files.h"
+#include "io/mesh_reader.h"
 
 int main(int argc, char** argv) {
   using namespace voxtile;
+  serve_as_mesh_reader_if_asked(argc, argv);  // (a reader process the loader started: never returns)
   install_temp_file_cleanup();
   enable_input_protection();  // an output that is one of this run's inputs is refused (exit 2)
   CLI::App app{"voxtile: batch voxelizer and point-cloud converter (CPU reference and CUDA)", "voxtile"};

@@ -1,6 +1,7 @@
 // Assimp-based mesh reader.
 #include "io/mesh_reader.h"
 
+#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -10,6 +11,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -33,7 +35,6 @@
 
 #include <poll.h>
 #include <sys/resource.h>
-#include <thread>
 
 #include "core/error.h"
 #include "io/files.h"
@@ -515,17 +516,59 @@ struct FdCloser {
 
 }  // namespace
 
-// Sanitizer builds also wait, up to 200 ms, until every other thread of the process (not only the
-// pool's) sleeps before they fork a reader: their allocator is not fork-safe (other_threads,
-// io/files.h), and a reader forked while OpenVDB's log4cplus threads were starting hung in the
-// test suite. Release builds skip this.
-static void wait_until_other_threads_sleep() {
-#if defined(__SANITIZE_ADDRESS__)
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-  while (other_threads(true) != 0 && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-#endif
+// Reader processes started by exec'ing this program again (spawn_reader): the program's main()
+// calls serve_as_mesh_reader_if_asked first, which turns the process into a reader when its
+// arguments say so and records otherwise that the program can serve as one.
+constexpr const char* kReaderArg = "--voxtile-internal-mesh-reader";
+std::atomic<bool> g_reader_entry{false};
+
+void serve_as_mesh_reader_if_asked(int argc, char** argv) {
+  if (argc < 3 || std::strcmp(argv[1], kReaderArg) != 0) {
+    g_reader_entry = true;
+    return;
+  }
+  struct stat st;
+  if (fstat(3, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+    std::fprintf(stderr, "%s: %s is voxtile's own, for its reader processes\n", argv[0], kReaderArg);
+    std::exit(2);
+  }
+  limit_address_space(std::strtoull(argv[2], nullptr, 10));
+  reader_main(3);
 }
+
+namespace {
+
+// This program started again as a reader with `sock` as its fd 3 and no other descriptor but
+// stdio; -1 when it cannot be (main() does not call serve_as_mesh_reader_if_asked, or the system
+// refuses).
+pid_t spawn_reader(int sock, uint64_t memory_bytes) {
+  if (!g_reader_entry) return -1;
+  posix_spawn_file_actions_t actions;
+  if (posix_spawn_file_actions_init(&actions) != 0) return -1;
+  posix_spawnattr_t attr;
+  if (posix_spawnattr_init(&attr) != 0) {
+    posix_spawn_file_actions_destroy(&actions);
+    return -1;
+  }
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);  // not the spawning thread's
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawn_file_actions_adddup2(&actions, sock, 3);  // (clears close-on-exec, also where sock is 3)
+  posix_spawn_file_actions_addclosefrom_np(&actions, 4);
+  char arg0[] = "voxtile-reader";
+  std::string arg1 = kReaderArg, arg2 = std::to_string(memory_bytes);
+  char* const args[] = {arg0, arg1.data(), arg2.data(), nullptr};
+  pid_t pid = -1;
+  if (posix_spawn(&pid, "/proc/self/exe", &actions, &attr, args, environ) != 0) pid = -1;
+  posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+}  // namespace
 
 struct MeshLoaderPool::Impl {
   LoaderLimits limits;
@@ -538,64 +581,35 @@ struct MeshLoaderPool::Impl {
   std::vector<Process> idle;
   size_t live = 0;  // processes owned (idle or serving a request)
 
-  // A fork copies every lock as it stands, and a child needing one that another thread held waits
-  // forever (GCC 12's sanitizer allocator is not fork-safe at all). So the pool's own parsing in
-  // this process (native readers, results, in-process imports: all allocation) and its forks
-  // exclude each other: a fork waits for the parsing under way, new parsing waits for a pending
-  // fork (so a replacement is not starved by a stream of loads).
-  std::mutex gate;
-  std::condition_variable gate_cv;
-  int parsing = 0, forks_waiting = 0;
-  bool forking = false;
-  struct Parsing {  // RAII: one parse in this process
-    Impl& m;
-    explicit Parsing(Impl& impl) : m(impl) {
-      std::unique_lock<std::mutex> lock(m.gate);
-      m.gate_cv.wait(lock, [&] { return !m.forking && m.forks_waiting == 0; });
-      ++m.parsing;
-    }
-    ~Parsing() {
-      {
-        std::lock_guard<std::mutex> lock(m.gate);
-        --m.parsing;
-      }
-      m.gate_cv.notify_all();
-    }
-  };
-
-  // Forks a reader process; false when the system refuses (the caller then reads in process).
+  // Starts a reader process; false when the system refuses (the caller then reads in process).
+  // A fork copies every lock as it stands, and a child that needs one another thread held waits
+  // forever: a reader forked to replace a crashed one hung in TBB's parallel_for, whose state it
+  // had inherited from this process's threads (GCC 12's sanitizer allocator is not fork-safe at
+  // all). So a reader is forked only while this process has no other thread (the CLI makes its
+  // pool first); otherwise this program is started again as a reader (spawn_reader: a new process
+  // image holds no lock, for 5 ms more than a fork).
   bool start(Process* p) {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return false;
-    std::fflush(nullptr);  // the child must not inherit (and repeat) pending output
-    {
-      std::unique_lock<std::mutex> lock(gate);
-      ++forks_waiting;
-      gate_cv.wait(lock, [&] { return parsing == 0 && !forking; });
-      --forks_waiting;
-      forking = true;
-    }
-    wait_until_other_threads_sleep();
-    const pid_t pid = fork();
-    if (pid != 0) {
-      {
-        std::lock_guard<std::mutex> lock(gate);
-        forking = false;
+    pid_t pid = -1;
+    if (other_threads() == 0) {  // (no thread can start meanwhile: this is the only one)
+      std::fflush(nullptr);      // the child must not inherit (and repeat) pending output
+      pid = fork();
+      if (pid == 0) {
+        // Keep only the request socket (as fd 3) and stdio: the pool's other sockets and the
+        // parent's memory files must not stay open here.
+        if (sv[1] != 3 && dup2(sv[1], 3) < 0) _exit(5);
+        close_range(4, ~0u, 0);
+        limit_address_space(limits.memory_bytes);
+        reader_main(3);
       }
-      gate_cv.notify_all();
+    } else {
+      pid = spawn_reader(sv[1], limits.memory_bytes);
     }
     if (pid < 0) {
       close(sv[0]);
       close(sv[1]);
       return false;
-    }
-    if (pid == 0) {
-      // Keep only the request socket (as fd 3) and stdio: the pool's other sockets and the
-      // parent's memory files must not stay open here.
-      if (sv[1] != 3 && dup2(sv[1], 3) < 0) _exit(5);
-      close_range(4, ~0u, 0);
-      limit_address_space(limits.memory_bytes);
-      reader_main(3);
     }
     close(sv[1]);
     p->pid = pid;
@@ -679,7 +693,6 @@ MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triang
   if (loader == Loader::kNative && !native_format(path))
     fail(ErrorKind::kUsage, path + ": --loader native reads .ply, .stl and .obj only (use auto or assimp)");
   if (reads_natively(path, loader, textures)) {
-    const Impl::Parsing parsing(*m);
     return read_native(path, require_triangles);  // checks the file too
   }
   check_input_file(path);
@@ -691,14 +704,12 @@ MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triang
   for (int attempt = 0;; ++attempt) {
     Impl::Process p = m->take();
     if (p.pid < 0) {  // no reader process could start
-      const Impl::Parsing parsing(*m);
-      return read_in_process(path, require_triangles, textures);
+        return read_in_process(path, require_triangles, textures);
     }
     FdCloser result{memfd_create("voxtile-mesh", MFD_CLOEXEC)};
     if (result.fd < 0) {
       m->give(p);
-      const Impl::Parsing parsing(*m);
-      return read_in_process(path, require_triangles, textures);
+        return read_in_process(path, require_triangles, textures);
     }
     std::string request(sizeof(RequestHeader), '\0');
     const RequestHeader h{uint8_t(require_triangles), uint8_t(textures)};
@@ -754,7 +765,6 @@ MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triang
                                   std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
     }
     m->give(p);
-    const Impl::Parsing parsing(*m);
     return read_result(result.fd, path);
   }
 }

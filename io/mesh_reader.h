@@ -61,8 +61,17 @@ void finish_load(MeshLoadResult& result, const std::string& path, bool require_t
 // a crash or abort inside a third-party importer becomes an input error naming the file (the
 // process is then replaced); a pool keeps its processes across files instead of forking one per
 // file. The processes are forked when the pool is made: make it before the caller grows (GPU
-// contexts, large buffers), so that forking stays cheap. load() and inspect() are thread-safe and
-// wait for an idle process. Without any reader process (fork refused), files are read in process.
+// contexts, large buffers) or starts threads, so that forking stays cheap. A process started while
+// this one has other threads (a replacement, or a pool made later) is this program started again
+// (serve_as_mesh_reader_if_asked), since a forked copy of a process with threads can wait forever
+// on a lock another thread held. load() and inspect() are thread-safe and wait for an idle process.
+// Without any reader process (fork or exec refused), files are read in process.
+// Every main() of a program that makes a MeshLoaderPool calls this first: it returns at once unless
+// the pool started the program as a reader process (then it serves requests and never returns).
+// A program that does not call it gets no reader processes while it has several threads: its pools
+// then import in process.
+void serve_as_mesh_reader_if_asked(int argc, char** argv);
+
 class MeshLoaderPool {
  public:
   explicit MeshLoaderPool(int processes, const LoaderLimits& limits = {});

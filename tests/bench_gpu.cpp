@@ -435,6 +435,7 @@ static int run_mesh_bench(const std::vector<std::string>& jobs, int runs, int wa
 }
 
 int main(int argc, char** argv) {
+  serve_as_mesh_reader_if_asked(argc, argv);  // (a reader process load_mesh started: never returns)
   int runs = 10, warmup = 3;
   bool check = false;
   GpuOptions gopt;

@@ -85,6 +85,22 @@ TEST(Batch, ManifestOverridesAndFailures) {
   EXPECT_EQ(test::run_voxtile({"batch", "--manifest", dir.file("key.jsonl")}).exit_code, 2);
 }
 
+// A file that crashes its importer fails alone: its reader process is replaced (started again as
+// voxtile, since the batch has threads by then) and the next files load in the new one.
+TEST(Batch, AnImporterCrashFailsOnlyItsFile) {
+  test::TempDir dir;
+  std::ofstream(dir.file("z-crash.off"), std::ios::binary) << test::read_file(test::data_path("formats/off/Cube.off"));
+  const auto r = test::run_voxtile({"batch", dir.file("z-crash.off"), test::data_path("formats/off/Cube.off"),
+                                    test::data_path("formats/off/Wuson.off"), "--out", dir.path() + "/{stem}.npy", "-r",
+                                    "16", "--devices", "cpu", "-k", "-j", "2"},
+                                   "VOXTILE_TEST_READER_CRASH=z-crash.off ");
+  EXPECT_EQ(r.exit_code, 6) << r.err;
+  EXPECT_NE(r.err.find("z-crash.off: malformed file: the importer crashed on it"), std::string::npos) << r.err;
+  EXPECT_FALSE(test::file_exists(dir.file("z-crash.npy")));
+  EXPECT_TRUE(test::file_exists(dir.file("Cube.npy")));
+  EXPECT_TRUE(test::file_exists(dir.file("Wuson.npy")));
+}
+
 TEST(Batch, SkipExistingResumesOnlyWhatChanged) {
   test::TempDir dir;
   const std::vector<std::string> base =

@@ -1,8 +1,12 @@
 // Mesh input: every format Assimp reads that we ship a sample of, node transforms, and broken files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -284,6 +288,78 @@ TEST(Loader, ReaderPoolMatchesLoadMeshAndSurvivesCrashes) {
   EXPECT_EQ(pool.load(test::data_path("formats/ply/cube_binary.ply")).mesh.num_triangles(), 12u);
   EXPECT_EQ(pool.inspect(test::data_path("edge/ply_points_bin.ply")).points, 8u);
   unsetenv("VOXTILE_TEST_READER_CRASH");
+}
+
+// This process's children: (pid, command line with spaces for NULs). A child is listed once its
+// command line is there: a spawned child may still be inside execve (its command line empty) when
+// posix_spawn returns, which waits only until the child has left this process's memory.
+std::vector<std::pair<int, std::string>> child_commands() {
+  std::vector<std::pair<int, std::string>> out;
+  for (int attempt = 0; attempt < 500; ++attempt, std::this_thread::sleep_for(std::chrono::milliseconds(10))) {
+    out.clear();
+    bool complete = true;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+      std::istringstream children(test::read_file((task.path() / "children").string()));
+      for (int pid; children >> pid;) {
+        std::string cmd = test::read_file("/proc/" + std::to_string(pid) + "/cmdline");
+        complete = complete && !cmd.empty();
+        std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+        out.emplace_back(pid, cmd);
+      }
+    }
+    if (complete) break;
+  }
+  return out;
+}
+
+// A reader started while this process has other threads is this program started again (a forked
+// copy of a process with threads can wait forever on a lock another thread held): so are the
+// pool's first reader and the one that replaces a crashed reader, and both serve.
+TEST(Loader, ReadersStartedBesideOtherThreadsAreNewProcessImages) {
+  struct OtherThread {  // waits for the whole test
+    std::mutex m;
+    std::unique_lock<std::mutex> held{m};
+    std::thread t{[this] { std::lock_guard<std::mutex> wait(m); }};
+    ~OtherThread() {
+      held.unlock();
+      t.join();
+    }
+  } other;
+  test::TempDir dir;
+  std::ofstream(dir.file("y-crash.off"), std::ios::binary) << test::read_file(test::data_path("formats/off/Cube.off"));
+  setenv("VOXTILE_TEST_READER_CRASH", "y-crash.off", 1);
+  {
+    MeshLoaderPool pool(1);
+    auto readers = [] {
+      std::vector<int> pids;
+      for (const auto& [pid, cmd] : child_commands())
+        if (cmd.find("--voxtile-internal-mesh-reader") != std::string::npos) pids.push_back(pid);
+      return pids;
+    };
+    const std::vector<int> first = readers();
+    ASSERT_EQ(first.size(), 1u);
+    EXPECT_EQ(pool.load(test::data_path("formats/off/Wuson.off"), false, Loader::kAssimp).mesh.num_triangles(), 3732u);
+    EXPECT_THROW(
+        try { pool.load(dir.file("y-crash.off"), false, Loader::kAssimp); } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("importer crashed"), std::string::npos) << e.what();
+          throw;
+        },
+        Error);
+    const std::vector<int> second = readers();
+    std::string all;
+    for (const auto& [pid, cmd] : child_commands()) all += std::to_string(pid) + ": " + cmd + "\n";
+    ASSERT_EQ(second.size(), 1u) << all;
+    EXPECT_NE(second[0], first[0]);
+    EXPECT_EQ(pool.load(test::data_path("formats/off/Cube.off"), false, Loader::kAssimp).mesh.num_triangles(), 12u);
+  }
+  unsetenv("VOXTILE_TEST_READER_CRASH");
+}
+
+// voxtile started with the readers' argument but without their socket says so and fails.
+TEST(Loader, TheReaderArgumentAloneIsRefused) {
+  const test::RunResult r = test::run_voxtile({"--voxtile-internal-mesh-reader", "0"}, "exec 3<&-; ");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("is voxtile's own"), std::string::npos) << r.err;
 }
 
 }  // namespace

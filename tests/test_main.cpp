@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/voxelize.h"
+#include "io/mesh_reader.h"
 #include "tests/helpers.h"
 
 namespace voxtile::test {
@@ -139,6 +140,7 @@ GridOptions grid_beside_unit_box() {
 }  // namespace voxtile::test
 
 int main(int argc, char** argv) {
+  voxtile::serve_as_mesh_reader_if_asked(argc, argv);  // (a reader process a pool started: never returns)
   ::testing::InitGoogleTest(&argc, argv);
   const int code = RUN_ALL_TESTS();
   voxtile::end_worker_threads();  // the leak check at exit runs with no thread ending beside it
