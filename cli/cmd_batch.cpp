@@ -14,7 +14,7 @@ void setup_batch(CLI::App& app, BatchCmdOptions& o) {
   app.add_option("-o,--output,--out", o.out_template,
                  "Output name template: {dir} {stem} {name} {ext} {res} {target} {mode} {index}, e.g. "
                  "'out/{stem}_{res}.vdb'; missing directories are created");
-  add_format_option(app, o.format, "Output format: vdb, ply, las, raw, npy, binvox or vox (default: from the output name)");
+  add_format_option(app, o.format, "Output format: vdb, ply, las, xyz, raw, npy, binvox or vox (default: from the output name)");
   add_grid_options(app, o.grid);
   add_load_options(app, o.load);
   add_solid_options(app, o.solid);

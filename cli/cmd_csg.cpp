@@ -17,9 +17,9 @@ void setup_csg(CLI::App& app, CsgCmdOptions& o) {
   app.add_option("script", o.input, "CSG script (.csg; README \"CSG scripts\")")->required();
   app.add_option("-o,--output", o.output,
                  "Output: .ply or .las point cloud (positions, normals, colours, primitive, material); with --solid "
-                 "a grid (.vdb .ply .las .raw .npy .binvox .vox)")
+                 "a grid (.vdb .ply .las .xyz .raw .npy .binvox .vox)")
       ->required();
-  add_format_option(app, o.format, "Format: ply or las; with --solid vdb, ply, las, raw, npy, binvox or vox (default: from the extension)");
+  add_format_option(app, o.format, "Format: ply, las or xyz; with --solid vdb, ply, las, xyz, raw, npy, binvox or vox (default: from the extension)");
   add_sampling_options(app, o.sampling, false);
   app.add_option("--batch", o.batch, "Primitives applied per GPU step (0 = all in one step); same output for any value")
       ->capture_default_str();
@@ -43,8 +43,8 @@ int run_csg(const CsgCmdOptions& o) {
   const auto t0 = Clock::now();
   const ScanMethod scan = o.scan == "tiles" ? ScanMethod::kTiles : o.scan == "tiles-cub" ? ScanMethod::kTilesCub : ScanMethod::kWords;
   OutputFormat format = o.format.empty() ? format_from_path(o.output) : parse_format(o.format);
-  if (!o.solid && format != OutputFormat::kPly && format != OutputFormat::kLas)
-    fail(ErrorKind::kUsage, o.output + ": CSG point clouds are written as .ply or .las (use --solid for grids)");
+  if (!o.solid && format != OutputFormat::kPly && format != OutputFormat::kLas && format != OutputFormat::kXyz)
+    fail(ErrorKind::kUsage, o.output + ": CSG point clouds are written as .ply, .las or .xyz (use --solid for grids)");
   const CsgScript script = load_csg(o.input);
   const Bounds bounds = script.bounds();
   if (bounds.empty()) fail(ErrorKind::kInput, o.input + ": no additive primitive, the solid is empty");

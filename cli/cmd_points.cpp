@@ -65,12 +65,12 @@ double SamplingArgs::per_area(const Bounds& bounds) const {
 
 void setup_points(CLI::App& app, PointsCmdOptions& o) {
   app.add_option("input", o.input,
-                 "A mesh (-> .ply/.las surface samples), a point cloud .ply/.xyz/.pts/.las (-> voxels, or a "
-                 "voxel-downsampled .ply/.las), or a .vdb (-> .ply/.las voxel centres)")
+                 "A mesh (-> .ply/.las/.xyz surface samples), a point cloud .ply/.xyz/.pts/.las (-> voxels, or a "
+                 "voxel-downsampled .ply/.las/.xyz), or a .vdb (-> .ply/.las/.xyz voxel centres)")
       ->required();
-  app.add_option("-o,--output", o.output, "Output file (.ply .las, or for point clouds .vdb .ply .las .raw .npy .binvox .vox)")
+  app.add_option("-o,--output", o.output, "Output file (.ply .las .xyz, or for point clouds .vdb .ply .las .xyz .raw .npy .binvox .vox)")
       ->required();
-  add_format_option(app, o.format, "Output format: vdb, ply, las, raw, npy, binvox or vox (default: from the extension)");
+  add_format_option(app, o.format, "Output format: vdb, ply, las, xyz, raw, npy, binvox or vox (default: from the extension)");
   add_sampling_options(app, o.sampling, true);
   add_grid_options(app, o.grid);
   add_load_options(app, o.load);
@@ -103,8 +103,8 @@ int run_points(const PointsCmdOptions& o) {
   auto preview_gpu = [&] { return gpu_index >= -1 ? gpu_index : (gpu_index = pick_gpu(o.device.device, log)); };
 
   if (in_ext == "vdb") {  // voxels -> points
-    if (format != OutputFormat::kPly && format != OutputFormat::kLas)
-      fail(ErrorKind::kUsage, o.output + ": voxels -> points writes .ply or .las");
+    if (format != OutputFormat::kPly && format != OutputFormat::kLas && format != OutputFormat::kXyz)
+      fail(ErrorKind::kUsage, o.output + ": voxels -> points writes .ply, .las or .xyz");
     std::vector<SparseGrid> grids = read_vdb_grids(o.input);
     if (!o.grid_name.empty()) {
       std::vector<SparseGrid> pick;
@@ -128,6 +128,9 @@ int run_points(const PointsCmdOptions& o) {
     const GridSpec spec = point_grid_spec(o.input, pc, o.grid.to_options());
     std::string values = o.values;
     if (values == "auto" && (format == OutputFormat::kRaw || format == OutputFormat::kNpy)) values = "count";
+    // .xyz holds colours and normals but no counts: auto is occupancy and what the points have of them.
+    if (values == "auto" && format == OutputFormat::kXyz)
+      values = std::string("occupancy") + (pc.colors.empty() ? "" : ",color") + (pc.normals.empty() ? "" : ",normal");
     const std::vector<std::string> which = parse_point_values(values, !pc.colors.empty(), !pc.normals.empty(),
                                                               !pc.intensity.empty(), !pc.classes.empty());
     std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, ScanMethod::kTilesCub, log, &gpu_index);
@@ -158,9 +161,9 @@ int run_points(const PointsCmdOptions& o) {
     json["dims"] = {spec.dims.x, spec.dims.y, spec.dims.z};
     json["grids"] = grids_json(grids);
   } else {  // mesh -> points
-    if (format != OutputFormat::kPly && format != OutputFormat::kLas)
+    if (format != OutputFormat::kPly && format != OutputFormat::kLas && format != OutputFormat::kXyz)
       fail(ErrorKind::kUsage, o.output + ": " + o.input +
-                                  " is read as a mesh, and mesh -> points writes .ply or .las (use 'voxtile voxelize' "
+                                  " is read as a mesh, and mesh -> points writes .ply, .las or .xyz (use 'voxtile voxelize' "
                                   "for grids; point clouds are .ply files without faces, .xyz, .pts or .las)");
     const auto tl = Clock::now();
     MeshLoadResult loaded;

@@ -77,9 +77,9 @@ std::vector<Job> plan_jobs(const VoxelizeCmdOptions& o) {
 
 void setup_voxelize(CLI::App& app, VoxelizeCmdOptions& o) {
   app.add_option("inputs", o.inputs, "Mesh files (any format Assimp reads)")->required();
-  app.add_option("-o,--output", o.output, "Output file (.vdb .ply .las .raw .npy .binvox .vox), or a directory for several inputs")
+  app.add_option("-o,--output", o.output, "Output file (.vdb .ply .las .xyz .raw .npy .binvox .vox), or a directory for several inputs")
       ->required();
-  add_format_option(app, o.format, "Output format: vdb, ply, las, raw, npy, binvox or vox (default: from the extension)");
+  add_format_option(app, o.format, "Output format: vdb, ply, las, xyz, raw, npy, binvox or vox (default: from the extension)");
   add_grid_options(app, o.grid);
   add_load_options(app, o.load);
   app.add_option("--mode,-m", o.mode, "thin (6-separating) or conservative (26-separating)")

@@ -165,6 +165,8 @@ void PlyBody::flush(bool all) {
 
 void write_ply(const SparseGrid& g, const std::string& path, const Metadata& meta) { write_ply_grids({&g}, path, meta); }
 
+uint8_t color_channel_8bit(float unit) { return uint8_t(std::lround(std::clamp(double(unit), 0.0, 1.0) * 255.0)); }
+
 void write_ply_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta) {
   const SparseGrid& g = one_voxel_set(grids, path, "PLY");
   AtomicFile out(path);
@@ -220,7 +222,7 @@ void write_ply_grids(const std::vector<const SparseGrid*>& grids, const std::str
         const float* v = &o->fvalues[(b * kBrickVoxels + off) * 3];
         if (o->name == "color") {
           unsigned char rgb[3];
-          for (int c = 0; c < 3; ++c) rgb[c] = (unsigned char)std::lround(std::clamp(double(v[c]), 0.0, 1.0) * 255.0);
+          for (int c = 0; c < 3; ++c) rgb[c] = color_channel_8bit(v[c]);
           put(rgb, 3);
         }
         put(v, 12);

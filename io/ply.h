@@ -68,6 +68,10 @@ class PlyBody {
   std::vector<unsigned char> m_buf;
 };
 
+// A colour grid's channel (a mean in [0, 1]) as the 0-255 value point outputs write (.ply red green
+// blue, .xyz r g b).
+uint8_t color_channel_8bit(float unit);
+
 // Binary little-endian PLY: float x, y, z and the value (uchar 1 for occupancy, int for int32
 // targets, float for float targets), in ascending brick key / voxel offset order. Atomic.
 void write_ply(const SparseGrid& grid, const std::string& path, const Metadata& meta);

@@ -2,6 +2,7 @@
 #include "io/points_io.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <cmath>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include "core/progress.h"
 #include "io/atomic_file.h"
 #include "io/files.h"
+#include "io/grid_set.h"
 #include "io/las.h"
 #include "io/mesh_reader.h"
 #include "io/ply.h"
@@ -288,7 +290,90 @@ void write_point_cloud(const PointCloud& pc, const std::string& path, const std:
   std::transform(f.begin(), f.end(), f.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   if (f == "ply") return write_point_cloud_ply(pc, path, meta);
   if (f == "las") return write_las_points(pc, path, meta);
-  fail(ErrorKind::kUsage, path + ": point clouds are written as .ply or .las");
+  if (f == "xyz") return write_point_cloud_xyz(pc, path);
+  fail(ErrorKind::kUsage, path + ": point clouds are written as .ply, .las or .xyz");
+}
+
+namespace {
+
+// Lines of an .xyz file, written through an AtomicFile in 1 MB pieces.
+class XyzText {
+ public:
+  explicit XyzText(AtomicFile& out) : m_out(out) {}
+  void number(float v) {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof(buf), v);  // shortest round trip
+    sep();
+    m_buf.append(buf, r.ptr);
+  }
+  void integer(unsigned v) {
+    sep();
+    m_buf += std::to_string(v);
+  }
+  void end_line() {
+    m_buf += '\n';
+    m_first = true;
+    if (m_buf.size() >= (size_t(1) << 20)) flush();
+  }
+  void flush() {
+    m_out.write(m_buf.data(), m_buf.size());
+    m_buf.clear();
+  }
+
+ private:
+  void sep() {
+    if (!m_first) m_buf += ' ';
+    m_first = false;
+  }
+  AtomicFile& m_out;
+  std::string m_buf;
+  bool m_first = true;
+};
+
+}  // namespace
+
+void write_point_cloud_xyz(const PointCloud& pc, const std::string& path) {
+  AtomicFile out(path);
+  XyzText text(out);
+  const bool c = !pc.colors.empty(), n = !pc.normals.empty();
+  for (size_t i = 0; i < pc.size(); ++i) {
+    for (float v : {pc.positions[i].x, pc.positions[i].y, pc.positions[i].z}) text.number(v);
+    if (c)
+      for (unsigned v : {pc.colors[i].r, pc.colors[i].g, pc.colors[i].b}) text.integer(v);
+    if (n)
+      for (float v : {pc.normals[i].x, pc.normals[i].y, pc.normals[i].z}) text.number(v);
+    text.end_line();
+  }
+  text.flush();
+  out.commit();
+}
+
+void write_xyz_grids(const std::vector<const SparseGrid*>& grids, const std::string& path) {
+  const SparseGrid& g = one_voxel_set(grids, path, "XYZ");
+  const SparseGrid *color = nullptr, *normal = nullptr;
+  for (const SparseGrid* o : grids) {
+    if (o->value_type == ValueType::kNone) continue;
+    if (o->value_type == ValueType::kVec3f && o->name == "color" && !color) color = o;
+    else if (o->value_type == ValueType::kVec3f && o->name == "normal" && !normal) normal = o;
+    else
+      fail(ErrorKind::kUsage, path + ": .xyz holds positions, colours and normals, not the '" + o->name +
+                                  "' grid (write .ply or .las for its values, or .vdb)");
+  }
+  AtomicFile out(path);
+  XyzText text(out);
+  g.for_each_active([&](int32_t i, int32_t j, int32_t k, size_t b, int off) {
+    const Vec3d p = g.spec.voxel_center(i, j, k);
+    for (double v : {p.x, p.y, p.z}) text.number(float(v));
+    const size_t at = (b * kBrickVoxels + size_t(off)) * 3;
+    if (color)
+      for (int q = 0; q < 3; ++q)
+        text.integer(color_channel_8bit(color->fvalues[at + size_t(q)]));
+    if (normal)
+      for (int q = 0; q < 3; ++q) text.number(normal->fvalues[at + size_t(q)]);
+    text.end_line();
+  });
+  text.flush();
+  out.commit();
 }
 
 }  // namespace voxtile

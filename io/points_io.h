@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/points.h"
+#include "core/sparse_grid.h"
 #include "io/metadata.h"
 
 namespace voxtile {
@@ -32,5 +33,15 @@ void write_point_cloud_ply(const PointCloud& points, const std::string& path, co
 // .ply (write_point_cloud_ply) or .las (write_las_points), from the extension of `path` unless
 // `format` ("ply", "las") names it; Error(kUsage) for any other.
 void write_point_cloud(const PointCloud& points, const std::string& path, const std::string& format, const Metadata& meta);
+
+// .xyz text, one point per line: x y z, then r g b (0-255) where the cloud has colours, then nx ny
+// nz where it has normals: layouts read_point_cloud reads back (a 6-column file whose last three
+// columns are all integers 0-255 is read as colours). Ids and materials are not written. Numbers are
+// the shortest that read back as the same float. Atomic.
+void write_point_cloud_xyz(const PointCloud& points, const std::string& path);
+// The voxel centres of grids of one voxel set (float, as .ply), in .xyz's layouts: an occupancy grid
+// adds no column, a "color" grid r g b (its mean rounded to 0-255, as .ply's red green blue), a
+// "normal" grid nx ny nz; any other grid is Error(kUsage) naming it and the formats that hold it.
+void write_xyz_grids(const std::vector<const SparseGrid*>& grids, const std::string& path);
 
 }  // namespace voxtile

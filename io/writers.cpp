@@ -14,6 +14,7 @@
 #include "io/files.h"
 #include "io/las.h"
 #include "io/ply.h"
+#include "io/points_io.h"
 #include "io/vdb.h"
 #include "io/vox.h"
 
@@ -28,12 +29,13 @@ const char* format_name(OutputFormat f) {
     case OutputFormat::kBinvox: return "binvox";
     case OutputFormat::kVox: return "vox";
     case OutputFormat::kLas: return "las";
+    case OutputFormat::kXyz: return "xyz";
   }
   return "?";
 }
 
 bool holds_one_grid(OutputFormat f) {
-  return f != OutputFormat::kVdb && f != OutputFormat::kPly && f != OutputFormat::kLas;
+  return f != OutputFormat::kVdb && f != OutputFormat::kPly && f != OutputFormat::kLas && f != OutputFormat::kXyz;
 }
 
 OutputFormat parse_format(const std::string& name) {
@@ -46,16 +48,17 @@ OutputFormat parse_format(const std::string& name) {
   if (n == "binvox") return OutputFormat::kBinvox;
   if (n == "vox") return OutputFormat::kVox;
   if (n == "las") return OutputFormat::kLas;
-  fail(ErrorKind::kUsage, "unknown output format '" + name + "' (expected vdb, ply, raw, npy, binvox, vox or las)");
+  if (n == "xyz") return OutputFormat::kXyz;
+  fail(ErrorKind::kUsage, "unknown output format '" + name + "' (expected vdb, ply, raw, npy, binvox, vox, las or xyz)");
 }
 
 OutputFormat format_from_path(const std::string& path) {
   const std::string ext = lower_extension(path);
-  if (ext.empty()) fail(ErrorKind::kUsage, path + ": no file extension; name the format with --format vdb|ply|raw|npy|binvox|vox|las");
+  if (ext.empty()) fail(ErrorKind::kUsage, path + ": no file extension; name the format with --format vdb|ply|raw|npy|binvox|vox|las|xyz");
   try {
     return parse_format(ext);
   } catch (const Error&) {
-    fail(ErrorKind::kUsage, path + ": unknown output extension; use .vdb, .ply, .raw, .npy, .binvox, .vox or .las, or --format");
+    fail(ErrorKind::kUsage, path + ": unknown output extension; use .vdb, .ply, .raw, .npy, .binvox, .vox, .las or .xyz, or --format");
   }
 }
 
@@ -74,6 +77,7 @@ void write_grid(const SparseGrid& solid_or_surface, const std::string& path, Out
     case OutputFormat::kBinvox: write_binvox(grid, path, options.dense); return;
     case OutputFormat::kVox: write_vox(grid, path); return;
     case OutputFormat::kLas: write_las_grids({&grid}, path, options.meta); return;
+    case OutputFormat::kXyz: write_xyz_grids({&grid}, path); return;
   }
 }
 
@@ -95,7 +99,7 @@ std::string recorded_metadata(const std::string& path, OutputFormat format, cons
     if (format == OutputFormat::kLas) return read_las_metadata(path, key);
   } catch (const Error&) {
   }
-  return "";  // .npy, .binvox and .vox record nothing
+  return "";  // .npy, .binvox, .vox and .xyz record nothing
 }
 
 void check_grid_output(const GridSpec& spec, ValueType type, const std::string& path, OutputFormat format,
@@ -103,6 +107,9 @@ void check_grid_output(const GridSpec& spec, ValueType type, const std::string& 
   if (format == OutputFormat::kRaw || format == OutputFormat::kNpy)
     check_dense_budget(spec.dims, type, path, options.dense);
   else if (format == OutputFormat::kBinvox) check_binvox_grid(spec, path, options.dense);
+  else if (format == OutputFormat::kXyz && (type == ValueType::kInt32 || type == ValueType::kFloat32))
+    fail(ErrorKind::kUsage, path + ": .xyz holds positions, colours and normals, not one value per voxel "
+                                   "(write .ply or .las for the values, or .vdb)");
 }
 
 void write_grids(const std::vector<SparseGrid>& grids, const std::string& path, OutputFormat format,
@@ -119,6 +126,8 @@ void write_grids(const std::vector<SparseGrid>& grids, const std::string& path, 
     write_vdb_grids(ptrs, path, options.meta, VdbWriter::kAuto, options.vdb_bool);
   else if (format == OutputFormat::kLas)
     write_las_grids(ptrs, path, options.meta);
+  else if (format == OutputFormat::kXyz)
+    write_xyz_grids(ptrs, path);
   else
     write_ply_grids(ptrs, path, options.meta);
 }

@@ -10,11 +10,11 @@
 
 namespace voxtile {
 
-enum class OutputFormat { kVdb, kPly, kRaw, kNpy, kBinvox, kVox, kLas };
+enum class OutputFormat { kVdb, kPly, kRaw, kNpy, kBinvox, kVox, kLas, kXyz };
 
-// "vdb", "ply", "raw", "npy", "binvox", "vox", "las".
+// "vdb", "ply", "raw", "npy", "binvox", "vox", "las", "xyz".
 const char* format_name(OutputFormat f);
-// Whether files of the format hold one grid only (every format but .vdb, .ply and .las).
+// Whether files of the format hold one grid only (every format but .vdb, .ply, .las and .xyz).
 bool holds_one_grid(OutputFormat f);
 // From a --format value; throws Error(kUsage) on an unknown one.
 OutputFormat parse_format(const std::string& name);

@@ -542,7 +542,7 @@ TEST(LasWrite, MeshSamplesKeepNormalsIdsAndColours) {
     ASSERT_EQ(back.colors[i].r, uint8_t(i));
     ASSERT_NEAR(back.positions64[i].y, pc.positions[i].y, d.scale[1]);
   }
-  EXPECT_THROW(write_point_cloud(pc, dir.file("s.xyz"), "", {}), Error);
+  EXPECT_THROW(write_point_cloud(pc, dir.file("s.pts"), "", {}), Error);  // (points are written as .ply, .las or .xyz)
 }
 
 TEST(LasCli, PointsToVoxelsDownsampledLasAndErrors) {

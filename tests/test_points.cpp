@@ -15,6 +15,7 @@
 #include "core/csg.h"
 #include "core/error.h"
 #include "core/points.h"
+#include "io/grid_set.h"
 #include "io/points_io.h"
 #include "io/mesh_reader.h"
 #include "kernels/api.h"
@@ -652,6 +653,62 @@ TEST(PointsCli, CsgPointsSolidAndTheThreeConversions) {
   r = test::run_voxtile({"points", dir.file("nan.xyz"), "-o", dir.file("n.vdb")});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_FALSE(test::file_exists(dir.file("n.vdb")));
+}
+
+// .xyz output: the same points, colours and normals as .ply, read back bit for bit; grids of values
+// other than colours and normals are refused before anything is written.
+TEST(PointsCli, XyzOutputReadsBackAsThePlyOutput) {
+  TempDir dir;
+  auto same = [](const PointCloud& a, const PointCloud& b) {
+    EXPECT_EQ(a.size(), b.size());
+    EXPECT_EQ(a.normals.size(), b.normals.size());
+    EXPECT_EQ(a.colors.size(), b.colors.size());
+    EXPECT_TRUE(same_bytes(a.positions, b.positions));
+    EXPECT_TRUE(same_bytes(a.normals, b.normals));
+    EXPECT_TRUE(same_bytes(a.colors, b.colors));
+  };
+  const std::string duck = test::data_path("formats/gltf/Duck.glb"), pond = test::data_path("points/pond.0.ply");
+  // mesh -> samples (positions, normals, texture colours)
+  for (const char* ext : {"ply", "xyz"}) {
+    const auto r = test::run_voxtile({"points", duck, "-o", dir.file(std::string("s.") + ext), "--count", "20000"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const PointCloud samples = read_point_cloud(dir.file("s.xyz"));
+  EXPECT_EQ(samples.size(), 20000u);
+  EXPECT_FALSE(samples.colors.empty());
+  same(samples, read_point_cloud(dir.file("s.ply")));
+  // points -> voxel-downsampled cloud (mean colours and normals), and a .vdb's voxel centres
+  for (const char* ext : {"ply", "xyz"}) {
+    const auto r = test::run_voxtile({"points", pond, "-o", dir.file(std::string("d.") + ext), "-r", "64", "-d", "cpu",
+                                      "--values", "occupancy,color,normal"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  same(read_point_cloud(dir.file("d.xyz")), read_point_cloud(dir.file("d.ply")));
+  auto r = test::run_voxtile({"points", pond, "-o", dir.file("auto.xyz"), "-r", "64", "-d", "cpu"});  // auto: no count
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(test::read_file(dir.file("auto.xyz")), test::read_file(dir.file("d.xyz")));
+  ASSERT_EQ(test::run_voxtile({"points", pond, "-o", dir.file("d.vdb"), "-r", "64", "-d", "cpu", "--values",
+                               "color,normal"})
+                .exit_code,
+            0);
+  r = test::run_voxtile({"points", dir.file("d.vdb"), "-o", dir.file("c.xyz")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(test::read_file(dir.file("c.xyz")), test::read_file(dir.file("d.xyz")));
+  // voxel centres of a binary voxelization: the .ply's points
+  for (const char* ext : {"ply", "xyz"}) {
+    r = test::run_voxtile({"voxelize", duck, "-o", dir.file(std::string("v.") + ext), "-r", "24", "-d", "cpu"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  same(read_point_cloud(dir.file("v.xyz")), read_point_cloud(dir.file("v.ply")));
+  // values .xyz cannot hold
+  r = test::run_voxtile({"voxelize", duck, "-o", dir.file("n.xyz"), "-r", "24", "-d", "cpu", "-t", "count"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("n.xyz: .xyz holds positions, colours and normals"), std::string::npos) << r.err;
+  r = test::run_voxtile({"points", pond, "-o", dir.file("k.xyz"), "-r", "64", "-d", "cpu", "--values", "count"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not the 'count' grid"), std::string::npos) << r.err;
+  EXPECT_FALSE(test::file_exists(dir.file("n.xyz")));
+  EXPECT_FALSE(test::file_exists(dir.file("k.xyz")));
 }
 
 // ---- GPU --------------------------------------------------------------------------------------
