@@ -426,7 +426,9 @@ GridFile read_grid_file(const std::string& path) {
     f.has_transform = true;
     return f;
   }
-  fail(ErrorKind::kInput, path + ": unknown grid format (expected .vdb, .ply, .npy, .raw or .npz)");
+  if (ext == "xyz" || ext == "pts" || ext == "las" || ext == "laz")
+    fail(ErrorKind::kInput, path + ": a point cloud, not a grid ('voxtile points' bins points into a grid)");
+  fail(ErrorKind::kInput, path + ": unknown grid format (expected .vdb, .ply, .npy, .raw, .npz, .binvox or .vox)");
 }
 
 }  // namespace voxtile

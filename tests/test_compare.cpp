@@ -124,6 +124,13 @@ TEST(Compare, BadFilesExitWith2) {
     EXPECT_EQ(r.exit_code, 2) << args.back() << ": " << r.err;
     EXPECT_NE(r.err.find("error"), std::string::npos);
   }
+  // What it reads is named; a point cloud is told apart.
+  std::ofstream(dir.file("p.xyz")) << "0 0 0\n";
+  auto r = test::run_voxtile({"compare", dir.file("g.npy"), dir.file("g.txt")});
+  EXPECT_NE(r.err.find("expected .vdb, .ply, .npy, .raw, .npz, .binvox or .vox"), std::string::npos) << r.err;
+  r = test::run_voxtile({"compare", dir.file("g.npy"), dir.file("p.xyz")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("p.xyz: a point cloud, not a grid"), std::string::npos) << r.err;
 }
 
 TEST(Compare, VdbBricksComeBackInKeyOrderBeyondOneInternalNode) {
