@@ -238,7 +238,17 @@ MeshLoadResult read_in_process(const std::string& path, bool require_triangles, 
     Assimp::Importer importer;
     if (text_with_mark(path)) importer.SetIOHandler(new TextIOSystem(path, read_text_file(path)));
     const aiScene* scene = importer.ReadFile(path, aiProcess_Triangulate | aiProcess_SortByPType);
-    if (!scene) fail(ErrorKind::kInput, path + ": cannot read: " + first_line(importer.GetErrorString()));
+    if (!scene) {
+      const std::string why = first_line(importer.GetErrorString()), ext = lower_extension(path);
+      if (why.find("No suitable reader found") != std::string::npos) {  // Assimp's words, said plainly
+        if (ext == "mtl") fail(ErrorKind::kInput, path + ": a material library, not a mesh (give the .obj that uses it)");
+        if (ext.empty() || !importer.IsExtensionSupported(("." + ext).c_str()))
+          fail(ErrorKind::kInput, path + ": not a mesh format voxtile reads (.ply .stl .obj, and Assimp's: .glb .gltf "
+                                         ".fbx .dae .3mf .off and more)");
+        fail(ErrorKind::kInput, path + ": cannot read: no ." + ext + " importer accepts its content");
+      }
+      fail(ErrorKind::kInput, path + ": cannot read: " + why);
+    }
     if (!scene->mRootNode) fail(ErrorKind::kInput, path + ": the file has no scene");
     const size_t dot = path.rfind('.');
     if (dot != std::string::npos) {

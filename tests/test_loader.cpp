@@ -223,6 +223,20 @@ TEST(Loader, SpecificBrokenFilesGiveSpecificErrors) {
       << message("points/points_cloudcompare.xyz");
   EXPECT_NE(message("edge/does_not_exist.obj").find("No such file"), std::string::npos);
   EXPECT_NE(message("edge").find("is a directory"), std::string::npos);
+  // Files no importer takes: a format nobody reads, a material library, a known format's garbage.
+  EXPECT_NE(message("edge/IndexOutOfRange.bin").find("IndexOutOfRange.bin: not a mesh format voxtile reads"),
+            std::string::npos)
+      << message("edge/IndexOutOfRange.bin");
+  EXPECT_NE(message("edge/concave_polygon.mtl").find("a material library, not a mesh"), std::string::npos);
+  test::TempDir dir;
+  std::ofstream(dir.file("junk.glb"), std::ios::binary) << std::string(300, 'j');
+  try {
+    load_mesh(dir.file("junk.glb"));
+    ADD_FAILURE() << "loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("junk.glb: cannot read: no .glb importer accepts its content"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Loader, TruncatedFilesLoadWhatIsThere) {
