@@ -65,8 +65,9 @@ void add_picture_options(CLI::App& app, PictureArgs& a) {
       ->check(CLI::IsMember({"y", "z"}))
       ->capture_default_str();
   app.add_option("--color", a.color,
-                 "Voxel colours: auto (a 'color' grid, else the drawn grid's own values), none (one colour), or a "
-                 "grid name. Counts and fields: a colour map with a legend; normals: RGB; ids and classes: a palette")
+                 "Voxel colours: auto (a 'color' grid, else the drawn grid's own values), none (one colour), #rrggbb "
+                 "(that colour), or a grid name. Counts and fields: a colour map with a legend; normals: RGB; ids and "
+                 "classes: a palette")
       ->capture_default_str();
   app.add_option("--range", a.range, "Colour-map range LO,HI (default: the values' minimum and maximum)");
   app.add_option("--iso", a.iso, "Level sets: the voxels with value <= ISO are drawn")->capture_default_str();

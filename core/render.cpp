@@ -170,13 +170,20 @@ void check_view(const std::string& view) {
                                 "(elevation -90 to 90)");
 }
 
+// RGB8 of "#rrggbb" or "rrggbb"; false when text is neither.
+static bool parse_hex_rgb(const std::string& text, uint32_t* rgb) {
+  const std::string hex = !text.empty() && text[0] == '#' ? text.substr(1) : text;
+  if (hex.size() != 6 || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) return false;
+  const unsigned long v = std::strtoul(hex.c_str(), nullptr, 16);
+  *rgb = rgb8(int(v >> 16 & 255), int(v >> 8 & 255), int(v & 255));
+  return true;
+}
+
 uint32_t parse_background(const std::string& text) {
   if (text == "transparent" || text == "none") return 0x00ffffffu;
-  std::string hex = !text.empty() && text[0] == '#' ? text.substr(1) : text;
-  if (hex.size() != 6 || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
-    fail(ErrorKind::kUsage, "background '" + text + "': expected #rrggbb or transparent");
-  const unsigned long v = std::strtoul(hex.c_str(), nullptr, 16);
-  return 0xff000000u | rgb8(int(v >> 16 & 255), int(v >> 8 & 255), int(v & 255));
+  uint32_t rgb = 0;
+  if (!parse_hex_rgb(text, &rgb)) fail(ErrorKind::kUsage, "background '" + text + "': expected #rrggbb or transparent");
+  return 0xff000000u | rgb;
 }
 
 namespace {
@@ -278,6 +285,8 @@ RenderScene make_scene(const std::vector<const SparseGrid*>& grids, const Render
     for (const SparseGrid* g : grids)
       if (g->name == "color" && g->value_type == ValueType::kVec3f) cg = g;
     if (!cg && shape.value_type != ValueType::kNone && !level) cg = &shape;
+  } else if (!o.color.empty() && o.color[0] == '#') {  // one colour, given
+    if (!parse_hex_rgb(o.color, &s.color)) fail(ErrorKind::kUsage, "--color '" + o.color + "': expected #rrggbb");
   } else if (o.color != "none") {
     cg = find_grid(grids, o.color, "--color");
   }

@@ -266,7 +266,7 @@ struct RenderOptions {
   int width = 512, height = 512;
   std::string view = "iso";    // iso, front, back, left, right, top, bottom, or "AZ,EL" in degrees
   char up = 'y';               // the world axis that points up in the picture: 'y' or 'z'
-  std::string color = "auto";  // auto, none (one colour), or the name of the grid whose values colour the voxels
+  std::string color = "auto";  // auto, none (one colour), #rrggbb (that colour), or a grid whose values colour
   std::string shape;           // the grid whose active voxels are drawn ("" = the first)
   float iso = 0.0f;            // level sets: voxels with value <= iso are drawn
   bool has_range = false;      // colour-map range (default: the values' min and max)

@@ -239,6 +239,19 @@ TEST(Render, ColoursFromValues) {
   EXPECT_EQ(make_scene({&count}, o).color_mode, "one");
   o.color = "nope";
   EXPECT_THROW(make_scene({&count}, o), Error);
+  // One colour given: the front face, lit straight on, is a shade of it.
+  o.color = "#d02010";
+  scene = make_scene({&count}, o);
+  EXPECT_EQ(scene.color_mode, "one");
+  EXPECT_EQ(scene.color, 0x1020d0u);  // (RGB8: 0xBBGGRR)
+  img = render_cpu(scene, o);
+  const uint32_t face = img.pixels[150 * 400 + 200];
+  EXPECT_GT(int(face & 255), 4 * int(face >> 8 & 255));          // red over green
+  EXPECT_GT(int(face >> 8 & 255), int(face >> 16 & 255));        // green over blue
+  for (const char* bad : {"#12345", "#gg0000", "#1234567"}) {
+    o.color = bad;
+    EXPECT_THROW(make_scene({&count}, o), Error) << bad;
+  }
   // Normals as RGB: a +z normal seen from the front is blue.
   SparseGrid normal = grid_of(
       spec, in, ValueType::kFloat32, [](int, int, int) { return 0.f; }, "normal");

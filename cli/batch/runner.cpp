@@ -216,7 +216,8 @@ void write_html_report(const std::string& path, const std::vector<Job>& jobs, co
     << ".card img{width:100%;height:auto;display:block;background:#f2f2f2}\n"
     << ".failed{border-color:#d33}.failed .status{color:#d33}.status{font-weight:600}\n"
     << "table{border-collapse:collapse}td{padding:1px 6px 1px 0;vertical-align:top}\n"
-    << "</style>\n</head>\n<body>\n<h1>voxtile batch</h1>\n<p>" << jobs.size() << " jobs: " << count("ok") << " ok, "
+    << "</style>\n</head>\n<body>\n<h1>voxtile batch</h1>\n<p>" << jobs.size()
+    << (jobs.size() == 1 ? " job: " : " jobs: ") << count("ok") << " ok, "
     << count("failed") << " failed, " << count("skipped") << " skipped, in " << progress.seconds()
     << " s (voxtile " << VOXTILE_VERSION << ").</p>\n<p id=\"thumbnails\">thumbnails: not checked</p>\n<div class=\"grid\">\n";
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -426,7 +427,8 @@ int run_batch_jobs(const BatchCmdOptions& o, const std::vector<Job>& jobs) {
   const size_t not_run = size_t(std::count_if(results.begin(), results.end(), [](const JobReport& r) { return r.status == "not run"; }));
   std::ostringstream s;
   s.precision(3);
-  s << "voxtile batch: " << jobs.size() << " jobs" << (o.shard.empty() ? "" : " (shard " + o.shard + ")") << ": "
+  s << "voxtile batch: " << jobs.size() << (jobs.size() == 1 ? " job" : " jobs")
+    << (o.shard.empty() ? "" : " (shard " + o.shard + ")") << ": "
     << (counts.count("ok") ? counts.at("ok") : 0) << " ok, " << failed << " failed, "
     << (counts.count("skipped") ? counts.at("skipped") : 0) << " skipped" << (not_run ? ", " + std::to_string(not_run) + " not run" : "")
     << " in " << std::fixed << progress.seconds() << " s";
