@@ -55,6 +55,11 @@ int run_generate(const GenerateCmdOptions& o) {
     if (o.input.empty()) fail(ErrorKind::kUsage, "generate scan needs --input MESH");
     m = subdivide(load_mesh(o.input, false, o.load.kind(), o.load.limits()).mesh, o.levels, o.order == "quarters");
   } else if (o.kind == "tubes") {
+    // (a closed tube of one ring has no length: every triangle is degenerate)
+    if (o.tubes < 1) fail(ErrorKind::kUsage, "generate tubes: --tubes must be at least 1");
+    if (o.rings < (o.length > 0 ? 1u : 2u))
+      fail(ErrorKind::kUsage,
+           std::string("generate tubes: --rings must be at least ") + (o.length > 0 ? "1" : "2 for closed tubes"));
     if (uint64_t(o.tubes) * o.rings * o.sides * 2 > (uint64_t(1) << 31))
       fail(ErrorKind::kUsage, "generate tubes: more than 2^31 triangles");
     if (o.length > 1000) fail(ErrorKind::kUsage, "generate tubes: --length above 1000");
@@ -64,6 +69,8 @@ int run_generate(const GenerateCmdOptions& o) {
       fail(ErrorKind::kUsage, "generate sphere: --rings must be 2 to 23170");
     m = make_uv_sphere(0, 0, 0, 1, int(o.rings), int(2 * o.rings));
   } else {
+    if (uint64_t(o.objects) * 480 > (uint64_t(1) << 31))
+      fail(ErrorKind::kUsage, "generate room: more than 2^31 triangles");
     m = make_room(o.objects, o.seed);
   }
   if (o.shuffle) {

@@ -775,6 +775,22 @@ TEST(Cli, GenerateOrdersRadiiAndSpheres) {
   EXPECT_NEAR(sb.hi.x, 1.0, 1e-6);  // the equator (30 rings)
   EXPECT_EQ(run_voxtile({"generate", "sphere", "--rings", "1", "-o", dir.file("x.ply")}).exit_code, 2);
   EXPECT_EQ(run_voxtile({"generate", "tubes", "--radius", "-1", "-o", dir.file("x.ply")}).exit_code, 2);
+  // Sizes that give no mesh (or only degenerate triangles) are usage errors, not empty files.
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"tubes", "--tubes", "0"}, {"tubes", "--rings", "1"},
+        {"tubes", "--rings", "0", "--length", "1"}, {"room", "--objects", "4000000000"}}) {
+    std::vector<std::string> args = {"generate"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    args.insert(args.end(), {"-o", dir.file("x.ply")});
+    const auto e = run_voxtile(args);
+    EXPECT_EQ(e.exit_code, 2) << bad[1] << " " << bad[2] << ": " << e.err;
+    EXPECT_NE(e.err.find("generate " + bad[0] + ": "), std::string::npos) << e.err;
+  }
+  EXPECT_FALSE(test::file_exists(dir.file("x.ply")));
+  r = run_voxtile(
+      {"generate", "tubes", "--tubes", "2", "--rings", "1", "--length", "0.5", "-o", dir.file("t.ply"), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(load_mesh(dir.file("t.ply")).mesh.num_triangles(), 2u * 1 * 5 * 2);
 }
 
 }  // namespace
