@@ -61,7 +61,7 @@ int run_info(const InfoCmdOptions& o) {
     }
     return 0;
   }
-  if (ext == "xyz" || ext == "pts" || ext == "las" || ext == "laz") {
+  if (point_cloud_extension(o.input)) {
     const PointCloud pc = [&] {
       const ProgressStage stage("read " + o.input);
       return read_point_cloud(o.input);

@@ -52,14 +52,14 @@ Bounds Mesh::bounds() const {
       });
 }
 
-void Mesh::sanitize(bool parallel) {
+void Mesh::sanitize() {
   const size_t n = num_triangles();
   constexpr size_t kBlock = size_t(1) << 14;
   const size_t blocks = (n + kBlock - 1) / kBlock;
   // Pass 1: keep flags and per-block counts; pass 2: every block moves its kept triangles to its offset.
   std::vector<uint8_t> keep(n);
   std::vector<size_t> kept(blocks + 1, 0), nonfinite(blocks, 0), degenerate(blocks, 0);
-  auto check = [&](size_t blk) {
+  tbb::parallel_for(size_t(0), blocks, [&](size_t blk) {
     for (size_t t = blk * kBlock; t < std::min(n, (blk + 1) * kBlock); ++t) {
       const Vec3f a = vertex(t, 0), b = vertex(t, 1), c = vertex(t, 2);
       bool finite = true;
@@ -77,9 +77,7 @@ void Mesh::sanitize(bool parallel) {
       if (!keep[t]) ++degenerate[blk];
       kept[blk + 1] += keep[t];
     }
-  };
-  if (parallel) tbb::parallel_for(size_t(0), blocks, check);
-  else for (size_t blk = 0; blk < blocks; ++blk) check(blk);
+  });
   for (size_t blk = 0; blk < blocks; ++blk) {
     kept[blk + 1] += kept[blk];
     dropped_nonfinite += nonfinite[blk];

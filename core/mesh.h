@@ -45,10 +45,8 @@ struct Mesh {
   Vec3f vertex(size_t tri, int corner) const { return positions[indices[3 * tri + corner]]; }
   Bounds bounds() const;  // of the vertices referenced by triangles
   // Removes triangles with a non-finite coordinate or zero area (computed in double), counting
-  // each kind. Triangles keep their order and per-triangle ids. In parallel (TBB) unless `parallel`
-  // is false: a process forked from a threaded one (the Assimp reader processes) must not enter TBB,
-  // whose state it inherits from threads it does not have (a parallel_for there waited forever).
-  void sanitize(bool parallel = true);
+  // each kind. Triangles keep their order and per-triangle ids.
+  void sanitize();
 };
 
 }  // namespace voxtile

@@ -107,6 +107,11 @@ std::string lower_extension(const std::string& path) {
   return e;
 }
 
+bool point_cloud_extension(const std::string& path) {
+  const std::string ext = lower_extension(path);
+  return ext == "xyz" || ext == "pts" || ext == "las" || ext == "laz";
+}
+
 std::string read_input_file(const std::string& path) {
   check_input_file(path);
   std::ifstream f(path, std::ios::binary);

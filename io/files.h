@@ -12,6 +12,9 @@ namespace voxtile {
 // The extension of the file name (after the last '.' of the last path component), lower case;
 // "" when there is none.
 std::string lower_extension(const std::string& path);
+// Whether the extension names a point-cloud format no mesh or grid reader reads: .xyz, .pts, .las,
+// .laz (a .ply may be either: is_point_cloud_file, io/points_io.h, reads its header).
+bool point_cloud_extension(const std::string& path);
 
 // Throws Error(kInput) "<path>: <problem>" unless `path` is a readable, non-empty regular file, and
 // notes it as an input of this process (its device and inode: through hard and symbolic links).

@@ -426,7 +426,7 @@ GridFile read_grid_file(const std::string& path) {
     f.has_transform = true;
     return f;
   }
-  if (ext == "xyz" || ext == "pts" || ext == "las" || ext == "laz")
+  if (point_cloud_extension(path))
     fail(ErrorKind::kInput, path + ": a point cloud, not a grid ('voxtile points' bins points into a grid)");
   fail(ErrorKind::kInput, path + ": unknown grid format (expected .vdb, .ply, .npy, .raw, .npz, .binvox or .vox)");
 }

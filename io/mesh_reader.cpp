@@ -232,7 +232,7 @@ bool text_with_mark(const std::string& path) {
   return byte_order_mark(b, n) != 0;
 }
 
-MeshLoadResult read_in_process(const std::string& path, bool require_triangles, bool textures, bool parallel = true) {
+MeshLoadResult read_in_process(const std::string& path, bool require_triangles, bool textures) {
   MeshLoadResult out;
   try {
     Assimp::Importer importer;
@@ -281,16 +281,16 @@ MeshLoadResult read_in_process(const std::string& path, bool require_triangles, 
   } catch (const std::exception& e) {
     fail(ErrorKind::kInput, path + ": cannot read: " + first_line(e.what()));
   }
-  finish_load(out, path, require_triangles, parallel);
+  finish_load(out, path, require_triangles);
   return out;
 }
 
 }  // namespace
 
-void finish_load(MeshLoadResult& out, const std::string& path, bool require_triangles, bool parallel) {
+void finish_load(MeshLoadResult& out, const std::string& path, bool require_triangles) {
   Mesh& mesh = out.mesh;
   const size_t loaded = mesh.num_triangles();
-  mesh.sanitize(parallel);
+  mesh.sanitize();
   if (out.dropped_bad_index)
     out.warnings.push_back("dropped " + std::to_string(out.dropped_bad_index) + " faces with out-of-range vertex indices");
   if (mesh.dropped_nonfinite)
@@ -438,7 +438,7 @@ MeshLoadResult deserialize(Reader& in) {
 void load_to_fd(int fd, const std::string& path, bool require_triangles, bool textures) {
   Stream s(fd);
   try {
-    serialize(s, read_in_process(path, require_triangles, textures, false));  // (no TBB in a reader process)
+    serialize(s, read_in_process(path, require_triangles, textures));
   } catch (const Error& e) {
     s.pod(uint8_t(1));
     s.pod(int32_t(e.kind()));
@@ -702,24 +702,19 @@ MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triang
   // parse on this process's threads.
   if (loader == Loader::kNative && !native_format(path))
     fail(ErrorKind::kUsage, path + ": --loader native reads .ply, .stl and .obj only (use auto or assimp)");
-  if (reads_natively(path, loader, textures)) {
-    return read_native(path, require_triangles);  // checks the file too
-  }
+  if (reads_natively(path, loader, textures)) return read_native(path, require_triangles);  // checks the file too
   check_input_file(path);
-  const std::string ext = lower_extension(path);
-  if (ext == "xyz" || ext == "pts" || ext == "las" || ext == "laz")  // (no Assimp importer reads them)
+  if (point_cloud_extension(path))  // (no Assimp importer reads them)
     fail(ErrorKind::kInput, path + ": a point cloud, not a mesh ('voxtile points' bins points into a grid)");
   check_header_counts(path);  // before Assimp allocates for a hostile header
   if (path.size() + sizeof(RequestHeader) > kMaxRequest) fail(ErrorKind::kInput, path + ": path too long");
   for (int attempt = 0;; ++attempt) {
     Impl::Process p = m->take();
-    if (p.pid < 0) {  // no reader process could start
-        return read_in_process(path, require_triangles, textures);
-    }
+    if (p.pid < 0) return read_in_process(path, require_triangles, textures);  // no reader process could start
     FdCloser result{memfd_create("voxtile-mesh", MFD_CLOEXEC)};
     if (result.fd < 0) {
       m->give(p);
-        return read_in_process(path, require_triangles, textures);
+      return read_in_process(path, require_triangles, textures);
     }
     std::string request(sizeof(RequestHeader), '\0');
     const RequestHeader h{uint8_t(require_triangles), uint8_t(textures)};

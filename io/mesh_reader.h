@@ -54,8 +54,7 @@ MeshLoadResult inspect_mesh(const std::string& path, Loader loader = Loader::kAu
 
 // The end of every load: drops non-finite and degenerate triangles (Mesh::sanitize), turns the
 // counts into warnings, and with `require_triangles` fails with Error(kInput) when none is left.
-// `parallel`: Mesh::sanitize's (false in the reader processes).
-void finish_load(MeshLoadResult& result, const std::string& path, bool require_triangles, bool parallel = true);
+void finish_load(MeshLoadResult& result, const std::string& path, bool require_triangles);
 
 // Reader processes for many files (voxtile batch). Every import runs in a reader process, so that
 // a crash or abort inside a third-party importer becomes an input error naming the file (the

@@ -248,9 +248,8 @@ PointCloud read_point_cloud(const std::string& path) {
 }
 
 bool is_point_cloud_file(const std::string& path) {
-  const std::string ext = lower_extension(path);
-  if (ext == "xyz" || ext == "pts" || ext == "las" || ext == "laz") return true;
-  if (ext != "ply") return false;
+  if (point_cloud_extension(path)) return true;
+  if (lower_extension(path) != "ply") return false;
   check_input_file(path);
   try {
     for (const PlyElement& e : read_ply_header(path).elements)
@@ -307,8 +306,10 @@ class XyzText {
     m_buf.append(buf, r.ptr);
   }
   void integer(unsigned v) {
+    char buf[16];
+    const auto r = std::to_chars(buf, buf + sizeof(buf), v);
     sep();
-    m_buf += std::to_string(v);
+    m_buf.append(buf, r.ptr);
   }
   void end_line() {
     m_buf += '\n';
