@@ -16,8 +16,8 @@ namespace voxtile {
 void setup_csg(CLI::App& app, CsgCmdOptions& o) {
   app.add_option("script", o.input, "CSG script (.csg; README \"CSG scripts\")")->required();
   app.add_option("-o,--output", o.output,
-                 "Output: .ply or .las point cloud (positions, normals, colours, primitive, material); with --solid "
-                 "a grid (.vdb .ply .las .xyz .raw .npy .binvox .vox)")
+                 "Output: .ply, .las or .xyz point cloud (positions, normals, colours, primitive, material); with "
+                 "--solid a grid (.vdb .ply .las .xyz .raw .npy .binvox .vox); - for stdout")
       ->required();
   add_format_option(app, o.format, "Format: ply, las or xyz; with --solid vdb, ply, las, xyz, raw, npy, binvox or vox (default: from the extension)");
   add_sampling_options(app, o.sampling, false);
@@ -49,8 +49,9 @@ int run_csg(const CsgCmdOptions& o) {
   const Bounds bounds = script.bounds();
   if (bounds.empty()) fail(ErrorKind::kInput, o.input + ": no additive primitive, the solid is empty");
   const RenderOptions picture = o.preview.path.empty() ? RenderOptions{} : o.preview.picture.options();
-  if (!o.preview.path.empty() && lower_extension(o.preview.path) != "png")
+  if (!o.preview.path.empty() && !png_output(o.preview.path))
     fail(ErrorKind::kUsage, o.preview.path + ": --preview writes a .png");
+  check_standard_output({{o.output, format != OutputFormat::kXyz}, {o.preview.path, true}}, o.stats);
   int gpu_index = -1;
   std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, scan, log, &gpu_index);
   const Metadata meta = {{"source", o.input}, {"version", VOXTILE_VERSION}};

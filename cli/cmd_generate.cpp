@@ -7,6 +7,7 @@
 #include <numeric>
 #include <random>
 
+#include "cli/common.h"
 #include "core/error.h"
 #include "core/meshgen.h"
 #include "core/progress.h"
@@ -21,7 +22,9 @@ void setup_generate(CLI::App& app, GenerateCmdOptions& o) {
                  "sphere of radius 1: --rings rings, 2 x rings segments)")
       ->required()
       ->check(CLI::IsMember({"scan", "tubes", "room", "sphere"}));
-  app.add_option("-o,--output", o.output, "Output mesh: .ply, .stl, .obj or .glb")->required();
+  app.add_option("-o,--output", o.output, "Output mesh: .ply, .stl, .obj or .glb; - for stdout")->required();
+  app.add_option("--format,-f", o.format, "Output format: ply, obj, stl or glb (default: from the extension)")
+      ->check(CLI::IsMember({"ply", "obj", "stl", "glb"}, CLI::ignore_case));
   app.add_flag("--ascii", o.ascii, "ASCII .ply or .stl instead of binary");
   app.add_flag("--shuffle", o.shuffle, "Shuffle the order of the triangles (with --seed), as some exporters list them");
   app.add_option("--input", o.input, "scan: the mesh to subdivide");
@@ -50,6 +53,8 @@ void setup_generate(CLI::App& app, GenerateCmdOptions& o) {
 }
 
 int run_generate(const GenerateCmdOptions& o) {
+  const std::string format = mesh_format(o.output, o.format);
+  check_standard_output({{o.output, !(o.ascii || format == "obj")}}, false);
   Mesh m;
   if (o.kind == "scan") {
     if (o.input.empty()) fail(ErrorKind::kUsage, "generate scan needs --input MESH");
@@ -84,7 +89,7 @@ int run_generate(const GenerateCmdOptions& o) {
   }
   {
     const ProgressStage stage("write " + o.output);
-    write_mesh(m, o.output, o.ascii);
+    write_mesh(m, o.output, o.ascii, format);
   }
   if (o.verbosity > 0)
     std::cerr << o.output << ": " << m.num_triangles() << " triangles, " << m.positions.size() << " vertices\n";

@@ -24,7 +24,9 @@ void setup_mesh(CLI::App& app, MeshCmdOptions& o) {
                  "voxelized first (-t sdf for smooth, solid for cubes), or a point cloud (.xyz .pts .las, .ply "
                  "without faces), binned into occupancy first")
       ->required();
-  app.add_option("-o,--output", o.output, "Output mesh: .ply (with normals), .obj, .stl or .glb")->required();
+  app.add_option("-o,--output", o.output, "Output mesh: .ply (with normals), .obj, .stl or .glb; - for stdout")->required();
+  app.add_option("--format,-f", o.format, "Output format: ply, obj, stl or glb (default: from the extension)")
+      ->check(CLI::IsMember({"ply", "obj", "stl", "glb"}, CLI::ignore_case));
   app.add_option("--style", o.style,
                  "smooth: marching cubes (of the field; of occupancy at 0.5); cubes: the faces between active and "
                  "inactive voxels (occupancy only); auto: smooth")
@@ -51,6 +53,8 @@ int run_mesh(const MeshCmdOptions& o) {
   const ThreadLimit threads(o.device.threads);
   const auto t0 = Clock::now();
   const bool cubes = o.style == "cubes";
+  const std::string format = mesh_format(o.output, o.format);
+  check_standard_output({{o.output, !(o.ascii || format == "obj")}}, o.stats);
   std::vector<std::pair<std::string, double>> stages;
   SparseGrid grid, solid;
   std::string source;
@@ -117,7 +121,7 @@ int run_mesh(const MeshCmdOptions& o) {
   const auto tw = Clock::now();
   {
     const ProgressStage stage("write " + o.output);
-    write_mesh(mesh, o.output, o.ascii);
+    write_mesh(mesh, o.output, o.ascii, format);
   }
   stages.emplace_back("write", ms_since(tw));
   std::ostringstream line;

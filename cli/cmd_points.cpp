@@ -68,7 +68,7 @@ void setup_points(CLI::App& app, PointsCmdOptions& o) {
                  "A mesh (-> .ply/.las/.xyz surface samples), a point cloud .ply/.xyz/.pts/.las (-> voxels, or a "
                  "voxel-downsampled .ply/.las/.xyz), or a .vdb (-> .ply/.las/.xyz voxel centres)")
       ->required();
-  app.add_option("-o,--output", o.output, "Output file (.ply .las .xyz, or for point clouds .vdb .ply .las .xyz .raw .npy .binvox .vox)")
+  app.add_option("-o,--output", o.output, "Output file (.ply .las .xyz, or for point clouds .vdb .ply .las .xyz .raw .npy .binvox .vox; - for stdout)")
       ->required();
   add_format_option(app, o.format, "Output format: vdb, ply, las, xyz, raw, npy, binvox or vox (default: from the extension)");
   add_sampling_options(app, o.sampling, true);
@@ -91,13 +91,14 @@ int run_points(const PointsCmdOptions& o) {
   ThreadLimit threads(o.device.threads);
   const auto t0 = Clock::now();
   const OutputFormat format = o.format.empty() ? format_from_path(o.output) : parse_format(o.format);
+  check_standard_output({{o.output, format != OutputFormat::kXyz}, {o.preview.path, true}}, o.stats);
   const Metadata meta = {{"source", o.input}, {"version", VOXTILE_VERSION}};
   const std::string in_ext = lower_extension(o.input);
   std::ostringstream line;
   nlohmann::ordered_json json = {{"input", o.input}, {"output", o.output}};
   std::vector<std::pair<std::string, double>> stages;
   const RenderOptions picture = o.preview.path.empty() ? RenderOptions{} : o.preview.picture.options();
-  if (!o.preview.path.empty() && lower_extension(o.preview.path) != "png")
+  if (!o.preview.path.empty() && !png_output(o.preview.path))
     fail(ErrorKind::kUsage, o.preview.path + ": --preview writes a .png");
   int gpu_index = -2;  // not chosen yet
   auto preview_gpu = [&] { return gpu_index >= -1 ? gpu_index : (gpu_index = pick_gpu(o.device.device, log)); };

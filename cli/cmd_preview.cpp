@@ -20,7 +20,7 @@ void setup_preview(CLI::App& app, PreviewCmdOptions& o) {
                  "A grid (.vdb .npy .raw .npz .binvox .vox, voxel-centre .ply), a mesh, voxelized first (see -t), "
                  "or a point cloud (.xyz .pts .las, .ply without faces), binned first")
       ->required();
-  app.add_option("-o,--output", o.output, "Output picture (.png)")->required();
+  app.add_option("-o,--output", o.output, "Output picture (.png; - for stdout)")->required();
   app.add_option("--grid", o.grid_name,
                  "The grid whose voxels are drawn (default: the first; level sets: the voxels at or below --iso)");
   add_picture_options(app, o.picture);
@@ -43,7 +43,8 @@ int run_preview(const PreviewCmdOptions& o) {
   const auto t0 = Clock::now();
   RenderOptions options = o.picture.options();
   options.shape = o.grid_name;
-  if (lower_extension(o.output) != "png") fail(ErrorKind::kUsage, o.output + ": the picture is written as .png");
+  if (!png_output(o.output)) fail(ErrorKind::kUsage, o.output + ": the picture is written as .png");
+  check_standard_output({{o.output, true}}, o.stats);
   std::vector<std::pair<std::string, double>> stages;
   std::vector<SparseGrid> grids;
   std::string source;

@@ -13,6 +13,7 @@
 #include "cli/job.h"
 #include "core/error.h"
 #include "core/timer.h"
+#include "io/atomic_file.h"
 #include "io/writers.h"
 
 namespace voxtile {
@@ -63,9 +64,10 @@ std::vector<Job> plan_jobs(const VoxelizeCmdOptions& o) {
       j.picture = picture;
     }
     check_job(j);
+    check_standard_output({{j.output, j.format != OutputFormat::kXyz}, {j.preview, true}}, o.stats);
     for (const std::string* path : {&j.output, &j.preview}) {
       if (path->empty()) continue;
-      auto [it, fresh] = seen.emplace(*path, in);
+      auto [it, fresh] = seen.emplace(is_standard_output(*path) ? "-" : *path, in);
       if (!fresh) fail(ErrorKind::kUsage, in + " and " + it->second + " would both write " + *path);
     }
     jobs.push_back(j);
@@ -77,7 +79,7 @@ std::vector<Job> plan_jobs(const VoxelizeCmdOptions& o) {
 
 void setup_voxelize(CLI::App& app, VoxelizeCmdOptions& o) {
   app.add_option("inputs", o.inputs, "Mesh files (any format Assimp reads)")->required();
-  app.add_option("-o,--output", o.output, "Output file (.vdb .ply .las .xyz .raw .npy .binvox .vox), or a directory for several inputs")
+  app.add_option("-o,--output", o.output, "Output file (.vdb .ply .las .xyz .raw .npy .binvox .vox; - for stdout), or a directory for several inputs")
       ->required();
   add_format_option(app, o.format, "Output format: vdb, ply, las, xyz, raw, npy, binvox or vox (default: from the extension)");
   add_grid_options(app, o.grid);

@@ -1,6 +1,9 @@
 // Shared CLI helpers.
 #include "cli/common.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <charconv>
 #include <cctype>
 #include <chrono>
@@ -14,6 +17,7 @@
 #include "cli/progress_bar.h"
 #include "core/error.h"
 #include "core/progress.h"
+#include "io/atomic_file.h"
 #include "io/json_text.h"
 
 namespace voxtile {
@@ -141,8 +145,27 @@ nlohmann::ordered_json stages_json(const std::vector<std::pair<std::string, doub
 void print_json_line(const nlohmann::ordered_json& j) { std::cout << json_text(j) << std::endl; }
 
 void add_format_option(CLI::App& app, std::string& format, const std::string& help) {
-  app.add_option("--format,-f", format, help)->check(CLI::IsMember({"vdb", "ply", "las", "raw", "npy", "binvox", "vox"}, CLI::ignore_case));
+  app.add_option("--format,-f", format, help)->check(CLI::IsMember(format_names(), CLI::ignore_case));
 }
+
+void check_standard_output(const std::vector<std::pair<std::string, bool>>& outputs, bool stats) {
+  const std::string* first = nullptr;
+  for (const auto& [path, binary] : outputs) {
+    if (path.empty() || !is_standard_output(path)) continue;
+    if (first) fail(ErrorKind::kUsage, *first + " and " + path + " are both standard output");
+    first = &path;
+    struct stat st;
+    const bool device = fstat(STDOUT_FILENO, &st) == 0 && S_ISCHR(st.st_mode);
+    if (stats && !device)
+      fail(ErrorKind::kUsage, path + ": --stats prints its JSON to standard output, where this output goes too "
+                                     "(write the output to a file, or leave --stats out)");
+    if (binary && isatty(STDOUT_FILENO))
+      fail(ErrorKind::kUsage, path + ": standard output is a terminal; binary data goes to a file or a pipe "
+                                     "(redirect it: > FILE or | PROGRAM)");
+  }
+}
+
+bool png_output(const std::string& path) { return is_standard_output(path) || lower_extension(path) == "png"; }
 
 // A byte count: digits with an optional K, M, G or T (powers of 1024), from 1 byte to 2^62 bytes.
 // CLI11's unsigned conversion would take "-1" as 2^64 - 1 (no limit at all).

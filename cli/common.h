@@ -113,5 +113,12 @@ nlohmann::ordered_json stages_json(const std::vector<std::pair<std::string, doub
 void print_json_line(const nlohmann::ordered_json& j);
 // --format,-f vdb|ply|raw|npy.
 void add_format_option(CLI::App& app, std::string& format, const std::string& help);
+// The outputs (path, whether its data is binary) of a command that are standard output (`-o -`,
+// /dev/stdout: is_standard_output), checked before any work: refused (Error(kUsage)) where two of
+// them are, where `--stats` prints its JSON there too (unless standard output is a terminal or a
+// device such as /dev/null, where nothing is parsed), and where binary data would go to a terminal.
+void check_standard_output(const std::vector<std::pair<std::string, bool>>& outputs, bool stats);
+// Whether a picture may be written to `path`: a .png, or standard output.
+bool png_output(const std::string& path);
 
 }  // namespace voxtile

@@ -24,7 +24,7 @@ void check_job(const Job& job) {
     fail(ErrorKind::kUsage, job.output + ": a ." + format_name(job.format) +
                                 " file holds one target; write several targets to .vdb or .ply");
   if (!job.preview.empty()) {
-    if (lower_extension(job.preview) != "png") fail(ErrorKind::kUsage, job.preview + ": --preview writes a .png");
+    if (!png_output(job.preview)) fail(ErrorKind::kUsage, job.preview + ": --preview writes a .png");
     if (job.preview == job.output) fail(ErrorKind::kUsage, job.preview + ": the picture would replace the grid output");
   }
 }

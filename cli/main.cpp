@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   VoxelizeCmdOptions vox;
-  CLI::App* vox_cmd = app.add_subcommand("voxelize", "Voxelize meshes into .vdb, .ply, .las, .raw, .npy, .binvox or .vox grids");
+  CLI::App* vox_cmd = app.add_subcommand("voxelize", "Voxelize meshes into .vdb, .ply, .las, .xyz, .raw, .npy, .binvox or .vox grids");
   setup_voxelize(*vox_cmd, vox);
   BucketCmdOptions bucket;
   CLI::App* bucket_cmd =

@@ -145,16 +145,28 @@ void remove_stale_temps(const std::string& dir, const std::string& base) {
 void install_temp_file_cleanup() {
   file_mode();
   for (int sig : kCleanupSignals) std::signal(sig, cleanup_and_reraise);
-  // A file size limit (ulimit -f) makes writes fail with EFBIG, reported as output errors (exit 4),
-  // instead of killing the process.
+  // A file size limit (ulimit -f) makes writes fail with EFBIG, and a pipe whose reader has gone
+  // (`-o - | head -c 100`) with EPIPE, reported as output errors (exit 4) and with the temporary
+  // file removed, instead of killing the process.
   std::signal(SIGXFSZ, SIG_IGN);
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+bool is_standard_output(const std::string& path) {
+  if (path == "-") return true;
+  struct stat out, st;
+  return path.size() > 1 && fstat(STDOUT_FILENO, &out) == 0 && stat(path.c_str(), &st) == 0 &&
+         st.st_dev == out.st_dev && st.st_ino == out.st_ino;
 }
 
 AtomicFile::AtomicFile(const std::string& final_path) : m_final(final_path) {
   if (final_path.empty()) fail(ErrorKind::kOutput, "empty output path");
   std::string target = final_path;  // the file replaced: a symbolic link's target
   struct stat st;
-  if (stat(final_path.c_str(), &st) == 0) {
+  if (is_standard_output(final_path)) {
+    m_device = m_stdout = true;  // written into file descriptor 1 at commit, as it stands
+    target = "stdout";  // (names the temporary file)
+  } else if (stat(final_path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) fail(ErrorKind::kOutput, final_path + ": is a directory");
     const std::string input = input_file_at(st.st_dev, st.st_ino);
     if (!input.empty())
@@ -258,7 +270,7 @@ void AtomicFile::commit() {
 
 void AtomicFile::copy_to_device() {
   const int in = open(m_temp.c_str(), O_RDONLY | O_CLOEXEC);
-  const int out = open(m_final.c_str(), O_WRONLY | O_CLOEXEC);
+  const int out = m_stdout ? fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0) : open(m_final.c_str(), O_WRONLY | O_CLOEXEC);
   if (in < 0 || out < 0) {
     const int e = errno;
     if (in >= 0) close(in);

@@ -6,13 +6,18 @@
 // An output that is one of this process's input files is refused (Error(kUsage); with
 // enable_input_protection, as the command line does); a symbolic link
 // stays a link (its target is replaced); a character device or FIFO (/dev/stdout, a pipe) gets the
-// finished bytes written into it at commit; any other non-regular file is refused (kOutput).
+// finished bytes written into it at commit, and so does standard output (is_standard_output) where
+// it stands, whatever it is; any other non-regular file is refused (kOutput).
 #pragma once
 
 #include <cstdio>
 #include <string>
 
 namespace voxtile {
+
+// Whether `path` names this process's standard output: "-", or the file that standard output is open
+// on (/dev/stdout, /dev/fd/1, or any name of the same device and inode).
+bool is_standard_output(const std::string& path);
 
 class AtomicFile {
  public:
@@ -40,6 +45,7 @@ class AtomicFile {
   int m_lock = -1;  // holds the temporary file's flock
   std::string m_target;   // the file replaced: the final path, or a symbolic link's target
   bool m_device = false;  // the final path is a character device or FIFO: written in place
+  bool m_stdout = false;  // the final path is standard output: written into file descriptor 1
   void copy_to_device();
   bool m_committed = false;
 };

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -237,10 +238,19 @@ void write_glb(const Mesh& m, AtomicFile& out) {
 
 }  // namespace
 
-void write_mesh(const Mesh& mesh, const std::string& path, bool ascii) {
-  const std::string e = lower_extension(path);
-  if (e != "ply" && e != "stl" && e != "obj" && e != "glb")
-    fail(ErrorKind::kUsage, path + ": meshes are written as .ply, .stl, .obj or .glb");
+std::string mesh_format(const std::string& path, const std::string& format) {
+  std::string e = format.empty() ? lower_extension(path) : format;
+  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  if (e == "ply" || e == "stl" || e == "obj" || e == "glb") return e;
+  if (!format.empty()) fail(ErrorKind::kUsage, "unknown mesh format '" + format + "' (expected ply, stl, obj or glb)");
+  if (path == "-")
+    fail(ErrorKind::kUsage, "-o -: standard output has no extension to tell the format; name it with --format "
+                            "(ply, stl, obj or glb)");
+  fail(ErrorKind::kUsage, path + ": meshes are written as .ply, .stl, .obj or .glb (or name the format with --format)");
+}
+
+void write_mesh(const Mesh& mesh, const std::string& path, bool ascii, const std::string& format) {
+  const std::string e = mesh_format(path, format);
   if (e == "ply" && !ascii) return write_mesh_ply(mesh, path);
   AtomicFile out(path);
   if (e == "ply") write_ascii_ply(mesh, out);

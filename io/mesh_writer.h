@@ -9,9 +9,13 @@ namespace voxtile {
 
 // float x, y, z per vertex; uchar-counted int vertex_indices per face. Atomic.
 void write_mesh_ply(const Mesh& mesh, const std::string& path);
-// By extension: .ply (binary little-endian, or ASCII), .stl (binary, or ASCII), .obj (v and f
-// lines), .glb (one mesh: float positions, uint32 indices). Text numbers are the shortest decimal
-// that reads back to the same float. Atomic; throws Error(kUsage) for another extension.
-void write_mesh(const Mesh& mesh, const std::string& path, bool ascii = false);
+// The mesh format of `format` ("ply", "stl", "obj" or "glb", any case) or, when it is empty, of the
+// extension of `path`. Throws Error(kUsage) naming the path for another one (and for standard output,
+// "-", without a format).
+std::string mesh_format(const std::string& path, const std::string& format = "");
+// In mesh_format(path, format): .ply (binary little-endian, or ASCII), .stl (binary, or ASCII), .obj
+// (v and f lines), .glb (one mesh: float positions, uint32 indices). Text numbers are the shortest
+// decimal that reads back to the same float. Atomic.
+void write_mesh(const Mesh& mesh, const std::string& path, bool ascii = false, const std::string& format = "");
 
 }  // namespace voxtile

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <iterator>
 #include <sstream>
+#include <utility>
 
 #include "core/error.h"
 #include "core/progress.h"
@@ -20,18 +22,31 @@
 
 namespace voxtile {
 
+namespace {
+constexpr std::pair<OutputFormat, const char*> kFormats[] = {
+    {OutputFormat::kVdb, "vdb"},       {OutputFormat::kPly, "ply"}, {OutputFormat::kLas, "las"},
+    {OutputFormat::kXyz, "xyz"},       {OutputFormat::kRaw, "raw"}, {OutputFormat::kNpy, "npy"},
+    {OutputFormat::kBinvox, "binvox"}, {OutputFormat::kVox, "vox"}};
+
+// "vdb, ply, ... or vox", each name after `prefix`.
+std::string format_list(const char* prefix) {
+  std::string s;
+  const size_t n = std::size(kFormats);
+  for (size_t i = 0; i < n; ++i) s += (i == 0 ? "" : i + 1 == n ? " or " : ", ") + std::string(prefix) + kFormats[i].second;
+  return s;
+}
+}  // namespace
+
 const char* format_name(OutputFormat f) {
-  switch (f) {
-    case OutputFormat::kVdb: return "vdb";
-    case OutputFormat::kPly: return "ply";
-    case OutputFormat::kRaw: return "raw";
-    case OutputFormat::kNpy: return "npy";
-    case OutputFormat::kBinvox: return "binvox";
-    case OutputFormat::kVox: return "vox";
-    case OutputFormat::kLas: return "las";
-    case OutputFormat::kXyz: return "xyz";
-  }
+  for (const auto& [format, name] : kFormats)
+    if (format == f) return name;
   return "?";
+}
+
+std::vector<std::string> format_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : kFormats) names.push_back(entry.second);
+  return names;
 }
 
 bool holds_one_grid(OutputFormat f) {
@@ -41,24 +56,21 @@ bool holds_one_grid(OutputFormat f) {
 OutputFormat parse_format(const std::string& name) {
   std::string n = name;
   std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  if (n == "vdb") return OutputFormat::kVdb;
-  if (n == "ply") return OutputFormat::kPly;
-  if (n == "raw") return OutputFormat::kRaw;
-  if (n == "npy") return OutputFormat::kNpy;
-  if (n == "binvox") return OutputFormat::kBinvox;
-  if (n == "vox") return OutputFormat::kVox;
-  if (n == "las") return OutputFormat::kLas;
-  if (n == "xyz") return OutputFormat::kXyz;
-  fail(ErrorKind::kUsage, "unknown output format '" + name + "' (expected vdb, ply, raw, npy, binvox, vox, las or xyz)");
+  for (const auto& [format, known] : kFormats)
+    if (n == known) return format;
+  fail(ErrorKind::kUsage, "unknown output format '" + name + "' (expected " + format_list("") + ")");
 }
 
 OutputFormat format_from_path(const std::string& path) {
   const std::string ext = lower_extension(path);
-  if (ext.empty()) fail(ErrorKind::kUsage, path + ": no file extension; name the format with --format vdb|ply|raw|npy|binvox|vox|las|xyz");
+  if (path == "-")
+    fail(ErrorKind::kUsage, "-o -: standard output has no extension to tell the format; name it with --format (" +
+                                format_list("") + ")");
+  if (ext.empty()) fail(ErrorKind::kUsage, path + ": no file extension; name the format with --format (" + format_list("") + ")");
   try {
     return parse_format(ext);
   } catch (const Error&) {
-    fail(ErrorKind::kUsage, path + ": unknown output extension; use .vdb, .ply, .raw, .npy, .binvox, .vox, .las or .xyz, or --format");
+    fail(ErrorKind::kUsage, path + ": unknown output extension; use " + format_list(".") + ", or --format");
   }
 }
 

@@ -14,6 +14,8 @@ enum class OutputFormat { kVdb, kPly, kRaw, kNpy, kBinvox, kVox, kLas, kXyz };
 
 // "vdb", "ply", "raw", "npy", "binvox", "vox", "las", "xyz".
 const char* format_name(OutputFormat f);
+// Every format's name, in the order the help and messages list them.
+std::vector<std::string> format_names();
 // Whether files of the format hold one grid only (every format but .vdb, .ply, .las and .xyz).
 bool holds_one_grid(OutputFormat f);
 // From a --format value; throws Error(kUsage) on an unknown one.

@@ -531,6 +531,79 @@ TEST(Cli, OutputsNeverReplaceInputsOrDevices) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
+// `-o -` (and /dev/stdout) writes the same bytes as a file would, into standard output as it stands,
+// for every command that writes one output; what cannot work is refused before any work (exit 2): no
+// format named, --stats printing into the same stream, two outputs on it, binary data on a terminal,
+// batch and bucket. A reader that leaves early gets a write error (exit 4), not a temporary file left.
+TEST(Cli, DashWritesToStandardOutput) {
+  test::TempDir dir;
+  auto same_as_file = [&](std::vector<std::string> args, const std::string& name) {
+    SCOPED_TRACE(args[0] + " -> " + name);
+    std::vector<std::string> file_args = args;
+    file_args.insert(file_args.end(), {"-o", dir.file(name)});
+    const auto f = run_voxtile(file_args);
+    ASSERT_EQ(f.exit_code, 0) << f.err;
+    args.insert(args.end(), {"-o", "-"});
+    auto r = run_voxtile(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, test::read_file(dir.file(name)));
+    EXPECT_FALSE(r.out.empty());
+    args.back() = "/dev/stdout";
+    r = run_voxtile(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, test::read_file(dir.file(name)));
+  };
+  const std::vector<std::string> cpu = {"--device", "cpu"};
+  same_as_file({"voxelize", kBunny, "-r", "24", "-f", "npy", "--device", "cpu"}, "b.npy");
+  same_as_file({"voxelize", kBunny, "-r", "24", "-f", "xyz", "--device", "cpu"}, "b.xyz");  // (-f xyz was refused)
+  same_as_file({"voxelize", kBunny, "-r", "24", "--format", "VDB", "--device", "cpu"}, "b.vdb");
+  same_as_file({"points", kBunny, "--count", "500", "-f", "ply"}, "p.ply");
+  same_as_file({"mesh", kBunny, "-r", "16", "-f", "obj", "--device", "cpu"}, "m.obj");
+  same_as_file({"generate", "sphere", "--rings", "6", "-f", "stl"}, "s.stl");
+  same_as_file({"preview", kBunny, "-r", "16", "--size", "40x30", "--device", "cpu"}, "p.png");
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"voxelize", kBunny, "-o", "-", "-r", "16"}, "name it with --format"},
+           {{"mesh", kBunny, "-o", "-", "-r", "16"}, "name it with --format"},
+           {{"voxelize", kBunny, "-o", "-", "-f", "npy", "-r", "16", "--stats"}, "--stats prints its JSON"},
+           {{"mesh", kBunny, "-o", "/dev/stdout", "-f", "ply", "-r", "16", "--stats"}, "--stats prints its JSON"},
+           {{"voxelize", kBunny, "-o", "-", "-f", "npy", "-r", "16", "--preview", "/dev/stdout"}, "both standard output"},
+           {{"points", kBunny, "-o", "-", "-f", "ply", "--preview", "-"}, "both standard output"},
+           {{"batch", kBunny, "-o", "-", "-r", "16"}, "batch writes files"},
+           {{"bucket", kBunny, "-o", "-", "-r", "16"}, "bucket writes files"},
+           {{"mesh", kBunny, "-o", dir.file("m.foo"), "-r", "16"}, "meshes are written as"}}) {
+    SCOPED_TRACE(args[0] + " " + args[3]);
+    std::vector<std::string> a = args;
+    a.insert(a.end(), cpu.begin(), cpu.end());
+    const auto r = run_voxtile(a);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err.find("triangles ->"), std::string::npos) << "refused after the work: " << r.err;
+  }
+  // A reader that stops early: a write error, and no temporary file left in TMPDIR.
+  test::TempDir tmp;
+  const std::string cmd = "TMPDIR='" + tmp.path() + "' sh -c \"('" + test::voxtile_binary() + "' voxelize '" + kBunny +
+                          "' -o - -f xyz -r 256 --device cpu 2>/dev/null; echo \\$? > '" + dir.file("rc") +
+                          "') | head -c 10 > /dev/null\"";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_EQ(test::read_file(dir.file("rc")), "4\n");
+  EXPECT_TRUE(tmp.list().empty());
+  // Binary data is not written to a terminal (script(1) gives the command one); text is.
+  if (std::system("command -v script > /dev/null 2>&1") == 0) {
+    auto on_terminal = [&](const std::string& format) {
+      const std::string out = dir.file("terminal_" + format);
+      const std::string cmd = "script -qec \"'" + test::voxtile_binary() + "' voxelize '" + kBunny +
+                              "' -o - -r 8 --device cpu -f " + format + "\" /dev/null > '" + out + "' 2>&1 < /dev/null";
+      std::system(cmd.c_str());
+      return test::read_file(out);
+    };
+    EXPECT_NE(on_terminal("npy").find("standard output is a terminal"), std::string::npos);
+    const std::string text = on_terminal("xyz");
+    EXPECT_EQ(text.find("terminal"), std::string::npos) << text;
+    EXPECT_NE(text.find("-0.08495871 0.062180962 -0.013217662"), std::string::npos) << text;
+  }
+}
+
 // Option values that would wrap or that describe nothing are usage errors (exit 2), and header
 // counts that cannot be are refused before anything is allocated, with every loader.
 TEST(Cli, AbsurdSizesAndCutHeadersFailAtOnce) {

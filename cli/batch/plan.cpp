@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "io/atomic_file.h"
 #include "io/files.h"
 
 namespace voxtile {
@@ -204,12 +205,18 @@ std::vector<Job> plan_batch(const BatchCmdOptions& o) {
     if (!jobs[i].second.empty()) j.output = jobs[i].second;
     else if (!o.out_template.empty()) j.output = expand_template(o.out_template, j);
     else fail(ErrorKind::kUsage, j.input + ": no output: give --out TEMPLATE or \"output\" in the manifest");
+    auto not_stdout = [&](const std::string& path) {
+      if (!path.empty() && is_standard_output(path))
+        fail(ErrorKind::kUsage, j.input + ": batch writes files, not standard output (" + path + "); use voxelize");
+    };
+    not_stdout(j.output);
     j.format = o.format.empty() ? format_from_path(j.output) : parse_format(o.format);
     j.make_dirs = true;  // like mkdir -p: the directories the template or manifest names
     if (!o.preview.path.empty()) {
       j.preview = expand_template(o.preview.path, j, "--preview");
       j.picture = picture;
     }
+    not_stdout(j.preview);
     check_job(j);
     for (const std::string* path : {&j.output, &j.preview}) {
       if (path->empty()) continue;
