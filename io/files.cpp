@@ -37,9 +37,16 @@ void enable_input_protection() { g_protect = true; }
 
 void check_input_file(const std::string& path) {
   struct stat st;
+  if (path == "-" && stat(path.c_str(), &st) != 0)
+    fail(ErrorKind::kInput, "-: standard input is not read (inputs are files, mapped and read in parallel; save the "
+                            "data to a file first)");
   if (stat(path.c_str(), &st) != 0) fail(ErrorKind::kInput, path + ": " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) fail(ErrorKind::kInput, path + ": is a directory");
-  if (!S_ISREG(st.st_mode)) fail(ErrorKind::kInput, path + ": not a regular file");
+  if (!S_ISREG(st.st_mode))
+    fail(ErrorKind::kInput, path + ": not a regular file" +
+                                (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)
+                                     ? " (a pipe or device: inputs are mapped and read in parallel; save the data to a file first)"
+                                     : ""));
   if (access(path.c_str(), R_OK) != 0) fail(ErrorKind::kInput, path + ": " + std::strerror(errno));
   if (st.st_size == 0) fail(ErrorKind::kInput, path + ": the file is empty");
   std::lock_guard<std::mutex> lock(g_inputs_mutex);
