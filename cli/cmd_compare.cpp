@@ -117,7 +117,7 @@ int compare(const CompareCmdOptions& o) {
         json.push_back({{ga ? "a" : "b", name}, {"equal", false}, {"only_in", ga ? "a" : "b"}});
         continue;
       }
-      const GridDiff d = compare_grids(*ga, a.has_transform, *gb, b.has_transform, o.tolerance);
+      const GridDiff d = compare_grids(*ga, a.has_transform, *gb, b.has_transform, o.tolerance, a.cube_dims, b.cube_dims);
       equal = equal && d.equal;
       lines.push_back(grid_text(d, *ga, *gb));
       json.push_back(grid_json(d));

@@ -28,14 +28,19 @@ bool same_transform(const GridSpec& a, const GridSpec& b) {
 }
 
 GridDiff compare_grids(const SparseGrid& grid_a, bool a_transform, const SparseGrid& grid_b, bool b_transform,
-                       double tolerance) {
+                       double tolerance, bool a_cube, bool b_cube) {
   SparseGrid storage_a, storage_b;  // a solid's interior runs written out as bricks
   const SparseGrid& a = expanded_runs(grid_a, storage_a);
   const SparseGrid& b = expanded_runs(grid_b, storage_b);
   GridDiff d;
   d.name_a = a.name;
   d.name_b = b.name;
-  d.dims_equal = a.spec.dims.x == b.spec.dims.x && a.spec.dims.y == b.spec.dims.y && a.spec.dims.z == b.spec.dims.z;
+  // (a cube that is dims padded to their largest: a .binvox of the same grid)
+  auto cube_of = [](const Int3& cube, const Int3& dims) {
+    return cube.x == cube.y && cube.y == cube.z && cube.x == std::max({dims.x, dims.y, dims.z});
+  };
+  d.dims_equal = (a.spec.dims.x == b.spec.dims.x && a.spec.dims.y == b.spec.dims.y && a.spec.dims.z == b.spec.dims.z) ||
+                 (a_cube && cube_of(a.spec.dims, b.spec.dims)) || (b_cube && cube_of(b.spec.dims, a.spec.dims));
   d.transform_equal = !(a_transform && b_transform) || same_transform(a.spec, b.spec);
   d.types_equal = a.value_type == b.value_type;
   const int ch = value_channels(a.value_type) == value_channels(b.value_type) ? value_channels(a.value_type) : 0;

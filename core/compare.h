@@ -20,8 +20,11 @@ struct GridDiff {
 };
 
 // Compares two grids voxel by voxel. Transforms are compared only when both are known; values when
-// both grids have the same number of channels (NaN equals NaN).
-GridDiff compare_grids(const SparseGrid& a, bool a_transform, const SparseGrid& b, bool b_transform, double tolerance);
+// both grids have the same number of channels (NaN equals NaN). A grid whose format pads its dims to
+// a cube (`*_cube`: .binvox) has dims equal to the other's when its cube is the other's largest
+// dimension (its voxels in the padding still count).
+GridDiff compare_grids(const SparseGrid& a, bool a_transform, const SparseGrid& b, bool b_transform, double tolerance,
+                       bool a_cube = false, bool b_cube = false);
 
 struct BucketDiff {
   uint64_t voxels_a = 0, voxels_b = 0, both = 0, only_a = 0, only_b = 0;

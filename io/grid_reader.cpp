@@ -382,6 +382,7 @@ GridFile read_grid_file(const std::string& path) {
     f.path = path;
     f.format = ext;
     f.has_transform = ext == "binvox";  // .vox keeps no voxel size or origin
+    f.cube_dims = ext == "binvox";
     f.grids.push_back(ext == "binvox" ? read_binvox(path) : read_vox(path));
     return f;
   }

@@ -16,6 +16,7 @@ struct GridFile {
   std::string format;              // "vdb", "ply", "npy", "raw", "npz"
   std::vector<SparseGrid> grids;   // every grid (a .npz gives its fragment count grid)
   bool has_transform = false;      // voxel size and origin are known (not for .npy)
+  bool cube_dims = false;          // dims padded to a cube by the format (.binvox)
   bool has_buckets = false;
   Buckets buckets;                 // .npz
 };

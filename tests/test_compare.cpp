@@ -37,6 +37,28 @@ TEST(Compare, EveryPairOfFormatsOfOneGridIsEqual) {
   }
 }
 
+// Occupancy also in the formats that hold it alone: .binvox (whose dims are a cube: the Duck's 33 x
+// 32 x 29 grid padded to 33^3 is the same grid) and .vox.
+TEST(Compare, OccupancyFormatsOfOneGridAreEqual) {
+  test::TempDir dir;
+  const std::string duck = test::data_path("formats/gltf/Duck.glb");
+  for (const char* f : {"vdb", "binvox", "vox", "npy"}) {
+    auto r = test::run_voxtile({"voxelize", duck, "-o", dir.file(std::string("g.") + f), "-r", "33", "-d", "cpu"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{
+           {"binvox", "vdb"}, {"vdb", "binvox"}, {"vox", "vdb"}, {"binvox", "vox"}, {"npy", "binvox"}}) {
+    const auto r = test::run_voxtile({"compare", dir.file("g." + a), dir.file("g." + b)});
+    EXPECT_EQ(r.exit_code, 0) << a << " vs " << b << ": " << r.out << r.err;
+  }
+  // A cube that is not the other's dims padded is a difference: the Duck at another size.
+  auto r = test::run_voxtile({"voxelize", duck, "-o", dir.file("h.vdb"), "--dims", "34", "32", "30", "-d", "cpu"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = test::run_voxtile({"compare", dir.file("g.binvox"), dir.file("h.vdb"), "--json"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("\"dims_equal\":false"), std::string::npos) << r.out;
+}
+
 TEST(Compare, SeveralGridsAndBucketFiles) {
   test::TempDir dir;
   const std::string duck = test::data_path("formats/gltf/Duck.glb");
