@@ -6,6 +6,7 @@
 #include <cctype>
 #include <iostream>
 
+#include "cli/preview.h"
 #include "core/error.h"
 #include "core/progress.h"
 #include "io/files.h"
@@ -31,7 +32,9 @@ int run_info(const InfoCmdOptions& o) {
     for (const std::string& l : lines) std::cout << l << "\n";
     return 0;
   }
-  if (ext == "npy" || ext == "npz" || ext == "raw" || ext == "binvox" || ext == "vox") {
+  // (a .ply that voxtile wrote from a grid, with its voxtile_dims comment, is read as that grid)
+  const bool ply_grid = ext == "ply" && input_kind(o.input) == InputKind::kGrid;
+  if (ext == "npy" || ext == "npz" || ext == "raw" || ext == "binvox" || ext == "vox" || ply_grid) {
     const GridFile f = [&] {
       const ProgressStage stage("read " + o.input);
       return read_grid_file(o.input);
@@ -44,8 +47,9 @@ int run_info(const InfoCmdOptions& o) {
       return 0;
     }
     std::cout << "kind: " << (ext == "binvox" ? std::string("binvox occupancy grid (run-length encoded)")
-                                       : ext == "vox" ? std::string("MagicaVoxel models (occupancy, placed by the scene graph)")
-                                                      : "dense grid (" + ext + ")") << "\n";
+                              : ext == "vox"  ? std::string("MagicaVoxel models (occupancy, placed by the scene graph)")
+                              : ply_grid      ? std::string("voxel centres (a grid voxtile wrote as points)")
+                                              : "dense grid (" + ext + ")") << "\n";
     for (const SparseGrid& g : f.grids) {
       std::cout << "grid \"" << g.name << "\" type=" << (g.value_type == ValueType::kNone ? "uint8" : value_type_name(g.value_type))
                 << " active_voxels=" << g.active_voxels() << " dims=" << g.spec.dims.x << "x" << g.spec.dims.y << "x"

@@ -280,6 +280,14 @@ TEST(Cli, InfoDescribesMeshesPointCloudsAndVdbs) {
   ASSERT_EQ(run_voxtile({"voxelize", kDuck, "-o", dir.file("i.vdb"), "-r", "32", "-t", "id"}).exit_code, 0);
   r = run_voxtile({"info", dir.file("i.vdb")});
   EXPECT_NE(r.out.find("grid \"id\" type=int32"), std::string::npos) << r.out;
+  // A .ply of voxel centres that voxtile wrote is described as its grids (compare and preview read
+  // it so); other .ply files of points stay point clouds.
+  ASSERT_EQ(run_voxtile({"voxelize", kDuck, "-o", dir.file("g.ply"), "-r", "32", "-t", "binary,count"}).exit_code, 0);
+  r = run_voxtile({"info", dir.file("g.ply")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("kind: voxel centres"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("grid \"count\" type=int32 active_voxels="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" dims=32x"), std::string::npos) << r.out;
 }
 
 struct ErrorCase {
