@@ -42,17 +42,37 @@ SparseGrid inside_cpu(const Mesh& mesh, const GridSpec& spec, InsideMethod metho
 SparseGrid combine_masks(const std::vector<const SparseGrid*>& grids, int at_least);
 
 BandSetup band_setup(const GridSpec& spec, int band);
+// A triangle's band box: its bounds grown by the reach, plus a margin, in grid space. A voxel whose
+// centre is outside it is farther from the triangle than the width.
+struct BandBox {
+  float lo[3], hi[3];
+};
+VT_HD inline BandBox band_box(const Vec3f t[3], const BandSetup& b) {
+  const float r[3] = {b.reach.x * 1.001f + 1e-3f, b.reach.y * 1.001f + 1e-3f, b.reach.z * 1.001f + 1e-3f};
+  const float mn[3] = {fminf(fminf(t[0].x, t[1].x), t[2].x), fminf(fminf(t[0].y, t[1].y), t[2].y),
+                       fminf(fminf(t[0].z, t[1].z), t[2].z)};
+  const float mx[3] = {fmaxf(fmaxf(t[0].x, t[1].x), t[2].x), fmaxf(fmaxf(t[0].y, t[1].y), t[2].y),
+                       fmaxf(fmaxf(t[0].z, t[1].z), t[2].z)};
+  BandBox x;
+  for (int a = 0; a < 3; ++a) {
+    x.lo[a] = mn[a] - r[a];
+    x.hi[a] = mx[a] + r[a];
+  }
+  return x;
+}
+// Whether voxel index v's centre along `axis` lies within the band box (the box holds a centre
+// when it holds it along all three axes).
+VT_HD inline bool band_box_holds(const BandBox& x, int axis, int32_t v) {
+  const float c = static_cast<float>(v) + 0.5f;
+  return !(c < x.lo[axis] || c > x.hi[axis]);
+}
 // Distance to the nearest triangle, min-blended over the triangles near a voxel (the same value
 // whatever their order).
-// Triangles whose band box (bounds grown by the reach, plus a margin) misses the voxel centre are
-// farther than the width: skipped, which leaves the minimum unchanged since it starts at the width.
+// Triangles whose band box misses the voxel centre are farther than the width: skipped, which
+// leaves the minimum unchanged since it starts at the width.
 VT_HD inline float band_min(const Vec3f t[3], int32_t i, int32_t j, int32_t k, const BandSetup& b, float best) {
-  const float cx = static_cast<float>(i) + 0.5f, cy = static_cast<float>(j) + 0.5f, cz = static_cast<float>(k) + 0.5f;
-  const float rx = b.reach.x * 1.001f + 1e-3f, ry = b.reach.y * 1.001f + 1e-3f, rz = b.reach.z * 1.001f + 1e-3f;
-  if (cx < fminf(fminf(t[0].x, t[1].x), t[2].x) - rx || cx > fmaxf(fmaxf(t[0].x, t[1].x), t[2].x) + rx ||
-      cy < fminf(fminf(t[0].y, t[1].y), t[2].y) - ry || cy > fmaxf(fmaxf(t[0].y, t[1].y), t[2].y) + ry ||
-      cz < fminf(fminf(t[0].z, t[1].z), t[2].z) - rz || cz > fmaxf(fmaxf(t[0].z, t[1].z), t[2].z) + rz)
-    return best;
+  const BandBox x = band_box(t, b);
+  if (!band_box_holds(x, 0, i) || !band_box_holds(x, 1, j) || !band_box_holds(x, 2, k)) return best;
   const float d = voxel_distance(t, i, j, k, b.vs);
   return d < best ? d : best;
 }

@@ -601,6 +601,42 @@ TEST(Inside, SdfIsTheBruteForceDistanceSignedByTheWindingNumber) {
   }
 }
 
+// The CPU band (each brick's triangles a sub-box at a time) holds exactly the minimum of band_min
+// over every triangle for every voxel, as the GPU takes it voxel by voxel: the same voxels and the
+// same bits, with triangles far smaller than voxels (many per brick), larger than bricks, and grids
+// whose dims are not multiples of 8.
+TEST(Inside, BandIsEveryVoxelsMinimumOverAllTriangles) {
+  std::vector<std::pair<std::string, Mesh>> meshes;
+  for (const Case& c : cases()) meshes.push_back({c.name, c.mesh});
+  meshes.push_back({"soup", test::random_soup(300, 1.0f, 0.05f, 7)});
+  for (const auto& [name, mesh] : meshes) {
+    for (const auto& [res, band] : std::vector<std::pair<int, int>>{{5, 3}, {13, 2}, {29, 3}, {37, 1}}) {
+      SCOPED_TRACE(name + " -r " + std::to_string(res) + " --band " + std::to_string(band));
+      const GridSpec spec = grid_for(mesh, res, 2);
+      const SparseGrid got = band_distance_cpu(mesh, spec, band);
+      got.validate();
+      const std::vector<Vec3f> g = to_grid_space(mesh, spec);
+      const BandSetup bs = band_setup(spec, band);
+      size_t active = 0;
+      for (int32_t i = 0; i < spec.dims.x; ++i)
+        for (int32_t j = 0; j < spec.dims.y; ++j)
+          for (int32_t k = 0; k < spec.dims.z; ++k) {
+            float best = bs.width;
+            for (size_t t = 0; t < mesh.num_triangles(); ++t) {
+              const Vec3f tri[3] = {g[mesh.indices[3 * t]], g[mesh.indices[3 * t + 1]], g[mesh.indices[3 * t + 2]]};
+              best = band_min(tri, i, j, k, bs, best);
+            }
+            ASSERT_EQ(grid_has(got, i, j, k), best < bs.width) << i << "," << j << "," << k;
+            if (best >= bs.width) continue;
+            ++active;
+            ASSERT_EQ(float_bits(grid_value(got, i, j, k)), float_bits(best)) << i << "," << j << "," << k;
+          }
+      EXPECT_EQ(got.active_voxels(), active);
+      EXPECT_GT(active, 0u);
+    }
+  }
+}
+
 // On closed meshes that do not cross themselves, OpenVDB's meshToLevelSet (an independent sign:
 // its own flood fill) gives every band voxel the sign the sdf gives it, away from the surface.
 TEST(Inside, SdfSignEqualsOpenVdbsOnClosedMeshes) {
