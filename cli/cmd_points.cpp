@@ -120,7 +120,8 @@ int run_points(const PointsCmdOptions& o) {
         fail(ErrorKind::kUsage, o.input + ": its grids have different active voxels; choose one with --grid");
     write_grids(grids, o.output, format, o.writing.write_options(meta));
     if (!o.preview.path.empty()) write_picture(grid_pointers(grids), picture, o.preview.path, preview_gpu(), &stages);
-    line << o.input << ": " << grids.size() << " grid(s), " << grids[0].active_voxels() << " voxels -> " << o.output;
+    line << o.input << ": " << grids.size() << (grids.size() == 1 ? " grid, " : " grids, ") << grids[0].active_voxels()
+         << " voxels -> " << o.output;
     json["mode"] = "voxels-to-points";
     json["points"] = grids[0].active_voxels();
     json["grids"] = grids_json(grids);
