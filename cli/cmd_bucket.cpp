@@ -8,7 +8,6 @@
 
 #include "core/bucket.h"
 #include "core/error.h"
-#include "io/atomic_file.h"
 #include "core/progress.h"
 #include "core/timer.h"
 #include "io/mesh_reader.h"
@@ -57,7 +56,7 @@ int run_bucket(const BucketCmdOptions& o) {
   for (size_t i = 0; i < o.outputs.size(); ++i) {
     for (size_t j = 0; j < i; ++j)
       if (o.outputs[i] == o.outputs[j]) fail(ErrorKind::kUsage, o.outputs[i] + ": given twice as an output");
-    if (is_standard_output(o.outputs[i]))
+    if (o.outputs[i] == "-")
       fail(ErrorKind::kUsage, o.outputs[i] + ": bucket writes files (an .npz archive, count grids), not standard output");
     if (!is_npz(o.outputs[i])) grids.push_back({o.outputs[i], format_from_path(o.outputs[i])});
   }

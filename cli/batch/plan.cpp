@@ -15,7 +15,6 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "io/atomic_file.h"
 #include "io/files.h"
 
 namespace voxtile {
@@ -206,7 +205,7 @@ std::vector<Job> plan_batch(const BatchCmdOptions& o) {
     else if (!o.out_template.empty()) j.output = expand_template(o.out_template, j);
     else fail(ErrorKind::kUsage, j.input + ": no output: give --out TEMPLATE or \"output\" in the manifest");
     auto not_stdout = [&](const std::string& path) {
-      if (!path.empty() && is_standard_output(path))
+      if (path == "-")
         fail(ErrorKind::kUsage, j.input + ": batch writes files, not standard output (" + path + "); use voxelize");
     };
     not_stdout(j.output);
