@@ -543,12 +543,20 @@ SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band) {
   out.spec = spec;
   out.value_type = ValueType::kFloat32;
   out.name = "sdf";
-  for (size_t b = 0; b < nbricks; ++b) {
-    if (!masks[b].any()) continue;
-    out.keys.push_back(pairs[starts[b]].brick);
-    out.masks.push_back(masks[b]);
-    out.fvalues.insert(out.fvalues.end(), values.begin() + b * kBrickVoxels, values.begin() + (b + 1) * kBrickVoxels);
-  }
+  std::vector<size_t> kept;  // the non-empty bricks, copied out in parallel (a serial append was ~5% of the sdf)
+  for (size_t b = 0; b < nbricks; ++b)
+    if (masks[b].any()) kept.push_back(b);
+  out.keys.resize(kept.size());
+  out.masks.resize(kept.size());
+  out.fvalues.resize(kept.size() * kBrickVoxels);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, kept.size(), 256), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t q = r.begin(); q < r.end(); ++q) {
+      const size_t b = kept[q];
+      out.keys[q] = pairs[starts[b]].brick;
+      out.masks[q] = masks[b];
+      std::copy_n(values.begin() + b * kBrickVoxels, kBrickVoxels, out.fvalues.begin() + q * kBrickVoxels);
+    }
+  });
   return out;
 }
 
