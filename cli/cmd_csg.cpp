@@ -51,7 +51,7 @@ int run_csg(const CsgCmdOptions& o) {
   const RenderOptions picture = o.preview.path.empty() ? RenderOptions{} : o.preview.picture.options();
   if (!o.preview.path.empty() && !png_output(o.preview.path))
     fail(ErrorKind::kUsage, o.preview.path + ": --preview writes a .png");
-  check_standard_output({{o.output, format != OutputFormat::kXyz}, {o.preview.path, true}}, o.stats);
+  check_standard_output({{o.output, binary_format(format)}, {o.preview.path, true}}, o.stats);
   int gpu_index = -1;
   std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, scan, log, &gpu_index);
   const Metadata meta = {{"source", o.input}, {"version", VOXTILE_VERSION}};

@@ -23,8 +23,7 @@ void setup_generate(CLI::App& app, GenerateCmdOptions& o) {
       ->required()
       ->check(CLI::IsMember({"scan", "tubes", "room", "sphere"}));
   app.add_option("-o,--output", o.output, "Output mesh: .ply, .stl, .obj or .glb; - for stdout")->required();
-  app.add_option("--format,-f", o.format, "Output format: ply, obj, stl or glb (default: from the extension)")
-      ->check(CLI::IsMember({"ply", "obj", "stl", "glb"}, CLI::ignore_case));
+  add_mesh_format_option(app, o.format);
   app.add_flag("--ascii", o.ascii, "ASCII .ply or .stl instead of binary");
   app.add_flag("--shuffle", o.shuffle, "Shuffle the order of the triangles (with --seed), as some exporters list them");
   app.add_option("--input", o.input, "scan: the mesh to subdivide");
@@ -54,7 +53,7 @@ void setup_generate(CLI::App& app, GenerateCmdOptions& o) {
 
 int run_generate(const GenerateCmdOptions& o) {
   const std::string format = mesh_format(o.output, o.format);
-  check_standard_output({{o.output, !(o.ascii || format == "obj")}}, false);
+  check_standard_output({{o.output, binary_mesh(format, o.ascii)}}, false);
   Mesh m;
   if (o.kind == "scan") {
     if (o.input.empty()) fail(ErrorKind::kUsage, "generate scan needs --input MESH");

@@ -25,8 +25,7 @@ void setup_mesh(CLI::App& app, MeshCmdOptions& o) {
                  "without faces), binned into occupancy first")
       ->required();
   app.add_option("-o,--output", o.output, "Output mesh: .ply (with normals), .obj, .stl or .glb; - for stdout")->required();
-  app.add_option("--format,-f", o.format, "Output format: ply, obj, stl or glb (default: from the extension)")
-      ->check(CLI::IsMember({"ply", "obj", "stl", "glb"}, CLI::ignore_case));
+  add_mesh_format_option(app, o.format);
   app.add_option("--style", o.style,
                  "smooth: marching cubes (of the field; of occupancy at 0.5); cubes: the faces between active and "
                  "inactive voxels (occupancy only); auto: smooth")
@@ -54,7 +53,7 @@ int run_mesh(const MeshCmdOptions& o) {
   const auto t0 = Clock::now();
   const bool cubes = o.style == "cubes";
   const std::string format = mesh_format(o.output, o.format);
-  check_standard_output({{o.output, !(o.ascii || format == "obj")}}, o.stats);
+  check_standard_output({{o.output, binary_mesh(format, o.ascii)}}, o.stats);
   std::vector<std::pair<std::string, double>> stages;
   SparseGrid grid, solid;
   std::string source;

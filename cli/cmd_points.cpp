@@ -91,7 +91,7 @@ int run_points(const PointsCmdOptions& o) {
   ThreadLimit threads(o.device.threads);
   const auto t0 = Clock::now();
   const OutputFormat format = o.format.empty() ? format_from_path(o.output) : parse_format(o.format);
-  check_standard_output({{o.output, format != OutputFormat::kXyz}, {o.preview.path, true}}, o.stats);
+  check_standard_output({{o.output, binary_format(format)}, {o.preview.path, true}}, o.stats);
   const Metadata meta = {{"source", o.input}, {"version", VOXTILE_VERSION}};
   const std::string in_ext = lower_extension(o.input);
   std::ostringstream line;

@@ -64,7 +64,7 @@ std::vector<Job> plan_jobs(const VoxelizeCmdOptions& o) {
       j.picture = picture;
     }
     check_job(j);
-    check_standard_output({{j.output, j.format != OutputFormat::kXyz}, {j.preview, true}}, o.stats);
+    check_standard_output({{j.output, binary_format(j.format)}, {j.preview, true}}, o.stats);
     for (const std::string* path : {&j.output, &j.preview}) {
       if (path->empty()) continue;
       auto [it, fresh] = seen.emplace(is_standard_output(*path) ? "-" : *path, in);

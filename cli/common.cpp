@@ -148,6 +148,11 @@ void add_format_option(CLI::App& app, std::string& format, const std::string& he
   app.add_option("--format,-f", format, help)->check(CLI::IsMember(format_names(), CLI::ignore_case));
 }
 
+void add_mesh_format_option(CLI::App& app, std::string& format) {
+  app.add_option("--format,-f", format, "Output format: ply, obj, stl or glb (default: from the extension)")
+      ->check(CLI::IsMember({"ply", "obj", "stl", "glb"}, CLI::ignore_case));
+}
+
 void check_standard_output(const std::vector<std::pair<std::string, bool>>& outputs, bool stats) {
   const std::string* first = nullptr;
   for (const auto& [path, binary] : outputs) {

@@ -111,8 +111,10 @@ nlohmann::ordered_json grids_json(const std::vector<SparseGrid>& grids);
 nlohmann::ordered_json stages_json(const std::vector<std::pair<std::string, double>>& stages);
 // One JSON object on a line of stdout (--stats).
 void print_json_line(const nlohmann::ordered_json& j);
-// --format,-f vdb|ply|raw|npy.
+// --format,-f: a grid or point format (format_names, io/writers.h).
 void add_format_option(CLI::App& app, std::string& format, const std::string& help);
+// --format,-f: a mesh format (ply, obj, stl or glb; io/mesh_writer.h mesh_format).
+void add_mesh_format_option(CLI::App& app, std::string& format);
 // The outputs (path, whether its data is binary) of a command that are standard output (`-o -`,
 // /dev/stdout: is_standard_output), checked before any work: refused (Error(kUsage)) where two of
 // them are, where `--stats` prints its JSON there too (unless standard output is a terminal or a

@@ -37,10 +37,12 @@ void enable_input_protection() { g_protect = true; }
 
 void check_input_file(const std::string& path) {
   struct stat st;
-  if (path == "-" && stat(path.c_str(), &st) != 0)
-    fail(ErrorKind::kInput, "-: standard input is not read (inputs are files, mapped and read in parallel; save the "
-                            "data to a file first)");
-  if (stat(path.c_str(), &st) != 0) fail(ErrorKind::kInput, path + ": " + std::strerror(errno));
+  if (stat(path.c_str(), &st) != 0) {
+    if (path == "-")
+      fail(ErrorKind::kInput, "-: standard input is not read (inputs are files, mapped and read in parallel; save "
+                              "the data to a file first)");
+    fail(ErrorKind::kInput, path + ": " + std::strerror(errno));
+  }
   if (S_ISDIR(st.st_mode)) fail(ErrorKind::kInput, path + ": is a directory");
   if (!S_ISREG(st.st_mode))
     fail(ErrorKind::kInput, path + ": not a regular file" +

@@ -13,6 +13,8 @@ void write_mesh_ply(const Mesh& mesh, const std::string& path);
 // extension of `path`. Throws Error(kUsage) naming the path for another one (and for standard output,
 // "-", without a format).
 std::string mesh_format(const std::string& path, const std::string& format = "");
+// Whether a mesh of that format is written as binary bytes (not .obj, nor ASCII .ply / .stl).
+inline bool binary_mesh(const std::string& format, bool ascii) { return !(ascii || format == "obj"); }
 // In mesh_format(path, format): .ply (binary little-endian, or ASCII), .stl (binary, or ASCII), .obj
 // (v and f lines), .glb (one mesh: float positions, uint32 indices). Text numbers are the shortest
 // decimal that reads back to the same float. Atomic.

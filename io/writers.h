@@ -18,6 +18,8 @@ const char* format_name(OutputFormat f);
 std::vector<std::string> format_names();
 // Whether files of the format hold one grid only (every format but .vdb, .ply, .las and .xyz).
 bool holds_one_grid(OutputFormat f);
+// Whether the format's bytes are binary (every format but .xyz text).
+inline bool binary_format(OutputFormat f) { return f != OutputFormat::kXyz; }
 // From a --format value; throws Error(kUsage) on an unknown one.
 OutputFormat parse_format(const std::string& name);
 // From the extension of `path` (case-insensitive); throws Error(kUsage) naming the path if unknown.

@@ -205,8 +205,7 @@ std::vector<Job> plan_batch(const BatchCmdOptions& o) {
     else if (!o.out_template.empty()) j.output = expand_template(o.out_template, j);
     else fail(ErrorKind::kUsage, j.input + ": no output: give --out TEMPLATE or \"output\" in the manifest");
     auto not_stdout = [&](const std::string& path) {
-      if (path == "-")
-        fail(ErrorKind::kUsage, j.input + ": batch writes files, not standard output (" + path + "); use voxelize");
+      if (path == "-") fail(ErrorKind::kUsage, j.input + ": batch writes files, not standard output (-); use voxelize");
     };
     not_stdout(j.output);
     j.format = o.format.empty() ? format_from_path(j.output) : parse_format(o.format);
