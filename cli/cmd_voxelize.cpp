@@ -1,8 +1,6 @@
 // `voxtile voxelize IN... -o OUT`: one job per input (cli/job.h) on one voxelizer.
 #include "cli/cmd_voxelize.h"
 
-#include <sys/stat.h>
-
 #include <iostream>
 #include <map>
 #include <algorithm>
@@ -14,15 +12,11 @@
 #include "core/error.h"
 #include "core/timer.h"
 #include "io/atomic_file.h"
+#include "io/files.h"
 #include "io/writers.h"
 
 namespace voxtile {
 namespace {
-
-bool is_dir(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 std::string stem_of(const std::string& path) {
   const size_t slash = path.rfind('/');
@@ -34,10 +28,10 @@ std::string stem_of(const std::string& path) {
 // One job per input: OUT is the file, or the directory of OUT/<stem>.<format>.
 std::vector<Job> plan_jobs(const VoxelizeCmdOptions& o) {
   std::vector<Job> jobs;
-  const bool dir_out = is_dir(o.output) || (!o.output.empty() && o.output.back() == '/');
+  const bool dir_out = is_directory(o.output) || (!o.output.empty() && o.output.back() == '/');
   if (o.inputs.size() > 1 && !dir_out)
     fail(ErrorKind::kUsage, "several inputs need -o to name an existing directory (got " + o.output + ")");
-  if (dir_out && !is_dir(o.output)) fail(ErrorKind::kOutput, o.output + ": directory does not exist");
+  if (dir_out && !is_directory(o.output)) fail(ErrorKind::kOutput, o.output + ": directory does not exist");
   std::map<std::string, std::string> seen;
   const RenderOptions picture = o.preview.path.empty() ? RenderOptions{} : o.preview.picture.options();
   for (const std::string& in : o.inputs) {

@@ -10,11 +10,11 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/vec.h"
 
 namespace voxtile {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
 constexpr double kMaxCoordinate = 1e18;  // far beyond any useful scene, well inside float range
 
 struct Token {

@@ -29,8 +29,6 @@ void add_triangle(Mesh& m, uint32_t a, uint32_t b, uint32_t c, uint32_t id) {
   m.material_ids.push_back(0);
 }
 
-const double kPi = 3.14159265358979323846;
-
 void add_sphere(Mesh& m, double cx, double cy, double cz, double r, int rings, int segs, uint32_t id) {
   const uint32_t base = uint32_t(m.positions.size());
   m.positions.push_back({float(cx), float(cy), float(cz + r)});

@@ -7,6 +7,8 @@
 
 namespace voxtile {
 
+inline constexpr double kPi = 3.14159265358979323846;
+
 struct Vec3f {
   float x, y, z;
 };

@@ -116,6 +116,11 @@ std::string lower_extension(const std::string& path) {
   return e;
 }
 
+bool is_directory(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 bool point_cloud_extension(const std::string& path) {
   const std::string ext = lower_extension(path);
   return ext == "xyz" || ext == "pts" || ext == "las" || ext == "laz";

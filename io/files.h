@@ -16,6 +16,9 @@ std::string lower_extension(const std::string& path);
 // .laz (a .ply may be either: is_point_cloud_file, io/points_io.h, reads its header).
 bool point_cloud_extension(const std::string& path);
 
+// Whether `path` names a directory (through symbolic links).
+bool is_directory(const std::string& path);
+
 // Throws Error(kInput) "<path>: <problem>" unless `path` is a readable, non-empty regular file, and
 // notes it as an input of this process (its device and inode: through hard and symbolic links).
 void check_input_file(const std::string& path);

@@ -42,7 +42,7 @@ struct PointFormat {
   int length;
   int rgb;
 };
-constexpr PointFormat kFormats[11] = {{20, -1}, {28, -1}, {26, 20}, {34, 28}, {57, -1}, {63, 28},
+constexpr PointFormat kPointFormats[11] = {{20, -1}, {28, -1}, {26, 20}, {34, 28}, {57, -1}, {63, 28},
                                       {30, -1}, {36, 30}, {38, 30}, {59, -1}, {67, 30}};
 
 std::string laz_message(const std::string& path) {
@@ -84,10 +84,10 @@ LasHeader parse_header(const char* d, size_t size, const std::string& path) {
                                 std::to_string(h.minor) + " and a file of " + std::to_string(size) + " bytes");
   if (h.point_offset < h.header_size || h.point_offset > size)
     fail(ErrorKind::kInput, path + ": offset to point data " + std::to_string(h.point_offset) + " is outside the file");
-  if (int(h.record_length) < kFormats[h.format].length)
+  if (int(h.record_length) < kPointFormats[h.format].length)
     fail(ErrorKind::kInput, path + ": point record length " + std::to_string(h.record_length) +
                                 " is shorter than format " + std::to_string(h.format) + " needs (" +
-                                std::to_string(kFormats[h.format].length) + ")");
+                                std::to_string(kPointFormats[h.format].length) + ")");
   h.count = get<uint32_t>(d + 107);
   if (h.minor >= 4 && get<uint64_t>(d + 247) != 0) h.count = get<uint64_t>(d + 247);
   for (int a = 0; a < 3; ++a) {
@@ -234,7 +234,7 @@ PointCloud read_las(const std::string& path) {
   const LasHeader h = parse_header(f.data(), f.size(), path);
   const char* base = f.data() + h.point_offset;
   const size_t len = h.record_length;
-  const int rgb_at = kFormats[h.format].rgb;
+  const int rgb_at = kPointFormats[h.format].rgb;
   const bool extended = h.format >= 6;
   const size_t n = size_t(h.count);
   // First pass: the largest colour channel and whether any intensity or class is non-zero.

@@ -153,9 +153,9 @@ void write_vox(const SparseGrid& g, const std::string& path) {
 
 namespace {
 
-class Reader {
+class ChunkReader {
  public:
-  Reader(const std::string& path, const std::string& bytes, size_t pos, size_t end)
+  ChunkReader(const std::string& path, const std::string& bytes, size_t pos, size_t end)
       : m_path(path), m_b(bytes), m_pos(pos), m_end(end) {}
   int32_t i32(const char* what) {
     need(4, what);
@@ -202,7 +202,7 @@ SparseGrid read_vox(const std::string& path) {
   const std::string bytes = read_input_file(path);
   if (bytes.size() < 20 || bytes.compare(0, 4, "VOX ") != 0 || bytes.compare(8, 4, "MAIN") != 0)
     fail(ErrorKind::kInput, path + ": not a MagicaVoxel .vox file");
-  Reader head(path, bytes, 12, bytes.size());
+  ChunkReader head(path, bytes, 12, bytes.size());
   const int32_t main_content = head.i32("MAIN"), main_children = head.i32("MAIN");
   if (main_content < 0 || main_children < 0 || uint64_t(main_content) + uint64_t(main_children) > bytes.size() - 20)
     fail(ErrorKind::kInput, path + ": truncated .vox file (MAIN)");
@@ -221,15 +221,15 @@ SparseGrid read_vox(const std::string& path) {
   size_t pos = 20 + size_t(main_content);
   const size_t end = pos + size_t(main_children);
   while (pos < end) {
-    Reader r(path, bytes, pos, end);
+    ChunkReader r(path, bytes, pos, end);
     r.need(12, "chunk header");
     const std::string id = bytes.substr(pos, 4);
-    Reader h(path, bytes, pos + 4, end);
+    ChunkReader h(path, bytes, pos + 4, end);
     const int32_t content = h.i32("chunk"), kids = h.i32("chunk");
     if (content < 0 || kids < 0 || uint64_t(content) + uint64_t(kids) > end - pos - 12)
       fail(ErrorKind::kInput, path + ": truncated .vox file (chunk " + id + ")");
     const size_t c0 = pos + 12, c1 = c0 + size_t(content);
-    Reader c(path, bytes, c0, c1);
+    ChunkReader c(path, bytes, c0, c1);
     if (id == "SIZE") {
       Model m;
       m.size = {c.i32("SIZE"), c.i32("SIZE"), c.i32("SIZE")};

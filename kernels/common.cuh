@@ -14,6 +14,9 @@
 
 namespace voxtile {
 
+// Every lane of a warp (the mask of the *_sync intrinsics).
+constexpr unsigned kFull = 0xffffffffu;
+
 [[noreturn]] void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int line);
 
 // Throws Error(kResource) naming the file, line, expression and CUDA's message.

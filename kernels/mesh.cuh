@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "core/mesh.h"
+#include "core/overlap.h"
 #include "core/vec.h"
 #include "kernels/common.cuh"
 
@@ -17,6 +18,12 @@ struct MeshView {
   const Vec3f* d_grid;        // num_vertices grid-space positions
   const uint32_t* d_indices;  // 3 * num_triangles
 };
+
+// Triangle `tri` set up for the overlap tests (core/overlap.h), from its grid-space corners.
+__device__ inline TriSetup load_triangle(const MeshView& m, uint32_t tri) {
+  const uint32_t i0 = m.d_indices[3 * tri], i1 = m.d_indices[3 * tri + 1], i2 = m.d_indices[3 * tri + 2];
+  return setup_triangle(m.d_grid[i0], m.d_grid[i1], m.d_grid[i2]);
+}
 
 struct DeviceMesh {
   DeviceBuffer<Vec3f> d_world, d_grid;

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <dirent.h>
 #include <glob.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <map>
@@ -19,11 +18,6 @@
 
 namespace voxtile {
 namespace {
-
-bool is_dir(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 const char* const kMeshExtensions[] = {"obj", "ply", "stl", "gltf", "glb", "fbx", "off", "dae", "3mf", "3ds", "x3d", "blend"};
 
@@ -38,13 +32,13 @@ bool mesh_extension(const std::string& path) {
 std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
   std::vector<std::string> out;
   for (const std::string& in : inputs) {
-    if (is_dir(in)) {
+    if (is_directory(in)) {
       std::vector<std::string> files;
       if (DIR* d = opendir(in.c_str())) {
         while (dirent* e = readdir(d)) {
           const std::string name = e->d_name;
           const std::string path = (in.back() == '/' ? in : in + "/") + name;
-          if (name[0] != '.' && !is_dir(path) && mesh_extension(name)) files.push_back(path);
+          if (name[0] != '.' && !is_directory(path) && mesh_extension(name)) files.push_back(path);
         }
         closedir(d);
       }

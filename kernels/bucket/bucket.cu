@@ -13,11 +13,6 @@ namespace {
 namespace cg = cooperative_groups;
 
 
-__device__ inline TriSetup load_triangle(const MeshView& m, uint32_t tri) {
-  return setup_triangle(m.d_grid[m.d_indices[3 * tri]], m.d_grid[m.d_indices[3 * tri + 1]],
-                        m.d_grid[m.d_indices[3 * tri + 2]]);
-}
-
 // Rows (scanlines of the dominant projection) of the triangle's clipped bounds; 0 if it emits nothing.
 __device__ inline uint32_t triangle_rows(const TriSetup& t, VoxelMode mode, const VoxelBox& clip, VoxelBox* r) {
   const bool any = mode == VoxelMode::kConservative ? conservative_bounds(t, clip, r) : thin_bounds(t, clip, r);

@@ -13,11 +13,6 @@
 namespace voxtile {
 namespace {
 
-__device__ inline TriSetup load_triangle(const MeshView& m, uint32_t tri) {
-  const uint32_t i0 = m.d_indices[3 * tri], i1 = m.d_indices[3 * tri + 1], i2 = m.d_indices[3 * tri + 2];
-  return setup_triangle(m.d_grid[i0], m.d_grid[i1], m.d_grid[i2]);
-}
-
 // Adds 1 to counter[key] for each of the calling lanes, one atomic per distinct key among them (a
 // file's neighbouring triangles mostly fall in one tile: per-lane atomics on that tile's counter
 // serialise; measured on an H200, the 6.4M dragon's coarse raster took 0.76 ms with them, 0.39 with
@@ -101,8 +96,6 @@ __global__ void emit_kernel(CoarseParams p, const uint64_t* __restrict__ offsets
     tris[at] = tri;
   });
 }
-
-constexpr unsigned kFull = 0xffffffffu;
 
 // One warp per large triangle: lanes take tile columns; the warp sums their tile counts.
 __global__ void large_count_kernel(CoarseParams p, const uint32_t* __restrict__ large,

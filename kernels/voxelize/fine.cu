@@ -17,8 +17,6 @@
 namespace voxtile {
 namespace {
 
-constexpr unsigned kFull = 0xffffffffu;
-
 // Shared-memory words of one brick while rastering: its raw values (core/targets.h
 // brick_value_words), then its occupancy mask where the values do not tell it (binary, 64-bit sums).
 constexpr int tile_brick_words(Word w, int acc) {
