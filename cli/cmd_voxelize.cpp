@@ -28,10 +28,11 @@ std::string stem_of(const std::string& path) {
 // One job per input: OUT is the file, or the directory of OUT/<stem>.<format>.
 std::vector<Job> plan_jobs(const VoxelizeCmdOptions& o) {
   std::vector<Job> jobs;
-  const bool dir_out = is_directory(o.output) || (!o.output.empty() && o.output.back() == '/');
+  const bool existing_dir = is_directory(o.output);
+  const bool dir_out = existing_dir || (!o.output.empty() && o.output.back() == '/');
   if (o.inputs.size() > 1 && !dir_out)
     fail(ErrorKind::kUsage, "several inputs need -o to name an existing directory (got " + o.output + ")");
-  if (dir_out && !is_directory(o.output)) fail(ErrorKind::kOutput, o.output + ": directory does not exist");
+  if (dir_out && !existing_dir) fail(ErrorKind::kOutput, o.output + ": directory does not exist");
   std::map<std::string, std::string> seen;
   const RenderOptions picture = o.preview.path.empty() ? RenderOptions{} : o.preview.picture.options();
   for (const std::string& in : o.inputs) {

@@ -192,7 +192,7 @@ AtomicFile::AtomicFile(const std::string& final_path) : m_final(final_path) {
   // created in /dev.
   const char* tmpdir = std::getenv("TMPDIR");
   const std::string dir = m_device ? (tmpdir && *tmpdir ? tmpdir : "/tmp") : dir_of(target);
-  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+  if (!is_directory(dir))
     fail(ErrorKind::kOutput, final_path + ": directory " + dir + " does not exist");
   m_target = target;
   if (!m_device) remove_stale_temps(dir, base_of(target));

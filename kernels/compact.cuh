@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(kCompactThreads) compact_flags_kernel(uint64_t
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
     const uint64_t w = tile * kCompactTileWords + uint64_t(warp) * 4 + r;
-    const uint32_t bits = __ballot_sync(0xffffffffu, keep[r]);
+    const uint32_t bits = __ballot_sync(kFull, keep[r]);
     if (lane == 0 && w * 32 < n) words[w] = bits;
     count += __popc(bits);
   }

@@ -90,7 +90,7 @@ __global__ void inside_boundary(IsoGridView in, uint64_t* bmask, uint32_t* count
     brick_voxel(in, b, off, i, j, k);
     flag = on_boundary(in, i, j, k);
   }
-  const unsigned bits = __ballot_sync(0xffffffffu, flag);
+  const unsigned bits = __ballot_sync(kFull, flag);
   __shared__ unsigned words[16];
   if ((threadIdx.x & 31) == 0) words[threadIdx.x >> 5] = bits;
   __syncthreads();

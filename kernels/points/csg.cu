@@ -310,7 +310,7 @@ __global__ void __launch_bounds__(kSolidThreads) solid_kernel(const CsgPrimitive
   for (uint32_t base = 0; base < np; base += kSolidThreads) {
     const uint32_t j = base + threadIdx.x;
     const bool hit = j < np && overlaps(prims[j], lo, hi);
-    const uint32_t bits = __ballot_sync(0xffffffffu, hit);
+    const uint32_t bits = __ballot_sync(kFull, hit);
     if (lane == 0) warp_n[warp] = __popc(bits);
     __syncthreads();
     uint32_t before = list_n;
@@ -346,7 +346,7 @@ __global__ void __launch_bounds__(kSolidThreads) solid_kernel(const CsgPrimitive
         }
       }
     }
-    const uint32_t bits = __ballot_sync(0xffffffffu, inside);
+    const uint32_t bits = __ballot_sync(kFull, inside);
     if (lane == 0) masks[b * 16 + r * 4 + warp] = bits;
   }
 }

@@ -211,10 +211,10 @@ __global__ void __launch_bounds__(32 * kWindingWarps)
   auto eval = [&](int64_t k) {
     InsideParts p = inside_lane_parts(edges, ne, lane, pu, pv, k, sc);
     for (int off = 16; off > 0; off /= 2) {
-      p.pos = p.pos + __shfl_down_sync(0xffffffffu, p.pos, off);
-      p.neg = p.neg + __shfl_down_sync(0xffffffffu, p.neg, off);
+      p.pos = p.pos + __shfl_down_sync(kFull, p.pos, off);
+      p.neg = p.neg + __shfl_down_sync(kFull, p.neg, off);
     }
-    return InsideParts{__shfl_sync(0xffffffffu, p.pos, 0), __shfl_sync(0xffffffffu, p.neg, 0)};
+    return InsideParts{__shfl_sync(kFull, p.pos, 0), __shfl_sync(kFull, p.neg, 0)};
   };
   inside_winding_column(
       eval, q0, q1, int64_t(w_lo), int64_t(w_hi),

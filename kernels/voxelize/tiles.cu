@@ -73,7 +73,7 @@ __global__ void scattered_virtual_emit_kernel(ScatteredVirtualCount c, const uin
   const uint64_t n = *c.num_pairs;
   const uint32_t len = t < c.num_tiles && n <= c.capacity ? c.tile_pairs[t] : 0u;
   // Non-empty tiles: one atomic per warp (every lane of the launch's last warp takes part).
-  const unsigned any = __ballot_sync(0xffffffffu, len > 0);
+  const unsigned any = __ballot_sync(kFull, len > 0);
   if ((threadIdx.x & 31) == 0 && any) atomicAdd(reinterpret_cast<unsigned long long*>(tile_stat), __popc(any));
   if (len == 0) return;
   const uint32_t end = tile_ends[t];
