@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -19,6 +20,8 @@
 #include <vector>
 
 #include <assimp/DefaultIOSystem.h>
+#include <assimp/DefaultLogger.hpp>
+#include <assimp/LogStream.hpp>
 #include <assimp/Importer.hpp>
 #include <assimp/MemoryIOWrapper.h>
 #include <assimp/importerdesc.h>
@@ -232,10 +235,95 @@ bool text_with_mark(const std::string& path) {
   return byte_order_mark(b, n) != 0;
 }
 
+// Assimp says some of what it changes in a file only in its log: glTF faces with out-of-range
+// indices dropped, OFF indices out of range moved to the last vertex, OFF faces without indices
+// dropped. Its warnings and errors that say so become the load's warnings (never a silent change);
+// the rest (3MF parts it skips, FBX version notes, default materials) are left out. Assimp's log is
+// one per process and not thread-safe (it remembers the last message to leave out repeats), so reads
+// that keep notes take turns: each reader process reads one file at a time anyway, and reads in this
+// process happen only where no reader process could start.
+class AssimpNotes {
+ public:
+  explicit AssimpNotes(std::string path) : m_turn(turn()), m_path(std::move(path)) {
+    static const bool installed = [] {
+      Assimp::DefaultLogger::create("", Assimp::Logger::NORMAL, 0);
+      Assimp::DefaultLogger::get()->attachStream(new Stream, Assimp::Logger::Warn | Assimp::Logger::Err);
+      return true;
+    }();
+    (void)installed;
+    current() = this;
+  }
+  ~AssimpNotes() { current() = nullptr; }
+  AssimpNotes(const AssimpNotes&) = delete;
+  AssimpNotes& operator=(const AssimpNotes&) = delete;
+
+  // The kept messages, each once ("Assimp: ..."; Assimp's log leaves out repeats of a message, so
+  // how often one came is not known), at most kMost of them.
+  std::vector<std::string> lines() const {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < m_messages.size() && i < kMost; ++i) out.push_back("Assimp: " + m_messages[i]);
+    if (m_messages.size() > kMost)
+      out.push_back("Assimp: " + std::string(m_messages.size() == kKept ? "at least " : "") +
+                    std::to_string(m_messages.size() - kMost) + " more kinds of such messages");
+    return out;
+  }
+
+ private:
+  static constexpr size_t kMost = 8, kKept = 64;  // shown, remembered
+  struct Stream : Assimp::LogStream {
+    void write(const char* message) override {
+      if (AssimpNotes* n = current()) n->add(message);
+    }
+  };
+  static AssimpNotes*& current() {
+    static AssimpNotes* notes = nullptr;  // (set and read under turn())
+    return notes;
+  }
+  static std::mutex& turn() {
+    static std::mutex m;
+    return m;
+  }
+  // Whether a message says the geometry read differs from the file's: words that say so, outside
+  // the file's name (an OBJ named "x_truncated.obj" gets a note about "x_truncated.mtl"), in
+  // messages about neither materials nor textures.
+  bool changes_geometry(const std::string& m) const {
+    std::string l(m);
+    for (const std::string& name : {m_path, base_name(m_path)}) {
+      for (size_t at; !name.empty() && (at = l.find(name)) != std::string::npos;) l.erase(at, name.size());
+    }
+    std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    if (l.find("material") != std::string::npos || l.find("texture") != std::string::npos) return false;
+    static const char* const kWords[] = {"dropped", "out of range", "out-of-range", "not allowed", "aren't allowed",
+                                         "incorrect", "invalid", "skipping", "truncated", "clamp"};
+    return std::any_of(std::begin(kWords), std::end(kWords), [&](const char* w) { return l.find(w) != std::string::npos; });
+  }
+  static std::string base_name(const std::string& path) {
+    const size_t slash = path.rfind('/'), dot = path.rfind('.');
+    const size_t from = slash == std::string::npos ? 0 : slash + 1;
+    return path.substr(from, dot != std::string::npos && dot > from ? dot - from : std::string::npos);
+  }
+  void add(const char* raw) {
+    std::string m(raw);
+    // "Warn,  T0: text\n" -> "text"
+    if (m.rfind("Warn,", 0) == 0 || m.rfind("Error,", 0) == 0) {
+      const size_t colon = m.find(": ");
+      if (colon != std::string::npos) m.erase(0, colon + 2);
+    }
+    m = first_line(m);
+    if (m.rfind("Skipping one or more lines with the same contents", 0) == 0) return;  // (the log's repeats)
+    if (!changes_geometry(m) || m_messages.size() == kKept) return;
+    if (std::find(m_messages.begin(), m_messages.end(), m) == m_messages.end()) m_messages.push_back(m);
+  }
+  std::lock_guard<std::mutex> m_turn;
+  std::string m_path;
+  std::vector<std::string> m_messages;
+};
+
 MeshLoadResult read_in_process(const std::string& path, bool require_triangles, bool textures) {
   MeshLoadResult out;
   try {
     Assimp::Importer importer;
+    AssimpNotes notes(path);
     if (text_with_mark(path)) importer.SetIOHandler(new TextIOSystem(path, read_text_file(path)));
     const aiScene* scene = importer.ReadFile(path, aiProcess_Triangulate | aiProcess_SortByPType);
     if (!scene) {
@@ -266,6 +354,7 @@ MeshLoadResult read_in_process(const std::string& path, bool require_triangles, 
       out.mesh.material_colors.push_back(pack_color(c.r, c.g, c.b));
     }
     if (textures) load_textures(scene, path, out);
+    for (std::string& line : notes.lines()) out.warnings.push_back(std::move(line));
     Walker w{scene, &out};
     w.node(scene->mRootNode, aiMatrix4x4());
     if (!w.any_normals) ValueArray<Vec3f>().swap(out.mesh.normals);

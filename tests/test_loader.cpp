@@ -59,7 +59,40 @@ TEST(Loader, ReadsEverySampleFormat) {
     if (s.dropped_degenerate) {
       ASSERT_FALSE(r.warnings.empty());
     }
+    // Assimp's notes on these files (3MF parts it skips, FBX versions, default materials) are not
+    // changes to the geometry, so none is passed on.
+    for (const std::string& w : r.warnings) EXPECT_EQ(w.find("Assimp:"), std::string::npos) << w;
   }
+}
+
+// What Assimp changes and says only in its log becomes a warning of the load.
+TEST(Loader, AssimpsChangesToTheGeometryBecomeWarnings) {
+  auto has = [](const MeshLoadResult& r, const std::string& text) {
+    return std::any_of(r.warnings.begin(), r.warnings.end(), [&](const std::string& w) { return w == text; });
+  };
+  const MeshLoadResult gltf = load_mesh(test::data_path("edge/IndexOutOfRange.gltf"));
+  EXPECT_EQ(gltf.mesh.num_triangles(), 11u);  // 12 in the file, one with an index past the vertices
+  EXPECT_TRUE(has(gltf, "Assimp: Some faces had out-of-range indices. Those faces were dropped")) << gltf.warnings.size();
+  test::TempDir dir;
+  // Assimp moves an OFF index past the vertices to the last vertex, and drops a face of no vertices.
+  std::ofstream(dir.file("index.off")) << "OFF\n4 2 0\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n3 0 1 2\n3 0 7 9\n";
+  std::ofstream(dir.file("empty_face.off")) << "OFF\n4 3 0\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n3 0 1 2\n0\n3 0 1 3\n";
+  for (Loader loader : {Loader::kAuto, Loader::kAssimp}) {
+    const MeshLoadResult index = load_mesh(dir.file("index.off"), false, loader);
+    EXPECT_TRUE(has(index, "Assimp: OFF: Vertex index is out of range")) << index.warnings.size();
+    const MeshLoadResult empty_face = load_mesh(dir.file("empty_face.off"), false, loader);
+    EXPECT_TRUE(has(empty_face, "Assimp: OFF: Faces with zero indices aren't allowed")) << empty_face.warnings.size();
+  }
+  // Notes that change nothing read are left out, Assimp's readers of the native formats' files
+  // included; a file named "..._truncated.obj" whose material library is missing is not truncated.
+  for (const char* f : {"edge/crytek_sponza_truncated.obj", "formats/obj/spider.obj", "formats/stl/Spider_ascii.stl",
+                        "formats/ply/color_mesh_binary_rgba.ply", "edge/negative_indices.obj"}) {
+    SCOPED_TRACE(f);
+    for (const std::string& w : load_mesh(test::data_path(f), false, Loader::kAssimp).warnings)
+      EXPECT_EQ(w.find("Assimp:"), std::string::npos) << w;
+  }
+  // The same file read twice gives the same warnings (the log's messages are per read).
+  EXPECT_EQ(load_mesh(dir.file("index.off")).warnings, load_mesh(dir.file("index.off")).warnings);
 }
 
 TEST(Loader, BinaryAndAsciiStlGiveTheSameBounds) {
