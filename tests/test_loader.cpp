@@ -170,6 +170,83 @@ TEST(Loader, ManyInstancesOfASmallMeshLoadInLinearTime) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 60.0) << "hang guard";
 }
 
+template <class T>
+void append(std::string& b, std::initializer_list<T> values) {
+  for (T v : values) b.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+// What Assimp 5.2 reads wrongly without an error (integer attributes, meshopt buffers, GPU
+// instancing) is refused or dropped with a warning, never passed on as geometry.
+TEST(Loader, GltfContentAssimpMisreadsIsRefusedOrDropped) {
+  auto message = [](const std::string& path) {
+    try {
+      load_mesh(path);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInput);
+      return std::string(e.what());
+    }
+    return std::string("loaded");
+  };
+  // The Khronos sample's positions are unsigned 16-bit integers (Assimp read them as zeros).
+  const std::string quantized = message(test::data_path("formats/gltf/Lantern-Quantized/Lantern.gltf"));
+  EXPECT_NE(quantized.find("positions are stored as unsigned 16-bit integers (KHR_mesh_quantization)"),
+            std::string::npos) << quantized;
+  // A triangle with float positions, 8-bit normals and 16-bit texture coordinates: it loads, without
+  // the normals and texture coordinates, with a warning for each.
+  std::string bin;
+  append<float>(bin, {0, 0, 0, 1, 0, 0, 0, 1, 0});                       // positions, 36 bytes
+  append<int8_t>(bin, {0, 0, 127, 0, 0, 0, 127, 0, 0, 0, 127, 0});     // normals, stride 4
+  append<uint16_t>(bin, {0, 0, 65535, 0, 0, 65535});                   // texture coordinates
+  append<uint32_t>(bin, {0, 1, 2});                                    // indices
+  auto gltf = [&](const std::string& position_type, const std::string& extras, bool instanced = false) {
+    return "{\"asset\":{\"version\":\"2.0\"}," + extras + "\"scene\":0,\"scenes\":[{\"nodes\":[0]}],\"nodes\":[{\"mesh\":0" +
+           (instanced ? ",\"extensions\":{\"EXT_mesh_gpu_instancing\":{}}" : "") +
+           "}],\"meshes\":[{\"primitives\":[{\"attributes\":{\"POSITION\":0,\"NORMAL\":1,\"TEXCOORD_0\":2},\"indices\":3}]}],"
+           "\"buffers\":[{\"byteLength\":72,\"uri\":\"data:application/octet-stream;base64," + base64(bin) + "\"}],"
+           "\"bufferViews\":[{\"buffer\":0,\"byteOffset\":0,\"byteLength\":36},"
+           "{\"buffer\":0,\"byteOffset\":36,\"byteLength\":12,\"byteStride\":4},"
+           "{\"buffer\":0,\"byteOffset\":48,\"byteLength\":12},{\"buffer\":0,\"byteOffset\":60,\"byteLength\":12}],"
+           "\"accessors\":[{\"bufferView\":0,\"componentType\":" + position_type +
+           ",\"count\":3,\"type\":\"VEC3\",\"min\":[0,0,0],\"max\":[1,1,0]},"
+           "{\"bufferView\":1,\"componentType\":5120,\"normalized\":true,\"count\":3,\"type\":\"VEC3\"},"
+           "{\"bufferView\":2,\"componentType\":5123,\"normalized\":true,\"count\":3,\"type\":\"VEC2\"},"
+           "{\"bufferView\":3,\"componentType\":5125,\"count\":3,\"type\":\"SCALAR\"}]}";
+  };
+  test::TempDir dir;
+  std::ofstream(dir.file("attributes.gltf")) << gltf("5126", "\"extensionsUsed\":[\"KHR_mesh_quantization\"],");
+  const MeshLoadResult r = load_mesh(dir.file("attributes.gltf"));
+  EXPECT_EQ(r.mesh.num_triangles(), 1u);
+  EXPECT_TRUE(r.mesh.normals.empty());
+  EXPECT_TRUE(r.mesh.uvs.empty());
+  const std::string warnings = [&] {
+    std::string all;
+    for (const std::string& w : r.warnings) all += w + "\n";
+    return all;
+  }();
+  EXPECT_NE(warnings.find("normals stored as integers (KHR_mesh_quantization) are not decoded"), std::string::npos)
+      << warnings;
+  EXPECT_NE(warnings.find("texture coordinates stored as integers are not decoded"), std::string::npos) << warnings;
+  // Integer positions (the same bytes read as 16-bit numbers), a compressed buffer, instancing.
+  std::ofstream(dir.file("positions.gltf")) << gltf("5123", "");
+  EXPECT_NE(message(dir.file("positions.gltf")).find("positions are stored as unsigned 16-bit integers"),
+            std::string::npos);
+  std::ofstream(dir.file("meshopt.gltf"))
+      << gltf("5126", "\"extensionsUsed\":[\"EXT_meshopt_compression\"],\"extensionsRequired\":[\"EXT_meshopt_compression\"],");
+  EXPECT_NE(message(dir.file("meshopt.gltf")).find("compressed (EXT_meshopt_compression)"), std::string::npos);
+  std::ofstream(dir.file("instanced.gltf")) << gltf("5126", "\"extensionsUsed\":[\"EXT_mesh_gpu_instancing\"],", true);
+  EXPECT_NE(message(dir.file("instanced.gltf")).find("1 node(s) instance their mesh (EXT_mesh_gpu_instancing)"),
+            std::string::npos) << message(dir.file("instanced.gltf"));
+  // The same in a binary glTF: its JSON chunk is read.
+  std::string json = gltf("5123", "");
+  json.append((4 - json.size() % 4) % 4, ' ');
+  std::string glb;
+  append<uint32_t>(glb, {0x46546C67u, 2, uint32_t(12 + 8 + json.size()), uint32_t(json.size()), 0x4E4F534Au});
+  glb += json;
+  std::ofstream(dir.file("positions.glb"), std::ios::binary) << glb;
+  EXPECT_NE(message(dir.file("positions.glb")).find("positions are stored as unsigned 16-bit integers"),
+            std::string::npos) << message(dir.file("positions.glb"));
+}
+
 TEST(Loader, EveryEdgeCaseFileLoadsOrFailsCleanly) {
   const char* files[] = {"BoxWithInfinites.glb",
                          "IndexOutOfRange.gltf",
