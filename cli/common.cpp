@@ -84,7 +84,7 @@ void add_solid_options(CLI::App& app, SolidArgs& a) {
 
 void add_load_options(CLI::App& app, LoadArgs& a) {
   app.add_option("--loader", a.loader,
-                 "Mesh reader: auto (voxtile's own for .ply .stl .obj, Assimp for the rest), native or assimp")
+                 "Mesh reader: auto (voxtile's own for .ply .stl .obj .gltf .glb, Assimp for the rest), native or assimp")
       ->check(CLI::IsMember({"auto", "native", "assimp"}))
       ->capture_default_str();
   app.add_option("--load-timeout", a.timeout_s,

@@ -41,8 +41,12 @@
 #include <poll.h>
 #include <sys/resource.h>
 
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
+
 #include "core/error.h"
 #include "io/files.h"
+#include "io/mesh_append.h"
 #include "io/native_mesh.h"
 
 namespace voxtile {
@@ -55,15 +59,11 @@ std::string first_line(std::string s) {
   return s.empty() ? "unknown error" : s;
 }
 
-uint32_t pack_color(float r, float g, float b) {
-  auto c = [](float v) { return uint32_t(std::lround(std::isfinite(v) ? std::min(1.f, std::max(0.f, v)) * 255.f : 0.f)); };
-  return (c(r) << 16) | (c(g) << 8) | c(b);
-}
-
 struct Walker {
   const aiScene* scene;
   MeshLoadResult* out;
-  bool any_normals = false, any_uvs = false, any_colors = false;
+  MeshAppender* appender;
+  std::vector<uint32_t> triangles;  // (reused)
 
   uint32_t material_color(unsigned m) const {
     return m < out->mesh.material_colors.size() ? out->mesh.material_colors[m] : 0xC8C8C8;
@@ -78,57 +78,29 @@ struct Walker {
   void mesh(unsigned mesh_index, const aiMatrix4x4& m) {
     if (mesh_index >= scene->mNumMeshes) return;
     const aiMesh* am = scene->mMeshes[mesh_index];
-    Mesh& mesh = out->mesh;
     if (!am->mVertices) return;
-    bool has_triangle = false;
+    triangles.clear();
     for (unsigned f = 0; f < am->mNumFaces; ++f) {
-      if (am->mFaces[f].mNumIndices == 3) has_triangle = true;
+      const aiFace& face = am->mFaces[f];
+      if (face.mNumIndices == 3) triangles.insert(triangles.end(), face.mIndices, face.mIndices + 3);
       else ++out->non_triangle_primitives;
     }
-    if (!has_triangle) {
+    if (triangles.empty()) {
       if (am->mPrimitiveTypes == aiPrimitiveType_POINT || am->mNumFaces == 0) out->points += am->mNumVertices;
       return;
     }
-    const size_t base = mesh.positions.size();
-    // Grown geometrically: a scene that instances a small mesh thousands of times calls this once
-    // per instance, and an exact reserve would copy the whole array each time (quadratic).
-    if (mesh.positions.capacity() < base + am->mNumVertices)
-      mesh.positions.reserve(std::max(base + am->mNumVertices, 2 * mesh.positions.capacity()));
-    for (unsigned v = 0; v < am->mNumVertices; ++v) {
-      const aiVector3D p = m * am->mVertices[v];
-      mesh.positions.push_back({p.x, p.y, p.z});
-    }
-    // Normals transform by the inverse transpose of the node matrix; missing ones are zero.
-    any_normals = any_normals || am->mNormals;
-    any_uvs = any_uvs || am->mTextureCoords[0];
-    aiMatrix3x3 nm(m);
-    nm.Inverse().Transpose();
-    for (unsigned v = 0; v < am->mNumVertices; ++v) {
-      Vec3f n{0, 0, 0};
-      if (am->mNormals) {
-        aiVector3D t = nm * am->mNormals[v];
-        const float len = t.Length();
-        if (len > 0 && std::isfinite(len)) n = {t.x / len, t.y / len, t.z / len};
-      }
-      mesh.normals.push_back(n);
-      mesh.uvs.push_back(am->mTextureCoords[0] ? Vec2f{am->mTextureCoords[0][v].x, am->mTextureCoords[0][v].y}
-                                               : Vec2f{0, 0});
-      mesh.colors.push_back(am->mColors[0] ? pack_color(am->mColors[0][v].r, am->mColors[0][v].g, am->mColors[0][v].b)
-                                           : material_color(am->mMaterialIndex));
-    }
-    any_colors = any_colors || am->mColors[0];
-    for (unsigned f = 0; f < am->mNumFaces; ++f) {
-      const aiFace& face = am->mFaces[f];
-      if (face.mNumIndices != 3) continue;
-      if (face.mIndices[0] >= am->mNumVertices || face.mIndices[1] >= am->mNumVertices ||
-          face.mIndices[2] >= am->mNumVertices) {
-        ++out->dropped_bad_index;
-        continue;
-      }
-      for (int k = 0; k < 3; ++k) mesh.indices.push_back(uint32_t(base + face.mIndices[k]));
-      mesh.mesh_ids.push_back(mesh_index);
-      mesh.material_ids.push_back(am->mMaterialIndex);
-    }
+    MeshPiece piece;
+    piece.positions = am->mVertices;
+    piece.num_vertices = am->mNumVertices;
+    piece.normals = am->mNormals;
+    piece.uvs = am->mTextureCoords[0];
+    piece.colors = am->mColors[0];
+    piece.triangles = triangles.data();
+    piece.num_triangles = triangles.size() / 3;
+    piece.mesh_index = mesh_index;
+    piece.material_index = am->mMaterialIndex;
+    piece.material_color = material_color(am->mMaterialIndex);
+    appender->append(piece, m);
   }
 };
 
@@ -446,11 +418,10 @@ MeshLoadResult read_in_process(const std::string& path, bool require_triangles, 
     }
     if (textures) load_textures(scene, path, out);
     for (std::string& line : notes.lines()) out.warnings.push_back(std::move(line));
-    Walker w{scene, &out};
+    MeshAppender appender(out);
+    Walker w{scene, &out, &appender, {}};
     w.node(scene->mRootNode, aiMatrix4x4());
-    if (!w.any_normals || gltf.drop_normals) ValueArray<Vec3f>().swap(out.mesh.normals);
-    if (!w.any_uvs || gltf.drop_uvs) std::vector<Vec2f>().swap(out.mesh.uvs);
-    if (!w.any_colors) std::vector<uint32_t>().swap(out.mesh.colors);
+    appender.finish(gltf.drop_normals, gltf.drop_uvs);
     if (!any_material_color) std::vector<uint32_t>().swap(out.mesh.material_colors);
     out.mesh.num_source_meshes = scene->mNumMeshes;
     out.mesh.num_materials = scene->mNumMaterials;
@@ -881,7 +852,7 @@ MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triang
   // The native readers run here, in this process: they bound every count by the file size and
   // parse on this process's threads.
   if (loader == Loader::kNative && !native_format(path))
-    fail(ErrorKind::kUsage, path + ": --loader native reads .ply, .stl and .obj only (use auto or assimp)");
+    fail(ErrorKind::kUsage, path + ": --loader native reads .ply, .stl, .obj, .gltf and .glb only (use auto or assimp)");
   if (reads_natively(path, loader, textures)) return read_native(path, require_triangles);  // checks the file too
   check_input_file(path);
   if (point_cloud_extension(path))  // (no Assimp importer reads them)
@@ -956,14 +927,19 @@ MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triang
 
 bool reads_natively(const std::string& path, Loader loader, bool textures) {
   if (loader == Loader::kAssimp || !native_format(path)) return false;
-  // auto leaves OBJ files to Assimp when textures are wanted (load_mesh reads them natively first and
-  // keeps that unless their materials name texture maps, which Assimp decodes).
-  return loader == Loader::kNative || !(textures && lower_extension(path) == "obj");
+  if (loader == Loader::kNative) return true;
+  // auto leaves to Assimp what only it decodes (Draco), and OBJ and glTF files when textures are
+  // wanted (load_mesh reads them natively first and keeps that unless their materials name texture
+  // maps, which Assimp decodes).
+  if (gltf_format(path) && !gltf_native(path)) return false;
+  const std::string e = lower_extension(path);
+  return !(textures && (e == "obj" || gltf_format(path)));
 }
 
 MeshLoadResult load_mesh(const std::string& path, bool textures, Loader loader, const LoaderLimits& limits) {
   // auto with textures (an OBJ): natively first, Assimp only where the materials name texture maps.
-  if (loader == Loader::kAuto && native_format(path) && !reads_natively(path, loader, textures)) {
+  if (loader == Loader::kAuto && native_format(path) && !reads_natively(path, loader, textures) &&
+      (!gltf_format(path) || gltf_native(path))) {
     MeshLoadResult native = MeshLoaderPool(0, limits).load(path, false, Loader::kNative);
     if (!native.texture_maps) return native;
   }
@@ -972,6 +948,104 @@ MeshLoadResult load_mesh(const std::string& path, bool textures, Loader loader, 
 }
 MeshLoadResult inspect_mesh(const std::string& path, Loader loader) {
   return MeshLoaderPool(reads_natively(path, loader) ? 0 : 1).inspect(path, loader);
+}
+
+
+uint32_t pack_color(float r, float g, float b) {
+  auto c = [](float v) { return uint32_t(std::lround(std::isfinite(v) ? std::min(1.f, std::max(0.f, v)) * 255.f : 0.f)); };
+  return (c(r) << 16) | (c(g) << 8) | c(b);
+}
+
+void MeshAppender::append(const MeshPiece& piece, const aiMatrix4x4& m) {
+  Mesh& mesh = m_out.mesh;
+  const size_t base = mesh.positions.size(), n = piece.num_vertices;
+  // Grown geometrically: a scene that instances a small mesh thousands of times calls this once
+  // per instance, and an exact resize would copy the whole array each time (quadratic).
+  auto grow = [](auto& a, size_t size) {
+    if (a.capacity() < size) a.reserve(std::max(size, 2 * a.capacity()));
+    a.resize(size);
+  };
+  // The per-vertex attributes are made when a piece first has them (zero, or the material's colour,
+  // for the vertices before it), so that files without them never write them.
+  if (piece.normals && !m_normals) {
+    m_normals = true;
+    mesh.normals.assign(base, Vec3f{0, 0, 0});
+  }
+  if (piece.uvs && !m_uvs) {
+    m_uvs = true;
+    mesh.uvs.assign(base, Vec2f{0, 0});
+  }
+  if (piece.colors && !m_colors) {
+    m_colors = true;
+    mesh.colors = m_vertex_material_colors;
+  }
+  grow(mesh.positions, base + n);
+  if (m_normals) grow(mesh.normals, base + n);
+  if (m_uvs) grow(mesh.uvs, base + n);
+  if (m_colors) grow(mesh.colors, base + n);
+  else m_vertex_material_colors.resize(base + n, piece.material_color);  // (the colours until a piece has some)
+  // Normals transform by the inverse transpose of the node matrix; missing ones are zero.
+  aiMatrix3x3 nm(m);
+  nm.Inverse().Transpose();
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t v = r.begin(); v < r.end(); ++v) {
+      const aiVector3D p = m * piece.positions[v];
+      mesh.positions[base + v] = {p.x, p.y, p.z};
+      if (m_normals) {
+        Vec3f nv{0, 0, 0};
+        if (piece.normals) {
+          aiVector3D t = nm * piece.normals[v];
+          const float len = t.Length();
+          if (len > 0 && std::isfinite(len)) nv = {t.x / len, t.y / len, t.z / len};
+        }
+        mesh.normals[base + v] = nv;
+      }
+      if (m_uvs) mesh.uvs[base + v] = piece.uvs ? Vec2f{piece.uvs[v].x, piece.uvs[v].y} : Vec2f{0, 0};
+      if (m_colors)
+        mesh.colors[base + v] = piece.colors ? pack_color(piece.colors[v].r, piece.colors[v].g, piece.colors[v].b)
+                                             : piece.material_color;
+    }
+  });
+  // Triangles with an index past the vertices are counted and left out (a serial pass where any is).
+  const size_t nt = piece.num_triangles;
+  const uint32_t* t = piece.triangles;
+  const bool all_valid = tbb::parallel_reduce(
+      tbb::blocked_range<size_t>(0, nt, 1 << 14), true,
+      [&](const tbb::blocked_range<size_t>& r, bool ok) {
+        for (size_t f = r.begin(); ok && f < r.end(); ++f) ok = t[3 * f] < n && t[3 * f + 1] < n && t[3 * f + 2] < n;
+        return ok;
+      },
+      [](bool x, bool y) { return x && y; });
+  const size_t first = mesh.mesh_ids.size();
+  if (all_valid) {
+    grow(mesh.indices, 3 * (first + nt));
+    grow(mesh.mesh_ids, first + nt);
+    grow(mesh.material_ids, first + nt);
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, nt, 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
+      for (size_t f = r.begin(); f < r.end(); ++f) {
+        for (int k = 0; k < 3; ++k) mesh.indices[3 * (first + f) + size_t(k)] = uint32_t(base + t[3 * f + size_t(k)]);
+        mesh.mesh_ids[first + f] = piece.mesh_index;
+        mesh.material_ids[first + f] = piece.material_index;
+      }
+    });
+    return;
+  }
+  for (size_t f = 0; f < nt; ++f) {
+    if (t[3 * f] >= n || t[3 * f + 1] >= n || t[3 * f + 2] >= n) {
+      ++m_out.dropped_bad_index;
+      continue;
+    }
+    for (int k = 0; k < 3; ++k) mesh.indices.push_back(uint32_t(base + t[3 * f + size_t(k)]));
+    mesh.mesh_ids.push_back(piece.mesh_index);
+    mesh.material_ids.push_back(piece.material_index);
+  }
+}
+
+void MeshAppender::finish(bool drop_normals, bool drop_uvs) {
+  if (!m_normals || drop_normals) ValueArray<Vec3f>().swap(m_out.mesh.normals);
+  if (!m_uvs || drop_uvs) std::vector<Vec2f>().swap(m_out.mesh.uvs);
+  if (!m_colors) std::vector<uint32_t>().swap(m_out.mesh.colors);
+  std::vector<uint32_t>().swap(m_vertex_material_colors);
 }
 
 }  // namespace voxtile

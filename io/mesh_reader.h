@@ -12,8 +12,9 @@
 
 namespace voxtile {
 
-// Which reader loads a file: auto (native for .ply, .stl and .obj, except an .obj whose textures
-// are asked for; Assimp for the rest), native (those three formats only), or Assimp.
+// Which reader loads a file: auto (native for .ply, .stl, .obj, .gltf and .glb, except an .obj or
+// glTF whose textures are asked for and a Draco-compressed glTF; Assimp for the rest), native (those
+// formats only), or Assimp.
 enum class Loader : uint8_t { kAuto, kNative, kAssimp };
 Loader parse_loader(const std::string& name);  // "auto", "native", "assimp"; throws Error(kUsage)
 const char* loader_name(Loader loader);

@@ -1152,7 +1152,7 @@ void check_header_counts(const std::string& path) {
 
 bool native_format(const std::string& path) {
   const std::string e = lower_extension(path);
-  return e == "ply" || e == "stl" || e == "obj";
+  return e == "ply" || e == "stl" || e == "obj" || gltf_format(path);
 }
 
 MeshLoadResult read_native(const std::string& path, bool require_triangles) {
@@ -1167,8 +1167,9 @@ MeshLoadResult read_native(const std::string& path, bool require_triangles) {
       std::string decoded;
       const std::string_view text = plain_text(path, f.data(), f.size(), decoded);
       read_obj(path, text.data(), text.size(), out);
-    }
-    else fail(ErrorKind::kUsage, path + ": no native reader for ." + e + " (use --loader assimp or auto)");
+    } else if (gltf_format(path)) {
+      read_gltf(path, out);
+    } else fail(ErrorKind::kUsage, path + ": no native reader for ." + e + " (use --loader assimp or auto)");
   } catch (const Error&) {
     throw;
   } catch (const std::bad_alloc&) {

@@ -13,8 +13,14 @@
 
 namespace voxtile {
 
-// Whether `path` has a format the native readers read (.ply, .stl, .obj, any case).
+// Whether `path` has a format the native readers read (.ply, .stl, .obj, .gltf, .glb, any case).
 bool native_format(const std::string& path);
+// glTF (io/native_gltf.cpp): whether `path` is .gltf or .glb; whether the native reader takes it
+// (not where Assimp decodes what it does not: Draco-compressed primitives); the
+// reading, into `out` (before finish_load).
+bool gltf_format(const std::string& path);
+bool gltf_native(const std::string& path);
+void read_gltf(const std::string& path, MeshLoadResult& out);
 // Checks the element counts a PLY, binary STL or OFF header states against the file's size (each
 // record needs a few bytes at least), before an importer allocates for them: Error(kInput) naming
 // the file when they cannot fit. Other formats pass.

@@ -316,7 +316,7 @@ TEST(Cli, EveryDocumentedErrorHasItsExitCodeAndOneLine) {
       {{"voxelize", test::data_path("edge/crash-fuzz.ply"), "-o", out, "--loader", "assimp"}, 3, "crash-fuzz.ply: truncated PLY header"},
       {{"voxelize", test::data_path("edge/crash-fuzz.ply"), "-o", out}, 3, "crash-fuzz.ply: truncated PLY header"},
       {{"voxelize", test::data_path("edge/OutOfMemory.off"), "-o", out}, 3, "OutOfMemory.off: the header declares 353535235358 vertices"},
-      {{"voxelize", test::data_path("formats/gltf/Duck.glb"), "-o", out, "--loader", "native"}, 2, "--loader native reads .ply, .stl and .obj only"},
+      {{"voxelize", test::data_path("formats/off/Cube.off"), "-o", out, "--loader", "native"}, 2, "--loader native reads .ply, .stl, .obj, .gltf and .glb only"},
       {{"voxelize", test::data_path("edge/testline.obj"), "-o", out}, 3, "no triangles"},
       {{"voxelize", test::data_path("edge/BoxWithInfinites.glb"), "-o", out}, 3, "no usable triangles"},
       {{"voxelize", kDuck, "-o", dir.file("nodir/out.vdb")}, 4, "does not exist"},

@@ -111,6 +111,17 @@ TEST(Fuzz, EveryReaderFailsCleanlyOnMutatedFiles) {
       {"s.ply", made("s.ply", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAssimp)},
       {"m.off", "OFF\n4 2 0\n0 0 0\n1 0 0\n0 1 0\n1 1 0\n3 0 1 2\n3 1 3 2\n", mesh_reader(Loader::kAuto)},
       {"m.glb", made("m.glb", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAuto)},
+      {"s.glb", made("s.glb", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAssimp)},
+      {"m.gltf",
+       R"({"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],"nodes":[{"mesh":0,"rotation":[0,0,0.6,0.8],)"
+       R"("children":[1]},{"mesh":0,"matrix":[1,0,0,0,0,1,0,0,0,0,1,0,2,3,4,1]}],"meshes":[{"primitives":[{"attributes":)"
+       R"({"POSITION":0},"indices":1,"mode":4},{"attributes":{"POSITION":2},"mode":5}]}],"accessors":[{"bufferView":0,)"
+       R"("componentType":5126,"count":3,"type":"VEC3"},{"bufferView":1,"componentType":5123,"count":3,"type":"SCALAR"},)"
+       R"({"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","sparse":{"count":1,"indices":{"bufferView":1,)"
+       R"("componentType":5123},"values":{"bufferView":0}}}],"bufferViews":[{"buffer":0,"byteLength":36},{"buffer":0,)"
+       R"("byteOffset":36,"byteLength":6}],"buffers":[{"byteLength":44,"uri":"data:application/octet-stream;base64,)"
+       R"(AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAAAAABAAIAAAA="}]})",
+       mesh_reader(Loader::kAuto)},
 #if !defined(__SANITIZE_ADDRESS__)
       // Not in sanitizer builds: there a threaded process reads .vdb files in process only (see
       // read_in_child_first), and OpenVDB's own reader, which the sanitizer does not see, writes past

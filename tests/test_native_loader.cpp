@@ -384,7 +384,7 @@ TEST(NativeLoader, TextWithAByteOrderMarkLoadsAsItsPlainCopy) {
       {test::data_path("formats/obj/spider.obj"), {Enc::kUtf8Mark, Enc::kUtf16Le, Enc::kMacLines}},
       {test::data_path("formats/stl/Spider_ascii.stl"), all},
       {test::data_path("formats/ply/cube_ascii_float32_types.ply"), {Enc::kUtf8Mark}},
-      {test::data_path("formats/gltf/BoxTextured-Embedded.gltf"), {Enc::kUtf8Mark, Enc::kUtf16Le}},  // Assimp
+      {test::data_path("formats/gltf/BoxTextured-Embedded.gltf"), {Enc::kUtf8Mark, Enc::kUtf16Le}},
       {test::data_path("formats/off/Cube.off"), {Enc::kUtf8Mark, Enc::kUtf16Be}},                    // Assimp
   };
   for (const Case& c : cases) {
@@ -454,9 +454,10 @@ TEST(NativeLoader, LoaderChoice) {
   EXPECT_EQ(parse_loader("native"), Loader::kNative);
   EXPECT_THROW(parse_loader("fast"), Error);
   EXPECT_TRUE(native_format("a/B.PLY"));
-  EXPECT_FALSE(native_format("a.glb"));
+  EXPECT_TRUE(native_format("a.glb"));
+  EXPECT_FALSE(native_format("a.fbx"));
   try {
-    load_mesh(test::data_path("formats/gltf/Duck.glb"), false, Loader::kNative);
+    load_mesh(test::data_path("formats/off/Cube.off"), false, Loader::kNative);
     ADD_FAILURE();
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kUsage);

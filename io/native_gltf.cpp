@@ -1,0 +1,673 @@
+// Native glTF 2.0 reader (.gltf with its buffers, .glb): the scene's node tree with its transforms
+// (matrix, or translation, rotation, scale), every triangle primitive (triangles, strips, fans;
+// indexed or not), float or integer attributes (KHR_mesh_quantization and the core spec's
+// normalized integers, dequantized as the spec says), sparse accessors, and the materials' base
+// colours. The result is the Mesh the Assimp path gives where Assimp reads the file right (the same
+// nodes, primitives as meshes numbered as Assimp numbers them, a default material last, transforms composed with Assimp's own
+// matrix code through io/mesh_append.h, so positions agree bit for bit); Draco-compressed
+// primitives are left to Assimp (gltf_native). Every offset, stride and count is checked against
+// the buffers before it is read.
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <assimp/scene.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "io/files.h"
+#include "io/mesh_append.h"
+#include "io/native_mesh.h"
+
+namespace voxtile {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr uint32_t kGlbMagic = 0x46546C67u, kJsonChunk = 0x4E4F534Au, kBinChunk = 0x004E4942u;
+constexpr int kFloat = 5126, kByte = 5120, kUByte = 5121, kShort = 5122, kUShort = 5123, kUInt = 5125;
+
+int component_size(int64_t t) {
+  switch (t) {
+    case kByte:
+    case kUByte: return 1;
+    case kShort:
+    case kUShort: return 2;
+    case kUInt:
+    case kFloat: return 4;
+    default: return 0;
+  }
+}
+int type_components(const std::string& t) {
+  if (t == "SCALAR") return 1;
+  if (t == "VEC2") return 2;
+  if (t == "VEC3") return 3;
+  if (t == "VEC4") return 4;
+  if (t == "MAT4") return 16;
+  return 0;
+}
+
+std::string decode_base64(const char* p, size_t n, const std::string& path) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+' || c == '-') return 62;
+    if (c == '/' || c == '_') return 63;
+    return -1;
+  };
+  std::string out;
+  out.reserve(n / 4 * 3);
+  uint32_t acc = 0;
+  int bits = 0;
+  for (size_t i = 0; i < n && p[i] != '='; ++i) {
+    const int v = value(p[i]);
+    if (v < 0) fail(ErrorKind::kInput, path + ": a buffer's data URI is not base64");
+    acc = (acc << 6) | uint32_t(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(char((acc >> bits) & 0xff));
+    }
+  }
+  return out;
+}
+
+std::string percent_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out.push_back(char(std::stoi(s.substr(i + 1, 2), nullptr, 16)));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+// The JSON of a .gltf, or the JSON chunk of a .glb (with its BIN chunk, if any).
+struct GltfText {
+  std::unique_ptr<MappedFile> file;
+  std::string storage;  // a .gltf's text decoded from UTF-16/32 (io/files.h plain_text)
+  std::string_view json, bin;
+  bool bin_present = false;
+};
+GltfText open_gltf(const std::string& path) {
+  GltfText g;
+  g.file = std::make_unique<MappedFile>(path);
+  const char* d = g.file->data();
+  const size_t size = g.file->size();
+  if (lower_extension(path) != "glb") {
+    g.json = plain_text(path, d, size, g.storage);  // (a byte-order mark skipped, UTF-16/32 decoded)
+    return g;
+  }
+  uint32_t h[3];
+  if (size < 20) fail(ErrorKind::kInput, path + ": truncated GLB (" + std::to_string(size) + " bytes, no header)");
+  std::memcpy(h, d, sizeof h);
+  if (h[0] != kGlbMagic) fail(ErrorKind::kInput, path + ": not a binary glTF (no 'glTF' magic)");
+  if (h[1] != 2) fail(ErrorKind::kInput, path + ": binary glTF version " + std::to_string(h[1]) + " (voxtile reads 2)");
+  if (h[2] > size) fail(ErrorKind::kInput, path + ": truncated GLB (the header says " + std::to_string(h[2]) + " bytes)");
+  for (size_t at = 12; at + 8 <= h[2];) {
+    uint32_t c[2];
+    std::memcpy(c, d + at, sizeof c);
+    if (c[0] > h[2] - at - 8) fail(ErrorKind::kInput, path + ": truncated GLB (a chunk runs past the file)");
+    const std::string_view body(d + at + 8, c[0]);
+    if (c[1] == kJsonChunk && g.json.empty()) g.json = body;
+    else if (c[1] == kBinChunk && !g.bin_present) {
+      g.bin = body;
+      g.bin_present = true;
+    }
+    at += 8 + (size_t(c[0]) + 3) / 4 * 4;
+  }
+  if (g.json.empty()) fail(ErrorKind::kInput, path + ": a GLB without its JSON chunk");
+  return g;
+}
+
+class GltfReader {
+ public:
+  GltfReader(const std::string& path, MeshLoadResult& out) : m_path(path), m_out(out), m_text(open_gltf(path)) {
+    m_j = Json::parse(m_text.json.begin(), m_text.json.end(), nullptr, false);
+    if (!m_j.is_object()) fail(ErrorKind::kInput, path + ": not a glTF file (its JSON does not parse)");
+    const Json& asset = member("asset");
+    const std::string version = asset.is_object() && asset.contains("version") && asset["version"].is_string()
+                                    ? asset["version"].get<std::string>()
+                                    : "";
+    if (version.empty() || version[0] != '2')
+      fail(ErrorKind::kInput, path + ": glTF version '" + version + "' (voxtile reads 2.x; glTF 1.0 goes through Assimp)");
+  }
+
+  void read() {
+    // A file may only be read by a loader that knows every extension it requires.
+    if (const Json& req = member("extensionsRequired"); req.is_array())
+      for (const Json& e : req) {
+        const std::string name = e.is_string() ? e.get<std::string>() : std::string();
+        if (name == "EXT_meshopt_compression")
+          fail(ErrorKind::kInput, m_path + ": its buffers are compressed (EXT_meshopt_compression), which voxtile does not "
+                                           "decode; re-export it without that compression");
+        static const char* const kRead[] = {"KHR_mesh_quantization", "KHR_texture_transform", "KHR_lights_punctual",
+                                            "KHR_texture_basisu", "EXT_texture_webp", "EXT_texture_avif",
+                                            "EXT_mesh_gpu_instancing", "KHR_materials_variants"};
+        const bool material = name.rfind("KHR_materials_", 0) == 0;  // (shading only)
+        if (!material && std::none_of(std::begin(kRead), std::end(kRead), [&](const char* k) { return name == k; }))
+          fail(ErrorKind::kInput, m_path + ": it requires the glTF extension '" + name + "', which voxtile does not read");
+      }
+    load_buffers();
+    m_out.format = "glTF 2.0 (native)";
+    // Meshes and materials are numbered as Assimp 5.2 numbers them: in the order its loader first
+    // reaches them from the scene (a node's children before its own mesh; a mesh's materials in
+    // its primitives' order), the ones the scene never reaches left out, a default material last.
+    // A mesh's primitives get consecutive source-mesh indices.
+    const Json& materials = member("materials");
+    const Json& meshes = member("meshes");
+    m_material_number.assign(materials.is_array() ? materials.size() : 0, -1);
+    m_mesh_number.assign(meshes.is_array() ? meshes.size() : 0, -1);
+    m_node_reached.assign(member("nodes").is_array() ? member("nodes").size() : 0, 0);
+    const std::vector<size_t> roots = scene_roots();
+    for (size_t r : roots) reach_node(r, 0);
+    for (size_t i : m_materials_reached) {
+      float c[4] = {1, 1, 1, 1};
+      if (materials[i].is_object() && materials[i].contains("pbrMetallicRoughness")) {
+        const Json& pbr = materials[i]["pbrMetallicRoughness"];
+        m_out.texture_maps = m_out.texture_maps || (pbr.is_object() && pbr.contains("baseColorTexture"));
+        if (pbr.is_object() && pbr.contains("baseColorFactor") && pbr["baseColorFactor"].is_array())
+          for (size_t k = 0; k < 4 && k < pbr["baseColorFactor"].size(); ++k) c[k] = number(pbr["baseColorFactor"][k]);
+      }
+      m_out.mesh.material_colors.push_back(pack_color(c[0], c[1], c[2]));
+    }
+    m_out.mesh.material_colors.push_back(pack_color(1, 1, 1));  // the default material
+    m_default_material = uint32_t(m_materials_reached.size());
+    size_t offset = 0;
+    m_mesh_offset.assign(m_mesh_number.size(), 0);
+    for (size_t m : m_meshes_reached) {
+      m_mesh_offset[m] = offset;
+      offset += meshes[m]["primitives"].size();
+    }
+    MeshAppender appender(m_out);
+    m_appender = &appender;
+    // The scene's root nodes; several hang under an identity root, as in Assimp's scene.
+    if (roots.size() == 1) {
+      node(roots[0], aiMatrix4x4(), 0);
+    } else {
+      const aiMatrix4x4 root = aiMatrix4x4() * aiMatrix4x4();
+      for (size_t r : roots) node(r, root, 0);
+    }
+    appender.finish();
+    m_out.mesh.num_source_meshes = offset;
+    m_out.mesh.num_materials = m_materials_reached.size() + 1;
+  }
+
+ private:
+  struct Buffer {
+    const char* data = nullptr;
+    size_t size = 0;
+  };
+
+  const Json& member(const char* name) const {
+    static const Json kNull;
+    const auto it = m_j.find(name);
+    return it == m_j.end() ? kNull : *it;
+  }
+  // An index into array `of` (error when it is not one).
+  size_t index(const Json& v, const Json& of, const char* what) const {
+    if (!v.is_number_unsigned() || !of.is_array() || v.get<uint64_t>() >= of.size())
+      fail(ErrorKind::kInput, m_path + ": a " + std::string(what) + " index that is not one of the file's " + what + "s");
+    return v.get<size_t>();
+  }
+  float number(const Json& v) const {
+    if (!v.is_number()) fail(ErrorKind::kInput, m_path + ": a number that is not one");
+    return static_cast<float>(v.get<double>());
+  }
+  uint64_t count(const Json& o, const char* key, uint64_t fallback) const {
+    if (!o.contains(key)) return fallback;
+    if (!o[key].is_number_unsigned()) fail(ErrorKind::kInput, m_path + ": '" + key + "' is not a count");
+    return o[key].get<uint64_t>();
+  }
+
+  void load_buffers() {
+    const Json& buffers = member("buffers");
+    if (!buffers.is_array()) return;
+    const std::string dir = [&] {
+      const size_t slash = m_path.rfind('/');
+      return slash == std::string::npos ? std::string() : m_path.substr(0, slash + 1);
+    }();
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      const Json& b = buffers[i];
+      if (!b.is_object()) fail(ErrorKind::kInput, m_path + ": buffer " + std::to_string(i) + " is not an object");
+      const uint64_t length = count(b, "byteLength", 0);
+      Buffer buf;
+      if (!b.contains("uri")) {
+        if (i != 0 || !m_text.bin_present)
+          fail(ErrorKind::kInput, m_path + ": buffer " + std::to_string(i) + " has no uri (and no GLB BIN chunk)");
+        buf = {m_text.bin.data(), m_text.bin.size()};
+      } else {
+        if (!b["uri"].is_string()) fail(ErrorKind::kInput, m_path + ": buffer " + std::to_string(i) + "'s uri is not a string");
+        const std::string uri = b["uri"].get<std::string>();
+        if (uri.rfind("data:", 0) == 0) {
+          const size_t comma = uri.find(',');
+          if (comma == std::string::npos || uri.rfind(";base64", comma) == std::string::npos)
+            fail(ErrorKind::kInput, m_path + ": buffer " + std::to_string(i) + "'s data URI is not base64");
+          m_owned.push_back(decode_base64(uri.data() + comma + 1, uri.size() - comma - 1, m_path));
+          buf = {m_owned.back().data(), m_owned.back().size()};
+        } else {
+          const std::string file = uri[0] == '/' ? percent_decode(uri) : dir + percent_decode(uri);
+          try {
+            check_input_file(file);
+            m_maps.push_back(std::make_unique<MappedFile>(file));
+          } catch (const Error& e) {  // (named after the glTF: the buffer's file is part of it)
+            fail(ErrorKind::kInput, m_path + ": buffer " + std::to_string(i) + ": " + e.what());
+          }
+          buf = {m_maps.back()->data(), m_maps.back()->size()};
+        }
+      }
+      if (buf.size < length)
+        fail(ErrorKind::kInput, m_path + ": buffer " + std::to_string(i) + " holds " + std::to_string(buf.size) +
+                                    " bytes, less than its byteLength " + std::to_string(length) + " (truncated?)");
+      buf.size = size_t(length);
+      m_buffers.push_back(buf);
+    }
+  }
+
+  // The bytes of bufferView `v`, and its stride (0: packed).
+  Buffer view(const Json& v, size_t* stride) const {
+    const Json& views = member("bufferViews");
+    const Json& bv = views[index(v, views, "bufferView")];
+    if (!bv.is_object()) fail(ErrorKind::kInput, m_path + ": a bufferView that is not an object");
+    const size_t b = index(bv.contains("buffer") ? bv["buffer"] : Json(), member("buffers"), "buffer");
+    const uint64_t off = count(bv, "byteOffset", 0), len = count(bv, "byteLength", 0);
+    *stride = size_t(count(bv, "byteStride", 0));
+    if (b >= m_buffers.size() || off > m_buffers[b].size || len > m_buffers[b].size - off)
+      fail(ErrorKind::kInput, m_path + ": a bufferView runs past its buffer");
+    return {m_buffers[b].data + off, size_t(len)};
+  }
+
+  // Accessor `a`, its `comps` components per element as floats (integers converted, normalized ones
+  // as the spec says), sparse substitutions applied. `what` names it in errors.
+  std::vector<float> floats(const Json& a, int comps, const char* what, bool allow_fewer = false) const {
+    const Json& accessors = member("accessors");
+    const Json& acc = accessors[index(a, accessors, "accessor")];
+    if (!acc.is_object()) fail(ErrorKind::kInput, m_path + ": an accessor that is not an object");
+    const int64_t ct = acc.contains("componentType") && acc["componentType"].is_number_integer()
+                           ? acc["componentType"].get<int64_t>()
+                           : 0;
+    const int csize = component_size(ct);
+    const int n = acc.contains("type") && acc["type"].is_string() ? type_components(acc["type"].get<std::string>()) : 0;
+    if (csize == 0 || n == 0 || (n != comps && !(allow_fewer && n == comps - 1)))
+      fail(ErrorKind::kInput, m_path + ": the " + what + " accessor's type or componentType is not one glTF allows");
+    const bool normalized = acc.contains("normalized") && acc["normalized"].is_boolean() && acc["normalized"].get<bool>();
+    const uint64_t cnt = count(acc, "count", 0);
+    if (cnt > (uint64_t(1) << 32)) fail(ErrorKind::kInput, m_path + ": an accessor of " + std::to_string(cnt) + " elements");
+    std::vector<float> out(size_t(cnt) * size_t(comps), 0.0f);
+    if (allow_fewer && n == comps - 1)
+      for (size_t i = 0; i < cnt; ++i) out[i * size_t(comps) + size_t(comps - 1)] = 1.0f;
+    auto decode = [&](const char* p) -> float {
+      switch (ct) {
+        case kFloat: {
+          float f;
+          std::memcpy(&f, p, 4);
+          return f;
+        }
+        case kByte: {
+          const float v = float(int8_t(*p));
+          return normalized ? std::max(v / 127.0f, -1.0f) : v;
+        }
+        case kUByte: {
+          const float v = float(uint8_t(*p));
+          return normalized ? v / 255.0f : v;
+        }
+        case kShort: {
+          int16_t s;
+          std::memcpy(&s, p, 2);
+          return normalized ? std::max(float(s) / 32767.0f, -1.0f) : float(s);
+        }
+        case kUShort: {
+          uint16_t s;
+          std::memcpy(&s, p, 2);
+          return normalized ? float(s) / 65535.0f : float(s);
+        }
+        default: {
+          uint32_t s;
+          std::memcpy(&s, p, 4);
+          return normalized ? float(double(s) / 4294967295.0) : float(s);
+        }
+      }
+    };
+    const size_t elem = size_t(n) * size_t(csize);
+    // Elements [0, count) of bufferView v at byteOffset off, element i written to out[slot(i)].
+    auto read_view = [&](const Json& v, uint64_t off, uint64_t count_, auto&& slot) {
+      size_t stride = 0;
+      const Buffer bytes = view(v, &stride);
+      if (stride == 0) stride = elem;
+      if (stride < elem) fail(ErrorKind::kInput, m_path + ": the " + std::string(what) + " accessor's stride is under its size");
+      // off + (count - 1) stride + elem <= size
+      if (count_ > 0 && (off > bytes.size || elem > bytes.size - off || (count_ - 1) > (bytes.size - off - elem) / stride))
+        fail(ErrorKind::kInput, m_path + ": the " + std::string(what) + " accessor runs past its bufferView");
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, size_t(count_), 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
+        for (size_t i = r.begin(); i < r.end(); ++i) {
+          const char* p = bytes.data + off + i * stride;
+          float* o = &out[slot(i) * size_t(comps)];
+          for (int c = 0; c < n; ++c) o[c] = decode(p + size_t(c) * size_t(csize));
+        }
+      });
+    };
+    if (acc.contains("bufferView")) read_view(acc["bufferView"], count(acc, "byteOffset", 0), cnt, [](size_t i) { return i; });
+    if (acc.contains("sparse")) {
+      const Json& sp = acc["sparse"];
+      if (!sp.is_object() || !sp.contains("indices") || !sp.contains("values") || !sp["indices"].is_object() ||
+          !sp["values"].is_object())
+        fail(ErrorKind::kInput, m_path + ": a sparse accessor without its indices and values");
+      const uint64_t scount = count(sp, "count", 0);
+      if (scount > cnt) fail(ErrorKind::kInput, m_path + ": a sparse accessor with more substitutions than elements");
+      const std::vector<uint32_t> at = indices_of(sp["indices"], scount);
+      for (uint32_t i : at)
+        if (i >= cnt) fail(ErrorKind::kInput, m_path + ": a sparse accessor's index past its elements");
+      read_view(sp["values"].contains("bufferView") ? sp["values"]["bufferView"] : Json(),
+                count(sp["values"], "byteOffset", 0), scount, [&](size_t i) { return size_t(at[i]); });
+    }
+    return out;
+  }
+
+  // Integer indices: an accessor `a` (SCALAR, unsigned byte, short or int), or a sparse accessor's
+  // index block (`count` of them).
+  std::vector<uint32_t> indices_of(const Json& block, uint64_t n) const {
+    const int64_t ct = block.contains("componentType") && block["componentType"].is_number_integer()
+                           ? block["componentType"].get<int64_t>()
+                           : 0;
+    if (ct != kUByte && ct != kUShort && ct != kUInt) fail(ErrorKind::kInput, m_path + ": indices that are not unsigned integers");
+    const size_t csize = size_t(component_size(ct));
+    size_t stride = 0;
+    const Buffer bytes = view(block.contains("bufferView") ? block["bufferView"] : Json(), &stride);
+    if (stride == 0) stride = csize;
+    const uint64_t off = count(block, "byteOffset", 0);
+    if (n > 0 && (off > bytes.size || bytes.size - off < csize || (n - 1) > (bytes.size - off - csize) / stride))
+      fail(ErrorKind::kInput, m_path + ": indices run past their bufferView");
+    std::vector<uint32_t> out(static_cast<size_t>(n));
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, size_t(n), 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
+      for (size_t i = r.begin(); i < r.end(); ++i) {
+        const char* p = bytes.data + off + i * stride;
+        uint32_t v = 0;
+        if (csize == 1) v = uint8_t(*p);
+        else if (csize == 2) {
+          uint16_t s;
+          std::memcpy(&s, p, 2);
+          v = s;
+        } else {
+          std::memcpy(&v, p, 4);
+        }
+        out[i] = v;
+      }
+    });
+    return out;
+  }
+  std::vector<uint32_t> index_accessor(const Json& a) const {
+    const Json& accessors = member("accessors");
+    const Json& acc = accessors[index(a, accessors, "accessor")];
+    if (!acc.is_object() || !acc.contains("type") || acc["type"] != "SCALAR" || acc.contains("sparse"))
+      fail(ErrorKind::kInput, m_path + ": an index accessor that is not plain SCALAR integers");
+    const uint64_t n = count(acc, "count", 0);
+    if (!acc.contains("bufferView")) return std::vector<uint32_t>(size_t(n), 0u);
+    return indices_of(acc, n);
+  }
+
+  // The root nodes of the scene ("scene", or the first).
+  std::vector<size_t> scene_roots() const {
+    const Json& scenes = member("scenes");
+    size_t scene = 0;
+    if (m_j.contains("scene")) scene = index(m_j["scene"], scenes, "scene");
+    std::vector<size_t> roots;
+    if (scenes.is_array() && scene < scenes.size() && scenes[scene].is_object() && scenes[scene].contains("nodes") &&
+        scenes[scene]["nodes"].is_array())
+      for (const Json& r : scenes[scene]["nodes"]) roots.push_back(index(r, member("nodes"), "node"));
+    return roots;
+  }
+  // Assimp's order of first reaching nodes, meshes and materials (see read).
+  void reach_node(size_t i, int depth) {
+    if (depth > 1000) fail(ErrorKind::kInput, m_path + ": the node tree is deeper than 1000 levels (a cycle?)");
+    if (m_node_reached[i]) return;
+    m_node_reached[i] = 1;
+    const Json& n = member("nodes")[i];
+    if (!n.is_object()) fail(ErrorKind::kInput, m_path + ": node " + std::to_string(i) + " is not an object");
+    if (n.contains("children") && n["children"].is_array())
+      for (const Json& c : n["children"]) reach_node(index(c, member("nodes"), "node"), depth + 1);
+    if (!n.contains("mesh")) return;
+    const size_t m = index(n["mesh"], member("meshes"), "mesh");
+    if (m_mesh_number[m] >= 0) return;
+    const Json& mesh = member("meshes")[m];
+    if (!mesh.is_object() || !mesh.contains("primitives") || !mesh["primitives"].is_array())
+      fail(ErrorKind::kInput, m_path + ": mesh " + std::to_string(m) + " has no primitives");
+    for (const Json& p : mesh["primitives"])
+      if (p.is_object() && p.contains("material")) {
+        const size_t mat = index(p["material"], member("materials"), "material");
+        if (m_material_number[mat] < 0) {
+          m_material_number[mat] = int64_t(m_materials_reached.size());
+          m_materials_reached.push_back(mat);
+        }
+      }
+    m_mesh_number[m] = int64_t(m_meshes_reached.size());
+    m_meshes_reached.push_back(m);
+  }
+
+  // Node `i` under transform `parent` (Assimp's order: the node's transform, its meshes, children).
+  void node(size_t i, const aiMatrix4x4& parent, int depth) {
+    if (depth > 1000) fail(ErrorKind::kInput, m_path + ": the node tree is deeper than 1000 levels (a cycle?)");
+    const Json& nodes = member("nodes");
+    const Json& n = nodes[i];
+    if (!n.is_object()) fail(ErrorKind::kInput, m_path + ": node " + std::to_string(i) + " is not an object");
+    const aiMatrix4x4 m = parent * transform(n);
+    if (n.contains("mesh")) {
+      const size_t mi = index(n["mesh"], member("meshes"), "mesh");
+      const Json& mesh = member("meshes")[mi];
+      if (mesh.is_object() && mesh.contains("primitives") && mesh["primitives"].is_array()) {
+        const Json& prims = mesh["primitives"];
+        for (const aiMatrix4x4& at : instances(n, m))
+          for (size_t p = 0; p < prims.size(); ++p) primitive(prims[p], uint32_t(m_mesh_offset[mi] + p), at);
+      }
+    }
+    if (n.contains("children") && n["children"].is_array())
+      for (const Json& c : n["children"]) node(index(c, nodes, "node"), m, depth + 1);
+  }
+
+  // The transforms a node's mesh is placed with: the node's own, or one per instance of
+  // EXT_mesh_gpu_instancing (node * T * R * S of the instance's TRANSLATION, ROTATION, SCALE).
+  std::vector<aiMatrix4x4> instances(const Json& n, const aiMatrix4x4& m) const {
+    if (!n.contains("extensions") || !n["extensions"].is_object() || !n["extensions"].contains("EXT_mesh_gpu_instancing"))
+      return {m};
+    const Json& ext = n["extensions"]["EXT_mesh_gpu_instancing"];
+    if (!ext.is_object() || !ext.contains("attributes") || !ext["attributes"].is_object())
+      fail(ErrorKind::kInput, m_path + ": an EXT_mesh_gpu_instancing node without its attributes");
+    const Json& at = ext["attributes"];
+    std::vector<float> t, r, s;
+    if (at.contains("TRANSLATION")) t = floats(at["TRANSLATION"], 3, "TRANSLATION");
+    if (at.contains("ROTATION")) r = floats(at["ROTATION"], 4, "ROTATION");
+    if (at.contains("SCALE")) s = floats(at["SCALE"], 3, "SCALE");
+    const size_t count = !t.empty() ? t.size() / 3 : !r.empty() ? r.size() / 4 : s.size() / 3;
+    if ((!t.empty() && t.size() / 3 != count) || (!r.empty() && r.size() / 4 != count) || (!s.empty() && s.size() / 3 != count))
+      fail(ErrorKind::kInput, m_path + ": EXT_mesh_gpu_instancing attributes of different counts");
+    std::vector<aiMatrix4x4> out(count);
+    for (size_t i = 0; i < count; ++i) {
+      aiMatrix4x4 x;
+      if (!t.empty()) {
+        aiMatrix4x4 tm;
+        x = x * aiMatrix4x4::Translation(aiVector3D(t[3 * i], t[3 * i + 1], t[3 * i + 2]), tm);
+      }
+      if (!r.empty()) {
+        aiQuaternion q;
+        q.x = r[4 * i];
+        q.y = r[4 * i + 1];
+        q.z = r[4 * i + 2];
+        q.w = r[4 * i + 3];
+        x = x * aiMatrix4x4(q.GetMatrix());
+      }
+      if (!s.empty()) {
+        aiMatrix4x4 sm;
+        x = x * aiMatrix4x4::Scaling(aiVector3D(s[3 * i], s[3 * i + 1], s[3 * i + 2]), sm);
+      }
+      out[i] = m * x;
+    }
+    return out;
+  }
+
+  // Assimp's GetNodeTransform: the matrix (column-major in the file), or T * R * S from the parts given.
+  aiMatrix4x4 transform(const Json& n) const {
+    aiMatrix4x4 matrix;
+    auto vec = [&](const char* key, size_t len) {
+      const Json& a = n[key];
+      if (!a.is_array() || a.size() != len) fail(ErrorKind::kInput, m_path + ": a node's " + key + " is not " + std::to_string(len) + " numbers");
+      std::vector<float> v(len);
+      for (size_t k = 0; k < len; ++k) v[k] = number(a[k]);
+      return v;
+    };
+    if (n.contains("matrix")) {
+      const std::vector<float> v = vec("matrix", 16);
+      ai_real* o = &matrix.a1;  // row-major a1..a4, b1..b4, ...: element (row r, column c) = v[4 c + r]
+      for (int r = 0; r < 4; ++r)
+        for (int c = 0; c < 4; ++c) o[4 * r + c] = v[size_t(4 * c + r)];
+      return matrix;
+    }
+    if (n.contains("translation")) {
+      const std::vector<float> v = vec("translation", 3);
+      aiMatrix4x4 t;
+      aiMatrix4x4::Translation(aiVector3D(v[0], v[1], v[2]), t);
+      matrix = matrix * t;
+    }
+    if (n.contains("rotation")) {
+      const std::vector<float> v = vec("rotation", 4);
+      aiQuaternion rot;
+      rot.x = v[0];
+      rot.y = v[1];
+      rot.z = v[2];
+      rot.w = v[3];
+      matrix = matrix * aiMatrix4x4(rot.GetMatrix());
+    }
+    if (n.contains("scale")) {
+      const std::vector<float> v = vec("scale", 3);
+      aiMatrix4x4 s;
+      aiMatrix4x4::Scaling(aiVector3D(v[0], v[1], v[2]), s);
+      matrix = matrix * s;
+    }
+    return matrix;
+  }
+
+  void primitive(const Json& prim, uint32_t mesh_index, const aiMatrix4x4& m) {
+    if (!prim.is_object() || !prim.contains("attributes") || !prim["attributes"].is_object())
+      fail(ErrorKind::kInput, m_path + ": a primitive without attributes");
+    const Json& at = prim["attributes"];
+    if (prim.contains("extensions") && prim["extensions"].is_object() &&
+        prim["extensions"].contains("KHR_draco_mesh_compression"))
+      fail(ErrorKind::kInput, m_path + ": Draco-compressed primitives are read by Assimp (--loader auto or assimp)");
+    if (!at.contains("POSITION")) return;  // nothing to place
+    const std::vector<float> pos = floats(at["POSITION"], 3, "POSITION");
+    const size_t nv = pos.size() / 3;
+    if (nv > 0xffffffffu) fail(ErrorKind::kInput, m_path + ": a primitive of more than 2^32 vertices");
+    const int64_t mode = prim.contains("mode") && prim["mode"].is_number_integer() ? prim["mode"].get<int64_t>() : 4;
+    std::vector<uint32_t> idx = prim.contains("indices") ? index_accessor(prim["indices"]) : std::vector<uint32_t>();
+    const bool indexed = prim.contains("indices");
+    const size_t count = indexed ? idx.size() : nv;
+    auto at_ = [&](size_t k) { return indexed ? idx[k] : uint32_t(k); };
+    std::vector<uint32_t> tris;
+    if (mode == 4) {
+      if (count % 3) m_out.warnings.push_back("a triangle primitive's index count is not a multiple of 3 (the rest dropped)");
+      if (indexed) {
+        idx.resize(count / 3 * 3);
+        tris = std::move(idx);
+      } else {
+        tris.resize(count / 3 * 3);
+        for (size_t k = 0; k < tris.size(); ++k) tris[k] = uint32_t(k);
+      }
+    } else if (mode == 5 && count >= 3) {  // strip: odd triangles swap their first two (glTF's winding)
+      for (size_t k = 0; k + 2 < count; ++k) {
+        if ((k + 1) % 2 == 0) tris.insert(tris.end(), {at_(k + 1), at_(k), at_(k + 2)});
+        else tris.insert(tris.end(), {at_(k), at_(k + 1), at_(k + 2)});
+      }
+    } else if (mode == 6 && count >= 3) {  // fan
+      for (size_t k = 1; k + 1 < count; ++k) tris.insert(tris.end(), {at_(0), at_(k), at_(k + 1)});
+    } else if (mode >= 0 && mode <= 3) {  // points and lines: counted, not voxelized
+      if (mode == 0) {
+        m_out.non_triangle_primitives += count;
+        m_out.points += nv;
+      } else {
+        m_out.non_triangle_primitives += mode == 1 ? count / 2 : count;
+      }
+      return;
+    } else if (mode < 0 || mode > 6) {
+      fail(ErrorKind::kInput, m_path + ": a primitive of mode " + std::to_string(mode) + " (glTF has 0 to 6)");
+    }
+    if (tris.empty()) return;
+    // Positions and normals are read straight as Assimp's vectors (three floats each).
+    static_assert(sizeof(aiVector3D) == 3 * sizeof(float) && sizeof(aiColor4D) == 4 * sizeof(float), "packed vectors");
+    std::vector<float> normals, colors;
+    std::vector<aiVector3D> uvs;
+    auto same_count = [&](const std::vector<float>& a, int comps, const char* what) {
+      if (a.size() / size_t(comps) != nv)
+        fail(ErrorKind::kInput, m_path + ": a primitive's " + what + " and POSITION counts differ");
+    };
+    if (at.contains("NORMAL")) {
+      normals = floats(at["NORMAL"], 3, "NORMAL");
+      same_count(normals, 3, "NORMAL");
+    }
+    if (at.contains("TEXCOORD_0")) {  // v down in glTF, up in the Mesh (as Assimp flips it)
+      const std::vector<float> a = floats(at["TEXCOORD_0"], 2, "TEXCOORD_0");
+      same_count(a, 2, "TEXCOORD_0");
+      uvs.resize(nv);
+      for (size_t v = 0; v < nv; ++v) uvs[v] = aiVector3D(a[2 * v], 1 - a[2 * v + 1], 0);
+    }
+    if (at.contains("COLOR_0")) {
+      colors = floats(at["COLOR_0"], 4, "COLOR_0", true);
+      same_count(colors, 4, "COLOR_0");
+    }
+    MeshPiece piece;
+    piece.positions = reinterpret_cast<const aiVector3D*>(pos.data());
+    piece.num_vertices = uint32_t(nv);
+    piece.normals = normals.empty() ? nullptr : reinterpret_cast<const aiVector3D*>(normals.data());
+    piece.uvs = uvs.empty() ? nullptr : uvs.data();
+    piece.colors = colors.empty() ? nullptr : reinterpret_cast<const aiColor4D*>(colors.data());
+    piece.triangles = tris.data();
+    piece.num_triangles = tris.size() / 3;
+    piece.mesh_index = mesh_index;
+    piece.material_index = prim.contains("material")
+                               ? uint32_t(m_material_number[index(prim["material"], member("materials"), "material")])
+                               : m_default_material;
+    piece.material_color = m_out.mesh.material_colors[piece.material_index];
+    m_appender->append(piece, m);
+  }
+
+  std::string m_path;
+  MeshLoadResult& m_out;
+  GltfText m_text;
+  Json m_j;
+  std::vector<std::string> m_owned;
+  std::vector<std::unique_ptr<MappedFile>> m_maps;
+  std::vector<Buffer> m_buffers;
+  std::vector<int64_t> m_mesh_number, m_material_number;  // (-1: not reached)
+  std::vector<size_t> m_meshes_reached, m_materials_reached, m_mesh_offset;
+  std::vector<uint8_t> m_node_reached;
+  uint32_t m_default_material = 0;
+  MeshAppender* m_appender = nullptr;
+};
+
+}  // namespace
+
+bool gltf_format(const std::string& path) {
+  const std::string e = lower_extension(path);
+  return e == "gltf" || e == "glb";
+}
+
+bool gltf_native(const std::string& path) {
+  if (!gltf_format(path)) return false;
+  try {
+    const GltfText g = open_gltf(path);
+    return g.json.find("KHR_draco_mesh_compression") == std::string_view::npos;  // (Draco goes to Assimp)
+  } catch (const Error&) {
+    return true;  // (the native reader reports the problem)
+  }
+}
+
+void read_gltf(const std::string& path, MeshLoadResult& out) { GltfReader(path, out).read(); }
+
+}  // namespace voxtile
