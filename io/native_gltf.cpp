@@ -8,10 +8,12 @@
 // primitives are left to Assimp (gltf_native). Every offset, stride and count is checked against
 // the buffers before it is read.
 #include <tbb/parallel_for.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -287,6 +289,26 @@ class GltfReader {
     return {m_buffers[b].data + off, size_t(len)};
   }
 
+  // Before an accessor's elements are allocated: with a bufferView, they must fit in it (element
+  // size `elem` and the stride); without one (zeros, perhaps with sparse substitutions) there may not
+  // be more of them than the file's buffers hold bytes, plus 2^20: a small file cannot ask for a
+  // huge allocation.
+  void check_elements(const Json& acc, uint64_t n, size_t elem) const {
+    if (n == 0) return;
+    if (acc.contains("bufferView")) {
+      size_t stride = 0;
+      const Buffer bytes = view(acc["bufferView"], &stride);
+      const uint64_t off = count(acc, "byteOffset", 0);
+      if (stride == 0) stride = elem;
+      if (elem == 0 || off > bytes.size || elem > bytes.size - off || (n - 1) > (bytes.size - off - elem) / stride)
+        fail(ErrorKind::kInput, m_path + ": an accessor of " + std::to_string(n) + " elements runs past its bufferView");
+      return;
+    }
+    uint64_t held = uint64_t(1) << 20;
+    for (const Buffer& b : m_buffers) held += b.size;
+    if (n > held) fail(ErrorKind::kInput, m_path + ": an accessor of " + std::to_string(n) + " elements without data");
+  }
+
   // Accessor `a`, its `comps` components per element as floats (integers converted, normalized ones
   // as the spec says), sparse substitutions applied. `what` names it in errors.
   std::vector<float> floats(const Json& a, int comps, const char* what, bool allow_fewer = false) const {
@@ -302,7 +324,7 @@ class GltfReader {
       fail(ErrorKind::kInput, m_path + ": the " + what + " accessor's type or componentType is not one glTF allows");
     const bool normalized = acc.contains("normalized") && acc["normalized"].is_boolean() && acc["normalized"].get<bool>();
     const uint64_t cnt = count(acc, "count", 0);
-    if (cnt > (uint64_t(1) << 32)) fail(ErrorKind::kInput, m_path + ": an accessor of " + std::to_string(cnt) + " elements");
+    check_elements(acc, cnt, size_t(n) * size_t(csize));
     std::vector<float> out(size_t(cnt) * size_t(comps), 0.0f);
     if (allow_fewer && n == comps - 1)
       for (size_t i = 0; i < cnt; ++i) out[i * size_t(comps) + size_t(comps - 1)] = 1.0f;
@@ -411,6 +433,9 @@ class GltfReader {
     if (!acc.is_object() || !acc.contains("type") || acc["type"] != "SCALAR" || acc.contains("sparse"))
       fail(ErrorKind::kInput, m_path + ": an index accessor that is not plain SCALAR integers");
     const uint64_t n = count(acc, "count", 0);
+    check_elements(acc, n, size_t(component_size(acc.contains("componentType") && acc["componentType"].is_number_integer()
+                                                       ? acc["componentType"].get<int64_t>()
+                                                       : 0)));
     if (!acc.contains("bufferView")) return std::vector<uint32_t>(size_t(n), 0u);
     return indices_of(acc, n);
   }
@@ -456,6 +481,8 @@ class GltfReader {
   // Node `i` under transform `parent` (Assimp's order: the node's transform, its meshes, children).
   void node(size_t i, const aiMatrix4x4& parent, int depth) {
     if (depth > 1000) fail(ErrorKind::kInput, m_path + ": the node tree is deeper than 1000 levels (a cycle?)");
+    if (++m_visits > (uint64_t(1) << 20))
+      fail(ErrorKind::kInput, m_path + ": the node tree expands to more than 2^20 nodes (nodes listed as children many times)");
     const Json& nodes = member("nodes");
     const Json& n = nodes[i];
     if (!n.is_object()) fail(ErrorKind::kInput, m_path + ": node " + std::to_string(i) + " is not an object");
@@ -554,23 +581,32 @@ class GltfReader {
     return matrix;
   }
 
-  void primitive(const Json& prim, uint32_t mesh_index, const aiMatrix4x4& m) {
+  // A primitive's arrays, decoded once however many nodes or instances place it.
+  struct Decoded {
+    size_t nv = 0;
+    std::vector<float> positions, normals, colors;  // (read as Assimp's vectors: three and four floats)
+    std::vector<aiVector3D> uvs;
+    std::vector<uint32_t> triangles;
+    size_t points = 0, lines = 0;  // points and lines: counted, not voxelized
+  };
+  Decoded decode(const Json& prim) {
+    Decoded d;
     if (!prim.is_object() || !prim.contains("attributes") || !prim["attributes"].is_object())
       fail(ErrorKind::kInput, m_path + ": a primitive without attributes");
     const Json& at = prim["attributes"];
     if (prim.contains("extensions") && prim["extensions"].is_object() &&
         prim["extensions"].contains("KHR_draco_mesh_compression"))
       fail(ErrorKind::kInput, m_path + ": Draco-compressed primitives are read by Assimp (--loader auto or assimp)");
-    if (!at.contains("POSITION")) return;  // nothing to place
-    const std::vector<float> pos = floats(at["POSITION"], 3, "POSITION");
-    const size_t nv = pos.size() / 3;
-    if (nv > 0xffffffffu) fail(ErrorKind::kInput, m_path + ": a primitive of more than 2^32 vertices");
+    if (!at.contains("POSITION")) return d;  // nothing to place
+    d.positions = floats(at["POSITION"], 3, "POSITION");
+    const size_t nv = d.nv = d.positions.size() / 3;
     const int64_t mode = prim.contains("mode") && prim["mode"].is_number_integer() ? prim["mode"].get<int64_t>() : 4;
+    if (mode < 0 || mode > 6) fail(ErrorKind::kInput, m_path + ": a primitive of mode " + std::to_string(mode) + " (glTF has 0 to 6)");
     std::vector<uint32_t> idx = prim.contains("indices") ? index_accessor(prim["indices"]) : std::vector<uint32_t>();
     const bool indexed = prim.contains("indices");
     const size_t count = indexed ? idx.size() : nv;
     auto at_ = [&](size_t k) { return indexed ? idx[k] : uint32_t(k); };
-    std::vector<uint32_t> tris;
+    std::vector<uint32_t>& tris = d.triangles;
     if (mode == 4) {
       if (count % 3) m_out.warnings.push_back("a triangle primitive's index count is not a multiple of 3 (the rest dropped)");
       if (indexed) {
@@ -587,48 +623,64 @@ class GltfReader {
       }
     } else if (mode == 6 && count >= 3) {  // fan
       for (size_t k = 1; k + 1 < count; ++k) tris.insert(tris.end(), {at_(0), at_(k), at_(k + 1)});
-    } else if (mode >= 0 && mode <= 3) {  // points and lines: counted, not voxelized
-      if (mode == 0) {
-        m_out.non_triangle_primitives += count;
-        m_out.points += nv;
-      } else {
-        m_out.non_triangle_primitives += mode == 1 ? count / 2 : count;
-      }
-      return;
-    } else if (mode < 0 || mode > 6) {
-      fail(ErrorKind::kInput, m_path + ": a primitive of mode " + std::to_string(mode) + " (glTF has 0 to 6)");
+    } else if (mode == 0) {
+      d.points = count;
+    } else if (mode >= 1 && mode <= 3) {  // lines, loop, strip: as many segments as Assimp makes faces
+      d.lines = mode == 1 ? count / 2 : mode == 2 ? count : (count > 0 ? count - 1 : 0);
     }
-    if (tris.empty()) return;
-    // Positions and normals are read straight as Assimp's vectors (three floats each).
-    static_assert(sizeof(aiVector3D) == 3 * sizeof(float) && sizeof(aiColor4D) == 4 * sizeof(float), "packed vectors");
-    std::vector<float> normals, colors;
-    std::vector<aiVector3D> uvs;
+    if (tris.empty()) return d;
     auto same_count = [&](const std::vector<float>& a, int comps, const char* what) {
       if (a.size() / size_t(comps) != nv)
         fail(ErrorKind::kInput, m_path + ": a primitive's " + what + " and POSITION counts differ");
     };
     if (at.contains("NORMAL")) {
-      normals = floats(at["NORMAL"], 3, "NORMAL");
-      same_count(normals, 3, "NORMAL");
+      d.normals = floats(at["NORMAL"], 3, "NORMAL");
+      same_count(d.normals, 3, "NORMAL");
     }
     if (at.contains("TEXCOORD_0")) {  // v down in glTF, up in the Mesh (as Assimp flips it)
       const std::vector<float> a = floats(at["TEXCOORD_0"], 2, "TEXCOORD_0");
       same_count(a, 2, "TEXCOORD_0");
-      uvs.resize(nv);
-      for (size_t v = 0; v < nv; ++v) uvs[v] = aiVector3D(a[2 * v], 1 - a[2 * v + 1], 0);
+      d.uvs.resize(nv);
+      for (size_t v = 0; v < nv; ++v) d.uvs[v] = aiVector3D(a[2 * v], 1 - a[2 * v + 1], 0);
     }
     if (at.contains("COLOR_0")) {
-      colors = floats(at["COLOR_0"], 4, "COLOR_0", true);
-      same_count(colors, 4, "COLOR_0");
+      d.colors = floats(at["COLOR_0"], 4, "COLOR_0", true);
+      same_count(d.colors, 4, "COLOR_0");
     }
+    return d;
+  }
+
+  void primitive(const Json& prim, uint32_t mesh_index, const aiMatrix4x4& m) {
+    auto it = m_decoded.find(&prim);
+    if (it == m_decoded.end()) it = m_decoded.emplace(&prim, decode(prim)).first;
+    const Decoded& d = it->second;
+    if (d.points) {  // (as the Assimp path counts a point mesh: its points and its vertices)
+      m_out.non_triangle_primitives += d.points;
+      m_out.points += d.nv;
+    }
+    m_out.non_triangle_primitives += d.lines;
+    if (d.triangles.empty()) return;
+    // Instances (nodes or EXT_mesh_gpu_instancing) multiply what a small file holds: the whole Mesh
+    // (about 24 bytes a vertex with its normal, 20 a triangle) must stay under half the memory, and
+    // its vertices under 2^32.
+    m_vertices += d.nv;
+    m_triangles += d.triangles.size() / 3;
+    static const uint64_t kBudget = [] {
+      const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+      return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) / 2 : uint64_t(8) << 30;
+    }();
+    if (m_vertices >= (uint64_t(1) << 32) || 24 * m_vertices + 20 * m_triangles > kBudget)
+      fail(ErrorKind::kInput, m_path + ": the scene expands to " + std::to_string(m_triangles) + "+ triangles and " +
+                                  std::to_string(m_vertices) + " vertices, more than this machine's memory holds");
+    static_assert(sizeof(aiVector3D) == 3 * sizeof(float) && sizeof(aiColor4D) == 4 * sizeof(float), "packed vectors");
     MeshPiece piece;
-    piece.positions = reinterpret_cast<const aiVector3D*>(pos.data());
-    piece.num_vertices = uint32_t(nv);
-    piece.normals = normals.empty() ? nullptr : reinterpret_cast<const aiVector3D*>(normals.data());
-    piece.uvs = uvs.empty() ? nullptr : uvs.data();
-    piece.colors = colors.empty() ? nullptr : reinterpret_cast<const aiColor4D*>(colors.data());
-    piece.triangles = tris.data();
-    piece.num_triangles = tris.size() / 3;
+    piece.positions = reinterpret_cast<const aiVector3D*>(d.positions.data());
+    piece.num_vertices = uint32_t(d.nv);
+    piece.normals = d.normals.empty() ? nullptr : reinterpret_cast<const aiVector3D*>(d.normals.data());
+    piece.uvs = d.uvs.empty() ? nullptr : d.uvs.data();
+    piece.colors = d.colors.empty() ? nullptr : reinterpret_cast<const aiColor4D*>(d.colors.data());
+    piece.triangles = d.triangles.data();
+    piece.num_triangles = d.triangles.size() / 3;
     piece.mesh_index = mesh_index;
     piece.material_index = prim.contains("material")
                                ? uint32_t(m_material_number[index(prim["material"], member("materials"), "material")])
@@ -648,6 +700,8 @@ class GltfReader {
   std::vector<size_t> m_meshes_reached, m_materials_reached, m_mesh_offset;
   std::vector<uint8_t> m_node_reached;
   uint32_t m_default_material = 0;
+  uint64_t m_visits = 0, m_vertices = 0, m_triangles = 0;
+  std::map<const Json*, Decoded> m_decoded;
   MeshAppender* m_appender = nullptr;
 };
 

@@ -396,6 +396,34 @@ TEST(Loader, NativeGltfReadsWhatAssimpMisreads) {
   }
 }
 
+// A small file cannot make the native reader allocate or loop without bound.
+TEST(Loader, NativeGltfRefusesScenesThatExplode) {
+  std::string nodes;  // node k lists node k + 1 twice: 2^40 paths
+  for (int k = 0; k < 40; ++k) nodes += "{\"children\":[" + std::to_string(k + 1) + "," + std::to_string(k + 1) + "]},";
+  nodes += "{\"mesh\":0}";
+  auto file = [](const std::string& nodes_json, const std::string& position_accessor) {
+    return R"({"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],"nodes":[)" + nodes_json +
+           R"(],"meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],"accessors":[)" + position_accessor + "]}";
+  };
+  const std::string zeros = R"({"componentType":5126,"count":3,"type":"VEC3"})";
+  test::TempDir dir;
+  std::ofstream(dir.file("dag.gltf")) << file(nodes, zeros);
+  std::ofstream(dir.file("cycle.gltf")) << file(R"({"children":[1]},{"children":[0],"mesh":0})", zeros);
+  std::ofstream(dir.file("huge.gltf")) << file(R"({"mesh":0})", R"({"componentType":5126,"count":4000000000,"type":"VEC3"})");
+  for (const auto& [f, text] : {std::pair<std::string, std::string>{"dag.gltf", "expands to more than 2^20 nodes"},
+                                {"cycle.gltf", "deeper than 1000 levels"},
+                                {"huge.gltf", "an accessor of 4000000000 elements without data"}}) {
+    SCOPED_TRACE(f);
+    try {
+      load_mesh(dir.file(f));
+      ADD_FAILURE() << "loaded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInput);
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Loader, EveryEdgeCaseFileLoadsOrFailsCleanly) {
   const char* files[] = {"BoxWithInfinites.glb",
                          "IndexOutOfRange.gltf",
