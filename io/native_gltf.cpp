@@ -172,7 +172,7 @@ class GltfReader {
     m_mesh_number.assign(meshes.is_array() ? meshes.size() : 0, -1);
     m_node_reached.assign(member("nodes").is_array() ? member("nodes").size() : 0, 0);
     const std::vector<size_t> roots = scene_roots();
-    for (size_t r : roots) reach_node(r, 0);
+    for (size_t r : roots) reach_node(r);
     for (size_t i : m_materials_reached) {
       float c[4] = {1, 1, 1, 1};
       if (materials[i].is_object() && materials[i].contains("pbrMetallicRoughness")) {
@@ -195,10 +195,10 @@ class GltfReader {
     m_appender = &appender;
     // The scene's root nodes; several hang under an identity root, as in Assimp's scene.
     if (roots.size() == 1) {
-      node(roots[0], aiMatrix4x4(), 0);
+      place_nodes(roots[0], aiMatrix4x4());
     } else {
       const aiMatrix4x4 root = aiMatrix4x4() * aiMatrix4x4();
-      for (size_t r : roots) node(r, root, 0);
+      for (size_t r : roots) place_nodes(r, root);
     }
     appender.finish();
     m_out.mesh.num_source_meshes = offset;
@@ -451,17 +451,48 @@ class GltfReader {
       for (const Json& r : scenes[scene]["nodes"]) roots.push_back(index(r, member("nodes"), "node"));
     return roots;
   }
-  // Assimp's order of first reaching nodes, meshes and materials (see read).
-  void reach_node(size_t i, int depth) {
-    if (depth > 1000) fail(ErrorKind::kInput, m_path + ": the node tree is deeper than 1000 levels (a cycle?)");
-    if (m_node_reached[i]) return;
-    m_node_reached[i] = 1;
+  // Both walks of the node tree keep their own stack (a file's tree may be deep), and stop at 1000
+  // levels (a cycle, which glTF forbids, would never end).
+  static constexpr size_t kMaxDepth = 1000;
+  const Json& node_at(size_t i) const {
     const Json& n = member("nodes")[i];
     if (!n.is_object()) fail(ErrorKind::kInput, m_path + ": node " + std::to_string(i) + " is not an object");
-    if (n.contains("children") && n["children"].is_array())
-      for (const Json& c : n["children"]) reach_node(index(c, member("nodes"), "node"), depth + 1);
-    if (!n.contains("mesh")) return;
-    const size_t m = index(n["mesh"], member("meshes"), "mesh");
+    return n;
+  }
+  const Json* children(const Json& n) const {
+    return n.contains("children") && n["children"].is_array() ? &n["children"] : nullptr;
+  }
+  void too_deep() const {
+    fail(ErrorKind::kInput, m_path + ": the node tree is deeper than " + std::to_string(kMaxDepth) + " levels (a cycle?)");
+  }
+
+  // Assimp's order of first reaching nodes, meshes and materials (see read): a node's children
+  // (each reached once) before its own mesh.
+  void reach_node(size_t root) {
+    struct Frame {
+      size_t node, next_child;
+    };
+    if (m_node_reached[root]) return;
+    m_node_reached[root] = 1;
+    std::vector<Frame> stack{{root, 0}};
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      const Json& n = node_at(f.node);
+      const Json* kids = children(n);
+      if (kids && f.next_child < kids->size()) {
+        const size_t c = index((*kids)[f.next_child++], member("nodes"), "node");
+        if (!m_node_reached[c]) {
+          m_node_reached[c] = 1;
+          if (stack.size() >= kMaxDepth) too_deep();
+          stack.push_back({c, 0});
+        }
+        continue;
+      }
+      stack.pop_back();
+      if (n.contains("mesh")) number_mesh(index(n["mesh"], member("meshes"), "mesh"));
+    }
+  }
+  void number_mesh(size_t m) {
     if (m_mesh_number[m] >= 0) return;
     const Json& mesh = member("meshes")[m];
     if (!mesh.is_object() || !mesh.contains("primitives") || !mesh["primitives"].is_array())
@@ -478,26 +509,32 @@ class GltfReader {
     m_meshes_reached.push_back(m);
   }
 
-  // Node `i` under transform `parent` (Assimp's order: the node's transform, its meshes, children).
-  void node(size_t i, const aiMatrix4x4& parent, int depth) {
-    if (depth > 1000) fail(ErrorKind::kInput, m_path + ": the node tree is deeper than 1000 levels (a cycle?)");
-    if (++m_visits > (uint64_t(1) << 20))
-      fail(ErrorKind::kInput, m_path + ": the node tree expands to more than 2^20 nodes (nodes listed as children many times)");
-    const Json& nodes = member("nodes");
-    const Json& n = nodes[i];
-    if (!n.is_object()) fail(ErrorKind::kInput, m_path + ": node " + std::to_string(i) + " is not an object");
-    const aiMatrix4x4 m = parent * transform(n);
-    if (n.contains("mesh")) {
-      const size_t mi = index(n["mesh"], member("meshes"), "mesh");
-      const Json& mesh = member("meshes")[mi];
-      if (mesh.is_object() && mesh.contains("primitives") && mesh["primitives"].is_array()) {
-        const Json& prims = mesh["primitives"];
+  // The subtree of node `root` under transform `parent`, in Assimp's order: a node's transform and
+  // meshes, then its children in turn (a node listed twice is placed twice).
+  void place_nodes(size_t root, const aiMatrix4x4& parent) {
+    struct Frame {
+      size_t node;
+      aiMatrix4x4 parent;
+      size_t depth;
+    };
+    std::vector<Frame> stack{{root, parent, 1}};
+    while (!stack.empty()) {
+      const Frame f = stack.back();
+      stack.pop_back();
+      if (f.depth > kMaxDepth) too_deep();
+      if (++m_visits > (uint64_t(1) << 20))
+        fail(ErrorKind::kInput, m_path + ": the node tree expands to more than 2^20 nodes (nodes listed as children many times)");
+      const Json& n = node_at(f.node);
+      const aiMatrix4x4 m = f.parent * transform(n);
+      if (n.contains("mesh")) {
+        const size_t mi = index(n["mesh"], member("meshes"), "mesh");
+        const Json& prims = member("meshes")[mi]["primitives"];  // (checked by number_mesh)
         for (const aiMatrix4x4& at : instances(n, m))
           for (size_t p = 0; p < prims.size(); ++p) primitive(prims[p], uint32_t(m_mesh_offset[mi] + p), at);
       }
+      if (const Json* kids = children(n))
+        for (size_t k = kids->size(); k-- > 0;) stack.push_back({index((*kids)[k], member("nodes"), "node"), m, f.depth + 1});
     }
-    if (n.contains("children") && n["children"].is_array())
-      for (const Json& c : n["children"]) node(index(c, nodes, "node"), m, depth + 1);
   }
 
   // The transforms a node's mesh is placed with: the node's own, or one per instance of

@@ -53,9 +53,8 @@ for f in "${files[@]}"; do
       "$vt" voxelize "$p" -o "$work/load.vdb" -r 16 -d cpu --loader "$1" --stats -q | json_field "t['load']"
     done | median
   }
-  nat=-
   tris=$("$vt" voxelize "$p" -o "$work/load.vdb" -r 16 -d cpu --stats -q | python3 -c "import json,sys; print(json.loads(sys.stdin.readline())['triangles'])")
-  case $f in *.glb) ;; *) nat=$(load native) ;; esac
+  nat=$(load native)
   asm=$(load assimp)
   rate() { [ "$1" = - ] && echo - || awk "BEGIN{printf \"%.0f\", $mb / ($1 / 1000)}"; }
   ratio=$([ "$nat" = - ] && echo - || awk "BEGIN{printf \"%.2f\", ($nat / 1000) / $floor}")
