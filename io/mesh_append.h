@@ -8,6 +8,7 @@
 #include <assimp/vector3.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "io/mesh_reader.h"
@@ -44,7 +45,7 @@ class MeshAppender {
  private:
   MeshLoadResult& m_out;
   bool m_normals = false, m_uvs = false, m_colors = false;
-  std::vector<uint32_t> m_vertex_material_colors;  // the vertices' material colours, until a piece has colours
+  std::vector<std::pair<size_t, uint32_t>> m_material_color_runs;  // (first vertex, colour) of each piece, until one has colours
 };
 
 }  // namespace voxtile

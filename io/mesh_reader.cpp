@@ -975,15 +975,20 @@ void MeshAppender::append(const MeshPiece& piece, const aiMatrix4x4& m) {
     m_uvs = true;
     mesh.uvs.assign(base, Vec2f{0, 0});
   }
-  if (piece.colors && !m_colors) {
+  if (piece.colors && !m_colors) {  // the earlier pieces' vertices take their material's colour
     m_colors = true;
-    mesh.colors = m_vertex_material_colors;
+    mesh.colors.resize(base);
+    for (size_t r = 0; r < m_material_color_runs.size(); ++r) {
+      const size_t end = r + 1 < m_material_color_runs.size() ? m_material_color_runs[r + 1].first : base;
+      std::fill(mesh.colors.begin() + long(m_material_color_runs[r].first), mesh.colors.begin() + long(end),
+                m_material_color_runs[r].second);
+    }
   }
   grow(mesh.positions, base + n);
   if (m_normals) grow(mesh.normals, base + n);
   if (m_uvs) grow(mesh.uvs, base + n);
   if (m_colors) grow(mesh.colors, base + n);
-  else m_vertex_material_colors.resize(base + n, piece.material_color);  // (the colours until a piece has some)
+  else m_material_color_runs.emplace_back(base, piece.material_color);  // (until a piece has colours)
   // Normals transform by the inverse transpose of the node matrix; missing ones are zero.
   aiMatrix3x3 nm(m);
   nm.Inverse().Transpose();
@@ -1045,7 +1050,7 @@ void MeshAppender::finish(bool drop_normals, bool drop_uvs) {
   if (!m_normals || drop_normals) ValueArray<Vec3f>().swap(m_out.mesh.normals);
   if (!m_uvs || drop_uvs) std::vector<Vec2f>().swap(m_out.mesh.uvs);
   if (!m_colors) std::vector<uint32_t>().swap(m_out.mesh.colors);
-  std::vector<uint32_t>().swap(m_vertex_material_colors);
+  m_material_color_runs.clear();
 }
 
 }  // namespace voxtile

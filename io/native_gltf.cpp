@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/sparse_grid.h"
 #include "io/files.h"
 #include "io/mesh_append.h"
 #include "io/native_mesh.h"
@@ -30,6 +31,8 @@ namespace voxtile {
 namespace {
 
 using Json = nlohmann::json;
+using Floats = ValueArray<float>;     // (no zero fill before the values are written)
+using Indices = ValueArray<uint32_t>;
 
 constexpr uint32_t kGlbMagic = 0x46546C67u, kJsonChunk = 0x4E4F534Au, kBinChunk = 0x004E4942u;
 constexpr int kFloat = 5126, kByte = 5120, kUByte = 5121, kShort = 5122, kUShort = 5123, kUInt = 5125;
@@ -311,7 +314,7 @@ class GltfReader {
 
   // Accessor `a`, its `comps` components per element as floats (integers converted, normalized ones
   // as the spec says), sparse substitutions applied. `what` names it in errors.
-  std::vector<float> floats(const Json& a, int comps, const char* what, bool allow_fewer = false) const {
+  Floats floats(const Json& a, int comps, const char* what, bool allow_fewer = false) const {
     const Json& accessors = member("accessors");
     const Json& acc = accessors[index(a, accessors, "accessor")];
     if (!acc.is_object()) fail(ErrorKind::kInput, m_path + ": an accessor that is not an object");
@@ -325,7 +328,8 @@ class GltfReader {
     const bool normalized = acc.contains("normalized") && acc["normalized"].is_boolean() && acc["normalized"].get<bool>();
     const uint64_t cnt = count(acc, "count", 0);
     check_elements(acc, cnt, size_t(n) * size_t(csize));
-    std::vector<float> out(size_t(cnt) * size_t(comps), 0.0f);
+    Floats out(size_t(cnt) * size_t(comps));
+    if (!acc.contains("bufferView") || n != comps) std::fill(out.begin(), out.end(), 0.0f);  // (zeros where no data)
     if (allow_fewer && n == comps - 1)
       for (size_t i = 0; i < cnt; ++i) out[i * size_t(comps) + size_t(comps - 1)] = 1.0f;
     auto decode = [&](const char* p) -> float {
@@ -386,7 +390,7 @@ class GltfReader {
         fail(ErrorKind::kInput, m_path + ": a sparse accessor without its indices and values");
       const uint64_t scount = count(sp, "count", 0);
       if (scount > cnt) fail(ErrorKind::kInput, m_path + ": a sparse accessor with more substitutions than elements");
-      const std::vector<uint32_t> at = indices_of(sp["indices"], scount);
+      const Indices at = indices_of(sp["indices"], scount);
       for (uint32_t i : at)
         if (i >= cnt) fail(ErrorKind::kInput, m_path + ": a sparse accessor's index past its elements");
       read_view(sp["values"].contains("bufferView") ? sp["values"]["bufferView"] : Json(),
@@ -397,7 +401,7 @@ class GltfReader {
 
   // Integer indices: an accessor `a` (SCALAR, unsigned byte, short or int), or a sparse accessor's
   // index block (`count` of them).
-  std::vector<uint32_t> indices_of(const Json& block, uint64_t n) const {
+  Indices indices_of(const Json& block, uint64_t n) const {
     const int64_t ct = block.contains("componentType") && block["componentType"].is_number_integer()
                            ? block["componentType"].get<int64_t>()
                            : 0;
@@ -409,7 +413,7 @@ class GltfReader {
     const uint64_t off = count(block, "byteOffset", 0);
     if (n > 0 && (off > bytes.size || bytes.size - off < csize || (n - 1) > (bytes.size - off - csize) / stride))
       fail(ErrorKind::kInput, m_path + ": indices run past their bufferView");
-    std::vector<uint32_t> out(static_cast<size_t>(n));
+    Indices out(static_cast<size_t>(n));
     tbb::parallel_for(tbb::blocked_range<size_t>(0, size_t(n), 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
       for (size_t i = r.begin(); i < r.end(); ++i) {
         const char* p = bytes.data + off + i * stride;
@@ -427,7 +431,7 @@ class GltfReader {
     });
     return out;
   }
-  std::vector<uint32_t> index_accessor(const Json& a) const {
+  Indices index_accessor(const Json& a) const {
     const Json& accessors = member("accessors");
     const Json& acc = accessors[index(a, accessors, "accessor")];
     if (!acc.is_object() || !acc.contains("type") || acc["type"] != "SCALAR" || acc.contains("sparse"))
@@ -436,7 +440,7 @@ class GltfReader {
     check_elements(acc, n, size_t(component_size(acc.contains("componentType") && acc["componentType"].is_number_integer()
                                                        ? acc["componentType"].get<int64_t>()
                                                        : 0)));
-    if (!acc.contains("bufferView")) return std::vector<uint32_t>(size_t(n), 0u);
+    if (!acc.contains("bufferView")) return Indices(size_t(n), 0u);
     return indices_of(acc, n);
   }
 
@@ -546,7 +550,7 @@ class GltfReader {
     if (!ext.is_object() || !ext.contains("attributes") || !ext["attributes"].is_object())
       fail(ErrorKind::kInput, m_path + ": an EXT_mesh_gpu_instancing node without its attributes");
     const Json& at = ext["attributes"];
-    std::vector<float> t, r, s;
+    Floats t, r, s;
     if (at.contains("TRANSLATION")) t = floats(at["TRANSLATION"], 3, "TRANSLATION");
     if (at.contains("ROTATION")) r = floats(at["ROTATION"], 4, "ROTATION");
     if (at.contains("SCALE")) s = floats(at["SCALE"], 3, "SCALE");
@@ -621,9 +625,9 @@ class GltfReader {
   // A primitive's arrays, decoded once however many nodes or instances place it.
   struct Decoded {
     size_t nv = 0;
-    std::vector<float> positions, normals, colors;  // (read as Assimp's vectors: three and four floats)
+    Floats positions, normals, colors;  // (read as Assimp's vectors: three and four floats)
     std::vector<aiVector3D> uvs;
-    std::vector<uint32_t> triangles;
+    Indices triangles;
     size_t points = 0, lines = 0;  // points and lines: counted, not voxelized
   };
   Decoded decode(const Json& prim) {
@@ -639,11 +643,11 @@ class GltfReader {
     const size_t nv = d.nv = d.positions.size() / 3;
     const int64_t mode = prim.contains("mode") && prim["mode"].is_number_integer() ? prim["mode"].get<int64_t>() : 4;
     if (mode < 0 || mode > 6) fail(ErrorKind::kInput, m_path + ": a primitive of mode " + std::to_string(mode) + " (glTF has 0 to 6)");
-    std::vector<uint32_t> idx = prim.contains("indices") ? index_accessor(prim["indices"]) : std::vector<uint32_t>();
+    Indices idx = prim.contains("indices") ? index_accessor(prim["indices"]) : Indices();
     const bool indexed = prim.contains("indices");
     const size_t count = indexed ? idx.size() : nv;
     auto at_ = [&](size_t k) { return indexed ? idx[k] : uint32_t(k); };
-    std::vector<uint32_t>& tris = d.triangles;
+    Indices& tris = d.triangles;
     if (mode == 4) {
       if (count % 3) m_out.warnings.push_back("a triangle primitive's index count is not a multiple of 3 (the rest dropped)");
       if (indexed) {
@@ -666,7 +670,7 @@ class GltfReader {
       d.lines = mode == 1 ? count / 2 : mode == 2 ? count : (count > 0 ? count - 1 : 0);
     }
     if (tris.empty()) return d;
-    auto same_count = [&](const std::vector<float>& a, int comps, const char* what) {
+    auto same_count = [&](const Floats& a, int comps, const char* what) {
       if (a.size() / size_t(comps) != nv)
         fail(ErrorKind::kInput, m_path + ": a primitive's " + what + " and POSITION counts differ");
     };
@@ -675,7 +679,7 @@ class GltfReader {
       same_count(d.normals, 3, "NORMAL");
     }
     if (at.contains("TEXCOORD_0")) {  // v down in glTF, up in the Mesh (as Assimp flips it)
-      const std::vector<float> a = floats(at["TEXCOORD_0"], 2, "TEXCOORD_0");
+      const Floats a = floats(at["TEXCOORD_0"], 2, "TEXCOORD_0");
       same_count(a, 2, "TEXCOORD_0");
       d.uvs.resize(nv);
       for (size_t v = 0; v < nv; ++v) d.uvs[v] = aiVector3D(a[2 * v], 1 - a[2 * v + 1], 0);

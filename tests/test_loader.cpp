@@ -255,6 +255,13 @@ TEST(Loader, NativeGltfEqualsAssimp) {
   const MeshLoadResult native = load_mesh(dir.file("scene.gltf"), false, Loader::kNative);
   EXPECT_EQ(native.mesh.num_triangles(), 2u + 2u * (3u + 1u));  // a strip of 2; mesh 1 twice: a fan of 3, a soup of 1
   expect_same_mesh(native, load_mesh(dir.file("scene.gltf"), false, Loader::kAssimp));
+  // The roots in another order: meshes without colours come before the one with them (whose vertex
+  // colours then join the material colours of the vertices before), and the numbering changes.
+  std::string reordered = gltf;
+  reordered.replace(reordered.find("\"nodes\":[0,1,3]"), 15, "\"nodes\":[3,0,1]");
+  std::ofstream(dir.file("reordered.gltf")) << reordered;
+  expect_same_mesh(load_mesh(dir.file("reordered.gltf"), false, Loader::kNative),
+                   load_mesh(dir.file("reordered.gltf"), false, Loader::kAssimp));
 }
 
 // What Assimp 5.2 reads wrongly without an error (integer attributes, meshopt buffers, GPU
