@@ -145,7 +145,7 @@ class GltfReader {
                                     ? asset["version"].get<std::string>()
                                     : "";
     if (version.empty() || version[0] != '2')
-      fail(ErrorKind::kInput, path + ": glTF version '" + version + "' (voxtile reads 2.x; glTF 1.0 goes through Assimp)");
+      fail(ErrorKind::kInput, path + ": glTF version '" + version + "' (the native reader reads 2.x; --loader auto gives 1.0 to Assimp)");
   }
 
   void read() {
@@ -753,10 +753,30 @@ bool gltf_format(const std::string& path) {
   return e == "gltf" || e == "glb";
 }
 
+// The asset's version string ("2.0"), found without parsing the whole JSON (a .gltf may embed large
+// buffers): the first string after "version" after "asset"; empty when there is none.
+std::string_view asset_version(std::string_view json) {
+  const size_t asset = json.find("\"asset\"");
+  if (asset == std::string_view::npos) return {};
+  const size_t key = json.find("\"version\"", asset);
+  if (key == std::string_view::npos || key - asset > 4096) return {};
+  const size_t open = json.find('"', key + 9), close = open == std::string_view::npos ? open : json.find('"', open + 1);
+  if (close == std::string_view::npos || close - open > 32) return {};
+  return json.substr(open + 1, close - open - 1);
+}
+
 bool gltf_native(const std::string& path) {
   if (!gltf_format(path)) return false;
   try {
+    if (lower_extension(path) == "glb") {  // binary glTF 1.0 (version 1 in the header) goes to Assimp
+      const MappedFile f(path);
+      uint32_t h[2] = {};
+      if (f.size() >= sizeof h) std::memcpy(h, f.data(), sizeof h);
+      if (h[0] == kGlbMagic && h[1] == 1) return false;
+    }
     const GltfText g = open_gltf(path);
+    const std::string_view version = asset_version(g.json);
+    if (!version.empty() && version[0] == '1') return false;  // glTF 1.0: Assimp reads it
     return g.json.find("KHR_draco_mesh_compression") == std::string_view::npos;  // (Draco goes to Assimp)
   } catch (const Error&) {
     return true;  // (the native reader reports the problem)

@@ -16,7 +16,7 @@ namespace voxtile {
 // Whether `path` has a format the native readers read (.ply, .stl, .obj, .gltf, .glb, any case).
 bool native_format(const std::string& path);
 // glTF (io/native_gltf.cpp): whether `path` is .gltf or .glb; whether the native reader takes it
-// (not where Assimp decodes what it does not: Draco-compressed primitives); the
+// (not glTF 1.0, nor where Assimp decodes what it does not: Draco-compressed primitives); the
 // reading, into `out` (before finish_load).
 bool gltf_format(const std::string& path);
 bool gltf_native(const std::string& path);

@@ -212,6 +212,20 @@ TEST(Loader, NativeGltfEqualsAssimp) {
     expect_same_mesh(native, load_mesh(test::data_path(f), false, Loader::kAssimp));
     EXPECT_EQ(load_mesh(test::data_path(f)).format, "glTF 2.0 (native)");  // auto reads it natively
   }
+  // glTF 1.0 (its own layout: objects by name) goes to Assimp under auto.
+  {
+    test::TempDir dir;
+    std::ofstream(dir.file("v1.gltf")) << R"({"asset":{"version":"1.0"},"scene":"s","scenes":{"s":{"nodes":["n"]}},)"
+                                          R"("nodes":{"n":{"meshes":["m"]}},"meshes":{"m":{"primitives":[{"attributes":)"
+                                          R"({"POSITION":"a"},"mode":4}]}},"accessors":{"a":{"bufferView":"v","byteOffset":0,)"
+                                          R"("byteStride":0,"componentType":5126,"count":3,"type":"VEC3"}},"bufferViews":{"v":)"
+                                          R"({"buffer":"b","byteOffset":0,"byteLength":36}},"buffers":{"b":{"byteLength":36,)"
+                                          R"("type":"arraybuffer","uri":"data:application/octet-stream;base64,)"
+                                          R"(AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}}})";
+    const MeshLoadResult v1 = load_mesh(dir.file("v1.gltf"));
+    EXPECT_EQ(v1.mesh.num_triangles(), 1u);
+    EXPECT_EQ(v1.format.find("native"), std::string::npos) << v1.format;
+  }
   // Crafted: three root nodes (matrix; rotation, translation and scale; a child), two primitives
   // (a strip of 4 vertices, a fan of 5) with normals, texture coordinates, 8-bit colours and
   // materials, indexed by 8- and 16-bit indices, and a sparse accessor substituting two positions.
