@@ -755,7 +755,7 @@ bool gltf_format(const std::string& path) {
 
 // The asset's version string ("2.0"), found without parsing the whole JSON (a .gltf may embed large
 // buffers): the first string after "version" after "asset"; empty when there is none.
-std::string_view asset_version(std::string_view json) {
+static std::string_view asset_version(std::string_view json) {
   const size_t asset = json.find("\"asset\"");
   if (asset == std::string_view::npos) return {};
   const size_t key = json.find("\"version\"", asset);
