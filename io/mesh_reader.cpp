@@ -942,6 +942,18 @@ MeshLoadResult load_mesh(const std::string& path, bool textures, Loader loader, 
       (!gltf_format(path) || gltf_native(path))) {
     MeshLoadResult native = MeshLoaderPool(0, limits).load(path, false, Loader::kNative);
     if (!native.texture_maps) return native;
+    if (gltf_format(path)) {
+      // A glTF Assimp cannot read right (quantized positions...) keeps its native geometry, untextured.
+      try {
+        return MeshLoaderPool(1, limits).load(path, textures, loader);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kInput) throw;
+        std::string why = e.what();
+        if (why.rfind(path + ": ", 0) == 0) why.erase(0, path.size() + 2);
+        native.warnings.push_back("its textures are not decoded (Assimp, which decodes them, refuses the file: " + why + ")");
+        return native;
+      }
+    }
   }
   // A reader process only for Assimp.
   return MeshLoaderPool(reads_natively(path, loader, textures) ? 0 : 1, limits).load(path, textures, loader);

@@ -417,6 +417,21 @@ TEST(Loader, NativeGltfReadsWhatAssimpMisreads) {
   }
 }
 
+// With textures wanted, a glTF whose materials name textures goes to Assimp; where Assimp refuses it
+// (here: integer positions), the native geometry stays, untextured, with a warning.
+TEST(Loader, TexturedGltfAssimpRefusesKeepsItsNativeGeometry) {
+  const MeshLoadResult r = load_mesh(test::data_path("formats/gltf/Lantern-Quantized/Lantern.gltf"), true);
+  EXPECT_EQ(r.mesh.num_triangles() + r.mesh.dropped_degenerate, 5394u);
+  EXPECT_NE(r.format.find("native"), std::string::npos) << r.format;
+  EXPECT_TRUE(std::any_of(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
+    return w.find("its textures are not decoded (Assimp, which decodes them, refuses the file: its positions are") == 0;
+  })) << r.warnings.size();
+  // A textured glTF that Assimp reads goes to Assimp (which decodes its texture).
+  const MeshLoadResult duck = load_mesh(test::data_path("formats/gltf/Duck.glb"), true);
+  EXPECT_EQ(duck.format.find("native"), std::string::npos) << duck.format;
+  EXPECT_FALSE(duck.mesh.material_textures.empty());
+}
+
 // A small file cannot make the native reader allocate or loop without bound.
 TEST(Loader, NativeGltfRefusesScenesThatExplode) {
   std::string nodes;  // node k lists node k + 1 twice: 2^40 paths
