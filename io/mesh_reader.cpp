@@ -28,8 +28,6 @@
 #include <assimp/material.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
-#include <assimp/version.h>
-#include <nlohmann/json.hpp>
 #include <stb_image.h>
 #include <cerrno>
 #include <csignal>
@@ -209,94 +207,6 @@ bool text_with_mark(const std::string& path) {
   return byte_order_mark(b, n) != 0;
 }
 
-// glTF content Assimp (5.2) reads wrongly and without an error: it copies an accessor's bytes into
-// its float vectors as they are, so positions, normals and texture coordinates stored as integers
-// (KHR_mesh_quantization; core glTF also allows normalized integer texture coordinates) come out
-// as garbage; buffers compressed with EXT_meshopt_compression are read as stored; a node's
-// EXT_mesh_gpu_instancing instances are left out (its mesh is read once, at the node). A file
-// whose geometry would be wrong is refused, naming what it uses; integer normals and texture
-// coordinates are dropped with a warning (face normals and no texture coordinates instead).
-struct GltfSupport {
-  bool drop_normals = false, drop_uvs = false;
-};
-GltfSupport check_gltf(const std::string& path, std::vector<std::string>& warnings) {
-  GltfSupport s;
-  const std::string ext = lower_extension(path);
-  if (ext != "gltf" && ext != "glb") return s;
-  std::string text;
-  if (ext == "glb") {
-    // Header: "glTF", version, length; then the first chunk: its length, "JSON", its bytes.
-    const MappedFile f(path);
-    uint32_t h[5] = {};
-    if (f.size() < sizeof h) return s;  // (Assimp's error then)
-    std::memcpy(h, f.data(), sizeof h);
-    if (h[0] != 0x46546C67u || h[4] != 0x4E4F534Au || h[3] > f.size() - sizeof h) return s;
-    text.assign(f.data() + sizeof h, h[3]);
-  } else {
-    text = read_text_file(path);
-  }
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (!j.is_object()) return s;  // not JSON: Assimp says so
-  const std::string assimp = "Assimp " + std::to_string(aiGetVersionMajor()) + "." + std::to_string(aiGetVersionMinor());
-  auto listed = [&](const char* list, const char* name) {
-    const auto it = j.find(list);
-    return it != j.end() && it->is_array() && std::find(it->begin(), it->end(), name) != it->end();
-  };
-  if (listed("extensionsRequired", "EXT_meshopt_compression"))
-    fail(ErrorKind::kInput, path + ": its buffers are compressed (EXT_meshopt_compression), which " + assimp +
-                                " does not decode; re-export it without that compression");
-  size_t instanced = 0;
-  if (const auto nodes = j.find("nodes"); nodes != j.end() && nodes->is_array())
-    for (const auto& n : *nodes)
-      if (n.is_object() && n.contains("extensions") && n["extensions"].is_object() &&
-          n["extensions"].contains("EXT_mesh_gpu_instancing"))
-        ++instanced;
-  if (instanced)
-    fail(ErrorKind::kInput, path + ": " + std::to_string(instanced) +
-                                " node(s) instance their mesh (EXT_mesh_gpu_instancing), which " + assimp +
-                                " reads as one copy at the node; re-export it with the instances expanded");
-  const auto accessors = j.find("accessors");
-  // The component type of accessor `a` (5126: float), or 5126 where the file does not say.
-  auto component = [&](const nlohmann::json& a) -> int64_t {
-    if (!a.is_number_unsigned() || accessors == j.end() || !accessors->is_array() || a.get<uint64_t>() >= accessors->size())
-      return 5126;
-    const auto& acc = (*accessors)[a.get<size_t>()];
-    return acc.is_object() && acc.contains("componentType") && acc["componentType"].is_number_integer()
-               ? acc["componentType"].get<int64_t>()
-               : 5126;
-  };
-  auto type_name = [](int64_t t) {
-    switch (t) {
-      case 5120: return "8-bit integers";
-      case 5121: return "unsigned 8-bit integers";
-      case 5122: return "16-bit integers";
-      case 5123: return "unsigned 16-bit integers";
-      case 5125: return "unsigned 32-bit integers";
-      default: return "integers";
-    }
-  };
-  if (const auto meshes = j.find("meshes"); meshes != j.end() && meshes->is_array())
-    for (const auto& m : *meshes) {
-      if (!m.is_object() || !m.contains("primitives") || !m["primitives"].is_array()) continue;
-      for (const auto& prim : m["primitives"]) {
-        if (!prim.is_object() || !prim.contains("attributes") || !prim["attributes"].is_object()) continue;
-        const auto& at = prim["attributes"];
-        if (at.contains("POSITION") && component(at["POSITION"]) != 5126)
-          fail(ErrorKind::kInput, path + ": its positions are stored as " + type_name(component(at["POSITION"])) +
-                                      " (KHR_mesh_quantization), which " + assimp +
-                                      " reads as garbage; dequantize it first (e.g. gltf-transform dequantize)");
-        if (at.contains("NORMAL") && component(at["NORMAL"]) != 5126) s.drop_normals = true;
-        if (at.contains("TEXCOORD_0") && component(at["TEXCOORD_0"]) != 5126) s.drop_uvs = true;
-      }
-    }
-  if (s.drop_normals)
-    warnings.push_back("normals stored as integers (KHR_mesh_quantization) are not decoded by " + assimp +
-                       ": dropped (face normals are used)");
-  if (s.drop_uvs)
-    warnings.push_back("texture coordinates stored as integers are not decoded by " + assimp + ": dropped");
-  return s;
-}
-
 // Assimp says some of what it changes in a file only in its log: glTF faces with out-of-range
 // indices dropped, OFF indices out of range moved to the last vertex, OFF faces without indices
 // dropped. Its warnings and errors that say so become the load's warnings (never a silent change);
@@ -384,7 +294,7 @@ class AssimpNotes {
 MeshLoadResult read_in_process(const std::string& path, bool require_triangles, bool textures) {
   MeshLoadResult out;
   try {
-    const GltfSupport gltf = check_gltf(path, out.warnings);
+    const GltfAssimpLimits gltf = gltf_assimp_limits(path, out.warnings);
     Assimp::Importer importer;
     AssimpNotes notes(path);
     if (text_with_mark(path)) importer.SetIOHandler(new TextIOSystem(path, read_text_file(path)));
@@ -937,9 +847,10 @@ bool reads_natively(const std::string& path, Loader loader, bool textures) {
 }
 
 MeshLoadResult load_mesh(const std::string& path, bool textures, Loader loader, const LoaderLimits& limits) {
-  // auto with textures (an OBJ): natively first, Assimp only where the materials name texture maps.
-  if (loader == Loader::kAuto && native_format(path) && !reads_natively(path, loader, textures) &&
-      (!gltf_format(path) || gltf_native(path))) {
+  // (decided once: for a glTF it looks into the file)
+  const bool natively = reads_natively(path, loader, textures);
+  // auto with textures (an OBJ, a glTF): natively first, Assimp only where the materials name texture maps.
+  if (loader == Loader::kAuto && textures && !natively && native_format(path) && reads_natively(path, loader, false)) {
     MeshLoadResult native = MeshLoaderPool(0, limits).load(path, false, Loader::kNative);
     if (!native.texture_maps) return native;
     if (gltf_format(path)) {
@@ -956,7 +867,7 @@ MeshLoadResult load_mesh(const std::string& path, bool textures, Loader loader, 
     }
   }
   // A reader process only for Assimp.
-  return MeshLoaderPool(reads_natively(path, loader, textures) ? 0 : 1, limits).load(path, textures, loader);
+  return MeshLoaderPool(natively ? 0 : 1, limits).load(path, textures, loader);
 }
 MeshLoadResult inspect_mesh(const std::string& path, Loader loader) {
   return MeshLoaderPool(reads_natively(path, loader) ? 0 : 1).inspect(path, loader);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <assimp/scene.h>
+#include <assimp/version.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -46,6 +47,16 @@ int component_size(int64_t t) {
     case kUInt:
     case kFloat: return 4;
     default: return 0;
+  }
+}
+const char* integer_name(int64_t t) {  // (in messages)
+  switch (t) {
+    case kByte: return "8-bit integers";
+    case kUByte: return "unsigned 8-bit integers";
+    case kShort: return "16-bit integers";
+    case kUShort: return "unsigned 16-bit integers";
+    case kUInt: return "unsigned 32-bit integers";
+    default: return "integers";
   }
 }
 int type_components(const std::string& t) {
@@ -95,6 +106,29 @@ std::string percent_decode(const std::string& s) {
     }
   }
   return out;
+}
+
+// Assimp's composition of a glTF transform from its parts, each optional (null): T * R * S, the
+// rotation a quaternion (x, y, z, w), in Assimp's own matrix code (so the bits are Assimp's).
+aiMatrix4x4 trs_matrix(const float* t, const float* r, const float* s) {
+  aiMatrix4x4 matrix;
+  if (t) {
+    aiMatrix4x4 tm;
+    matrix = matrix * aiMatrix4x4::Translation(aiVector3D(t[0], t[1], t[2]), tm);
+  }
+  if (r) {
+    aiQuaternion q;
+    q.x = r[0];
+    q.y = r[1];
+    q.z = r[2];
+    q.w = r[3];
+    matrix = matrix * aiMatrix4x4(q.GetMatrix());
+  }
+  if (s) {
+    aiMatrix4x4 sm;
+    matrix = matrix * aiMatrix4x4::Scaling(aiVector3D(s[0], s[1], s[2]), sm);
+  }
+  return matrix;
 }
 
 // The JSON of a .gltf, or the JSON chunk of a .glb (with its BIN chunk, if any).
@@ -292,21 +326,26 @@ class GltfReader {
     return {m_buffers[b].data + off, size_t(len)};
   }
 
-  // Before an accessor's elements are allocated: with a bufferView, they must fit in it (element
-  // size `elem` and the stride); without one (zeros, perhaps with sparse substitutions) there may not
-  // be more of them than the file's buffers hold bytes, plus 2^20: a small file cannot ask for a
-  // huge allocation.
-  void check_elements(const Json& acc, uint64_t n, size_t elem) const {
-    if (n == 0) return;
-    if (acc.contains("bufferView")) {
-      size_t stride = 0;
-      const Buffer bytes = view(acc["bufferView"], &stride);
-      const uint64_t off = count(acc, "byteOffset", 0);
-      if (stride == 0) stride = elem;
-      if (elem == 0 || off > bytes.size || elem > bytes.size - off || (n - 1) > (bytes.size - off - elem) / stride)
-        fail(ErrorKind::kInput, m_path + ": an accessor of " + std::to_string(n) + " elements runs past its bufferView");
-      return;
-    }
+  // `n` elements of `elem` bytes at byteOffset `off` of bufferView `v`: their first byte and stride,
+  // after checking that they lie in the view (off + (n - 1) stride + elem <= its length). Every read
+  // of the buffers goes through here, before anything is allocated for it.
+  struct Span {
+    const char* data = nullptr;
+    size_t stride = 0;
+  };
+  Span span(const Json& v, uint64_t off, uint64_t n, size_t elem, const char* what) const {
+    size_t stride = 0;
+    const Buffer bytes = view(v, &stride);
+    if (stride == 0) stride = elem;
+    if (stride < elem) fail(ErrorKind::kInput, m_path + ": the " + std::string(what) + " accessor's stride is under its size");
+    if (n > 0 && (elem == 0 || off > bytes.size || elem > bytes.size - off || (n - 1) > (bytes.size - off - elem) / stride))
+      fail(ErrorKind::kInput, m_path + ": the " + std::string(what) + " accessor's " + std::to_string(n) +
+                                  " elements run past its bufferView");
+    return {bytes.data + off, stride};
+  }
+  // An accessor without a bufferView is zeros (perhaps with sparse substitutions): no more of them
+  // than the file's buffers hold bytes, plus 2^20, so a small file cannot ask for a huge allocation.
+  void check_without_data(uint64_t n) const {
     uint64_t held = uint64_t(1) << 20;
     for (const Buffer& b : m_buffers) held += b.size;
     if (n > held) fail(ErrorKind::kInput, m_path + ": an accessor of " + std::to_string(n) + " elements without data");
@@ -327,7 +366,11 @@ class GltfReader {
       fail(ErrorKind::kInput, m_path + ": the " + what + " accessor's type or componentType is not one glTF allows");
     const bool normalized = acc.contains("normalized") && acc["normalized"].is_boolean() && acc["normalized"].get<bool>();
     const uint64_t cnt = count(acc, "count", 0);
-    check_elements(acc, cnt, size_t(n) * size_t(csize));
+    const size_t elem = size_t(n) * size_t(csize);
+    const bool has_view = acc.contains("bufferView");
+    Span main;
+    if (has_view) main = span(acc["bufferView"], count(acc, "byteOffset", 0), cnt, elem, what);
+    else check_without_data(cnt);
     Floats out(size_t(cnt) * size_t(comps));
     if (!acc.contains("bufferView") || n != comps) std::fill(out.begin(), out.end(), 0.0f);  // (zeros where no data)
     if (allow_fewer && n == comps - 1)
@@ -364,25 +407,25 @@ class GltfReader {
         }
       }
     };
-    const size_t elem = size_t(n) * size_t(csize);
-    // Elements [0, count) of bufferView v at byteOffset off, element i written to out[slot(i)].
-    auto read_view = [&](const Json& v, uint64_t off, uint64_t count_, auto&& slot) {
-      size_t stride = 0;
-      const Buffer bytes = view(v, &stride);
-      if (stride == 0) stride = elem;
-      if (stride < elem) fail(ErrorKind::kInput, m_path + ": the " + std::string(what) + " accessor's stride is under its size");
-      // off + (count - 1) stride + elem <= size
-      if (count_ > 0 && (off > bytes.size || elem > bytes.size - off || (count_ - 1) > (bytes.size - off - elem) / stride))
-        fail(ErrorKind::kInput, m_path + ": the " + std::string(what) + " accessor runs past its bufferView");
+    // Elements [0, count) at `at`, element i written to out[slot(i)].
+    auto read = [&](const Span& at, uint64_t count_, auto&& slot) {
       tbb::parallel_for(tbb::blocked_range<size_t>(0, size_t(count_), 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
         for (size_t i = r.begin(); i < r.end(); ++i) {
-          const char* p = bytes.data + off + i * stride;
+          const char* p = at.data + i * at.stride;
           float* o = &out[slot(i) * size_t(comps)];
           for (int c = 0; c < n; ++c) o[c] = decode(p + size_t(c) * size_t(csize));
         }
       });
     };
-    if (acc.contains("bufferView")) read_view(acc["bufferView"], count(acc, "byteOffset", 0), cnt, [](size_t i) { return i; });
+    if (has_view) {
+      if (ct == kFloat && n == comps && main.stride == elem) {  // packed floats, as most files store them: copied
+        tbb::parallel_for(tbb::blocked_range<size_t>(0, size_t(cnt), 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
+          std::memcpy(&out[r.begin() * elem / 4], main.data + r.begin() * elem, (r.end() - r.begin()) * elem);
+        });
+      } else {
+        read(main, cnt, [](size_t i) { return i; });
+      }
+    }
     if (acc.contains("sparse")) {
       const Json& sp = acc["sparse"];
       if (!sp.is_object() || !sp.contains("indices") || !sp.contains("values") || !sp["indices"].is_object() ||
@@ -393,8 +436,9 @@ class GltfReader {
       const Indices at = indices_of(sp["indices"], scount);
       for (uint32_t i : at)
         if (i >= cnt) fail(ErrorKind::kInput, m_path + ": a sparse accessor's index past its elements");
-      read_view(sp["values"].contains("bufferView") ? sp["values"]["bufferView"] : Json(),
-                count(sp["values"], "byteOffset", 0), scount, [&](size_t i) { return size_t(at[i]); });
+      read(span(sp["values"].contains("bufferView") ? sp["values"]["bufferView"] : Json(), count(sp["values"], "byteOffset", 0),
+                scount, elem, what),
+           scount, [&](size_t i) { return size_t(at[i]); });
     }
     return out;
   }
@@ -407,16 +451,12 @@ class GltfReader {
                            : 0;
     if (ct != kUByte && ct != kUShort && ct != kUInt) fail(ErrorKind::kInput, m_path + ": indices that are not unsigned integers");
     const size_t csize = size_t(component_size(ct));
-    size_t stride = 0;
-    const Buffer bytes = view(block.contains("bufferView") ? block["bufferView"] : Json(), &stride);
-    if (stride == 0) stride = csize;
-    const uint64_t off = count(block, "byteOffset", 0);
-    if (n > 0 && (off > bytes.size || bytes.size - off < csize || (n - 1) > (bytes.size - off - csize) / stride))
-      fail(ErrorKind::kInput, m_path + ": indices run past their bufferView");
+    const Span at = span(block.contains("bufferView") ? block["bufferView"] : Json(), count(block, "byteOffset", 0), n,
+                         csize, "index");
     Indices out(static_cast<size_t>(n));
     tbb::parallel_for(tbb::blocked_range<size_t>(0, size_t(n), 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
       for (size_t i = r.begin(); i < r.end(); ++i) {
-        const char* p = bytes.data + off + i * stride;
+        const char* p = at.data + i * at.stride;
         uint32_t v = 0;
         if (csize == 1) v = uint8_t(*p);
         else if (csize == 2) {
@@ -437,11 +477,9 @@ class GltfReader {
     if (!acc.is_object() || !acc.contains("type") || acc["type"] != "SCALAR" || acc.contains("sparse"))
       fail(ErrorKind::kInput, m_path + ": an index accessor that is not plain SCALAR integers");
     const uint64_t n = count(acc, "count", 0);
-    check_elements(acc, n, size_t(component_size(acc.contains("componentType") && acc["componentType"].is_number_integer()
-                                                       ? acc["componentType"].get<int64_t>()
-                                                       : 0)));
-    if (!acc.contains("bufferView")) return Indices(size_t(n), 0u);
-    return indices_of(acc, n);
+    if (acc.contains("bufferView")) return indices_of(acc, n);  // (checked against its view before allocating)
+    check_without_data(n);
+    return Indices(size_t(n), 0u);
   }
 
   // The root nodes of the scene ("scene", or the first).
@@ -558,26 +596,8 @@ class GltfReader {
     if ((!t.empty() && t.size() / 3 != count) || (!r.empty() && r.size() / 4 != count) || (!s.empty() && s.size() / 3 != count))
       fail(ErrorKind::kInput, m_path + ": EXT_mesh_gpu_instancing attributes of different counts");
     std::vector<aiMatrix4x4> out(count);
-    for (size_t i = 0; i < count; ++i) {
-      aiMatrix4x4 x;
-      if (!t.empty()) {
-        aiMatrix4x4 tm;
-        x = x * aiMatrix4x4::Translation(aiVector3D(t[3 * i], t[3 * i + 1], t[3 * i + 2]), tm);
-      }
-      if (!r.empty()) {
-        aiQuaternion q;
-        q.x = r[4 * i];
-        q.y = r[4 * i + 1];
-        q.z = r[4 * i + 2];
-        q.w = r[4 * i + 3];
-        x = x * aiMatrix4x4(q.GetMatrix());
-      }
-      if (!s.empty()) {
-        aiMatrix4x4 sm;
-        x = x * aiMatrix4x4::Scaling(aiVector3D(s[3 * i], s[3 * i + 1], s[3 * i + 2]), sm);
-      }
-      out[i] = m * x;
-    }
+    for (size_t i = 0; i < count; ++i)
+      out[i] = m * trs_matrix(t.empty() ? nullptr : &t[3 * i], r.empty() ? nullptr : &r[4 * i], s.empty() ? nullptr : &s[3 * i]);
     return out;
   }
 
@@ -598,28 +618,10 @@ class GltfReader {
         for (int c = 0; c < 4; ++c) o[4 * r + c] = v[size_t(4 * c + r)];
       return matrix;
     }
-    if (n.contains("translation")) {
-      const std::vector<float> v = vec("translation", 3);
-      aiMatrix4x4 t;
-      aiMatrix4x4::Translation(aiVector3D(v[0], v[1], v[2]), t);
-      matrix = matrix * t;
-    }
-    if (n.contains("rotation")) {
-      const std::vector<float> v = vec("rotation", 4);
-      aiQuaternion rot;
-      rot.x = v[0];
-      rot.y = v[1];
-      rot.z = v[2];
-      rot.w = v[3];
-      matrix = matrix * aiMatrix4x4(rot.GetMatrix());
-    }
-    if (n.contains("scale")) {
-      const std::vector<float> v = vec("scale", 3);
-      aiMatrix4x4 s;
-      aiMatrix4x4::Scaling(aiVector3D(v[0], v[1], v[2]), s);
-      matrix = matrix * s;
-    }
-    return matrix;
+    const std::vector<float> t = n.contains("translation") ? vec("translation", 3) : std::vector<float>();
+    const std::vector<float> r = n.contains("rotation") ? vec("rotation", 4) : std::vector<float>();
+    const std::vector<float> sc = n.contains("scale") ? vec("scale", 3) : std::vector<float>();
+    return trs_matrix(t.empty() ? nullptr : t.data(), r.empty() ? nullptr : r.data(), sc.empty() ? nullptr : sc.data());
   }
 
   // A primitive's arrays, decoded once however many nodes or instances place it.
@@ -784,5 +786,70 @@ bool gltf_native(const std::string& path) {
 }
 
 void read_gltf(const std::string& path, MeshLoadResult& out) { GltfReader(path, out).read(); }
+
+// What Assimp 5.2 reads wrongly and without an error in a glTF it is given: it copies an accessor's
+// bytes into its float vectors as they are, so positions, normals and texture coordinates stored as
+// integers (KHR_mesh_quantization; core glTF also allows normalized integer texture coordinates) come
+// out as garbage; buffers compressed with EXT_meshopt_compression are read as stored; a node's
+// EXT_mesh_gpu_instancing instances are left out (its mesh is read once, at the node). A file whose
+// geometry would be wrong is refused, naming what it uses; integer normals and texture coordinates
+// are dropped with a warning (face normals and no texture coordinates instead).
+GltfAssimpLimits gltf_assimp_limits(const std::string& path, std::vector<std::string>& warnings) {
+  GltfAssimpLimits s;
+  if (!gltf_format(path)) return s;
+  Json j;
+  try {
+    const GltfText g = open_gltf(path);
+    j = Json::parse(g.json.begin(), g.json.end(), nullptr, false);
+  } catch (const Error&) {
+    return s;  // (Assimp says what is wrong with the file)
+  }
+  if (!j.is_object()) return s;
+  const std::string assimp = "Assimp " + std::to_string(aiGetVersionMajor()) + "." + std::to_string(aiGetVersionMinor());
+  const auto required = j.find("extensionsRequired");
+  if (required != j.end() && required->is_array() &&
+      std::find(required->begin(), required->end(), "EXT_meshopt_compression") != required->end())
+    fail(ErrorKind::kInput, path + ": its buffers are compressed (EXT_meshopt_compression), which " + assimp +
+                                " does not decode; re-export it without that compression");
+  size_t instanced = 0;
+  if (const auto nodes = j.find("nodes"); nodes != j.end() && nodes->is_array())
+    for (const Json& n : *nodes)
+      if (n.is_object() && n.contains("extensions") && n["extensions"].is_object() &&
+          n["extensions"].contains("EXT_mesh_gpu_instancing"))
+        ++instanced;
+  if (instanced)
+    fail(ErrorKind::kInput, path + ": " + std::to_string(instanced) +
+                                " node(s) instance their mesh (EXT_mesh_gpu_instancing), which " + assimp +
+                                " reads as one copy at the node; re-export it with the instances expanded");
+  const auto accessors = j.find("accessors");
+  // The component type of accessor `a`, or float where the file does not say.
+  auto component = [&](const Json& a) -> int64_t {
+    if (!a.is_number_unsigned() || accessors == j.end() || !accessors->is_array() || a.get<uint64_t>() >= accessors->size())
+      return kFloat;
+    const Json& acc = (*accessors)[a.get<size_t>()];
+    return acc.is_object() && acc.contains("componentType") && acc["componentType"].is_number_integer()
+               ? acc["componentType"].get<int64_t>()
+               : kFloat;
+  };
+  if (const auto meshes = j.find("meshes"); meshes != j.end() && meshes->is_array())
+    for (const Json& m : *meshes) {
+      if (!m.is_object() || !m.contains("primitives") || !m["primitives"].is_array()) continue;
+      for (const Json& prim : m["primitives"]) {
+        if (!prim.is_object() || !prim.contains("attributes") || !prim["attributes"].is_object()) continue;
+        const Json& at = prim["attributes"];
+        if (at.contains("POSITION") && component(at["POSITION"]) != kFloat)
+          fail(ErrorKind::kInput, path + ": its positions are stored as " + integer_name(component(at["POSITION"])) +
+                                      " (KHR_mesh_quantization), which " + assimp +
+                                      " reads as garbage; dequantize it first (e.g. gltf-transform dequantize)");
+        if (at.contains("NORMAL") && component(at["NORMAL"]) != kFloat) s.drop_normals = true;
+        if (at.contains("TEXCOORD_0") && component(at["TEXCOORD_0"]) != kFloat) s.drop_uvs = true;
+      }
+    }
+  if (s.drop_normals)
+    warnings.push_back("normals stored as integers (KHR_mesh_quantization) are not decoded by " + assimp +
+                       ": dropped (face normals are used)");
+  if (s.drop_uvs) warnings.push_back("texture coordinates stored as integers are not decoded by " + assimp + ": dropped");
+  return s;
+}
 
 }  // namespace voxtile

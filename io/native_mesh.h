@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "io/mesh_reader.h"
 
@@ -21,6 +22,13 @@ bool native_format(const std::string& path);
 bool gltf_format(const std::string& path);
 bool gltf_native(const std::string& path);
 void read_gltf(const std::string& path, MeshLoadResult& out);
+// For Assimp's reading of a glTF (reader processes): refuses (Error kInput) what Assimp 5.2 would read
+// wrongly without an error (integer positions, meshopt-compressed buffers, GPU instancing); says
+// which integer attributes to drop after it (each with a warning). Other files pass.
+struct GltfAssimpLimits {
+  bool drop_normals = false, drop_uvs = false;
+};
+GltfAssimpLimits gltf_assimp_limits(const std::string& path, std::vector<std::string>& warnings);
 // Checks the element counts a PLY, binary STL or OFF header states against the file's size (each
 // record needs a few bytes at least), before an importer allocates for them: Error(kInput) naming
 // the file when they cannot fit. Other formats pass.
