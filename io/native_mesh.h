@@ -4,7 +4,7 @@
 // fast_float (Debian libfast-float-dev), with no allocation per line. Every count a header states
 // is checked against the file size before anything is allocated, so a hostile header costs
 // nothing. The result is the Mesh the Assimp path gives (same triangles, positions bit for bit),
-// in file order.
+// in file order. glTF 2.0 / GLB has its own reader (io/native_gltf.cpp), declared here too.
 #pragma once
 
 #include <string>
