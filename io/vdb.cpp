@@ -1,6 +1,8 @@
 // OpenVDB writer and reader.
 #include "io/vdb.h"
+#include "io/vdb_direct.h"
 #include "io/vdb_module.h"
+#include "io/vdb_sink.h"
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -53,38 +55,13 @@ void init_openvdb() {
 // (createLinearTransform's decomposition can be an ulp off) and maps index to world as
 // createLinearTransform's does wherever that accepts the scale (tested).
 openvdb::math::Transform::Ptr make_vdb_transform(const GridSpec& s) {
-  using openvdb::Vec3d;
-  const Vec3d scale(s.voxel_size.x, s.voxel_size.y, s.voxel_size.z);
-  for (int a = 0; a < 3; ++a)
-    if (!(scale[a] > 0.0) || !std::isfinite(scale[a]) || !std::isfinite(1.0 / (scale[a] * scale[a])))
-      fail(ErrorKind::kUsage, "voxel size " + std::to_string(scale[a]) + " cannot be stored in a .vdb transform");
-  const Vec3d translate(s.origin.x + 0.5 * s.voxel_size.x, s.origin.y + 0.5 * s.voxel_size.y,
-                        s.origin.z + 0.5 * s.voxel_size.z);
-  const Vec3d inverse = 1.0 / scale;
-  std::ostringstream os;
-  translate.write(os);
-  scale.write(os);                                                              // scale values
-  Vec3d(std::abs(scale[0]), std::abs(scale[1]), std::abs(scale[2])).write(os);  // voxel size
-  inverse.write(os);
-  (inverse * inverse).write(os);
-  (inverse / 2).write(os);
-  const bool uniform = scale[0] == scale[1] && scale[1] == scale[2];
-  std::ostringstream named;
-  openvdb::writeString(named, uniform ? openvdb::math::UniformScaleTranslateMap::mapType()
-                                      : openvdb::math::ScaleTranslateMap::mapType());
   // Transform::read, not Transform(map): that constructor turns a linear map into an AffineMap
   // first, and fails the same way.
-  std::istringstream is(named.str() + os.str());
+  std::istringstream is(vdb_transform_bytes(s));  // (io/vdb_direct.cpp)
   openvdb::io::setCurrentVersion(is);
   openvdb::math::Transform::Ptr xf = openvdb::math::Transform::createLinearTransform(1.0);
   xf->read(is);
   return xf;
-}
-
-std::string vdb_transform_bytes(const GridSpec& spec) {
-  std::ostringstream os;
-  make_vdb_transform(spec)->write(os);
-  return os.str();
 }
 
 namespace {
@@ -172,22 +149,9 @@ typename GridT::Ptr build_grid(const SparseGrid& g, typename GridT::ValueType ba
 }
 
 // OpenVDB stamps every file with a random UUID (36 ASCII characters after the 21-byte header
-// prefix). voxtile writes one derived from the content and metadata instead, so the same input
-// and options give the same bytes.
+// prefix). voxtile writes one derived from the content and metadata instead (vdb_file_header), so
+// the same input and options give the same bytes.
 constexpr long kUuidOffset = 21;
-std::string deterministic_uuid(uint64_t seed) {
-  uint64_t hi = seed, lo = seed ^ 0x9e3779b97f4a7c15ull;
-  for (int i = 0; i < 3; ++i) {
-    hi = (hi ^ (hi >> 31)) * 0xbf58476d1ce4e5b9ull;
-    lo = (lo ^ (lo >> 29)) * 0x94d049bb133111ebull;
-  }
-  char text[40];
-  std::snprintf(text, sizeof(text), "%08x-%04x-4%03x-%04x-%012llx", unsigned(hi >> 32), unsigned((hi >> 16) & 0xffff),
-                unsigned(hi & 0xfff), unsigned(0x8000 | ((lo >> 48) & 0x3fff)),
-                static_cast<unsigned long long>(lo & 0xffffffffffffull));
-  return std::string(text, 36);
-}
-
 void make_uuid_deterministic(const std::string& temp_path, const std::string& path, uint64_t seed) {
   std::FILE* f = std::fopen(temp_path.c_str(), "r+b");
   if (!f) fail(ErrorKind::kOutput, path + ": cannot reopen the VDB file");
@@ -196,7 +160,7 @@ void make_uuid_deterministic(const std::string& temp_path, const std::string& pa
   const bool looks = ok && uuid[8] == '-' && uuid[13] == '-' && uuid[18] == '-' && uuid[23] == '-';
   if (looks) {
     std::fseek(f, kUuidOffset, SEEK_SET);
-    std::fwrite(deterministic_uuid(seed).data(), 1, 36, f);
+    std::fwrite(vdb_deterministic_uuid(seed).data(), 1, 36, f);
   }
   if (std::fclose(f) != 0) fail(ErrorKind::kOutput, path + ": cannot finish the VDB file");
 }
@@ -303,167 +267,32 @@ openvdb::GridBase::Ptr to_vdb(const SparseGrid& g, const Metadata& meta, bool bo
 
 namespace {
 
-// ---- Binary grids written directly from the bricks ----------------------------------------------
-// A MaskGrid's file image is simple: per internal node two bit masks and an (empty) value list,
-// per leaf its 64-byte mask and origin. Writing it straight from the bricks skips building,
-// measuring and freeing an OpenVDB tree, which costs several times more than the writing itself
-// (see scripts/bench-results/batch-*.md). The bytes are OpenVDB 10's own: the header, descriptor,
-// metadata, transform, node masks and value compression come from OpenVDB's functions, and the
-// tests compare whole files with OpenVDB's File::write.
+using vdb_io::Bytes;
+using vdb_io::AppendBuf;
+using vdb_io::put;
+using vdb_io::Sink;
 
-// The file image; resize() does not zero what is about to be overwritten.
-using Bytes = std::vector<char, NoInitAllocator<char>>;
-
-// An ostream that appends to a byte vector (OpenVDB's serializers write to ostreams).
-class AppendBuf : public std::streambuf {
- public:
-  explicit AppendBuf(Bytes& v) : m_v(v) {}
-
- protected:
-  std::streamsize xsputn(const char* p, std::streamsize n) override {
-    m_v.insert(m_v.end(), p, p + n);
-    return n;
-  }
-  int_type overflow(int_type c) override {
-    if (!traits_type::eq_int_type(c, traits_type::eof())) m_v.push_back(traits_type::to_char_type(c));
-    return traits_type::not_eof(c);
-  }
-
- private:
-  Bytes& m_v;
-};
-
-template <class T>
-void put(Bytes& out, const T& v) {
-  const char* p = reinterpret_cast<const char*>(&v);
-  out.insert(out.end(), p, p + sizeof(T));
-}
-
+// The direct writer's constants (io/vdb_direct.h) are OpenVDB's.
+static_assert(vdb_format::kMagic == openvdb::OPENVDB_MAGIC && vdb_format::kFileVersion == openvdb::OPENVDB_FILE_VERSION &&
+                  vdb_format::kLibraryMajor == openvdb::OPENVDB_LIBRARY_MAJOR_VERSION &&
+                  vdb_format::kLibraryMinor == openvdb::OPENVDB_LIBRARY_MINOR_VERSION,
+              "io/vdb_direct.h names another OpenVDB file format");
+// (Archive::DEFAULT_COMPRESSION_FLAGS, these where OpenVDB has Blosc: the tests compare whole files)
+static_assert(vdb_format::kCompression == (openvdb::io::COMPRESS_BLOSC | openvdb::io::COMPRESS_ACTIVE_MASK),
+              "io/vdb_direct.h: OpenVDB's default compression");
 using MaskTree = openvdb::MaskGrid::TreeType;
 using MaskRoot = MaskTree::RootNodeType;
-using MaskUpper = MaskRoot::ChildNodeType;   // 32^3 children of 128^3 voxels
-using MaskLower = MaskUpper::ChildNodeType;  // 16^3 leaves of 8^3 voxels
-using MaskLeaf = MaskLower::ChildNodeType;
-static_assert(MaskLeaf::DIM == 8 && MaskLower::DIM == 128 && MaskUpper::DIM == 4096, "OpenVDB's 5-4-3 tree");
-static_assert(sizeof(MaskUpper::NodeMaskType) == MaskUpper::NodeMaskType::WORD_COUNT * 8 &&
-                  sizeof(MaskLower::NodeMaskType) == MaskLower::NodeMaskType::WORD_COUNT * 8 && sizeof(openvdb::Coord) == 12,
-              "node masks and coordinates are written as they are in memory");
-
-// The leaves in OpenVDB's order: root children by (x, y, z) of their origin, then each node's
-// children by child index (x-major), down to the leaves. Within one lower node (16^3 leaves) that
-// is the bricks' own (x-major) key order, so it is enough to order the runs of consecutive bricks
-// that share a lower node (along z, up to 16 bricks each) by the node's rank: its root-node
-// coordinates, its upper node's child index and its index in the upper node, then its first brick.
-std::vector<size_t> leaf_order(const SparseGrid& g) {
-  int root_bits = 1;
-  for (uint64_t key : g.keys) {
-    const Int3 c = brick_coord(key);
-    while ((std::max({c.x, c.y, c.z}) >> 9) >= (1 << root_bits)) ++root_bits;
-  }
-  auto node_rank = [&](size_t b) {
-    const Int3 c = brick_coord(g.keys[b]);  // brick units: 8 voxels
-    const uint64_t root = (uint64_t(c.x >> 9) << (2 * root_bits)) | (uint64_t(c.y >> 9) << root_bits) | uint64_t(c.z >> 9);
-    const uint64_t upper = uint64_t((c.x >> 4) & 31) << 10 | uint64_t((c.y >> 4) & 31) << 5 | uint64_t((c.z >> 4) & 31);
-    return (root << 15) | upper;
-  };
-  struct Run {
-    uint64_t rank;
-    size_t first, end;  // bricks [first, end)
-    bool operator<(const Run& o) const { return rank < o.rank || (rank == o.rank && first < o.first); }
-  };
-  std::vector<Run> runs;
-  for (size_t b = 0; b < g.keys.size(); ++b) {
-    const uint64_t r = node_rank(b);
-    if (runs.empty() || runs.back().rank != r) runs.push_back({r, b, b});
-    runs.back().end = b + 1;
-  }
-  std::sort(runs.begin(), runs.end());
-  std::vector<size_t> order;
-  order.reserve(g.keys.size());
-  for (const Run& run : runs)
-    for (size_t b = run.first; b < run.end; ++b) order.push_back(b);
-  return order;
+using MaskUpper = MaskRoot::ChildNodeType;
+using MaskLower = MaskUpper::ChildNodeType;
+template <class NodeT>
+constexpr uint64_t node_bytes() {  // tools::memUsage() of an internal node
+  return NodeT::NUM_VALUES * sizeof(typename NodeT::UnionType) + 2 * NodeT::NodeMaskType::WORD_COUNT * sizeof(openvdb::Index64) + sizeof(openvdb::Coord);
 }
-
-// What GridBase::addStatsMetadata() records, computed from the bricks: the active voxel bounding
-// box and count, and tools::memUsage() of the tree OpenVDB would build.
-void add_stats(openvdb::GridBase& grid, const SparseGrid& g, size_t uppers, size_t lowers) {
-  // Only bricks on the bricks' own bounding box can hold an extreme voxel; for those, the extreme
-  // active x is the first/last non-zero word, y the first/last non-zero byte of the words' union,
-  // z the lowest/highest bit of the bytes' union.
-  Int3 blo{INT32_MAX, INT32_MAX, INT32_MAX}, bhi{-1, -1, -1};
-  for (uint64_t key : g.keys) {
-    const Int3 c = brick_coord(key);
-    blo = {std::min(blo.x, c.x), std::min(blo.y, c.y), std::min(blo.z, c.z)};
-    bhi = {std::max(bhi.x, c.x), std::max(bhi.y, c.y), std::max(bhi.z, c.z)};
-  }
-  openvdb::Coord lo(std::numeric_limits<int32_t>::max()), hi(std::numeric_limits<int32_t>::min());
-  for (size_t b = 0; b < g.keys.size(); ++b) {
-    const Int3 c = brick_coord(g.keys[b]);
-    if (c.x != blo.x && c.x != bhi.x && c.y != blo.y && c.y != bhi.y && c.z != blo.z && c.z != bhi.z) continue;
-    const BrickMask& m = g.masks[b];
-    unsigned xs = 0;
-    uint64_t yz = 0;
-    for (int w = 0; w < 8; ++w) {
-      xs |= unsigned(m.w[w] != 0) << w;
-      yz |= m.w[w];
-    }
-    unsigned ys = 0, zs = 0;
-    for (int y = 0; y < 8; ++y) {
-      const unsigned row = unsigned(yz >> (8 * y)) & 0xffu;
-      ys |= unsigned(row != 0) << y;
-      zs |= row;
-    }
-    lo = openvdb::Coord::minComponent(lo, openvdb::Coord(c.x * 8 + __builtin_ctz(xs), c.y * 8 + __builtin_ctz(ys), c.z * 8 + __builtin_ctz(zs)));
-    hi = openvdb::Coord::maxComponent(
-        hi, openvdb::Coord(c.x * 8 + 31 - __builtin_clz(xs), c.y * 8 + 31 - __builtin_clz(ys), c.z * 8 + 31 - __builtin_clz(zs)));
-  }
-  auto node_bytes = [](auto* node) {
-    using NodeT = std::remove_pointer_t<decltype(node)>;
-    return openvdb::Index64(NodeT::NUM_VALUES * sizeof(typename NodeT::UnionType) +
-                            2 * typename NodeT::NodeMaskType().memUsage() + sizeof(openvdb::Coord));
-  };
-  const openvdb::Index64 mem = sizeof(MaskTree) + sizeof(MaskRoot) + uppers * node_bytes((MaskUpper*)nullptr) +
-                               lowers * node_bytes((MaskLower*)nullptr) + g.keys.size() * sizeof(MaskLeaf);
-  grid.insertMeta(openvdb::GridBase::META_FILE_BBOX_MIN, openvdb::Vec3IMetadata(lo.asVec3i()));
-  grid.insertMeta(openvdb::GridBase::META_FILE_BBOX_MAX, openvdb::Vec3IMetadata(hi.asVec3i()));
-  grid.insertMeta(openvdb::GridBase::META_FILE_MEM_BYTES, openvdb::Int64Metadata(openvdb::Int64(mem)));
-  grid.insertMeta(openvdb::GridBase::META_FILE_VOXEL_COUNT, openvdb::Int64Metadata(openvdb::Int64(g.active_voxels())));
-}
-
-// The file is produced in pieces: a buffer that OpenVDB's serializers and the leaf loops append
-// to, handed to the file whenever it holds a megabyte; the grid offsets, known only at the end,
-// are patched in place.
-class Sink {
- public:
-  explicit Sink(AtomicFile& file) : m_file(file), m_buf_stream(m_buf), m_os(&m_buf_stream) {}
-  Bytes& bytes() { return m_buf; }
-  std::ostream& stream() { return m_os; }  // appends to bytes()
-  uint64_t pos() const { return m_written + m_buf.size(); }
-  void flush_if_full() {
-    if (m_buf.size() >= (size_t(1) << 20)) flush();
-  }
-  void flush() {
-    m_file.write(m_buf.data(), m_buf.size());
-    m_written += m_buf.size();
-    m_buf.clear();
-  }
-  void patch(uint64_t at, const Bytes& b) { m_patches.emplace_back(at, b); }
-  void finish() {
-    flush();
-    for (const auto& [at, b] : m_patches)
-      if (std::fseek(m_file.stream(), long(at), SEEK_SET) != 0 || std::fwrite(b.data(), 1, b.size(), m_file.stream()) != b.size())
-        fail(ErrorKind::kOutput, m_file.final_path() + ": write failed");
-  }
-
- private:
-  AtomicFile& m_file;
-  Bytes m_buf;
-  AppendBuf m_buf_stream;
-  uint64_t m_written = 0;
-  std::ostream m_os;
-  std::vector<std::pair<uint64_t, Bytes>> m_patches;
-};
+static_assert(MaskUpper::DIM == 4096 && MaskLower::DIM == 128 && MaskLower::ChildNodeType::DIM == 8, "OpenVDB's 5-4-3 tree");
+static_assert(vdb_format::kTreeBytes == sizeof(MaskTree) + sizeof(MaskRoot) &&
+                  vdb_format::kUpperBytes == node_bytes<MaskUpper>() && vdb_format::kLowerBytes == node_bytes<MaskLower>() &&
+                  vdb_format::kLeafBytes == sizeof(MaskLower::ChildNodeType),
+              "io/vdb_direct.h: the memory use of OpenVDB's MaskTree nodes");
 
 // A grid's end: its descriptor's offsets, written over the placeholders at `at`.
 void finish_grid(Sink& sink, openvdb::io::GridDescriptor& gd, uint64_t at) {
@@ -475,114 +304,7 @@ void finish_grid(Sink& sink, openvdb::io::GridDescriptor& gd, uint64_t at) {
   sink.patch(at, offsets);
 }
 
-// One grid's descriptor and data, as Archive::writeGrid writes it (seekable: with offsets).
-void write_mask_grid(Sink& sink, const SparseGrid& g, const Metadata& meta, uint32_t compression) {
-  Bytes& out = sink.bytes();
-  std::ostream& os = sink.stream();
-  const std::vector<size_t> order = leaf_order(g);
-  // The node structure: the upper nodes (children of the root) and their lower nodes' leaves.
-  struct Lower {
-    openvdb::Coord origin;
-    MaskLower::NodeMaskType children;
-    size_t first, count;  // into order
-  };
-  struct Upper {
-    openvdb::Coord origin;
-    MaskUpper::NodeMaskType children;
-    size_t first, count;  // into lowers
-  };
-  std::vector<Lower> lowers;
-  std::vector<Upper> uppers;
-  for (size_t i = 0; i < order.size(); ++i) {
-    const Int3 c = brick_coord(g.keys[order[i]]);
-    const openvdb::Coord v(c.x * 8, c.y * 8, c.z * 8);
-    const openvdb::Coord lo = v & ~(MaskLower::DIM - 1), up = v & ~(MaskUpper::DIM - 1);
-    if (uppers.empty() || uppers.back().origin != up) uppers.push_back({up, {}, lowers.size(), 0});
-    if (lowers.empty() || lowers.back().origin != lo) {
-      lowers.push_back({lo, {}, i, 0});
-      uppers.back().children.setOn(MaskUpper::coordToOffset(lo));
-      ++uppers.back().count;
-    }
-    lowers.back().children.setOn(MaskLower::coordToOffset(v));
-    ++lowers.back().count;
-  }
-
-  openvdb::MaskGrid::Ptr grid = openvdb::MaskGrid::create(false);
-  describe(*grid, g, meta);
-  add_stats(*grid, g, uppers.size(), lowers.size());
-  grid->insertMeta(openvdb::GridBase::META_FILE_COMPRESSION,
-                   openvdb::StringMetadata(openvdb::io::compressionToString(compression)));
-
-  openvdb::io::GridDescriptor gd(g.name, grid->type(), false);
-  gd.writeHeader(os);
-  const uint64_t offsets_at = sink.pos();
-  gd.writeStreamPos(os);  // placeholders, patched below
-  gd.setGridPos(openvdb::Int64(sink.pos()));
-  openvdb::io::setDataCompression(os, compression);
-  put(out, compression);  // Archive::setGridCompression: a mask grid keeps the file's flags
-  grid->writeMeta(os);
-  grid->writeTransform(os);
-
-  // Topology: Tree (buffer count), root (background, tiles, children), nodes, leaf masks.
-  put(out, int32_t(1));
-  const bool background = false;
-  put(out, background);
-  openvdb::io::setGridBackgroundValuePtr(os, &background);
-  put(out, openvdb::Index(0));
-  put(out, openvdb::Index(uppers.size()));
-  // Every node's values are the inactive background: the same bytes for every node of a level
-  // (empty value mask, then the compressed values), made once by OpenVDB's functions.
-  auto inactive_values = [&](auto* node) {
-    using NodeT = std::remove_pointer_t<decltype(node)>;
-    Bytes bytes;
-    AppendBuf b(bytes);
-    std::ostream s(&b);
-    openvdb::io::setDataCompression(s, compression);
-    openvdb::io::setGridBackgroundValuePtr(s, &background);
-    const typename NodeT::NodeMaskType none;
-    none.save(s);
-    std::vector<char> values(NodeT::NUM_VALUES, 0);  // bool false
-    openvdb::io::writeCompressedValues(s, reinterpret_cast<bool*>(values.data()), NodeT::NUM_VALUES, none, none, false);
-    return bytes;
-  };
-  const Bytes upper_values = inactive_values((MaskUpper*)nullptr);
-  const Bytes lower_values = inactive_values((MaskLower*)nullptr);
-  for (const Upper& u : uppers) {
-    put(out, u.origin);
-    put(out, u.children);
-    out.insert(out.end(), upper_values.begin(), upper_values.end());
-    for (size_t l = u.first; l < u.first + u.count; ++l) {
-      const Lower& low = lowers[l];
-      put(out, low.children);
-      out.insert(out.end(), lower_values.begin(), lower_values.end());
-      size_t at = out.size();
-      out.resize(at + low.count * sizeof(BrickMask));
-      for (size_t i = low.first; i < low.first + low.count; ++i, at += sizeof(BrickMask))
-        std::memcpy(out.data() + at, &g.masks[order[i]], sizeof(BrickMask));
-      sink.flush_if_full();
-    }
-  }
-  gd.setBlockPos(openvdb::Int64(sink.pos()));
-  // Buffers: per leaf its mask again and its origin.
-  constexpr size_t kLeafBytes = sizeof(BrickMask) + 12;
-  for (size_t first = 0; first < order.size(); first += 4096) {
-    const size_t n = std::min<size_t>(4096, order.size() - first);
-    size_t at = out.size();
-    out.resize(at + n * kLeafBytes);
-    for (size_t i = first; i < first + n; ++i, at += kLeafBytes) {
-      const size_t b = order[i];
-      const Int3 c = brick_coord(g.keys[b]);
-      const int32_t origin[3] = {c.x * 8, c.y * 8, c.z * 8};
-      std::memcpy(out.data() + at, &g.masks[b], sizeof(BrickMask));
-      std::memcpy(out.data() + at + sizeof(BrickMask), origin, sizeof(origin));
-    }
-    sink.flush_if_full();
-  }
-  finish_grid(sink, gd, offsets_at);
-}
-
-// The whole file, as io::File::write writes it with OpenVDB's default settings: the header (magic,
-// file and library versions, "has grid offsets", UUID), no file-level metadata, the grid count, then
+// The whole file, as io::File::write writes it with OpenVDB's default settings: the header, then
 // write_grid(sink, i, compression, stream metadata) for each grid.
 template <class WriteGrid>
 void write_vdb_file(AtomicFile& file, size_t count, uint64_t seed, WriteGrid&& write_grid) {
@@ -594,29 +316,14 @@ void write_vdb_file(AtomicFile& file, size_t count, uint64_t seed, WriteGrid&& w
   openvdb::io::setStreamMetadataPtr(os, stream_meta, false);
   openvdb::io::setDataCompression(os, compression);
   openvdb::io::setWriteGridStatsMetadata(os, true);
-  put(out, int64_t(openvdb::OPENVDB_MAGIC));
-  put(out, uint32_t(openvdb::OPENVDB_FILE_VERSION));
-  put(out, uint32_t(openvdb::OPENVDB_LIBRARY_MAJOR_VERSION));
-  put(out, uint32_t(openvdb::OPENVDB_LIBRARY_MINOR_VERSION));
-  put(out, char(1));
-  const std::string uuid = deterministic_uuid(seed);
-  out.insert(out.end(), uuid.begin(), uuid.end());
-  openvdb::MetaMap().writeMeta(os);
-  put(out, int32_t(count));
+  const std::string header = vdb_file_header(seed, count);  // (io/vdb_direct.cpp)
+  out.insert(out.end(), header.begin(), header.end());
   for (size_t i = 0; i < count; ++i) {
     write_grid(sink, i, compression, stream_meta);
     openvdb::io::setDataCompression(os, compression);
   }
   if (!os) fail(ErrorKind::kInternal, file.final_path() + ": VDB serialization failed");
   sink.finish();
-}
-
-// A file of binary grids written from the bricks.
-void write_mask_file(AtomicFile& file, const std::vector<const SparseGrid*>& grids, const Metadata& meta, uint64_t seed) {
-  static_assert(sizeof(BrickMask) == 64, "a leaf mask is 64 bytes");
-  write_vdb_file(file, grids.size(), seed, [&](Sink& sink, size_t i, uint32_t compression, auto&) {
-    write_mask_grid(sink, *grids[i], meta, compression);
-  });
 }
 
 // ---- Other grids: OpenVDB's serializers, the leaves' buffers in parallel ------------------------
@@ -788,55 +495,6 @@ bool distinct_names(const std::vector<const SparseGrid*>& grids) {
   return true;
 }
 
-// The direct writer handles files of non-empty binary grids with distinct, non-empty names
-// (what OpenVDB would write under exactly those names); anything else goes through OpenVDB.
-bool direct_writable(const std::vector<const SparseGrid*>& grids) {
-  std::set<std::string> names;
-  for (const SparseGrid* g : grids)
-    if (g->value_type != ValueType::kNone || g->keys.empty() || !g->runs.empty() || g->name.empty() ||
-        !names.insert(g->name).second)
-      return false;
-  return true;
-}
-
-// What the UUID is derived from: each grid's dims, value type, bricks and active values (what
-// SparseGrid::checksum covers, so a GPU grid and a CPU grid that are equal give the same file),
-// hashed in chunks of bricks on all cores, then the chunks' digests in order; names; metadata.
-uint64_t content_hash(const SparseGrid& g) {
-  constexpr size_t kChunk = 2048;
-  const size_t chunks = (g.keys.size() + kChunk - 1) / kChunk;
-  std::vector<uint64_t> digests(chunks);
-  tbb::parallel_for(size_t(0), chunks, [&](size_t c) {
-    Hasher h;
-    const size_t b0 = c * kChunk, b1 = std::min(g.keys.size(), b0 + kChunk);
-    h.bytes(g.keys.data() + b0, (b1 - b0) * sizeof(uint64_t));
-    h.bytes(g.masks.data() + b0, (b1 - b0) * sizeof(BrickMask));
-    std::vector<uint32_t> active;
-    for (size_t b = b0; b < b1; ++b) g.append_active_bits(b, active);
-    h.bytes(active.data(), active.size() * sizeof(uint32_t));
-    digests[c] = h.digest();
-  });
-  Hasher h;
-  h.pod(g.spec.dims);
-  h.pod(static_cast<uint8_t>(g.value_type));
-  h.bytes(digests.data(), digests.size() * sizeof(uint64_t));
-  if (!g.runs.empty()) h.bytes(g.runs.data(), g.runs.size() * sizeof(BrickRun));
-  return h.digest();
-}
-
-uint64_t file_seed(const std::vector<const SparseGrid*>& grids, const Metadata& meta) {
-  Hasher h;
-  for (const SparseGrid* g : grids) {
-    h.pod(content_hash(*g));
-    h.bytes(g->name.data(), g->name.size());
-  }
-  for (const auto& [key, value] : meta) {
-    h.bytes(key.data(), key.size());
-    h.bytes(value.data(), value.size());
-  }
-  return h.digest();
-}
-
 }  // namespace
 
 void write_vdb(const SparseGrid& g, const std::string& path, const Metadata& meta) { write_vdb_grids({&g}, path, meta); }
@@ -844,22 +502,11 @@ void write_vdb(const SparseGrid& g, const std::string& path, const Metadata& met
 void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta,
                      VdbWriter writer, bool bool_grids) {
   init_openvdb();
-  const uint64_t seed = file_seed(grids, meta);
+  // (Files of binary grids that write_direct_vdb takes never come here: io/vdb_loader.cpp.)
+  const uint64_t seed = vdb_file_seed(grids, meta);
   const bool named = distinct_names(grids);
-  const bool masks = direct_writable(grids) && !bool_grids;
   if (writer == VdbWriter::kDirect && !named)
     fail(ErrorKind::kInternal, path + ": voxtile's VDB writers take grids with distinct, non-empty names");
-  if (writer != VdbWriter::kOpenVdb && masks) {
-    AtomicFile out(path);
-    try {
-      write_mask_file(out, grids, meta, seed);
-    } catch (const openvdb::Exception& e) {
-      fail(ErrorKind::kOutput, path + ": cannot write VDB: " + e.what());
-    }
-    out.close_stream();
-    out.commit();
-    return;
-  }
   if (writer != VdbWriter::kOpenVdb && named) {
     openvdb::GridPtrVec vdb_grids;
     for (const SparseGrid* g : grids) vdb_grids.push_back(to_vdb(*g, meta, bool_grids));
@@ -1317,7 +964,6 @@ extern "C" const voxtile::VdbApi* voxtile_vdb_api() {
       [](const std::string& p, const std::string& n) { return read_vdb(p, n); },
       [](const std::string& p) { return read_vdb_grids(p); },
       [](const std::string& p, const std::string& k) { return read_vdb_meta(p, k); },
-      [](const GridSpec& s) { return vdb_transform_bytes(s); },
       [](const std::string& p) { return describe_vdb(p); },
   };
   return &api;

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "io/grid_reader.h"
+#include "io/vdb_direct.h"
 #include "io/vdb_module.h"
 
 namespace voxtile {
@@ -70,16 +71,18 @@ const VdbApi& api() {
 }  // namespace
 
 void write_vdb(const SparseGrid& grid, const std::string& path, const Metadata& meta) {
-  api().write_vdb_grids({&grid}, path, meta, VdbWriter::kAuto, false);
+  write_vdb_grids({&grid}, path, meta, VdbWriter::kAuto, false);
 }
+// Binary grids are written without loading the module (io/vdb_direct.h), the rest through OpenVDB.
 void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta,
                      VdbWriter writer, bool bool_grids) {
+  if (writer != VdbWriter::kOpenVdb && !bool_grids && direct_vdb_writable(grids, meta))
+    return write_direct_vdb(grids, path, meta);
   api().write_vdb_grids(grids, path, meta, writer, bool_grids);
 }
 SparseGrid read_vdb(const std::string& path, const std::string& grid_name) { return api().read_vdb(path, grid_name); }
 std::vector<SparseGrid> read_vdb_grids(const std::string& path) { return api().read_vdb_grids(path); }
 std::string read_vdb_meta(const std::string& path, const std::string& key) { return api().read_vdb_meta(path, key); }
-std::string vdb_transform_bytes(const GridSpec& spec) { return api().vdb_transform_bytes(spec); }
 std::vector<std::string> describe_vdb(const std::string& path) { return api().describe_vdb(path); }
 
 }  // namespace voxtile

@@ -1,5 +1,5 @@
 // OpenVDB support lives in a module of its own (libvoxtile_vdb.so, io/vdb.cpp), loaded with dlopen
-// the first time a .vdb file is read or written: linking libopenvdb into the executable made every
+// the first time a .vdb file is read or written with values (binary grids need no OpenVDB: io/vdb_direct.h): linking libopenvdb into the executable made every
 // process pay for its 61k symbol relocations at start-up (most of the 35-40 ms `voxtile --version`
 // took on the H200 machine), whether it touched a .vdb file or not. The module resolves voxtile's
 // own functions (errors, atomic files, hashing) from the executable, which exports them, so state
@@ -13,7 +13,7 @@
 
 namespace voxtile {
 
-constexpr int kVdbApiVersion = 1;
+constexpr int kVdbApiVersion = 2;
 
 // The module's entry points (io/vdb.h and read_vdb_grids of io/grid_reader.h).
 struct VdbApi {
@@ -22,7 +22,6 @@ struct VdbApi {
   SparseGrid (*read_vdb)(const std::string&, const std::string&);
   std::vector<SparseGrid> (*read_vdb_grids)(const std::string&);
   std::string (*read_vdb_meta)(const std::string&, const std::string&);
-  std::string (*vdb_transform_bytes)(const GridSpec&);
   std::vector<std::string> (*describe_vdb)(const std::string&);
 };
 

@@ -772,24 +772,29 @@ TEST(Cli, DetachedRunsBehaveLikeDirectOnes) {
 
 // OpenVDB support is a module loaded on first use (io/vdb_module.h): an executable without it still
 // writes every other format, and a .vdb job fails with one line and exit 5 instead of crashing.
-TEST(Cli, WithoutTheOpenVdbModuleOnlyVdbFails) {
+// Binary .vdb files are written without the OpenVDB module (io/vdb_direct.h), the same bytes.
+TEST(Cli, WithoutTheOpenVdbModuleOnlyVdbsOfValuesFail) {
   test::TempDir dir;
   const std::string exe = dir.file("voxtile");
   ASSERT_EQ(std::system(("cp '" + test::voxtile_binary() + "' '" + exe + "'").c_str()), 0);
   const std::string bunny = test::data_path("meshes/stanford_bunny.ply");
-  auto run = [&](const std::vector<std::string>& args) {
-    std::string cmd = "VOXTILE_LIB_DIR= '" + exe + "'";
+  auto run = [&](const std::string& binary, const std::vector<std::string>& args) {
+    std::string cmd = "VOXTILE_LIB_DIR= '" + binary + "'";
     for (const std::string& a : args) cmd += " '" + a + "'";
     cmd += " 2>'" + dir.file("err.txt") + "' >/dev/null";
     const int st = std::system(cmd.c_str());
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   };
-  EXPECT_EQ(run({"voxelize", bunny, "-o", dir.file("a.ply"), "-r", "16", "-d", "cpu"}), 0);
-  EXPECT_EQ(run({"voxelize", bunny, "-o", dir.file("a.vdb"), "-r", "16", "-d", "cpu"}), 5);
+  EXPECT_EQ(run(exe, {"voxelize", bunny, "-o", dir.file("a.ply"), "-r", "16", "-d", "cpu"}), 0);
+  EXPECT_EQ(run(exe, {"voxelize", bunny, "-o", dir.file("a.vdb"), "-r", "40", "-d", "cpu"}), 0);
+  EXPECT_EQ(run(test::voxtile_binary(), {"voxelize", bunny, "-o", dir.file("b.vdb"), "-r", "40", "-d", "cpu"}), 0);
+  EXPECT_EQ(test::read_file(dir.file("a.vdb")), test::read_file(dir.file("b.vdb")));
+  EXPECT_EQ(run(exe, {"voxelize", bunny, "-o", dir.file("c.vdb"), "-r", "16", "-d", "cpu", "-t", "count"}), 5);
   const std::string err = test::read_file(dir.file("err.txt"));
   EXPECT_NE(err.find("cannot load libvoxtile_vdb.so"), std::string::npos) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
-  EXPECT_FALSE(test::file_exists(dir.file("a.vdb")));
+  EXPECT_FALSE(test::file_exists(dir.file("c.vdb")));
+  EXPECT_EQ(run(exe, {"info", dir.file("a.vdb")}), 5);
 }
 
 // `generate` for the speed benchmarks: subdivided meshes in either child order (the same triangles),

@@ -258,6 +258,12 @@ TEST(Writers, DirectVdbWriterGivesOpenVdbsBytes) {
     EXPECT_EQ(first, direct.size()) << "first difference at byte " << first;
     EXPECT_EQ(read_vdb(dir.file("d.vdb")).checksum(), g.checksum());
   }
+  // Metadata in OpenVDB's order (by name) whatever the order given; a repeated key keeps its last value.
+  const Metadata odd = {{"zz", "last"}, {"a", ""}, {"dims_note", "x"}, {"source", "one"}, {"source", "two"}};
+  write_vdb_grids({&grids[1]}, dir.file("m1.vdb"), odd, VdbWriter::kDirect);
+  write_vdb_grids({&grids[1]}, dir.file("m2.vdb"), odd, VdbWriter::kOpenVdb);
+  EXPECT_TRUE(test::read_file(dir.file("m1.vdb")) == test::read_file(dir.file("m2.vdb")));
+  EXPECT_EQ(read_vdb_meta(dir.file("m1.vdb"), "source"), "two");
   const std::string two_direct = bytes_of({&grids[1], &grids[2]}, VdbWriter::kDirect, "d2.vdb");
   EXPECT_TRUE(two_direct == bytes_of({&grids[1], &grids[2]}, VdbWriter::kOpenVdb, "o2.vdb"));
   EXPECT_EQ(read_vdb(dir.file("d2.vdb"), "wide").checksum(), grids[2].checksum());

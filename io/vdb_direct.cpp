@@ -1,0 +1,367 @@
+// .vdb files of binary grids without OpenVDB (io/vdb_direct.h).
+#include "io/vdb_direct.h"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "core/error.h"
+#include "core/hash.h"
+#include "io/vdb.h"
+#include "io/vdb_sink.h"
+
+namespace voxtile {
+
+using vdb_io::Bytes;
+using vdb_io::put;
+using vdb_io::put_string;
+
+std::string vdb_deterministic_uuid(uint64_t seed) {
+  uint64_t hi = seed, lo = seed ^ 0x9e3779b97f4a7c15ull;
+  for (int i = 0; i < 3; ++i) {
+    hi = (hi ^ (hi >> 31)) * 0xbf58476d1ce4e5b9ull;
+    lo = (lo ^ (lo >> 29)) * 0x94d049bb133111ebull;
+  }
+  char text[40];
+  std::snprintf(text, sizeof(text), "%08x-%04x-4%03x-%04x-%012llx", unsigned(hi >> 32), unsigned((hi >> 16) & 0xffff),
+                unsigned(hi & 0xfff), unsigned(0x8000 | ((lo >> 48) & 0x3fff)),
+                static_cast<unsigned long long>(lo & 0xffffffffffffull));
+  return std::string(text, 36);
+}
+
+std::string vdb_file_header(uint64_t seed, size_t grids) {
+  std::string out;
+  put(out, vdb_format::kMagic);
+  put(out, vdb_format::kFileVersion);
+  put(out, vdb_format::kLibraryMajor);
+  put(out, vdb_format::kLibraryMinor);
+  put(out, char(1));  // grid offsets follow each descriptor
+  out += vdb_deterministic_uuid(seed);
+  put(out, uint32_t(0));  // the file's metadata: none
+  put(out, int32_t(grids));
+  return out;
+}
+
+namespace {
+
+// Each grid's dims, value type, bricks and active values, hashed in chunks of bricks on all cores,
+// then the chunks' digests in order.
+uint64_t content_hash(const SparseGrid& g) {
+  constexpr size_t kChunk = 2048;
+  const size_t chunks = (g.keys.size() + kChunk - 1) / kChunk;
+  std::vector<uint64_t> digests(chunks);
+  tbb::parallel_for(size_t(0), chunks, [&](size_t c) {
+    Hasher h;
+    const size_t b0 = c * kChunk, b1 = std::min(g.keys.size(), b0 + kChunk);
+    h.bytes(g.keys.data() + b0, (b1 - b0) * sizeof(uint64_t));
+    h.bytes(g.masks.data() + b0, (b1 - b0) * sizeof(BrickMask));
+    std::vector<uint32_t> active;
+    for (size_t b = b0; b < b1; ++b) g.append_active_bits(b, active);
+    h.bytes(active.data(), active.size() * sizeof(uint32_t));
+    digests[c] = h.digest();
+  });
+  Hasher h;
+  h.pod(g.spec.dims);
+  h.pod(static_cast<uint8_t>(g.value_type));
+  h.bytes(digests.data(), digests.size() * sizeof(uint64_t));
+  if (!g.runs.empty()) h.bytes(g.runs.data(), g.runs.size() * sizeof(BrickRun));
+  return h.digest();
+}
+
+}  // namespace
+
+uint64_t vdb_file_seed(const std::vector<const SparseGrid*>& grids, const Metadata& meta) {
+  Hasher h;
+  for (const SparseGrid* g : grids) {
+    h.pod(content_hash(*g));
+    h.bytes(g->name.data(), g->name.size());
+  }
+  for (const auto& [key, value] : meta) {
+    h.bytes(key.data(), key.size());
+    h.bytes(value.data(), value.size());
+  }
+  return h.digest();
+}
+
+// The map's values as OpenVDB's (Uniform)ScaleTranslateMap computes and writes them: translation,
+// scale, voxel size, inverse scale, its square, half of it.
+std::string vdb_transform_bytes(const GridSpec& s) {
+  const double scale[3] = {s.voxel_size.x, s.voxel_size.y, s.voxel_size.z};
+  const double origin[3] = {s.origin.x, s.origin.y, s.origin.z};
+  for (double a : scale)
+    if (!(a > 0.0) || !std::isfinite(a) || !std::isfinite(1.0 / (a * a)))
+      fail(ErrorKind::kUsage, "voxel size " + std::to_string(a) + " cannot be stored in a .vdb transform");
+  const bool uniform = scale[0] == scale[1] && scale[1] == scale[2];
+  std::string out;
+  put_string(out, uniform ? "UniformScaleTranslateMap" : "ScaleTranslateMap");
+  auto vec = [&](auto&& f) {
+    for (int a = 0; a < 3; ++a) put(out, double(f(a)));
+  };
+  vec([&](int a) { return origin[a] + 0.5 * scale[a]; });
+  vec([&](int a) { return scale[a]; });
+  vec([&](int a) { return std::abs(scale[a]); });
+  vec([&](int a) { return 1.0 / scale[a]; });
+  vec([&](int a) { return (1.0 / scale[a]) * (1.0 / scale[a]); });
+  vec([&](int a) { return (1.0 / scale[a]) / 2; });
+  return out;
+}
+
+namespace {
+
+// OpenVDB's 5-4-3 tree: leaves of 8^3 voxels, lower nodes of 16^3 leaves (128^3 voxels), upper nodes
+// of 32^3 lower nodes (4096^3 voxels), children of the root.
+constexpr int kLowerDim = 128, kUpperDim = 4096;
+template <int kBits>
+struct NodeMask {  // util::NodeMask: bit n is bit n % 64 of 64-bit word n / 64
+  std::array<uint64_t, kBits / 64> w{};
+  void set(uint32_t n) { w[n >> 6] |= uint64_t(1) << (n & 63); }
+};
+using UpperMask = NodeMask<32768>;
+using LowerMask = NodeMask<4096>;
+// InternalNode::coordToOffset of a voxel (x, y, z) in a lower node (its leaf) or upper node (its lower node)
+uint32_t lower_offset(int32_t x, int32_t y, int32_t z) {
+  return uint32_t(((x & (kLowerDim - 1)) >> 3) << 8 | ((y & (kLowerDim - 1)) >> 3) << 4 | ((z & (kLowerDim - 1)) >> 3));
+}
+uint32_t upper_offset(int32_t x, int32_t y, int32_t z) {
+  return uint32_t(((x & (kUpperDim - 1)) >> 7) << 10 | ((y & (kUpperDim - 1)) >> 7) << 5 | ((z & (kUpperDim - 1)) >> 7));
+}
+
+// Every internal node's values are the inactive background (false): after its (empty) value mask,
+// writeCompressedValues writes the mask-compression code NO_MASK_OR_INACTIVE_VALS (0) and no value,
+// which under Blosc is the 8-byte length (16) of the header Blosc gives an empty buffer.
+constexpr unsigned char kNoValues[] = {0, 16, 0, 0, 0, 0, 0, 0, 0, 2, 1, 0x33, 4, 0, 0, 0, 0, 1, 0, 0, 0, 16, 0, 0, 0};
+
+// The leaves in OpenVDB's order: root children by (x, y, z) of their origin, then each node's
+// children by child index (x-major), down to the leaves. Within one lower node (16^3 leaves) that
+// is the bricks' own (x-major) key order, so it is enough to order the runs of consecutive bricks
+// that share a lower node (along z, up to 16 bricks each) by the node's rank: its root-node
+// coordinates, its upper node's child index and its index in the upper node, then its first brick.
+std::vector<size_t> leaf_order(const SparseGrid& g) {
+  int root_bits = 1;
+  for (uint64_t key : g.keys) {
+    const Int3 c = brick_coord(key);
+    while ((std::max({c.x, c.y, c.z}) >> 9) >= (1 << root_bits)) ++root_bits;
+  }
+  auto node_rank = [&](size_t b) {
+    const Int3 c = brick_coord(g.keys[b]);  // brick units: 8 voxels
+    const uint64_t root = (uint64_t(c.x >> 9) << (2 * root_bits)) | (uint64_t(c.y >> 9) << root_bits) | uint64_t(c.z >> 9);
+    const uint64_t upper = uint64_t((c.x >> 4) & 31) << 10 | uint64_t((c.y >> 4) & 31) << 5 | uint64_t((c.z >> 4) & 31);
+    return (root << 15) | upper;
+  };
+  struct Run {
+    uint64_t rank;
+    size_t first, end;  // bricks [first, end)
+    bool operator<(const Run& o) const { return rank < o.rank || (rank == o.rank && first < o.first); }
+  };
+  std::vector<Run> runs;
+  for (size_t b = 0; b < g.keys.size(); ++b) {
+    const uint64_t r = node_rank(b);
+    if (runs.empty() || runs.back().rank != r) runs.push_back({r, b, b});
+    runs.back().end = b + 1;
+  }
+  std::sort(runs.begin(), runs.end());
+  std::vector<size_t> order;
+  order.reserve(g.keys.size());
+  for (const Run& run : runs)
+    for (size_t b = run.first; b < run.end; ++b) order.push_back(b);
+  return order;
+}
+
+// A metadata value as MetaMap::writeMeta writes it: its type name, then its size and bytes.
+struct MetaValue {
+  std::string type, bytes;
+};
+MetaValue vec3i(const Int3& v) {
+  MetaValue m{"vec3i", {}};
+  for (int32_t x : {v.x, v.y, v.z}) put(m.bytes, x);
+  return m;
+}
+
+// What GridBase::addStatsMetadata() records, computed from the bricks: the active voxel bounding
+// box and count, and tools::memUsage() of the tree OpenVDB would build.
+void add_stats(std::map<std::string, MetaValue>& meta, const SparseGrid& g, size_t uppers, size_t lowers) {
+  // Only bricks on the bricks' own bounding box can hold an extreme voxel; for those, the extreme
+  // active x is the first/last non-zero word, y the first/last non-zero byte of the words' union,
+  // z the lowest/highest bit of the bytes' union.
+  Int3 blo{INT32_MAX, INT32_MAX, INT32_MAX}, bhi{-1, -1, -1};
+  for (uint64_t key : g.keys) {
+    const Int3 c = brick_coord(key);
+    blo = {std::min(blo.x, c.x), std::min(blo.y, c.y), std::min(blo.z, c.z)};
+    bhi = {std::max(bhi.x, c.x), std::max(bhi.y, c.y), std::max(bhi.z, c.z)};
+  }
+  Int3 lo{INT32_MAX, INT32_MAX, INT32_MAX}, hi{INT32_MIN, INT32_MIN, INT32_MIN};
+  for (size_t b = 0; b < g.keys.size(); ++b) {
+    const Int3 c = brick_coord(g.keys[b]);
+    if (c.x != blo.x && c.x != bhi.x && c.y != blo.y && c.y != bhi.y && c.z != blo.z && c.z != bhi.z) continue;
+    const BrickMask& m = g.masks[b];
+    unsigned xs = 0;
+    uint64_t yz = 0;
+    for (int w = 0; w < 8; ++w) {
+      xs |= unsigned(m.w[w] != 0) << w;
+      yz |= m.w[w];
+    }
+    unsigned ys = 0, zs = 0;
+    for (int y = 0; y < 8; ++y) {
+      const unsigned row = unsigned(yz >> (8 * y)) & 0xffu;
+      ys |= unsigned(row != 0) << y;
+      zs |= row;
+    }
+    lo = {std::min(lo.x, c.x * 8 + __builtin_ctz(xs)), std::min(lo.y, c.y * 8 + __builtin_ctz(ys)),
+          std::min(lo.z, c.z * 8 + __builtin_ctz(zs))};
+    hi = {std::max(hi.x, c.x * 8 + 31 - __builtin_clz(xs)), std::max(hi.y, c.y * 8 + 31 - __builtin_clz(ys)),
+          std::max(hi.z, c.z * 8 + 31 - __builtin_clz(zs))};
+  }
+  using namespace vdb_format;
+  const uint64_t mem = kTreeBytes + uppers * kUpperBytes + lowers * kLowerBytes + g.keys.size() * kLeafBytes;
+  meta["file_bbox_min"] = vec3i(lo);
+  meta["file_bbox_max"] = vec3i(hi);
+  meta["file_mem_bytes"] = {"int64", {}};
+  put(meta["file_mem_bytes"].bytes, int64_t(mem));
+  meta["file_voxel_count"] = {"int64", {}};
+  put(meta["file_voxel_count"].bytes, int64_t(g.active_voxels()));
+}
+
+// One grid's descriptor and data, as Archive::writeGrid writes a MaskGrid (seekable: with offsets).
+void write_mask_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& meta) {
+  Bytes& out = sink.bytes();
+  const std::vector<size_t> order = leaf_order(g);
+  // The node structure: the upper nodes (children of the root) and their lower nodes' leaves.
+  struct Lower {
+    Int3 origin;
+    LowerMask children;
+    size_t first, count;  // into order
+  };
+  struct Upper {
+    Int3 origin;
+    UpperMask children;
+    size_t first, count;  // into lowers
+  };
+  std::vector<Lower> lowers;
+  std::vector<Upper> uppers;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Int3 c = brick_coord(g.keys[order[i]]);
+    const Int3 v{c.x * 8, c.y * 8, c.z * 8};
+    const Int3 lo{v.x & ~(kLowerDim - 1), v.y & ~(kLowerDim - 1), v.z & ~(kLowerDim - 1)};
+    const Int3 up{v.x & ~(kUpperDim - 1), v.y & ~(kUpperDim - 1), v.z & ~(kUpperDim - 1)};
+    auto same = [](const Int3& a, const Int3& b) { return a.x == b.x && a.y == b.y && a.z == b.z; };
+    if (uppers.empty() || !same(uppers.back().origin, up)) uppers.push_back({up, {}, lowers.size(), 0});
+    if (lowers.empty() || !same(lowers.back().origin, lo)) {
+      lowers.push_back({lo, {}, i, 0});
+      uppers.back().children.set(upper_offset(lo.x, lo.y, lo.z));
+      ++uppers.back().count;
+    }
+    lowers.back().children.set(lower_offset(v.x, v.y, v.z));
+    ++lowers.back().count;
+  }
+
+  // GridDescriptor::writeHeader, then its offsets (placeholders, patched at the end)
+  put_string(out, g.name);
+  put_string(out, vdb_format::kMaskTreeType);
+  put_string(out, "");  // no instance parent
+  const uint64_t offsets_at = sink.pos();
+  int64_t offsets[3] = {0, 0, 0};  // grid, block (buffers) and end positions
+  put(out, offsets);
+  offsets[0] = int64_t(sink.pos());
+  put(out, vdb_format::kCompression);  // Archive::setGridCompression: a mask grid keeps the file's flags
+
+  // The grid's metadata (GridBase::writeMeta), by name: what describe() and addStatsMetadata() set.
+  std::map<std::string, MetaValue> entries;
+  entries["name"] = {"string", g.name};
+  entries["voxtile_dims"] = vec3i(g.spec.dims);
+  entries["voxtile_origin"] = {"vec3d", {}};
+  for (double x : {g.spec.origin.x, g.spec.origin.y, g.spec.origin.z}) put(entries["voxtile_origin"].bytes, x);
+  for (const auto& [key, value] : meta) entries["voxtile_" + key] = {"string", value};
+  add_stats(entries, g, uppers.size(), lowers.size());
+  entries["file_compression"] = {"string", vdb_format::kCompressionName};
+  put(out, uint32_t(entries.size()));
+  for (const auto& [name, value] : entries) {
+    put_string(out, name);
+    put_string(out, value.type);
+    put_string(out, value.bytes);
+  }
+  const std::string transform = vdb_transform_bytes(g.spec);
+  out.insert(out.end(), transform.begin(), transform.end());
+
+  // Topology: Tree (buffer count), root (background, tiles, children), nodes, leaf masks.
+  put(out, int32_t(1));
+  put(out, false);  // background
+  put(out, uint32_t(0));
+  put(out, uint32_t(uppers.size()));
+  auto no_values = [&](size_t mask_bytes) {  // an empty value mask, then no values
+    out.resize(out.size() + mask_bytes);
+    std::memset(out.data() + out.size() - mask_bytes, 0, mask_bytes);
+    out.insert(out.end(), kNoValues, kNoValues + sizeof kNoValues);
+  };
+  for (const Upper& u : uppers) {
+    for (int32_t x : {u.origin.x, u.origin.y, u.origin.z}) put(out, x);
+    put(out, u.children.w);
+    no_values(sizeof(UpperMask));
+    for (size_t l = u.first; l < u.first + u.count; ++l) {
+      const Lower& low = lowers[l];
+      put(out, low.children.w);
+      no_values(sizeof(LowerMask));
+      size_t at = out.size();
+      out.resize(at + low.count * sizeof(BrickMask));
+      for (size_t i = low.first; i < low.first + low.count; ++i, at += sizeof(BrickMask))
+        std::memcpy(out.data() + at, &g.masks[order[i]], sizeof(BrickMask));
+      sink.flush_if_full();
+    }
+  }
+  offsets[1] = int64_t(sink.pos());
+  // Buffers: per leaf its mask again and its origin.
+  constexpr size_t kLeafBytes = sizeof(BrickMask) + 12;
+  for (size_t first = 0; first < order.size(); first += 4096) {
+    const size_t n = std::min<size_t>(4096, order.size() - first);
+    size_t at = out.size();
+    out.resize(at + n * kLeafBytes);
+    for (size_t i = first; i < first + n; ++i, at += kLeafBytes) {
+      const size_t b = order[i];
+      const Int3 c = brick_coord(g.keys[b]);
+      const int32_t origin[3] = {c.x * 8, c.y * 8, c.z * 8};
+      std::memcpy(out.data() + at, &g.masks[b], sizeof(BrickMask));
+      std::memcpy(out.data() + at + sizeof(BrickMask), origin, sizeof(origin));
+    }
+    sink.flush_if_full();
+  }
+  offsets[2] = int64_t(sink.pos());
+  Bytes patch;
+  put(patch, offsets);
+  sink.patch(offsets_at, patch);
+}
+
+}  // namespace
+
+bool direct_vdb_writable(const std::vector<const SparseGrid*>& grids, const Metadata& meta) {
+  static_assert(sizeof(BrickMask) == 64 && sizeof(UpperMask) == 4096 && sizeof(LowerMask) == 512,
+                "a leaf mask is 64 bytes, node masks as OpenVDB's");
+  std::set<std::string> names;
+  for (const SparseGrid* g : grids)
+    if (g->value_type != ValueType::kNone || g->keys.empty() || !g->runs.empty() || g->name.empty() ||
+        !names.insert(g->name).second)
+      return false;
+  for (const auto& kv : meta)
+    if (kv.first == "dims" || kv.first == "origin") return false;  // OpenVDB refuses to change their types
+  return true;
+}
+
+void write_direct_vdb(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta) {
+  if (!direct_vdb_writable(grids, meta))
+    fail(ErrorKind::kInternal, path + ": voxtile's VDB writer takes non-empty binary grids with distinct names");
+  for (const SparseGrid* g : grids) vdb_transform_bytes(g->spec);  // a usage error before any file exists
+  const std::string header = vdb_file_header(vdb_file_seed(grids, meta), grids.size());
+  AtomicFile file(path);
+  vdb_io::Sink sink(file);
+  sink.bytes().insert(sink.bytes().end(), header.begin(), header.end());
+  for (const SparseGrid* g : grids) write_mask_grid(sink, *g, meta);
+  sink.finish();
+  file.close_stream();
+  file.commit();
+}
+
+}  // namespace voxtile

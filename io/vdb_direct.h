@@ -1,0 +1,49 @@
+// .vdb files of binary grids written by voxtile itself, without OpenVDB: the default output of
+// `voxtile voxelize` then never loads the OpenVDB module (io/vdb_module.h), whose dlopen alone takes
+// 55-75 ms (libopenvdb's relocations and static initialisation), more than writing the file.
+// The bytes are those OpenVDB 10's io::File::write gives for the same MaskGrids (tested on whole
+// files); the format's constants below are checked against OpenVDB's own at compile time in the
+// module (io/vdb.cpp), which also uses the shared pieces (file header, seed, transform).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/grid_spec.h"
+#include "core/sparse_grid.h"
+#include "io/metadata.h"
+
+namespace voxtile {
+
+namespace vdb_format {
+constexpr int64_t kMagic = 0x56444220;  // OPENVDB_MAGIC
+constexpr uint32_t kFileVersion = 224, kLibraryMajor = 10, kLibraryMinor = 0;
+// io::Archive::DEFAULT_COMPRESSION_FLAGS: COMPRESS_BLOSC | COMPRESS_ACTIVE_MASK, and its name
+constexpr uint32_t kCompression = 6;
+constexpr const char* kCompressionName = "blosc + active values";
+constexpr const char* kMaskTreeType = "Tree_mask_5_4_3";  // MaskGrid::gridType()
+// tools::memUsage() of a MaskTree: the tree and root node, then per upper (32^3 children), lower
+// (16^3 children) and leaf node.
+constexpr uint64_t kTreeBytes = 1232 + 72, kUpperBytes = 270348, kLowerBytes = 33804, kLeafBytes = 80;
+}  // namespace vdb_format
+
+// The file's start, as io::File::write writes it: magic, file and library versions, "has grid
+// offsets", a UUID derived from `seed` (OpenVDB writes a random one; voxtile's files are the same
+// bytes for the same content), no file metadata, the grid count.
+std::string vdb_file_header(uint64_t seed, size_t grids);
+// The UUID's text (36 characters).
+std::string vdb_deterministic_uuid(uint64_t seed);
+// What a file's UUID is derived from: each grid's content (what SparseGrid::checksum covers, so a
+// GPU grid and a CPU grid that are equal give the same file), names and the metadata.
+uint64_t vdb_file_seed(const std::vector<const SparseGrid*>& grids, const Metadata& meta);
+
+// Whether write_direct_vdb writes these grids as OpenVDB would: non-empty binary grids without
+// interior runs, with distinct non-empty names, and metadata whose keys do not collide with the
+// grid's own ("dims", "origin").
+bool direct_vdb_writable(const std::vector<const SparseGrid*>& grids, const Metadata& meta);
+// Writes them as MaskGrids (atomic, see AtomicFile). Throws Error(kOutput), or Error(kInternal)
+// where direct_vdb_writable says no.
+void write_direct_vdb(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta);
+
+}  // namespace voxtile
