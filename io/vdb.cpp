@@ -273,7 +273,8 @@ using vdb_io::put;
 using vdb_io::Sink;
 
 // The direct writer's constants (io/vdb_direct.h) are OpenVDB's.
-static_assert(vdb_format::kMagic == openvdb::OPENVDB_MAGIC && vdb_format::kFileVersion == openvdb::OPENVDB_FILE_VERSION &&
+static_assert(vdb_format::kMagic == openvdb::OPENVDB_MAGIC &&
+                  vdb_format::kFileVersion == openvdb::OPENVDB_FILE_VERSION &&
                   vdb_format::kLibraryMajor == openvdb::OPENVDB_LIBRARY_MAJOR_VERSION &&
                   vdb_format::kLibraryMinor == openvdb::OPENVDB_LIBRARY_MINOR_VERSION,
               "io/vdb_direct.h names another OpenVDB file format");
@@ -286,11 +287,14 @@ using MaskUpper = MaskRoot::ChildNodeType;
 using MaskLower = MaskUpper::ChildNodeType;
 template <class NodeT>
 constexpr uint64_t node_bytes() {  // tools::memUsage() of an internal node
-  return NodeT::NUM_VALUES * sizeof(typename NodeT::UnionType) + 2 * NodeT::NodeMaskType::WORD_COUNT * sizeof(openvdb::Index64) + sizeof(openvdb::Coord);
+  return NodeT::NUM_VALUES * sizeof(typename NodeT::UnionType) +
+         2 * NodeT::NodeMaskType::WORD_COUNT * sizeof(openvdb::Index64) + sizeof(openvdb::Coord);
 }
-static_assert(MaskUpper::DIM == 4096 && MaskLower::DIM == 128 && MaskLower::ChildNodeType::DIM == 8, "OpenVDB's 5-4-3 tree");
+static_assert(MaskUpper::DIM == 4096 && MaskLower::DIM == 128 && MaskLower::ChildNodeType::DIM == 8,
+              "OpenVDB's 5-4-3 tree");
 static_assert(vdb_format::kTreeBytes == sizeof(MaskTree) + sizeof(MaskRoot) &&
-                  vdb_format::kUpperBytes == node_bytes<MaskUpper>() && vdb_format::kLowerBytes == node_bytes<MaskLower>() &&
+                  vdb_format::kUpperBytes == node_bytes<MaskUpper>() &&
+                  vdb_format::kLowerBytes == node_bytes<MaskLower>() &&
                   vdb_format::kLeafBytes == sizeof(MaskLower::ChildNodeType),
               "io/vdb_direct.h: the memory use of OpenVDB's MaskTree nodes");
 

@@ -129,7 +129,8 @@ uint32_t lower_offset(int32_t x, int32_t y, int32_t z) {
   return uint32_t(((x & (kLowerDim - 1)) >> 3) << 8 | ((y & (kLowerDim - 1)) >> 3) << 4 | ((z & (kLowerDim - 1)) >> 3));
 }
 uint32_t upper_offset(int32_t x, int32_t y, int32_t z) {
-  return uint32_t(((x & (kUpperDim - 1)) >> 7) << 10 | ((y & (kUpperDim - 1)) >> 7) << 5 | ((z & (kUpperDim - 1)) >> 7));
+  return uint32_t(((x & (kUpperDim - 1)) >> 7) << 10 | ((y & (kUpperDim - 1)) >> 7) << 5 |
+                  ((z & (kUpperDim - 1)) >> 7));
 }
 
 // Every internal node's values are the inactive background (false): after its (empty) value mask,
@@ -150,7 +151,8 @@ std::vector<size_t> leaf_order(const SparseGrid& g) {
   }
   auto node_rank = [&](size_t b) {
     const Int3 c = brick_coord(g.keys[b]);  // brick units: 8 voxels
-    const uint64_t root = (uint64_t(c.x >> 9) << (2 * root_bits)) | (uint64_t(c.y >> 9) << root_bits) | uint64_t(c.z >> 9);
+    const uint64_t root =
+        (uint64_t(c.x >> 9) << (2 * root_bits)) | (uint64_t(c.y >> 9) << root_bits) | uint64_t(c.z >> 9);
     const uint64_t upper = uint64_t((c.x >> 4) & 31) << 10 | uint64_t((c.y >> 4) & 31) << 5 | uint64_t((c.z >> 4) & 31);
     return (root << 15) | upper;
   };

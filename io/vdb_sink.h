@@ -71,7 +71,8 @@ class Sink {
   void finish() {
     flush();
     for (const auto& [at, b] : m_patches)
-      if (std::fseek(m_file.stream(), long(at), SEEK_SET) != 0 || std::fwrite(b.data(), 1, b.size(), m_file.stream()) != b.size())
+      if (std::fseek(m_file.stream(), long(at), SEEK_SET) != 0 ||
+          std::fwrite(b.data(), 1, b.size(), m_file.stream()) != b.size())
         fail(ErrorKind::kOutput, m_file.final_path() + ": write failed");
   }
 
