@@ -29,6 +29,9 @@ struct VdbApi {
 // There is no early load on a thread: measured on an H200, a dlopen of the module running beside
 // CUDA's context creation delayed it by 100-170 ms (the dynamic loader's lock); loaded when first
 // needed, after the GPU work, a whole run took 280-310 ms where the linked library took 374-439.
+// Started after the context's creation, beside the mesh's loading and the CPU voxelizer (2 cores,
+// the bunny at 512^3 to a .vdb of counts), it made the run slower still: 322-348 ms against
+// 260-274, the load 12 -> 70-107 ms (TBB's start waits on the same lock).
 
 }  // namespace voxtile
 
