@@ -8,7 +8,8 @@
 # LEVELS (default 3: 6.4M triangles) subdivides the dragon; RES (default 1024) is the grid;
 # REPEAT (default 3) runs per measurement, median; LOAD_ONLY=1 measures loading alone (-d cpu at
 # a small grid), for machines without a GPU; DEVICE (default auto) is passed to voxelize; OLD_BIN
-# (a directory with an earlier voxtile) adds that build's whole-process wall time, measured in turns.
+# (a directory with an earlier voxtile) adds that build's whole-process wall time, measured in turns;
+# PAUSE (default 1) seconds between whole-process runs.
 set -euo pipefail
 source "$(dirname "$0")/bench-common.sh"
 dragon=${DRAGON:-../shared/data/meshes/stanford_dragon_100k.obj}
@@ -71,26 +72,32 @@ echo "loading); gpu_total; write."
 echo
 echo "| file | wall ms | load | voxelizer_start | voxelizer_wait | upload | gpu_total | download | write | before: wall ms |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
+# Each run starts PAUSE seconds (default 1) after the last: a GPU process's context is torn down after
+# the shell got its exit code (cli/detach.h), and a process started meanwhile waits for the driver, so
+# back-to-back runs time the previous run's teardown too. With OLD_BIN the two builds run in turns.
+pause=${PAUSE:-1}
 for f in bunny.ply dragon.obj scan.ply scan_shuffled.ply scan.obj scan.glb; do
   p=$work/$f
   rows=()
+  olds=()
   for i in $(seq "$repeat"); do
+    sleep "$pause"
     t0=$(now)
     js=$("$vt" voxelize "$p" -o "$work/out.vdb" -r "$res" -d "$device" --stats -q)
     t1=$(now)
     wall=$(awk "BEGIN{print ($t1 - $t0) * 1000}")
     rows+=("$(printf '%.1f' "$wall") $(echo "$js" | json_field "' '.join('%.1f' % t.get(k, -1) for k in ['load','voxelizer_start','voxelizer_wait','upload','gpu_total','download','write'])")")
-  done
-  med=$(printf '%s\n' "${rows[@]}" | sort -g | sed -n "$(( (repeat + 1) / 2 ))p")
-  before=-
-  if [ -n "${OLD_BIN:-}" ]; then
-    before=$(for i in $(seq "$repeat"); do
+    if [ -n "${OLD_BIN:-}" ]; then
+      sleep "$pause"
       t0=$(now)
       "$OLD_BIN/voxtile" voxelize "$p" -o "$work/old.vdb" -r "$res" -d "$device" -q
       t1=$(now)
-      awk "BEGIN{printf \"%.1f\\n\", ($t1 - $t0) * 1000}"
-    done | median)
-  fi
+      olds+=("$(awk "BEGIN{printf \"%.1f\", ($t1 - $t0) * 1000}")")
+    fi
+  done
+  med=$(printf '%s\n' "${rows[@]}" | sort -g | sed -n "$(( (repeat + 1) / 2 ))p")
+  before=-
+  [ -n "${OLD_BIN:-}" ] && before=$(printf '%s\n' "${olds[@]}" | median)
   echo "| $f | $(echo "$med" | tr ' ' '|' | sed 's/|/ | /g') | $before |"
 done
 
