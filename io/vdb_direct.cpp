@@ -1,7 +1,9 @@
 // .vdb files of binary grids without OpenVDB (io/vdb_direct.h).
 #include "io/vdb_direct.h"
 
+#include <blosc.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
 
 #include <algorithm>
 #include <array>
@@ -133,46 +135,141 @@ uint32_t upper_offset(int32_t x, int32_t y, int32_t z) {
                   ((z & (kUpperDim - 1)) >> 7));
 }
 
-// Every internal node's values are the inactive background (false): after its (empty) value mask,
-// writeCompressedValues writes the mask-compression code NO_MASK_OR_INACTIVE_VALS (0) and no value,
-// which under Blosc is the 8-byte length (16) of the header Blosc gives an empty buffer.
-constexpr unsigned char kNoValues[] = {0, 16, 0, 0, 0, 0, 0, 0, 0, 2, 1, 0x33, 4, 0, 0, 0, 0, 1, 0, 0, 0, 16, 0, 0, 0};
-
-// The leaves in OpenVDB's order: root children by (x, y, z) of their origin, then each node's
-// children by child index (x-major), down to the leaves. Within one lower node (16^3 leaves) that
-// is the bricks' own (x-major) key order, so it is enough to order the runs of consecutive bricks
-// that share a lower node (along z, up to 16 bricks each) by the node's rank: its root-node
-// coordinates, its upper node's child index and its index in the upper node, then its first brick.
-std::vector<size_t> leaf_order(const SparseGrid& g) {
-  int root_bits = 1;
-  for (uint64_t key : g.keys) {
-    const Int3 c = brick_coord(key);
-    while ((std::max({c.x, c.y, c.z}) >> 9) >= (1 << root_bits)) ++root_bits;
+// An internal node's values as InternalNode::writeTopology writes them: writeCompressedValues of
+// its values (children's slots zero), here the mask-compression code NO_MASK_OR_INACTIVE_VALS (every
+// inactive value is the background, false), then its active values (`active` tiles, all true) as
+// io::bloscToStream writes them: the compressed size and Blosc's output with OpenVDB's settings, or
+// the negative size and the values where Blosc fails.
+void put_tile_values(Bytes& out, uint32_t active) {
+  out.push_back(0);
+  const std::vector<char> values(active, 1);
+  std::vector<char> packed(active + BLOSC_MAX_OVERHEAD);
+  const int n = blosc_compress_ctx(9, 1, sizeof(float), active, values.data(), packed.data(), packed.size(),
+                                   BLOSC_LZ4_COMPNAME, active, 1);
+  if (n <= 0) {
+    put(out, -int64_t(active));
+    out.insert(out.end(), values.begin(), values.end());
+  } else {
+    put(out, int64_t(n));
+    out.insert(out.end(), packed.begin(), packed.begin() + n);
   }
-  auto node_rank = [&](size_t b) {
-    const Int3 c = brick_coord(g.keys[b]);  // brick units: 8 voxels
+}
+
+// The tree OpenVDB builds for a binary grid (io/vdb.cpp build_grid): upper nodes (children of the
+// root) in the root's order, by (x, y, z) of their origin, then in each node its children by child
+// index (x-major), down to the leaves. A solid's interior runs are active tiles in the lower nodes,
+// and the tree is pruned (tools::prune): full leaves become active tiles too, and a lower node of
+// active tiles alone an active tile of its upper node (a root tile, an upper node all active, never
+// happens here: direct_vdb_writable).
+struct MaskTreeLayout {
+  struct Lower {
+    Int3 origin;
+    LowerMask children, active;
+    uint32_t tiles;
+    size_t first, count;  // leaves [first, first + count)
+  };
+  struct Upper {
+    Int3 origin;
+    UpperMask children, active;
+    uint32_t tiles;
+    size_t first, count;  // lowers [first, first + count), some of them tiles
+  };
+  std::vector<Upper> uppers;
+  std::vector<Lower> lowers;
+  std::vector<size_t> leaves;  // bricks
+  size_t written_lowers = 0;   // lowers that are nodes
+};
+
+// Within one lower node (16^3 leaves) OpenVDB's order is the bricks' own (x-major) key order, so it
+// is enough to order segments of bricks that share a lower node (consecutive along z: up to 16
+// bricks each) by the node's rank (its root-node coordinates, its upper node's child index and its
+// index in the upper node), then their first brick.
+MaskTreeLayout mask_tree_layout(const SparseGrid& g) {
+  const bool pruned = !g.runs.empty();
+  int root_bits = 1;
+  auto reach = [&](const Int3& c) {
+    while ((std::max({c.x, c.y, c.z}) >> 9) >= (1 << root_bits)) ++root_bits;
+  };
+  for (uint64_t key : g.keys) reach(brick_coord(key));
+  for (const BrickRun& r : g.runs) {
+    const Int3 c = brick_coord(r.key);
+    reach({c.x, c.y, int32_t(c.z + r.count - 1)});
+  }
+  auto node_rank = [&](const Int3& c) {  // (brick coordinates)
     const uint64_t root =
         (uint64_t(c.x >> 9) << (2 * root_bits)) | (uint64_t(c.y >> 9) << root_bits) | uint64_t(c.z >> 9);
     const uint64_t upper = uint64_t((c.x >> 4) & 31) << 10 | uint64_t((c.y >> 4) & 31) << 5 | uint64_t((c.z >> 4) & 31);
     return (root << 15) | upper;
   };
-  struct Run {
-    uint64_t rank;
-    size_t first, end;  // bricks [first, end)
-    bool operator<(const Run& o) const { return rank < o.rank || (rank == o.rank && first < o.first); }
+  struct Segment {
+    uint64_t rank, key;  // the node's rank, the first brick's key
+    uint64_t count;
+    int64_t brick;  // the first brick's index, or -1: a piece of a run (active tiles)
+    bool operator<(const Segment& o) const { return rank < o.rank || (rank == o.rank && key < o.key); }
   };
-  std::vector<Run> runs;
+  std::vector<Segment> segments;
   for (size_t b = 0; b < g.keys.size(); ++b) {
-    const uint64_t r = node_rank(b);
-    if (runs.empty() || runs.back().rank != r) runs.push_back({r, b, b});
-    runs.back().end = b + 1;
+    const uint64_t r = node_rank(brick_coord(g.keys[b]));
+    // (with runs, only bricks consecutive along z: a run's tiles may lie between two of them)
+    if (segments.empty() || segments.back().brick < 0 || segments.back().rank != r ||
+        (pruned && segments.back().key + segments.back().count != g.keys[b]))
+      segments.push_back({r, g.keys[b], 0, int64_t(b)});
+    ++segments.back().count;
   }
-  std::sort(runs.begin(), runs.end());
-  std::vector<size_t> order;
-  order.reserve(g.keys.size());
-  for (const Run& run : runs)
-    for (size_t b = run.first; b < run.end; ++b) order.push_back(b);
-  return order;
+  for (const BrickRun& run : g.runs) {  // pieces within one lower node each
+    const Int3 c = brick_coord(run.key);
+    for (uint64_t z = uint64_t(c.z), end = uint64_t(c.z) + run.count; z < end;) {
+      const uint64_t stop = std::min(end, (z / 16 + 1) * 16);
+      segments.push_back({node_rank({c.x, c.y, int32_t(z)}), brick_key(c.x, c.y, int32_t(z)), stop - z, -1});
+      z = stop;
+    }
+  }
+  if (pruned)
+    tbb::parallel_sort(segments.begin(), segments.end());
+  else
+    std::sort(segments.begin(), segments.end());
+
+  MaskTreeLayout t;
+  t.leaves.reserve(g.keys.size());
+  auto same = [](const Int3& a, const Int3& b) { return a.x == b.x && a.y == b.y && a.z == b.z; };
+  for (const Segment& s : segments) {
+    const Int3 c0 = brick_coord(s.key);
+    const Int3 v{c0.x * 8, c0.y * 8, c0.z * 8};
+    const Int3 lo{v.x & ~(kLowerDim - 1), v.y & ~(kLowerDim - 1), v.z & ~(kLowerDim - 1)};
+    const Int3 up{v.x & ~(kUpperDim - 1), v.y & ~(kUpperDim - 1), v.z & ~(kUpperDim - 1)};
+    if (t.uppers.empty() || !same(t.uppers.back().origin, up)) t.uppers.push_back({up, {}, {}, 0, t.lowers.size(), 0});
+    if (t.lowers.empty() || !same(t.lowers.back().origin, lo)) {
+      t.lowers.push_back({lo, {}, {}, 0, t.leaves.size(), 0});
+      ++t.uppers.back().count;
+    }
+    MaskTreeLayout::Lower& low = t.lowers.back();
+    for (uint64_t i = 0; i < s.count; ++i) {
+      const size_t b = s.brick < 0 ? 0 : size_t(s.brick) + i;
+      const Int3 c = s.brick < 0 ? Int3{c0.x, c0.y, int32_t(c0.z + i)} : brick_coord(g.keys[b]);
+      const uint32_t off = lower_offset(c.x * 8, c.y * 8, c.z * 8);
+      if (s.brick < 0 || (pruned && brick_full(g.masks[b]))) {
+        low.active.set(off);
+        ++low.tiles;
+      } else {
+        low.children.set(off);
+        t.leaves.push_back(b);
+        ++low.count;
+      }
+    }
+  }
+  for (MaskTreeLayout::Upper& u : t.uppers)
+    for (size_t l = u.first; l < u.first + u.count; ++l) {
+      const MaskTreeLayout::Lower& low = t.lowers[l];
+      const uint32_t off = upper_offset(low.origin.x, low.origin.y, low.origin.z);
+      if (low.tiles == 4096) {
+        u.active.set(off);
+        ++u.tiles;
+      } else {
+        u.children.set(off);
+        ++t.written_lowers;
+      }
+    }
+  return t;
 }
 
 // A metadata value as MetaMap::writeMeta writes it: its type name, then its size and bytes.
@@ -187,7 +284,7 @@ MetaValue vec3i(const Int3& v) {
 
 // What GridBase::addStatsMetadata() records, computed from the bricks: the active voxel bounding
 // box and count, and tools::memUsage() of the tree OpenVDB would build.
-void add_stats(std::map<std::string, MetaValue>& meta, const SparseGrid& g, size_t uppers, size_t lowers) {
+void add_stats(std::map<std::string, MetaValue>& meta, const SparseGrid& g, const MaskTreeLayout& t) {
   // Only bricks on the bricks' own bounding box can hold an extreme voxel; for those, the extreme
   // active x is the first/last non-zero word, y the first/last non-zero byte of the words' union,
   // z the lowest/highest bit of the bytes' union.
@@ -219,8 +316,14 @@ void add_stats(std::map<std::string, MetaValue>& meta, const SparseGrid& g, size
     hi = {std::max(hi.x, c.x * 8 + 31 - __builtin_clz(xs)), std::max(hi.y, c.y * 8 + 31 - __builtin_clz(ys)),
           std::max(hi.z, c.z * 8 + 31 - __builtin_clz(zs))};
   }
+  for (const BrickRun& r : g.runs) {  // full bricks
+    const Int3 c = brick_coord(r.key);
+    lo = {std::min(lo.x, c.x * 8), std::min(lo.y, c.y * 8), std::min(lo.z, c.z * 8)};
+    hi = {std::max(hi.x, c.x * 8 + 7), std::max(hi.y, c.y * 8 + 7), std::max(hi.z, int32_t((c.z + r.count) * 8 - 1))};
+  }
   using namespace vdb_format;
-  const uint64_t mem = kTreeBytes + uppers * kUpperBytes + lowers * kLowerBytes + g.keys.size() * kLeafBytes;
+  const uint64_t mem =
+      kTreeBytes + t.uppers.size() * kUpperBytes + t.written_lowers * kLowerBytes + t.leaves.size() * kLeafBytes;
   meta["file_bbox_min"] = vec3i(lo);
   meta["file_bbox_max"] = vec3i(hi);
   meta["file_mem_bytes"] = {"int64", {}};
@@ -232,35 +335,7 @@ void add_stats(std::map<std::string, MetaValue>& meta, const SparseGrid& g, size
 // One grid's descriptor and data, as Archive::writeGrid writes a MaskGrid (seekable: with offsets).
 void write_mask_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& meta) {
   Bytes& out = sink.bytes();
-  const std::vector<size_t> order = leaf_order(g);
-  // The node structure: the upper nodes (children of the root) and their lower nodes' leaves.
-  struct Lower {
-    Int3 origin;
-    LowerMask children;
-    size_t first, count;  // into order
-  };
-  struct Upper {
-    Int3 origin;
-    UpperMask children;
-    size_t first, count;  // into lowers
-  };
-  std::vector<Lower> lowers;
-  std::vector<Upper> uppers;
-  for (size_t i = 0; i < order.size(); ++i) {
-    const Int3 c = brick_coord(g.keys[order[i]]);
-    const Int3 v{c.x * 8, c.y * 8, c.z * 8};
-    const Int3 lo{v.x & ~(kLowerDim - 1), v.y & ~(kLowerDim - 1), v.z & ~(kLowerDim - 1)};
-    const Int3 up{v.x & ~(kUpperDim - 1), v.y & ~(kUpperDim - 1), v.z & ~(kUpperDim - 1)};
-    auto same = [](const Int3& a, const Int3& b) { return a.x == b.x && a.y == b.y && a.z == b.z; };
-    if (uppers.empty() || !same(uppers.back().origin, up)) uppers.push_back({up, {}, lowers.size(), 0});
-    if (lowers.empty() || !same(lowers.back().origin, lo)) {
-      lowers.push_back({lo, {}, i, 0});
-      uppers.back().children.set(upper_offset(lo.x, lo.y, lo.z));
-      ++uppers.back().count;
-    }
-    lowers.back().children.set(lower_offset(v.x, v.y, v.z));
-    ++lowers.back().count;
-  }
+  const MaskTreeLayout t = mask_tree_layout(g);
 
   // GridDescriptor::writeHeader, then its offsets (placeholders, patched at the end)
   put_string(out, g.name);
@@ -279,7 +354,7 @@ void write_mask_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& me
   entries["voxtile_origin"] = {"vec3d", {}};
   for (double x : {g.spec.origin.x, g.spec.origin.y, g.spec.origin.z}) put(entries["voxtile_origin"].bytes, x);
   for (const auto& [key, value] : meta) entries["voxtile_" + key] = {"string", value};
-  add_stats(entries, g, uppers.size(), lowers.size());
+  add_stats(entries, g, t);
   entries["file_compression"] = {"string", vdb_format::kCompressionName};
   put(out, uint32_t(entries.size()));
   for (const auto& [name, value] : entries) {
@@ -294,36 +369,34 @@ void write_mask_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& me
   put(out, int32_t(1));
   put(out, false);  // background
   put(out, uint32_t(0));
-  put(out, uint32_t(uppers.size()));
-  auto no_values = [&](size_t mask_bytes) {  // an empty value mask, then no values
-    out.resize(out.size() + mask_bytes);
-    std::memset(out.data() + out.size() - mask_bytes, 0, mask_bytes);
-    out.insert(out.end(), kNoValues, kNoValues + sizeof kNoValues);
-  };
-  for (const Upper& u : uppers) {
+  put(out, uint32_t(t.uppers.size()));
+  for (const MaskTreeLayout::Upper& u : t.uppers) {
     for (int32_t x : {u.origin.x, u.origin.y, u.origin.z}) put(out, x);
     put(out, u.children.w);
-    no_values(sizeof(UpperMask));
+    put(out, u.active.w);
+    put_tile_values(out, u.tiles);
     for (size_t l = u.first; l < u.first + u.count; ++l) {
-      const Lower& low = lowers[l];
+      const MaskTreeLayout::Lower& low = t.lowers[l];
+      if (low.tiles == 4096) continue;  // a tile of the upper node
       put(out, low.children.w);
-      no_values(sizeof(LowerMask));
+      put(out, low.active.w);
+      put_tile_values(out, low.tiles);
       size_t at = out.size();
       out.resize(at + low.count * sizeof(BrickMask));
       for (size_t i = low.first; i < low.first + low.count; ++i, at += sizeof(BrickMask))
-        std::memcpy(out.data() + at, &g.masks[order[i]], sizeof(BrickMask));
+        std::memcpy(out.data() + at, &g.masks[t.leaves[i]], sizeof(BrickMask));
       sink.flush_if_full();
     }
   }
   offsets[1] = int64_t(sink.pos());
   // Buffers: per leaf its mask again and its origin.
   constexpr size_t kLeafBytes = sizeof(BrickMask) + 12;
-  for (size_t first = 0; first < order.size(); first += 4096) {
-    const size_t n = std::min<size_t>(4096, order.size() - first);
+  for (size_t first = 0; first < t.leaves.size(); first += 4096) {
+    const size_t n = std::min<size_t>(4096, t.leaves.size() - first);
     size_t at = out.size();
     out.resize(at + n * kLeafBytes);
     for (size_t i = first; i < first + n; ++i, at += kLeafBytes) {
-      const size_t b = order[i];
+      const size_t b = t.leaves[i];
       const Int3 c = brick_coord(g.keys[b]);
       const int32_t origin[3] = {c.x * 8, c.y * 8, c.z * 8};
       std::memcpy(out.data() + at, &g.masks[b], sizeof(BrickMask));
@@ -344,8 +417,9 @@ bool direct_vdb_writable(const std::vector<const SparseGrid*>& grids, const Meta
                 "a leaf mask is 64 bytes, node masks as OpenVDB's");
   std::set<std::string> names;
   for (const SparseGrid* g : grids)
-    if (g->value_type != ValueType::kNone || g->keys.empty() || !g->runs.empty() || g->name.empty() ||
-        !names.insert(g->name).second)
+    if (g->value_type != ValueType::kNone || (g->keys.empty() && g->runs.empty()) || g->name.empty() ||
+        !names.insert(g->name).second ||
+        (!g->runs.empty() && std::min({g->spec.dims.x, g->spec.dims.y, g->spec.dims.z}) >= 4096))  // root tiles
       return false;
   for (const auto& kv : meta)
     if (kv.first == "dims" || kv.first == "origin") return false;  // OpenVDB refuses to change their types

@@ -1,9 +1,10 @@
 // .vdb files of binary grids written by voxtile itself, without OpenVDB: the default output of
 // `voxtile voxelize` then never loads the OpenVDB module (io/vdb_module.h), whose dlopen alone takes
 // 55-75 ms (libopenvdb's relocations and static initialisation), more than writing the file.
-// The bytes are those OpenVDB 10's io::File::write gives for the same MaskGrids (tested on whole
-// files); the format's constants below are checked against OpenVDB's own at compile time in the
-// module (io/vdb.cpp), which also uses the shared pieces (file header, seed, transform).
+// The bytes are those OpenVDB 10's io::File::write gives for the same MaskGrids, solids' interior
+// tiles included (their values compressed with Blosc as OpenVDB does; tested on whole files); the
+// format's constants below are checked against OpenVDB's own at compile time in the module
+// (io/vdb.cpp), which also uses the shared pieces (file header, seed, transform).
 #pragma once
 
 #include <cstdint>
@@ -38,9 +39,9 @@ std::string vdb_deterministic_uuid(uint64_t seed);
 // GPU grid and a CPU grid that are equal give the same file), names and the metadata.
 uint64_t vdb_file_seed(const std::vector<const SparseGrid*>& grids, const Metadata& meta);
 
-// Whether write_direct_vdb writes these grids as OpenVDB would: non-empty binary grids without
-// interior runs, with distinct non-empty names, and metadata whose keys do not collide with the
-// grid's own ("dims", "origin").
+// Whether write_direct_vdb writes these grids as OpenVDB would: non-empty binary grids (solids'
+// interior runs included, as active tiles, where no 4096^3 node can be all interior) with distinct
+// non-empty names, and metadata whose keys do not collide with the grid's own ("dims", "origin").
 bool direct_vdb_writable(const std::vector<const SparseGrid*>& grids, const Metadata& meta);
 // Writes them as MaskGrids (atomic, see AtomicFile). Throws Error(kOutput), or Error(kInternal)
 // where direct_vdb_writable says no.

@@ -258,6 +258,41 @@ TEST(Writers, DirectVdbWriterGivesOpenVdbsBytes) {
     EXPECT_EQ(first, direct.size()) << "first difference at byte " << first;
     EXPECT_EQ(read_vdb(dir.file("d.vdb")).checksum(), g.checksum());
   }
+  // Solids: their interior runs as active tiles (8^3 in lower nodes, 128^3 in upper nodes where a lower
+  // node is all interior), pruned, next to leaves, alone or beside a surface grid.
+  auto solid = [](const Mesh& m, Int3 dims, const std::string& name) {
+    GridSpec spec;
+    spec.dims = dims;
+    SparseGrid g = inside_cpu(m, spec, InsideMethod::kParity);
+    g.name = name;
+    return g;
+  };
+  const std::vector<SparseGrid> solids = {
+      solid(make_box_mesh(3, 2, 5, 66, 60, 58), {70, 64, 61}, "box"),
+      solid(make_box_mesh(2.5f, 3, 1, 397, 395.5f, 300), {400, 400, 310}, "big_box"),  // all-interior nodes
+      solid(make_uv_sphere(200, 210, 190, 180, 30, 60), {400, 420, 390}, "sphere")};
+  for (const SparseGrid& g : solids) {
+    SCOPED_TRACE(g.name);
+    ASSERT_FALSE(g.runs.empty());
+    const std::string direct = bytes_of({&g}, VdbWriter::kDirect, "d.vdb");
+    const std::string openvdb = bytes_of({&g}, VdbWriter::kOpenVdb, "o.vdb");
+    ASSERT_EQ(direct.size(), openvdb.size());
+    size_t first = 0;
+    while (first < direct.size() && direct[first] == openvdb[first]) ++first;
+    EXPECT_EQ(first, direct.size()) << "first difference at byte " << first;
+    EXPECT_EQ(read_vdb(dir.file("d.vdb")).checksum(), g.checksum());
+    openvdb::initialize();
+    openvdb::io::File f(dir.file("d.vdb"));
+    f.open();
+    const auto mask = openvdb::gridPtrCast<openvdb::MaskGrid>(f.readGrid(g.name));
+    f.close();
+    ASSERT_TRUE(mask);
+    size_t big_tiles = 0;  // 128^3 tiles, in upper nodes
+    for (auto it = mask->tree().cbeginValueOn(); it; ++it) big_tiles += it.getLevel() == 2;
+    EXPECT_EQ(big_tiles > 0, g.name != "box");  // (the sphere holds [128, 256)^3 too)
+  }
+  EXPECT_TRUE(bytes_of({&solids[2], &grids[1]}, VdbWriter::kDirect, "d3.vdb") ==
+              bytes_of({&solids[2], &grids[1]}, VdbWriter::kOpenVdb, "o3.vdb"));
   // Metadata in OpenVDB's order (by name) whatever the order given; a repeated key keeps its last value.
   const Metadata odd = {{"zz", "last"}, {"a", ""}, {"dims_note", "x"}, {"source", "one"}, {"source", "two"}};
   write_vdb_grids({&grids[1]}, dir.file("m1.vdb"), odd, VdbWriter::kDirect);
