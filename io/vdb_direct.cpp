@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "core/hash.h"
@@ -159,8 +160,8 @@ void put_tile_values(Bytes& out, uint32_t active) {
 // root) in the root's order, by (x, y, z) of their origin, then in each node its children by child
 // index (x-major), down to the leaves. A solid's interior runs are active tiles in the lower nodes,
 // and the tree is pruned (tools::prune): full leaves become active tiles too, and a lower node of
-// active tiles alone an active tile of its upper node (a root tile, an upper node all active, never
-// happens here: direct_vdb_writable).
+// active tiles alone an active tile of its upper node (an upper node all active, a tile of the root,
+// goes to OpenVDB's writer: direct_vdb_writable).
 struct MaskTreeLayout {
   struct Lower {
     Int3 origin;
@@ -243,11 +244,17 @@ MaskTreeLayout mask_tree_layout(const SparseGrid& g) {
       ++t.uppers.back().count;
     }
     MaskTreeLayout::Lower& low = t.lowers.back();
+    if (s.brick < 0) {  // tiles along z: consecutive offsets within one 16-bit field of a word
+      const uint32_t off = lower_offset(v.x, v.y, v.z);
+      low.active.w[off >> 6] |= ((uint64_t(1) << s.count) - 1) << (off & 63);
+      low.tiles += uint32_t(s.count);
+      continue;
+    }
     for (uint64_t i = 0; i < s.count; ++i) {
-      const size_t b = s.brick < 0 ? 0 : size_t(s.brick) + i;
-      const Int3 c = s.brick < 0 ? Int3{c0.x, c0.y, int32_t(c0.z + i)} : brick_coord(g.keys[b]);
+      const size_t b = size_t(s.brick) + i;
+      const Int3 c = brick_coord(g.keys[b]);
       const uint32_t off = lower_offset(c.x * 8, c.y * 8, c.z * 8);
-      if (s.brick < 0 || (pruned && brick_full(g.masks[b]))) {
+      if (pruned && brick_full(g.masks[b])) {
         low.active.set(off);
         ++low.tiles;
       } else {
@@ -412,14 +419,41 @@ void write_mask_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& me
 
 }  // namespace
 
+namespace {
+
+// Whether a 4096^3 node of the grid is all interior (full bricks in runs, full surface bricks): that
+// would be a tile of the root, which the direct writer does not write.
+bool has_interior_upper_node(const SparseGrid& g) {
+  if (g.runs.empty() || std::min({g.spec.dims.x, g.spec.dims.y, g.spec.dims.z}) < kUpperDim) return false;
+  constexpr uint64_t kUpperBricks = uint64_t(kUpperDim / 8) * (kUpperDim / 8) * (kUpperDim / 8);
+  std::unordered_map<uint64_t, uint64_t> full;  // upper node (brick_key of its coordinates) -> full bricks
+  for (const BrickRun& r : g.runs) {
+    const Int3 c = brick_coord(r.key);
+    for (uint64_t z = uint64_t(c.z), end = uint64_t(c.z) + r.count; z < end;) {
+      const uint64_t stop = std::min(end, (z / 512 + 1) * 512);
+      full[brick_key(c.x >> 9, c.y >> 9, int32_t(z >> 9))] += stop - z;
+      z = stop;
+    }
+  }
+  for (size_t b = 0; b < g.keys.size(); ++b)
+    if (brick_full(g.masks[b])) {
+      const Int3 c = brick_coord(g.keys[b]);
+      ++full[brick_key(c.x >> 9, c.y >> 9, c.z >> 9)];
+    }
+  for (const auto& kv : full)
+    if (kv.second == kUpperBricks) return true;
+  return false;
+}
+
+}  // namespace
+
 bool direct_vdb_writable(const std::vector<const SparseGrid*>& grids, const Metadata& meta) {
   static_assert(sizeof(BrickMask) == 64 && sizeof(UpperMask) == 4096 && sizeof(LowerMask) == 512,
                 "a leaf mask is 64 bytes, node masks as OpenVDB's");
   std::set<std::string> names;
   for (const SparseGrid* g : grids)
     if (g->value_type != ValueType::kNone || (g->keys.empty() && g->runs.empty()) || g->name.empty() ||
-        !names.insert(g->name).second ||
-        (!g->runs.empty() && std::min({g->spec.dims.x, g->spec.dims.y, g->spec.dims.z}) >= 4096))  // root tiles
+        !names.insert(g->name).second || has_interior_upper_node(*g))
       return false;
   for (const auto& kv : meta)
     if (kv.first == "dims" || kv.first == "origin") return false;  // OpenVDB refuses to change their types

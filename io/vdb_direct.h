@@ -40,7 +40,7 @@ std::string vdb_deterministic_uuid(uint64_t seed);
 uint64_t vdb_file_seed(const std::vector<const SparseGrid*>& grids, const Metadata& meta);
 
 // Whether write_direct_vdb writes these grids as OpenVDB would: non-empty binary grids (solids'
-// interior runs included, as active tiles, where no 4096^3 node can be all interior) with distinct
+// interior runs included, as active tiles, where no 4096^3 node is all interior) with distinct
 // non-empty names, and metadata whose keys do not collide with the grid's own ("dims", "origin").
 bool direct_vdb_writable(const std::vector<const SparseGrid*>& grids, const Metadata& meta);
 // Writes them as MaskGrids (atomic, see AtomicFile). Throws Error(kOutput), or Error(kInternal)

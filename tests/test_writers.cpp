@@ -25,6 +25,7 @@
 #include "io/atomic_file.h"
 #include "io/binvox.h"
 #include "io/vdb.h"
+#include "io/vdb_direct.h"
 #include "io/vox.h"
 #include "io/writers.h"
 #include "tests/helpers.h"
@@ -293,6 +294,15 @@ TEST(Writers, DirectVdbWriterGivesOpenVdbsBytes) {
   }
   EXPECT_TRUE(bytes_of({&solids[2], &grids[1]}, VdbWriter::kDirect, "d3.vdb") ==
               bytes_of({&solids[2], &grids[1]}, VdbWriter::kOpenVdb, "o3.vdb"));
+  // A 4096^3 node all interior would be a tile of the root: such a solid goes to OpenVDB's writer.
+  SparseGrid huge;
+  huge.spec.dims = {4100, 4096, 4200};
+  huge.name = "huge";
+  for (int32_t bx = 0; bx < 512; ++bx)
+    for (int32_t by = 0; by < 512; ++by) huge.runs.push_back({brick_key(bx, by, 0), 512});
+  EXPECT_FALSE(direct_vdb_writable({&huge}, {}));
+  huge.runs.back().count = 511;
+  EXPECT_TRUE(direct_vdb_writable({&huge}, {}));
   // Metadata in OpenVDB's order (by name) whatever the order given; a repeated key keeps its last value.
   const Metadata odd = {{"zz", "last"}, {"a", ""}, {"dims_note", "x"}, {"source", "one"}, {"source", "two"}};
   write_vdb_grids({&grids[1]}, dir.file("m1.vdb"), odd, VdbWriter::kDirect);
