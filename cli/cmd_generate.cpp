@@ -1,4 +1,4 @@
-// `voxtile generate scan|tubes|room|sphere -o OUT.ply`.
+// `voxtile generate scan|tubes|room|sphere|cad -o OUT.ply`.
 #include "cli/cmd_generate.h"
 
 #include <algorithm>
@@ -18,10 +18,11 @@ namespace voxtile {
 
 void setup_generate(CLI::App& app, GenerateCmdOptions& o) {
   app.add_option("kind", o.kind,
-                 "scan (subdivided input mesh), tubes (long thin triangles), room (huge + tiny) or sphere (a closed UV "
-                 "sphere of radius 1: --rings rings, 2 x rings segments)")
+                 "scan (subdivided input mesh), tubes (long thin triangles), room (huge + tiny), sphere (a closed UV "
+                 "sphere of radius 1: --rings rings, 2 x rings segments) or cad (cylinders with fan caps and plates: "
+                 "--objects parts of --sides sides)")
       ->required()
-      ->check(CLI::IsMember({"scan", "tubes", "room", "sphere"}));
+      ->check(CLI::IsMember({"scan", "tubes", "room", "sphere", "cad"}));
   app.add_option("-o,--output", o.output, "Output mesh: .ply, .stl, .obj or .glb; - for stdout")->required();
   add_mesh_format_option(app, o.format);
   app.add_flag("--ascii", o.ascii, "ASCII .ply or .stl instead of binary");
@@ -34,7 +35,9 @@ void setup_generate(CLI::App& app, GenerateCmdOptions& o) {
   app.add_option("--tubes", o.tubes, "tubes: number of tubes")->capture_default_str();
   app.add_option("--rings", o.rings, "tubes: rings per tube; sphere: rings (4 x rings^2 triangles)")
       ->capture_default_str();
-  app.add_option("--sides", o.sides, "tubes: sides per ring")->check(CLI::Range(3, 64))->capture_default_str();
+  app.add_option("--sides", o.sides, "tubes: sides per ring (3 to 64); cad: sides per cylinder (3 to 65536)")
+      ->check(CLI::Range(3, 65536))
+      ->capture_default_str();
   app.add_option("--radius", o.radius, "tubes: tube radius")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--length", o.length,
                  "tubes: 0 for closed tubes around whole curves in [-1,1]^3 (about 10 long), else open tubes of this "
@@ -46,7 +49,7 @@ void setup_generate(CLI::App& app, GenerateCmdOptions& o) {
                  "children, then all second children...)")
       ->check(CLI::IsMember({"file", "quarters"}))
       ->capture_default_str();
-  app.add_option("--objects", o.objects, "room: small objects (480 triangles each)")->capture_default_str();
+  app.add_option("--objects", o.objects, "room: small objects (480 triangles each); cad: parts")->capture_default_str();
   app.add_option("--seed", o.seed, "random seed")->capture_default_str();
   add_verbosity_flags(app, o.verbosity, "The same line (the output's size)");
 }
@@ -64,10 +67,15 @@ int run_generate(const GenerateCmdOptions& o) {
     if (o.rings < (o.length > 0 ? 1u : 2u))
       fail(ErrorKind::kUsage,
            std::string("generate tubes: --rings must be at least ") + (o.length > 0 ? "1" : "2 for closed tubes"));
+    if (o.sides > 64) fail(ErrorKind::kUsage, "generate tubes: --sides above 64");
     if (uint64_t(o.tubes) * o.rings * o.sides * 2 > (uint64_t(1) << 31))
       fail(ErrorKind::kUsage, "generate tubes: more than 2^31 triangles");
     if (o.length > 1000) fail(ErrorKind::kUsage, "generate tubes: --length above 1000");
     m = make_tubes(o.tubes, o.rings, o.sides, o.seed, o.radius, o.length);
+  } else if (o.kind == "cad") {
+    if (o.objects < 1 || uint64_t(o.objects) * o.sides * 4 > (uint64_t(1) << 31))
+      fail(ErrorKind::kUsage, "generate cad: --objects must be at least 1, and at most 2^31 triangles");
+    m = make_cad(o.objects, o.sides, o.seed);
   } else if (o.kind == "sphere") {
     if (o.rings < 2 || uint64_t(o.rings) * o.rings * 4 > (uint64_t(1) << 31))
       fail(ErrorKind::kUsage, "generate sphere: --rings must be 2 to 23170");

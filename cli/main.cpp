@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   CLI::App* info_cmd = app.add_subcommand("info", "Describe a mesh, point cloud or .vdb file");
   setup_info(*info_cmd, info);
   GenerateCmdOptions gen;
-  CLI::App* gen_cmd = app.add_subcommand("generate", "Write a large benchmark mesh (scan, tubes, room)");
+  CLI::App* gen_cmd = app.add_subcommand("generate", "Write a large benchmark mesh (scan, tubes, room, sphere, cad)");
   setup_generate(*gen_cmd, gen);
 
   try {

@@ -150,7 +150,8 @@ Mesh make_tubes(uint32_t tubes, uint32_t rings, uint32_t sides, uint64_t seed, d
         const double target = length * r / rings;
         while (walked < target) {
           curve(u + 1e-4, q);
-          walked += std::sqrt((q[0] - p[0]) * (q[0] - p[0]) + (q[1] - p[1]) * (q[1] - p[1]) + (q[2] - p[2]) * (q[2] - p[2]));
+          walked +=
+              std::sqrt((q[0] - p[0]) * (q[0] - p[0]) + (q[1] - p[1]) * (q[1] - p[1]) + (q[2] - p[2]) * (q[2] - p[2]));
           u += 1e-4;
           std::copy(q, q + 3, p);
         }
@@ -203,6 +204,48 @@ Mesh make_room(uint32_t objects, uint64_t seed) {
   for (uint32_t i = 0; i < objects; ++i) {
     const double r = rng.uniform(0.01, 0.05);
     add_sphere(m, rng.uniform(0.3, 9.7), rng.uniform(0.05, 3.9), rng.uniform(0.3, 7.7), r, 16, 16, 10 + i);
+  }
+  return m;
+}
+
+Mesh make_cad(uint32_t parts, uint32_t sides, uint64_t seed) {
+  Rng rng(seed);
+  Mesh m;
+  m.num_source_meshes = 1;
+  for (uint32_t p = 0; p < parts; ++p) {
+    const double cx = rng.uniform(-0.8, 0.8), cy = rng.uniform(-0.8, 0.8), cz = rng.uniform(-0.8, 0.8);
+    if (p % 4 == 3) {  // a plate
+      const double a = rng.uniform(0.2, 0.8), b = rng.uniform(0.01, 0.04), c = rng.uniform(0.2, 0.8);
+      add_box(m, cx - a, cy - b, cz - c, cx + a, cy + b, cz + c, p);
+      continue;
+    }
+    // A cylinder along a random axis w, with a frame (u, v) around it.
+    double w[3] = {rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1)};
+    const double wn = std::max(1e-3, std::sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]));
+    for (double& x : w) x /= wn;
+    const double a[3] = {std::abs(w[0]) < 0.9 ? 1.0 : 0.0, std::abs(w[0]) < 0.9 ? 0.0 : 1.0, 0.0};
+    double u[3] = {a[1] * w[2] - a[2] * w[1], a[2] * w[0] - a[0] * w[2], a[0] * w[1] - a[1] * w[0]};
+    const double un = std::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+    for (double& x : u) x /= un;
+    const double v[3] = {w[1] * u[2] - w[2] * u[1], w[2] * u[0] - w[0] * u[2], w[0] * u[1] - w[1] * u[0]};
+    const double r = rng.uniform(0.02, 0.25), h = rng.uniform(0.1, 0.8);
+    const uint32_t base = uint32_t(m.positions.size());
+    for (int end = 0; end < 2; ++end)
+      for (uint32_t j = 0; j < sides; ++j) {
+        const double ph = 2 * kPi * j / sides, cs = r * std::cos(ph), sn = r * std::sin(ph), t = end ? h : -h;
+        m.positions.push_back({float(cx + t * w[0] + cs * u[0] + sn * v[0]),
+                               float(cy + t * w[1] + cs * u[1] + sn * v[1]),
+                               float(cz + t * w[2] + cs * u[2] + sn * v[2])});
+      }
+    auto ring = [&](int end, uint32_t j) { return base + uint32_t(end) * sides + j % sides; };
+    for (uint32_t j = 0; j < sides; ++j) {  // the side: one quad per segment, end to end
+      add_triangle(m, ring(0, j), ring(1, j), ring(1, j + 1), p);
+      add_triangle(m, ring(0, j), ring(1, j + 1), ring(0, j + 1), p);
+    }
+    for (uint32_t j = 1; j + 1 < sides; ++j) {  // the caps: fans from their first vertex
+      add_triangle(m, ring(0, 0), ring(0, j + 1), ring(0, j), p);
+      add_triangle(m, ring(1, 0), ring(1, j), ring(1, j + 1), p);
+    }
   }
   return m;
 }

@@ -1,5 +1,6 @@
 // Deterministic generators of large benchmark meshes (no files needed): subdivision of a scanned
-// mesh, tangled tubes of long thin triangles, and a room of huge walls beside tiny clutter.
+// mesh, tangled tubes of long thin triangles, a room of huge walls beside tiny clutter, a CAD-like
+// assembly of cylinders and plates.
 #pragma once
 
 #include <cstdint>
@@ -28,5 +29,10 @@ Mesh make_tubes(uint32_t tubes, uint32_t rings, uint32_t sides, uint64_t seed, d
 // A 10 x 4 x 8 room (walls, floor, ceiling, a few large slabs: a few dozen triangles spanning
 // the grid) holding `objects` small spheres of about 480 triangles each.
 Mesh make_room(uint32_t objects, uint64_t seed);
+// A CAD-like assembly, as CAD exporters triangulate it: `parts` parts centred in [-0.8, 0.8]^3,
+// three of four cylinders (up to 1.6 long, radius up to 0.25) of `sides` sides along random axes (each side segment one
+// long quad from end to end, the caps fans from one rim vertex: slivers of every width), every fourth a thin plate (12
+// triangles).
+Mesh make_cad(uint32_t parts, uint32_t sides, uint64_t seed);
 
 }  // namespace voxtile

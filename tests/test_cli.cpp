@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "io/mesh_reader.h"
@@ -827,6 +828,23 @@ TEST(Cli, GenerateOrdersRadiiAndSpheres) {
   std::sort(ta.begin(), ta.end());
   std::sort(tb.begin(), tb.end());
   EXPECT_TRUE(ta == tb);
+  // A CAD-like assembly: 8 parts, 6 cylinders of 2 x 16 side and 2 x 14 cap triangles, 2 plates of 12; closed
+  // (every edge shared by two triangles), parts centred in [-0.8, 0.8]^3, none longer than 1.6.
+  r = run_voxtile({"generate", "cad", "--objects", "8", "--sides", "16", "-o", dir.file("cad.ply"), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Mesh cad = load_mesh(dir.file("cad.ply")).mesh;
+  EXPECT_EQ(cad.num_triangles(), 6u * (32 + 28) + 2 * 12);
+  std::map<std::pair<uint32_t, uint32_t>, int> edges;
+  for (size_t f = 0; f < cad.num_triangles(); ++f)
+    for (int k = 0; k < 3; ++k) {
+      const uint32_t a0 = cad.indices[3 * f + k], a1 = cad.indices[3 * f + (k + 1) % 3];
+      ++edges[{std::min(a0, a1), std::max(a0, a1)}];
+    }
+  for (const auto& [e, uses] : edges) EXPECT_EQ(uses, 2) << e.first << "-" << e.second;
+  const Bounds cb = cad.bounds();
+  EXPECT_TRUE(cb.lo.x >= -1.7 && cb.lo.y >= -1.7 && cb.lo.z >= -1.7 && cb.hi.x <= 1.7 && cb.hi.y <= 1.7 &&
+              cb.hi.z <= 1.7);
+  EXPECT_EQ(run_voxtile({"generate", "tubes", "--sides", "65", "-o", dir.file("x.ply")}).exit_code, 2);
   r = run_voxtile({"generate", "tubes", "--tubes", "3", "--rings", "10", "--sides", "6", "--radius", "0.05", "-o",
                    dir.file("t.ply"), "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
