@@ -16,17 +16,18 @@ nvidia-smi -L 2>/dev/null || true
 "$vt" generate scan --input "$dragon" --levels 3 -o "$work/scan.ply"
 "$vt" generate tubes --tubes 1000 --rings 300 --sides 5 -o "$work/tubes.ply"
 "$vt" generate room --objects 640 -o "$work/room.ply"
+"$vt" generate cad --objects 400 --sides 256 -o "$work/cad.ply"
 cp "$bunny" "$work/bunny.ply"
 echo
 "$bench" --runs "${RUNS:-10}" --warmup 3 ${BENCH_FLAGS:-} "$work/scan.ply:$res" "$work/tubes.ply:$res" "$work/room.ply:$res" \
-  "$work/bunny.ply:$res"
+  "$work/cad.ply:$res" "$work/bunny.ply:$res"
 
 echo
 echo "Whole process (load + voxelize + write .vdb), conservative binary, median of 3 runs:"
 echo
 echo "| mesh | grid | wall s |"
 echo "|---|---|---|"
-for m in scan tubes room bunny; do
+for m in scan tubes room cad bunny; do
   for r in 1024 2048; do
     times=()
     for i in 1 2 3; do
