@@ -181,6 +181,28 @@ struct MaskTreeLayout {
   size_t written_lowers = 0;   // lowers that are nodes
 };
 
+// The upper node (4096^3 voxels) of a brick, as the key of a brick of its coordinates.
+uint64_t upper_node_key(const Int3& c) { return brick_key(c.x >> 9, c.y >> 9, c.z >> 9); }
+// The grid's upper nodes, sorted: the root's order, by (x, y, z) of their origin.
+std::vector<uint64_t> upper_node_keys(const SparseGrid& g) {
+  std::vector<uint64_t> keys;
+  auto add = [&](const Int3& c) {
+    const uint64_t k = upper_node_key(c);
+    if (keys.empty() || keys.back() != k) keys.push_back(k);
+  };
+  for (uint64_t key : g.keys) add(brick_coord(key));
+  for (const BrickRun& r : g.runs) {
+    const Int3 c = brick_coord(r.key);
+    for (uint64_t z = uint64_t(c.z); z < uint64_t(c.z) + r.count; z = (z / 512 + 1) * 512) add({c.x, c.y, int32_t(z)});
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+// Grids of more upper nodes (scattered over a huge grid) go to OpenVDB's writer, which keeps no
+// table of lower nodes per upper node.
+constexpr size_t kMaxUpperNodes = 1024;
+
 // Linear in the bricks and the runs' pieces (no sort of them: a solid at 8192^3 has 35M pieces): the
 // upper nodes are few, sorted; each has a table of its 32^3 lower nodes, numbered in the tree's order
 // (child index, x-major); a lower node's leaves are its bricks in key order, which within a node is
@@ -203,17 +225,10 @@ MaskTreeLayout mask_tree_layout(const SparseGrid& g) {
     }
   };
   // The upper nodes, by (x, y, z) of their origin (the root's order), and the one of a brick.
-  auto upper_key = [](const Int3& c) { return brick_key(c.x >> 9, c.y >> 9, c.z >> 9); };
-  std::vector<uint64_t> upper_keys;
-  for_each_piece([&](const Int3& c, uint32_t, int64_t) {
-    const uint64_t k = upper_key(c);
-    if (upper_keys.empty() || upper_keys.back() != k) upper_keys.push_back(k);
-  });
-  std::sort(upper_keys.begin(), upper_keys.end());
-  upper_keys.erase(std::unique(upper_keys.begin(), upper_keys.end()), upper_keys.end());
+  const std::vector<uint64_t> upper_keys = upper_node_keys(g);
   size_t last = 0;
   auto upper_of = [&](const Int3& c) {
-    const uint64_t k = upper_key(c);
+    const uint64_t k = upper_node_key(c);
     if (upper_keys[last] != k)
       last = size_t(std::lower_bound(upper_keys.begin(), upper_keys.end(), k) - upper_keys.begin());
     return last;
@@ -221,17 +236,23 @@ MaskTreeLayout mask_tree_layout(const SparseGrid& g) {
   auto lower_slot = [](const Int3& c) {
     return uint32_t((c.x >> 4) & 31) << 10 | uint32_t((c.y >> 4) & 31) << 5 | uint32_t((c.z >> 4) & 31);
   };
-  // Each upper node's lower nodes: marked, then numbered in the tree's order.
-  std::vector<std::vector<int32_t>> table(upper_keys.size(), std::vector<int32_t>(32768, -1));
-  for_each_piece([&](const Int3& c, uint32_t, int64_t) { table[upper_of(c)][lower_slot(c)] = 0; });
+  // Each upper node's lower nodes: marked, then numbered in the tree's order (from its first lower
+  // node's index: 64 KB a node, at most kMaxUpperNodes of them).
   MaskTreeLayout t;
+  constexpr uint16_t kNone = 0xffff;
+  std::vector<std::vector<uint16_t>> table(upper_keys.size(), std::vector<uint16_t>(32768, kNone));
+  for_each_piece([&](const Int3& c, uint32_t, int64_t) { table[upper_of(c)][lower_slot(c)] = 0; });
+  auto lower_of = [&](const Int3& c) -> MaskTreeLayout::Lower& {
+    const size_t u = upper_of(c);
+    return t.lowers[t.uppers[u].first + table[u][lower_slot(c)]];
+  };
   for (size_t u = 0; u < upper_keys.size(); ++u) {
     const Int3 uc = brick_coord(upper_keys[u]);
     t.uppers.push_back({{uc.x * kUpperDim, uc.y * kUpperDim, uc.z * kUpperDim}, {}, {}, 0, t.lowers.size(), 0});
     Upper& up = t.uppers.back();
     for (uint32_t slot = 0; slot < 32768; ++slot) {
-      if (table[u][slot] < 0) continue;
-      table[u][slot] = int32_t(t.lowers.size());
+      if (table[u][slot] == kNone) continue;
+      table[u][slot] = uint16_t(up.count);
       const Int3 o{up.origin.x + int32_t(slot >> 10) * kLowerDim, up.origin.y + int32_t((slot >> 5) & 31) * kLowerDim,
                    up.origin.z + int32_t(slot & 31) * kLowerDim};
       t.lowers.push_back({o, {}, {}, 0, 0, 0});
@@ -240,7 +261,7 @@ MaskTreeLayout mask_tree_layout(const SparseGrid& g) {
   }
   // Leaves and tiles: full leaves are tiles where the tree is pruned.
   for_each_piece([&](const Int3& c, uint32_t count, int64_t b) {
-    Lower& low = t.lowers[size_t(table[upper_of(c)][lower_slot(c)])];
+    Lower& low = lower_of(c);
     const uint32_t off = lower_offset(c.x * 8, c.y * 8, c.z * 8);
     if (b < 0 || (pruned && brick_full(g.masks[size_t(b)]))) {  // along z: one 16-bit field of a word
       low.active.w[off >> 6] |= ((uint64_t(1) << count) - 1) << (off & 63);
@@ -259,8 +280,7 @@ MaskTreeLayout mask_tree_layout(const SparseGrid& g) {
   t.leaves.resize(leaves);
   for (size_t b = 0; b < g.keys.size(); ++b) {
     if (pruned && brick_full(g.masks[b])) continue;
-    const Int3 c = brick_coord(g.keys[b]);
-    Lower& low = t.lowers[size_t(table[upper_of(c)][lower_slot(c)])];
+    Lower& low = lower_of(brick_coord(g.keys[b]));
     t.leaves[low.first + low.count++] = b;
   }
   for (Upper& u : t.uppers)
@@ -452,7 +472,7 @@ bool direct_vdb_writable(const std::vector<const SparseGrid*>& grids, const Meta
   std::set<std::string> names;
   for (const SparseGrid* g : grids)
     if (g->value_type != ValueType::kNone || (g->keys.empty() && g->runs.empty()) || g->name.empty() ||
-        !names.insert(g->name).second || has_interior_upper_node(*g))
+        !names.insert(g->name).second || has_interior_upper_node(*g) || upper_node_keys(*g).size() > kMaxUpperNodes)
       return false;
   for (const auto& kv : meta)
     if (kv.first == "dims" || kv.first == "origin") return false;  // OpenVDB refuses to change their types

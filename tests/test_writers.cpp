@@ -299,6 +299,20 @@ TEST(Writers, DirectVdbWriterGivesOpenVdbsBytes) {
   EXPECT_FALSE(direct_vdb_writable({&huge}, {}));
   huge.runs.back().count = 511;
   EXPECT_TRUE(direct_vdb_writable({&huge}, {}));
+  // Bricks scattered over a huge grid: up to 1024 upper nodes are written directly, more by OpenVDB
+  // (no table of 32^3 lower nodes for each). (Grids of several upper nodes are compared above.)
+  for (const int nodes : {1024, 1025}) {
+    SparseGrid scattered;
+    scattered.spec.dims = {nodes * 4096, 64, 64};
+    scattered.name = "scattered";
+    for (int i = 0; i < nodes; ++i) {
+      scattered.keys.push_back(brick_key(i * 512, i % 8, 0));
+      scattered.masks.push_back(BrickMask{});
+      scattered.masks.back().set(i % 512);
+    }
+    scattered.validate();
+    EXPECT_EQ(direct_vdb_writable({&scattered}, {}), nodes == 1024);
+  }
   // Metadata in OpenVDB's order (by name) whatever the order given; a repeated key keeps its last value.
   const Metadata odd = {{"zz", "last"}, {"a", ""}, {"dims_note", "x"}, {"source", "one"}, {"source", "two"}};
   write_vdb_grids({&grids[1]}, dir.file("m1.vdb"), odd, VdbWriter::kDirect);
