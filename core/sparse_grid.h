@@ -65,6 +65,19 @@ inline Int3 brick_coord(uint64_t key) {
   const uint64_t m = (uint64_t(1) << kBrickKeyBits) - 1;
   return {int32_t(key >> (2 * kBrickKeyBits)), int32_t((key >> kBrickKeyBits) & m), int32_t(key & m)};
 }
+// Calls f(first brick's coordinates, bricks) for each piece of `runs` cut where z crosses a multiple
+// of `align` bricks (OpenVDB's nodes: 16 bricks for 128^3 voxels, 512 for 4096^3).
+template <class F>
+void for_each_run_piece(const std::vector<BrickRun>& runs, uint64_t align, F&& f) {
+  for (const BrickRun& r : runs) {
+    const Int3 c = brick_coord(r.key);
+    for (uint64_t z = uint64_t(c.z), end = z + r.count; z < end;) {
+      const uint64_t stop = end < (z / align + 1) * align ? end : (z / align + 1) * align;
+      f(Int3{c.x, c.y, int32_t(z)}, stop - z);
+      z = stop;
+    }
+  }
+}
 
 // Allocator whose resize() leaves new elements uninitialised: every resize of a value array is
 // followed by a full overwrite, so large grids are written once (in parallel) instead of being

@@ -835,22 +835,28 @@ MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triang
   }
 }
 
+namespace {
+// Formats whose materials may name texture maps, which only Assimp decodes.
+bool may_name_textures(const std::string& path) { return lower_extension(path) == "obj" || gltf_format(path); }
+}  // namespace
+
 bool reads_natively(const std::string& path, Loader loader, bool textures) {
   if (loader == Loader::kAssimp || !native_format(path)) return false;
   if (loader == Loader::kNative) return true;
   // auto leaves to Assimp what only it decodes (Draco), and OBJ and glTF files when textures are
   // wanted (load_mesh reads them natively first and keeps that unless their materials name texture
-  // maps, which Assimp decodes).
+  // maps).
   if (gltf_format(path) && !gltf_native(path)) return false;
-  const std::string e = lower_extension(path);
-  return !(textures && (e == "obj" || gltf_format(path)));
+  return !(textures && may_name_textures(path));
 }
 
 MeshLoadResult load_mesh(const std::string& path, bool textures, Loader loader, const LoaderLimits& limits) {
-  // (decided once: for a glTF it looks into the file)
-  const bool natively = reads_natively(path, loader, textures);
-  // auto with textures (an OBJ, a glTF): natively first, Assimp only where the materials name texture maps.
-  if (loader == Loader::kAuto && textures && !natively && native_format(path) && reads_natively(path, loader, false)) {
+  // Whether a native reader takes the file (for a glTF this looks into it: once), and whether auto
+  // with textures reads it natively first, Assimp only where the materials name texture maps.
+  const bool native_reader = reads_natively(path, loader, false);
+  const bool textures_first = native_reader && loader == Loader::kAuto && textures && may_name_textures(path);
+  const bool natively = native_reader && !textures_first;
+  if (textures_first) {
     MeshLoadResult native = MeshLoaderPool(0, limits).load(path, false, Loader::kNative);
     if (!native.texture_maps) return native;
     if (gltf_format(path)) {

@@ -78,15 +78,9 @@ void add_runs(GridT& grid, const SparseGrid& g, const typename GridT::ValueType&
     uint32_t count;
   };
   std::vector<Piece> pieces;
-  for (const BrickRun& r : g.runs) {
-    const Int3 c = brick_coord(r.key);
-    for (uint64_t z = uint64_t(c.z), end = uint64_t(c.z) + r.count; z < end;) {
-      const uint64_t stop = std::min(end, (z / 16 + 1) * 16);
-      pieces.push_back({brick_key(c.x >> 4, c.y >> 4, int32_t(z >> 4)), brick_key(c.x, c.y, int32_t(z)),
-                        uint32_t(stop - z)});
-      z = stop;
-    }
-  }
+  for_each_run_piece(g.runs, 16, [&](const Int3& c, uint64_t n) {
+    pieces.push_back({brick_key(c.x >> 4, c.y >> 4, c.z >> 4), brick_key(c.x, c.y, c.z), uint32_t(n)});
+  });
   tbb::parallel_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
     return a.node != b.node ? a.node < b.node : a.key < b.key;
   });
@@ -491,14 +485,6 @@ void write_tree_file(AtomicFile& file, const openvdb::GridPtrVec& grids, uint64_
                  });
 }
 
-// Names OpenVDB keeps as they are: distinct and non-empty (else it adds suffixes).
-bool distinct_names(const std::vector<const SparseGrid*>& grids) {
-  std::set<std::string> names;
-  for (const SparseGrid* g : grids)
-    if (g->name.empty() || !names.insert(g->name).second) return false;
-  return true;
-}
-
 }  // namespace
 
 void write_vdb(const SparseGrid& g, const std::string& path, const Metadata& meta) { write_vdb_grids({&g}, path, meta); }
@@ -508,7 +494,7 @@ void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::str
   init_openvdb();
   // (Files of binary grids that write_direct_vdb takes never come here: io/vdb_loader.cpp.)
   const uint64_t seed = vdb_file_seed(grids, meta);
-  const bool named = distinct_names(grids);
+  const bool named = vdb_distinct_names(grids);
   if (writer == VdbWriter::kDirect && !named)
     fail(ErrorKind::kInternal, path + ": voxtile's VDB writers take grids with distinct, non-empty names");
   if (writer != VdbWriter::kOpenVdb && named) {

@@ -3,7 +3,6 @@
 
 #include <blosc.h>
 #include <tbb/parallel_for.h>
-#include <tbb/parallel_sort.h>
 
 #include <algorithm>
 #include <array>
@@ -191,10 +190,7 @@ std::vector<uint64_t> upper_node_keys(const SparseGrid& g) {
     if (keys.empty() || keys.back() != k) keys.push_back(k);
   };
   for (uint64_t key : g.keys) add(brick_coord(key));
-  for (const BrickRun& r : g.runs) {
-    const Int3 c = brick_coord(r.key);
-    for (uint64_t z = uint64_t(c.z); z < uint64_t(c.z) + r.count; z = (z / 512 + 1) * 512) add({c.x, c.y, int32_t(z)});
-  }
+  for_each_run_piece(g.runs, 512, [&](const Int3& c, uint64_t) { add(c); });
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   return keys;
@@ -215,14 +211,7 @@ MaskTreeLayout mask_tree_layout(const SparseGrid& g) {
   // surface brick and each piece of a run within one lower node.
   auto for_each_piece = [&](auto&& f) {
     for (size_t b = 0; b < g.keys.size(); ++b) f(brick_coord(g.keys[b]), uint32_t(1), int64_t(b));
-    for (const BrickRun& r : g.runs) {
-      const Int3 c = brick_coord(r.key);
-      for (uint64_t z = uint64_t(c.z), end = uint64_t(c.z) + r.count; z < end;) {
-        const uint64_t stop = std::min(end, (z / 16 + 1) * 16);
-        f(Int3{c.x, c.y, int32_t(z)}, uint32_t(stop - z), int64_t(-1));
-        z = stop;
-      }
-    }
+    for_each_run_piece(g.runs, 16, [&](const Int3& c, uint64_t n) { f(c, uint32_t(n), int64_t(-1)); });
   };
   // The upper nodes, by (x, y, z) of their origin (the root's order), and the one of a brick.
   const std::vector<uint64_t> upper_keys = upper_node_keys(g);
@@ -416,12 +405,12 @@ void write_mask_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& me
   }
   offsets[1] = int64_t(sink.pos());
   // Buffers: per leaf its mask again and its origin.
-  constexpr size_t kLeafBytes = sizeof(BrickMask) + 12;
+  constexpr size_t kLeafBufferBytes = sizeof(BrickMask) + 12;
   for (size_t first = 0; first < t.leaves.size(); first += 4096) {
     const size_t n = std::min<size_t>(4096, t.leaves.size() - first);
     size_t at = out.size();
-    out.resize(at + n * kLeafBytes);
-    for (size_t i = first; i < first + n; ++i, at += kLeafBytes) {
+    out.resize(at + n * kLeafBufferBytes);
+    for (size_t i = first; i < first + n; ++i, at += kLeafBufferBytes) {
       const size_t b = t.leaves[i];
       const Int3 c = brick_coord(g.keys[b]);
       const int32_t origin[3] = {c.x * 8, c.y * 8, c.z * 8};
@@ -436,29 +425,15 @@ void write_mask_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& me
   sink.patch(offsets_at, patch);
 }
 
-}  // namespace
-
-namespace {
-
 // Whether a 4096^3 node of the grid is all interior (full bricks in runs, full surface bricks): that
 // would be a tile of the root, which the direct writer does not write.
 bool has_interior_upper_node(const SparseGrid& g) {
   if (g.runs.empty() || std::min({g.spec.dims.x, g.spec.dims.y, g.spec.dims.z}) < kUpperDim) return false;
   constexpr uint64_t kUpperBricks = uint64_t(kUpperDim / 8) * (kUpperDim / 8) * (kUpperDim / 8);
   std::unordered_map<uint64_t, uint64_t> full;  // upper node (brick_key of its coordinates) -> full bricks
-  for (const BrickRun& r : g.runs) {
-    const Int3 c = brick_coord(r.key);
-    for (uint64_t z = uint64_t(c.z), end = uint64_t(c.z) + r.count; z < end;) {
-      const uint64_t stop = std::min(end, (z / 512 + 1) * 512);
-      full[brick_key(c.x >> 9, c.y >> 9, int32_t(z >> 9))] += stop - z;
-      z = stop;
-    }
-  }
+  for_each_run_piece(g.runs, 512, [&](const Int3& c, uint64_t n) { full[upper_node_key(c)] += n; });
   for (size_t b = 0; b < g.keys.size(); ++b)
-    if (brick_full(g.masks[b])) {
-      const Int3 c = brick_coord(g.keys[b]);
-      ++full[brick_key(c.x >> 9, c.y >> 9, c.z >> 9)];
-    }
+    if (brick_full(g.masks[b])) ++full[upper_node_key(brick_coord(g.keys[b]))];
   for (const auto& kv : full)
     if (kv.second == kUpperBricks) return true;
   return false;
@@ -466,22 +441,28 @@ bool has_interior_upper_node(const SparseGrid& g) {
 
 }  // namespace
 
+bool vdb_distinct_names(const std::vector<const SparseGrid*>& grids) {
+  std::set<std::string> names;
+  for (const SparseGrid* g : grids)
+    if (g->name.empty() || !names.insert(g->name).second) return false;
+  return true;
+}
+
 bool direct_vdb_writable(const std::vector<const SparseGrid*>& grids, const Metadata& meta) {
   static_assert(sizeof(BrickMask) == 64 && sizeof(UpperMask) == 4096 && sizeof(LowerMask) == 512,
                 "a leaf mask is 64 bytes, node masks as OpenVDB's");
-  std::set<std::string> names;
+  if (!vdb_distinct_names(grids)) return false;
   for (const SparseGrid* g : grids)
-    if (g->value_type != ValueType::kNone || (g->keys.empty() && g->runs.empty()) || g->name.empty() ||
-        !names.insert(g->name).second || has_interior_upper_node(*g) || upper_node_keys(*g).size() > kMaxUpperNodes)
+    if (g->value_type != ValueType::kNone || (g->keys.empty() && g->runs.empty()) || has_interior_upper_node(*g) ||
+        upper_node_keys(*g).size() > kMaxUpperNodes)
       return false;
   for (const auto& kv : meta)
     if (kv.first == "dims" || kv.first == "origin") return false;  // OpenVDB refuses to change their types
   return true;
 }
 
-void write_direct_vdb(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta) {
-  if (!direct_vdb_writable(grids, meta))
-    fail(ErrorKind::kInternal, path + ": voxtile's VDB writer takes non-empty binary grids with distinct names");
+bool write_direct_vdb(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta) {
+  if (!direct_vdb_writable(grids, meta)) return false;
   for (const SparseGrid* g : grids) vdb_transform_bytes(g->spec);  // a usage error before any file exists
   const std::string header = vdb_file_header(vdb_file_seed(grids, meta), grids.size());
   AtomicFile file(path);
@@ -491,6 +472,7 @@ void write_direct_vdb(const std::vector<const SparseGrid*>& grids, const std::st
   sink.finish();
   file.close_stream();
   file.commit();
+  return true;
 }
 
 }  // namespace voxtile

@@ -39,12 +39,15 @@ std::string vdb_deterministic_uuid(uint64_t seed);
 // GPU grid and a CPU grid that are equal give the same file), names and the metadata.
 uint64_t vdb_file_seed(const std::vector<const SparseGrid*>& grids, const Metadata& meta);
 
+// Names OpenVDB keeps as they are: distinct and non-empty (else it adds suffixes).
+bool vdb_distinct_names(const std::vector<const SparseGrid*>& grids);
 // Whether write_direct_vdb writes these grids as OpenVDB would: non-empty binary grids (solids'
 // interior runs included, as active tiles, where no 4096^3 node is all interior) with distinct
 // non-empty names, and metadata whose keys do not collide with the grid's own ("dims", "origin").
 bool direct_vdb_writable(const std::vector<const SparseGrid*>& grids, const Metadata& meta);
-// Writes them as MaskGrids (atomic, see AtomicFile). Throws Error(kOutput), or Error(kInternal)
-// where direct_vdb_writable says no.
-void write_direct_vdb(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta);
+// Writes them as MaskGrids (atomic, see AtomicFile) and returns true; returns false, writing
+// nothing, where direct_vdb_writable says no. Throws Error(kOutput), or Error(kUsage) for a voxel
+// size no .vdb transform holds.
+bool write_direct_vdb(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta);
 
 }  // namespace voxtile

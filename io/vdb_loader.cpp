@@ -76,8 +76,7 @@ void write_vdb(const SparseGrid& grid, const std::string& path, const Metadata& 
 // Binary grids are written without loading the module (io/vdb_direct.h), the rest through OpenVDB.
 void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta,
                      VdbWriter writer, bool bool_grids) {
-  if (writer != VdbWriter::kOpenVdb && !bool_grids && direct_vdb_writable(grids, meta))
-    return write_direct_vdb(grids, path, meta);
+  if (writer != VdbWriter::kOpenVdb && !bool_grids && write_direct_vdb(grids, path, meta)) return;
   api().write_vdb_grids(grids, path, meta, writer, bool_grids);
 }
 SparseGrid read_vdb(const std::string& path, const std::string& grid_name) { return api().read_vdb(path, grid_name); }
