@@ -12,6 +12,7 @@
 
 #include <openvdb/io/DelayedLoadMetadata.h>
 #include <openvdb/openvdb.h>
+#include <openvdb/points/StreamCompression.h>
 #include <openvdb/tools/Prune.h>
 #include <openvdb/tools/SignedFloodFill.h>
 #include <tbb/parallel_for.h>
@@ -286,11 +287,34 @@ constexpr uint64_t node_bytes() {  // tools::memUsage() of an internal node
 }
 static_assert(MaskUpper::DIM == 4096 && MaskLower::DIM == 128 && MaskLower::ChildNodeType::DIM == 8,
               "OpenVDB's 5-4-3 tree");
-static_assert(vdb_format::kTreeBytes == sizeof(MaskTree) + sizeof(MaskRoot) &&
-                  vdb_format::kUpperBytes == node_bytes<MaskUpper>() &&
-                  vdb_format::kLowerBytes == node_bytes<MaskLower>() &&
-                  vdb_format::kLeafBytes == sizeof(MaskLower::ChildNodeType),
-              "io/vdb_direct.h: the memory use of OpenVDB's MaskTree nodes");
+template <class GridT>
+constexpr bool same_node_bytes(const vdb_format::NodeBytes& b) {
+  using TreeT = typename GridT::TreeType;
+  using Upper = typename TreeT::RootNodeType::ChildNodeType;
+  using Lower = typename Upper::ChildNodeType;
+  using Leaf = typename Lower::ChildNodeType;
+  constexpr uint64_t leaf = sizeof(Leaf) + (std::is_same_v<typename TreeT::BuildType, openvdb::ValueMask>
+                                                ? 0
+                                                : Leaf::SIZE * sizeof(typename GridT::ValueType));
+  return b.tree == sizeof(TreeT) + sizeof(typename TreeT::RootNodeType) && b.upper == node_bytes<Upper>() &&
+         b.lower == node_bytes<Lower>() && b.leaf == leaf;
+}
+static_assert(same_node_bytes<openvdb::MaskGrid>(vdb_format::kMaskNodeBytes) &&
+                  same_node_bytes<openvdb::Int32Grid>(vdb_format::kScalarNodeBytes) &&
+                  same_node_bytes<openvdb::FloatGrid>(vdb_format::kScalarNodeBytes) &&
+                  same_node_bytes<openvdb::Vec3SGrid>(vdb_format::kVec3sNodeBytes),
+              "io/vdb_direct.h: the memory use of OpenVDB's tree nodes (tools::memUsage)");
+static_assert(int(vdb_format::kNoMaskOrInactiveVals) == int(openvdb::io::NO_MASK_OR_INACTIVE_VALS) &&
+                  int(vdb_format::kNoMaskAndMinusBg) == int(openvdb::io::NO_MASK_AND_MINUS_BG) &&
+                  int(vdb_format::kNoMaskAndOneInactiveVal) == int(openvdb::io::NO_MASK_AND_ONE_INACTIVE_VAL) &&
+                  int(vdb_format::kMaskAndNoInactiveVals) == int(openvdb::io::MASK_AND_NO_INACTIVE_VALS) &&
+                  int(vdb_format::kMaskAndOneInactiveVal) == int(openvdb::io::MASK_AND_ONE_INACTIVE_VAL) &&
+                  int(vdb_format::kMaskAndTwoInactiveVals) == int(openvdb::io::MASK_AND_TWO_INACTIVE_VALS) &&
+                  int(vdb_format::kNoMaskAndAllVals) == int(openvdb::io::NO_MASK_AND_ALL_VALS),
+              "io/vdb_direct.h: OpenVDB's mask-compression codes");
+static_assert(vdb_format::kBloscMinimumBytes == openvdb::compression::BLOSC_MINIMUM_BYTES &&
+                  vdb_format::kBloscPadBytes == openvdb::compression::BLOSC_PAD_BYTES,
+              "io/vdb_direct.h: compression::bloscCompress's limits");
 
 // A grid's end: its descriptor's offsets, written over the placeholders at `at`.
 void finish_grid(Sink& sink, openvdb::io::GridDescriptor& gd, uint64_t at) {
@@ -495,7 +519,7 @@ void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::str
   // (Files of binary grids that write_direct_vdb takes never come here: io/vdb_loader.cpp.)
   const uint64_t seed = vdb_file_seed(grids, meta);
   const bool named = vdb_distinct_names(grids);
-  if (writer == VdbWriter::kDirect && !named)
+  if ((writer == VdbWriter::kDirect || writer == VdbWriter::kTree) && !named)
     fail(ErrorKind::kInternal, path + ": voxtile's VDB writers take grids with distinct, non-empty names");
   if (writer != VdbWriter::kOpenVdb && named) {
     openvdb::GridPtrVec vdb_grids;

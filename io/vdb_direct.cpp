@@ -135,24 +135,27 @@ uint32_t upper_offset(int32_t x, int32_t y, int32_t z) {
                   ((z & (kUpperDim - 1)) >> 7));
 }
 
+// io::bloscToStream: the compressed size and Blosc's output with OpenVDB's settings (level 9,
+// shuffle, 4-byte type size, LZ4, one block, one thread), or the negative size and the bytes where
+// Blosc fails.
+void put_blosc(Bytes& out, const void* data, size_t bytes) {
+  const size_t at = out.size();
+  out.resize(at + 8 + bytes + BLOSC_MAX_OVERHEAD);
+  const int n = blosc_compress_ctx(9, 1, sizeof(float), bytes, data, out.data() + at + 8, bytes + BLOSC_MAX_OVERHEAD,
+                                   BLOSC_LZ4_COMPNAME, bytes, 1);
+  const int64_t count = n > 0 ? int64_t(n) : -int64_t(bytes);
+  std::memcpy(out.data() + at, &count, 8);
+  if (n <= 0 && bytes > 0) std::memcpy(out.data() + at + 8, data, bytes);
+  out.resize(at + 8 + (n > 0 ? size_t(n) : bytes));
+}
+
 // An internal node's values as InternalNode::writeTopology writes them: writeCompressedValues of
 // its values (children's slots zero), here the mask-compression code NO_MASK_OR_INACTIVE_VALS (every
-// inactive value is the background, false), then its active values (`active` tiles, all true) as
-// io::bloscToStream writes them: the compressed size and Blosc's output with OpenVDB's settings, or
-// the negative size and the values where Blosc fails.
+// inactive value is the background, false), then its active values (`active` tiles, all true).
 void put_tile_values(Bytes& out, uint32_t active) {
   out.push_back(0);
   const std::vector<char> values(active, 1);
-  std::vector<char> packed(active + BLOSC_MAX_OVERHEAD);
-  const int n = blosc_compress_ctx(9, 1, sizeof(float), active, values.data(), packed.data(), packed.size(),
-                                   BLOSC_LZ4_COMPNAME, active, 1);
-  if (n <= 0) {
-    put(out, -int64_t(active));
-    out.insert(out.end(), values.begin(), values.end());
-  } else {
-    put(out, int64_t(n));
-    out.insert(out.end(), packed.begin(), packed.begin() + n);
-  }
+  put_blosc(out, values.data(), active);
 }
 
 // The tree OpenVDB builds for a binary grid (io/vdb.cpp build_grid): upper nodes (children of the
@@ -299,7 +302,8 @@ MetaValue vec3i(const Int3& v) {
 
 // What GridBase::addStatsMetadata() records, computed from the bricks: the active voxel bounding
 // box and count, and tools::memUsage() of the tree OpenVDB would build.
-void add_stats(std::map<std::string, MetaValue>& meta, const SparseGrid& g, const MaskTreeLayout& t) {
+void add_stats(std::map<std::string, MetaValue>& meta, const SparseGrid& g, const MaskTreeLayout& t,
+               const vdb_format::NodeBytes& bytes) {
   // Only bricks on the bricks' own bounding box can hold an extreme voxel; for those, the extreme
   // active x is the first/last non-zero word, y the first/last non-zero byte of the words' union,
   // z the lowest/highest bit of the bytes' union.
@@ -336,9 +340,8 @@ void add_stats(std::map<std::string, MetaValue>& meta, const SparseGrid& g, cons
     lo = {std::min(lo.x, c.x * 8), std::min(lo.y, c.y * 8), std::min(lo.z, c.z * 8)};
     hi = {std::max(hi.x, c.x * 8 + 7), std::max(hi.y, c.y * 8 + 7), std::max(hi.z, int32_t((c.z + r.count) * 8 - 1))};
   }
-  using namespace vdb_format;
   const uint64_t mem =
-      kTreeBytes + t.uppers.size() * kUpperBytes + t.written_lowers * kLowerBytes + t.leaves.size() * kLeafBytes;
+      bytes.tree + t.uppers.size() * bytes.upper + t.written_lowers * bytes.lower + t.leaves.size() * bytes.leaf;
   meta["file_bbox_min"] = vec3i(lo);
   meta["file_bbox_max"] = vec3i(hi);
   meta["file_mem_bytes"] = {"int64", {}};
@@ -347,29 +350,31 @@ void add_stats(std::map<std::string, MetaValue>& meta, const SparseGrid& g, cons
   put(meta["file_voxel_count"].bytes, int64_t(g.active_voxels()));
 }
 
-// One grid's descriptor and data, as Archive::writeGrid writes a MaskGrid (seekable: with offsets).
-void write_mask_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& meta) {
+// Where a grid's three offsets (GridDescriptor: grid, buffers and end positions) go, patched at its end.
+struct GridOffsets {
+  uint64_t at;
+  int64_t pos[3];
+};
+// A grid's start as Archive::writeGrid writes it: GridDescriptor::writeHeader (name, tree type, no
+// instance parent), placeholders for its offsets, the compression flags (Archive::setGridCompression
+// keeps the file's for every grid here: no ZIP to drop), the grid's metadata (GridBase::writeMeta:
+// by name, what describe() and addStatsMetadata() set, with `extra` such as the class and the
+// delayed-load metadata), then the transform.
+GridOffsets put_grid_head(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& meta, const char* tree_type,
+                          std::map<std::string, MetaValue> entries) {
   Bytes& out = sink.bytes();
-  const MaskTreeLayout t = mask_tree_layout(g);
-
-  // GridDescriptor::writeHeader, then its offsets (placeholders, patched at the end)
   put_string(out, g.name);
-  put_string(out, vdb_format::kMaskTreeType);
+  put_string(out, tree_type);
   put_string(out, "");  // no instance parent
-  const uint64_t offsets_at = sink.pos();
-  int64_t offsets[3] = {0, 0, 0};  // grid, block (buffers) and end positions
-  put(out, offsets);
-  offsets[0] = int64_t(sink.pos());
-  put(out, vdb_format::kCompression);  // Archive::setGridCompression: a mask grid keeps the file's flags
-
-  // The grid's metadata (GridBase::writeMeta), by name: what describe() and addStatsMetadata() set.
-  std::map<std::string, MetaValue> entries;
+  GridOffsets o{sink.pos(), {0, 0, 0}};
+  put(out, o.pos);
+  o.pos[0] = int64_t(sink.pos());
+  put(out, vdb_format::kCompression);
   entries["name"] = {"string", g.name};
   entries["voxtile_dims"] = vec3i(g.spec.dims);
   entries["voxtile_origin"] = {"vec3d", {}};
   for (double x : {g.spec.origin.x, g.spec.origin.y, g.spec.origin.z}) put(entries["voxtile_origin"].bytes, x);
   for (const auto& [key, value] : meta) entries["voxtile_" + key] = {"string", value};
-  add_stats(entries, g, t);
   entries["file_compression"] = {"string", vdb_format::kCompressionName};
   put(out, uint32_t(entries.size()));
   for (const auto& [name, value] : entries) {
@@ -379,6 +384,21 @@ void write_mask_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& me
   }
   const std::string transform = vdb_transform_bytes(g.spec);
   out.insert(out.end(), transform.begin(), transform.end());
+  return o;
+}
+void patch_grid_offsets(vdb_io::Sink& sink, const GridOffsets& o) {
+  Bytes patch;
+  put(patch, o.pos);
+  sink.patch(o.at, patch);
+}
+
+// One grid's descriptor and data, as Archive::writeGrid writes a MaskGrid (seekable: with offsets).
+void write_mask_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& meta) {
+  Bytes& out = sink.bytes();
+  const MaskTreeLayout t = mask_tree_layout(g);
+  std::map<std::string, MetaValue> stats;
+  add_stats(stats, g, t, vdb_format::kMaskNodeBytes);
+  GridOffsets offsets = put_grid_head(sink, g, meta, vdb_format::kMaskTreeType, std::move(stats));
 
   // Topology: Tree (buffer count), root (background, tiles, children), nodes, leaf masks.
   put(out, int32_t(1));
@@ -403,7 +423,7 @@ void write_mask_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& me
       sink.flush_if_full();
     }
   }
-  offsets[1] = int64_t(sink.pos());
+  offsets.pos[1] = int64_t(sink.pos());
   // Buffers: per leaf its mask again and its origin.
   constexpr size_t kLeafBufferBytes = sizeof(BrickMask) + 12;
   for (size_t first = 0; first < t.leaves.size(); first += 4096) {
@@ -419,10 +439,370 @@ void write_mask_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& me
     }
     sink.flush_if_full();
   }
-  offsets[2] = int64_t(sink.pos());
-  Bytes patch;
-  put(patch, offsets);
-  sink.patch(offsets_at, patch);
+  offsets.pos[2] = int64_t(sink.pos());
+  patch_grid_offsets(sink, offsets);
+}
+
+// ---- Grids of values: Int32Grid (counts), FloatGrid (the sdf as a level set), Vec3SGrid ----------
+
+struct Vec3Value {
+  float x, y, z;
+};
+// math::isExactlyEqual and math::negative, as io::MaskCompress uses them
+bool same(int32_t a, int32_t b) { return a == b; }
+bool same(float a, float b) { return a == b; }
+bool same(const Vec3Value& a, const Vec3Value& b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
+int32_t negated(int32_t a) { return int32_t(0u - uint32_t(a)); }
+float negated(float a) { return -a; }
+Vec3Value negated(const Vec3Value& a) { return {-a.x, -a.y, -a.z}; }
+
+// A leaf's 512 values as io/vdb.cpp's to_vdb puts them in OpenVDB's leaf (before a level set's flood fill).
+template <class T>
+struct LeafValues;
+template <>
+struct LeafValues<int32_t> {
+  static constexpr const char* kType = vdb_format::kInt32TreeType;
+  static constexpr vdb_format::NodeBytes kBytes = vdb_format::kScalarNodeBytes;
+  static void get(const SparseGrid& g, size_t b, int32_t* v) {
+    std::memcpy(v, g.ivalues.data() + b * kBrickVoxels, kBrickVoxels * sizeof(int32_t));
+  }
+};
+template <>
+struct LeafValues<float> {
+  static constexpr const char* kType = vdb_format::kFloatTreeType;
+  static constexpr vdb_format::NodeBytes kBytes = vdb_format::kScalarNodeBytes;
+  static void get(const SparseGrid& g, size_t b, float* v) {
+    const float* src = g.fvalues.data() + b * kBrickVoxels;
+    for (int off = 0; off < kBrickVoxels; ++off)  // a level set's inactive voxels, the background; -0 stays +0
+      v[off] = g.level_set ? (g.masks[b].test(off) ? src[off] : g.background) : (src[off] != 0.0f ? src[off] : 0.0f);
+  }
+};
+template <>
+struct LeafValues<Vec3Value> {
+  static constexpr const char* kType = vdb_format::kVec3sTreeType;
+  static constexpr vdb_format::NodeBytes kBytes = vdb_format::kVec3sNodeBytes;
+  static void get(const SparseGrid& g, size_t b, Vec3Value* v) {
+    const float* src = g.fvalues.data() + b * kBrickVoxels * 3;
+    const Vec3Value zero{0.0f, 0.0f, 0.0f};
+    for (int off = 0; off < kBrickVoxels; ++off) {
+      const Vec3Value x{src[3 * off], src[3 * off + 1], src[3 * off + 2]};
+      v[off] = same(x, zero) ? zero : x;
+    }
+  }
+};
+
+bool bit(const uint64_t* words, uint32_t i) { return (words[i >> 6] >> (i & 63)) & 1; }
+
+// io::writeCompressedValues of n values with mask compression (io::MaskCompress: up to two distinct
+// inactive values, children's slots skipped, are stored as a code, the values and a selection mask),
+// then writeData's Blosc block (put_blosc) of the values it keeps: the active ones, or all where the
+// inactive ones take more than two values. `child` may be null (leaves). Returns the mask code and
+// sets *block to the Blosc block's size with its count (the delayed-load metadata's).
+template <class T>
+int8_t put_compressed_values(Bytes& out, const T* src, const uint64_t* active, const uint64_t* child, uint32_t n,
+                             const T& background, std::vector<T>& kept, int64_t* block = nullptr) {
+  using namespace vdb_format;
+  T val[2] = {background, background};
+  int unique = 0;
+  for (uint32_t w = 0; w < n / 64 && unique < 3; ++w) {
+    uint64_t off = ~active[w] & (child ? ~child[w] : ~uint64_t(0));
+    for (; off != 0 && unique < 3; off &= off - 1) {
+      const T& v = src[w * 64 + uint32_t(__builtin_ctzll(off))];
+      if ((unique > 0 && same(v, val[0])) || (unique > 1 && same(v, val[1]))) continue;
+      if (unique < 2) val[unique] = v;
+      ++unique;
+    }
+  }
+  int8_t code = kNoMaskOrInactiveVals;
+  if (unique == 1) {
+    if (!same(val[0], background))
+      code = same(val[0], negated(background)) ? kNoMaskAndMinusBg : kNoMaskAndOneInactiveVal;
+  } else if (unique == 2) {
+    if (!same(val[0], background) && !same(val[1], background)) {
+      code = kMaskAndTwoInactiveVals;
+    } else if (same(val[1], background)) {
+      code = same(val[0], negated(background)) ? kMaskAndNoInactiveVals : kMaskAndOneInactiveVal;
+    } else if (same(val[0], background)) {
+      code = same(val[1], negated(background)) ? kMaskAndNoInactiveVals : kMaskAndOneInactiveVal;
+      std::swap(val[0], val[1]);
+    }
+  } else if (unique > 2) {
+    code = kNoMaskAndAllVals;
+  }
+  out.push_back(char(code));
+  if (code == kNoMaskAndOneInactiveVal || code == kMaskAndOneInactiveVal || code == kMaskAndTwoInactiveVals) {
+    put(out, val[0]);
+    if (code == kMaskAndTwoInactiveVals) put(out, val[1]);
+  }
+  const T* data = src;
+  size_t count = n;
+  if (code != kNoMaskAndAllVals) {
+    kept.clear();
+    if (code <= kNoMaskAndOneInactiveVal) {
+      for (uint32_t w = 0; w < n / 64; ++w)
+        for (uint64_t on = active[w]; on != 0; on &= on - 1)
+          kept.push_back(src[w * 64 + uint32_t(__builtin_ctzll(on))]);
+    } else {
+      std::vector<uint64_t> selection(n / 64, 0);
+      for (uint32_t i = 0; i < n; ++i) {
+        if (bit(active, i))
+          kept.push_back(src[i]);
+        else if (same(src[i], val[1]))
+          selection[i >> 6] |= uint64_t(1) << (i & 63);
+      }
+      for (uint64_t w : selection) put(out, w);
+    }
+    data = kept.data();
+    count = kept.size();
+  }
+  const size_t before = out.size();
+  put_blosc(out, data, count * sizeof(T));
+  if (block) *block = int64_t(out.size() - before);
+  return code;
+}
+
+// compression::bloscCompress as DelayedLoadMetadata::writeValue calls it: a buffer over
+// kBloscMinimumBytes, padded with zeros to kBloscPadBytes, compressed with put_blosc's settings;
+// empty where that fails or does not make it smaller.
+std::string blosc_compress_or_empty(const void* data, size_t bytes) {
+  using vdb_format::kBloscPadBytes;
+  if (bytes <= size_t(vdb_format::kBloscMinimumBytes)) return {};
+  size_t capacity = bytes + (bytes < size_t(kBloscPadBytes) ? kBloscPadBytes : 0) + BLOSC_MAX_OVERHEAD;
+  if (capacity > size_t(BLOSC_MAX_BUFFERSIZE)) return {};
+  std::vector<char> padded;
+  size_t input = bytes;
+  if (bytes < size_t(kBloscPadBytes)) {
+    padded.assign(kBloscPadBytes, 0);
+    std::memcpy(padded.data(), data, bytes);
+    data = padded.data();
+    input = kBloscPadBytes;
+  }
+  std::string packed(capacity, '\0');
+  const int n =
+      blosc_compress_ctx(9, 1, sizeof(float), input, data, packed.data(), capacity, BLOSC_LZ4_COMPNAME, input, 1);
+  if (n <= 0 || size_t(n) >= bytes) return {};
+  packed.resize(size_t(n));
+  return packed;
+}
+// DelayedLoadMetadata::writeValue: the leaf count, then the leaves' mask codes and their Blosc
+// blocks' sizes, each array compressed (a 32-bit size, then the bytes) or as it is (size 0).
+MetaValue delayed_load_metadata(const std::vector<int8_t>& codes, const std::vector<int64_t>& blocks) {
+  MetaValue m{"__delayedload", {}};
+  put(m.bytes, uint32_t(codes.size()));
+  auto array = [&](const void* data, size_t bytes) {
+    const std::string packed = blosc_compress_or_empty(data, bytes);
+    put(m.bytes, uint32_t(packed.size()));
+    if (packed.empty())
+      m.bytes.append(static_cast<const char*>(data), bytes);
+    else
+      m.bytes += packed;
+  };
+  array(codes.data(), codes.size());
+  array(blocks.data(), blocks.size() * sizeof(int64_t));
+  return m;
+}
+
+// tools::signedFloodFill of a leaf (SignedFloodFillOp): each inactive voxel takes the sign of the
+// last active voxel before it along z, else along y at z = 0, else along x at y = z = 0, starting
+// from the first active voxel's.
+void flood_fill_leaf(float* v, const BrickMask& m, float inside, float outside) {
+  int first = -1;
+  for (int w = 0; w < 8 && first < 0; ++w)
+    if (m.w[w]) first = w * 64 + __builtin_ctzll(m.w[w]);
+  if (first < 0) {
+    const float f = v[0] < 0 ? inside : outside;
+    for (int i = 0; i < kBrickVoxels; ++i) v[i] = f;
+    return;
+  }
+  bool x_in = v[first] < 0;
+  for (int x = 0; x < 8; ++x) {
+    const int x00 = x << 6;
+    if (m.test(x00)) x_in = v[x00] < 0;
+    bool y_in = x_in;
+    for (int y = 0; y < 8; ++y) {
+      const int xy0 = x00 + (y << 3);
+      if (m.test(xy0)) y_in = v[xy0] < 0;
+      bool z_in = y_in;
+      for (int z = 0; z < 8; ++z) {
+        const int xyz = xy0 + z;
+        if (m.test(xyz))
+          z_in = v[xyz] < 0;
+        else
+          v[xyz] = z_in ? inside : outside;
+      }
+    }
+  }
+}
+// The same for an internal node of 2^(3 log2) entries: its tiles from its children's first
+// (getFirstValue) and last values.
+template <int kLog2, class First, class Last>
+void flood_fill_node(float* table, const uint64_t* children, float inside, float outside, First&& first, Last&& last) {
+  constexpr uint32_t kDim = 1u << kLog2, kN = kDim * kDim * kDim;
+  uint32_t c = kN;
+  for (uint32_t w = 0; w < kN / 64 && c == kN; ++w)
+    if (children[w]) c = w * 64 + uint32_t(__builtin_ctzll(children[w]));
+  if (c == kN) {
+    const float f = table[0] < 0 ? inside : outside;
+    for (uint32_t i = 0; i < kN; ++i) table[i] = f;
+    return;
+  }
+  bool x_in = first(c) < 0;
+  for (uint32_t x = 0; x < kDim; ++x) {
+    const uint32_t x00 = x << (2 * kLog2);
+    if (bit(children, x00)) x_in = last(x00) < 0;
+    bool y_in = x_in;
+    for (uint32_t y = 0; y < kDim; ++y) {
+      const uint32_t xy0 = x00 + (y << kLog2);
+      if (bit(children, xy0)) y_in = last(xy0) < 0;
+      bool z_in = y_in;
+      for (uint32_t z = 0; z < kDim; ++z) {
+        const uint32_t xyz = xy0 + z;
+        if (bit(children, xyz))
+          z_in = last(xyz) < 0;
+        else
+          table[xyz] = z_in ? inside : outside;
+      }
+    }
+  }
+}
+
+// One grid of values, as Archive::writeGrid writes the tree to_vdb builds (a leaf per brick; a
+// level set flood-filled): the leaves' buffers first, compressed in parallel and kept (the
+// delayed-load metadata, written before the topology, is read off them), then the grid's head,
+// the topology (internal nodes' tiles: the background, or a level set's signs), the buffers.
+template <class T>
+void write_value_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& meta) {
+  const MaskTreeLayout t = mask_tree_layout(g);  // (no runs: a leaf per brick, no tiles)
+  const bool level_set = std::is_same_v<T, float> && g.level_set;
+  const float outside = std::fabs(g.background), inside = -outside;
+  T background{};
+  if constexpr (std::is_same_v<T, float>)
+    if (level_set) background = outside;  // the root's after signedFloodFill
+  const size_t n = t.leaves.size();
+  std::vector<int8_t> codes(n);
+  std::vector<int64_t> blocks(n);
+  std::vector<float> first(level_set ? n : 0), last(level_set ? n : 0);  // leaves' values 0 and 511
+  constexpr size_t kChunk = 128;
+  std::vector<Bytes> parts((n + kChunk - 1) / kChunk);
+  tbb::parallel_for(size_t(0), parts.size(), [&](size_t c) {
+    T v[kBrickVoxels];
+    std::vector<T> kept;
+    for (size_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
+      const size_t b = t.leaves[i];
+      LeafValues<T>::get(g, b, v);
+      if constexpr (std::is_same_v<T, float>)
+        if (level_set) {
+          flood_fill_leaf(v, g.masks[b], inside, outside);
+          first[i] = v[0];
+          last[i] = v[kBrickVoxels - 1];
+        }
+      put(parts[c], g.masks[b].w);
+      codes[i] = put_compressed_values(parts[c], v, g.masks[b].w, nullptr, kBrickVoxels, background, kept, &blocks[i]);
+    }
+  });
+
+  // Internal nodes' tiles: the background, or a level set's flood fill from the leaves up.
+  std::vector<T> lower_tiles(4096), upper_tiles(32768);
+  std::vector<float> lower_first(t.lowers.size()), lower_last(t.lowers.size());
+  auto fill_lower = [&](size_t l) {
+    const MaskTreeLayout::Lower& low = t.lowers[l];
+    std::fill(lower_tiles.begin(), lower_tiles.end(), T{});  // children's slots are written as zero
+    if constexpr (std::is_same_v<T, float>) {
+      if (level_set) {
+        // the leaf at child slot s: the rank of s among the node's children
+        std::vector<uint32_t> rank(4096);
+        for (uint32_t s = 0, r = 0; s < 4096; ++s)
+          if (bit(low.children.w.data(), s)) rank[s] = r++;
+        auto leaf = [&](uint32_t s) { return low.first + rank[s]; };
+        flood_fill_node<4>(
+            lower_tiles.data(), low.children.w.data(), inside, outside, [&](uint32_t s) { return first[leaf(s)]; },
+            [&](uint32_t s) { return last[leaf(s)]; });
+        lower_first[l] = bit(low.children.w.data(), 0) ? first[leaf(0)] : lower_tiles[0];
+        lower_last[l] = bit(low.children.w.data(), 4095) ? last[leaf(4095)] : lower_tiles[4095];
+        return;
+      }
+    }
+    for (uint32_t s = 0; s < 4096; ++s)
+      if (!bit(low.children.w.data(), s)) lower_tiles[s] = background;
+  };
+  auto fill_upper = [&](const MaskTreeLayout::Upper& u, float* first_value, float* last_value) {
+    std::fill(upper_tiles.begin(), upper_tiles.end(), T{});
+    if constexpr (std::is_same_v<T, float>) {
+      if (level_set) {
+        std::vector<uint32_t> rank(32768);
+        for (uint32_t s = 0, r = 0; s < 32768; ++s)
+          if (bit(u.children.w.data(), s)) rank[s] = r++;
+        auto lower = [&](uint32_t s) { return u.first + rank[s]; };
+        flood_fill_node<5>(
+            upper_tiles.data(), u.children.w.data(), inside, outside, [&](uint32_t s) { return lower_first[lower(s)]; },
+            [&](uint32_t s) { return lower_last[lower(s)]; });
+        *first_value = bit(u.children.w.data(), 0) ? lower_first[lower(0)] : upper_tiles[0];
+        *last_value = bit(u.children.w.data(), 32767) ? lower_last[lower(32767)] : upper_tiles[32767];
+        return;
+      }
+    }
+    for (uint32_t s = 0; s < 32768; ++s)
+      if (!bit(u.children.w.data(), s)) upper_tiles[s] = background;
+  };
+  // A level set's root: inside tiles between two upper nodes of one z-scanline whose facing ends
+  // are inside (SignedFloodFillOp on the root node).
+  std::vector<Int3> root_tiles;
+  if (level_set) {
+    for (size_t l = 0; l < t.lowers.size(); ++l) fill_lower(l);
+    std::vector<float> ufirst(t.uppers.size()), ulast(t.uppers.size());
+    for (size_t u = 0; u < t.uppers.size(); ++u) fill_upper(t.uppers[u], &ufirst[u], &ulast[u]);
+    for (size_t u = 1; u < t.uppers.size(); ++u) {
+      const Int3 a = t.uppers[u - 1].origin, b = t.uppers[u].origin;
+      if (a.x != b.x || a.y != b.y || b.z - a.z == kUpperDim || !(ulast[u - 1] < 0) || !(ufirst[u] < 0)) continue;
+      for (int32_t z = a.z + kUpperDim; z != b.z; z += kUpperDim) root_tiles.push_back({a.x, a.y, z});
+    }
+  }
+
+  std::map<std::string, MetaValue> entries;
+  add_stats(entries, g, t, LeafValues<T>::kBytes);
+  entries["file_delayed_load"] = delayed_load_metadata(codes, blocks);
+  if (level_set) entries["class"] = {"string", "level set"};
+  GridOffsets offsets = put_grid_head(sink, g, meta, LeafValues<T>::kType, std::move(entries));
+  Bytes& out = sink.bytes();
+  std::vector<T> kept;
+  put(out, int32_t(1));  // Tree: one buffer
+  put(out, background);
+  put(out, uint32_t(root_tiles.size()));
+  put(out, uint32_t(t.uppers.size()));
+  for (const Int3& c : root_tiles) {
+    for (int32_t x : {c.x, c.y, c.z}) put(out, x);
+    put(out, negated(background));  // inside
+    put(out, false);
+  }
+  const UpperMask no_upper_tiles;
+  const LowerMask no_lower_tiles;
+  float unused = 0.0f;
+  for (const MaskTreeLayout::Upper& u : t.uppers) {
+    for (int32_t x : {u.origin.x, u.origin.y, u.origin.z}) put(out, x);
+    put(out, u.children.w);
+    put(out, no_upper_tiles.w);
+    fill_upper(u, &unused, &unused);
+    put_compressed_values(out, upper_tiles.data(), no_upper_tiles.w.data(), u.children.w.data(), 32768, background,
+                          kept);
+    for (size_t l = u.first; l < u.first + u.count; ++l) {
+      const MaskTreeLayout::Lower& low = t.lowers[l];
+      put(out, low.children.w);
+      put(out, no_lower_tiles.w);
+      fill_lower(l);
+      put_compressed_values(out, lower_tiles.data(), no_lower_tiles.w.data(), low.children.w.data(), 4096, background,
+                            kept);
+      for (size_t i = low.first; i < low.first + low.count; ++i) put(out, g.masks[t.leaves[i]].w);
+      sink.flush_if_full();
+    }
+  }
+  offsets.pos[1] = int64_t(sink.pos());
+  for (Bytes& part : parts) {
+    out.insert(out.end(), part.begin(), part.end());
+    Bytes().swap(part);
+    sink.flush_if_full();
+  }
+  offsets.pos[2] = int64_t(sink.pos());
+  patch_grid_offsets(sink, offsets);
 }
 
 // Whether a 4096^3 node of the grid is all interior (full bricks in runs, full surface bricks): that
@@ -453,8 +833,8 @@ bool direct_vdb_writable(const std::vector<const SparseGrid*>& grids, const Meta
                 "a leaf mask is 64 bytes, node masks as OpenVDB's");
   if (!vdb_distinct_names(grids)) return false;
   for (const SparseGrid* g : grids)
-    if (g->value_type != ValueType::kNone || (g->keys.empty() && g->runs.empty()) || has_interior_upper_node(*g) ||
-        upper_node_keys(*g).size() > kMaxUpperNodes)
+    if ((g->keys.empty() && g->runs.empty()) || (g->value_type != ValueType::kNone && !g->runs.empty()) ||
+        has_interior_upper_node(*g) || upper_node_keys(*g).size() > kMaxUpperNodes)
       return false;
   for (const auto& kv : meta)
     if (kv.first == "dims" || kv.first == "origin") return false;  // OpenVDB refuses to change their types
@@ -468,7 +848,22 @@ bool write_direct_vdb(const std::vector<const SparseGrid*>& grids, const std::st
   AtomicFile file(path);
   vdb_io::Sink sink(file);
   sink.bytes().insert(sink.bytes().end(), header.begin(), header.end());
-  for (const SparseGrid* g : grids) write_mask_grid(sink, *g, meta);
+  for (const SparseGrid* g : grids) {
+    switch (g->value_type) {
+      case ValueType::kNone:
+        write_mask_grid(sink, *g, meta);
+        break;
+      case ValueType::kInt32:
+        write_value_grid<int32_t>(sink, *g, meta);
+        break;
+      case ValueType::kFloat32:
+        write_value_grid<float>(sink, *g, meta);
+        break;
+      case ValueType::kVec3f:
+        write_value_grid<Vec3Value>(sink, *g, meta);
+        break;
+    }
+  }
   sink.finish();
   file.close_stream();
   file.commit();

@@ -1,8 +1,10 @@
-// .vdb files of binary grids written by voxtile itself, without OpenVDB: the default output of
-// `voxtile voxelize` then never loads the OpenVDB module (io/vdb_module.h), whose dlopen alone takes
-// 55-75 ms (libopenvdb's relocations and static initialisation), more than writing the file.
-// The bytes are those OpenVDB 10's io::File::write gives for the same MaskGrids, solids' interior
-// tiles included (their values compressed with Blosc as OpenVDB does; tested on whole files); the
+// .vdb files written by voxtile itself, without OpenVDB: `voxtile voxelize` then never loads the
+// OpenVDB module (io/vdb_module.h) to write, whose dlopen alone takes 55-75 ms (libopenvdb's
+// relocations and static initialisation), more than writing the file. The bytes are those OpenVDB
+// 10's io::File::write gives for the same grids (tested on whole files): binary grids as MaskGrids,
+// solids' interior tiles included; counts as Int32Grids, floats as FloatGrids, the sdf as a level
+// set (inactive values and tiles flood-filled as tools::signedFloodFill does), vectors as
+// Vec3SGrids, values compressed per leaf as OpenVDB does (mask compression, then Blosc). The
 // format's constants below are checked against OpenVDB's own at compile time in the module
 // (io/vdb.cpp), which also uses the shared pieces (file header, seed, transform).
 #pragma once
@@ -23,10 +25,32 @@ constexpr uint32_t kFileVersion = 224, kLibraryMajor = 10, kLibraryMinor = 0;
 // io::Archive::DEFAULT_COMPRESSION_FLAGS: COMPRESS_BLOSC | COMPRESS_ACTIVE_MASK, and its name
 constexpr uint32_t kCompression = 6;
 constexpr const char* kCompressionName = "blosc + active values";
-constexpr const char* kMaskTreeType = "Tree_mask_5_4_3";  // MaskGrid::gridType()
-// tools::memUsage() of a MaskTree: the tree and root node, then per upper (32^3 children), lower
-// (16^3 children) and leaf node.
-constexpr uint64_t kTreeBytes = 1232 + 72, kUpperBytes = 270348, kLowerBytes = 33804, kLeafBytes = 80;
+// Grid::gridType() of the grids written
+constexpr const char* kMaskTreeType = "Tree_mask_5_4_3";
+constexpr const char* kInt32TreeType = "Tree_int32_5_4_3";
+constexpr const char* kFloatTreeType = "Tree_float_5_4_3";
+constexpr const char* kVec3sTreeType = "Tree_vec3s_5_4_3";
+// tools::memUsage() of a tree: the tree and root node, then per upper (32^3 children), lower (16^3
+// children) and leaf node (LeafNode::memUsage: the node and its values).
+struct NodeBytes {
+  uint64_t tree, upper, lower, leaf;
+};
+constexpr NodeBytes kMaskNodeBytes{1232 + 72, 270348, 33804, 80};
+constexpr NodeBytes kScalarNodeBytes{1304, 270348, 33804, 96 + 512 * 4};  // int32, float
+constexpr NodeBytes kVec3sNodeBytes{1320, 532492, 66572, 96 + 512 * 12};
+// io::writeCompressedValues' mask-compression codes (io/Compression.h)
+enum MaskCode : int8_t {
+  kNoMaskOrInactiveVals = 0,
+  kNoMaskAndMinusBg = 1,
+  kNoMaskAndOneInactiveVal = 2,
+  kMaskAndNoInactiveVals = 3,
+  kMaskAndOneInactiveVal = 4,
+  kMaskAndTwoInactiveVals = 5,
+  kNoMaskAndAllVals = 6,
+};
+// compression::bloscCompress leaves buffers of at most this many bytes uncompressed and pads those
+// shorter than kBloscPadBytes with zeros (points/StreamCompression.h)
+constexpr int kBloscMinimumBytes = 48, kBloscPadBytes = 128;
 }  // namespace vdb_format
 
 // The file's start, as io::File::write writes it: magic, file and library versions, "has grid
@@ -41,11 +65,12 @@ uint64_t vdb_file_seed(const std::vector<const SparseGrid*>& grids, const Metada
 
 // Names OpenVDB keeps as they are: distinct and non-empty (else it adds suffixes).
 bool vdb_distinct_names(const std::vector<const SparseGrid*>& grids);
-// Whether write_direct_vdb writes these grids as OpenVDB would: non-empty binary grids (solids'
-// interior runs included, as active tiles, where no 4096^3 node is all interior) with distinct
-// non-empty names, and metadata whose keys do not collide with the grid's own ("dims", "origin").
+// Whether write_direct_vdb writes these grids as OpenVDB would: non-empty grids (binary solids'
+// interior runs included, as active tiles, where no 4096^3 node is all interior) over at most 1024
+// nodes of 4096^3 voxels, with distinct non-empty names, and metadata whose keys do not collide
+// with the grid's own ("dims", "origin").
 bool direct_vdb_writable(const std::vector<const SparseGrid*>& grids, const Metadata& meta);
-// Writes them as MaskGrids (atomic, see AtomicFile) and returns true; returns false, writing
+// Writes them (atomic, see AtomicFile) and returns true; returns false, writing
 // nothing, where direct_vdb_writable says no. Throws Error(kOutput), or Error(kUsage) for a voxel
 // size no .vdb transform holds.
 bool write_direct_vdb(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta);

@@ -73,10 +73,11 @@ const VdbApi& api() {
 void write_vdb(const SparseGrid& grid, const std::string& path, const Metadata& meta) {
   write_vdb_grids({&grid}, path, meta, VdbWriter::kAuto, false);
 }
-// Binary grids are written without loading the module (io/vdb_direct.h), the rest through OpenVDB.
+// Grids are written without loading the module where io/vdb_direct.h can, the rest through OpenVDB.
 void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta,
                      VdbWriter writer, bool bool_grids) {
-  if (writer != VdbWriter::kOpenVdb && !bool_grids && write_direct_vdb(grids, path, meta)) return;
+  if (writer != VdbWriter::kOpenVdb && writer != VdbWriter::kTree && !bool_grids && write_direct_vdb(grids, path, meta))
+    return;
   api().write_vdb_grids(grids, path, meta, writer, bool_grids);
 }
 SparseGrid read_vdb(const std::string& path, const std::string& grid_name) { return api().read_vdb(path, grid_name); }

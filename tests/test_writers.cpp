@@ -345,14 +345,19 @@ TEST(Writers, ParallelVdbWriterGivesOpenVdbsBytes) {
     write_vdb_grids(gs, dir.file(name), meta, w, bools);
     return test::read_file(dir.file(name));
   };
+  // The direct writer's file (io/vdb_direct.h, without OpenVDB's tree) and the tree writer's
+  // (buffers in parallel), each against io::File::write's.
   auto same = [&](const std::vector<const SparseGrid*>& gs, const std::string& what, bool bools = false) {
     SCOPED_TRACE(what);
-    const std::string mine = bytes_of(gs, VdbWriter::kDirect, "d.vdb", bools);
     const std::string theirs = bytes_of(gs, VdbWriter::kOpenVdb, "o.vdb", bools);
-    ASSERT_EQ(mine.size(), theirs.size());
-    size_t first = 0;
-    while (first < mine.size() && mine[first] == theirs[first]) ++first;
-    EXPECT_EQ(first, mine.size()) << "first difference at byte " << first;
+    for (VdbWriter w : {VdbWriter::kDirect, VdbWriter::kTree}) {
+      SCOPED_TRACE(w == VdbWriter::kDirect ? "direct" : "tree");
+      const std::string mine = bytes_of(gs, w, "d.vdb", bools);
+      ASSERT_EQ(mine.size(), theirs.size());
+      size_t first = 0;
+      while (first < mine.size() && mine[first] == theirs[first]) ++first;
+      EXPECT_EQ(first, mine.size()) << "first difference at byte " << first;
+    }
   };
   // A large sphere's narrow band as a level set (tens of thousands of leaves), its distance as a
   // plain float grid, counts, normals.
@@ -393,6 +398,136 @@ TEST(Writers, ParallelVdbWriterGivesOpenVdbsBytes) {
   EXPECT_TRUE(back.level_set);  // (read_vdb's reordering of the leaves used to drop it)
   EXPECT_EQ(back.background, band.background);
   EXPECT_EQ(back.checksum(), band.checksum());
+}
+
+// Grids of values straight from the bricks (io/vdb_direct.h) against io::File::write, on values
+// chosen to reach every mask-compression code (inactive voxels holding 0, 1, 2 or more values,
+// -0, +-background), level sets whose flood fill crosses leaves, lower and upper nodes, and one
+// whose root gets an inside tile between two 4096^3 nodes of one z-scanline.
+TEST(Writers, DirectVdbWriterGivesOpenVdbsBytesForValues) {
+  test::TempDir dir;
+  const Metadata meta = {{"source", "test"}};
+  uint64_t s = 7;
+  auto next = [&] {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return uint32_t(s >> 33);
+  };
+  auto random_grid = [&](ValueType type, Int3 dims, size_t bricks, const std::string& name) {
+    SparseGrid g;
+    g.spec.dims = dims;
+    g.spec.voxel_size = {0.5, 0.5, 0.5};
+    g.value_type = type;
+    g.name = name;
+    std::map<uint64_t, BrickMask> m;
+    const Int3 nb{(dims.x + 7) / 8, (dims.y + 7) / 8, (dims.z + 7) / 8};
+    while (m.size() < bricks) {
+      // runs of neighbouring bricks along z (a band's leaves) and strays
+      const int bx = int(next() % uint32_t(nb.x)), by = int(next() % uint32_t(nb.y)),
+                bz0 = int(next() % uint32_t(nb.z));
+      for (int bz = bz0; bz < std::min(nb.z, bz0 + 1 + int(next() % 6)); ++bz) {
+        BrickMask& b = m[brick_key(bx, by, bz)];
+        const int kind = int(next() % 4);  // full, one voxel, sparse, half
+        for (int off = 0; off < 512; ++off)
+          if (kind == 0 || (kind == 1 && off == int(next() % 512)) || (kind == 2 && next() % 9 == 0) ||
+              (kind == 3 && off < 256))
+            b.set(off);
+        if (b.w[0] == 0 && b.w[7] == 0) b.set(int(next() % 512));
+      }
+    }
+    for (const auto& [key, mask] : m) {
+      g.keys.push_back(key);
+      g.masks.push_back(mask);
+    }
+    const size_t n = g.keys.size() * 512 * size_t(value_channels(type));
+    if (type == ValueType::kInt32)
+      g.ivalues.resize(n);
+    else
+      g.fvalues.resize(n);
+    for (size_t b = 0; b < g.keys.size(); ++b) {
+      // what inactive voxels hold: nothing (0), one value, two, many, the background and one value
+      const int inactive = int(next() % 5);
+      for (int off = 0; off < 512; ++off) {
+        const bool on = g.masks[b].test(off);
+        for (int c = 0; c < value_channels(type); ++c) {
+          const size_t i = (b * 512 + size_t(off)) * size_t(value_channels(type)) + size_t(c);
+          const int v = on              ? int(next() % 7) - 3
+                        : inactive == 0 ? 0
+                        : inactive == 1 ? 5
+                        : inactive == 2 ? 5 + off % 2
+                        : inactive == 3 ? int(next() % 50)
+                                        : 5 * (off % 2);
+          if (type == ValueType::kInt32)
+            g.ivalues[i] = v;
+          else
+            g.fvalues[i] = v == 0 && !on && next() % 2 ? -0.0f : 0.25f * float(v);  // (files keep no active -0)
+        }
+      }
+    }
+    g.validate();
+    return g;
+  };
+  auto same = [&](const std::vector<const SparseGrid*>& gs, const std::string& what) {
+    SCOPED_TRACE(what);
+    ASSERT_TRUE(direct_vdb_writable(gs, meta));
+    write_vdb_grids(gs, dir.file("o.vdb"), meta, VdbWriter::kOpenVdb);
+    write_vdb_grids(gs, dir.file("d.vdb"), meta, VdbWriter::kDirect);
+    const std::string theirs = test::read_file(dir.file("o.vdb")), mine = test::read_file(dir.file("d.vdb"));
+    ASSERT_EQ(mine.size(), theirs.size());
+    size_t first = 0;
+    while (first < mine.size() && mine[first] == theirs[first]) ++first;
+    EXPECT_EQ(first, mine.size()) << "first difference at byte " << first;
+    for (const SparseGrid* g : gs) EXPECT_EQ(read_vdb(dir.file("d.vdb"), g->name).checksum(), g->checksum());
+  };
+  const Int3 wide{9000, 304, 5000}, small{64, 64, 64};
+  const SparseGrid counts = random_grid(ValueType::kInt32, wide, 1500, "counts");
+  const SparseGrid floats = random_grid(ValueType::kFloat32, wide, 1500, "floats");
+  const SparseGrid vectors = random_grid(ValueType::kVec3f, small, 200, "vectors");
+  same({&counts}, "int32");
+  same({&floats}, "float");
+  same({&vectors}, "vec3");
+  // Level sets: active values of both signs, inactive voxels whatever they held (the writers put
+  // the background there, then flood-fill), the background positive, negative or zero.
+  for (const float background : {1.5f, -0.75f, 0.0f}) {
+    SparseGrid band = random_grid(ValueType::kFloat32, wide, 1500, "band");
+    band.level_set = true;
+    band.background = background;
+    same({&band}, "level set, background " + std::to_string(background));
+  }
+  // Two 4096^3 nodes of one z-scanline with a third between them missing; the first ends inside
+  // (its last voxel, at the node's far corner, is negative) and the second starts inside: the root
+  // takes an inside tile there. Then the same with the second starting outside: no tile.
+  for (const float first_value : {-1.0f, 1.0f}) {
+    SparseGrid gap;
+    gap.spec.dims = {4096, 4096, 3 * 4096};
+    gap.value_type = ValueType::kFloat32;
+    gap.level_set = true;
+    gap.background = 2.0f;
+    gap.name = "gap";
+    for (const Int3 c : {Int3{0, 0, 1024}, Int3{3, 500, 1030}, Int3{511, 511, 511}}) {  // (key order)
+      gap.keys.push_back(brick_key(c.x, c.y, c.z));
+      BrickMask m;
+      for (int off = 0; off < 512; ++off) m.set(off);
+      gap.masks.push_back(m);
+      for (int off = 0; off < 512; ++off) gap.fvalues.push_back(c.z == 1024 ? first_value : -1.0f);
+    }
+    gap.validate();
+    same({&gap}, "root tile");
+    openvdb::initialize();
+    openvdb::io::File f(dir.file("d.vdb"));
+    f.open();
+    const auto grid = openvdb::gridPtrCast<openvdb::FloatGrid>(f.readGrid("gap"));
+    f.close();
+    ASSERT_TRUE(grid);
+    size_t tiles = 0;  // the root's
+    for (auto it = grid->tree().root().cbeginValueAll(); it; ++it) ++tiles;
+    EXPECT_EQ(tiles, first_value < 0 ? 1u : 0u);
+  }
+  same({&counts, &vectors, &floats}, "three grids");
+  SparseGrid empty = vectors;
+  empty.keys.clear();
+  empty.masks.clear();
+  empty.fvalues.clear();
+  EXPECT_FALSE(direct_vdb_writable({&empty}, meta));
 }
 
 // .binvox checked by a decoder written here from the format's description: header, then (value,
