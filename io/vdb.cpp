@@ -516,7 +516,7 @@ void write_vdb(const SparseGrid& g, const std::string& path, const Metadata& met
 void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta,
                      VdbWriter writer, bool bool_grids) {
   init_openvdb();
-  // (Files of binary grids that write_direct_vdb takes never come here: io/vdb_loader.cpp.)
+  // (Files write_direct_vdb takes come here only with VdbWriter::kTree or kOpenVdb: io/vdb_loader.cpp.)
   const uint64_t seed = vdb_file_seed(grids, meta);
   const bool named = vdb_distinct_names(grids);
   if ((writer == VdbWriter::kDirect || writer == VdbWriter::kTree) && !named)

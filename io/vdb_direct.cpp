@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <tuple>
+#include <type_traits>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -701,48 +703,43 @@ void write_value_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& m
     }
   });
 
-  // Internal nodes' tiles: the background, or a level set's flood fill from the leaves up.
+  // Internal nodes' tiles as written (children's slots zero): the background, or a level set's
+  // flood fill from its children's first and last values (`firsts`, `lasts`: from index
+  // `first_child` on, in the node's order of children). Returns the node's own first and last
+  // values (InternalNode::getFirstValue, getLastValue) for its parent's flood fill.
+  auto fill_node = [&](auto log2, std::vector<T>& tiles, const uint64_t* children, size_t first_child,
+                       const std::vector<float>& firsts, const std::vector<float>& lasts) {
+    constexpr uint32_t kN = 1u << (3 * decltype(log2)::value);
+    std::pair<float, float> ends{0.0f, 0.0f};
+    std::fill(tiles.begin(), tiles.end(), T{});
+    if constexpr (std::is_same_v<T, float>) {
+      if (level_set) {
+        std::vector<uint32_t> rank(kN);  // of a child slot among the node's children
+        for (uint32_t s = 0, r = 0; s < kN; ++s)
+          if (bit(children, s)) rank[s] = r++;
+        auto child = [&](uint32_t s) { return first_child + rank[s]; };
+        flood_fill_node<decltype(log2)::value>(
+            tiles.data(), children, inside, outside, [&](uint32_t s) { return firsts[child(s)]; },
+            [&](uint32_t s) { return lasts[child(s)]; });
+        ends = {bit(children, 0) ? firsts[child(0)] : tiles[0],
+                bit(children, kN - 1) ? lasts[child(kN - 1)] : tiles[kN - 1]};
+        return ends;
+      }
+    }
+    for (uint32_t s = 0; s < kN; ++s)
+      if (!bit(children, s)) tiles[s] = background;
+    return ends;
+  };
   std::vector<T> lower_tiles(4096), upper_tiles(32768);
   std::vector<float> lower_first(t.lowers.size()), lower_last(t.lowers.size());
   auto fill_lower = [&](size_t l) {
     const MaskTreeLayout::Lower& low = t.lowers[l];
-    std::fill(lower_tiles.begin(), lower_tiles.end(), T{});  // children's slots are written as zero
-    if constexpr (std::is_same_v<T, float>) {
-      if (level_set) {
-        // the leaf at child slot s: the rank of s among the node's children
-        std::vector<uint32_t> rank(4096);
-        for (uint32_t s = 0, r = 0; s < 4096; ++s)
-          if (bit(low.children.w.data(), s)) rank[s] = r++;
-        auto leaf = [&](uint32_t s) { return low.first + rank[s]; };
-        flood_fill_node<4>(
-            lower_tiles.data(), low.children.w.data(), inside, outside, [&](uint32_t s) { return first[leaf(s)]; },
-            [&](uint32_t s) { return last[leaf(s)]; });
-        lower_first[l] = bit(low.children.w.data(), 0) ? first[leaf(0)] : lower_tiles[0];
-        lower_last[l] = bit(low.children.w.data(), 4095) ? last[leaf(4095)] : lower_tiles[4095];
-        return;
-      }
-    }
-    for (uint32_t s = 0; s < 4096; ++s)
-      if (!bit(low.children.w.data(), s)) lower_tiles[s] = background;
+    std::tie(lower_first[l], lower_last[l]) =
+        fill_node(std::integral_constant<int, 4>{}, lower_tiles, low.children.w.data(), low.first, first, last);
   };
-  auto fill_upper = [&](const MaskTreeLayout::Upper& u, float* first_value, float* last_value) {
-    std::fill(upper_tiles.begin(), upper_tiles.end(), T{});
-    if constexpr (std::is_same_v<T, float>) {
-      if (level_set) {
-        std::vector<uint32_t> rank(32768);
-        for (uint32_t s = 0, r = 0; s < 32768; ++s)
-          if (bit(u.children.w.data(), s)) rank[s] = r++;
-        auto lower = [&](uint32_t s) { return u.first + rank[s]; };
-        flood_fill_node<5>(
-            upper_tiles.data(), u.children.w.data(), inside, outside, [&](uint32_t s) { return lower_first[lower(s)]; },
-            [&](uint32_t s) { return lower_last[lower(s)]; });
-        *first_value = bit(u.children.w.data(), 0) ? lower_first[lower(0)] : upper_tiles[0];
-        *last_value = bit(u.children.w.data(), 32767) ? lower_last[lower(32767)] : upper_tiles[32767];
-        return;
-      }
-    }
-    for (uint32_t s = 0; s < 32768; ++s)
-      if (!bit(u.children.w.data(), s)) upper_tiles[s] = background;
+  auto fill_upper = [&](const MaskTreeLayout::Upper& u) {
+    return fill_node(std::integral_constant<int, 5>{}, upper_tiles, u.children.w.data(), u.first, lower_first,
+                     lower_last);
   };
   // A level set's root: inside tiles between two upper nodes of one z-scanline whose facing ends
   // are inside (SignedFloodFillOp on the root node).
@@ -750,7 +747,7 @@ void write_value_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& m
   if (level_set) {
     for (size_t l = 0; l < t.lowers.size(); ++l) fill_lower(l);
     std::vector<float> ufirst(t.uppers.size()), ulast(t.uppers.size());
-    for (size_t u = 0; u < t.uppers.size(); ++u) fill_upper(t.uppers[u], &ufirst[u], &ulast[u]);
+    for (size_t u = 0; u < t.uppers.size(); ++u) std::tie(ufirst[u], ulast[u]) = fill_upper(t.uppers[u]);
     for (size_t u = 1; u < t.uppers.size(); ++u) {
       const Int3 a = t.uppers[u - 1].origin, b = t.uppers[u].origin;
       if (a.x != b.x || a.y != b.y || b.z - a.z == kUpperDim || !(ulast[u - 1] < 0) || !(ufirst[u] < 0)) continue;
@@ -776,12 +773,11 @@ void write_value_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& m
   }
   const UpperMask no_upper_tiles;
   const LowerMask no_lower_tiles;
-  float unused = 0.0f;
   for (const MaskTreeLayout::Upper& u : t.uppers) {
     for (int32_t x : {u.origin.x, u.origin.y, u.origin.z}) put(out, x);
     put(out, u.children.w);
     put(out, no_upper_tiles.w);
-    fill_upper(u, &unused, &unused);
+    fill_upper(u);
     put_compressed_values(out, upper_tiles.data(), no_upper_tiles.w.data(), u.children.w.data(), 32768, background,
                           kept);
     for (size_t l = u.first; l < u.first + u.count; ++l) {

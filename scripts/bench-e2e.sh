@@ -9,7 +9,8 @@
 # REPEAT (default 3) runs per measurement, median; LOAD_ONLY=1 measures loading alone (-d cpu at
 # a small grid), for machines without a GPU; DEVICE (default auto) is passed to voxelize; OLD_BIN
 # (a directory with an earlier voxtile) adds that build's whole-process wall time, measured in turns;
-# PAUSE (default 1) seconds between whole-process runs.
+# PAUSE (default 1) seconds between whole-process runs; TARGET (default binary) the target of the
+# whole-process runs (e.g. sdf or count: .vdb files of values).
 set -euo pipefail
 source "$(dirname "$0")/bench-common.sh"
 dragon=${DRAGON:-../shared/data/meshes/stanford_dragon_100k.obj}
@@ -18,6 +19,7 @@ levels=${LEVELS:-3}
 res=${RES:-1024}
 repeat=${REPEAT:-3}
 device=${DEVICE:-auto}
+target=${TARGET:-binary}
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 now() { date +%s.%N; }
@@ -65,7 +67,7 @@ done
 
 [ "${LOAD_ONLY:-0}" = 1 ] && exit 0
 echo
-echo "Whole process: \`voxtile voxelize FILE -o out.vdb -r $res --stats\` (conservative binary, device $device), wall time"
+echo "Whole process: \`voxtile voxelize FILE -o out.vdb -r $res -t $target --stats\` (conservative, device $device), wall time"
 echo "of the process, median of $repeat, with the stages of the median run (ms): load; voxelizer_start (GPU context and"
 echo "workspace, on its own thread while the mesh loads) and voxelizer_wait (what the main thread waited for it after"
 echo "loading); gpu_total; write."
@@ -83,14 +85,14 @@ for f in bunny.ply dragon.obj scan.ply scan_shuffled.ply scan.obj scan.glb; do
   for i in $(seq "$repeat"); do
     sleep "$pause"
     t0=$(now)
-    js=$("$vt" voxelize "$p" -o "$work/out.vdb" -r "$res" -d "$device" --stats -q)
+    js=$("$vt" voxelize "$p" -o "$work/out.vdb" -r "$res" -t "$target" -d "$device" --stats -q)
     t1=$(now)
     wall=$(awk "BEGIN{print ($t1 - $t0) * 1000}")
     rows+=("$(printf '%.1f' "$wall") $(echo "$js" | json_field "' '.join('%.1f' % t.get(k, -1) for k in ['load','voxelizer_start','voxelizer_wait','upload','gpu_total','download','write'])")")
     if [ -n "${OLD_BIN:-}" ]; then
       sleep "$pause"
       t0=$(now)
-      "$OLD_BIN/voxtile" voxelize "$p" -o "$work/old.vdb" -r "$res" -d "$device" -q
+      "$OLD_BIN/voxtile" voxelize "$p" -o "$work/old.vdb" -r "$res" -t "$target" -d "$device" -q
       t1=$(now)
       olds+=("$(awk "BEGIN{printf \"%.1f\", ($t1 - $t0) * 1000}")")
     fi

@@ -345,12 +345,14 @@ TEST(Writers, ParallelVdbWriterGivesOpenVdbsBytes) {
     write_vdb_grids(gs, dir.file(name), meta, w, bools);
     return test::read_file(dir.file(name));
   };
-  // The direct writer's file (io/vdb_direct.h, without OpenVDB's tree) and the tree writer's
-  // (buffers in parallel), each against io::File::write's.
-  auto same = [&](const std::vector<const SparseGrid*>& gs, const std::string& what, bool bools = false) {
+  // The direct writer's file (io/vdb_direct.h, without OpenVDB's tree) and, for the last cases,
+  // the tree writer's (buffers in parallel), each against io::File::write's.
+  auto same = [&](const std::vector<const SparseGrid*>& gs, const std::string& what, bool bools = false,
+                  bool tree = false) {
     SCOPED_TRACE(what);
     const std::string theirs = bytes_of(gs, VdbWriter::kOpenVdb, "o.vdb", bools);
     for (VdbWriter w : {VdbWriter::kDirect, VdbWriter::kTree}) {
+      if (w == VdbWriter::kTree && !tree) continue;
       SCOPED_TRACE(w == VdbWriter::kDirect ? "direct" : "tree");
       const std::string mine = bytes_of(gs, w, "d.vdb", bools);
       ASSERT_EQ(mine.size(), theirs.size());
@@ -359,17 +361,17 @@ TEST(Writers, ParallelVdbWriterGivesOpenVdbsBytes) {
       EXPECT_EQ(first, mine.size()) << "first difference at byte " << first;
     }
   };
-  // A large sphere's narrow band as a level set (tens of thousands of leaves), its distance as a
-  // plain float grid, counts, normals.
+  // A sphere's narrow band as a level set (thousands of leaves), its distance as a plain float grid,
+  // counts, normals.
   const Mesh s = make_uv_sphere(0.0f, 0.0f, 0.0f, 1.0f, 40, 80);
   GridOptions go;
-  go.resolution = 700;
+  go.resolution = 360;
   const GridSpec spec = make_grid_spec(s.bounds(), go);
   SparseGrid band = band_distance_cpu(s, spec, 3);
   apply_sign(band, inside_cpu(s, spec, InsideMethod::kParity));
   band.level_set = true;
   band.background = float(3 * spec.voxel_size.x);
-  ASSERT_GT(band.num_bricks(), 20000u);  // several batches of 8192 leaves
+  ASSERT_GT(band.num_bricks(), 4000u);  // leaves compressed in many chunks (of 128)
   SparseGrid plain = band;
   plain.level_set = false;
   plain.name = "distance";
@@ -389,9 +391,9 @@ TEST(Writers, ParallelVdbWriterGivesOpenVdbsBytes) {
     normal.name = "normal";
   }
   same({&normal}, "vec3");
-  same({&count, &normal, &band}, "three grids");
+  same({&count, &normal, &band}, "three grids", false, true);
   const SparseGrid binary = sphere_grid(Target::kBinary);
-  same({&binary}, "bool grid", true);
+  same({&binary}, "bool grid", true, true);
   // And it reads back as it was written, the level set's class and background included.
   write_vdb_grids({&band}, dir.file("l.vdb"), meta);
   const SparseGrid back = read_vdb(dir.file("l.vdb"));
