@@ -32,8 +32,11 @@ void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::str
 
 // Reads one grid (the first of a supported type, or the one named) back into a SparseGrid.
 // Grid dims come from voxtile's metadata when present, else from the active bounding box.
+// Files of the grids voxtile writes are read without OpenVDB (io/vdb_direct.h), others through it.
 // Throws Error(kInput) naming the file.
 SparseGrid read_vdb(const std::string& path, const std::string& grid_name = "");
+// The same through OpenVDB's reader, whatever the file (the tests compare the two readers).
+SparseGrid read_vdb_openvdb(const std::string& path, const std::string& grid_name = "");
 
 // The "voxtile_<key>" string metadata of the file's first grid that has it, or "" (also when the
 // file is missing or unreadable).

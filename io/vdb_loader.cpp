@@ -80,8 +80,20 @@ void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::str
     return;
   api().write_vdb_grids(grids, path, meta, writer, bool_grids);
 }
-SparseGrid read_vdb(const std::string& path, const std::string& grid_name) { return api().read_vdb(path, grid_name); }
-std::vector<SparseGrid> read_vdb_grids(const std::string& path) { return api().read_vdb_grids(path); }
+// Files of the grids io/vdb_direct.h writes are read without the module too.
+SparseGrid read_vdb(const std::string& path, const std::string& grid_name) {
+  std::vector<SparseGrid> grids;
+  if (read_direct_vdb(path, grid_name, false, &grids)) return std::move(grids.front());
+  return api().read_vdb(path, grid_name);
+}
+SparseGrid read_vdb_openvdb(const std::string& path, const std::string& grid_name) {
+  return api().read_vdb(path, grid_name);
+}
+std::vector<SparseGrid> read_vdb_grids(const std::string& path) {
+  std::vector<SparseGrid> grids;
+  if (read_direct_vdb(path, "", true, &grids)) return grids;
+  return api().read_vdb_grids(path);
+}
 std::string read_vdb_meta(const std::string& path, const std::string& key) { return api().read_vdb_meta(path, key); }
 std::vector<std::string> describe_vdb(const std::string& path) { return api().describe_vdb(path); }
 

@@ -774,7 +774,7 @@ TEST(Cli, DetachedRunsBehaveLikeDirectOnes) {
 // OpenVDB support is a module loaded on first use (io/vdb_module.h): an executable without it still
 // writes every other format, and a .vdb job fails with one line and exit 5 instead of crashing.
 // Binary .vdb files are written without the OpenVDB module (io/vdb_direct.h), the same bytes.
-TEST(Cli, WithoutTheOpenVdbModuleVdbsAreWrittenButNotRead) {
+TEST(Cli, WithoutTheOpenVdbModuleVoxtilesVdbsAreWrittenAndRead) {
   test::TempDir dir;
   const std::string exe = dir.file("voxtile");
   ASSERT_EQ(std::system(("cp '" + test::voxtile_binary() + "' '" + exe + "'").c_str()), 0);
@@ -799,7 +799,15 @@ TEST(Cli, WithoutTheOpenVdbModuleVdbsAreWrittenButNotRead) {
   EXPECT_EQ(run(exe, with_output(values, dir.file("v.vdb"))), 0);
   EXPECT_EQ(run(test::voxtile_binary(), with_output(values, dir.file("w.vdb"))), 0);
   EXPECT_EQ(test::read_file(dir.file("v.vdb")), test::read_file(dir.file("w.vdb")));
-  // BoolGrids (--vdb-bool) and reading .vdb need OpenVDB.
+  // And read back without it (the level set meshed, the solid pictured), as with it.
+  for (const std::string& binary : {exe, test::voxtile_binary()}) {
+    const std::string tag = binary == exe ? "1" : "2";
+    EXPECT_EQ(run(binary, {"mesh", dir.file("v.vdb"), "--grid", "sdf", "-o", dir.file("m" + tag + ".ply")}), 0);
+    EXPECT_EQ(run(binary, {"preview", dir.file("v.vdb"), "--grid", "solid", "-o", dir.file("p" + tag + ".png")}), 0);
+  }
+  EXPECT_EQ(test::read_file(dir.file("m1.ply")), test::read_file(dir.file("m2.ply")));
+  EXPECT_EQ(test::read_file(dir.file("p1.png")), test::read_file(dir.file("p2.png")));
+  // BoolGrids (--vdb-bool) and `info` of a .vdb need OpenVDB.
   EXPECT_EQ(run(exe, {"voxelize", bunny, "-o", dir.file("c.vdb"), "-r", "16", "-d", "cpu", "--vdb-bool"}), 5);
   const std::string err = test::read_file(dir.file("err.txt"));
   EXPECT_NE(err.find("cannot load libvoxtile_vdb.so"), std::string::npos) << err;

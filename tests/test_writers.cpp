@@ -1,29 +1,31 @@
 // Writers: VDB (read back with OpenVDB), PLY, NPY, RAW+JSON, budgets, atomicity.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <openvdb/openvdb.h>
-#include <fcntl.h>
+#include <openvdb/tools/SignedFloodFill.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cerrno>
 #include <csignal>
 #include <cstdlib>
-#include <fstream>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <thread>
 
-#include "core/inside_grid.h"
 #include "core/error.h"
+#include "core/inside_grid.h"
 #include "core/meshgen.h"
 #include "core/voxelize.h"
 #include "io/atomic_file.h"
 #include "io/binvox.h"
+#include "io/grid_reader.h"
 #include "io/vdb.h"
 #include "io/vdb_direct.h"
 #include "io/vox.h"
@@ -42,6 +44,33 @@ SparseGrid sphere_grid(Target target) {
   SparseGrid g = voxelize_cpu(s, make_grid_spec(s.bounds(), go), o);
   g.name = target == Target::kCount ? "count" : "voxels";
   return g;
+}
+
+// read_vdb (the direct reader where it can) against OpenVDB's reader: the same SparseGrid, field by
+// field, values bit for bit.
+void expect_same_as_openvdb_reads(const std::string& path, const std::string& name) {
+  SCOPED_TRACE(path + " " + name);
+  const SparseGrid a = read_vdb(path, name), b = read_vdb_openvdb(path, name);
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_TRUE(a.spec.dims.x == b.spec.dims.x && a.spec.dims.y == b.spec.dims.y && a.spec.dims.z == b.spec.dims.z);
+  EXPECT_EQ(std::memcmp(&a.spec.voxel_size, &b.spec.voxel_size, sizeof(a.spec.voxel_size)), 0);
+  EXPECT_EQ(std::memcmp(&a.spec.origin, &b.spec.origin, sizeof(a.spec.origin)), 0);
+  EXPECT_EQ(a.value_type, b.value_type);
+  EXPECT_EQ(a.level_set, b.level_set);
+  EXPECT_EQ(std::memcmp(&a.background, &b.background, sizeof(float)), 0);
+  EXPECT_EQ(a.keys, b.keys);
+  ASSERT_EQ(a.masks.size(), b.masks.size());
+  auto same_bytes = [](const void* x, const void* y, size_t n) { return n == 0 || std::memcmp(x, y, n) == 0; };
+  EXPECT_TRUE(same_bytes(a.masks.data(), b.masks.data(), a.masks.size() * sizeof(BrickMask)));
+  ASSERT_EQ(a.runs.size(), b.runs.size());
+  for (size_t i = 0; i < a.runs.size(); ++i) {
+    EXPECT_EQ(a.runs[i].key, b.runs[i].key);
+    EXPECT_EQ(a.runs[i].count, b.runs[i].count);
+  }
+  ASSERT_EQ(a.ivalues.size(), b.ivalues.size());
+  ASSERT_EQ(a.fvalues.size(), b.fvalues.size());
+  EXPECT_TRUE(same_bytes(a.ivalues.data(), b.ivalues.data(), a.ivalues.size() * 4));
+  EXPECT_TRUE(same_bytes(a.fvalues.data(), b.fvalues.data(), a.fvalues.size() * 4));
 }
 
 TEST(Writers, VdbHasTheRightTypeTransformVoxelsAndMetadata) {
@@ -259,6 +288,7 @@ TEST(Writers, DirectVdbWriterGivesOpenVdbsBytes) {
     while (first < direct.size() && direct[first] == openvdb[first]) ++first;
     EXPECT_EQ(first, direct.size()) << "first difference at byte " << first;
     EXPECT_EQ(read_vdb(dir.file("d.vdb")).checksum(), g.checksum());
+    expect_same_as_openvdb_reads(dir.file("d.vdb"), g.name);
   };
   for (const SparseGrid& g : grids) same_as_openvdb(g);
   // Solids: their interior runs as active tiles (8^3 in lower nodes, 128^3 in upper nodes where a lower
@@ -478,7 +508,10 @@ TEST(Writers, DirectVdbWriterGivesOpenVdbsBytesForValues) {
     size_t first = 0;
     while (first < mine.size() && mine[first] == theirs[first]) ++first;
     EXPECT_EQ(first, mine.size()) << "first difference at byte " << first;
-    for (const SparseGrid* g : gs) EXPECT_EQ(read_vdb(dir.file("d.vdb"), g->name).checksum(), g->checksum());
+    for (const SparseGrid* g : gs) {
+      EXPECT_EQ(read_vdb(dir.file("d.vdb"), g->name).checksum(), g->checksum());
+      expect_same_as_openvdb_reads(dir.file("d.vdb"), g->name);
+    }
   };
   const Int3 wide{9000, 304, 5000}, small{64, 64, 64};
   const SparseGrid counts = random_grid(ValueType::kInt32, wide, 1500, "counts");
@@ -530,6 +563,89 @@ TEST(Writers, DirectVdbWriterGivesOpenVdbsBytesForValues) {
   empty.masks.clear();
   empty.fvalues.clear();
   EXPECT_FALSE(direct_vdb_writable({&empty}, meta));
+}
+
+// The direct reader takes the files of the grids voxtile writes, from any writer (OpenVDB's own,
+// with or without Blosc, without voxtile's metadata) and leaves the rest to OpenVDB's reader (ZIP,
+// half floats, BoolGrids, active tiles in grids of values, negative coordinates): read_vdb gives
+// what OpenVDB's reader gives either way, or the same error.
+TEST(Writers, DirectVdbReaderGivesWhatOpenVdbsReaderGives) {
+  test::TempDir dir;
+  openvdb::initialize();
+  auto write = [&](const openvdb::GridBase::Ptr& g, const std::string& name, uint32_t compression) {
+    openvdb::io::File f(dir.file(name));
+    f.setCompression(compression);
+    f.write({g});
+    f.close();
+    return dir.file(name);
+  };
+  // A level set of OpenVDB's (its own flood fill and metadata, no voxtile_dims), a float field, counts,
+  // vectors and a mask, all at non-negative coordinates.
+  auto ls = openvdb::FloatGrid::create(0.3f);
+  ls->setGridClass(openvdb::GRID_LEVEL_SET);
+  ls->setName("ls");
+  ls->setTransform(openvdb::math::Transform::createLinearTransform(0.1));
+  {
+    auto acc = ls->getAccessor();
+    for (int x = 0; x < 90; ++x)
+      for (int y = 0; y < 90; ++y)
+        for (int z = 0; z < 90; ++z) {
+          const float d =
+              0.1f * std::sqrt(float((x - 45) * (x - 45) + (y - 45) * (y - 45) + (z - 45) * (z - 45))) - 3.0f;
+          if (std::fabs(d) < 0.3f) acc.setValue(openvdb::Coord(x, y, z), d);
+        }
+    openvdb::tools::signedFloodFill(ls->tree());
+  }
+  auto counts = openvdb::Int32Grid::create(0);
+  counts->setName("counts");
+  auto vectors = openvdb::Vec3SGrid::create();
+  vectors->setName("vectors");
+  auto mask = openvdb::MaskGrid::create();
+  mask->setName("mask");
+  for (int i = 0; i < 1000; ++i) {
+    const openvdb::Coord c((i * 37) % 300, (i * 91) % 200 + 4000, (i * 13) % 600);  // two upper nodes
+    counts->tree().setValue(c, i - 500);
+    vectors->tree().setValue(c, openvdb::Vec3s(float(i), -0.5f, i % 3 ? 0.0f : -0.0f));
+    mask->tree().setValueOn(c);
+  }
+  mask->tree().addTile(1, openvdb::Coord(128, 128, 0), true, true);    // an 8^3 tile
+  mask->tree().addTile(2, openvdb::Coord(256, 256, 256), true, true);  // a 128^3 tile
+  using openvdb::io::COMPRESS_ACTIVE_MASK;
+  using openvdb::io::COMPRESS_BLOSC;
+  using openvdb::io::COMPRESS_NONE;
+  using openvdb::io::COMPRESS_ZIP;
+  for (const uint32_t compression :
+       {uint32_t(COMPRESS_BLOSC | COMPRESS_ACTIVE_MASK), uint32_t(COMPRESS_NONE), uint32_t(COMPRESS_ZIP)}) {
+    SCOPED_TRACE(compression);
+    if (compression != COMPRESS_ZIP)  // (a ZIP file goes to OpenVDB's reader: the file of all four below)
+      for (const openvdb::GridBase::Ptr& g : std::vector<openvdb::GridBase::Ptr>{ls, counts, vectors, mask})
+        expect_same_as_openvdb_reads(write(g, "g.vdb", compression), g->getName());
+    openvdb::io::File f(dir.file("all.vdb"));
+    f.setCompression(compression);
+    f.write({ls, counts, vectors, mask});
+    f.close();
+    const std::vector<SparseGrid> all = read_vdb_grids(dir.file("all.vdb"));
+    ASSERT_EQ(all.size(), 4u);
+    for (const SparseGrid& g : all)
+      EXPECT_EQ(g.checksum(), read_vdb_openvdb(dir.file("all.vdb"), g.name).checksum()) << g.name;
+    expect_same_as_openvdb_reads(dir.file("all.vdb"), "");
+  }
+  // Left to OpenVDB's reader: half floats, a BoolGrid, an active tile in a grid of values.
+  ls->setSaveFloatAsHalf(true);
+  expect_same_as_openvdb_reads(write(ls, "half.vdb", COMPRESS_BLOSC | COMPRESS_ACTIVE_MASK), "ls");
+  ls->setSaveFloatAsHalf(false);
+  auto bools = openvdb::BoolGrid::create(false);
+  bools->setName("bools");
+  bools->tree().setValue(openvdb::Coord(3, 4, 5), true);
+  expect_same_as_openvdb_reads(write(bools, "bool.vdb", COMPRESS_BLOSC | COMPRESS_ACTIVE_MASK), "bools");
+  counts->tree().addTile(1, openvdb::Coord(0, 0, 0), 7, true);
+  expect_same_as_openvdb_reads(write(counts, "tile.vdb", COMPRESS_BLOSC | COMPRESS_ACTIVE_MASK), "counts");
+  // Negative coordinates: the same error, naming the file.
+  counts->tree().setValue(openvdb::Coord(-9, 0, 0), 1);
+  const std::string negative = write(counts, "neg.vdb", COMPRESS_BLOSC | COMPRESS_ACTIVE_MASK);
+  EXPECT_THROW(read_vdb(negative), Error);
+  // A grid named that is not in the file.
+  EXPECT_THROW(read_vdb(dir.file("all.vdb"), "nothing"), Error);
 }
 
 // .binvox checked by a decoder written here from the format's description: header, then (value,

@@ -1,0 +1,482 @@
+// .vdb files read without OpenVDB (io/vdb_direct.h read_direct_vdb): the grids io/vdb_direct.cpp
+// writes, from any writer of OpenVDB's current format. Whatever this reader does not take (another
+// tree or map type, half floats, ZIP, active tiles in a grid of values, a file that is not what it
+// says) it leaves to the OpenVDB module, which reads it or names what is wrong with it.
+#include <blosc.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "io/vdb_direct.h"
+
+namespace voxtile {
+// (A named namespace: a unity build compiles this file with others that have their own Block, Tree...)
+namespace vdb_read {
+
+struct Defer {};  // thrown inside: the file goes to OpenVDB's reader
+
+// The file's bytes, mapped read-only.
+class Mapped {
+ public:
+  explicit Mapped(const std::string& path) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw Defer{};
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+      close(fd);
+      throw Defer{};
+    }
+    m_size = size_t(st.st_size);
+    void* p = mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) throw Defer{};
+    m_data = static_cast<const char*>(p);
+  }
+  ~Mapped() { munmap(const_cast<char*>(m_data), m_size); }
+  Mapped(const Mapped&) = delete;
+  Mapped& operator=(const Mapped&) = delete;
+  const char* data() const { return m_data; }
+  size_t size() const { return m_size; }
+
+ private:
+  const char* m_data = nullptr;
+  size_t m_size = 0;
+};
+
+// Reads little-endian values at a position, every read checked against the end.
+class Cursor {
+ public:
+  Cursor(const Mapped& f, uint64_t at) : m_p(f.data()), m_size(f.size()), m_at(at) {
+    if (at > m_size) throw Defer{};
+  }
+  void need(uint64_t n) const {
+    if (n > m_size - m_at) throw Defer{};
+  }
+  template <class T>
+  T get() {
+    need(sizeof(T));
+    T v;
+    std::memcpy(&v, m_p + m_at, sizeof(T));
+    m_at += sizeof(T);
+    return v;
+  }
+  void skip(uint64_t n) {
+    need(n);
+    m_at += n;
+  }
+  std::string str() {
+    const uint32_t n = get<uint32_t>();
+    need(n);
+    std::string s(m_p + m_at, n);
+    m_at += n;
+    return s;
+  }
+  const char* here() const { return m_p + m_at; }
+  uint64_t at() const { return m_at; }
+
+ private:
+  const char* m_p;
+  size_t m_size;
+  uint64_t m_at;
+};
+
+enum class Kind { kMask, kInt32, kFloat, kVec3s };
+// sizeof(ValueType) of the tree (a MaskTree's internal nodes hold bools)
+size_t value_bytes(Kind k) { return k == Kind::kMask ? 1 : k == Kind::kVec3s ? 12 : 4; }
+
+constexpr uint32_t kZip = 1, kActiveMask = 2, kBlosc = 4;
+
+// io::readData's bytes of `bytes` uncompressed bytes: where they are, and whether Blosc packed them.
+struct Block {
+  const char* p;
+  uint64_t size;
+  bool packed;
+};
+Block data_block(Cursor& c, uint32_t compression, uint64_t bytes) {
+  if (compression & kBlosc) {
+    const int64_t n = c.get<int64_t>();
+    if (n <= 0) {
+      if (uint64_t(-n) != bytes) throw Defer{};
+      const Block b{c.here(), bytes, false};
+      c.skip(bytes);
+      return b;
+    }
+    const Block b{c.here(), uint64_t(n), true};
+    c.skip(uint64_t(n));
+    return b;
+  }
+  const Block b{c.here(), bytes, false};
+  c.skip(bytes);
+  return b;
+}
+
+// io::readCompressedValues of n values (`active` of them active): returns the block of the values
+// stored, `count` of them (the active ones, or all).
+Block compressed_values(Cursor& c, uint32_t compression, uint32_t n, uint32_t active, size_t vb, uint64_t* count) {
+  const int8_t code = c.get<int8_t>();
+  if (code < 0 || code > 6) throw Defer{};
+  if (code == 2 || code == 4 || code == 5) c.skip(vb * (code == 5 ? 2 : 1));  // inactive values
+  if (code == 3 || code == 4 || code == 5) c.skip(n / 8);                     // selection mask
+  *count = (compression & kActiveMask) && code != 6 ? active : n;
+  return data_block(c, compression, *count * vb);
+}
+
+// Copies a block's values (Blosc-decompressed) into dst, exactly `bytes` of them.
+void unpack(const Block& b, char* dst, uint64_t bytes) {
+  if (!b.packed) {
+    std::memcpy(dst, b.p, bytes);
+    return;
+  }
+  size_t nbytes = 0, cbytes = 0, blocksize = 0;
+  if (b.size < BLOSC_MIN_HEADER_LENGTH) throw Defer{};
+  blosc_cbuffer_sizes(b.p, &nbytes, &cbytes, &blocksize);
+  if (nbytes != bytes || cbytes != b.size) throw Defer{};
+  if (bytes == 0) return;
+  if (blosc_decompress_ctx(b.p, dst, bytes, 1) != int(bytes)) throw Defer{};
+}
+
+uint32_t popcount(const uint64_t* w, size_t words) {
+  uint32_t n = 0;
+  for (size_t i = 0; i < words; ++i) n += uint32_t(__builtin_popcountll(w[i]));
+  return n;
+}
+
+struct Tile {
+  Int3 lo;
+  int32_t dim;
+};
+struct Leaf {
+  Int3 origin;
+  BrickMask mask;
+};
+
+// One grid's tree, as Archive::readGrid reads it (topology, then the leaves' buffers), for the
+// grids io/vdb_direct.cpp writes: a 5-4-3 tree, nodes of child and value masks, no half floats.
+struct Tree {
+  Kind kind;
+  uint32_t compression = 0;
+  std::vector<char> background;
+  std::vector<Leaf> leaves;
+  std::vector<Tile> tiles;        // active
+  std::vector<uint64_t> buffers;  // where each leaf's buffer starts
+};
+
+void read_internal(Cursor& c, Tree& t, int log2, int child_log2_total, const Int3& origin, int level) {
+  const uint32_t n = 1u << (3 * log2);
+  std::vector<uint64_t> children(n / 64), active(n / 64);
+  c.need(n / 8 * 2);
+  std::memcpy(children.data(), c.here(), n / 8);
+  c.skip(n / 8);
+  std::memcpy(active.data(), c.here(), n / 8);
+  c.skip(n / 8);
+  uint64_t count = 0;
+  compressed_values(c, t.compression, n, popcount(active.data(), active.size()), value_bytes(t.kind), &count);
+  const int32_t child_dim = 1 << child_log2_total;
+  for (uint32_t i = 0; i < n; ++i) {
+    const bool is_child = (children[i >> 6] >> (i & 63)) & 1, is_active = (active[i >> 6] >> (i & 63)) & 1;
+    if (!is_child && !is_active) continue;
+    const Int3 o{origin.x + int32_t(i >> (2 * log2)) * child_dim,
+                 origin.y + int32_t((i >> log2) & ((1u << log2) - 1)) * child_dim,
+                 origin.z + int32_t(i & ((1u << log2) - 1)) * child_dim};
+    if (is_child && is_active) throw Defer{};
+    if (is_active) {
+      t.tiles.push_back({o, child_dim});
+    } else if (level == 2) {
+      read_internal(c, t, 4, 3, o, 1);
+    } else {
+      Leaf leaf{o, {}};
+      c.need(sizeof(BrickMask));
+      std::memcpy(&leaf.mask, c.here(), sizeof(BrickMask));
+      c.skip(sizeof(BrickMask));
+      t.leaves.push_back(leaf);
+    }
+  }
+}
+
+// The grid at `c` (after its descriptor): compression, metadata, transform, topology, then where
+// each leaf's buffer is. Leaves `c` at the end of the topology.
+void read_tree(Cursor& c, Tree& t, std::map<std::string, std::pair<std::string, std::string>>& meta, double xf[6][3],
+               bool& translated) {
+  t.compression = c.get<uint32_t>();
+  if (t.compression & kZip || t.compression & ~uint32_t(7)) throw Defer{};
+  for (uint32_t n = c.get<uint32_t>(); n > 0; --n) {
+    std::string name = c.str(), type = c.str();
+    meta[name] = {type, c.str()};
+  }
+  // The transform: (Uniform)ScaleTranslateMap (translation, scale, voxel size, then derived values)
+  // or (Uniform)ScaleMap (the same without the translation).
+  const std::string map = c.str();
+  const bool translate = map == "UniformScaleTranslateMap" || map == "ScaleTranslateMap";
+  if (!translate && map != "UniformScaleMap" && map != "ScaleMap") throw Defer{};
+  for (int v = translate ? 0 : 1; v < 6; ++v)
+    for (int a = 0; a < 3; ++a) xf[v][a] = c.get<double>();
+  if (!translate)
+    for (int a = 0; a < 3; ++a) xf[0][a] = 0.0;
+  translated = translate;
+  if (c.get<int32_t>() != 1) throw Defer{};  // one buffer
+  const size_t vb = value_bytes(t.kind);
+  c.need(vb);
+  t.background.assign(c.here(), c.here() + vb);
+  c.skip(vb);
+  const uint32_t tiles = c.get<uint32_t>(), children = c.get<uint32_t>();
+  for (uint32_t i = 0; i < tiles; ++i) {
+    const Int3 o{c.get<int32_t>(), c.get<int32_t>(), c.get<int32_t>()};
+    c.skip(vb);
+    const bool active = c.get<char>() != 0;
+    if (active) t.tiles.push_back({o, 4096});
+  }
+  for (uint32_t i = 0; i < children; ++i) {
+    const Int3 o{c.get<int32_t>(), c.get<int32_t>(), c.get<int32_t>()};
+    if ((o.x | o.y | o.z) & 4095) throw Defer{};
+    read_internal(c, t, 5, 7, o, 2);
+  }
+}
+
+// The leaves' buffers at `c` (the grid's block position): per leaf its value mask again, the same as
+// the topology's, then a MaskGrid's origin or the values, whose positions are kept.
+void read_buffers(Cursor& c, Tree& t) {
+  t.buffers.resize(t.leaves.size());
+  const size_t vb = value_bytes(t.kind);
+  for (size_t i = 0; i < t.leaves.size(); ++i) {
+    Leaf& leaf = t.leaves[i];
+    c.need(sizeof(BrickMask));
+    if (std::memcmp(c.here(), &leaf.mask, sizeof(BrickMask)) != 0) throw Defer{};
+    c.skip(sizeof(BrickMask));
+    if (t.kind == Kind::kMask) {
+      if (c.get<int32_t>() != leaf.origin.x || c.get<int32_t>() != leaf.origin.y || c.get<int32_t>() != leaf.origin.z)
+        throw Defer{};
+      continue;
+    }
+    t.buffers[i] = c.at();
+    uint64_t count = 0;
+    compressed_values(c, t.compression, kBrickVoxels, popcount(leaf.mask.w, 8), vb, &count);
+  }
+}
+
+// The SparseGrid io/vdb.cpp's to_sparse makes of the grid: dims from voxtile's metadata (else the
+// active bounding box), voxel size and origin from the transform, bricks in key order with the
+// active voxels' values (0 where inactive), a MaskGrid's active tiles as runs of full bricks (bricks
+// the dims cut as masks), a level set's class and background.
+SparseGrid to_sparse_grid(const Mapped& f, const std::string& name, const Tree& t,
+                          const std::map<std::string, std::pair<std::string, std::string>>& meta, const double xf[6][3],
+                          bool translated) {
+  SparseGrid g;
+  g.name = name;
+  for (const Leaf& leaf : t.leaves)
+    if (leaf.origin.x < 0 || leaf.origin.y < 0 || leaf.origin.z < 0) throw Defer{};  // (OpenVDB's reader names it)
+  for (const Tile& tile : t.tiles)
+    if (tile.lo.x < 0 || tile.lo.y < 0 || tile.lo.z < 0) throw Defer{};
+  if (t.kind != Kind::kMask && !t.tiles.empty()) throw Defer{};
+  const auto dims = meta.find("voxtile_dims");
+  if (dims != meta.end() && dims->second.first == "vec3i" && dims->second.second.size() == 12) {
+    std::memcpy(&g.spec.dims, dims->second.second.data(), 12);
+  } else {
+    Int3 hi{-1, -1, -1};
+    bool any = false;
+    for (const Leaf& leaf : t.leaves) {
+      for (int off = 0; off < kBrickVoxels; ++off) {
+        if (!leaf.mask.test(off)) continue;
+        any = true;
+        hi = {std::max(hi.x, leaf.origin.x + (off >> 6)), std::max(hi.y, leaf.origin.y + ((off >> 3) & 7)),
+              std::max(hi.z, leaf.origin.z + (off & 7))};
+      }
+    }
+    for (const Tile& tile : t.tiles) {
+      any = true;
+      hi = {std::max(hi.x, tile.lo.x + tile.dim - 1), std::max(hi.y, tile.lo.y + tile.dim - 1),
+            std::max(hi.z, tile.lo.z + tile.dim - 1)};
+    }
+    if (!any) throw Defer{};
+    g.spec.dims = {hi.x + 1, hi.y + 1, hi.z + 1};
+  }
+  g.spec.voxel_size = {xf[2][0], xf[2][1], xf[2][2]};
+  // indexToWorld(-0.5, -0.5, -0.5): MapBase::applyMap's products, then the translation's sums
+  g.spec.origin = {-0.5 * xf[1][0], -0.5 * xf[1][1], -0.5 * xf[1][2]};
+  if (translated) g.spec.origin = {g.spec.origin.x + xf[0][0], g.spec.origin.y + xf[0][1], g.spec.origin.z + xf[0][2]};
+  g.value_type = t.kind == Kind::kMask    ? ValueType::kNone
+                 : t.kind == Kind::kInt32 ? ValueType::kInt32
+                 : t.kind == Kind::kFloat ? ValueType::kFloat32
+                                          : ValueType::kVec3f;
+  if (t.kind == Kind::kFloat) {
+    const auto cls = meta.find("class");
+    g.level_set = cls != meta.end() && cls->second.first == "string" && cls->second.second == "level set";
+    if (g.level_set) std::memcpy(&g.background, t.background.data(), sizeof(float));
+  }
+  // Bricks: the leaves with active voxels, in key order.
+  std::vector<size_t> order;
+  for (size_t i = 0; i < t.leaves.size(); ++i)
+    if (t.leaves[i].mask.any()) order.push_back(i);
+  auto key = [&](size_t i) {
+    const Int3& o = t.leaves[i].origin;
+    return brick_key(o.x / 8, o.y / 8, o.z / 8);
+  };
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+  g.keys.resize(order.size());
+  g.masks.resize(order.size());
+  const int channels = value_channels(g.value_type);
+  const size_t per_brick = size_t(kBrickVoxels) * size_t(channels);
+  if (g.value_type == ValueType::kInt32)
+    g.ivalues.resize(order.size() * per_brick);
+  else if (channels > 0)
+    g.fvalues.resize(order.size() * per_brick);
+  const size_t vb = value_bytes(t.kind);
+  std::vector<char> failed(order.size(), 0);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, order.size(), 64), [&](const tbb::blocked_range<size_t>& r) {
+    std::vector<char> values(kBrickVoxels * vb);
+    for (size_t b = r.begin(); b < r.end(); ++b) {
+      const Leaf& leaf = t.leaves[order[b]];
+      g.keys[b] = key(order[b]);
+      g.masks[b] = leaf.mask;
+      if (channels == 0) continue;
+      try {
+        Cursor c(f, t.buffers[order[b]]);
+        uint64_t count = 0;
+        const Block block = compressed_values(c, t.compression, kBrickVoxels, popcount(leaf.mask.w, 8), vb, &count);
+        unpack(block, values.data(), count * vb);
+        char* dst = g.value_type == ValueType::kInt32 ? reinterpret_cast<char*>(g.ivalues.data() + b * per_brick)
+                                                      : reinterpret_cast<char*>(g.fvalues.data() + b * per_brick);
+        std::memset(dst, 0, per_brick * 4);
+        for (int off = 0, k = 0; off < kBrickVoxels; ++off) {
+          if (!leaf.mask.test(off)) continue;
+          const size_t from = count == uint64_t(kBrickVoxels) ? size_t(off) : size_t(k++);
+          std::memcpy(dst + size_t(off) * vb, values.data() + from * vb, vb);
+        }
+      } catch (const Defer&) {
+        failed[b] = 1;
+      }
+    }
+  });
+  if (std::find(failed.begin(), failed.end(), 1) != failed.end()) throw Defer{};
+  // A MaskGrid's active tiles (io/vdb.cpp collect_tiles): runs of whole bricks, bricks the dims cut as masks.
+  if (!t.tiles.empty()) {
+    const Int3& d = g.spec.dims;
+    std::vector<std::pair<uint64_t, BrickMask>> cut;
+    for (const Tile& tile : t.tiles) {
+      const int32_t x1 = std::min(tile.lo.x + tile.dim, d.x), y1 = std::min(tile.lo.y + tile.dim, d.y),
+                    z1 = std::min(tile.lo.z + tile.dim, d.z);
+      for (int32_t x = tile.lo.x; x < x1; x += 8)
+        for (int32_t y = tile.lo.y; y < y1; y += 8) {
+          const bool whole_xy = x + 8 <= d.x && y + 8 <= d.y;
+          int32_t z = tile.lo.z;
+          const int32_t whole_z = whole_xy ? std::min(z1 - (z1 - tile.lo.z) % 8, z1) : tile.lo.z;
+          if (whole_z > z) {
+            g.runs.push_back({brick_key(x / 8, y / 8, z / 8), uint64_t((whole_z - z) / 8)});
+            z = whole_z;
+          }
+          for (; z < z1; z += 8) {
+            BrickMask m{};
+            for (int a = 0; a < 8 && x + a < d.x; ++a)
+              for (int b = 0; b < 8 && y + b < d.y; ++b)
+                for (int e = 0; e < 8 && z + e < d.z; ++e) m.set(brick_offset(a, b, e));
+            cut.push_back({brick_key(x / 8, y / 8, z / 8), m});
+          }
+        }
+    }
+    if (!cut.empty()) {
+      for (const auto& [k, m] : cut) {
+        g.keys.push_back(k);
+        g.masks.push_back(m);
+      }
+      std::vector<size_t> perm(g.keys.size());
+      for (size_t i = 0; i < perm.size(); ++i) perm[i] = i;
+      std::sort(perm.begin(), perm.end(), [&](size_t a, size_t b) { return g.keys[a] < g.keys[b]; });
+      std::vector<uint64_t> keys(perm.size());
+      std::vector<BrickMask> masks(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i) {
+        keys[i] = g.keys[perm[i]];
+        masks[i] = g.masks[perm[i]];
+      }
+      g.keys = std::move(keys);
+      g.masks = std::move(masks);
+    }
+    std::sort(g.runs.begin(), g.runs.end(), [](const BrickRun& a, const BrickRun& b) { return a.key < b.key; });
+  }
+  for (size_t i = 1; i < g.keys.size(); ++i)
+    if (g.keys[i] <= g.keys[i - 1]) throw Defer{};  // two leaves or tiles in one place
+  g.make_runs();
+  return g;
+}
+
+}  // namespace vdb_read
+
+bool read_direct_vdb(const std::string& path, const std::string& name, bool all, std::vector<SparseGrid>* out) {
+  using namespace vdb_read;
+  try {
+    const Mapped f(path);
+    Cursor c(f, 0);
+    if (c.get<int64_t>() != vdb_format::kMagic || c.get<uint32_t>() != vdb_format::kFileVersion) throw Defer{};
+    c.skip(8);                                          // library version
+    if (c.get<char>() != 1) throw Defer{};              // grid offsets
+    c.skip(36);                                         // UUID
+    for (uint32_t n = c.get<uint32_t>(); n > 0; --n) {  // the file's metadata
+      c.str();
+      c.str();
+      c.str();
+    }
+    const int32_t count = c.get<int32_t>();
+    if (count < 0) throw Defer{};
+    struct Descriptor {
+      std::string name;
+      Kind kind;
+      uint64_t grid, block, end;
+    };
+    std::vector<Descriptor> grids;
+    for (int32_t i = 0; i < count; ++i) {
+      Descriptor d;
+      d.name = c.str();
+      const std::string type = c.str();
+      if (type == vdb_format::kMaskTreeType)
+        d.kind = Kind::kMask;
+      else if (type == vdb_format::kInt32TreeType)
+        d.kind = Kind::kInt32;
+      else if (type == vdb_format::kFloatTreeType)
+        d.kind = Kind::kFloat;
+      else if (type == vdb_format::kVec3sTreeType)
+        d.kind = Kind::kVec3s;
+      else
+        throw Defer{};
+      if (!c.str().empty() || d.name.find('\x1e') != std::string::npos) throw Defer{};  // instances, unique names
+      const int64_t grid = c.get<int64_t>(), block = c.get<int64_t>(), end = c.get<int64_t>();
+      if (grid != int64_t(c.at()) || block < grid || end < block || uint64_t(end) > f.size()) throw Defer{};
+      d.grid = uint64_t(grid);
+      d.block = uint64_t(block);
+      d.end = uint64_t(end);
+      grids.push_back(d);
+      c = Cursor(f, d.end);
+    }
+    // io::File lists its grids by name (a multimap of descriptors): "the first grid" is the first so.
+    std::stable_sort(grids.begin(), grids.end(),
+                     [](const Descriptor& a, const Descriptor& b) { return a.name < b.name; });
+    std::vector<SparseGrid> result;
+    for (const Descriptor& d : grids) {
+      if (!all && !name.empty() && d.name != name) continue;
+      Tree t;
+      t.kind = d.kind;
+      std::map<std::string, std::pair<std::string, std::string>> meta;
+      double xf[6][3];
+      Cursor g(f, d.grid);
+      bool translated = false;
+      read_tree(g, t, meta, xf, translated);
+      if (g.at() > d.block) throw Defer{};
+      Cursor b(f, d.block);
+      read_buffers(b, t);
+      if (b.at() != d.end) throw Defer{};
+      result.push_back(to_sparse_grid(f, d.name, t, meta, xf, translated));
+      if (!all) break;
+    }
+    if (!all && result.empty()) throw Defer{};  // (OpenVDB's reader says what is missing)
+    *out = std::move(result);
+    return true;
+  } catch (const Defer&) {
+    return false;
+  }
+}
+
+}  // namespace voxtile
