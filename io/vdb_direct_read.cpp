@@ -134,8 +134,9 @@ void unpack(const Block& b, char* dst, uint64_t bytes) {
     std::memcpy(dst, b.p, bytes);
     return;
   }
+  // (blosc_cbuffer_validate: the header's sizes fit the block, so that decompressing is safe)
   size_t nbytes = 0, cbytes = 0, blocksize = 0;
-  if (b.size < BLOSC_MIN_HEADER_LENGTH) throw Defer{};
+  if (b.size < BLOSC_MIN_HEADER_LENGTH || blosc_cbuffer_validate(b.p, b.size, &nbytes) != 0) throw Defer{};
   blosc_cbuffer_sizes(b.p, &nbytes, &cbytes, &blocksize);
   if (nbytes != bytes || cbytes != b.size) throw Defer{};
   if (bytes == 0) return;
