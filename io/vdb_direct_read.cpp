@@ -226,18 +226,23 @@ void read_tree(Cursor& c, Tree& t, std::map<std::string, std::pair<std::string, 
   c.need(vb);
   t.background.assign(c.here(), c.here() + vb);
   c.skip(vb);
+  // The root's tiles and children: 4096^3 nodes at non-negative coordinates (OpenVDB's reader names
+  // negative ones), far enough from the int32 limit that their voxels' coordinates are int32s too.
+  auto root_node = [&] {
+    const Int3 o{c.get<int32_t>(), c.get<int32_t>(), c.get<int32_t>()};
+    if (((o.x | o.y | o.z) & 4095) || o.x < 0 || o.y < 0 || o.z < 0 || o.x > (1 << 30) || o.y > (1 << 30) ||
+        o.z > (1 << 30))
+      throw Defer{};
+    return o;
+  };
   const uint32_t tiles = c.get<uint32_t>(), children = c.get<uint32_t>();
   for (uint32_t i = 0; i < tiles; ++i) {
-    const Int3 o{c.get<int32_t>(), c.get<int32_t>(), c.get<int32_t>()};
+    const Int3 o = root_node();
     c.skip(vb);
     const bool active = c.get<char>() != 0;
     if (active) t.tiles.push_back({o, 4096});
   }
-  for (uint32_t i = 0; i < children; ++i) {
-    const Int3 o{c.get<int32_t>(), c.get<int32_t>(), c.get<int32_t>()};
-    if ((o.x | o.y | o.z) & 4095) throw Defer{};
-    read_internal(c, t, 5, 7, o, 2);
-  }
+  for (uint32_t i = 0; i < children; ++i) read_internal(c, t, 5, 7, root_node(), 2);
 }
 
 // The leaves' buffers at `c` (the grid's block position): per leaf its value mask again, the same as
