@@ -782,7 +782,6 @@ void collect(const GridT& grid, const std::string& path, SparseGrid* out, Store&
 // masks (the caller sorts the bricks and makes the canonical runs).
 template <class GridT>
 void collect_tiles(const GridT& grid, const std::string& path, SparseGrid* out) {
-  const Int3& d = out->spec.dims;
   for (auto it = grid.tree().cbeginValueOn(); it; ++it) {
     if (!it.isTileValue()) continue;
     openvdb::CoordBBox bb;
@@ -792,25 +791,7 @@ void collect_tiles(const GridT& grid, const std::string& path, SparseGrid* out) 
       fail(ErrorKind::kInput, path + ": active voxels at negative index coordinates");
     if (lo.x() % 8 || lo.y() % 8 || lo.z() % 8 || (hi.x() + 1) % 8 || (hi.y() + 1) % 8 || (hi.z() + 1) % 8)
       fail(ErrorKind::kInput, path + ": an active tile that is not made of whole 8^3 bricks");
-    const int32_t x1 = std::min(hi.x() + 1, d.x), y1 = std::min(hi.y() + 1, d.y), z1 = std::min(hi.z() + 1, d.z);
-    for (int32_t x = lo.x(); x < x1; x += 8)
-      for (int32_t y = lo.y(); y < y1; y += 8) {
-        const bool whole_xy = x + 8 <= d.x && y + 8 <= d.y;
-        int32_t z = lo.z();
-        const int32_t whole_z = whole_xy ? std::min(z1 - (z1 - lo.z()) % 8, z1) : lo.z();
-        if (whole_z > z) {
-          out->runs.push_back({brick_key(x / 8, y / 8, z / 8), uint64_t((whole_z - z) / 8)});
-          z = whole_z;
-        }
-        for (; z < z1; z += 8) {  // bricks the grid's dims cut
-          BrickMask m{};
-          for (int a = 0; a < 8 && x + a < d.x; ++a)
-            for (int b = 0; b < 8 && y + b < d.y; ++b)
-              for (int c = 0; c < 8 && z + c < d.z; ++c) m.set(brick_offset(a, b, c));
-          out->keys.push_back(brick_key(x / 8, y / 8, z / 8));
-          out->masks.push_back(m);
-        }
-      }
+    append_active_tile(*out, {lo.x(), lo.y(), lo.z()}, {hi.x() + 1, hi.y() + 1, hi.z() + 1});
   }
 }
 
@@ -821,34 +802,6 @@ namespace {
 bool supported(const openvdb::GridBase::Ptr& g) {
   return g->isType<openvdb::MaskGrid>() || g->isType<openvdb::BoolGrid>() || g->isType<openvdb::Int32Grid>() ||
          g->isType<openvdb::FloatGrid>() || g->isType<openvdb::Vec3SGrid>();
-}
-
-// Bricks in ascending key order (OpenVDB's leaf order is hierarchical, not x-major across nodes).
-void sort_bricks(SparseGrid& g) {
-  if (std::is_sorted(g.keys.begin(), g.keys.end())) return;
-  std::vector<size_t> perm(g.keys.size());
-  for (size_t i = 0; i < perm.size(); ++i) perm[i] = i;
-  std::sort(perm.begin(), perm.end(), [&](size_t a, size_t b) { return g.keys[a] < g.keys[b]; });
-  const size_t vpb = size_t(kBrickVoxels) * size_t(std::max(1, value_channels(g.value_type)));
-  SparseGrid s;
-  s.spec = g.spec;
-  s.runs = std::move(g.runs);
-  s.value_type = g.value_type;
-  s.name = g.name;
-  s.level_set = g.level_set;
-  s.background = g.background;
-  s.keys.reserve(perm.size());
-  s.masks.reserve(perm.size());
-  if (g.value_type == ValueType::kInt32) s.ivalues.reserve(g.ivalues.size());
-  else s.fvalues.reserve(g.fvalues.size());
-  for (size_t i : perm) {
-    s.keys.push_back(g.keys[i]);
-    s.masks.push_back(g.masks[i]);
-    if (g.value_type == ValueType::kInt32) s.ivalues.insert(s.ivalues.end(), g.ivalues.begin() + i * vpb, g.ivalues.begin() + (i + 1) * vpb);
-    else if (g.value_type != ValueType::kNone)
-      s.fvalues.insert(s.fvalues.end(), g.fvalues.begin() + i * vpb, g.fvalues.begin() + (i + 1) * vpb);
-  }
-  g = std::move(s);
 }
 
 SparseGrid to_sparse(const openvdb::GridBase::Ptr& base, const std::string& path);
@@ -916,8 +869,7 @@ SparseGrid to_sparse(const openvdb::GridBase::Ptr& base, const std::string& path
       }
     });
   }
-  sort_bricks(out);
-  std::sort(out.runs.begin(), out.runs.end(), [](const BrickRun& a, const BrickRun& b) { return a.key < b.key; });
+  sort_bricks_by_key(out);
   out.make_runs();
   return out;
 }

@@ -75,6 +75,13 @@ bool direct_vdb_writable(const std::vector<const SparseGrid*>& grids, const Meta
 // size no .vdb transform holds.
 bool write_direct_vdb(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta);
 
+// What both .vdb readers (this one and OpenVDB's in io/vdb.cpp) do with what they read:
+// an active tile of a binary grid (the voxels from `lo` to before `end`, multiples of 8, lo >= 0)
+// appended as runs of full bricks inside the grid's dims and bricks the dims cut as masks;
+// then the bricks (keys, masks, values) and runs in ascending key order.
+void append_active_tile(SparseGrid& g, const Int3& lo, const Int3& end);
+void sort_bricks_by_key(SparseGrid& g);
+
 // Reads the grid named `name` (the first when empty) or, with `all`, every grid of a .vdb file into
 // `out`, as OpenVDB's reader would (io/vdb.cpp read_vdb, read_vdb_grids: the same SparseGrids), for
 // files of the grids write_direct_vdb writes, from any writer of the current format (224): MaskGrids,

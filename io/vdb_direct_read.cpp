@@ -87,9 +87,8 @@ class Cursor {
   uint64_t m_at;
 };
 
-enum class Kind { kMask, kInt32, kFloat, kVec3s };
 // sizeof(ValueType) of the tree (a MaskTree's internal nodes hold bools)
-size_t value_bytes(Kind k) { return k == Kind::kMask ? 1 : k == Kind::kVec3s ? 12 : 4; }
+size_t value_bytes(ValueType k) { return k == ValueType::kNone ? 1 : 4 * size_t(value_channels(k)); }
 
 constexpr uint32_t kZip = 1, kActiveMask = 2, kBlosc = 4;
 
@@ -161,12 +160,13 @@ struct Leaf {
 // One grid's tree, as Archive::readGrid reads it (topology, then the leaves' buffers), for the
 // grids io/vdb_direct.cpp writes: a 5-4-3 tree, nodes of child and value masks, no half floats.
 struct Tree {
-  Kind kind;
+  ValueType kind;
   uint32_t compression = 0;
   std::vector<char> background;
   std::vector<Leaf> leaves;
   std::vector<Tile> tiles;        // active
-  std::vector<uint64_t> buffers;  // where each leaf's buffer starts
+  std::vector<Block> blocks;      // each leaf's stored values (grids of values)
+  std::vector<uint32_t> counts;   // how many: the active ones, or all 512
 };
 
 void read_internal(Cursor& c, Tree& t, int log2, int child_log2_total, const Int3& origin, int level) {
@@ -246,23 +246,24 @@ void read_tree(Cursor& c, Tree& t, std::map<std::string, std::pair<std::string, 
 }
 
 // The leaves' buffers at `c` (the grid's block position): per leaf its value mask again, the same as
-// the topology's, then a MaskGrid's origin or the values, whose positions are kept.
+// the topology's, then a MaskGrid's origin or the values, whose blocks are kept.
 void read_buffers(Cursor& c, Tree& t) {
-  t.buffers.resize(t.leaves.size());
+  t.blocks.resize(t.leaves.size());
+  t.counts.resize(t.leaves.size());
   const size_t vb = value_bytes(t.kind);
   for (size_t i = 0; i < t.leaves.size(); ++i) {
     Leaf& leaf = t.leaves[i];
     c.need(sizeof(BrickMask));
     if (std::memcmp(c.here(), &leaf.mask, sizeof(BrickMask)) != 0) throw Defer{};
     c.skip(sizeof(BrickMask));
-    if (t.kind == Kind::kMask) {
+    if (t.kind == ValueType::kNone) {
       if (c.get<int32_t>() != leaf.origin.x || c.get<int32_t>() != leaf.origin.y || c.get<int32_t>() != leaf.origin.z)
         throw Defer{};
       continue;
     }
-    t.buffers[i] = c.at();
     uint64_t count = 0;
-    compressed_values(c, t.compression, kBrickVoxels, popcount(leaf.mask.w, 8), vb, &count);
+    t.blocks[i] = compressed_values(c, t.compression, kBrickVoxels, popcount(leaf.mask.w, 8), vb, &count);
+    t.counts[i] = uint32_t(count);
   }
 }
 
@@ -270,7 +271,7 @@ void read_buffers(Cursor& c, Tree& t) {
 // active bounding box), voxel size and origin from the transform, bricks in key order with the
 // active voxels' values (0 where inactive), a MaskGrid's active tiles as runs of full bricks (bricks
 // the dims cut as masks), a level set's class and background.
-SparseGrid to_sparse_grid(const Mapped& f, const std::string& name, const Tree& t,
+SparseGrid to_sparse_grid(const std::string& name, const Tree& t,
                           const std::map<std::string, std::pair<std::string, std::string>>& meta, const double xf[6][3],
                           bool translated) {
   SparseGrid g;
@@ -279,7 +280,7 @@ SparseGrid to_sparse_grid(const Mapped& f, const std::string& name, const Tree& 
     if (leaf.origin.x < 0 || leaf.origin.y < 0 || leaf.origin.z < 0) throw Defer{};  // (OpenVDB's reader names it)
   for (const Tile& tile : t.tiles)
     if (tile.lo.x < 0 || tile.lo.y < 0 || tile.lo.z < 0) throw Defer{};
-  if (t.kind != Kind::kMask && !t.tiles.empty()) throw Defer{};
+  if (t.kind != ValueType::kNone && !t.tiles.empty()) throw Defer{};
   const auto dims = meta.find("voxtile_dims");
   if (dims != meta.end() && dims->second.first == "vec3i" && dims->second.second.size() == 12) {
     std::memcpy(&g.spec.dims, dims->second.second.data(), 12);
@@ -306,11 +307,8 @@ SparseGrid to_sparse_grid(const Mapped& f, const std::string& name, const Tree& 
   // indexToWorld(-0.5, -0.5, -0.5): MapBase::applyMap's products, then the translation's sums
   g.spec.origin = {-0.5 * xf[1][0], -0.5 * xf[1][1], -0.5 * xf[1][2]};
   if (translated) g.spec.origin = {g.spec.origin.x + xf[0][0], g.spec.origin.y + xf[0][1], g.spec.origin.z + xf[0][2]};
-  g.value_type = t.kind == Kind::kMask    ? ValueType::kNone
-                 : t.kind == Kind::kInt32 ? ValueType::kInt32
-                 : t.kind == Kind::kFloat ? ValueType::kFloat32
-                                          : ValueType::kVec3f;
-  if (t.kind == Kind::kFloat) {
+  g.value_type = t.kind;
+  if (t.kind == ValueType::kFloat32) {
     const auto cls = meta.find("class");
     g.level_set = cls != meta.end() && cls->second.first == "string" && cls->second.second == "level set";
     if (g.level_set) std::memcpy(&g.background, t.background.data(), sizeof(float));
@@ -342,10 +340,8 @@ SparseGrid to_sparse_grid(const Mapped& f, const std::string& name, const Tree& 
       g.masks[b] = leaf.mask;
       if (channels == 0) continue;
       try {
-        Cursor c(f, t.buffers[order[b]]);
-        uint64_t count = 0;
-        const Block block = compressed_values(c, t.compression, kBrickVoxels, popcount(leaf.mask.w, 8), vb, &count);
-        unpack(block, values.data(), count * vb);
+        const uint64_t count = t.counts[order[b]];
+        unpack(t.blocks[order[b]], values.data(), count * vb);
         char* dst = g.value_type == ValueType::kInt32 ? reinterpret_cast<char*>(g.ivalues.data() + b * per_brick)
                                                       : reinterpret_cast<char*>(g.fvalues.data() + b * per_brick);
         std::memset(dst, 0, per_brick * 4);
@@ -360,50 +356,10 @@ SparseGrid to_sparse_grid(const Mapped& f, const std::string& name, const Tree& 
     }
   });
   if (std::find(failed.begin(), failed.end(), 1) != failed.end()) throw Defer{};
-  // A MaskGrid's active tiles (io/vdb.cpp collect_tiles): runs of whole bricks, bricks the dims cut as masks.
-  if (!t.tiles.empty()) {
-    const Int3& d = g.spec.dims;
-    std::vector<std::pair<uint64_t, BrickMask>> cut;
-    for (const Tile& tile : t.tiles) {
-      const int32_t x1 = std::min(tile.lo.x + tile.dim, d.x), y1 = std::min(tile.lo.y + tile.dim, d.y),
-                    z1 = std::min(tile.lo.z + tile.dim, d.z);
-      for (int32_t x = tile.lo.x; x < x1; x += 8)
-        for (int32_t y = tile.lo.y; y < y1; y += 8) {
-          const bool whole_xy = x + 8 <= d.x && y + 8 <= d.y;
-          int32_t z = tile.lo.z;
-          const int32_t whole_z = whole_xy ? std::min(z1 - (z1 - tile.lo.z) % 8, z1) : tile.lo.z;
-          if (whole_z > z) {
-            g.runs.push_back({brick_key(x / 8, y / 8, z / 8), uint64_t((whole_z - z) / 8)});
-            z = whole_z;
-          }
-          for (; z < z1; z += 8) {
-            BrickMask m{};
-            for (int a = 0; a < 8 && x + a < d.x; ++a)
-              for (int b = 0; b < 8 && y + b < d.y; ++b)
-                for (int e = 0; e < 8 && z + e < d.z; ++e) m.set(brick_offset(a, b, e));
-            cut.push_back({brick_key(x / 8, y / 8, z / 8), m});
-          }
-        }
-    }
-    if (!cut.empty()) {
-      for (const auto& [k, m] : cut) {
-        g.keys.push_back(k);
-        g.masks.push_back(m);
-      }
-      std::vector<size_t> perm(g.keys.size());
-      for (size_t i = 0; i < perm.size(); ++i) perm[i] = i;
-      std::sort(perm.begin(), perm.end(), [&](size_t a, size_t b) { return g.keys[a] < g.keys[b]; });
-      std::vector<uint64_t> keys(perm.size());
-      std::vector<BrickMask> masks(perm.size());
-      for (size_t i = 0; i < perm.size(); ++i) {
-        keys[i] = g.keys[perm[i]];
-        masks[i] = g.masks[perm[i]];
-      }
-      g.keys = std::move(keys);
-      g.masks = std::move(masks);
-    }
-    std::sort(g.runs.begin(), g.runs.end(), [](const BrickRun& a, const BrickRun& b) { return a.key < b.key; });
-  }
+  // A MaskGrid's active tiles: runs of whole bricks, bricks the dims cut as masks.
+  for (const Tile& tile : t.tiles)
+    append_active_tile(g, tile.lo, {tile.lo.x + tile.dim, tile.lo.y + tile.dim, tile.lo.z + tile.dim});
+  if (!t.tiles.empty()) sort_bricks_by_key(g);
   for (size_t i = 1; i < g.keys.size(); ++i)
     if (g.keys[i] <= g.keys[i - 1]) throw Defer{};  // two leaves or tiles in one place
   g.make_runs();
@@ -411,6 +367,53 @@ SparseGrid to_sparse_grid(const Mapped& f, const std::string& name, const Tree& 
 }
 
 }  // namespace vdb_read
+
+void append_active_tile(SparseGrid& g, const Int3& lo, const Int3& end) {
+  const Int3& d = g.spec.dims;
+  const int32_t x1 = std::min(end.x, d.x), y1 = std::min(end.y, d.y), z1 = std::min(end.z, d.z);
+  for (int32_t x = lo.x; x < x1; x += 8)
+    for (int32_t y = lo.y; y < y1; y += 8) {
+      const bool whole_xy = x + 8 <= d.x && y + 8 <= d.y;
+      int32_t z = lo.z;
+      const int32_t whole_z = whole_xy ? std::min(z1 - (z1 - lo.z) % 8, z1) : lo.z;
+      if (whole_z > z) {
+        g.runs.push_back({brick_key(x / 8, y / 8, z / 8), uint64_t((whole_z - z) / 8)});
+        z = whole_z;
+      }
+      for (; z < z1; z += 8) {  // bricks the grid's dims cut
+        BrickMask m{};
+        for (int a = 0; a < 8 && x + a < d.x; ++a)
+          for (int b = 0; b < 8 && y + b < d.y; ++b)
+            for (int c = 0; c < 8 && z + c < d.z; ++c) m.set(brick_offset(a, b, c));
+        g.keys.push_back(brick_key(x / 8, y / 8, z / 8));
+        g.masks.push_back(m);
+      }
+    }
+}
+
+void sort_bricks_by_key(SparseGrid& g) {
+  std::sort(g.runs.begin(), g.runs.end(), [](const BrickRun& a, const BrickRun& b) { return a.key < b.key; });
+  if (std::is_sorted(g.keys.begin(), g.keys.end())) return;
+  std::vector<size_t> perm(g.keys.size());
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = i;
+  std::sort(perm.begin(), perm.end(), [&](size_t a, size_t b) { return g.keys[a] < g.keys[b]; });
+  const size_t vpb = size_t(kBrickVoxels) * size_t(value_channels(g.value_type));
+  std::vector<uint64_t> keys(perm.size());
+  std::vector<BrickMask> masks(perm.size());
+  ValueArray<int32_t> ivalues(g.ivalues.size());
+  ValueArray<float> fvalues(g.fvalues.size());
+  for (size_t j = 0; j < perm.size(); ++j) {
+    const size_t i = perm[j];
+    keys[j] = g.keys[i];
+    masks[j] = g.masks[i];
+    if (!g.ivalues.empty()) std::copy_n(g.ivalues.begin() + i * vpb, vpb, ivalues.begin() + j * vpb);
+    if (!g.fvalues.empty()) std::copy_n(g.fvalues.begin() + i * vpb, vpb, fvalues.begin() + j * vpb);
+  }
+  g.keys = std::move(keys);
+  g.masks = std::move(masks);
+  g.ivalues = std::move(ivalues);
+  g.fvalues = std::move(fvalues);
+}
 
 bool read_direct_vdb(const std::string& path, const std::string& name, bool all, std::vector<SparseGrid>* out) {
   using namespace vdb_read;
@@ -430,7 +433,7 @@ bool read_direct_vdb(const std::string& path, const std::string& name, bool all,
     if (count < 0) throw Defer{};
     struct Descriptor {
       std::string name;
-      Kind kind;
+      ValueType kind;
       uint64_t grid, block, end;
     };
     std::vector<Descriptor> grids;
@@ -439,13 +442,13 @@ bool read_direct_vdb(const std::string& path, const std::string& name, bool all,
       d.name = c.str();
       const std::string type = c.str();
       if (type == vdb_format::kMaskTreeType)
-        d.kind = Kind::kMask;
+        d.kind = ValueType::kNone;
       else if (type == vdb_format::kInt32TreeType)
-        d.kind = Kind::kInt32;
+        d.kind = ValueType::kInt32;
       else if (type == vdb_format::kFloatTreeType)
-        d.kind = Kind::kFloat;
+        d.kind = ValueType::kFloat32;
       else if (type == vdb_format::kVec3sTreeType)
-        d.kind = Kind::kVec3s;
+        d.kind = ValueType::kVec3f;
       else
         throw Defer{};
       if (!c.str().empty() || d.name.find('\x1e') != std::string::npos) throw Defer{};  // instances, unique names
@@ -474,7 +477,7 @@ bool read_direct_vdb(const std::string& path, const std::string& name, bool all,
       Cursor b(f, d.block);
       read_buffers(b, t);
       if (b.at() != d.end) throw Defer{};
-      result.push_back(to_sparse_grid(f, d.name, t, meta, xf, translated));
+      result.push_back(to_sparse_grid(d.name, t, meta, xf, translated));
       if (!all) break;
     }
     if (!all && result.empty()) throw Defer{};  // (OpenVDB's reader says what is missing)
