@@ -896,22 +896,27 @@ std::vector<std::string> describe_vdb(const std::string& path) {
   openvdb::GridPtrVecPtr grids = open_grids(path);
   std::vector<std::string> lines;
   for (const auto& g : *grids) {
-    std::ostringstream s;
-    s.precision(9);
+    VdbGridSummary s;
+    s.name = g->getName();
+    s.type = g->isType<openvdb::MaskGrid>() ? std::string("mask") : g->valueType();
+    s.active_voxels = g->activeVoxelCount();
     const openvdb::CoordBBox bb = g->evalActiveVoxelBoundingBox();
+    s.has_bbox = !bb.empty();
+    if (s.has_bbox) {
+      s.bbox_lo = {bb.min().x(), bb.min().y(), bb.min().z()};
+      s.bbox_hi = {bb.max().x(), bb.max().y(), bb.max().z()};
+    }
     const openvdb::Vec3d vs = g->voxelSize();
     const openvdb::Vec3d o = g->indexToWorld(openvdb::Vec3d(-0.5, -0.5, -0.5));
-    const std::string type = g->isType<openvdb::MaskGrid>() ? std::string("mask") : g->valueType();
-    s << "grid \"" << g->getName() << "\" type=" << type << " active_voxels=" << g->activeVoxelCount();
-    if (!bb.empty())
-      s << " index_bbox=[" << bb.min().x() << "," << bb.min().y() << "," << bb.min().z() << "]..[" << bb.max().x() << ","
-        << bb.max().y() << "," << bb.max().z() << "]";
-    s << " voxel_size=" << vs.x();
-    if (vs.x() != vs.y() || vs.y() != vs.z()) s << "x" << vs.y() << "x" << vs.z();
-    s << " origin=(" << o.x() << ", " << o.y() << ", " << o.z() << ")";
-    if (auto dims = g->getMetadata<openvdb::Vec3IMetadata>("voxtile_dims"))
-      s << " dims=" << dims->value().x() << "x" << dims->value().y() << "x" << dims->value().z();
-    lines.push_back(s.str());
+    for (int a = 0; a < 3; ++a) {
+      s.voxel_size[a] = vs[a];
+      s.origin[a] = o[a];
+    }
+    if (auto dims = g->getMetadata<openvdb::Vec3IMetadata>("voxtile_dims")) {
+      s.has_dims = true;
+      s.dims = {dims->value().x(), dims->value().y(), dims->value().z()};
+    }
+    lines.push_back(describe_vdb_grid(s));
   }
   return lines;
 }

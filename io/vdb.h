@@ -41,6 +41,7 @@ SparseGrid read_vdb_openvdb(const std::string& path, const std::string& grid_nam
 // The "voxtile_<key>" string metadata of the file's first grid that has it, or "" (also when the
 // file is missing or unreadable).
 std::string read_vdb_meta(const std::string& path, const std::string& key);
+std::string read_vdb_meta_openvdb(const std::string& path, const std::string& key);  // (OpenVDB's, for the tests)
 
 // The serialized transform (map type and values) written for `spec`: a UniformScaleTranslateMap, or
 // a ScaleTranslateMap for non-cubic voxels, for every positive finite voxel size from 1e-150 to
@@ -48,6 +49,8 @@ std::string read_vdb_meta(const std::string& path, const std::string& key);
 std::string vdb_transform_bytes(const GridSpec& spec);
 
 // One line per grid: name, type, active voxels, index bounding box, voxel size, origin.
+// Files of the grids voxtile writes are described without OpenVDB (io/vdb_direct.h), others through it.
 std::vector<std::string> describe_vdb(const std::string& path);
+std::vector<std::string> describe_vdb_openvdb(const std::string& path);  // (OpenVDB's, for the tests)
 
 }  // namespace voxtile

@@ -90,4 +90,24 @@ void sort_bricks_by_key(SparseGrid& g);
 // missing or inconsistent file), which OpenVDB's reader then takes or names the problem of.
 bool read_direct_vdb(const std::string& path, const std::string& name, bool all, std::vector<SparseGrid>* out);
 
+// What `voxtile info` prints of one grid of a .vdb file (describe_vdb): its name, type ("mask" or
+// OpenVDB's value type name), active voxels and their index bounding box, voxel size, the index
+// origin's corner (-0.5, -0.5, -0.5) in world space, and voxtile's dims metadata where present.
+struct VdbGridSummary {
+  std::string name, type;
+  uint64_t active_voxels = 0;
+  bool has_bbox = false;
+  Int3 bbox_lo{0, 0, 0}, bbox_hi{0, 0, 0};
+  double voxel_size[3] = {0, 0, 0}, origin[3] = {0, 0, 0};
+  bool has_dims = false;
+  Int3 dims{0, 0, 0};
+};
+std::string describe_vdb_grid(const VdbGridSummary& g);
+// describe_vdb's lines for the files read_direct_vdb reads (their topology only, no values
+// decompressed); false for any other file, which OpenVDB then describes.
+bool describe_direct_vdb(const std::string& path, std::vector<std::string>* lines);
+// read_vdb_meta for the files read_direct_vdb reads (the grids' metadata only): the string
+// "voxtile_<key>" of the first grid that has it, or ""; false for any other file.
+bool read_direct_vdb_meta(const std::string& path, const std::string& key, std::string* value);
+
 }  // namespace voxtile

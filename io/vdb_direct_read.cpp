@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <sstream>
 
 #include "io/vdb_direct.h"
 
@@ -203,14 +204,20 @@ void read_internal(Cursor& c, Tree& t, int log2, int child_log2_total, const Int
 
 // The grid at `c` (after its descriptor): compression, metadata, transform, topology, then where
 // each leaf's buffer is. Leaves `c` at the end of the topology.
-void read_tree(Cursor& c, Tree& t, std::map<std::string, std::pair<std::string, std::string>>& meta, double xf[6][3],
-               bool& translated) {
-  t.compression = c.get<uint32_t>();
-  if (t.compression & kZip || t.compression & ~uint32_t(7)) throw Defer{};
+using MetaMap = std::map<std::string, std::pair<std::string, std::string>>;  // name: (type name, value bytes)
+
+// The grid's compression and metadata (the start of the grid at `c`).
+void read_grid_meta(Cursor& c, uint32_t* compression, MetaMap& meta) {
+  *compression = c.get<uint32_t>();
+  if (*compression & kZip || *compression & ~uint32_t(7)) throw Defer{};
   for (uint32_t n = c.get<uint32_t>(); n > 0; --n) {
     std::string name = c.str(), type = c.str();
     meta[name] = {type, c.str()};
   }
+}
+
+void read_tree(Cursor& c, Tree& t, MetaMap& meta, double xf[6][3], bool& translated) {
+  read_grid_meta(c, &t.compression, meta);
   // The transform: (Uniform)ScaleTranslateMap (translation, scale, voxel size, then derived values)
   // or (Uniform)ScaleMap (the same without the translation).
   const std::string map = c.str();
@@ -271,8 +278,7 @@ void read_buffers(Cursor& c, Tree& t) {
 // active bounding box), voxel size and origin from the transform, bricks in key order with the
 // active voxels' values (0 where inactive), a MaskGrid's active tiles as runs of full bricks (bricks
 // the dims cut as masks), a level set's class and background.
-SparseGrid to_sparse_grid(const std::string& name, const Tree& t,
-                          const std::map<std::string, std::pair<std::string, std::string>>& meta, const double xf[6][3],
+SparseGrid to_sparse_grid(const std::string& name, const Tree& t, const MetaMap& meta, const double xf[6][3],
                           bool translated) {
   SparseGrid g;
   g.name = name;
@@ -415,73 +421,202 @@ void sort_bricks_by_key(SparseGrid& g) {
   g.fvalues = std::move(fvalues);
 }
 
+namespace vdb_read {
+
+// The file's grid descriptors (header checked), in the order io::File lists them: by name (a
+// multimap of descriptors), so that "the first grid" is the first so. Grids of the four tree types
+// only, each named once (no instances, no "\x1e" suffixes).
+struct Descriptor {
+  std::string name;
+  ValueType kind;
+  uint64_t grid, block, end;
+};
+std::vector<Descriptor> read_descriptors(const Mapped& f) {
+  Cursor c(f, 0);
+  if (c.get<int64_t>() != vdb_format::kMagic || c.get<uint32_t>() != vdb_format::kFileVersion) throw Defer{};
+  c.skip(8);                                          // library version
+  if (c.get<char>() != 1) throw Defer{};              // grid offsets
+  c.skip(36);                                         // UUID
+  for (uint32_t n = c.get<uint32_t>(); n > 0; --n) {  // the file's metadata
+    c.str();
+    c.str();
+    c.str();
+  }
+  const int32_t count = c.get<int32_t>();
+  if (count < 0) throw Defer{};
+  std::vector<Descriptor> grids;
+  for (int32_t i = 0; i < count; ++i) {
+    Descriptor d;
+    d.name = c.str();
+    const std::string type = c.str();
+    if (type == vdb_format::kMaskTreeType)
+      d.kind = ValueType::kNone;
+    else if (type == vdb_format::kInt32TreeType)
+      d.kind = ValueType::kInt32;
+    else if (type == vdb_format::kFloatTreeType)
+      d.kind = ValueType::kFloat32;
+    else if (type == vdb_format::kVec3sTreeType)
+      d.kind = ValueType::kVec3f;
+    else
+      throw Defer{};
+    if (!c.str().empty() || d.name.find('\x1e') != std::string::npos) throw Defer{};  // instances, unique names
+    const int64_t grid = c.get<int64_t>(), block = c.get<int64_t>(), end = c.get<int64_t>();
+    if (grid != int64_t(c.at()) || block < grid || end < block || uint64_t(end) > f.size()) throw Defer{};
+    d.grid = uint64_t(grid);
+    d.block = uint64_t(block);
+    d.end = uint64_t(end);
+    grids.push_back(d);
+    c = Cursor(f, d.end);
+  }
+  std::stable_sort(grids.begin(), grids.end(),
+                   [](const Descriptor& a, const Descriptor& b) { return a.name < b.name; });
+  return grids;
+}
+
+// One grid's tree, metadata and transform, its buffers' layout checked (values not decompressed).
+// The grid's name is its "name" metadata (Grid::getName, what OpenVDB's reader gives), which must
+// be the descriptor's.
+struct GridRead {
+  Tree t;
+  MetaMap meta;
+  double xf[6][3];
+  bool translated = false;
+};
+void read_grid(const Mapped& f, const Descriptor& d, GridRead& r) {
+  r.t.kind = d.kind;
+  Cursor g(f, d.grid);
+  read_tree(g, r.t, r.meta, r.xf, r.translated);
+  if (g.at() > d.block) throw Defer{};
+  const auto name = r.meta.find("name");
+  if (name == r.meta.end() || name->second.first != "string" || name->second.second != d.name) throw Defer{};
+  Cursor b(f, d.block);
+  read_buffers(b, r.t);
+  if (b.at() != d.end) throw Defer{};
+}
+
+}  // namespace vdb_read
+
 bool read_direct_vdb(const std::string& path, const std::string& name, bool all, std::vector<SparseGrid>* out) {
   using namespace vdb_read;
   try {
     const Mapped f(path);
-    Cursor c(f, 0);
-    if (c.get<int64_t>() != vdb_format::kMagic || c.get<uint32_t>() != vdb_format::kFileVersion) throw Defer{};
-    c.skip(8);                                          // library version
-    if (c.get<char>() != 1) throw Defer{};              // grid offsets
-    c.skip(36);                                         // UUID
-    for (uint32_t n = c.get<uint32_t>(); n > 0; --n) {  // the file's metadata
-      c.str();
-      c.str();
-      c.str();
-    }
-    const int32_t count = c.get<int32_t>();
-    if (count < 0) throw Defer{};
-    struct Descriptor {
-      std::string name;
-      ValueType kind;
-      uint64_t grid, block, end;
-    };
-    std::vector<Descriptor> grids;
-    for (int32_t i = 0; i < count; ++i) {
-      Descriptor d;
-      d.name = c.str();
-      const std::string type = c.str();
-      if (type == vdb_format::kMaskTreeType)
-        d.kind = ValueType::kNone;
-      else if (type == vdb_format::kInt32TreeType)
-        d.kind = ValueType::kInt32;
-      else if (type == vdb_format::kFloatTreeType)
-        d.kind = ValueType::kFloat32;
-      else if (type == vdb_format::kVec3sTreeType)
-        d.kind = ValueType::kVec3f;
-      else
-        throw Defer{};
-      if (!c.str().empty() || d.name.find('\x1e') != std::string::npos) throw Defer{};  // instances, unique names
-      const int64_t grid = c.get<int64_t>(), block = c.get<int64_t>(), end = c.get<int64_t>();
-      if (grid != int64_t(c.at()) || block < grid || end < block || uint64_t(end) > f.size()) throw Defer{};
-      d.grid = uint64_t(grid);
-      d.block = uint64_t(block);
-      d.end = uint64_t(end);
-      grids.push_back(d);
-      c = Cursor(f, d.end);
-    }
-    // io::File lists its grids by name (a multimap of descriptors): "the first grid" is the first so.
-    std::stable_sort(grids.begin(), grids.end(),
-                     [](const Descriptor& a, const Descriptor& b) { return a.name < b.name; });
+    const std::vector<Descriptor> grids = read_descriptors(f);
     std::vector<SparseGrid> result;
     for (const Descriptor& d : grids) {
       if (!all && !name.empty() && d.name != name) continue;
-      Tree t;
-      t.kind = d.kind;
-      std::map<std::string, std::pair<std::string, std::string>> meta;
-      double xf[6][3];
-      Cursor g(f, d.grid);
-      bool translated = false;
-      read_tree(g, t, meta, xf, translated);
-      if (g.at() > d.block) throw Defer{};
-      Cursor b(f, d.block);
-      read_buffers(b, t);
-      if (b.at() != d.end) throw Defer{};
-      result.push_back(to_sparse_grid(d.name, t, meta, xf, translated));
+      GridRead r;
+      read_grid(f, d, r);
+      result.push_back(to_sparse_grid(d.name, r.t, r.meta, r.xf, r.translated));
       if (!all) break;
     }
     if (!all && result.empty()) throw Defer{};  // (OpenVDB's reader says what is missing)
     *out = std::move(result);
+    return true;
+  } catch (const Defer&) {
+    return false;
+  }
+}
+
+std::string describe_vdb_grid(const VdbGridSummary& g) {
+  std::ostringstream s;
+  s.precision(9);
+  s << "grid \"" << g.name << "\" type=" << g.type << " active_voxels=" << g.active_voxels;
+  if (g.has_bbox)
+    s << " index_bbox=[" << g.bbox_lo.x << "," << g.bbox_lo.y << "," << g.bbox_lo.z << "]..[" << g.bbox_hi.x << ","
+      << g.bbox_hi.y << "," << g.bbox_hi.z << "]";
+  s << " voxel_size=" << g.voxel_size[0];
+  if (g.voxel_size[0] != g.voxel_size[1] || g.voxel_size[1] != g.voxel_size[2])
+    s << "x" << g.voxel_size[1] << "x" << g.voxel_size[2];
+  s << " origin=(" << g.origin[0] << ", " << g.origin[1] << ", " << g.origin[2] << ")";
+  if (g.has_dims) s << " dims=" << g.dims.x << "x" << g.dims.y << "x" << g.dims.z;
+  return s.str();
+}
+
+bool describe_direct_vdb(const std::string& path, std::vector<std::string>* lines) {
+  using namespace vdb_read;
+  try {
+    const Mapped f(path);
+    std::vector<std::string> result;
+    for (const Descriptor& d : read_descriptors(f)) {
+      GridRead r;
+      read_grid(f, d, r);
+      VdbGridSummary g;
+      g.name = d.name;
+      g.type = d.kind == ValueType::kNone      ? "mask"
+               : d.kind == ValueType::kInt32   ? "int32"
+               : d.kind == ValueType::kFloat32 ? "float"
+                                               : "vec3s";
+      // Tree::activeVoxelCount and evalActiveVoxelBoundingBox: the leaves' active voxels (a leaf's
+      // mask word x holds y << 3 | z) and the active tiles whole.
+      auto grow = [&](const Int3& lo, const Int3& hi) {
+        if (!g.has_bbox) {
+          g.bbox_lo = lo;
+          g.bbox_hi = hi;
+          g.has_bbox = true;
+          return;
+        }
+        g.bbox_lo = {std::min(g.bbox_lo.x, lo.x), std::min(g.bbox_lo.y, lo.y), std::min(g.bbox_lo.z, lo.z)};
+        g.bbox_hi = {std::max(g.bbox_hi.x, hi.x), std::max(g.bbox_hi.y, hi.y), std::max(g.bbox_hi.z, hi.z)};
+      };
+      for (const Leaf& leaf : r.t.leaves) {
+        const uint32_t n = popcount(leaf.mask.w, 8);
+        if (n == 0) continue;
+        g.active_voxels += n;
+        int32_t x0 = 8, x1 = -1, y0 = 8, y1 = -1;
+        uint64_t zs = 0;  // the z of any active voxel, as bits
+        for (int x = 0; x < 8; ++x) {
+          const uint64_t w = leaf.mask.w[x];
+          if (w == 0) continue;
+          x0 = std::min(x0, x);
+          x1 = x;
+          y0 = std::min(y0, __builtin_ctzll(w) >> 3);
+          y1 = std::max(y1, (63 - __builtin_clzll(w)) >> 3);
+          for (int y = 0; y < 8; ++y) zs |= (w >> (8 * y)) & 0xff;
+        }
+        const Int3& o = leaf.origin;
+        grow({o.x + x0, o.y + y0, o.z + __builtin_ctzll(zs)}, {o.x + x1, o.y + y1, o.z + 63 - __builtin_clzll(zs)});
+      }
+      for (const Tile& tile : r.t.tiles) {
+        g.active_voxels += uint64_t(tile.dim) * uint64_t(tile.dim) * uint64_t(tile.dim);
+        grow(tile.lo, {tile.lo.x + tile.dim - 1, tile.lo.y + tile.dim - 1, tile.lo.z + tile.dim - 1});
+      }
+      for (int a = 0; a < 3; ++a) {  // voxelSize(), indexToWorld(-0.5, -0.5, -0.5) (as to_sparse_grid)
+        g.voxel_size[a] = r.xf[2][a];
+        g.origin[a] = -0.5 * r.xf[1][a];
+        if (r.translated) g.origin[a] = g.origin[a] + r.xf[0][a];
+      }
+      const auto dims = r.meta.find("voxtile_dims");
+      if (dims != r.meta.end() && dims->second.first == "vec3i" && dims->second.second.size() == 12) {
+        g.has_dims = true;
+        std::memcpy(&g.dims, dims->second.second.data(), 12);
+      }
+      result.push_back(describe_vdb_grid(g));
+    }
+    *lines = std::move(result);
+    return true;
+  } catch (const Defer&) {
+    return false;
+  }
+}
+
+bool read_direct_vdb_meta(const std::string& path, const std::string& key, std::string* value) {
+  using namespace vdb_read;
+  try {
+    const Mapped f(path);
+    const std::string name = "voxtile_" + key;
+    for (const Descriptor& d : read_descriptors(f)) {
+      Cursor c(f, d.grid);
+      uint32_t compression = 0;
+      MetaMap meta;
+      read_grid_meta(c, &compression, meta);
+      if (c.at() > d.block) throw Defer{};
+      const auto m = meta.find(name);
+      if (m != meta.end() && m->second.first == "string") {
+        *value = m->second.second;
+        return true;
+      }
+    }
+    value->clear();
     return true;
   } catch (const Defer&) {
     return false;

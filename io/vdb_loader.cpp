@@ -94,7 +94,19 @@ std::vector<SparseGrid> read_vdb_grids(const std::string& path) {
   if (read_direct_vdb(path, "", true, &grids)) return grids;
   return api().read_vdb_grids(path);
 }
-std::string read_vdb_meta(const std::string& path, const std::string& key) { return api().read_vdb_meta(path, key); }
-std::vector<std::string> describe_vdb(const std::string& path) { return api().describe_vdb(path); }
+std::string read_vdb_meta(const std::string& path, const std::string& key) {
+  std::string value;
+  if (read_direct_vdb_meta(path, key, &value)) return value;
+  return api().read_vdb_meta(path, key);
+}
+std::string read_vdb_meta_openvdb(const std::string& path, const std::string& key) {
+  return api().read_vdb_meta(path, key);
+}
+std::vector<std::string> describe_vdb(const std::string& path) {
+  std::vector<std::string> lines;
+  if (describe_direct_vdb(path, &lines)) return lines;
+  return api().describe_vdb(path);
+}
+std::vector<std::string> describe_vdb_openvdb(const std::string& path) { return api().describe_vdb(path); }
 
 }  // namespace voxtile

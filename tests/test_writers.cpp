@@ -71,6 +71,14 @@ void expect_same_as_openvdb_reads(const std::string& path, const std::string& na
   ASSERT_EQ(a.fvalues.size(), b.fvalues.size());
   EXPECT_TRUE(same_bytes(a.ivalues.data(), b.ivalues.data(), a.ivalues.size() * 4));
   EXPECT_TRUE(same_bytes(a.fvalues.data(), b.fvalues.data(), a.fvalues.size() * 4));
+  // `info`'s lines and the metadata batch --skip-existing reads, also where read_vdb took OpenVDB's reader
+  // (files the direct reader reads are described without OpenVDB too)
+  EXPECT_EQ(describe_vdb(path), describe_vdb_openvdb(path));
+  std::vector<SparseGrid> direct;
+  std::vector<std::string> lines;
+  if (read_direct_vdb(path, name, false, &direct)) EXPECT_TRUE(describe_direct_vdb(path, &lines));
+  for (const char* key : {"source", "job", "dims", "name", "nothing"})
+    EXPECT_EQ(read_vdb_meta(path, key), read_vdb_meta_openvdb(path, key)) << key;
 }
 
 TEST(Writers, VdbHasTheRightTypeTransformVoxelsAndMetadata) {
@@ -675,7 +683,7 @@ TEST(Writers, DirectVdbReaderSurvivesMutatedFiles) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     return uint32_t(state >> 33);
   };
-  size_t taken = 0;
+  size_t taken = 0, described = 0;
   for (int m = 0; m < 600; ++m) {
     std::string c = bytes;
     const int kind = m % 3;
@@ -691,7 +699,12 @@ TEST(Writers, DirectVdbReaderSurvivesMutatedFiles) {
     std::ofstream(dir.file("m.vdb"), std::ios::binary | std::ios::trunc) << c;
     std::vector<SparseGrid> out;
     taken += read_direct_vdb(dir.file("m.vdb"), "", true, &out);
+    std::vector<std::string> lines;
+    std::string value;
+    described += describe_direct_vdb(dir.file("m.vdb"), &lines);
+    read_direct_vdb_meta(dir.file("m.vdb"), "source", &value);
   }
+  EXPECT_GE(described, taken);  // (describing reads less of the file)
   EXPECT_GT(taken, 0u);  // (bytes inside values and masks still make a file)
 }
 
