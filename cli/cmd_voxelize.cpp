@@ -1,10 +1,9 @@
 // `voxtile voxelize IN... -o OUT`: one job per input (cli/job.h) on one voxelizer.
 #include "cli/cmd_voxelize.h"
 
+#include <algorithm>
 #include <iostream>
 #include <map>
-#include <algorithm>
-#include <future>
 #include <memory>
 
 #include "cli/batch/plan.h"
@@ -104,49 +103,26 @@ int run_voxelize(const VoxelizeCmdOptions& o) {
   // A reader process for the files Assimp reads, forked first, while this process is one thread.
   const bool assimp = std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return !reads_natively(j.input, o.load.kind()); });
   const auto readers = std::make_unique<MeshLoaderPool>(assimp ? 1 : 0, o.load.limits());
-  // The voxelizer starts on its own thread (CUDA context creation, 0.1 to 0.3 s) while the first
-  // mesh loads; the first job waits for it only after loading.
-  double start_ms = -1;
-  std::future<std::unique_ptr<Voxelizer>> starting = std::async(std::launch::async, [&] {
-    const auto t0 = Clock::now();
-    std::unique_ptr<Voxelizer> v = open_voxelizer(o.device, log);
-    start_ms = ms_since(t0);
-    return v;
-  });
-  std::unique_ptr<Voxelizer> voxelizer;
-  bool fatal = false;
-  auto ready = [&]() -> Voxelizer& {
-    if (!voxelizer) {
-      try {
-        voxelizer = starting.get();
-      } catch (...) {
-        fatal = true;
-        throw;
-      }
-    }
-    return *voxelizer;
-  };
+  // The voxelizer starts while the first mesh loads (small jobs may not wait for it: job.h).
+  VoxelizerStart start(o.device, log);
   const WriteOptions base = o.writing.write_options({});
   const ThreadLimit limit(o.device.threads);
   int status = 0;
   for (const Job& job : jobs) {
     try {
-      const bool first = !voxelizer;
-      JobReport r = run_job(ready, job, base, log, readers.get());
-      if (first) r.ms_voxelizer_start = start_ms;
+      const bool first = !start.took_started();
+      JobReport r = run_job([&](const LoadedInput& in) -> Voxelizer& { return start.pick(job, in); }, job, base, log,
+                            readers.get());
+      if (first && start.took_started()) r.ms_voxelizer_start = start.start_ms();
       log.info(job_summary(job, r));
       for (const auto& [name, ms] : r.voxelize_stages) log.detail("  " + name + ": " + std::to_string(ms) + " ms");
       if (o.stats) print_json_line(stats_json(job, r));
     } catch (const Error& e) {
       std::cerr << "voxtile: error: " << e.what() << "\n";
       if (!status) status = static_cast<int>(e.kind());
-      if (fatal) break;  // no voxelizer: the other inputs cannot run either
+      if (start.failed()) break;  // no voxelizer: the other inputs cannot run either
     }
   }
-  // The process ends right after this (main leaves without exit handlers): a GPU voxelizer is left
-  // for the process's end to reclaim, instead of freeing its device and page-locked buffers one by
-  // one first (tens of milliseconds of every run).
-  if (voxelizer && voxelizer->on_gpu()) voxelizer.release();
   return status;
 }
 

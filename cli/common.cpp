@@ -264,8 +264,9 @@ int pick_gpu(const std::string& device, const Log& log) {
 
 void add_device_options(CLI::App& app, DeviceArgs& a, const std::string& gpu_memory_help) {
   app.add_option("--device,-d", a.device,
-                 "auto (GPU 0 if present, else CPU), cpu, gpu (GPU 0), all, or a list of GPU indices such as 1,2; "
-                 "one run uses one GPU: the first of the list")
+                 "auto (GPU 0 if present, else CPU; voxelize, mesh and preview run a job the CPU finishes before "
+                 "the GPU would have started on the CPU), cpu, gpu (GPU 0), all, or a list of GPU indices such as "
+                 "1,2; one run uses one GPU: the first of the list")
       ->check(CLI::Validator(check_device_spec, "DEVICE"))
       ->capture_default_str();
   add_bytes_option(app, "--gpu-memory", a.gpu_memory, gpu_memory_help);

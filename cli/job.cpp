@@ -1,8 +1,19 @@
 // One voxelization job: load, voxelize, write, report.
 #include "cli/job.h"
 
+#include <tbb/blocked_range.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_reduce.h>
+#include <tbb/task_arena.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <future>
+#include <limits>
 #include <sstream>
+#include <thread>
 
 #include "cli/preview.h"
 #include "core/error.h"
@@ -119,14 +130,14 @@ void write_job(const Job& job, const std::vector<SparseGrid>& grids, const Write
   }
 }
 
-JobReport run_job(const std::function<Voxelizer&()>& voxelizer, const Job& job, const WriteOptions& base,
-                  const Log& log, MeshLoaderPool* loaders) {
+JobReport run_job(const std::function<Voxelizer&(const LoadedInput&)>& voxelizer, const Job& job,
+                  const WriteOptions& base, const Log& log, MeshLoaderPool* loaders) {
   const auto t0 = Clock::now();
   JobReport report;
   const LoadedInput in = load_job(job, log, report, loaders);
   check_job_output(job, in.spec, base);
   const auto t_wait = Clock::now();
-  Voxelizer& v = voxelizer();  // may still be starting (GPU context) while the mesh loaded
+  Voxelizer& v = voxelizer(in);  // may still be starting (GPU context) while the mesh loaded
   report.ms_gpu_wait = ms_since(t_wait);
   const std::vector<SparseGrid> grids = voxelize_job(v, job, in, report);
   write_job(job, grids, base, "", report);
@@ -135,19 +146,111 @@ JobReport run_job(const std::function<Voxelizer&()>& voxelizer, const Job& job, 
   return report;
 }
 
+double estimated_cpu_ms(const Job& job, const Mesh& mesh, const GridSpec& spec, int threads) {
+  const std::vector<TargetSpec> targets = parse_target_list(job.target);
+  for (const TargetSpec& t : targets)
+    if (is_field_target(t.target)) return std::numeric_limits<double>::infinity();
+  // Microseconds of one core per target, fitted to -d cpu runs (conservative binary, 30 runs: six
+  // meshes from 600 to 100k triangles, scans, tubes, CAD slivers, a room, Sponza, at 64^3 to 1024^3;
+  // the estimate was 0.79x to 1.23x the time taken on 2 cores): per triangle, per voxel its area
+  // crosses, per voxel along its edges; then 2 ms whatever the job. The threads share it as
+  // threads^0.8 would (16 cores of the H200 machine took 1.6-2x the time of perfect sharing).
+  constexpr double kTriangleUs = 0.35, kAreaVoxelUs = 0.027, kEdgeVoxelUs = 0.16, kFixedMs = 2.0;
+  const double per_thread = double(targets.size()) / 1000.0 / std::pow(double(std::max(threads, 1)), 0.8);
+  const size_t n = mesh.num_triangles();
+  const double triangles_ms = kFixedMs + double(n) * kTriangleUs * per_thread;
+  if (triangles_ms >= kSmallJobCpuMs) return triangles_ms;  // (the voxels need not be counted)
+  const double vx = spec.voxel_size.x, vy = spec.voxel_size.y, vz = spec.voxel_size.z;
+  const double vmin = std::min(vx, std::min(vy, vz));
+  const double voxels = tbb::parallel_reduce(
+      tbb::blocked_range<size_t>(0, n, 4096), 0.0,
+      [&](const tbb::blocked_range<size_t>& r, double sum) {
+        for (size_t t = r.begin(); t < r.end(); ++t) {
+          const Vec3f a = mesh.vertex(t, 0), b = mesh.vertex(t, 1), c = mesh.vertex(t, 2);
+          const double e1[3] = {double(b.x) - a.x, double(b.y) - a.y, double(b.z) - a.z};
+          const double e2[3] = {double(c.x) - a.x, double(c.y) - a.y, double(c.z) - a.z};
+          const double e3[3] = {double(c.x) - b.x, double(c.y) - b.y, double(c.z) - b.z};
+          const double cx = e1[1] * e2[2] - e1[2] * e2[1], cy = e1[2] * e2[0] - e1[0] * e2[2],
+                       cz = e1[0] * e2[1] - e1[1] * e2[0];
+          auto len = [](const double* e) { return std::sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]); };
+          sum +=
+              kAreaVoxelUs * 0.5 * (std::fabs(cx) / (vy * vz) + std::fabs(cy) / (vx * vz) + std::fabs(cz) / (vx * vy)) +
+              kEdgeVoxelUs * 0.5 * (len(e1) + len(e2) + len(e3)) / vmin;
+        }
+        return sum;
+      },
+      std::plus<double>());
+  return triangles_ms + voxels * per_thread;
+}
+
+struct VoxelizerStart::Shared {
+  std::promise<std::unique_ptr<Voxelizer>> voxelizer;
+  std::future<std::unique_ptr<Voxelizer>> future = voxelizer.get_future();
+  double ms = -1;
+};
+
+VoxelizerStart::VoxelizerStart(const DeviceArgs& device, const Log& log)
+    : m_shared(std::make_shared<Shared>()), m_device(device.device), m_log(log) {
+  // Under auto the start says nothing: "no GPU; using the CPU" is said by the job that takes it.
+  std::thread([shared = m_shared, device, log = m_device == "auto" ? Log{0} : log] {
+    const auto t0 = Clock::now();
+    try {
+      std::unique_ptr<Voxelizer> v = open_voxelizer(device, log);
+      shared->ms = ms_since(t0);
+      shared->voxelizer.set_value(std::move(v));
+    } catch (...) {
+      shared->voxelizer.set_exception(std::current_exception());
+    }
+  }).detach();
+  m_driver = access("/dev/nvidiactl", F_OK) == 0;
+}
+
+VoxelizerStart::~VoxelizerStart() {
+  if (m_started && m_started->on_gpu()) m_started.release();
+}
+
+double VoxelizerStart::start_ms() const { return m_started ? m_shared->ms : -1; }
+
+Voxelizer& VoxelizerStart::pick(const Job& job, const LoadedInput& input) {
+  if (m_started) return *m_started;
+  const bool automatic = m_device == "auto";
+  if (automatic && m_driver && m_shared->future.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    const int threads =
+        std::min<int>(tbb::this_task_arena::max_concurrency(),
+                      int(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)));
+    const double ms = estimated_cpu_ms(job, input.loaded.mesh, input.spec, threads);
+    const std::string estimate = std::isfinite(ms) ? std::to_string(int(std::ceil(ms))) + " ms" : "not estimated";
+    if (ms < kSmallJobCpuMs) {
+      m_log.detail("voxtile: " + job.input + ": on the CPU (estimated " + estimate + ") while the GPU starts");
+      if (!m_cpu) m_cpu = std::make_unique<CpuVoxelizer>();
+      return *m_cpu;
+    }
+    m_log.detail("voxtile: " + job.input + ": waiting for the GPU (on the CPU: " + estimate + ")");
+  }
+  try {
+    m_started = m_shared->future.get();
+  } catch (...) {
+    m_failed = true;
+    throw;
+  }
+  if (automatic && !m_started->on_gpu()) m_log.info("voxtile: " + query_gpu(0).reason + "; using the CPU");
+  return *m_started;
+}
+
 std::vector<SparseGrid> voxelize_mesh_input(const Job& job, const DeviceArgs& device, const LoaderLimits& limits,
                                             const Log& log, int& gpu, std::string& source,
                                             std::vector<std::pair<std::string, double>>& stages) {
   check_job(job);
-  std::unique_ptr<Voxelizer> voxelizer = open_voxelizer(device, log, &gpu);
+  VoxelizerStart start(device, log);
   JobReport report;
   const LoadedInput in = load_job(job, log, report, nullptr, limits);
   stages.emplace_back("load", report.ms_load);
-  std::vector<SparseGrid> grids = voxelize_job(*voxelizer, job, in, report);
+  Voxelizer& voxelizer = start.pick(job, in);
+  gpu = voxelizer.gpu_index();
+  std::vector<SparseGrid> grids = voxelize_job(voxelizer, job, in, report);
   stages.emplace_back("voxelize", report.ms_voxelize);
   source = std::to_string(report.triangles) + " triangles -> " + job.target + " " + in.spec.describe() + " (" +
            report.device + ")";
-  if (voxelizer->on_gpu()) voxelizer.release();  // reclaimed at the process's end (as voxelize does)
   return grids;
 }
 

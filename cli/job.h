@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,10 +66,52 @@ LoadedInput load_job(const Job& job, const Log& log, JobReport& report, MeshLoad
 std::vector<SparseGrid> voxelize_job(Voxelizer& voxelizer, const Job& job, const LoadedInput& input, JobReport& report);
 void write_job(const Job& job, const std::vector<SparseGrid>& grids, const WriteOptions& base,
                const std::string& fingerprint, JobReport& report);
-// All three; throws Error with the input named. `voxelizer` is asked for after the mesh is loaded,
-// so that a voxelizer still starting (GPU context creation) overlaps the load.
-JobReport run_job(const std::function<Voxelizer&()>& voxelizer, const Job& job, const WriteOptions& base,
-                  const Log& log, MeshLoaderPool* loaders = nullptr);
+// All three; throws Error with the input named. `voxelizer` is asked for after the mesh is loaded
+// (and given it), so that a voxelizer still starting (GPU context creation) overlaps the load.
+JobReport run_job(const std::function<Voxelizer&(const LoadedInput&)>& voxelizer, const Job& job,
+                  const WriteOptions& base, const Log& log, MeshLoaderPool* loaders = nullptr);
+
+// How long (ms) the CPU voxelizer would take for the job's targets on `mesh` and `spec` with
+// `threads` threads, estimated from a per-core cost per triangle and per voxel crossed (each
+// triangle's area across the voxels, its projections on the three axis planes over the voxel's
+// faces, plus half its perimeter in voxels): within about 1.3x of the times measured on 2 and 16
+// cores (README, "--device auto"). Jobs with a solid or sdf target (inside tests over the whole
+// grid) are not estimated: infinity.
+double estimated_cpu_ms(const Job& job, const Mesh& mesh, const GridSpec& spec, int threads);
+// Under `--device auto`, a job estimated at less than this on the CPU runs there when the GPU is
+// still starting, with the same bytes: CUDA's start-up takes 200-340 ms on the H100 and H200
+// machines (a `-d gpu` process 310-365 ms for meshes up to 400k triangles, whatever the grid).
+constexpr double kSmallJobCpuMs = 100;
+
+// The voxelizer --device picks, started on a thread of its own (CUDA context creation, 0.1 to 0.3 s)
+// as soon as this is made, so that it overlaps loading the first mesh. Under --device auto, a job
+// the CPU finishes sooner than the GPU would start (estimated_cpu_ms below kSmallJobCpuMs, the GPU
+// not started yet) runs on the CPU instead, with the same bytes, and the GPU goes on starting for
+// the jobs after it (not on machines without NVIDIA's driver, whose start fails at once). The
+// thread is detached: a run whose jobs all went to the CPU leaves without waiting for it, and a GPU
+// voxelizer is left for the process's end to reclaim (main leaves without exit handlers) instead of
+// freeing its buffers one by one (tens of milliseconds of every run).
+class VoxelizerStart {
+ public:
+  VoxelizerStart(const DeviceArgs& device, const Log& log);
+  ~VoxelizerStart();
+  VoxelizerStart(const VoxelizerStart&) = delete;
+  VoxelizerStart& operator=(const VoxelizerStart&) = delete;
+  // The voxelizer for this loaded job; throws the start's error (then failed() is true).
+  Voxelizer& pick(const Job& job, const LoadedInput& input);
+  bool failed() const { return m_failed; }
+  bool took_started() const { return m_started != nullptr; }  // a job took the started voxelizer
+  double start_ms() const;                                     // how long its start took
+
+ private:
+  struct Shared;
+  std::shared_ptr<Shared> m_shared;
+  std::string m_device;
+  Log m_log;
+  bool m_driver = false;
+  bool m_failed = false;
+  std::unique_ptr<Voxelizer> m_started, m_cpu;
+};
 
 // A mesh given to a command that works on grids (mesh, preview): loaded and voxelized as
 // `voxelize` would (the job's targets), on the voxelizer --device picks. `gpu` is the GPU it ran on

@@ -12,9 +12,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <thread>
 
+#include "cli/job.h"
+#include "core/meshgen.h"
 #include "io/mesh_reader.h"
 #include "kernels/api.h"
 #include "tests/helpers.h"
@@ -705,6 +708,31 @@ TEST(Cli, OutputsReadAsUsersExpect) {
   r = run_voxtile({"batch", tet, test::data_path("edge/empty.obj"), tet, "--out", dir.file("b_{index}.vdb"), "-r", "8",
                    "--devices", "cpu", "-j", "1", "--report", dir.file("report.json")});
   EXPECT_NE(test::read_file(dir.file("report.json")).find("\"not run\""), std::string::npos);
+}
+
+// The CPU estimate --device auto compares with the GPU's start-up (cli/job.h): it grows with the
+// triangles, the resolution and the targets, shrinks with threads, and leaves solids and sdfs to the
+// GPU. (Its fit to measured times is in the README; timings are not tested here.)
+TEST(Cli, CpuEstimateForSmallJobs) {
+  const Mesh sphere = make_uv_sphere(0, 0, 0, 1.0f, 64, 128), fine = make_uv_sphere(0, 0, 0, 1.0f, 1024, 2048);
+  auto spec = [](const Mesh& m, int r) {
+    GridOptions go;
+    go.resolution = r;
+    return make_grid_spec(m.bounds(), go);
+  };
+  Job job;
+  const double s64 = estimated_cpu_ms(job, sphere, spec(sphere, 64), 16);
+  const double s1024 = estimated_cpu_ms(job, sphere, spec(sphere, 1024), 16);
+  EXPECT_LT(s64, s1024);
+  EXPECT_LT(s64, kSmallJobCpuMs);  // 16k triangles at 64^3: a few milliseconds
+  EXPECT_GT(estimated_cpu_ms(job, sphere, spec(sphere, 1024), 2), s1024);
+  EXPECT_GT(estimated_cpu_ms(job, fine, spec(fine, 64), 16), kSmallJobCpuMs);  // 4M triangles
+  job.target = "binary,count";
+  EXPECT_GT(estimated_cpu_ms(job, sphere, spec(sphere, 1024), 16), s1024);
+  for (const char* t : {"sdf", "solid", "binary,solid"}) {
+    job.target = t;
+    EXPECT_EQ(estimated_cpu_ms(job, sphere, spec(sphere, 64), 16), std::numeric_limits<double>::infinity()) << t;
+  }
 }
 
 TEST(Cli, GpuDeviceWithoutAGpuIsAResourceError) {

@@ -431,12 +431,32 @@ TEST_F(Gpu, BatchOnEveryGpuWritesTheCpuBytes) {
 TEST_F(Gpu, CliUsesTheGpuAndWritesTheSameFileAsTheCpu) {
   test::TempDir dir;
   const std::string bunny = test::data_path("meshes/stanford_bunny.ply");
-  auto g = test::run_voxtile({"voxelize", bunny, "-o", dir.file("g.vdb"), "-r", "200", "-t", "count", "--stats"});
+  auto g = test::run_voxtile(
+      {"voxelize", bunny, "-o", dir.file("g.vdb"), "-r", "200", "-t", "count", "--stats", "-d", "gpu"});
   auto c = test::run_voxtile({"voxelize", bunny, "-o", dir.file("c.vdb"), "-r", "200", "-t", "count", "-d", "cpu"});
   ASSERT_EQ(g.exit_code, 0) << g.err;
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_EQ(g.out.find("\"device\":\"cpu\""), std::string::npos) << g.out;
   EXPECT_EQ(test::read_file(dir.file("g.vdb")), test::read_file(dir.file("c.vdb")));
+}
+
+// --device auto: a job the CPU finishes before the GPU has started runs there (the same bytes); a
+// larger one waits for the GPU. (Two threads, so that the estimates do not depend on the machine.)
+TEST_F(Gpu, AutoRunsSmallJobsOnTheCpuWhileTheGpuStarts) {
+  test::TempDir dir;
+  const std::string bunny = test::data_path("meshes/stanford_bunny.ply");
+  for (const char* r : {"64", "1024"}) {
+    SCOPED_TRACE(r);
+    const bool small = std::string(r) == "64";
+    auto a =
+        test::run_voxtile({"voxelize", bunny, "-o", dir.file("a.vdb"), "-r", r, "--stats", "-v", "--threads", "2"});
+    auto g = test::run_voxtile({"voxelize", bunny, "-o", dir.file("g.vdb"), "-r", r, "-d", "gpu"});
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(g.exit_code, 0) << g.err;
+    EXPECT_EQ(a.out.find("\"device\":\"cpu\"") != std::string::npos, small) << a.out;
+    EXPECT_EQ(a.err.find("on the CPU (estimated") != std::string::npos, small) << a.err;
+    EXPECT_EQ(test::read_file(dir.file("a.vdb")), test::read_file(dir.file("g.vdb")));
+  }
 }
 
 }  // namespace
