@@ -19,7 +19,7 @@ cp "$dragon" "$work/dragon.obj"
 cp "$sponza" "$work/sponza.obj"
 "$vt" generate tubes --tubes 100 --rings 100 -o "$work/tubes.ply" -q
 "$vt" generate cad --objects 40 -o "$work/cad.ply" -q
-"$vt" generate cad -o "$work/cad307k.ply" -q
+"$vt" generate cad --objects 400 --sides 256 -o "$work/cad307k.ply" -q
 "$vt" generate room --objects 50 -o "$work/room.ply" -q
 for l in 1 2 3; do "$vt" generate scan --input "$work/dragon.obj" --levels $l -o "$work/scan$l.ply" -q; done
 

@@ -76,7 +76,9 @@ void expect_same_as_openvdb_reads(const std::string& path, const std::string& na
   EXPECT_EQ(describe_vdb(path), describe_vdb_openvdb(path));
   std::vector<SparseGrid> direct;
   std::vector<std::string> lines;
-  if (read_direct_vdb(path, name, false, &direct)) EXPECT_TRUE(describe_direct_vdb(path, &lines));
+  if (read_direct_vdb(path, name, false, &direct)) {
+    EXPECT_TRUE(describe_direct_vdb(path, &lines));
+  }
   for (const char* key : {"source", "job", "dims", "name", "nothing"})
     EXPECT_EQ(read_vdb_meta(path, key), read_vdb_meta_openvdb(path, key)) << key;
 }
