@@ -43,6 +43,12 @@ uint64_t cloud_checksum(const PointCloud& pc) {
   return h.digest();
 }
 
+// Fitted to -d cpu runs (README, "--device auto"): per point, then 2 ms whatever the cloud.
+double estimated_cpu_bin_ms(uint64_t points, int threads) {
+  constexpr double kPointUs = 0.3, kFixedMs = 2.0;
+  return kFixedMs + double(points) * kPointUs / 1000.0 / std::pow(double(std::max(threads, 1)), 0.8);
+}
+
 std::unique_ptr<GpuPoints> open_gpu_points(const DeviceArgs& device, ScanMethod scan, const Log& log, int* index) {
   const int gpu = pick_gpu(device.device, log);
   if (index) *index = gpu;
@@ -101,7 +107,7 @@ int run_points(const PointsCmdOptions& o) {
   if (!o.preview.path.empty() && !png_output(o.preview.path))
     fail(ErrorKind::kUsage, o.preview.path + ": --preview writes a .png");
   int gpu_index = -2;  // not chosen yet
-  auto preview_gpu = [&] { return gpu_index >= -1 ? gpu_index : (gpu_index = pick_gpu(o.device.device, log)); };
+  auto preview_gpu = [&] { return gpu_index >= -1 ? gpu_index : (gpu_index = picture_gpu(o.device.device, picture, log)); };
 
   if (in_ext == "vdb") {  // voxels -> points
     if (format != OutputFormat::kPly && format != OutputFormat::kLas && format != OutputFormat::kXyz)
@@ -126,6 +132,11 @@ int run_points(const PointsCmdOptions& o) {
     json["points"] = grids[0].active_voxels();
     json["grids"] = grids_json(grids);
   } else if (is_point_cloud_file(o.input)) {  // points -> voxels
+    BackgroundStart<StartedPoints> start([device = o.device, log = o.device.device == "auto" ? Log{0} : log] {
+      auto s = std::make_unique<StartedPoints>();
+      s->gpu = open_gpu_points(device, ScanMethod::kTilesCub, log, &s->index);
+      return s;
+    });
     const PointCloud pc = load_point_input(o.input, log, stages);
     const GridSpec spec = point_grid_spec(o.input, pc, o.grid.to_options());
     std::string values = o.values;
@@ -135,7 +146,19 @@ int run_points(const PointsCmdOptions& o) {
       values = std::string("occupancy") + (pc.colors.empty() ? "" : ",color") + (pc.normals.empty() ? "" : ",normal");
     const std::vector<std::string> which = parse_point_values(values, !pc.colors.empty(), !pc.normals.empty(),
                                                               !pc.intensity.empty(), !pc.classes.empty());
-    std::unique_ptr<GpuPoints> gpu = open_gpu_points(o.device, ScanMethod::kTilesCub, log, &gpu_index);
+    // The GPU started while the points loaded; under auto a cloud the CPU bins sooner than it would
+    // start is binned on the CPU (the same bins: small_job_on_cpu).
+    std::unique_ptr<GpuPoints> gpu;
+    const double cpu_ms = estimated_cpu_bin_ms(pc.size(), cpu_threads());
+    if (small_job_on_cpu(o.device.device, start.done(), cpu_ms)) {
+      log.detail("voxtile: " + o.input + ": binned on the CPU (estimated " + std::to_string(int(std::ceil(cpu_ms))) +
+                 " ms) while the GPU starts");
+    } else {
+      std::unique_ptr<StartedPoints> started = start.take();
+      gpu = std::move(started->gpu);
+      gpu_index = started->index;
+      if (o.device.device == "auto" && !gpu) log.info("voxtile: " + query_gpu(0).reason + "; using the CPU");
+    }
     const auto tb = Clock::now();
     std::vector<std::pair<std::string, double>> gpu_stages;
     VoxelBins bins;

@@ -40,6 +40,15 @@ void add_sampling_options(CLI::App& app, SamplingArgs& s, bool with_count);
 // `index` (when given) is set to the GPU's index, or -1.
 std::unique_ptr<GpuPoints> open_gpu_points(const DeviceArgs& device, ScanMethod scan, const Log& log,
                                            int* index = nullptr);
+// open_gpu_points' result, made in the background (BackgroundStart) while the points load.
+struct StartedPoints {
+  int index = -1;
+  std::unique_ptr<GpuPoints> gpu;
+};
+// The CPU's time to bin `points` points (bin_points_cpu) on `threads` threads, estimated: under
+// --device auto a cloud binned sooner than the GPU would start is binned on the CPU
+// (small_job_on_cpu).
+double estimated_cpu_bin_ms(uint64_t points, int threads);
 uint64_t cloud_checksum(const PointCloud& pc);
 
 void setup_points(CLI::App& app, PointsCmdOptions& options);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <sstream>
-#include <thread>
 
 #include "cli/job.h"
 #include "core/error.h"
@@ -67,12 +66,8 @@ int run_preview(const PreviewCmdOptions& o) {
     job.band = o.solid.band;
     grids = voxelize_mesh_input(job, o.device, o.load.limits(), log, gpu, source, stages);
   }
-  if (gpu == -2) {
-    // A grid file under --device auto: CUDA start-up (0.2 to 0.3 s on an H200) costs more than the
-    // CPU's render of pictures up to about 128k pixels per core (1024x1024: 50 to 80 ms on 16 cores).
-    const double per_core = double(options.width) * options.height / std::max(1u, std::thread::hardware_concurrency());
-    gpu = o.device.device == "auto" && per_core <= 131072 ? -1 : pick_gpu(o.device.device, log);
-  }
+  // A grid file, or a mesh voxelized on the CPU as a small job (cli/job.h).
+  if (gpu == -2) gpu = picture_gpu(o.device.device, options, log);
   PictureInfo pic;
   try {
     pic = write_picture(grid_pointers(grids), options, o.output, gpu, &stages);

@@ -2,8 +2,11 @@
 #include "cli/common.h"
 
 #include <sys/stat.h>
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cctype>
 #include <chrono>
@@ -271,6 +274,16 @@ void add_device_options(CLI::App& app, DeviceArgs& a, const std::string& gpu_mem
       ->capture_default_str();
   add_bytes_option(app, "--gpu-memory", a.gpu_memory, gpu_memory_help);
   app.add_option("--threads", a.threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
+}
+
+bool small_job_on_cpu(const std::string& device, bool gpu_done, double cpu_ms) {
+  static const bool driver = access("/dev/nvidiactl", F_OK) == 0;
+  return device == "auto" && driver && !gpu_done && cpu_ms < kSmallJobCpuMs;
+}
+
+int cpu_threads() {
+  return std::min<int>(tbb::this_task_arena::max_concurrency(),
+                       int(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)));
 }
 
 std::unique_ptr<Voxelizer> open_voxelizer(const DeviceArgs& device, const Log& log, int* gpu) {

@@ -4,8 +4,12 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <functional>
+#include <future>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/grid_spec.h"
@@ -88,6 +92,47 @@ void add_verbosity_flags(CLI::App& app, int& verbosity, const std::string& verbo
 // The voxelizer for --device (pick_gpu), with --gpu-memory and --threads; `gpu` (when given) is set
 // to the GPU it runs on, or -1.
 std::unique_ptr<Voxelizer> open_voxelizer(const DeviceArgs& device, const Log& log, int* gpu = nullptr);
+
+// What a GPU command needs made before its GPU work (a voxelizer, a point binner: CUDA's start-up,
+// 0.1 to 0.3 s), made by `make` on a detached thread as soon as this is constructed, so that it
+// overlaps reading the input. A run that ends without taking it does not wait for it (main leaves
+// without exit handlers); what nobody took is destroyed on that thread.
+template <class T>
+class BackgroundStart {
+ public:
+  explicit BackgroundStart(std::function<std::unique_ptr<T>()> make) : m_shared(std::make_shared<Shared>()) {
+    std::thread([shared = m_shared, make = std::move(make)] {
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        std::unique_ptr<T> made = make();
+        shared->ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        shared->promise.set_value(std::move(made));
+      } catch (...) {
+        shared->promise.set_exception(std::current_exception());
+      }
+    }).detach();
+  }
+  bool done() const { return m_shared->future.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
+  std::unique_ptr<T> take() { return m_shared->future.get(); }  // waits; throws the start's error; once
+  double ms() const { return m_shared->ms; }                    // how long making it took (once taken)
+
+ private:
+  struct Shared {
+    std::promise<std::unique_ptr<T>> promise;
+    std::future<std::unique_ptr<T>> future = promise.get_future();
+    double ms = -1;
+  };
+  std::shared_ptr<Shared> m_shared;
+};
+// Under --device `device`, whether a job estimated at `cpu_ms` on the CPU runs there rather than
+// wait for a GPU that has not started yet (`gpu_done`): under auto, below kSmallJobCpuMs, on a
+// machine with NVIDIA's driver (where it has none, the GPU's start fails at once and says so).
+// CUDA's start-up takes 200-340 ms on the H100 and H200 machines (a `voxelize -d gpu` process 260-370
+// ms for meshes up to 400k triangles, whatever the grid); the outputs are the same bytes.
+constexpr double kSmallJobCpuMs = 100;
+bool small_job_on_cpu(const std::string& device, bool gpu_done, double cpu_ms);
+// The threads a CPU job gets (TBB's arena and --threads).
+int cpu_threads();
 
 // A loaded mesh and its grid; errors name the input. `loader` picks the reader (native formats are
 // read in this process); Assimp's formats go to one of `loaders`' reader processes (batch), else to a

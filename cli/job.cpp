@@ -2,18 +2,13 @@
 #include "cli/job.h"
 
 #include <tbb/blocked_range.h>
-#include <tbb/global_control.h>
 #include <tbb/parallel_reduce.h>
-#include <tbb/task_arena.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <future>
 #include <limits>
 #include <sstream>
-#include <thread>
 
 #include "cli/preview.h"
 #include "core/error.h"
@@ -183,44 +178,22 @@ double estimated_cpu_ms(const Job& job, const Mesh& mesh, const GridSpec& spec, 
   return triangles_ms + voxels * per_thread;
 }
 
-struct VoxelizerStart::Shared {
-  std::promise<std::unique_ptr<Voxelizer>> voxelizer;
-  std::future<std::unique_ptr<Voxelizer>> future = voxelizer.get_future();
-  double ms = -1;
-};
-
+// (Under auto the start says nothing: "no GPU; using the CPU" is said by the job that takes it.)
 VoxelizerStart::VoxelizerStart(const DeviceArgs& device, const Log& log)
-    : m_shared(std::make_shared<Shared>()), m_device(device.device), m_log(log) {
-  // Under auto the start says nothing: "no GPU; using the CPU" is said by the job that takes it.
-  std::thread([shared = m_shared, device, log = m_device == "auto" ? Log{0} : log] {
-    const auto t0 = Clock::now();
-    try {
-      std::unique_ptr<Voxelizer> v = open_voxelizer(device, log);
-      shared->ms = ms_since(t0);
-      shared->voxelizer.set_value(std::move(v));
-    } catch (...) {
-      shared->voxelizer.set_exception(std::current_exception());
-    }
-  }).detach();
-  m_driver = access("/dev/nvidiactl", F_OK) == 0;
-}
+    : m_device(device.device),
+      m_log(log),
+      m_start([device, log = device.device == "auto" ? Log{0} : log] { return open_voxelizer(device, log); }) {}
 
 VoxelizerStart::~VoxelizerStart() {
   if (m_started && m_started->on_gpu()) m_started.release();
 }
 
-double VoxelizerStart::start_ms() const { return m_started ? m_shared->ms : -1; }
-
 Voxelizer& VoxelizerStart::pick(const Job& job, const LoadedInput& input) {
   if (m_started) return *m_started;
-  const bool automatic = m_device == "auto";
-  if (automatic && m_driver && m_shared->future.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-    const int threads =
-        std::min<int>(tbb::this_task_arena::max_concurrency(),
-                      int(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)));
-    const double ms = estimated_cpu_ms(job, input.loaded.mesh, input.spec, threads);
+  if (m_device == "auto" && !m_start.done()) {
+    const double ms = estimated_cpu_ms(job, input.loaded.mesh, input.spec, cpu_threads());
     const std::string estimate = std::isfinite(ms) ? std::to_string(int(std::ceil(ms))) + " ms" : "not estimated";
-    if (ms < kSmallJobCpuMs) {
+    if (small_job_on_cpu(m_device, false, ms)) {
       m_log.detail("voxtile: " + job.input + ": on the CPU (estimated " + estimate + ") while the GPU starts");
       if (!m_cpu) m_cpu = std::make_unique<CpuVoxelizer>();
       return *m_cpu;
@@ -228,12 +201,12 @@ Voxelizer& VoxelizerStart::pick(const Job& job, const LoadedInput& input) {
     m_log.detail("voxtile: " + job.input + ": waiting for the GPU (on the CPU: " + estimate + ")");
   }
   try {
-    m_started = m_shared->future.get();
+    m_started = m_start.take();
   } catch (...) {
     m_failed = true;
     throw;
   }
-  if (automatic && !m_started->on_gpu()) m_log.info("voxtile: " + query_gpu(0).reason + "; using the CPU");
+  if (m_device == "auto" && !m_started->on_gpu()) m_log.info("voxtile: " + query_gpu(0).reason + "; using the CPU");
   return *m_started;
 }
 
@@ -247,6 +220,7 @@ std::vector<SparseGrid> voxelize_mesh_input(const Job& job, const DeviceArgs& de
   stages.emplace_back("load", report.ms_load);
   Voxelizer& voxelizer = start.pick(job, in);
   gpu = voxelizer.gpu_index();
+  if (gpu < 0 && !start.took_started()) gpu = -2;  // a small job: what follows picks its own device
   std::vector<SparseGrid> grids = voxelize_job(voxelizer, job, in, report);
   stages.emplace_back("voxelize", report.ms_voxelize);
   source = std::to_string(report.triangles) + " triangles -> " + job.target + " " + in.spec.describe() + " (" +

@@ -78,19 +78,13 @@ JobReport run_job(const std::function<Voxelizer&(const LoadedInput&)>& voxelizer
 // cores (README, "--device auto"). Jobs with a solid or sdf target (inside tests over the whole
 // grid) are not estimated: infinity.
 double estimated_cpu_ms(const Job& job, const Mesh& mesh, const GridSpec& spec, int threads);
-// Under `--device auto`, a job estimated at less than this on the CPU runs there when the GPU is
-// still starting, with the same bytes: CUDA's start-up takes 200-340 ms on the H100 and H200
-// machines (a `-d gpu` process 310-365 ms for meshes up to 400k triangles, whatever the grid).
-constexpr double kSmallJobCpuMs = 100;
 
-// The voxelizer --device picks, started on a thread of its own (CUDA context creation, 0.1 to 0.3 s)
-// as soon as this is made, so that it overlaps loading the first mesh. Under --device auto, a job
-// the CPU finishes sooner than the GPU would start (estimated_cpu_ms below kSmallJobCpuMs, the GPU
-// not started yet) runs on the CPU instead, with the same bytes, and the GPU goes on starting for
-// the jobs after it (not on machines without NVIDIA's driver, whose start fails at once). The
-// thread is detached: a run whose jobs all went to the CPU leaves without waiting for it, and a GPU
-// voxelizer is left for the process's end to reclaim (main leaves without exit handlers) instead of
-// freeing its buffers one by one (tens of milliseconds of every run).
+// The voxelizer --device picks, started in the background (BackgroundStart) as soon as this is
+// made, so that it overlaps loading the first mesh. Under --device auto, a job the CPU finishes
+// sooner than the GPU would start (small_job_on_cpu of estimated_cpu_ms) runs on the CPU instead,
+// with the same bytes, and the GPU goes on starting for the jobs after it. A GPU voxelizer is left
+// for the process's end to reclaim (main leaves without exit handlers) instead of freeing its
+// buffers one by one (tens of milliseconds of every run).
 class VoxelizerStart {
  public:
   VoxelizerStart(const DeviceArgs& device, const Log& log);
@@ -101,22 +95,21 @@ class VoxelizerStart {
   Voxelizer& pick(const Job& job, const LoadedInput& input);
   bool failed() const { return m_failed; }
   bool took_started() const { return m_started != nullptr; }  // a job took the started voxelizer
-  double start_ms() const;                                     // how long its start took
+  double start_ms() const { return m_started ? m_start.ms() : -1; }  // how long its start took
 
  private:
-  struct Shared;
-  std::shared_ptr<Shared> m_shared;
   std::string m_device;
   Log m_log;
-  bool m_driver = false;
+  BackgroundStart<Voxelizer> m_start;
   bool m_failed = false;
   std::unique_ptr<Voxelizer> m_started, m_cpu;
 };
 
 // A mesh given to a command that works on grids (mesh, preview): loaded and voxelized as
-// `voxelize` would (the job's targets), on the voxelizer --device picks. `gpu` is the GPU it ran on
-// (-1: the CPU); `source` describes it ("N triangles -> TARGET GRID (DEVICE)"); `stages` gets the
-// load and voxelize times. A GPU voxelizer is left for the process's end to reclaim.
+// `voxelize` would (the job's targets), on the voxelizer --device picks (VoxelizerStart). `gpu` is
+// the GPU it ran on, -1 for the CPU, or -2 for the CPU under auto as a small job, leaving the device
+// of what follows (a picture) to the caller; `source` describes it ("N triangles -> TARGET GRID
+// (DEVICE)"); `stages` gets the load and voxelize times.
 std::vector<SparseGrid> voxelize_mesh_input(const Job& job, const DeviceArgs& device, const LoaderLimits& limits,
                                             const Log& log, int& gpu, std::string& source,
                                             std::vector<std::pair<std::string, double>>& stages);

@@ -1,9 +1,11 @@
 // Picture options and writing (cli/preview.h).
 #include "cli/preview.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 
 #include "core/error.h"
 #include "core/progress.h"
@@ -155,6 +157,11 @@ GridSpec point_grid_spec(const std::string& path, const PointCloud& cloud, const
   } catch (const Error& e) {
     throw Error(e.kind(), path + ": " + e.what());
   }
+}
+
+int picture_gpu(const std::string& device, const RenderOptions& options, const Log& log) {
+  const double per_core = double(options.width) * options.height / std::max(1u, std::thread::hardware_concurrency());
+  return device == "auto" && per_core <= 131072 ? -1 : pick_gpu(device, log);
 }
 
 std::vector<SparseGrid> read_point_input(const std::string& path, const GridOptions& grid, const Log& log,

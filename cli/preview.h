@@ -51,6 +51,11 @@ PictureInfo write_picture(const std::vector<const SparseGrid*>& grids, const Ren
 PictureInfo write_cloud_picture(const PointCloud& cloud, const RenderOptions& options, const std::string& path, int gpu,
                                 std::vector<std::pair<std::string, double>>* stages = nullptr);
 std::vector<const SparseGrid*> grid_pointers(const std::vector<SparseGrid>& grids);
+// The GPU a picture is rendered on when nothing before it chose one (pick_gpu), or -1: under
+// --device auto pictures of up to 128k pixels per core are rendered on the CPU, since CUDA's
+// start-up (0.2 to 0.3 s on an H200) costs more than the CPU's render (1024x1024: 50 to 80 ms on
+// 16 cores).
+int picture_gpu(const std::string& device, const RenderOptions& options, const Log& log);
 
 // How `path` is read by commands that take grids, point clouds and meshes: as a grid (.vdb .npy
 // .raw .npz .binvox .vox, voxtile's voxel-centre .ply: no faces, a voxtile_dims comment), a point

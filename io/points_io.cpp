@@ -1,7 +1,11 @@
 // Point cloud readers and the point PLY writer.
 #include "io/points_io.h"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cctype>
 #include <cmath>
@@ -39,9 +43,12 @@ uint8_t to_channel(double v, PlyType t) {
   return uint8_t(std::lround(std::min(255.0, std::max(0.0, v))));
 }
 
+// Binary vertices are decoded in parallel straight from the mapped file (the same values as one
+// record at a time: each property through ply_load_binary); ASCII ones line by line.
 PointCloud read_ply_points(const std::string& path) {
-  const std::string bytes = read_input_file(path);
-  const PlyHeader h = parse_ply_header(bytes, path);
+  check_input_file(path);
+  const MappedFile f(path);
+  const PlyHeader h = parse_ply_header(std::string(f.data(), std::min<size_t>(f.size(), size_t(1) << 20)), path);
   PointCloud pc;
   const PlyElement* vertex = nullptr;
   for (const PlyElement& e : h.elements) {
@@ -68,50 +75,31 @@ PointCloud read_ply_points(const std::string& path) {
   }
   if (ix[0] < 0 || ix[1] < 0 || ix[2] < 0) fail(ErrorKind::kInput, path + ": the vertices have no x, y, z properties");
   const bool has_n = in[0] >= 0 && in[1] >= 0 && in[2] >= 0, has_c = ic[0] >= 0 && ic[1] >= 0 && ic[2] >= 0;
-  // Offset of the vertex data: skip earlier (list-free) binary elements.
-  size_t pos = h.data_start;
-  std::istringstream ascii;
+  const uint64_t n = vertex->count;
+  // One vertex's point, normal and colour from its property values `v`; false when not finite.
+  auto point = [&](const double* v, Vec3f& p, Vec3f& nn, Rgb8& c) {
+    p = Vec3f{float(v[ix[0]]), float(v[ix[1]]), float(v[ix[2]])};
+    if (!finite3(p)) return false;
+    if (has_n) {
+      nn = Vec3f{float(v[in[0]]), float(v[in[1]]), float(v[in[2]])};
+      if (!finite3(nn)) nn = {0, 0, 0};
+    }
+    if (has_c)
+      c = {to_channel(v[ic[0]], vertex->props[size_t(ic[0])].type), to_channel(v[ic[1]], vertex->props[size_t(ic[1])].type),
+           to_channel(v[ic[2]], vertex->props[size_t(ic[2])].type)};
+    return true;
+  };
   if (h.format == PlyHeader::kAscii) {
-    ascii.str(bytes.substr(h.data_start));
+    std::istringstream ascii(std::string(f.data() + h.data_start, f.size() - h.data_start));
     for (const PlyElement& e : h.elements) {
       if (&e == vertex) break;
       std::string skip;
       for (uint64_t r = 0; r < e.count; ++r) std::getline(ascii, skip);
     }
-  } else {
-    for (const PlyElement& e : h.elements) {
-      if (&e == vertex) break;
-      size_t row = 0;
-      for (const PlyProperty& p : e.props) row += size_t(ply_type_size(p.type));
-      pos += row * e.count;
-    }
-  }
-  const uint64_t n = vertex->count;
-  if (h.format != PlyHeader::kAscii) {
-    size_t row = 0;
-    for (const PlyProperty& p : vertex->props) {
-      if (p.list) fail(ErrorKind::kInput, path + ": list properties in the vertex element are not supported");
-      row += size_t(ply_type_size(p.type));
-    }
-    if (pos > bytes.size() || (bytes.size() - pos) / row < n)
-      fail(ErrorKind::kInput, path + ": truncated: the header declares " + std::to_string(n) + " vertices, the file holds " +
-                                  std::to_string(pos > bytes.size() ? 0 : (bytes.size() - pos) / row));
-  } else if (n > bytes.size()) {
-    fail(ErrorKind::kInput, path + ": truncated: the header declares " + std::to_string(n) + " vertices");
-  }
-  pc.positions.reserve(n);
-  if (has_n) pc.normals.reserve(n);
-  if (has_c) pc.colors.reserve(n);
-  std::vector<size_t> offset(vertex->props.size());
-  size_t row = 0;
-  for (size_t i = 0; i < vertex->props.size(); ++i) {
-    offset[i] = row;
-    row += size_t(ply_type_size(vertex->props[i].type));
-  }
-  std::vector<double> v(vertex->props.size());
-  std::string line;
-  for (uint64_t r = 0; r < n; ++r) {
-    if (h.format == PlyHeader::kAscii) {
+    if (n > f.size()) fail(ErrorKind::kInput, path + ": truncated: the header declares " + std::to_string(n) + " vertices");
+    std::vector<double> v(vertex->props.size());
+    std::string line;
+    for (uint64_t r = 0; r < n; ++r) {
       if (!std::getline(ascii, line))
         fail(ErrorKind::kInput, path + ": truncated: " + std::to_string(r) + " of " + std::to_string(n) + " vertices");
       std::istringstream ls(line);
@@ -122,25 +110,78 @@ PointCloud read_ply_points(const std::string& path) {
         v[i] = std::strtod(tok.c_str(), &end);
         if (end == tok.c_str()) fail(ErrorKind::kInput, path + ": vertex " + std::to_string(r) + ": not a number: '" + tok + "'");
       }
-    } else {
-      const char* base = bytes.data() + pos + r * row;
-      for (size_t i = 0; i < v.size(); ++i) v[i] = ply_load_binary(base + offset[i], vertex->props[i].type, h.format == PlyHeader::kBig);
+      Vec3f p, nn;
+      Rgb8 c{};
+      if (!point(v.data(), p, nn, c)) {
+        ++pc.dropped_nonfinite;
+        continue;
+      }
+      pc.positions.push_back(p);
+      if (has_n) pc.normals.push_back(nn);
+      if (has_c) pc.colors.push_back(c);
     }
-    const Vec3f p{float(v[size_t(ix[0])]), float(v[size_t(ix[1])]), float(v[size_t(ix[2])])};
-    if (!finite3(p)) {
-      ++pc.dropped_nonfinite;
-      continue;
+    finish(pc, path);
+    return pc;
+  }
+  // Binary: the vertex data after the earlier (list-free) elements.
+  size_t pos = h.data_start;
+  for (const PlyElement& e : h.elements) {
+    if (&e == vertex) break;
+    size_t row = 0;
+    for (const PlyProperty& p : e.props) row += size_t(ply_type_size(p.type));
+    pos += row * e.count;
+  }
+  std::vector<size_t> offset(vertex->props.size());
+  size_t row = 0;
+  for (size_t i = 0; i < vertex->props.size(); ++i) {
+    if (vertex->props[i].list) fail(ErrorKind::kInput, path + ": list properties in the vertex element are not supported");
+    offset[i] = row;
+    row += size_t(ply_type_size(vertex->props[i].type));
+  }
+  if (pos > f.size() || (f.size() - pos) / row < n)
+    fail(ErrorKind::kInput, path + ": truncated: the header declares " + std::to_string(n) + " vertices, the file holds " +
+                                std::to_string(pos > f.size() ? 0 : (f.size() - pos) / row));
+  pc.positions.resize(n);
+  if (has_n) pc.normals.resize(n);
+  if (has_c) pc.colors.resize(n);
+  std::vector<uint8_t> dropped(n, 0);
+  std::atomic<size_t> drops{0};
+  const bool big = h.format == PlyHeader::kBig;
+  const char* body = f.data() + pos;
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
+    std::vector<double> v(vertex->props.size(), 0.0);
+    std::vector<int> used = {ix[0], ix[1], ix[2]};
+    if (has_n) used.insert(used.end(), in, in + 3);
+    if (has_c) used.insert(used.end(), ic, ic + 3);
+    size_t bad = 0;
+    for (size_t i = r.begin(); i < r.end(); ++i) {
+      const char* rec = body + i * row;
+      for (const int k : used) v[size_t(k)] = ply_load_binary(rec + offset[size_t(k)], vertex->props[size_t(k)].type, big);
+      Vec3f nn;
+      Rgb8 c{};
+      if (!point(v.data(), pc.positions[i], nn, c)) {
+        dropped[i] = 1;
+        ++bad;
+        continue;
+      }
+      if (has_n) pc.normals[i] = nn;
+      if (has_c) pc.colors[i] = c;
     }
-    pc.positions.push_back(p);
-    if (has_n) {
-      Vec3f nn{float(v[size_t(in[0])]), float(v[size_t(in[1])]), float(v[size_t(in[2])])};
-      if (!finite3(nn)) nn = {0, 0, 0};
-      pc.normals.push_back(nn);
+    drops += bad;
+  });
+  pc.dropped_nonfinite = drops.load();
+  if (pc.dropped_nonfinite) {  // the points with NaN/Inf coordinates left out, in order
+    size_t k = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (dropped[i]) continue;
+      pc.positions[k] = pc.positions[i];
+      if (has_n) pc.normals[k] = pc.normals[i];
+      if (has_c) pc.colors[k] = pc.colors[i];
+      ++k;
     }
-    if (has_c)
-      pc.colors.push_back({to_channel(v[size_t(ic[0])], vertex->props[size_t(ic[0])].type),
-                           to_channel(v[size_t(ic[1])], vertex->props[size_t(ic[1])].type),
-                           to_channel(v[size_t(ic[2])], vertex->props[size_t(ic[2])].type)});
+    pc.positions.resize(k);
+    if (has_n) pc.normals.resize(k);
+    if (has_c) pc.colors.resize(k);
   }
   finish(pc, path);
   return pc;

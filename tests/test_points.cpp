@@ -12,6 +12,7 @@
 #include <random>
 #include <tuple>
 
+#include "cli/cmd_points.h"
 #include "core/csg.h"
 #include "core/error.h"
 #include "core/points.h"
@@ -711,6 +712,14 @@ TEST(PointsCli, XyzOutputReadsBackAsThePlyOutput) {
   EXPECT_FALSE(test::file_exists(dir.file("k.xyz")));
 }
 
+// The CPU binning estimate --device auto compares with the GPU's start-up (cli/cmd_points.h).
+TEST(PointsCli, CpuBinEstimateGrowsWithPointsAndShrinksWithThreads) {
+  EXPECT_LT(estimated_cpu_bin_ms(1000, 1), estimated_cpu_bin_ms(1000000, 1));
+  EXPECT_LT(estimated_cpu_bin_ms(1000000, 16), estimated_cpu_bin_ms(1000000, 2));
+  EXPECT_LT(estimated_cpu_bin_ms(100000, 1), kSmallJobCpuMs);
+  EXPECT_GT(estimated_cpu_bin_ms(100000000, 64), kSmallJobCpuMs);
+}
+
 // ---- GPU --------------------------------------------------------------------------------------
 
 void expect_same_bins(const VoxelBins& a, const VoxelBins& b) {
@@ -729,6 +738,26 @@ class GpuPointsTest : public ::testing::Test {
     if (!info.available) GTEST_SKIP() << "no GPU: " << info.reason;
   }
 };
+
+// --device auto: a cloud the CPU bins before the GPU has started is binned there (the same file);
+// a larger one waits for the GPU. (One thread, so that the estimates do not depend on the machine.)
+TEST_F(GpuPointsTest, AutoBinsSmallCloudsOnTheCpuWhileTheGpuStarts) {
+  test::TempDir dir;
+  auto r = test::run_voxtile({"points", test::data_path("meshes/stanford_bunny.ply"), "-o", dir.file("big.ply"), "--count",
+                              "2000000", "-d", "cpu"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const std::string& cloud : {test::data_path("points/pond.0.ply"), dir.file("big.ply")}) {
+    SCOPED_TRACE(cloud);
+    const bool small = cloud != dir.file("big.ply");
+    auto a = test::run_voxtile({"points", cloud, "-o", dir.file("a.vdb"), "-r", "256", "--stats", "-v", "--threads", "1"});
+    auto g = test::run_voxtile({"points", cloud, "-o", dir.file("g.vdb"), "-r", "256", "-d", "gpu"});
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(g.exit_code, 0) << g.err;
+    EXPECT_EQ(a.out.find("\"device\":\"cpu\"") != std::string::npos, small) << a.out;
+    EXPECT_EQ(a.err.find("binned on the CPU (estimated") != std::string::npos, small) << a.err;
+    EXPECT_EQ(test::read_file(dir.file("a.vdb")), test::read_file(dir.file("g.vdb")));
+  }
+}
 
 TEST_F(GpuPointsTest, CompactionPrimitiveEdgeCases) {
   std::mt19937 rng(3);
