@@ -1,6 +1,7 @@
 // Mesh surface sampling, voxel keys, CPU binning of points and grids from voxel sums.
 #include "core/points.h"
 
+#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
 
@@ -258,39 +259,55 @@ std::vector<SparseGrid> bins_to_grids(const VoxelBins& bins, const GridSpec& spe
     g.keys = brick_keys;
     g.masks = masks;
     const size_t nb = brick_keys.size();
+    // (ValueArrays are not zero-filled on resize: the bricks are cleared and then the voxels written
+    // on all cores, each voxel its own slot; a scattered cloud's bricks hold gigabytes of zeros.)
+    size_t per_brick = 0;
     if (what == "count" || what == "class") {
       g.value_type = ValueType::kInt32;
-      g.ivalues.assign(nb * kBrickVoxels, 0);
+      g.ivalues.resize(nb * kBrickVoxels);
+      per_brick = kBrickVoxels;
     } else if (what == "intensity") {
       g.value_type = ValueType::kFloat32;
-      g.fvalues.assign(nb * kBrickVoxels, 0.f);
+      g.fvalues.resize(nb * kBrickVoxels);
+      per_brick = kBrickVoxels;
     } else if (what == "color" || what == "normal") {
       g.value_type = ValueType::kVec3f;
-      g.fvalues.assign(nb * kBrickVoxels * 3, 0.f);
+      g.fvalues.resize(nb * kBrickVoxels * 3);
+      per_brick = 3 * kBrickVoxels;
     }
-    for (size_t v = 0; v < bins.keys.size(); ++v) {
-      const size_t at = size_t(brick_of[v]) * kBrickVoxels + size_t(bins.keys[v] & 511);
-      if (what == "count") {
-        g.ivalues[at] = int32_t(std::min<uint32_t>(bins.counts[v], 2147483647u));
-        continue;
-      }
-      if (what == "class") {
-        g.ivalues[at] = bins.classes[v];
-        continue;
-      }
-      if (what == "occupancy") continue;
-      const VoxelAcc& a = bins.sums[v];
-      if (what == "intensity") {
-        g.fvalues[at] = float(double(a.intensity) / double(a.count));
-      } else if (what == "color") {
-        for (int c = 0; c < 3; ++c) g.fvalues[3 * at + c] = float(double(a.rgb[c]) / (255.0 * double(a.count)));
-      } else if (what == "normal") {
-        double n[3];
-        for (int c = 0; c < 3; ++c) n[c] = double(a.normal[c]) / double(kNormalFixedScale);
-        const double len = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-        for (int c = 0; c < 3; ++c) g.fvalues[3 * at + c] = len > 0 ? float(n[c] / len) : 0.f;
-      }
+    if (per_brick == 0) {  // occupancy: the masks are the grid
+      grids.push_back(std::move(g));
+      continue;
     }
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, nb, 256), [&](const tbb::blocked_range<size_t>& r) {
+      const size_t a = r.begin() * per_brick, n = (r.end() - r.begin()) * per_brick;
+      if (g.value_type == ValueType::kInt32) std::fill_n(g.ivalues.data() + a, n, 0);
+      else std::fill_n(g.fvalues.data() + a, n, 0.f);
+    });
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, bins.keys.size(), 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
+      for (size_t v = r.begin(); v < r.end(); ++v) {
+        const size_t at = size_t(brick_of[v]) * kBrickVoxels + size_t(bins.keys[v] & 511);
+        if (what == "count") {
+          g.ivalues[at] = int32_t(std::min<uint32_t>(bins.counts[v], 2147483647u));
+          continue;
+        }
+        if (what == "class") {
+          g.ivalues[at] = bins.classes[v];
+          continue;
+        }
+        const VoxelAcc& a = bins.sums[v];
+        if (what == "intensity") {
+          g.fvalues[at] = float(double(a.intensity) / double(a.count));
+        } else if (what == "color") {
+          for (int c = 0; c < 3; ++c) g.fvalues[3 * at + c] = float(double(a.rgb[c]) / (255.0 * double(a.count)));
+        } else if (what == "normal") {
+          double n[3];
+          for (int c = 0; c < 3; ++c) n[c] = double(a.normal[c]) / double(kNormalFixedScale);
+          const double len = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+          for (int c = 0; c < 3; ++c) g.fvalues[3 * at + c] = len > 0 ? float(n[c] / len) : 0.f;
+        }
+      }
+    });
     grids.push_back(std::move(g));
   }
   return grids;
