@@ -1,6 +1,8 @@
 // Point cloud readers and the point PLY writer.
 #include "io/points_io.h"
 
+#include <fast_float/fast_float.h>
+
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
@@ -12,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "core/error.h"
 #include "core/progress.h"
@@ -189,52 +192,156 @@ PointCloud read_ply_points(const std::string& path) {
 
 // ---- text formats ------------------------------------------------------------------------------
 
-PointCloud read_text_points(const std::string& path, bool pts) {
-  const std::string bytes = read_text_file(path);
-  if (bytes.find('\0') != std::string::npos) fail(ErrorKind::kInput, path + ": not a text file");
-  std::vector<std::vector<double>> rows;
-  std::istringstream in(bytes);
-  std::string line;
-  int line_no = 0;
-  size_t columns = 0;
-  bool first = true;
-  for (; std::getline(in, line); ++line_no) {
-    for (char& c : line)
-      if (c == ',' || c == ';' || c == '\r' || c == '\t') c = ' ';
-    const size_t s = line.find_first_not_of(' ');
-    if (s == std::string::npos || line[s] == '#' || line.compare(s, 2, "//") == 0) continue;
-    std::istringstream ls(line);
-    std::vector<double> vals;
-    std::string tok;
-    while (ls >> tok) {
-      char* end = nullptr;
-      const double d = std::strtod(tok.c_str(), &end);
-      if (end != tok.c_str() + tok.size())
-        fail(ErrorKind::kInput, path + ":" + std::to_string(line_no + 1) + ": not a number: '" + tok + "'");
-      vals.push_back(d);
-    }
-    if (pts && first && vals.size() == 1) {  // the point count line
-      first = false;
+// Text clouds are parsed on all cores: the lines split into chunks, each chunk's values kept in
+// order, and the first problem of the file (in line order) reported as a reading one line at a time
+// would: the same points and the same messages. Numbers are what strtod reads of the whole token.
+namespace {
+bool text_separator(char c) {  // what ',', ';', '\r', '\t' become (spaces) and what >> skips
+  return c == ' ' || c == ',' || c == ';' || c == '\r' || c == '\t' || c == '\v' || c == '\f';
+}
+bool text_blank_prefix(char c) { return c == ' ' || c == ',' || c == ';' || c == '\r' || c == '\t'; }
+// One line's values (strtod of each whitespace-separated token, the whole token); false and the
+// bad token when one is not a number.
+bool text_values(const char* q, const char* e, std::vector<double>& vals, std::string& bad) {
+  char buf[128];
+  while (true) {
+    while (q < e && text_separator(*q)) ++q;
+    if (q == e) return true;
+    const char* t = q;
+    while (q < e && !text_separator(*q)) ++q;
+    const size_t n = size_t(q - t);
+    // fast_float where it takes the whole token (correctly rounded, as strtod is), else strtod itself
+    // (a leading '+', hexadecimal, out of range, or not a number).
+    double fast = 0;
+    const fast_float::from_chars_result r = fast_float::from_chars(t, q, fast);
+    if (r.ec == std::errc() && r.ptr == q) {
+      vals.push_back(fast);
       continue;
     }
-    first = false;
-    if (columns == 0) {
-      columns = vals.size();
-      if (columns < 3) fail(ErrorKind::kInput, path + ":" + std::to_string(line_no + 1) + ": expected x y z, got " +
-                                                   std::to_string(columns) + " values");
-    } else if (vals.size() != columns) {
-      fail(ErrorKind::kInput, path + ":" + std::to_string(line_no + 1) + ": expected " + std::to_string(columns) +
-                                  " values like the first point, got " + std::to_string(vals.size()));
+    std::string long_token;
+    const char* tok = buf;
+    if (n < sizeof buf) {
+      std::memcpy(buf, t, n);
+      buf[n] = '\0';
+    } else {
+      long_token.assign(t, n);
+      tok = long_token.c_str();
     }
-    rows.push_back(std::move(vals));
+    char* end = nullptr;
+    const double d = std::strtod(tok, &end);
+    if (end != tok + n) {
+      bad.assign(t, n);
+      return false;
+    }
+    vals.push_back(d);
   }
-  if (rows.empty()) fail(ErrorKind::kInput, path + ": no points");
+}
+// A line that holds no point: blank, or a comment ('#', "//").
+bool text_skipped(const char* q, const char* e) {
+  while (q < e && text_blank_prefix(*q)) ++q;
+  return q == e || *q == '#' || (e - q >= 2 && q[0] == '/' && q[1] == '/');
+}
+}  // namespace
+
+PointCloud read_text_points(const std::string& path, bool pts) {
+  check_input_file(path);
+  const MappedFile f(path);
+  std::string storage;
+  const std::string_view text = plain_text(path, f.data(), f.size(), storage);
+  if (text.find('\0') != std::string_view::npos) fail(ErrorKind::kInput, path + ": not a text file");
+  const char* data = text.data();
+  const size_t size = text.size();
+  auto line_end = [&](size_t at) {
+    const void* nl = std::memchr(data + at, '\n', size - at);
+    return nl ? size_t(static_cast<const char*>(nl) - data) : size;
+  };
+  // The first point's line (after a .pts count line): the number of values every point has.
+  size_t at = 0;
+  int line_no = 0;  // of the line at `at`, from 0
+  size_t columns = 0;
+  std::vector<double> vals;
+  std::string bad;
+  bool first = true;
+  while (at < size) {
+    const size_t le = line_end(at);
+    vals.clear();
+    if (!text_skipped(data + at, data + le)) {
+      if (!text_values(data + at, data + le, vals, bad))
+        fail(ErrorKind::kInput, path + ":" + std::to_string(line_no + 1) + ": not a number: '" + bad + "'");
+      if (!(pts && first && vals.size() == 1)) {
+        columns = vals.size();
+        if (columns < 3)
+          fail(ErrorKind::kInput, path + ":" + std::to_string(line_no + 1) + ": expected x y z, got " +
+                                      std::to_string(columns) + " values");
+        break;  // this line is the first point: parsed again below with the rest
+      }
+      first = false;
+    }
+    at = le + 1;
+    ++line_no;
+  }
+  if (columns == 0) fail(ErrorKind::kInput, path + ": no points");
+  // Chunks of whole lines from the first point on, parsed in parallel.
+  const size_t parts = std::max<size_t>(1, std::min<size_t>(size_t(4) * std::max(1u, std::thread::hardware_concurrency()),
+                                                           (size - at) / (size_t(1) << 16) + 1));
+  std::vector<size_t> cut(parts + 1, size);
+  cut[0] = at;
+  for (size_t k = 1; k < parts; ++k) {
+    size_t c = std::max(cut[k - 1], at + (size - at) / parts * k);
+    cut[k] = c >= size ? size : std::min(size, line_end(c) + 1);
+  }
+  struct Part {
+    std::vector<double> values;  // columns per point, in order
+    int lines = 0;               // lines in the part
+    int bad_line = -1;           // the first line with a problem (within the part), and the message's end
+    std::string problem;
+  };
+  std::vector<Part> part(parts);
+  tbb::parallel_for(size_t(0), parts, [&](size_t k) {
+    Part& P = part[k];
+    P.values.reserve((cut[k + 1] - cut[k]) / 8);  // (numbers and their separators: 8 characters or more)
+    std::vector<double> v;
+    std::string tok;
+    for (size_t q = cut[k]; q < cut[k + 1];) {
+      const size_t le = line_end(q);
+      if (!text_skipped(data + q, data + le) && P.bad_line < 0) {
+        v.clear();
+        if (!text_values(data + q, data + le, v, tok)) {
+          P.bad_line = P.lines;
+          P.problem = ": not a number: '" + tok + "'";
+        } else if (v.size() != columns) {
+          P.bad_line = P.lines;
+          P.problem = ": expected " + std::to_string(columns) + " values like the first point, got " + std::to_string(v.size());
+        } else {
+          P.values.insert(P.values.end(), v.begin(), v.end());
+        }
+      }
+      ++P.lines;
+      q = le + 1;
+    }
+  });
+  size_t total = 0;
+  for (const Part& P : part) {
+    if (P.bad_line >= 0) fail(ErrorKind::kInput, path + ":" + std::to_string(line_no + P.bad_line + 1) + P.problem);
+    line_no += P.lines;
+    total += P.values.size();
+  }
+  // Point i's values, from the part that holds it.
+  const size_t n = total / columns;
+  std::vector<size_t> part_first(parts + 1, 0);
+  for (size_t k = 0; k < parts; ++k) part_first[k + 1] = part_first[k] + part[k].values.size() / columns;
+  size_t hint = 0;
+  auto row = [&](size_t i) {
+    while (i >= part_first[hint + 1]) ++hint;  // (rows are visited in order)
+    while (i < part_first[hint]) --hint;
+    return part[hint].values.data() + (i - part_first[hint]) * columns;
+  };
   // Column layout.
   int color_at = -1, normal_at = -1;
   if (columns == 6) {
     bool ints = true;
-    for (const auto& r : rows)
-      for (int c = 3; c < 6; ++c) ints = ints && r[size_t(c)] == std::floor(r[size_t(c)]) && r[size_t(c)] >= 0 && r[size_t(c)] <= 255;
+    for (size_t i = 0; i < n && ints; ++i)
+      for (int c = 3; c < 6; ++c) ints = ints && row(i)[c] == std::floor(row(i)[c]) && row(i)[c] >= 0 && row(i)[c] <= 255;
     if (ints) color_at = 3;
     else normal_at = 3;
   } else if (columns == 7) {
@@ -245,13 +352,17 @@ PointCloud read_text_points(const std::string& path, bool pts) {
     fail(ErrorKind::kInput, path + ": " + std::to_string(columns) + " values per point (expected 3, 4, 6, 7 or 9)");
   }
   if (color_at >= 0) {
-    for (const auto& r : rows)
+    for (size_t i = 0; i < n; ++i)
       for (int c = color_at; c < color_at + 3; ++c)
-        if (!(r[size_t(c)] >= 0 && r[size_t(c)] <= 255))
-          fail(ErrorKind::kInput, path + ": colour value " + std::to_string(r[size_t(c)]) + " outside 0-255");
+        if (!(row(i)[c] >= 0 && row(i)[c] <= 255))
+          fail(ErrorKind::kInput, path + ": colour value " + std::to_string(row(i)[c]) + " outside 0-255");
   }
   PointCloud pc;
-  for (const auto& r : rows) {
+  pc.positions.reserve(n);
+  if (color_at >= 0) pc.colors.reserve(n);
+  if (normal_at >= 0) pc.normals.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double* r = row(i);
     const Vec3f p{float(r[0]), float(r[1]), float(r[2])};
     if (!finite3(p)) {
       ++pc.dropped_nonfinite;
@@ -259,12 +370,12 @@ PointCloud read_text_points(const std::string& path, bool pts) {
     }
     pc.positions.push_back(p);
     if (color_at >= 0)
-      pc.colors.push_back({to_channel(r[size_t(color_at)], PlyType::kU8), to_channel(r[size_t(color_at + 1)], PlyType::kU8),
-                           to_channel(r[size_t(color_at + 2)], PlyType::kU8)});
+      pc.colors.push_back({to_channel(r[color_at], PlyType::kU8), to_channel(r[color_at + 1], PlyType::kU8),
+                           to_channel(r[color_at + 2], PlyType::kU8)});
     if (normal_at >= 0) {
-      Vec3f n{float(r[size_t(normal_at)]), float(r[size_t(normal_at + 1)]), float(r[size_t(normal_at + 2)])};
-      if (!finite3(n)) n = {0, 0, 0};
-      pc.normals.push_back(n);
+      Vec3f nn{float(r[normal_at]), float(r[normal_at + 1]), float(r[normal_at + 2])};
+      if (!finite3(nn)) nn = {0, 0, 0};
+      pc.normals.push_back(nn);
     }
   }
   finish(pc, path);
