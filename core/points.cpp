@@ -6,6 +6,7 @@
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <sstream>
 
@@ -156,30 +157,57 @@ VoxelBins bin_points_cpu(const PointCloud& points, const GridSpec& spec) {
   tbb::parallel_sort(kv.begin(), kv.end());
   VoxelBins bins;
   const PointAttrs at = attrs_of(points);
-  std::vector<uint64_t> class_keys;
-  std::vector<uint32_t> class_counts;
-  for (uint64_t i = 0; i < n;) {
-    if (kv[i].first == kOutsideGrid) {
-      bins.outside = n - i;
-      break;
+  // The voxels' runs of points (outside points sorted last), reduced on all cores: each voxel's sum
+  // in point order as one pass would, voxels (and a voxel's class runs) in key order.
+  const uint64_t inside = uint64_t(std::lower_bound(kv.begin(), kv.end(), std::pair<uint64_t, uint64_t>{kOutsideGrid, 0}) - kv.begin());
+  bins.outside = n - inside;
+  auto voxel_starts_at = [&](uint64_t i) { return i == 0 || (kv[i].first >> shift) != (kv[i - 1].first >> shift); };
+  auto class_starts_at = [&](uint64_t i) { return i == 0 || kv[i].first != kv[i - 1].first; };
+  constexpr uint64_t kBlock = uint64_t(1) << 16;
+  const uint64_t blocks = (inside + kBlock - 1) / kBlock;
+  std::vector<uint64_t> voxel_at(blocks + 1, 0), run_at(blocks + 1, 0);
+  tbb::parallel_for(uint64_t(0), blocks, [&](uint64_t b) {
+    for (uint64_t i = b * kBlock; i < std::min(inside, (b + 1) * kBlock); ++i) {
+      voxel_at[b + 1] += voxel_starts_at(i);
+      if (classes) run_at[b + 1] += class_starts_at(i);
     }
-    const uint64_t key = kv[i].first >> shift;
-    VoxelAcc acc = point_acc(at, kv[i].second);
-    uint64_t j = i + 1;
-    for (; j < n && kv[j].first != kOutsideGrid && (kv[j].first >> shift) == key; ++j) acc = acc + point_acc(at, kv[j].second);
-    if (acc.count > 0xffffffffu) fail(ErrorKind::kInput, "more than 2^32 points in one voxel");
-    bins.keys.push_back(key);
-    bins.counts.push_back(uint32_t(acc.count));
-    if (at.any()) bins.sums.push_back(acc);
-    for (uint64_t r = i; classes && r < j;) {  // runs of one class within the voxel
-      uint64_t e = r + 1;
-      while (e < j && kv[e].first == kv[r].first) ++e;
-      class_keys.push_back(kv[r].first);
-      class_counts.push_back(uint32_t(e - r));
-      r = e;
-    }
-    i = j;
+  });
+  for (uint64_t b = 0; b < blocks; ++b) {
+    voxel_at[b + 1] += voxel_at[b];
+    run_at[b + 1] += run_at[b];
   }
+  const uint64_t voxels = voxel_at[blocks], runs = run_at[blocks];
+  std::vector<uint64_t> first(voxels + 1, inside);  // each voxel's first point in kv
+  std::vector<uint64_t> class_keys(runs);
+  std::vector<uint32_t> class_counts(runs);
+  std::vector<uint64_t> run_first(runs + 1, inside);
+  tbb::parallel_for(uint64_t(0), blocks, [&](uint64_t b) {
+    uint64_t v = voxel_at[b], r = run_at[b];
+    for (uint64_t i = b * kBlock; i < std::min(inside, (b + 1) * kBlock); ++i) {
+      if (voxel_starts_at(i)) first[v++] = i;
+      if (classes && class_starts_at(i)) {
+        class_keys[r] = kv[i].first;
+        run_first[r++] = i;
+      }
+    }
+  });
+  bins.keys.resize(voxels);
+  bins.counts.resize(voxels);
+  if (at.any()) bins.sums.resize(voxels);
+  std::atomic<bool> overfull{false};
+  tbb::parallel_for(tbb::blocked_range<uint64_t>(0, voxels, 1024), [&](const tbb::blocked_range<uint64_t>& r) {
+    for (uint64_t v = r.begin(); v < r.end(); ++v) {
+      const uint64_t i = first[v], j = first[v + 1];
+      VoxelAcc acc = point_acc(at, kv[i].second);
+      for (uint64_t k = i + 1; k < j; ++k) acc = acc + point_acc(at, kv[k].second);
+      if (acc.count > 0xffffffffu) overfull = true;
+      bins.keys[v] = kv[i].first >> shift;
+      bins.counts[v] = uint32_t(acc.count);
+      if (at.any()) bins.sums[v] = acc;
+    }
+  });
+  if (overfull) fail(ErrorKind::kInput, "more than 2^32 points in one voxel");
+  tbb::parallel_for(uint64_t(0), runs, [&](uint64_t r) { class_counts[r] = uint32_t(run_first[r + 1] - run_first[r]); });
   if (classes) majority_classes(class_keys.data(), class_counts.data(), class_keys.size(), bins);
   return bins;
 }
