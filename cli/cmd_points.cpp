@@ -43,11 +43,11 @@ uint64_t cloud_checksum(const PointCloud& pc) {
   return h.digest();
 }
 
-// Fitted to -d cpu runs on an H200 machine (16 cores; 70k to 16M points, 1, 4 and 16 threads): per
-// point a part shared by the threads (keys, sort) and one that is not (the reduction by voxel), then
-// 2 ms whatever the cloud; it overestimates one thread about 2x.
+// Fitted to -d cpu runs on an H200 machine (16 cores; 70k to 16M points at 256^3 and 1024^3, 1, 4
+// and 16 threads, median of 3): per point a part shared by the threads and a small one that is not,
+// then 2 ms whatever the cloud (1M points on 16 threads: 29 ms estimated, 23-26 taken).
 double estimated_cpu_bin_ms(uint64_t points, int threads) {
-  constexpr double kSharedUs = 0.25, kSerialUs = 0.1, kFixedMs = 2.0;
+  constexpr double kSharedUs = 0.16, kSerialUs = 0.01, kFixedMs = 2.0;
   return kFixedMs + double(points) * (kSerialUs + kSharedUs / std::pow(double(std::max(threads, 1)), 0.8)) / 1000.0;
 }
 
