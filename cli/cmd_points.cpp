@@ -151,15 +151,13 @@ int run_points(const PointsCmdOptions& o) {
     // The GPU started while the points loaded; under auto a cloud the CPU bins sooner than it would
     // start is binned on the CPU (the same bins: small_job_on_cpu).
     std::unique_ptr<GpuPoints> gpu;
-    const double cpu_ms = estimated_cpu_bin_ms(pc.size(), cpu_threads());
-    if (small_job_on_cpu(o.device.device, start.done(), cpu_ms)) {
-      log.detail("voxtile: " + o.input + ": binned on the CPU (estimated " + std::to_string(int(std::ceil(cpu_ms))) +
-                 " ms) while the GPU starts");
-    } else {
+    if (!small_job_on_cpu(
+            o.device.device, start.done(), [&] { return estimated_cpu_bin_ms(pc.size(), cpu_threads()); }, log,
+            o.input, "binned")) {
       std::unique_ptr<StartedPoints> started = start.take();
       gpu = std::move(started->gpu);
       gpu_index = started->index;
-      if (o.device.device == "auto" && !gpu) log.info("voxtile: " + query_gpu(0).reason + "; using the CPU");
+      if (o.device.device == "auto" && !gpu) note_cpu_fallback(log);
     }
     const auto tb = Clock::now();
     std::vector<std::pair<std::string, double>> gpu_stages;

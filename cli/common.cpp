@@ -242,7 +242,7 @@ std::vector<int> choose_devices(const std::string& devices, const Log& log) {
   }
   if (devices == "auto") {
     if (query_gpu(0).available) ids.push_back(0);
-    else log.info("voxtile: " + query_gpu(0).reason + "; using the CPU");
+    else note_cpu_fallback(log);
   } else if (devices == "all") {
     for (int d = 0; d < gpu_count(); ++d) ids.push_back(d);
     if (ids.empty()) fail(ErrorKind::kResource, "--device all: " + query_gpu(0).reason);
@@ -267,7 +267,7 @@ int pick_gpu(const std::string& device, const Log& log) {
 
 void add_device_options(CLI::App& app, DeviceArgs& a, const std::string& gpu_memory_help) {
   app.add_option("--device,-d", a.device,
-                 "auto (GPU 0 if present, else CPU; voxelize, mesh and preview run a job the CPU finishes before "
+                 "auto (GPU 0 if present, else CPU; voxelize, mesh, preview and points run a job the CPU finishes before "
                  "the GPU would have started on the CPU), cpu, gpu (GPU 0), all, or a list of GPU indices such as "
                  "1,2; one run uses one GPU: the first of the list")
       ->check(CLI::Validator(check_device_spec, "DEVICE"))
@@ -276,10 +276,21 @@ void add_device_options(CLI::App& app, DeviceArgs& a, const std::string& gpu_mem
   app.add_option("--threads", a.threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
 }
 
-bool small_job_on_cpu(const std::string& device, bool gpu_done, double cpu_ms) {
+bool small_job_on_cpu(const std::string& device, bool gpu_done, const std::function<double()>& cpu_ms,
+                      const Log& log, const std::string& input, const std::string& verb) {
   static const bool driver = access("/dev/nvidiactl", F_OK) == 0;
-  return device == "auto" && driver && !gpu_done && cpu_ms < kSmallJobCpuMs;
+  if (device != "auto" || !driver || gpu_done) return false;
+  const double ms = cpu_ms();
+  const std::string estimate = std::isfinite(ms) ? std::to_string(int(std::ceil(ms))) + " ms" : "not estimated";
+  if (ms < kSmallJobCpuMs) {
+    log.detail("voxtile: " + input + ": " + verb + " on the CPU (estimated " + estimate + ") while the GPU starts");
+    return true;
+  }
+  log.detail("voxtile: " + input + ": waiting for the GPU (" + verb + " on the CPU: " + estimate + ")");
+  return false;
 }
+
+void note_cpu_fallback(const Log& log) { log.info("voxtile: " + query_gpu(0).reason + "; using the CPU"); }
 
 int cpu_threads() {
   return std::min<int>(tbb::this_task_arena::max_concurrency(),

@@ -124,13 +124,18 @@ class BackgroundStart {
   };
   std::shared_ptr<Shared> m_shared;
 };
-// Under --device `device`, whether a job estimated at `cpu_ms` on the CPU runs there rather than
-// wait for a GPU that has not started yet (`gpu_done`): under auto, below kSmallJobCpuMs, on a
-// machine with NVIDIA's driver (where it has none, the GPU's start fails at once and says so).
-// CUDA's start-up takes 200-340 ms on the H100 and H200 machines (a `voxelize -d gpu` process 260-370
-// ms for meshes up to 400k triangles, whatever the grid); the outputs are the same bytes.
+// Under --device `device`, whether a job runs on the CPU rather than wait for a GPU that has not
+// started yet (`gpu_done`): under auto, on a machine with NVIDIA's driver (where it has none, the
+// GPU's start fails at once and says so), when the job's CPU time, `cpu_ms()` (asked only then), is
+// below kSmallJobCpuMs. -v says which: "INPUT: VERB on the CPU (estimated N ms) while the GPU
+// starts", or "INPUT: waiting for the GPU (VERB on the CPU: N ms)". CUDA's start-up takes 200-340 ms
+// on the H100 and H200 machines (a `voxelize -d gpu` process 260-370 ms for meshes up to 400k
+// triangles, whatever the grid); the outputs are the same bytes.
 constexpr double kSmallJobCpuMs = 100;
-bool small_job_on_cpu(const std::string& device, bool gpu_done, double cpu_ms);
+bool small_job_on_cpu(const std::string& device, bool gpu_done, const std::function<double()>& cpu_ms,
+                      const Log& log, const std::string& input, const std::string& verb);
+// The one-line notice of --device auto without a usable GPU: "voxtile: WHY; using the CPU".
+void note_cpu_fallback(const Log& log);
 // The threads a CPU job gets (TBB's arena and --threads).
 int cpu_threads();
 

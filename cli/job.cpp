@@ -190,15 +190,11 @@ VoxelizerStart::~VoxelizerStart() {
 
 Voxelizer& VoxelizerStart::pick(const Job& job, const LoadedInput& input) {
   if (m_started) return *m_started;
-  if (m_device == "auto" && !m_start.done()) {
-    const double ms = estimated_cpu_ms(job, input.loaded.mesh, input.spec, cpu_threads());
-    const std::string estimate = std::isfinite(ms) ? std::to_string(int(std::ceil(ms))) + " ms" : "not estimated";
-    if (small_job_on_cpu(m_device, false, ms)) {
-      m_log.detail("voxtile: " + job.input + ": on the CPU (estimated " + estimate + ") while the GPU starts");
-      if (!m_cpu) m_cpu = std::make_unique<CpuVoxelizer>();
-      return *m_cpu;
-    }
-    m_log.detail("voxtile: " + job.input + ": waiting for the GPU (on the CPU: " + estimate + ")");
+  if (small_job_on_cpu(
+          m_device, m_start.done(), [&] { return estimated_cpu_ms(job, input.loaded.mesh, input.spec, cpu_threads()); },
+          m_log, job.input, "voxelized")) {
+    if (!m_cpu) m_cpu = std::make_unique<CpuVoxelizer>();
+    return *m_cpu;
   }
   try {
     m_started = m_start.take();
@@ -206,7 +202,7 @@ Voxelizer& VoxelizerStart::pick(const Job& job, const LoadedInput& input) {
     m_failed = true;
     throw;
   }
-  if (m_device == "auto" && !m_started->on_gpu()) m_log.info("voxtile: " + query_gpu(0).reason + "; using the CPU");
+  if (m_device == "auto" && !m_started->on_gpu()) note_cpu_fallback(m_log);
   return *m_started;
 }
 

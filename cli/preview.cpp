@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
-#include <thread>
 
 #include "core/error.h"
 #include "core/progress.h"
@@ -160,7 +159,7 @@ GridSpec point_grid_spec(const std::string& path, const PointCloud& cloud, const
 }
 
 int picture_gpu(const std::string& device, const RenderOptions& options, const Log& log) {
-  const double per_core = double(options.width) * options.height / std::max(1u, std::thread::hardware_concurrency());
+  const double per_core = double(options.width) * options.height / std::max(1, cpu_threads());
   return device == "auto" && per_core <= 131072 ? -1 : pick_gpu(device, log);
 }
 

@@ -1,8 +1,6 @@
 // Point cloud readers and the point PLY writer.
 #include "io/points_io.h"
 
-#include <fast_float/fast_float.h>
-
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
@@ -14,7 +12,6 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "core/error.h"
 #include "core/progress.h"
@@ -24,6 +21,7 @@
 #include "io/las.h"
 #include "io/mesh_reader.h"
 #include "io/ply.h"
+#include "io/text_scan.h"
 
 namespace voxtile {
 namespace {
@@ -196,8 +194,8 @@ PointCloud read_ply_points(const std::string& path) {
 // order, and the first problem of the file (in line order) reported as a reading one line at a time
 // would: the same points and the same messages. Numbers are what strtod reads of the whole token.
 namespace {
-bool text_separator(char c) {  // what ',', ';', '\r', '\t' become (spaces) and what >> skips
-  return c == ' ' || c == ',' || c == ';' || c == '\r' || c == '\t' || c == '\v' || c == '\f';
+bool text_separator(char c) {  // what >> skips, and ',' and ';' (read as spaces)
+  return text_scan::is_space(c) || c == ',' || c == ';';
 }
 bool text_blank_prefix(char c) { return c == ' ' || c == ',' || c == ';' || c == '\r' || c == '\t'; }
 // One line's values (strtod of each whitespace-separated token, the whole token); false and the
@@ -251,10 +249,7 @@ PointCloud read_text_points(const std::string& path, bool pts) {
   if (text.find('\0') != std::string_view::npos) fail(ErrorKind::kInput, path + ": not a text file");
   const char* data = text.data();
   const size_t size = text.size();
-  auto line_end = [&](size_t at) {
-    const void* nl = std::memchr(data + at, '\n', size - at);
-    return nl ? size_t(static_cast<const char*>(nl) - data) : size;
-  };
+  auto line_end = [&](size_t at) { return size_t(text_scan::line_end(data + at, data + size) - data); };
   // The first point's line (after a .pts count line): the number of values every point has.
   size_t at = 0;
   int line_no = 0;  // of the line at `at`, from 0
@@ -282,18 +277,12 @@ PointCloud read_text_points(const std::string& path, bool pts) {
   }
   if (columns == 0) fail(ErrorKind::kInput, path + ": no points");
   // Chunks of whole lines from the first point on, parsed in parallel.
-  const size_t parts = std::max<size_t>(1, std::min<size_t>(size_t(4) * std::max(1u, std::thread::hardware_concurrency()),
-                                                           (size - at) / (size_t(1) << 16) + 1));
-  std::vector<size_t> cut(parts + 1, size);
-  cut[0] = at;
-  for (size_t k = 1; k < parts; ++k) {
-    size_t c = std::max(cut[k - 1], at + (size - at) / parts * k);
-    cut[k] = c >= size ? size : std::min(size, line_end(c) + 1);
-  }
+  const std::vector<size_t> cut = text_scan::line_chunks(data, at, size);
+  const size_t parts = cut.size() - 1;
   struct Part {
     std::vector<double> values;  // columns per point, in order
     int lines = 0;               // lines in the part
-    int bad_line = -1;           // the first line with a problem (within the part), and the message's end
+    int bad_line = -1;           // the first line with a problem (within the part; the rest is not read)
     std::string problem;
   };
   std::vector<Part> part(parts);
@@ -304,17 +293,19 @@ PointCloud read_text_points(const std::string& path, bool pts) {
     std::string tok;
     for (size_t q = cut[k]; q < cut[k + 1];) {
       const size_t le = line_end(q);
-      if (!text_skipped(data + q, data + le) && P.bad_line < 0) {
+      if (!text_skipped(data + q, data + le)) {
         v.clear();
         if (!text_values(data + q, data + le, v, tok)) {
           P.bad_line = P.lines;
           P.problem = ": not a number: '" + tok + "'";
-        } else if (v.size() != columns) {
+          break;
+        }
+        if (v.size() != columns) {
           P.bad_line = P.lines;
           P.problem = ": expected " + std::to_string(columns) + " values like the first point, got " + std::to_string(v.size());
-        } else {
-          P.values.insert(P.values.end(), v.begin(), v.end());
+          break;
         }
+        P.values.insert(P.values.end(), v.begin(), v.end());
       }
       ++P.lines;
       q = le + 1;
@@ -326,22 +317,20 @@ PointCloud read_text_points(const std::string& path, bool pts) {
     line_no += P.lines;
     total += P.values.size();
   }
-  // Point i's values, from the part that holds it.
-  const size_t n = total / columns;
-  std::vector<size_t> part_first(parts + 1, 0);
-  for (size_t k = 0; k < parts; ++k) part_first[k + 1] = part_first[k] + part[k].values.size() / columns;
-  size_t hint = 0;
-  auto row = [&](size_t i) {
-    while (i >= part_first[hint + 1]) ++hint;  // (rows are visited in order)
-    while (i < part_first[hint]) --hint;
-    return part[hint].values.data() + (i - part_first[hint]) * columns;
+  // The points' values, part after part: f(values of one point) for each, in order, until f says stop.
+  auto each_point = [&](auto f) {
+    for (const Part& P : part)
+      for (size_t i = 0; i < P.values.size(); i += columns)
+        if (!f(P.values.data() + i)) return;
   };
   // Column layout.
   int color_at = -1, normal_at = -1;
   if (columns == 6) {
     bool ints = true;
-    for (size_t i = 0; i < n && ints; ++i)
-      for (int c = 3; c < 6; ++c) ints = ints && row(i)[c] == std::floor(row(i)[c]) && row(i)[c] >= 0 && row(i)[c] <= 255;
+    each_point([&](const double* r) {
+      for (int c = 3; c < 6; ++c) ints = ints && r[c] == std::floor(r[c]) && r[c] >= 0 && r[c] <= 255;
+      return ints;
+    });
     if (ints) color_at = 3;
     else normal_at = 3;
   } else if (columns == 7) {
@@ -351,22 +340,23 @@ PointCloud read_text_points(const std::string& path, bool pts) {
   } else if (columns != 3 && columns != 4) {
     fail(ErrorKind::kInput, path + ": " + std::to_string(columns) + " values per point (expected 3, 4, 6, 7 or 9)");
   }
-  if (color_at >= 0) {
-    for (size_t i = 0; i < n; ++i)
+  if (color_at >= 0)
+    each_point([&](const double* r) {
       for (int c = color_at; c < color_at + 3; ++c)
-        if (!(row(i)[c] >= 0 && row(i)[c] <= 255))
-          fail(ErrorKind::kInput, path + ": colour value " + std::to_string(row(i)[c]) + " outside 0-255");
-  }
+        if (!(r[c] >= 0 && r[c] <= 255))
+          fail(ErrorKind::kInput, path + ": colour value " + std::to_string(r[c]) + " outside 0-255");
+      return true;
+    });
+  const size_t n = total / columns;
   PointCloud pc;
   pc.positions.reserve(n);
   if (color_at >= 0) pc.colors.reserve(n);
   if (normal_at >= 0) pc.normals.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    const double* r = row(i);
+  each_point([&](const double* r) {
     const Vec3f p{float(r[0]), float(r[1]), float(r[2])};
     if (!finite3(p)) {
       ++pc.dropped_nonfinite;
-      continue;
+      return true;
     }
     pc.positions.push_back(p);
     if (color_at >= 0)
@@ -377,7 +367,8 @@ PointCloud read_text_points(const std::string& path, bool pts) {
       if (!finite3(nn)) nn = {0, 0, 0};
       pc.normals.push_back(nn);
     }
-  }
+    return true;
+  });
   finish(pc, path);
   return pc;
 }
