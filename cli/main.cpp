@@ -54,8 +54,9 @@ int main(int argc, char** argv) {
       "points", "Point clouds: mesh -> surface samples, points (.ply .xyz .pts .las) -> voxels, .vdb -> points");
   setup_points(*points_cmd, points);
   MeshCmdOptions mesh;
-  CLI::App* mesh_cmd = app.add_subcommand(
-      "mesh", "Grids back to meshes: marching cubes of a level set, field or occupancy, or voxel cubes (.ply .obj .stl .glb)");
+  CLI::App* mesh_cmd = app.add_subcommand("mesh",
+                                          "Grids back to meshes: marching cubes of a level set, field or occupancy, or "
+                                          "voxel cubes (.ply .obj .off .stl .glb)");
   setup_mesh(*mesh_cmd, mesh);
   PreviewCmdOptions preview;
   CLI::App* preview_cmd = app.add_subcommand(

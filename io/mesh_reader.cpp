@@ -304,8 +304,10 @@ MeshLoadResult read_in_process(const std::string& path, bool require_triangles, 
       if (why.find("No suitable reader found") != std::string::npos) {  // Assimp's words, said plainly
         if (ext == "mtl") fail(ErrorKind::kInput, path + ": a material library, not a mesh (give the .obj that uses it)");
         if (ext.empty() || !importer.IsExtensionSupported(("." + ext).c_str()))
-          fail(ErrorKind::kInput, path + ": not a mesh format voxtile reads (.ply .stl .obj, and Assimp's: .glb .gltf "
-                                         ".fbx .dae .3mf .off and more)");
+          fail(ErrorKind::kInput,
+               path +
+                   ": not a mesh format voxtile reads (.ply .stl .obj .off .glb .gltf, and Assimp's: "
+                   ".fbx .dae .3mf and more)");
         fail(ErrorKind::kInput, path + ": cannot read: no ." + ext + " importer accepts its content");
       }
       fail(ErrorKind::kInput, path + ": cannot read: " + why);
@@ -762,7 +764,8 @@ MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triang
   // The native readers run here, in this process: they bound every count by the file size and
   // parse on this process's threads.
   if (loader == Loader::kNative && !native_format(path))
-    fail(ErrorKind::kUsage, path + ": --loader native reads .ply, .stl, .obj, .gltf and .glb only (use auto or assimp)");
+    fail(ErrorKind::kUsage,
+         path + ": --loader native reads .ply, .stl, .obj, .off, .gltf and .glb only (use auto or assimp)");
   if (reads_natively(path, loader, textures)) return read_native(path, require_triangles);  // checks the file too
   check_input_file(path);
   if (point_cloud_extension(path))  // (no Assimp importer reads them)

@@ -1,4 +1,4 @@
-// Mesh input: voxtile's native readers for PLY, STL and OBJ (io/native_mesh.h), Assimp for every
+// Mesh input: voxtile's native readers for PLY, STL, OBJ, OFF and glTF (io/native_mesh.h), Assimp for every
 // other format (triangulated, node transforms applied), chosen by Loader.
 #pragma once
 
@@ -12,7 +12,7 @@
 
 namespace voxtile {
 
-// Which reader loads a file: auto (native for .ply, .stl, .obj, .gltf and .glb, except an .obj or
+// Which reader loads a file: auto (native for .ply, .stl, .obj, .off, .gltf and .glb, except an .obj or
 // glTF whose textures are asked for and a Draco-compressed glTF; Assimp for the rest), native (those
 // formats only), or Assimp.
 enum class Loader : uint8_t { kAuto, kNative, kAssimp };

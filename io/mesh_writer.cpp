@@ -191,6 +191,34 @@ void write_obj(const Mesh& m, AtomicFile& out) {
   }
 }
 
+// OFF (Geomview): NOFF with the vertex normals where the mesh has them.
+void write_off(const Mesh& m, AtomicFile& out) {
+  TextOut t(out);
+  const bool normals = has_normals(m);
+  t.str(normals ? "NOFF\n" : "OFF\n");
+  t.num(uint64_t(m.positions.size()));
+  t.str(" ");
+  t.num(uint64_t(m.num_triangles()));
+  t.str(" 0\n");
+  for (size_t v = 0; v < m.positions.size(); ++v) {
+    if (!normals) {
+      t.vec("", m.positions[v]);
+      continue;
+    }
+    t.triple(m.positions[v]);
+    t.str(" ");
+    t.vec("", m.normals[v]);
+  }
+  for (size_t f = 0; f < m.num_triangles(); ++f) {
+    t.str("3");
+    for (int k = 0; k < 3; ++k) {
+      t.str(" ");
+      t.num(uint64_t(m.indices[3 * f + size_t(k)]));
+    }
+    t.str("\n");
+  }
+}
+
 void write_glb(const Mesh& m, AtomicFile& out) {
   const bool normals = has_normals(m);
   const uint64_t pos_bytes = m.positions.size() * 12, nrm_bytes = normals ? pos_bytes : 0,
@@ -241,12 +269,15 @@ void write_glb(const Mesh& m, AtomicFile& out) {
 std::string mesh_format(const std::string& path, const std::string& format) {
   std::string e = format.empty() ? lower_extension(path) : format;
   std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  if (e == "ply" || e == "stl" || e == "obj" || e == "glb") return e;
-  if (!format.empty()) fail(ErrorKind::kUsage, "unknown mesh format '" + format + "' (expected ply, stl, obj or glb)");
+  if (e == "ply" || e == "stl" || e == "obj" || e == "off" || e == "glb") return e;
+  if (!format.empty())
+    fail(ErrorKind::kUsage, "unknown mesh format '" + format + "' (expected ply, stl, obj, off or glb)");
   if (path == "-")
-    fail(ErrorKind::kUsage, "-o -: standard output has no extension to tell the format; name it with --format "
-                            "(ply, stl, obj or glb)");
-  fail(ErrorKind::kUsage, path + ": meshes are written as .ply, .stl, .obj or .glb (or name the format with --format)");
+    fail(ErrorKind::kUsage,
+         "-o -: standard output has no extension to tell the format; name it with --format "
+         "(ply, stl, obj, off or glb)");
+  fail(ErrorKind::kUsage,
+       path + ": meshes are written as .ply, .stl, .obj, .off or .glb (or name the format with --format)");
 }
 
 void write_mesh(const Mesh& mesh, const std::string& path, bool ascii, const std::string& format) {
@@ -256,6 +287,8 @@ void write_mesh(const Mesh& mesh, const std::string& path, bool ascii, const std
   if (e == "ply") write_ascii_ply(mesh, out);
   else if (e == "stl") write_stl(mesh, out, ascii);
   else if (e == "obj") write_obj(mesh, out);
+  else if (e == "off")
+    write_off(mesh, out);
   else write_glb(mesh, out);
   out.commit();
 }

@@ -1,4 +1,4 @@
-// Native PLY, STL and OBJ readers (io/native_mesh.h).
+// Native PLY, STL, OBJ and OFF readers (io/native_mesh.h).
 //
 // Text formats are parsed in two passes over chunks that start at line starts: pass 1 counts what
 // each chunk defines (vertices, faces, materials and groups in effect at its end), an exclusive scan
@@ -669,6 +669,368 @@ void read_stl(const std::string& path, const char* data, size_t size, MeshLoadRe
   return read_stl_binary(path, data, size, out);  // reports the truncation, or reads what the count says
 }
 
+// ---- OFF ----------------------------------------------------------------------------------------
+// Geomview's Object File Format (ModelNet, the Princeton Shape Benchmark, CGAL, MeshLab): an
+// optional keyword [ST][C][N][4][n]OFF (ModelNet writes the counts straight after it, "OFF1234 5678
+// 0"), the dimension where n, "vertices faces edges", then one vertex per line (x y z, w where 4, a
+// normal where N, a colour where C, texture coordinates where ST) and one face per line ("n i0 ...
+// i(n-1)", then an optional colour, ignored). '#' starts a comment anywhere. "OFF BINARY" files hold
+// the same after the keyword line as big-endian 32-bit integers and floats.
+
+struct OffHeader {
+  bool st = false, color = false, normal = false, homogeneous = false, binary = false;
+  int64_t dim = 3;
+  int64_t vertices = 0, faces = 0;
+  size_t body = 0;  // text: the line after the counts; binary: the first vertex
+};
+
+// The next header token: spaces, line ends and comments skipped.
+bool off_token(const char*& p, const char* end, const char*& b, const char*& e) {
+  while (p < end && (is_space(*p) || *p == '\n' || *p == '#')) p = *p == '#' ? line_end(p, end) : p + 1;
+  if (p >= end) return false;
+  b = p;
+  while (p < end && !is_space(*p) && *p != '\n' && *p != '#') ++p;
+  e = p;
+  return true;
+}
+
+OffHeader parse_off_header(const std::string& path, const char* data, size_t size) {
+  OffHeader h;
+  const char* end = data + size;
+  const char* p = data;
+  const char *b = nullptr, *e = nullptr;
+  if (!off_token(p, end, b, e))
+    fail(ErrorKind::kInput, path + ": no OFF header (the file holds only spaces and comments)");
+  if (memmem(b, size_t(e - b), "OFF", 3)) {
+    // The keyword: [ST][C][N][4][n]OFF, possibly with the first count glued on (ModelNet).
+    const char* k = b;
+    auto flag = [&](const char* s, bool& f) {
+      const size_t n = std::strlen(s);
+      if (size_t(e - k) >= n + 3 && std::memcmp(k, s, n) == 0) {
+        f = true;
+        k += n;
+      }
+    };
+    bool dim_given = false;
+    flag("ST", h.st);
+    flag("C", h.color);
+    flag("N", h.normal);
+    flag("4", h.homogeneous);
+    flag("n", dim_given);
+    if (e - k < 3 || std::memcmp(k, "OFF", 3) != 0)
+      fail(ErrorKind::kInput, path + ": not an OFF file (it begins with \"" +
+                                  std::string(b, size_t(std::min<ptrdiff_t>(e - b, 40))) +
+                                  "\", not [ST][C][N][4][n]OFF or the counts)");
+    p = k + 3;  // a count glued to the keyword is read as the next token
+    const char* le = line_end(p, end);
+    const char* s = skip_spaces(p, le);
+    if (le - s >= 6 && std::memcmp(s, "BINARY", 6) == 0) {
+      h.binary = true;
+      p = le < end ? le + 1 : le;
+    }
+    if (dim_given) {
+      if (h.binary) {
+        if (end - p < 4) fail(ErrorKind::kInput, path + ": truncated: the header ends before its dimension");
+        uint32_t d;
+        std::memcpy(&d, p, 4);
+        h.dim = int64_t(__builtin_bswap32(d));
+        p += 4;
+      } else if (!off_token(p, end, b, e) || !parse_int(b, e, h.dim) || b != e) {
+        fail(ErrorKind::kInput, path + ": nOFF without a dimension");
+      }
+    }
+  } else if (*b >= '0' && *b <= '9') {
+    p = b;  // no keyword: the counts come first (allowed by the format)
+  } else {
+    fail(ErrorKind::kInput, path + ": not an OFF file (it begins with \"" +
+                                std::string(b, size_t(std::min<ptrdiff_t>(e - b, 40))) +
+                                "\", not [ST][C][N][4][n]OFF or the counts)");
+  }
+  if (h.dim < 1 || h.dim > 3)
+    fail(ErrorKind::kInput,
+         path + ": " + std::to_string(h.dim) + "-dimensional vertices (voxtile reads 1 to 3 coordinates)");
+  if (h.binary) {
+    if (end - p < 12) fail(ErrorKind::kInput, path + ": truncated: the binary header ends before its counts");
+    uint32_t c[2];
+    std::memcpy(c, p, 8);
+    h.vertices = int64_t(__builtin_bswap32(c[0]));
+    h.faces = int64_t(__builtin_bswap32(c[1]));
+    if (h.vertices > INT32_MAX || h.faces > INT32_MAX)
+      fail(ErrorKind::kInput, path + ": negative counts in the binary header");
+    h.body = size_t(p + 12 - data);
+    return h;
+  }
+  int64_t* counts[2] = {&h.vertices, &h.faces};
+  for (int64_t* c : counts) {
+    if (!off_token(p, end, b, e))
+      fail(ErrorKind::kInput, path + ": truncated: the header ends before its vertex and face counts");
+    const char* q = b;
+    if (!parse_int(q, e, *c) || q != e || *c < 0)
+      fail(ErrorKind::kInput, path + ": the header's counts are not numbers (\"" +
+                                  std::string(b, size_t(std::min<ptrdiff_t>(e - b, 40))) + "\")");
+  }
+  const char* le = line_end(p, end);  // the edge count and anything else on the line: ignored
+  h.body = size_t((le < end ? le + 1 : le) - data);
+  return h;
+}
+
+// Values per vertex record before the colour, and the colour's and texture coordinates' places.
+struct OffVertexLayout {
+  int coords = 3, normal = -1, color = -1, uv = -1, values = 3;
+};
+OffVertexLayout off_layout(const OffHeader& h, int colors) {
+  OffVertexLayout l;
+  l.coords = int(h.dim) + (h.homogeneous ? 1 : 0);
+  l.values = l.coords;
+  if (h.normal) l.normal = l.values, l.values += 3;
+  if (h.color) l.color = l.values, l.values += colors;
+  if (h.st) l.uv = l.values, l.values += 2;
+  return l;
+}
+
+// A vertex from its values (coordinates divided by w where homogeneous, as Assimp does).
+void off_vertex(Mesh& m, const OffHeader& h, const OffVertexLayout& l, size_t i, const float* v, float color_scale) {
+  float c[3] = {0, 0, 0};
+  for (int k = 0; k < int(h.dim); ++k) c[k] = v[k];
+  if (h.homogeneous)
+    for (float& x : c) x /= v[h.dim];
+  m.positions[i] = {c[0], c[1], c[2]};
+  if (l.normal >= 0) m.normals[i] = unit_or_zero({v[l.normal], v[l.normal + 1], v[l.normal + 2]});
+  if (l.color >= 0 && !m.colors.empty())
+    m.colors[i] = pack_rgb(v[l.color] * color_scale, v[l.color + 1] * color_scale, v[l.color + 2] * color_scale);
+  if (l.uv >= 0) m.uvs[i] = {v[l.uv], v[l.uv + 1]};
+}
+
+void off_allocate(Mesh& m, const OffHeader& h, size_t n) {
+  m.positions.resize(n);
+  if (h.normal) m.normals.resize(n);
+  if (h.color) m.colors.resize(n);
+  if (h.st) m.uvs.resize(n);
+}
+
+void read_off_binary(const std::string& path, const char* data, size_t size, const OffHeader& h, MeshLoadResult& out) {
+  Mesh& m = out.mesh;
+  out.format = "OFF binary (native)";
+  const OffVertexLayout l = off_layout(h, 4);
+  const size_t row = 4 * size_t(l.values), nv = size_t(h.vertices), nf = size_t(h.faces);
+  const char* p = data + h.body;
+  const char* end = data + size;
+  if (nv > size_t(end - p) / row)
+    fail(ErrorKind::kInput, path + ": truncated: the header declares " + std::to_string(nv) +
+                                " vertices, the file holds at most " + std::to_string(size_t(end - p) / row));
+  off_allocate(m, h, nv);
+  auto be32 = [](const char* q) {
+    uint32_t u;
+    std::memcpy(&u, q, 4);
+    return __builtin_bswap32(u);
+  };
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, nv, 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
+    float v[16];
+    for (size_t i = r.begin(); i < r.end(); ++i) {
+      for (int k = 0; k < l.values; ++k) {
+        const uint32_t u = be32(p + i * row + 4 * size_t(k));
+        std::memcpy(&v[k], &u, 4);
+      }
+      off_vertex(m, h, l, i, v, 1.f);
+    }
+  });
+  p += nv * row;
+  // Faces: "n i0 .. i(n-1) ncolors c0 .." as 32-bit integers (colours floats). All triangles without
+  // colours (the usual) have one size: checked, then read in parallel.
+  bool fixed = nf <= size_t(end - p) / 20;
+  if (fixed) {
+    std::atomic<bool> other{false};
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, nf, 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
+      for (size_t i = r.begin(); i < r.end() && !other.load(std::memory_order_relaxed); ++i)
+        if (be32(p + 20 * i) != 3 || be32(p + 20 * i + 16) != 0) other.store(true, std::memory_order_relaxed);
+    });
+    fixed = !other;
+  }
+  if (fixed) {
+    m.indices.resize(3 * nf);
+    std::vector<uint8_t> bad(nf, 0);
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, nf, 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
+      for (size_t i = r.begin(); i < r.end(); ++i)
+        for (int k = 0; k < 3; ++k) {
+          const uint32_t v = be32(p + 20 * i + 4 + 4 * size_t(k));
+          if (v >= nv) bad[i] = 1;
+          m.indices[3 * i + size_t(k)] = v;
+        }
+    });
+    drop_bad_faces(out, bad, nf);
+    return;
+  }
+  std::vector<uint32_t> idx;
+  std::vector<int> tri;
+  std::vector<Vec3f> corners;
+  for (size_t i = 0; i < nf; ++i) {
+    auto truncated = [&] {
+      fail(ErrorKind::kInput, path + ": truncated: face " + std::to_string(i) + " of " + std::to_string(nf));
+    };
+    if (end - p < 4) truncated();
+    const uint32_t n = be32(p);
+    p += 4;
+    if (size_t(end - p) < 4 || n > (size_t(end - p) - 4) / 4) truncated();  // the indices and the colour count
+    idx.resize(n);
+    for (uint32_t k = 0; k < n; ++k) idx[k] = be32(p + 4 * size_t(k));
+    p += 4 * size_t(n);
+    const uint32_t colors = be32(p);
+    p += 4;
+    if (colors > size_t(end - p) / 4) truncated();
+    p += 4 * size_t(colors);
+    add_face(out, idx.data(), int(std::min<uint32_t>(n, INT32_MAX)), tri, corners);
+  }
+}
+
+void read_off(const std::string& path, const char* raw, size_t raw_size, MeshLoadResult& out) {
+  Mesh& m = out.mesh;
+  m.num_source_meshes = 1;
+  m.num_materials = 1;
+  // Binary files are read as they are; text is made plain first (a byte-order mark, UTF-16, '\r' lines).
+  const size_t head = std::min<size_t>(raw_size, 4096);
+  if (memmem(raw, head, "BINARY", 6)) {
+    const OffHeader h = parse_off_header(path, raw, raw_size);
+    if (h.binary) return read_off_binary(path, raw, raw_size, h, out);
+  }
+  std::string decoded;
+  const std::string_view text = plain_text(path, raw, raw_size, decoded);
+  const char* data = text.data();
+  const size_t size = text.size();
+  const char* end = data + size;
+  const OffHeader h = parse_off_header(path, data, size);
+  out.format = "OFF (native)";
+  // Records: one per line that is neither blank nor a comment. Pass 1 counts each chunk's records,
+  // so that pass 2 parses every chunk's records into their places (record k is vertex k, then face
+  // k - vertices), with no index of the lines.
+  const std::vector<size_t> chunks = line_chunks(data, h.body, size);
+  const size_t nc = chunks.size() - 1;
+  std::vector<size_t> first(nc + 1, 0);
+  tbb::parallel_for(size_t(0), nc, [&](size_t c) {
+    size_t n = 0;
+    for (const char* q = data + chunks[c]; q < data + chunks[c + 1];) {
+      const char* le = line_end(q, end);
+      const char* s = skip_spaces(q, le);
+      n += s < le && *s != '#';
+      q = le + 1;
+    }
+    first[c + 1] = n;
+  });
+  for (size_t c = 0; c < nc; ++c) first[c + 1] += first[c];
+  const size_t records = first[nc], nv = size_t(h.vertices), nf = size_t(h.faces);
+  if (nv > records || nf > records - nv)
+    fail(ErrorKind::kInput, path + ": truncated: the header declares " + std::to_string(nv) + " vertices and " +
+                                std::to_string(nf) + " faces, the file holds " + std::to_string(records) + " records");
+  // Calls f(k, record, its line end) for chunk c's records k in [lo, hi), in order, while f is true.
+  auto each_record = [&](size_t c, size_t lo, size_t hi, auto&& f) {
+    size_t k = first[c];
+    for (const char* q = data + chunks[c]; q < data + chunks[c + 1] && k < hi;) {
+      const char* le = line_end(q, end);
+      const char* s = skip_spaces(q, le);
+      if (s < le && *s != '#') {
+        if (k >= lo && !f(k, s, le)) return;
+        ++k;
+      }
+      q = le + 1;
+    }
+  };
+  // Vertices. A colour is 3 or 4 values (a colour-map index, one value, is not read), integers
+  // 0..255 or floats 0..1 as the format says: a colour written without a '.' or exponent is scaled.
+  const OffVertexLayout l = off_layout(h, h.st ? 4 : 0);
+  off_allocate(m, h, nv);
+  m.indices.resize(3 * nf);
+  std::vector<uint8_t> bad_face(nf, 0);
+  std::atomic<size_t> bad{SIZE_MAX};
+  std::atomic<bool> colormap{false}, all_triangles{true};
+  auto vertex = [&](size_t i, const char* q, const char* le) {
+    float v[20];
+    bool ok = true;
+    const int fixed = h.color ? l.color : l.values;
+    for (int k = 0; k < fixed && ok; ++k) ok = parse_float(q, le, v[k]);
+    float scale = 1.f;
+    if (ok && h.color) {
+      int n = 0;
+      bool integers = true;
+      for (; n < 4; ++n) {
+        const char* t = skip_spaces(q, le);
+        if (!parse_float(q, le, v[l.color + n])) break;
+        for (; t < q; ++t)
+          if (*t == '.' || *t == 'e' || *t == 'E') integers = false;
+      }
+      if (h.st) {
+        ok = n == 4 && parse_float(q, le, v[l.uv]) && parse_float(q, le, v[l.uv + 1]);
+      } else if (n < 3) {
+        colormap.store(true, std::memory_order_relaxed);
+        v[l.color] = v[l.color + 1] = v[l.color + 2] = 0;
+      }
+      if (integers) scale = 1.f / 255.f;
+    }
+    if (!ok) {
+      size_t cur = bad.load(std::memory_order_relaxed);
+      while (i < cur && !bad.compare_exchange_weak(cur, i, std::memory_order_relaxed)) {
+      }
+      return;
+    }
+    off_vertex(m, h, l, i, v, scale);
+  };
+  // Faces: parsed as triangles (the usual) in the same parallel pass; any other face sends the faces
+  // to the general path below, in order.
+  auto triangle = [&](size_t i, const char* q, const char* le) {
+    int64_t c = 0, idx = -1;
+    if (!parse_int(q, le, c) || c != 3) {
+      all_triangles.store(false, std::memory_order_relaxed);
+      return false;
+    }
+    for (int k = 0; k < 3; ++k) {
+      q = skip_spaces(q, le);
+      if (!parse_int(q, le, idx) || idx < 0 || uint64_t(idx) >= nv) bad_face[i] = 1;
+      m.indices[3 * i + size_t(k)] = uint32_t(idx);
+    }
+    return true;
+  };
+  tbb::parallel_for(size_t(0), nc, [&](size_t c) {
+    each_record(c, 0, nv + nf, [&](size_t k, const char* q, const char* le) {
+      if (k < nv) {
+        vertex(k, q, le);
+        return true;
+      }
+      return all_triangles.load(std::memory_order_relaxed) && triangle(k - nv, q, le);
+    });
+  });
+  if (bad != SIZE_MAX)
+    fail(ErrorKind::kInput, path + ": vertex " + std::to_string(bad.load()) + " has too few or malformed values");
+  if (colormap) {
+    m.colors.clear();
+    out.warnings.push_back("vertex colours given as colour-map indices are not read; the mesh has no colours");
+  }
+  if (all_triangles) {
+    drop_bad_faces(out, bad_face, nf);
+  } else {
+    m.indices.clear();
+    std::vector<uint32_t> idx;
+    std::vector<int> tri;
+    std::vector<Vec3f> corners;
+    for (size_t c = 0; c < nc; ++c) {
+      if (first[c + 1] <= nv) continue;
+      each_record(c, nv, nv + nf, [&](size_t, const char* q, const char* le) {
+        int64_t n = 0, x = -1;
+        idx.clear();
+        bool ok = parse_int(q, le, n) && n >= 0 && n < 1 << 20;
+        for (int64_t k = 0; ok && k < n; ++k) {
+          q = skip_spaces(q, le);
+          ok = parse_int(q, le, x) && x >= 0 && x <= int64_t(UINT32_MAX);
+          idx.push_back(uint32_t(x));
+        }
+        if (ok)
+          add_face(out, idx.data(), int(idx.size()), tri, corners);
+        else
+          ++out.dropped_bad_index;
+        return true;
+      });
+    }
+  }
+  if (m.indices.empty()) out.points = m.positions.size();
+}
+
 // ---- OBJ ----------------------------------------------------------------------------------------
 
 struct ObjMaterials {
@@ -1085,7 +1447,7 @@ void check_header_counts(const std::string& path) {
 
 bool native_format(const std::string& path) {
   const std::string e = lower_extension(path);
-  return e == "ply" || e == "stl" || e == "obj" || gltf_format(path);
+  return e == "ply" || e == "stl" || e == "obj" || e == "off" || gltf_format(path);
 }
 
 MeshLoadResult read_native(const std::string& path, bool require_triangles) {
@@ -1096,6 +1458,8 @@ MeshLoadResult read_native(const std::string& path, bool require_triangles) {
     const std::string e = lower_extension(path);
     if (e == "ply") read_ply(path, f.data(), f.size(), out);  // (parse_ply_header skips a byte-order mark)
     else if (e == "stl") read_stl(path, f.data(), f.size(), out);
+    else if (e == "off")
+      read_off(path, f.data(), f.size(), out);
     else if (e == "obj") {
       std::string decoded;
       const std::string_view text = plain_text(path, f.data(), f.size(), decoded);

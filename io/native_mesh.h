@@ -1,10 +1,10 @@
-// voxtile's own readers for the bulk mesh formats: binary and ASCII PLY, binary and ASCII STL, and
-// Wavefront OBJ (with .mtl material names and colours). The file is memory-mapped; binary data is
-// copied in bulk; text is split into chunks at line starts and parsed on TBB threads with
-// fast_float (Debian libfast-float-dev), with no allocation per line. Every count a header states
-// is checked against the file size before anything is allocated, so a hostile header costs
-// nothing. The result is the Mesh the Assimp path gives (same triangles, positions bit for bit),
-// in file order. glTF 2.0 / GLB has its own reader (io/native_gltf.cpp), declared here too.
+// voxtile's own readers for the bulk mesh formats: binary and ASCII PLY, binary and ASCII STL,
+// Wavefront OBJ (with .mtl material names and colours) and OFF (text and binary). The file is memory-mapped; binary
+// data is copied in bulk; text is split into chunks at line starts and parsed on TBB threads with fast_float (Debian
+// libfast-float-dev), with no allocation per line. Every count a header states is checked against the file size before
+// anything is allocated, so a hostile header costs nothing. The result is the Mesh the Assimp path gives (same
+// triangles, positions bit for bit), in file order. glTF 2.0 / GLB has its own reader (io/native_gltf.cpp), declared
+// here too.
 #pragma once
 
 #include <string>
@@ -14,7 +14,7 @@
 
 namespace voxtile {
 
-// Whether `path` has a format the native readers read (.ply, .stl, .obj, .gltf, .glb, any case).
+// Whether `path` has a format the native readers read (.ply, .stl, .obj, .off, .gltf, .glb, any case).
 bool native_format(const std::string& path);
 // glTF (io/native_gltf.cpp): whether `path` is .gltf or .glb; whether the native reader takes it
 // (not glTF 1.0, nor where Assimp decodes what it does not: Draco-compressed primitives); the

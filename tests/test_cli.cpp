@@ -317,10 +317,16 @@ TEST(Cli, EveryDocumentedErrorHasItsExitCodeAndOneLine) {
       {{"voxelize", "-", "-o", out}, 3, "-: standard input is not read"},
       {{"voxelize", "/dev/zero", "-o", out}, 3, "/dev/zero: not a regular file (a pipe or device"},
       {{"points", "/dev/zero", "-o", dir.file("p.ply")}, 3, "/dev/zero: not a regular file (a pipe or device"},
-      {{"voxelize", test::data_path("edge/crash-fuzz.ply"), "-o", out, "--loader", "assimp"}, 3, "crash-fuzz.ply: truncated PLY header"},
+      {{"voxelize", test::data_path("edge/crash-fuzz.ply"), "-o", out, "--loader", "assimp"},
+       3,
+       "crash-fuzz.ply: truncated PLY header"},
       {{"voxelize", test::data_path("edge/crash-fuzz.ply"), "-o", out}, 3, "crash-fuzz.ply: truncated PLY header"},
-      {{"voxelize", test::data_path("edge/OutOfMemory.off"), "-o", out}, 3, "OutOfMemory.off: the header declares 353535235358 vertices"},
-      {{"voxelize", test::data_path("formats/off/Cube.off"), "-o", out, "--loader", "native"}, 2, "--loader native reads .ply, .stl, .obj, .gltf and .glb only"},
+      {{"voxelize", test::data_path("edge/OutOfMemory.off"), "-o", out},
+       3,
+       "OutOfMemory.off: truncated: the header declares 353535235358 vertices"},
+      {{"voxelize", test::data_path("formats/dae/duck.dae"), "-o", out, "--loader", "native"},
+       2,
+       "--loader native reads .ply, .stl, .obj, .off, .gltf and .glb only"},
       {{"voxelize", test::data_path("edge/testline.obj"), "-o", out}, 3, "no triangles"},
       {{"voxelize", test::data_path("edge/BoxWithInfinites.glb"), "-o", out}, 3, "no usable triangles"},
       {{"voxelize", kDuck, "-o", dir.file("nodir/out.vdb")}, 4, "does not exist"},
@@ -575,6 +581,7 @@ TEST(Cli, DashWritesToStandardOutput) {
   same_as_file({"points", kBunny, "--count", "500", "-f", "ply"}, "p.ply");
   same_as_file({"mesh", kBunny, "-r", "16", "-f", "obj", "--device", "cpu"}, "m.obj");
   same_as_file({"generate", "sphere", "--rings", "6", "-f", "stl"}, "s.stl");
+  same_as_file({"generate", "sphere", "--rings", "6", "-f", "off"}, "s.off");
   same_as_file({"preview", kBunny, "-r", "16", "--size", "40x30", "--device", "cpu"}, "p.png");
   for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"voxelize", kBunny, "-o", "-", "-r", "16"}, "name it with --format"},

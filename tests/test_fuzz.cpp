@@ -99,44 +99,57 @@ TEST(Fuzz, EveryReaderFailsCleanlyOnMutatedFiles) {
   vo.target = Target::kCount;
   SparseGrid count = voxelize_cpu(sphere, spec, vo);
   count.name = "count";
+  auto binary_off = [] {
+    std::string s = "OFF BINARY\n";
+    auto be = [&](uint32_t v) {
+      for (int k = 0; k < 4; ++k) s += char((v >> (24 - 8 * k)) & 0xFF);
+    };
+    for (uint32_t v : {3u, 1u, 0u, 0u, 0u, 0u, 0x3F800000u, 0u, 0u, 0u, 0x3F800000u, 0u, 3u, 0u, 1u, 2u, 0u}) be(v);
+    return s;
+  };
   std::vector<Seed> seeds = {
-      {"m.ply", made("m.ply", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAuto)},
-      {"a.ply", made("a.ply", [&](const std::string& p) { write_mesh(sphere, p, true); }), mesh_reader(Loader::kAuto)},
-      {"m.stl", made("m.stl", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAuto)},
-      {"a.stl", made("a.stl", [&](const std::string& p) { write_mesh(sphere, p, true); }), mesh_reader(Loader::kAuto)},
-      {"m.obj", made("m.obj", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAuto)},
-      {"g.obj", "mtllib none.mtl\no a\nv 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nvt 0 0\nvn 0 0 1\ng x\nusemtl m\n"
-                "f 1/1/1 2/1/1 3/1/1\nf -1 -2 -3 -4\nf 1 2 3 4 2\n",
-       mesh_reader(Loader::kAuto)},
-      {"s.ply", made("s.ply", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAssimp)},
-      {"m.off", "OFF\n4 2 0\n0 0 0\n1 0 0\n0 1 0\n1 1 0\n3 0 1 2\n3 1 3 2\n", mesh_reader(Loader::kAuto)},
-      {"m.glb", made("m.glb", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAuto)},
-      {"s.glb", made("s.glb", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAssimp)},
-      {"m.gltf",
-       R"({"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],"nodes":[{"mesh":0,"rotation":[0,0,0.6,0.8],)"
-       R"("children":[1]},{"mesh":0,"matrix":[1,0,0,0,0,1,0,0,0,0,1,0,2,3,4,1]}],"meshes":[{"primitives":[{"attributes":)"
-       R"({"POSITION":0},"indices":1,"mode":4},{"attributes":{"POSITION":2},"mode":5}]}],"accessors":[{"bufferView":0,)"
-       R"("componentType":5126,"count":3,"type":"VEC3"},{"bufferView":1,"componentType":5123,"count":3,"type":"SCALAR"},)"
-       R"({"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","sparse":{"count":1,"indices":{"bufferView":1,)"
-       R"("componentType":5123},"values":{"bufferView":0}}}],"bufferViews":[{"buffer":0,"byteLength":36},{"buffer":0,)"
-       R"("byteOffset":36,"byteLength":6}],"buffers":[{"byteLength":44,"uri":"data:application/octet-stream;base64,)"
-       R"(AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAAAAABAAIAAAA="}]})",
-       mesh_reader(Loader::kAuto)},
+    {"m.ply", made("m.ply", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAuto)},
+    {"a.ply", made("a.ply", [&](const std::string& p) { write_mesh(sphere, p, true); }), mesh_reader(Loader::kAuto)},
+    {"m.stl", made("m.stl", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAuto)},
+    {"a.stl", made("a.stl", [&](const std::string& p) { write_mesh(sphere, p, true); }), mesh_reader(Loader::kAuto)},
+    {"m.obj", made("m.obj", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAuto)},
+    {"g.obj",
+     "mtllib none.mtl\no a\nv 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nvt 0 0\nvn 0 0 1\ng x\nusemtl m\n"
+     "f 1/1/1 2/1/1 3/1/1\nf -1 -2 -3 -4\nf 1 2 3 4 2\n",
+     mesh_reader(Loader::kAuto)},
+    {"s.ply", made("s.ply", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAssimp)},
+    {"m.off", "OFF\n4 2 0\n0 0 0\n1 0 0\n0 1 0\n1 1 0\n3 0 1 2\n3 1 3 2\n", mesh_reader(Loader::kAuto)},
+    {"s.off", made("s.off", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAuto)},
+    {"b.off", binary_off(), mesh_reader(Loader::kAuto)},  // binary OFF: one triangle
+    {"m.glb", made("m.glb", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAuto)},
+    {"s.glb", made("s.glb", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAssimp)},
+    {"m.gltf",
+     R"({"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],"nodes":[{"mesh":0,"rotation":[0,0,0.6,0.8],)"
+     R"("children":[1]},{"mesh":0,"matrix":[1,0,0,0,0,1,0,0,0,0,1,0,2,3,4,1]}],"meshes":[{"primitives":[{"attributes":)"
+     R"({"POSITION":0},"indices":1,"mode":4},{"attributes":{"POSITION":2},"mode":5}]}],"accessors":[{"bufferView":0,)"
+     R"("componentType":5126,"count":3,"type":"VEC3"},{"bufferView":1,"componentType":5123,"count":3,"type":"SCALAR"},)"
+     R"({"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","sparse":{"count":1,"indices":{"bufferView":1,)"
+     R"("componentType":5123},"values":{"bufferView":0}}}],"bufferViews":[{"buffer":0,"byteLength":36},{"buffer":0,)"
+     R"("byteOffset":36,"byteLength":6}],"buffers":[{"byteLength":44,"uri":"data:application/octet-stream;base64,)"
+     R"(AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAAAAABAAIAAAA="}]})",
+     mesh_reader(Loader::kAuto)},
 #if !defined(__SANITIZE_ADDRESS__)
-      // Not in sanitizer builds: there a threaded process reads .vdb files in process only (see
-      // read_in_child_first), and OpenVDB's own reader, which the sanitizer does not see, writes past
-      // its buffers on some mutants.
-      {"c.vdb", made("c.vdb", [&](const std::string& p) { write_grid(count, p, OutputFormat::kVdb, {}); }), grid_reader},
+    // Not in sanitizer builds: there a threaded process reads .vdb files in process only (see
+    // read_in_child_first), and OpenVDB's own reader, which the sanitizer does not see, writes past
+    // its buffers on some mutants.
+    {"c.vdb", made("c.vdb", [&](const std::string& p) { write_grid(count, p, OutputFormat::kVdb, {}); }), grid_reader},
 #endif
-      {"c.npy", made("c.npy", [&](const std::string& p) { write_grid(count, p, OutputFormat::kNpy, {}); }), grid_reader},
-      {"c.npz", made("c.npz", [&](const std::string& p) {
-                  BucketOptions bo;
-                  write_buckets_npz(bucket_cpu(sphere, spec, bo), p);
-                }),
-       grid_reader},
-      {"p.xyz", "0 0 0\n1 0 0 255 0 0\n0 1 0\n0.5 0.5 0.5\n", [](const std::string& p) { read_point_cloud(p); }},
-      {"c.las", made("c.las", [&](const std::string& p) { write_grid(count, p, OutputFormat::kLas, {}); }),
-       [](const std::string& p) { read_point_cloud(p); }},
+    {"c.npy", made("c.npy", [&](const std::string& p) { write_grid(count, p, OutputFormat::kNpy, {}); }), grid_reader},
+    {"c.npz",
+     made("c.npz",
+          [&](const std::string& p) {
+            BucketOptions bo;
+            write_buckets_npz(bucket_cpu(sphere, spec, bo), p);
+          }),
+     grid_reader},
+    {"p.xyz", "0 0 0\n1 0 0 255 0 0\n0 1 0\n0.5 0.5 0.5\n", [](const std::string& p) { read_point_cloud(p); }},
+    {"c.las", made("c.las", [&](const std::string& p) { write_grid(count, p, OutputFormat::kLas, {}); }),
+     [](const std::string& p) { read_point_cloud(p); }},
   };
   // A fixed seed and a few hundred mutants in the suite; VOXTILE_FUZZ_SEED and VOXTILE_FUZZ_MUTANTS
   // (per seed file) run longer campaigns by hand.

@@ -175,9 +175,9 @@ TEST(Isosurface, NormalsInEveryFormatThatHoldsThem) {
   const Mesh m = grid_to_mesh(g, {0.0f, true});
   ASSERT_EQ(m.normals.size(), m.positions.size());
   test::TempDir dir;
-  // Read back (OBJ and PLY natively, GLB by Assimp): every triangle corner has its position and
-  // gradient normal (text is written in shortest round-trip form).
-  for (const char* name : {"a.obj", "a.glb", "a.ply", "b.ply"}) {
+  // Read back (natively): every triangle corner has its position and gradient normal (text is
+  // written in shortest round-trip form).
+  for (const char* name : {"a.obj", "a.glb", "a.ply", "b.ply", "a.off"}) {
     const std::string path = dir.file(name);
     write_mesh(m, path, std::string(name) == "b.ply");
     const Mesh r = load_mesh(path).mesh;
@@ -237,7 +237,7 @@ TEST(MeshCli, MeshesFromGridsAndStraightFromMeshes) {
   expect_closed_manifold(back.mesh, "bunny remeshed");
   EXPECT_EQ(euler(back.mesh), 2);
   // Cubes from a solid; every output format.
-  for (const char* out : {"c.obj", "c.stl", "c.glb", "c.ply"}) {
+  for (const char* out : {"c.obj", "c.stl", "c.glb", "c.ply", "c.off"}) {
     r = test::run_voxtile({"mesh", bunny, "-r", "32", "--style", "cubes", "-o", dir.file(out), "-d", "cpu", "-q"});
     ASSERT_EQ(r.exit_code, 0) << out << r.err;
     EXPECT_GT(load_mesh(dir.file(out)).mesh.num_triangles(), 1000u) << out;

@@ -89,6 +89,7 @@ void expect_same_triangles(const Mesh& a, const Mesh& b, int64_t max_ulps, const
 bool text_format(const std::string& path) {
   const std::string e = lower_extension(path);
   if (e == "obj") return true;
+  if (e == "off") return read_input_file(path).find("BINARY") == std::string::npos;
   std::ifstream f(path, std::ios::binary);
   std::string head(512, '\0');
   f.read(head.data(), std::streamsize(head.size()));
@@ -113,7 +114,9 @@ std::vector<std::string> samples() {
                                   test::data_path("edge/soup.stl"),
                                   test::data_path("edge/triangle_with_two_solids.stl"),
                                   test::data_path("edge/malformed_missing_material.obj"),
-                                  test::data_path("edge/crytek_sponza_truncated.obj")};
+                                  test::data_path("edge/crytek_sponza_truncated.obj"),
+                                  test::data_path("formats/off/Cube.off"),
+                                  test::data_path("formats/off/Wuson.off")};
   // The shared corpus, where this checkout has it beside it.
   for (const char* rel : {"formats/ply/Wuson_ascii_normals_uv.ply", "formats/stl/counter.unitsmm.STL",
                           "formats/obj/monkey/monkey.obj", "formats/obj/spider/spider.obj",
@@ -274,6 +277,116 @@ TEST(NativeLoader, PolygonsPointsLinesAndMaterials) {
   }
 }
 
+// OFF (Geomview's format; ModelNet's meshes): the keyword's variants, comments anywhere, counts
+// glued to the keyword, polygons of any size (Assimp 5.2 drops faces of more than 9 corners and moves
+// out-of-range indices to the last vertex), colours as integers or floats, binary OFF, and the
+// errors a broken file gets.
+TEST(NativeLoader, OffVariantsAndErrors) {
+  test::TempDir dir;
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream(dir.file(name), std::ios::binary) << bytes;
+    return dir.file(name);
+  };
+  auto load = [&](const std::string& name, const std::string& bytes) {
+    return load_mesh(write(name, bytes), false, Loader::kNative);
+  };
+  const std::string square = "0 0 0\n1 0 0\n1 1 0\n0 1 0\n";
+  // ModelNet's header: the vertex count glued to the keyword; comments and blank lines anywhere.
+  MeshLoadResult r =
+      load("glued.off", "OFF4 2 0\n# a comment\n\n" + square + "  # another\n3 0 1 2\n3 0 2 3 # trailing\n");
+  EXPECT_EQ(r.format, "OFF (native)");
+  EXPECT_EQ(std::vector<uint32_t>(r.mesh.indices.begin(), r.mesh.indices.end()),
+            (std::vector<uint32_t>{0, 1, 2, 0, 2, 3}));
+  // No keyword at all; CRLF lines.
+  r = load("bare.off", "4 1 0\r\n0 0 0\r\n1 0 0\r\n1 1 0\r\n0 1 0\r\n4 0 1 2 3\r\n");
+  EXPECT_EQ(r.mesh.num_triangles(), 2u);
+  // A 12-gon (Assimp drops faces of more than 9 corners): ear-clipped into 10 triangles; a face with
+  // an index out of range is dropped and counted; a line and a point are ignored and counted.
+  std::string ring = "OFF\n13 4 0\n";
+  for (int i = 0; i < 12; ++i)
+    ring += std::to_string(std::cos(i * M_PI / 6)) + " " + std::to_string(std::sin(i * M_PI / 6)) + " 0\n";
+  ring += "0 0 1\n12 0 1 2 3 4 5 6 7 8 9 10 11\n3 0 1 13\n2 0 1\n1 5\n";
+  r = load("ring.off", ring);
+  EXPECT_EQ(r.mesh.num_triangles(), 10u);
+  EXPECT_EQ(r.dropped_bad_index, 1u);
+  EXPECT_EQ(r.non_triangle_primitives, 2u);
+  // Normals, colours (integers 0..255 or floats 0..1, with alpha or not), texture coordinates,
+  // homogeneous coordinates, and two-dimensional vertices.
+  r = load("cn.off",
+           "CNOFF\n3 1 0\n0 0 0 0 0 2 255 0 0 255\n1 0 0 0 0 1 0 128 0\n0 1 0 0 0 1 0.0 0.5 1.0 1.0\n3 0 1 2 1 0 0\n");
+  ASSERT_EQ(r.mesh.colors.size(), 3u);
+  EXPECT_EQ(r.mesh.colors[0], 0xFF0000u);
+  EXPECT_EQ(r.mesh.colors[1], 0x008000u);
+  EXPECT_EQ(r.mesh.colors[2], 0x0080FFu);
+  ASSERT_EQ(r.mesh.normals.size(), 3u);
+  EXPECT_EQ(r.mesh.normals[0].z, 1.0f);  // (unit length)
+  r = load("st.off", "STCOFF\n3 1 0\n0 0 0 1 1 1 1 0.25 0.5\n1 0 0 1 1 1 1 1 0\n0 1 0 1 1 1 1 0 1\n3 0 1 2\n");
+  ASSERT_EQ(r.mesh.uvs.size(), 3u);
+  EXPECT_EQ(r.mesh.uvs[0].x, 0.25f);
+  EXPECT_EQ(r.mesh.uvs[0].y, 0.5f);
+  r = load("h.off", "4OFF\n3 1 0\n0 0 0 2\n2 0 0 2\n0 4 0 2\n3 0 1 2\n");
+  EXPECT_EQ(r.mesh.positions[2].y, 2.0f);
+  r = load("n2.off", "nOFF\n2\n3 1 0\n0 0\n1 0\n0 1\n3 0 1 2\n");
+  EXPECT_EQ(r.mesh.positions[1].x, 1.0f);
+  EXPECT_EQ(r.mesh.positions[1].z, 0.0f);
+  // Vertices only: a point cloud, as with the other formats.
+  try {
+    load("pts.off", "OFF\n4 0 0\n" + square);
+    ADD_FAILURE() << "loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("4 points"), std::string::npos) << e.what();
+  }
+  // Binary OFF: triangles (read in parallel), then a quad with a face colour (the general path).
+  auto be32 = [](uint32_t v) {
+    std::string s(4, '\0');
+    for (int k = 0; k < 4; ++k) s[size_t(k)] = char((v >> (24 - 8 * k)) & 0xFF);
+    return s;
+  };
+  auto bef = [&](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return be32(u);
+  };
+  std::string bin = "OFF BINARY\n" + be32(4) + be32(2) + be32(0);
+  for (const float v : {0.f, 0.f, 0.f, 1.f, 0.f, 0.f, 1.f, 1.f, 0.f, 0.f, 1.f, 0.f}) bin += bef(v);
+  const std::string tris =
+      be32(3) + be32(0) + be32(1) + be32(2) + be32(0) + be32(3) + be32(0) + be32(2) + be32(3) + be32(0);
+  r = load("b.off", bin + tris);
+  EXPECT_EQ(r.format, "OFF binary (native)");
+  EXPECT_EQ(std::vector<uint32_t>(r.mesh.indices.begin(), r.mesh.indices.end()),
+            (std::vector<uint32_t>{0, 1, 2, 0, 2, 3}));
+  EXPECT_EQ(r.mesh.positions[2].y, 1.0f);
+  std::string quad = "OFF BINARY\n" + be32(4) + be32(1) + be32(0);
+  for (const float v : {0.f, 0.f, 0.f, 1.f, 0.f, 0.f, 1.f, 1.f, 0.f, 0.f, 1.f, 0.f}) quad += bef(v);
+  quad += be32(4) + be32(0) + be32(1) + be32(2) + be32(3) + be32(3) + bef(1) + bef(0) + bef(0);
+  EXPECT_EQ(load("bq.off", quad).mesh.num_triangles(), 2u);
+  // Broken files: one-line errors naming the file, never a crash or a partial mesh.
+  const std::vector<std::pair<std::string, std::string>> broken = {
+      {"OFF\n5 1 0\n" + square + "3 0 1 2\n", "truncated"},
+      {"OFF\n4 1 0\n0 0 0\n1 0\n1 1 0\n0 1 0\n3 0 1 2\n", "vertex 1 has too few or malformed values"},
+      {"OFF\n", "truncated"},
+      {"# only a comment\n", "no OFF header"},
+      {"PLY\n4 1 0\n", "not an OFF file"},
+      {"OFF\nfour 1 0\n", "not numbers"},
+      {"nOFF\n4\n3 1 0\n0 0 0 0\n", "4-dimensional"},
+      {"OFF\n99999999999 1 0\n" + square, "truncated"},
+      {bin + tris.substr(0, 30), "truncated: face 1 of 2"},
+      {"OFF BINARY\n" + be32(1000000) + be32(1) + be32(0), "truncated"}};
+  for (size_t i = 0; i < broken.size(); ++i) {
+    const std::string f = write("broken" + std::to_string(i) + ".off", broken[i].first);
+    try {
+      load_mesh(f, false, Loader::kNative);
+      ADD_FAILURE() << f << " loaded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInput) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind(f + ": ", 0), 0u) << e.what();
+      EXPECT_NE(std::string(e.what()).find(broken[i].second), std::string::npos) << e.what();
+    }
+  }
+  // auto reads .off natively.
+  EXPECT_EQ(load_mesh(dir.file("glued.off")).format, "OFF (native)");
+}
+
 // ASCII PLY records are parsed up to the next record, never further: blank lines and CRLF between
 // records, a short face line does not take the next line's numbers, triangles then a polygon (the
 // one-pass triangle path gives way to the general one, in file order), indices out of range dropped.
@@ -385,7 +498,7 @@ TEST(NativeLoader, TextWithAByteOrderMarkLoadsAsItsPlainCopy) {
       {test::data_path("formats/stl/Spider_ascii.stl"), all},
       {test::data_path("formats/ply/cube_ascii_float32_types.ply"), {Enc::kUtf8Mark}},
       {test::data_path("formats/gltf/BoxTextured-Embedded.gltf"), {Enc::kUtf8Mark, Enc::kUtf16Le}},
-      {test::data_path("formats/off/Cube.off"), {Enc::kUtf8Mark, Enc::kUtf16Be}},                    // Assimp
+      {test::data_path("formats/off/Wuson.off"), all},
   };
   for (const Case& c : cases) {
     const MeshLoadResult plain = load_mesh(c.file);
@@ -406,6 +519,15 @@ TEST(NativeLoader, TextWithAByteOrderMarkLoadsAsItsPlainCopy) {
       EXPECT_EQ(r.mesh.material_colors, plain.mesh.material_colors);
       EXPECT_EQ(r.warnings.size(), plain.warnings.size());
     }
+  }
+  // Assimp is handed marked text as UTF-8 (OFF read by Assimp).
+  const std::string cube = test::data_path("formats/off/Cube.off");
+  const MeshLoadResult cube_plain = load_mesh(cube, false, Loader::kAssimp);
+  for (const Enc enc : {Enc::kUtf8Mark, Enc::kUtf16Be}) {
+    std::ofstream(dir.file("marked_cube.off"), std::ios::binary) << encode(read_input_file(cube), enc);
+    const MeshLoadResult r = load_mesh(dir.file("marked_cube.off"), false, Loader::kAssimp);
+    EXPECT_EQ(r.format, cube_plain.format);
+    expect_same_triangles(r.mesh, cube_plain.mesh, 0, "OFF read by Assimp, encoding " + std::to_string(int(enc)));
   }
   // The one UTF-16 sample among the edge cases (a box, big-endian).
   EXPECT_EQ(load_mesh(test::data_path("edge/box_UTF16BE.obj")).mesh.num_triangles(), 12u);
@@ -456,8 +578,9 @@ TEST(NativeLoader, LoaderChoice) {
   EXPECT_TRUE(native_format("a/B.PLY"));
   EXPECT_TRUE(native_format("a.glb"));
   EXPECT_FALSE(native_format("a.fbx"));
+  EXPECT_TRUE(native_format("a.OFF"));
   try {
-    load_mesh(test::data_path("formats/off/Cube.off"), false, Loader::kNative);
+    load_mesh(test::data_path("formats/dae/duck.dae"), false, Loader::kNative);
     ADD_FAILURE();
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kUsage);
@@ -490,7 +613,7 @@ namespace {
 // An Assimp import that outlasts the wall-clock limit is stopped: an input error naming the file,
 // and the pool's next file still loads.
 TEST(NativeLoader, AssimpImportsHaveAWallClockLimit) {
-  // An OFF file (read by Assimp) of 180k triangles: Assimp takes tens of milliseconds on it, far
+  // An OFF file read by Assimp, of 180k triangles: Assimp takes tens of milliseconds on it, far
   // beyond the 1 ms limit and the poll's 1 ms granularity (a small glTF once loaded within it).
   test::TempDir dir;
   const std::string off = dir.file("grid.off");
@@ -510,7 +633,7 @@ TEST(NativeLoader, AssimpImportsHaveAWallClockLimit) {
   limits.timeout_s = 0.001;
   MeshLoaderPool pool(1, limits);
   try {
-    pool.load(off);
+    pool.load(off, false, Loader::kAssimp);
     ADD_FAILURE() << "loaded within 1 ms";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kInput);
