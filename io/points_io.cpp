@@ -44,8 +44,9 @@ uint8_t to_channel(double v, PlyType t) {
   return uint8_t(std::lround(std::min(255.0, std::max(0.0, v))));
 }
 
-// Binary vertices are decoded in parallel straight from the mapped file (the same values as one
-// record at a time: each property through ply_load_binary); ASCII ones line by line.
+// Vertices are decoded in parallel straight from the mapped file: binary ones each property through
+// ply_load_binary, ASCII ones line by line within chunks of lines (the same values and messages as
+// one record at a time).
 PointCloud read_ply_points(const std::string& path) {
   check_input_file(path);
   const MappedFile f(path);
@@ -90,86 +91,143 @@ PointCloud read_ply_points(const std::string& path) {
            to_channel(v[ic[2]], vertex->props[size_t(ic[2])].type)};
     return true;
   };
+  std::vector<uint8_t> dropped;
+  std::atomic<size_t> drops{0};
+  // Vertex i from its property values; NaN/Inf coordinates flagged (left out below, in order).
+  auto store = [&](size_t i, const double* v, size_t& bad) {
+    Vec3f nn;
+    Rgb8 c{};
+    if (!point(v, pc.positions[i], nn, c)) {
+      dropped[i] = 1;
+      ++bad;
+      return;
+    }
+    if (has_n) pc.normals[i] = nn;
+    if (has_c) pc.colors[i] = c;
+  };
+  auto allocate = [&] {
+    pc.positions.resize(n);
+    if (has_n) pc.normals.resize(n);
+    if (has_c) pc.colors.resize(n);
+    dropped.assign(n, 0);
+  };
   if (h.format == PlyHeader::kAscii) {
-    std::istringstream ascii(std::string(f.data() + h.data_start, f.size() - h.data_start));
+    // One record per line (a blank line too, as a line-by-line reading counts it), the lines counted
+    // per chunk, then the vertex records parsed in place on all cores. A value is what strtod reads
+    // at the start of its token (fast_float where it takes the whole token); the first bad record's
+    // message is made by reading it again alone.
+    const char* data = f.data();
+    const char* end = data + f.size();
+    const std::vector<size_t> cut = text_scan::line_chunks(data, std::min(h.data_start, f.size()), f.size());
+    const size_t nc = cut.size() - 1;
+    std::vector<size_t> first(nc + 1, 0);
+    tbb::parallel_for(size_t(0), nc, [&](size_t c) {
+      size_t lines = 0;
+      for (const char* q = data + cut[c]; q < data + cut[c + 1]; q = text_scan::line_end(q, end) + 1) ++lines;
+      first[c + 1] = lines;
+    });
+    for (size_t c = 0; c < nc; ++c) first[c + 1] += first[c];
+    uint64_t skip = 0;  // the records of the elements before the vertices
     for (const PlyElement& e : h.elements) {
       if (&e == vertex) break;
-      std::string skip;
-      for (uint64_t r = 0; r < e.count; ++r) std::getline(ascii, skip);
+      skip += e.count;
     }
-    if (n > f.size()) fail(ErrorKind::kInput, path + ": truncated: the header declares " + std::to_string(n) + " vertices");
-    std::vector<double> v(vertex->props.size());
-    std::string line;
-    for (uint64_t r = 0; r < n; ++r) {
-      if (!std::getline(ascii, line))
-        fail(ErrorKind::kInput, path + ": truncated: " + std::to_string(r) + " of " + std::to_string(n) + " vertices");
-      std::istringstream ls(line);
-      for (size_t i = 0; i < v.size(); ++i) {
-        std::string tok;
-        if (!(ls >> tok)) fail(ErrorKind::kInput, path + ": vertex " + std::to_string(r) + ": too few values");
-        char* end = nullptr;
-        v[i] = std::strtod(tok.c_str(), &end);
-        if (end == tok.c_str()) fail(ErrorKind::kInput, path + ": vertex " + std::to_string(r) + ": not a number: '" + tok + "'");
+    const size_t lines = first[nc];
+    if (skip > lines || n > lines - skip)
+      fail(ErrorKind::kInput, path + ": truncated: " + std::to_string(skip > lines ? 0 : lines - skip) + " of " +
+                                  std::to_string(n) + " vertices");
+    // Record r's values; false with the problem when a value is missing or not a number.
+    auto values = [&](const char* q, const char* le, double* v, std::string* problem) {
+      for (size_t i = 0; i < vertex->props.size(); ++i) {
+        q = text_scan::skip_spaces(q, le);
+        const char* t = q;
+        while (q < le && !text_scan::is_space(*q)) ++q;
+        if (t == q) {
+          if (problem) *problem = ": too few values";
+          return false;
+        }
+        const fast_float::from_chars_result r = fast_float::from_chars(t, q, v[i]);
+        if (r.ec == std::errc() && r.ptr == q) continue;
+        const std::string token(t, q);  // (rare: strtod's other forms, a prefix, out of range)
+        char* e = nullptr;
+        v[i] = std::strtod(token.c_str(), &e);
+        if (e == token.c_str()) {
+          if (problem) *problem = ": not a number: '" + token + "'";
+          return false;
+        }
       }
-      Vec3f p, nn;
-      Rgb8 c{};
-      if (!point(v.data(), p, nn, c)) {
-        ++pc.dropped_nonfinite;
-        continue;
+      return true;
+    };
+    allocate();
+    std::atomic<size_t> bad_record{SIZE_MAX};
+    tbb::parallel_for(size_t(0), nc, [&](size_t c) {
+      if (first[c + 1] <= skip || first[c] >= skip + n) return;
+      std::vector<double> v(vertex->props.size());
+      size_t r = first[c], bad = 0;
+      for (const char* q = data + cut[c]; q < data + cut[c + 1] && r < skip + n; ++r) {
+        const char* le = text_scan::line_end(q, end);
+        if (r >= skip) {
+          if (!values(q, le, v.data(), nullptr)) {
+            size_t cur = bad_record.load(std::memory_order_relaxed);
+            while (r - skip < cur && !bad_record.compare_exchange_weak(cur, r - skip, std::memory_order_relaxed)) {
+            }
+            break;
+          }
+          store(r - skip, v.data(), bad);
+        }
+        q = le + 1;
       }
-      pc.positions.push_back(p);
-      if (has_n) pc.normals.push_back(nn);
-      if (has_c) pc.colors.push_back(c);
+      drops += bad;
+    });
+    if (bad_record != SIZE_MAX) {
+      const size_t r = bad_record.load() + skip;  // its line: found again in its chunk
+      size_t c = size_t(std::upper_bound(first.begin(), first.end(), r) - first.begin()) - 1;
+      const char* q = data + cut[c];
+      for (size_t k = first[c]; k < r; ++k) q = text_scan::line_end(q, end) + 1;
+      std::vector<double> v(vertex->props.size());
+      std::string problem;
+      values(q, text_scan::line_end(q, end), v.data(), &problem);
+      fail(ErrorKind::kInput, path + ": vertex " + std::to_string(r - skip) + problem);
     }
-    finish(pc, path);
-    return pc;
-  }
-  // Binary: the vertex data after the earlier (list-free) elements.
-  size_t pos = h.data_start;
-  for (const PlyElement& e : h.elements) {
-    if (&e == vertex) break;
+  } else {
+    // Binary: the vertex data after the earlier (list-free) elements.
+    size_t pos = h.data_start;
+    for (const PlyElement& e : h.elements) {
+      if (&e == vertex) break;
+      size_t row = 0;
+      for (const PlyProperty& p : e.props) row += size_t(ply_type_size(p.type));
+      pos += row * e.count;
+    }
+    std::vector<size_t> offset(vertex->props.size());
     size_t row = 0;
-    for (const PlyProperty& p : e.props) row += size_t(ply_type_size(p.type));
-    pos += row * e.count;
-  }
-  std::vector<size_t> offset(vertex->props.size());
-  size_t row = 0;
-  for (size_t i = 0; i < vertex->props.size(); ++i) {
-    if (vertex->props[i].list) fail(ErrorKind::kInput, path + ": list properties in the vertex element are not supported");
-    offset[i] = row;
-    row += size_t(ply_type_size(vertex->props[i].type));
-  }
-  if (pos > f.size() || (f.size() - pos) / row < n)
-    fail(ErrorKind::kInput, path + ": truncated: the header declares " + std::to_string(n) + " vertices, the file holds " +
-                                std::to_string(pos > f.size() ? 0 : (f.size() - pos) / row));
-  pc.positions.resize(n);
-  if (has_n) pc.normals.resize(n);
-  if (has_c) pc.colors.resize(n);
-  std::vector<uint8_t> dropped(n, 0);
-  std::atomic<size_t> drops{0};
-  const bool big = h.format == PlyHeader::kBig;
-  const char* body = f.data() + pos;
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
-    std::vector<double> v(vertex->props.size(), 0.0);
-    std::vector<int> used = {ix[0], ix[1], ix[2]};
-    if (has_n) used.insert(used.end(), in, in + 3);
-    if (has_c) used.insert(used.end(), ic, ic + 3);
-    size_t bad = 0;
-    for (size_t i = r.begin(); i < r.end(); ++i) {
-      const char* rec = body + i * row;
-      for (const int k : used) v[size_t(k)] = ply_load_binary(rec + offset[size_t(k)], vertex->props[size_t(k)].type, big);
-      Vec3f nn;
-      Rgb8 c{};
-      if (!point(v.data(), pc.positions[i], nn, c)) {
-        dropped[i] = 1;
-        ++bad;
-        continue;
-      }
-      if (has_n) pc.normals[i] = nn;
-      if (has_c) pc.colors[i] = c;
+    for (size_t i = 0; i < vertex->props.size(); ++i) {
+      if (vertex->props[i].list)
+        fail(ErrorKind::kInput, path + ": list properties in the vertex element are not supported");
+      offset[i] = row;
+      row += size_t(ply_type_size(vertex->props[i].type));
     }
-    drops += bad;
-  });
+    if (pos > f.size() || (f.size() - pos) / row < n)
+      fail(ErrorKind::kInput, path + ": truncated: the header declares " + std::to_string(n) +
+                                  " vertices, the file holds " +
+                                  std::to_string(pos > f.size() ? 0 : (f.size() - pos) / row));
+    allocate();
+    const bool big = h.format == PlyHeader::kBig;
+    const char* body = f.data() + pos;
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
+      std::vector<double> v(vertex->props.size(), 0.0);
+      std::vector<int> used = {ix[0], ix[1], ix[2]};
+      if (has_n) used.insert(used.end(), in, in + 3);
+      if (has_c) used.insert(used.end(), ic, ic + 3);
+      size_t bad = 0;
+      for (size_t i = r.begin(); i < r.end(); ++i) {
+        const char* rec = body + i * row;
+        for (const int k : used)
+          v[size_t(k)] = ply_load_binary(rec + offset[size_t(k)], vertex->props[size_t(k)].type, big);
+        store(i, v.data(), bad);
+      }
+      drops += bad;
+    });
+  }
   pc.dropped_nonfinite = drops.load();
   if (pc.dropped_nonfinite) {  // the points with NaN/Inf coordinates left out, in order
     size_t k = 0;

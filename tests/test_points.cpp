@@ -3,13 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <array>
+#include <limits>
 #include <map>
-#include <set>
 #include <random>
+#include <set>
 #include <tuple>
 
 #include "cli/cmd_points.h"
@@ -17,8 +19,8 @@
 #include "core/error.h"
 #include "core/points.h"
 #include "io/grid_set.h"
-#include "io/points_io.h"
 #include "io/mesh_reader.h"
+#include "io/points_io.h"
 #include "kernels/api.h"
 #include "kernels/testing.h"
 #include "tests/helpers.h"
@@ -606,6 +608,68 @@ TEST(PointFiles, PlyRoundTripAndTextFormats) {
 }
 
 // ---- CLI --------------------------------------------------------------------------------------
+
+// ASCII PLY clouds are parsed on all cores: the same points as the binary file of the same values
+// (an element before the vertices skipped, CRLF lines, NaN points left out in order), and the first
+// bad record's message whatever the chunk it lies in.
+TEST(PointFiles, AsciiPlyCloudsParsedInParallelMatchBinary) {
+  TempDir dir;
+  PointCloud pc = random_cloud(200000, 11, true, true);
+  pc.positions[123457].y = std::numeric_limits<float>::quiet_NaN();
+  write_point_cloud_ply(pc, dir.file("bin.ply"), {});
+  const std::string head =
+      "ply\r\nformat ascii 1.0\r\nelement camera 2\r\nproperty float f\r\nelement vertex 200000\r\nproperty float x\r\n"
+      "property float y\r\nproperty float z\r\nproperty float nx\r\nproperty float ny\r\nproperty float nz\r\n"
+      "property uchar red\r\nproperty uchar green\r\nproperty uchar blue\r\nend_header\r\n1.5\r\n2.5\r\n";
+  std::vector<std::string> rows(pc.size());
+  for (size_t i = 0; i < pc.size(); ++i) {
+    char line[256];
+    const Vec3f& p = pc.positions[i];
+    const Vec3f& n = pc.normals[i];
+    std::snprintf(line, sizeof line, "%.9g %.9g %.9g %.9g %.9g %.9g %d %d %d\r\n", p.x, p.y, p.z, n.x, n.y, n.z,
+                  pc.colors[i].r, pc.colors[i].g, pc.colors[i].b);
+    rows[i] = line;
+  }
+  auto body = [&](size_t from, size_t to) {
+    std::string s;
+    for (size_t i = from; i < to; ++i) s += rows[i];
+    return s;
+  };
+  write_text(dir.file("a.ply"), head + body(0, pc.size()));
+  const PointCloud a = read_point_cloud(dir.file("a.ply")), b = read_point_cloud(dir.file("bin.ply"));
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(a.size(), pc.size() - 1);
+  EXPECT_EQ(a.dropped_nonfinite, 1u);
+  EXPECT_EQ(0, std::memcmp(a.positions.data(), b.positions.data(), a.size() * sizeof(Vec3f)));
+  EXPECT_EQ(0, std::memcmp(a.normals.data(), b.normals.data(), a.size() * sizeof(Vec3f)));
+  EXPECT_EQ(0, std::memcmp(a.colors.data(), b.colors.data(), a.size() * sizeof(Rgb8)));
+  // Problems: the first in record order is named (two bad records far apart), a blank line is a
+  // record with too few values, and a short file is truncated.
+  auto message = [&](const std::string& text) {
+    write_text(dir.file("bad.ply"), text);
+    try {
+      read_point_cloud(dir.file("bad.ply"));
+    } catch (const Error& e) {
+      return std::string(e.what()).substr(dir.file("bad.ply").size());
+    }
+    return std::string("read");
+  };
+  EXPECT_EQ(
+      message(head + body(0, 150000) + "1 2 x 0 0 1 0 0 0\n" + body(150001, 190000) + "1 2\n" + body(190001, 200000)),
+      ": vertex 150000: not a number: 'x'");
+  EXPECT_EQ(message(head + body(0, 1000) + "\n" + body(1001, 200000)), ": vertex 1000: too few values");
+  EXPECT_EQ(message(head + body(0, 5000)), ": truncated: 5000 of 200000 vertices");
+  EXPECT_EQ(message(head.substr(0, head.find("1.5"))), ": truncated: 0 of 200000 vertices");
+  // strtod's reading of a token: a number at its start is taken, as before.
+  write_text(dir.file("p.ply"),
+             "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\n"
+             "property float z\nend_header\n+1 0x10 2.5abc\n");
+  const PointCloud p = read_point_cloud(dir.file("p.ply"));
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p.positions[0].x, 1.f);
+  EXPECT_EQ(p.positions[0].y, 16.f);
+  EXPECT_EQ(p.positions[0].z, 2.5f);
+}
 
 TEST(PointsCli, CsgPointsSolidAndTheThreeConversions) {
   TempDir dir;
