@@ -1,51 +1,47 @@
 // Assimp-based mesh reader.
 #include "io/mesh_reader.h"
 
-#include <spawn.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <fcntl.h>
-
-#include <algorithm>
-#include <atomic>
-#include <cctype>
-#include <chrono>
-#include <cmath>
-#include <condition_variable>
-#include <mutex>
-#include <vector>
-
 #include <assimp/DefaultIOSystem.h>
-#include <assimp/DefaultLogger.hpp>
-#include <assimp/LogStream.hpp>
-#include <assimp/Importer.hpp>
 #include <assimp/MemoryIOWrapper.h>
 #include <assimp/importerdesc.h>
 #include <assimp/material.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
-#include <stb_image.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <assimp/DefaultLogger.hpp>
+#include <assimp/Importer.hpp>
+#include <assimp/LogStream.hpp>
+#include <atomic>
+#include <cctype>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <type_traits>
-
-#include <poll.h>
-#include <sys/resource.h>
-
-#include <tbb/parallel_for.h>
-#include <tbb/parallel_reduce.h>
+#include <vector>
 
 #include "core/error.h"
 #include "io/files.h"
 #include "io/mesh_append.h"
 #include "io/native_mesh.h"
+#include "io/png.h"
 
 namespace voxtile {
 namespace {
@@ -102,25 +98,6 @@ struct Walker {
   }
 };
 
-// Decodes an image (PNG, JPEG, BMP, TGA, ... through stb_image) to RGB8; false when it cannot.
-bool decode_image(const unsigned char* data, size_t size, Texture& t, std::string& why) {
-  int w = 0, h = 0, channels = 0;
-  if (size > size_t(1) << 31) {
-    why = "too large";
-    return false;
-  }
-  unsigned char* px = stbi_load_from_memory(data, int(size), &w, &h, &channels, 3);
-  if (!px) {
-    why = stbi_failure_reason() ? stbi_failure_reason() : "cannot decode";
-    return false;
-  }
-  t.width = w;
-  t.height = h;
-  t.rgb.assign(px, px + size_t(w) * size_t(h) * 3);
-  stbi_image_free(px);
-  return true;
-}
-
 // The base colour (glTF) or diffuse texture of every material: embedded (compressed or raw texels)
 // or a file next to the model. A texture that cannot be read is a warning, not an error.
 void load_textures(const aiScene* scene, const std::string& path, MeshLoadResult& out) {
@@ -139,7 +116,7 @@ void load_textures(const aiScene* scene, const std::string& path, MeshLoadResult
     bool ok = false;
     if (const aiTexture* emb = scene->GetEmbeddedTexture(name.C_Str())) {
       if (emb->mHeight == 0) {
-        ok = decode_image(reinterpret_cast<const unsigned char*>(emb->pcData), emb->mWidth, t, why);
+        ok = decode_texture(reinterpret_cast<const unsigned char*>(emb->pcData), emb->mWidth, t, why);
       } else {
         t.width = int32_t(emb->mWidth);
         t.height = int32_t(emb->mHeight);
@@ -156,16 +133,7 @@ void load_textures(const aiScene* scene, const std::string& path, MeshLoadResult
       for (char& c : file)
         if (c == '\\') c = '/';
       if (!file.empty() && file[0] != '/') file = dir + file;
-      std::FILE* f = std::fopen(file.c_str(), "rb");
-      if (f) {
-        std::vector<unsigned char> bytes;
-        unsigned char buf[1 << 16];
-        for (size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) bytes.insert(bytes.end(), buf, buf + n);
-        std::fclose(f);
-        ok = decode_image(bytes.data(), bytes.size(), t, why);
-      } else {
-        why = "cannot open " + file;
-      }
+      ok = load_texture_file(file, t, why);
     }
     if (!ok) {
       t = Texture{};
@@ -766,7 +734,7 @@ MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triang
   if (loader == Loader::kNative && !native_format(path))
     fail(ErrorKind::kUsage,
          path + ": --loader native reads .ply, .stl, .obj, .off, .gltf and .glb only (use auto or assimp)");
-  if (reads_natively(path, loader, textures)) return read_native(path, require_triangles);  // checks the file too
+  if (reads_natively(path, loader)) return read_native(path, require_triangles, textures);  // checks the file too
   check_input_file(path);
   if (point_cloud_extension(path))  // (no Assimp importer reads them)
     fail(ErrorKind::kInput, path + ": a point cloud, not a mesh ('voxtile points' bins points into a grid)");
@@ -838,45 +806,16 @@ MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triang
   }
 }
 
-namespace {
-// Formats whose materials may name texture maps, which only Assimp decodes.
-bool may_name_textures(const std::string& path) { return lower_extension(path) == "obj" || gltf_format(path); }
-}  // namespace
-
-bool reads_natively(const std::string& path, Loader loader, bool textures) {
+bool reads_natively(const std::string& path, Loader loader) {
   if (loader == Loader::kAssimp || !native_format(path)) return false;
   if (loader == Loader::kNative) return true;
-  // auto leaves to Assimp what only it decodes (Draco), and OBJ and glTF files when textures are
-  // wanted (load_mesh reads them natively first and keeps that unless their materials name texture
-  // maps).
-  if (gltf_format(path) && !gltf_native(path)) return false;
-  return !(textures && may_name_textures(path));
+  // auto leaves to Assimp what only it decodes (Draco-compressed glTF).
+  return !gltf_format(path) || gltf_native(path);
 }
 
 MeshLoadResult load_mesh(const std::string& path, bool textures, Loader loader, const LoaderLimits& limits) {
-  // Whether a native reader takes the file (for a glTF this looks into it: once), and whether auto
-  // with textures reads it natively first, Assimp only where the materials name texture maps.
-  const bool native_reader = reads_natively(path, loader, false);
-  const bool textures_first = native_reader && loader == Loader::kAuto && textures && may_name_textures(path);
-  const bool natively = native_reader && !textures_first;
-  if (textures_first) {
-    MeshLoadResult native = MeshLoaderPool(0, limits).load(path, false, Loader::kNative);
-    if (!native.texture_maps) return native;
-    if (gltf_format(path)) {
-      // A glTF Assimp cannot read right (quantized positions...) keeps its native geometry, untextured.
-      try {
-        return MeshLoaderPool(1, limits).load(path, textures, loader);
-      } catch (const Error& e) {
-        if (e.kind() != ErrorKind::kInput) throw;
-        std::string why = e.what();
-        if (why.rfind(path + ": ", 0) == 0) why.erase(0, path.size() + 2);
-        native.warnings.push_back("its textures are not decoded (Assimp, which decodes them, refuses the file: " + why + ")");
-        return native;
-      }
-    }
-  }
   // A reader process only for Assimp.
-  return MeshLoaderPool(natively ? 0 : 1, limits).load(path, textures, loader);
+  return MeshLoaderPool(reads_natively(path, loader) ? 0 : 1, limits).load(path, textures, loader);
 }
 MeshLoadResult inspect_mesh(const std::string& path, Loader loader) {
   return MeshLoaderPool(reads_natively(path, loader) ? 0 : 1).inspect(path, loader);

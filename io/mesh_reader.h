@@ -12,15 +12,14 @@
 
 namespace voxtile {
 
-// Which reader loads a file: auto (native for .ply, .stl, .obj, .off, .gltf and .glb, except an .obj or
-// glTF whose textures are asked for and a Draco-compressed glTF; Assimp for the rest), native (those
-// formats only), or Assimp.
+// Which reader loads a file: auto (native for .ply, .stl, .obj, .off, .gltf and .glb, except a
+// Draco-compressed glTF; Assimp for the rest), native (those formats only), or Assimp.
 enum class Loader : uint8_t { kAuto, kNative, kAssimp };
 Loader parse_loader(const std::string& name);  // "auto", "native", "assimp"; throws Error(kUsage)
 const char* loader_name(Loader loader);
 // Whether `loader` reads `path` with the native readers (in the calling process) rather than Assimp
 // (in a reader process). --loader native on another format is refused when the file is read.
-bool reads_natively(const std::string& path, Loader loader, bool textures = false);
+bool reads_natively(const std::string& path, Loader loader);
 
 // Limits of the Assimp reader processes: a wall-clock limit per file (a reader still busy then is
 // killed and the file fails with an input error) and an address-space limit (setrlimit; 0: half
@@ -37,7 +36,6 @@ struct MeshLoadResult {
   size_t dropped_bad_index = 0;       // faces whose indices point past the vertex array
   size_t non_triangle_primitives = 0; // points and lines, ignored
   size_t points = 0;                  // vertices of point-only meshes (point clouds)
-  bool texture_maps = false;          // (native OBJ) its materials name diffuse textures, not decoded
 };
 
 // Loads every triangle of every mesh instance in the scene (node transforms applied), keeping the
@@ -45,8 +43,7 @@ struct MeshLoadResult {
 // a warning and a count. Throws Error(kInput) with "<path>: <problem>" when the file is missing,
 // empty, unreadable, or has no usable triangle.
 // With `textures`, each material's base colour / diffuse texture is decoded too (Mesh::
-// material_textures; an unreadable texture is a warning): Loader::kAuto then reads an OBJ natively
-// unless its materials name diffuse textures, and those files again with Assimp, which decodes them.
+// material_textures; an unreadable texture is a warning), natively as through Assimp.
 MeshLoadResult load_mesh(const std::string& path, bool textures = false, Loader loader = Loader::kAuto,
                          const LoaderLimits& limits = {});
 

@@ -2,11 +2,13 @@
 // (matrix, or translation, rotation, scale), every triangle primitive (triangles, strips, fans;
 // indexed or not), float or integer attributes (KHR_mesh_quantization and the core spec's
 // normalized integers, dequantized as the spec says), sparse accessors, and the materials' base
-// colours. The result is the Mesh the Assimp path gives where Assimp reads the file right (the same
-// nodes, primitives as meshes numbered as Assimp numbers them, a default material last, transforms composed with Assimp's own
-// matrix code through io/mesh_append.h, so positions agree bit for bit); Draco-compressed
-// primitives are left to Assimp (gltf_native). Every offset, stride and count is checked against
-// the buffers before it is read.
+// colours and (when asked for) base colour textures. The result is the Mesh the Assimp path gives where Assimp reads
+// the file right (the same nodes, primitives as meshes numbered as Assimp numbers them, a default material last,
+// transforms composed with Assimp's own matrix code through io/mesh_append.h, so positions agree bit for bit);
+// Draco-compressed primitives are left to Assimp (gltf_native). Every offset, stride and count is checked against the
+// buffers before it is read.
+#include <assimp/scene.h>
+#include <assimp/version.h>
 #include <tbb/parallel_for.h>
 #include <unistd.h>
 
@@ -15,18 +17,16 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <assimp/scene.h>
-#include <assimp/version.h>
-#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/sparse_grid.h"
 #include "io/files.h"
 #include "io/mesh_append.h"
 #include "io/native_mesh.h"
+#include "io/png.h"
 
 namespace voxtile {
 namespace {
@@ -171,7 +171,8 @@ GltfText open_gltf(const std::string& path) {
 
 class GltfReader {
  public:
-  GltfReader(const std::string& path, MeshLoadResult& out) : m_path(path), m_out(out), m_text(open_gltf(path)) {
+  GltfReader(const std::string& path, MeshLoadResult& out, bool textures = false)
+      : m_path(path), m_out(out), m_text(open_gltf(path)), m_textures(textures) {
     m_j = Json::parse(m_text.json.begin(), m_text.json.end(), nullptr, false);
     if (!m_j.is_object()) fail(ErrorKind::kInput, path + ": not a glTF file (its JSON does not parse)");
     const Json& asset = member("asset");
@@ -214,7 +215,6 @@ class GltfReader {
       float c[4] = {1, 1, 1, 1};
       if (materials[i].is_object() && materials[i].contains("pbrMetallicRoughness")) {
         const Json& pbr = materials[i]["pbrMetallicRoughness"];
-        m_out.texture_maps = m_out.texture_maps || (pbr.is_object() && pbr.contains("baseColorTexture"));
         if (pbr.is_object() && pbr.contains("baseColorFactor") && pbr["baseColorFactor"].is_array())
           for (size_t k = 0; k < 4 && k < pbr["baseColorFactor"].size(); ++k) c[k] = number(pbr["baseColorFactor"][k]);
       }
@@ -222,6 +222,7 @@ class GltfReader {
     }
     m_out.mesh.material_colors.push_back(pack_color(1, 1, 1));  // the default material
     m_default_material = uint32_t(m_materials_reached.size());
+    if (m_textures) load_textures();
     size_t offset = 0;
     m_mesh_offset.assign(m_mesh_number.size(), 0);
     for (size_t m : m_meshes_reached) {
@@ -267,6 +268,120 @@ class GltfReader {
     if (!o.contains(key)) return fallback;
     if (!o[key].is_number_unsigned()) fail(ErrorKind::kInput, m_path + ": '" + key + "' is not a count");
     return o[key].get<uint64_t>();
+  }
+
+  // The base colour texture of every material reached (or the diffuse texture of
+  // KHR_materials_pbrSpecularGlossiness, as Assimp reads it), decoded with stb_image from a
+  // bufferView, a data URI or a file beside the model; the texture coordinate set it names and its
+  // KHR_texture_transform, applied to that set's coordinates when primitives are decoded. A texture
+  // that cannot be read is a warning, as on the Assimp path.
+  void load_textures() {
+    const Json& materials = member("materials");
+    const size_t n = m_materials_reached.size();
+    m_uv.assign(n + 1, UvChoice{});
+    std::vector<Texture> textures(n + 1);
+    bool any = false;
+    for (size_t j = 0; j < n; ++j) {
+      const Json& mat = materials[m_materials_reached[j]];
+      const Json* info = nullptr;
+      if (mat.is_object() && mat.contains("pbrMetallicRoughness") && mat["pbrMetallicRoughness"].is_object() &&
+          mat["pbrMetallicRoughness"].contains("baseColorTexture"))
+        info = &mat["pbrMetallicRoughness"]["baseColorTexture"];
+      else if (mat.is_object() && mat.contains("extensions") && mat["extensions"].is_object() &&
+               mat["extensions"].contains("KHR_materials_pbrSpecularGlossiness") &&
+               mat["extensions"]["KHR_materials_pbrSpecularGlossiness"].is_object() &&
+               mat["extensions"]["KHR_materials_pbrSpecularGlossiness"].contains("diffuseTexture"))
+        info = &mat["extensions"]["KHR_materials_pbrSpecularGlossiness"]["diffuseTexture"];
+      if (!info || !info->is_object()) continue;
+      std::string name = "texture of material " + std::to_string(m_materials_reached[j]), why;
+      bool ok = false;
+      try {
+        m_uv[j] = uv_choice(*info);
+        ok = texture_image(*info, textures[j], name, why);
+      } catch (const Error& e) {
+        why = e.what();
+        if (why.rfind(m_path + ": ", 0) == 0) why.erase(0, m_path.size() + 2);
+      }
+      if (!ok) {
+        textures[j] = Texture{};
+        m_out.warnings.push_back("texture '" + name + "' not used: " + why);
+      }
+      any = any || ok;
+    }
+    if (any) m_out.mesh.material_textures = std::move(textures);
+  }
+
+  // Which texture coordinates a textureInfo samples, and how KHR_texture_transform moves them.
+  struct UvChoice {
+    uint64_t set = 0;
+    bool transform = false;
+    float offset[2] = {0, 0}, rotation = 0, scale[2] = {1, 1};
+  };
+  UvChoice uv_choice(const Json& info) const {
+    UvChoice c;
+    c.set = count(info, "texCoord", 0);
+    if (!info.contains("extensions") || !info["extensions"].is_object() ||
+        !info["extensions"].contains("KHR_texture_transform"))
+      return c;
+    const Json& t = info["extensions"]["KHR_texture_transform"];
+    if (!t.is_object()) return c;
+    c.transform = true;
+    c.set = count(t, "texCoord", c.set);
+    for (int k = 0; k < 2; ++k) {
+      if (t.contains("offset") && t["offset"].is_array() && t["offset"].size() == 2)
+        c.offset[k] = number(t["offset"][size_t(k)]);
+      if (t.contains("scale") && t["scale"].is_array() && t["scale"].size() == 2)
+        c.scale[k] = number(t["scale"][size_t(k)]);
+    }
+    if (t.contains("rotation")) c.rotation = number(t["rotation"]);
+    return c;
+  }
+
+  // The image of a textureInfo, decoded into `t`; `name` becomes the image's name or URI.
+  bool texture_image(const Json& info, Texture& t, std::string& name, std::string& why) {
+    const Json& textures = member("textures");
+    const Json& tex = textures[index(info.contains("index") ? info["index"] : Json(), textures, "texture")];
+    const Json* source = tex.is_object() && tex.contains("source") ? &tex["source"] : nullptr;
+    if (!source && tex.is_object() && tex.contains("extensions") && tex["extensions"].is_object())
+      for (const auto& [ext, v] : tex["extensions"].items())
+        if (v.is_object() && v.contains("source")) {
+          why = "its image is in a format of the " + ext + " extension, which voxtile does not decode";
+          return false;
+        }
+    if (!source) {
+      why = "the texture has no image";
+      return false;
+    }
+    const Json& images = member("images");
+    const size_t i = index(*source, images, "image");
+    const Json& image = images[i];
+    if (!image.is_object()) fail(ErrorKind::kInput, m_path + ": image " + std::to_string(i) + " is not an object");
+    name = image.contains("uri") && image["uri"].is_string() && image["uri"].get<std::string>().rfind("data:", 0) != 0
+               ? image["uri"].get<std::string>()
+           : image.contains("name") && image["name"].is_string() ? image["name"].get<std::string>()
+                                                                 : "image " + std::to_string(i);
+    if (image.contains("bufferView")) {
+      size_t stride = 0;
+      const Buffer b = view(image["bufferView"], &stride);
+      return decode_texture(reinterpret_cast<const unsigned char*>(b.data), b.size, t, why);
+    }
+    if (!image.contains("uri") || !image["uri"].is_string()) {
+      why = "the image has neither a bufferView nor a uri";
+      return false;
+    }
+    const std::string uri = image["uri"].get<std::string>();
+    if (uri.rfind("data:", 0) == 0) {
+      const size_t comma = uri.find(',');
+      if (comma == std::string::npos || uri.rfind(";base64", comma) == std::string::npos) {
+        why = "its data URI is not base64";
+        return false;
+      }
+      const std::string bytes = decode_base64(uri.data() + comma + 1, uri.size() - comma - 1, m_path);
+      return decode_texture(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), t, why);
+    }
+    const size_t slash = m_path.rfind('/');
+    const std::string dir = slash == std::string::npos ? std::string() : m_path.substr(0, slash + 1);
+    return load_texture_file(uri[0] == '/' ? percent_decode(uri) : dir + percent_decode(uri), t, why);
   }
 
   void load_buffers() {
@@ -680,11 +795,30 @@ class GltfReader {
       d.normals = floats(at["NORMAL"], 3, "NORMAL");
       same_count(d.normals, 3, "NORMAL");
     }
-    if (at.contains("TEXCOORD_0")) {  // v down in glTF, up in the Mesh (as Assimp flips it)
-      const Floats a = floats(at["TEXCOORD_0"], 2, "TEXCOORD_0");
-      same_count(a, 2, "TEXCOORD_0");
+    // The first texture coordinates; with textures, the set the material's base colour texture
+    // samples, moved by its KHR_texture_transform. v down in glTF, up in the Mesh (as Assimp flips it).
+    UvChoice uv;
+    if (m_textures && !m_uv.empty())
+      uv = m_uv[prim.contains("material")
+                    ? size_t(m_material_number[index(prim["material"], member("materials"), "material")])
+                    : m_default_material];
+    const std::string uv_key = "TEXCOORD_" + std::to_string(uv.set);
+    if (at.contains(uv_key)) {
+      const Floats a = floats(at[uv_key], 2, uv_key.c_str());
+      same_count(a, 2, uv_key.c_str());
       d.uvs.resize(nv);
-      for (size_t v = 0; v < nv; ++v) d.uvs[v] = aiVector3D(a[2 * v], 1 - a[2 * v + 1], 0);
+      // KHR_texture_transform: offset + rotation * scale, as the extension's example reads it (rotated
+      // counter-clockwise in its picture: u' = c su u + s sv v, v' = -s su u + c sv v, then the offset).
+      const float c = std::cos(uv.rotation), s = std::sin(uv.rotation);
+      for (size_t v = 0; v < nv; ++v) {
+        float x = a[2 * v], y = a[2 * v + 1];
+        if (uv.transform) {
+          const float sx = uv.scale[0] * x, sy = uv.scale[1] * y;
+          x = c * sx + s * sy + uv.offset[0];
+          y = -s * sx + c * sy + uv.offset[1];
+        }
+        d.uvs[v] = aiVector3D(x, 1 - y, 0);
+      }
     }
     if (at.contains("COLOR_0")) {
       d.colors = floats(at["COLOR_0"], 4, "COLOR_0", true);
@@ -743,6 +877,8 @@ class GltfReader {
   std::vector<size_t> m_meshes_reached, m_materials_reached, m_mesh_offset;
   std::vector<uint8_t> m_node_reached;
   uint32_t m_default_material = 0;
+  bool m_textures = false;
+  std::vector<UvChoice> m_uv;  // per material number (with textures)
   uint64_t m_visits = 0, m_vertices = 0, m_triangles = 0;
   std::map<const Json*, Decoded> m_decoded;
   MeshAppender* m_appender = nullptr;
@@ -785,7 +921,7 @@ bool gltf_native(const std::string& path) {
   }
 }
 
-void read_gltf(const std::string& path, MeshLoadResult& out) { GltfReader(path, out).read(); }
+void read_gltf(const std::string& path, MeshLoadResult& out, bool textures) { GltfReader(path, out, textures).read(); }
 
 // What Assimp 5.2 reads wrongly and without an error in a glTF it is given: it copies an accessor's
 // bytes into its float vectors as they are, so positions, normals and texture coordinates stored as

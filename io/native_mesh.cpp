@@ -10,13 +10,12 @@
 #include "io/native_mesh.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
-
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -32,6 +31,7 @@
 #include "core/error.h"
 #include "io/files.h"
 #include "io/ply.h"
+#include "io/png.h"
 #include "io/text_scan.h"
 
 namespace voxtile {
@@ -1037,8 +1037,39 @@ struct ObjMaterials {
   std::map<std::string, uint32_t> ids;  // name -> material index (0: the default material)
   std::vector<uint32_t> colors;         // diffuse colour per material
   bool any_color = false;
-  bool any_texture = false;             // a diffuse texture map (map_Kd), which only Assimp decodes
+  std::vector<std::string> textures;  // diffuse texture map (map_Kd) file per material, or ""
 };
+
+// The file a map_Kd statement names: its options (-o 0 0 0, -clamp on, -mm 0 1, ...) skipped, the rest
+// of the line (which may hold spaces), '\\' read as '/', relative to the library's directory.
+std::string map_file(const char* s, const char* le, const std::string& dir) {
+  static const std::map<std::string, int> kArgs = {
+      {"-blendu", 1}, {"-blendv", 1}, {"-bm", 1},   {"-boost", 1}, {"-cc", 1}, {"-clamp", 1}, {"-imfchan", 1},
+      {"-mm", 2},     {"-texres", 1}, {"-type", 1}, {"-o", 3},     {"-s", 3},  {"-t", 3}};
+  while (true) {
+    s = skip_spaces(s, le);
+    if (s >= le || *s != '-') break;
+    const char* e = s;
+    while (e < le && !is_space(*e)) ++e;
+    const auto it = kArgs.find(std::string(s, e));
+    if (it == kArgs.end()) break;  // a file name that begins with '-'
+    s = e;
+    for (int k = 0; k < it->second; ++k) {  // (-o, -s, -t: one to three numbers)
+      const char* t = skip_spaces(s, le);
+      double x;
+      const char* u = t;
+      if (it->second == 3 && !parse_double(u, le, x)) break;
+      while (t < le && !is_space(*t)) ++t;
+      s = t;
+    }
+  }
+  const char* e = le;
+  while (e > s && is_space(e[-1])) --e;
+  std::string file(s, size_t(e - s));
+  for (char& c : file)
+    if (c == '\\') c = '/';
+  return file.empty() || file[0] == '/' ? file : dir + file;
+}
 
 // Material names and diffuse colours of the .mtl files named by mtllib, in order of definition
 // after a default material 0, as Assimp numbers them.
@@ -1052,6 +1083,8 @@ void read_mtl(const std::string& file, ObjMaterials& mats, std::vector<std::stri
   }
   const char* q = text.data();
   const char* end = q + text.size();
+  const size_t slash = file.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : file.substr(0, slash + 1);
   uint32_t current = 0;
   while (q < end) {
     const char* le = line_end(q, end);
@@ -1064,8 +1097,9 @@ void read_mtl(const std::string& file, ObjMaterials& mats, std::vector<std::stri
       auto [it, fresh] = mats.ids.emplace(name, uint32_t(mats.colors.size()));
       if (fresh) mats.colors.push_back(0xC8C8C8);
       current = it->second;
-    } else if (size_t(le - s) > 6 && strncasecmp(s, "map_Kd", 6) == 0 && is_space(s[6])) {
-      mats.any_texture = true;
+    } else if (size_t(le - s) > 6 && strncasecmp(s, "map_Kd", 6) == 0 && is_space(s[6]) && current > 0) {
+      mats.textures.resize(mats.colors.size());
+      mats.textures[current] = map_file(s + 6, le, dir);
     } else if (starts_with_word(s, le, "Kd", 2) && current > 0) {
       s += 2;
       float r, g, b;
@@ -1112,7 +1146,7 @@ inline bool obj_corner(const char*& q, const char* le, int64_t c[3]) {
   return true;
 }
 
-void read_obj(const std::string& path, const char* data, size_t size, MeshLoadResult& out) {
+void read_obj(const std::string& path, const char* data, size_t size, MeshLoadResult& out, bool textures) {
   out.format = "Wavefront OBJ (native)";
   const char* end = data + size;
   const std::vector<size_t> chunks = line_chunks(data, 0, size);
@@ -1173,7 +1207,7 @@ void read_obj(const std::string& path, const char* data, size_t size, MeshLoadRe
       const size_t nl = i + 1 < joined.size() && joined[i + 1] == '\r' ? i + 2 : i + 1;
       if (nl < joined.size() && joined[nl] == '\n') std::fill(&joined[i], &joined[nl] + 1, ' ');
     }
-    return read_obj(path, joined.data(), joined.size(), out);
+    return read_obj(path, joined.data(), joined.size(), out, textures);
   }
   for (const auto& v : chunk_mtllibs) mtllibs.insert(mtllibs.end(), v.begin(), v.end());
   // Materials: the default, the libraries' in order, then names used but defined nowhere.
@@ -1388,7 +1422,29 @@ void read_obj(const std::string& path, const char* data, size_t size, MeshLoadRe
   m.num_source_meshes = std::max<size_t>(1, g0[nc]);
   m.num_materials = mats.colors.size();
   if (mats.any_color) m.material_colors = mats.colors;
-  out.texture_maps = mats.any_texture;
+  if (textures && !mats.textures.empty()) {
+    // Each file decoded once, in parallel; one that cannot be read is a warning (as through Assimp).
+    mats.textures.resize(mats.colors.size());
+    std::map<std::string, size_t> index;  // file -> its place in `files`
+    std::vector<std::string> files;
+    for (const std::string& t : mats.textures)
+      if (!t.empty() && index.emplace(t, files.size()).second) files.push_back(t);
+    std::vector<Texture> decoded(files.size());
+    std::vector<std::string> why(files.size());
+    std::vector<uint8_t> ok(files.size(), 0);
+    tbb::parallel_for(size_t(0), files.size(),
+                      [&](size_t i) { ok[i] = load_texture_file(files[i], decoded[i], why[i]); });
+    for (size_t i = 0; i < files.size(); ++i)
+      if (!ok[i]) out.warnings.push_back("texture '" + files[i] + "' not used: " + why[i]);
+    std::vector<Texture> per_material(mats.colors.size());
+    bool any = false;
+    for (size_t k = 0; k < mats.textures.size(); ++k)
+      if (!mats.textures[k].empty() && ok[index[mats.textures[k]]]) {
+        per_material[k] = decoded[index[mats.textures[k]]];
+        any = true;
+      }
+    if (any) m.material_textures = std::move(per_material);
+  }
 }
 
 }  // namespace
@@ -1450,7 +1506,7 @@ bool native_format(const std::string& path) {
   return e == "ply" || e == "stl" || e == "obj" || e == "off" || gltf_format(path);
 }
 
-MeshLoadResult read_native(const std::string& path, bool require_triangles) {
+MeshLoadResult read_native(const std::string& path, bool require_triangles, bool textures) {
   check_input_file(path);
   MeshLoadResult out;
   try {
@@ -1463,9 +1519,9 @@ MeshLoadResult read_native(const std::string& path, bool require_triangles) {
     else if (e == "obj") {
       std::string decoded;
       const std::string_view text = plain_text(path, f.data(), f.size(), decoded);
-      read_obj(path, text.data(), text.size(), out);
+      read_obj(path, text.data(), text.size(), out, textures);
     } else if (gltf_format(path)) {
-      read_gltf(path, out);
+      read_gltf(path, out, textures);
     } else fail(ErrorKind::kUsage, path + ": no native reader for ." + e + " (use --loader assimp or auto)");
   } catch (const Error&) {
     throw;

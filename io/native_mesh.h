@@ -18,10 +18,10 @@ namespace voxtile {
 bool native_format(const std::string& path);
 // glTF (io/native_gltf.cpp): whether `path` is .gltf or .glb; whether the native reader takes it
 // (not glTF 1.0, nor where Assimp decodes what it does not: Draco-compressed primitives); the
-// reading, into `out` (before finish_load).
+// reading, into `out` (before finish_load), with the base colour textures decoded when asked for.
 bool gltf_format(const std::string& path);
 bool gltf_native(const std::string& path);
-void read_gltf(const std::string& path, MeshLoadResult& out);
+void read_gltf(const std::string& path, MeshLoadResult& out, bool textures = false);
 // For Assimp's reading of a glTF (reader processes): refuses (Error kInput) what Assimp 5.2 would read
 // wrongly without an error (integer positions, meshopt-compressed buffers, GPU instancing); says
 // which integer attributes to drop after it (each with a warning). Other files pass.
@@ -35,7 +35,8 @@ GltfAssimpLimits gltf_assimp_limits(const std::string& path, std::vector<std::st
 void check_header_counts(const std::string& path);
 
 // Reads `path` natively. Same contract as load_mesh / inspect_mesh (require_triangles false):
-// Error(kInput) naming the file and the problem.
-MeshLoadResult read_native(const std::string& path, bool require_triangles);
+// Error(kInput) naming the file and the problem. With `textures`, the materials' diffuse (OBJ
+// map_Kd) and base colour (glTF) textures are decoded into Mesh::material_textures.
+MeshLoadResult read_native(const std::string& path, bool require_triangles, bool textures = false);
 
 }  // namespace voxtile

@@ -1,10 +1,11 @@
-// PNG writing through libpng, reading through stb_image (io/png.h).
+// PNG writing through libpng, reading and texture decoding through stb_image (io/png.h).
 #include "io/png.h"
 
 #include <png.h>
 #include <stb_image.h>
 
 #include <csetjmp>
+#include <cstdio>
 #include <memory>
 #include <vector>
 
@@ -72,6 +73,37 @@ Image read_png(const std::string& path) {
     img.pixels[i] =
         uint32_t(p[4 * i]) | uint32_t(p[4 * i + 1]) << 8 | uint32_t(p[4 * i + 2]) << 16 | uint32_t(p[4 * i + 3]) << 24;
   return img;
+}
+
+bool decode_texture(const unsigned char* data, size_t size, Texture& t, std::string& why) {
+  int w = 0, h = 0, channels = 0;
+  if (size > size_t(1) << 31) {
+    why = "too large";
+    return false;
+  }
+  unsigned char* px = stbi_load_from_memory(data, int(size), &w, &h, &channels, 3);
+  if (!px) {
+    why = stbi_failure_reason() ? stbi_failure_reason() : "cannot decode";
+    return false;
+  }
+  t.width = w;
+  t.height = h;
+  t.rgb.assign(px, px + size_t(w) * size_t(h) * 3);
+  stbi_image_free(px);
+  return true;
+}
+
+bool load_texture_file(const std::string& file, Texture& t, std::string& why) {
+  std::FILE* f = std::fopen(file.c_str(), "rb");
+  if (!f) {
+    why = "cannot open " + file;
+    return false;
+  }
+  std::vector<unsigned char> bytes;
+  unsigned char buf[1 << 16];
+  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) bytes.insert(bytes.end(), buf, buf + n);
+  std::fclose(f);
+  return decode_texture(bytes.data(), bytes.size(), t, why);
 }
 
 }  // namespace voxtile

@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "core/error.h"
+#include "io/files.h"
 #include "io/mesh_reader.h"
+#include "io/png.h"
 #include "tests/helpers.h"
 
 namespace voxtile {
@@ -421,19 +423,106 @@ TEST(Loader, NativeGltfReadsWhatAssimpMisreads) {
   }
 }
 
-// With textures wanted, a glTF whose materials name textures goes to Assimp; where Assimp refuses it
-// (here: integer positions), the native geometry stays, untextured, with a warning.
-TEST(Loader, TexturedGltfAssimpRefusesKeepsItsNativeGeometry) {
-  const MeshLoadResult r = load_mesh(test::data_path("formats/gltf/Lantern-Quantized/Lantern.gltf"), true);
-  EXPECT_EQ(r.mesh.num_triangles() + r.mesh.dropped_degenerate, 5394u);
-  EXPECT_NE(r.format.find("native"), std::string::npos) << r.format;
-  EXPECT_TRUE(std::any_of(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
-    return w.find("its textures are not decoded (Assimp, which decodes them, refuses the file: its positions are") == 0;
-  })) << r.warnings.size();
-  // A textured glTF that Assimp reads goes to Assimp (which decodes its texture).
-  const MeshLoadResult duck = load_mesh(test::data_path("formats/gltf/Duck.glb"), true);
-  EXPECT_EQ(duck.format.find("native"), std::string::npos) << duck.format;
-  EXPECT_FALSE(duck.mesh.material_textures.empty());
+// Textures are decoded by the native readers as Assimp's path decodes them: the same pictures per
+// material (and for glTF the same texture coordinates), in file order; a missing picture is a warning
+// and the geometry stays (the lantern's PNGs are not in the repository).
+TEST(Loader, TexturesDecodedNativelyAsThroughAssimp) {
+  std::vector<std::string> files = {test::data_path("formats/gltf/Duck.glb"),
+                                    test::data_path("formats/gltf/BoxTextured/BoxTextured.gltf"),
+                                    test::data_path("formats/gltf/BoxTextured-Embedded.gltf")};
+  for (const char* rel : {"formats/obj/spider/spider.obj", "formats/obj/monkey/monkey.obj"}) {
+    const std::string p = test::source_path("../shared/data/") + rel;
+    if (std::ifstream(p).good()) files.push_back(p);
+  }
+  for (const std::string& f : files) {
+    SCOPED_TRACE(f);
+    const MeshLoadResult native = load_mesh(f, true), assimp = load_mesh(f, true, Loader::kAssimp);
+    EXPECT_NE(native.format.find("native"), std::string::npos) << native.format;
+    ASSERT_FALSE(native.mesh.material_textures.empty());
+    ASSERT_EQ(native.mesh.material_textures.size(), assimp.mesh.material_textures.size());
+    for (size_t k = 0; k < native.mesh.material_textures.size(); ++k) {
+      const Texture &a = native.mesh.material_textures[k], &b = assimp.mesh.material_textures[k];
+      EXPECT_EQ(a.width, b.width) << "material " << k;
+      EXPECT_EQ(a.height, b.height) << "material " << k;
+      EXPECT_TRUE(a.rgb == b.rgb) << "material " << k;
+    }
+    EXPECT_EQ(native.warnings, assimp.warnings);
+    if (lower_extension(f) != "obj") {  // (Assimp regroups OBJ faces by material)
+      ASSERT_EQ(native.mesh.uvs.size(), assimp.mesh.uvs.size());
+      for (size_t v = 0; v < native.mesh.uvs.size(); ++v) {
+        ASSERT_EQ(native.mesh.uvs[v].x, assimp.mesh.uvs[v].x) << v;
+        ASSERT_EQ(native.mesh.uvs[v].y, assimp.mesh.uvs[v].y) << v;
+      }
+    }
+  }
+  const MeshLoadResult lantern = load_mesh(test::data_path("formats/gltf/Lantern-Quantized/Lantern.gltf"), true);
+  EXPECT_EQ(lantern.mesh.num_triangles() + lantern.mesh.dropped_degenerate, 5394u);
+  EXPECT_NE(lantern.format.find("native"), std::string::npos) << lantern.format;
+  EXPECT_TRUE(lantern.mesh.material_textures.empty());
+  EXPECT_TRUE(std::any_of(lantern.warnings.begin(), lantern.warnings.end(), [](const std::string& w) {
+    return w.rfind("texture 'Lantern_baseColor.png' not used: cannot open ", 0) == 0;
+  })) << (lantern.warnings.empty() ? "" : lantern.warnings[0]);
+}
+
+// What only the native readers read: map_Kd options and a file name with a space, and glTF's
+// texCoord and KHR_texture_transform (the extension's own example: the lower left quadrant, turned).
+TEST(Loader, TextureOptionsSetsAndTransforms) {
+  test::TempDir dir;
+  Image img;
+  img.width = img.height = 2;
+  img.pixels = {0xFF0000FFu, 0xFF00FF00u, 0xFFFF0000u, 0xFFFFFFFFu};  // top: red green; bottom: blue white
+  write_png(img, dir.file("my tex.png"));
+  std::ofstream(dir.file("m.mtl")) << "newmtl a\nKd 1 1 1\nmap_Kd -s 1 1 1 -clamp on -o 0 0 my tex.png\n"
+                                      "newmtl b\nmap_Kd none.png\n";
+  std::ofstream(dir.file("t.obj"))
+      << "mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0.25 0.75\nvt 0.75 0.75\nvt 0.25 0.25\n"
+         "usemtl a\nf 1/1 2/2 3/3\nusemtl b\nf 1/1 2/2 3/3\n";
+  const MeshLoadResult obj = load_mesh(dir.file("t.obj"), true);
+  ASSERT_EQ(obj.mesh.material_textures.size(), 3u);
+  const Texture& t = obj.mesh.material_textures[1];
+  ASSERT_EQ(t.width, 2);
+  EXPECT_EQ(t.lookup(0.25f, 0.75f), 0xFF0000u);
+  EXPECT_EQ(t.lookup(0.75f, 0.75f), 0x00FF00u);
+  EXPECT_EQ(t.lookup(0.25f, 0.25f), 0x0000FFu);
+  EXPECT_TRUE(obj.mesh.material_textures[2].empty());
+  ASSERT_EQ(obj.warnings.size(), 1u);
+  EXPECT_EQ(obj.warnings[0].rfind("texture '" + dir.file("none.png") + "' not used: cannot open", 0), 0u)
+      << obj.warnings[0];
+  // glTF: the texture samples TEXCOORD_1, moved by offset (0, 1), rotation pi/2, scale 0.5.
+  std::string bin;
+  append<float>(bin, {0, 0, 0, 1, 0, 0, 0, 1, 0});
+  append<float>(bin, {0, 0, 0, 0, 0, 0});
+  append<float>(bin, {1, 0, 0, 0, 0, 1});
+  const std::string png = test::read_file(dir.file("my tex.png"));
+  const std::string gltf = R"({"asset":{"version":"2.0"},"extensionsUsed":["KHR_texture_transform"],"scene":0,
+    "scenes":[{"nodes":[0]}],"nodes":[{"mesh":0}],
+    "meshes":[{"primitives":[{"attributes":{"POSITION":0,"TEXCOORD_0":1,"TEXCOORD_1":2},"material":0}]}],
+    "materials":[{"pbrMetallicRoughness":{"baseColorTexture":{"index":0,"texCoord":1,"extensions":{"KHR_texture_transform":
+      {"offset":[0,1],"rotation":1.57079632679,"scale":[0.5,0.5]}}}}}],
+    "textures":[{"source":0}],"images":[{"uri":"data:image/png;base64,)" +
+                           base64(png) + R"("}],
+    "buffers":[{"byteLength":84,"uri":"data:application/octet-stream;base64,)" +
+                           base64(bin) + R"("}],
+    "bufferViews":[{"buffer":0,"byteOffset":0,"byteLength":36},{"buffer":0,"byteOffset":36,"byteLength":24},
+                   {"buffer":0,"byteOffset":60,"byteLength":24}],
+    "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]},
+                 {"bufferView":1,"componentType":5126,"count":3,"type":"VEC2"},
+                 {"bufferView":2,"componentType":5126,"count":3,"type":"VEC2"}]})";
+  std::ofstream(dir.file("t.gltf")) << gltf;
+  const MeshLoadResult g = load_mesh(dir.file("t.gltf"), true);
+  ASSERT_EQ(g.mesh.material_textures.size(), 2u);
+  EXPECT_EQ(g.mesh.material_textures[0].width, 2);
+  ASSERT_EQ(g.mesh.uvs.size(), 3u);
+  // glTF (u, v) -> (u', v') -> the Mesh's (u', 1 - v'): (1, 0) -> (0, 0.5); (0, 0) -> (0, 1); (0, 1) -> (0.5, 1).
+  const float want[3][2] = {{0, 0.5f}, {0, 0}, {0.5f, 0}};
+  for (int v = 0; v < 3; ++v) {
+    EXPECT_NEAR(g.mesh.uvs[size_t(v)].x, want[v][0], 1e-6) << v;
+    EXPECT_NEAR(g.mesh.uvs[size_t(v)].y, want[v][1], 1e-6) << v;
+  }
+  // Without textures asked for, the first set as it is.
+  const MeshLoadResult plain = load_mesh(dir.file("t.gltf"));
+  EXPECT_TRUE(plain.mesh.material_textures.empty());
+  EXPECT_EQ(plain.mesh.uvs[0].y, 1.0f);
 }
 
 // A small file cannot make the native reader allocate or loop without bound.
