@@ -260,11 +260,21 @@ void add_face(MeshLoadResult& out, const uint32_t* idx, int n, std::vector<int>&
   }
 }
 
-// An ASCII face record: skips the `list` properties before the index list and reads its length;
-// q is left before the first index. False when there is no length.
-bool ascii_face_length(const char*& q, const char* le, int list, int64_t& length) {
+// An ASCII face record: skips the properties before the index list (scalars, and lists such as
+// MeshLab's per-face texcoord: a count and its values) and reads the list's length; q is left before
+// the first index. False when there is no length.
+bool ascii_face_length(const char*& q, const char* le, const PlyElement& e, int list, int64_t& length) {
   double skip;
-  for (int k = 0; k < list; ++k) parse_double(q, le, skip);
+  for (int k = 0; k < list; ++k) {
+    if (!e.props[size_t(k)].list) {
+      parse_double(q, le, skip);
+      continue;
+    }
+    int64_t n = 0;
+    q = skip_spaces(q, le);
+    if (!parse_int(q, le, n) || n < 0) return false;
+    for (int64_t i = 0; i < n; ++i) parse_double(q, le, skip);
+  }
   q = skip_spaces(q, le);
   return parse_int(q, le, length);
 }
@@ -393,7 +403,7 @@ void read_ply(const std::string& path, const char* data, size_t size, MeshLoadRe
             const char* q = lines[first + i];
             const char* le = record_end(first + i);
             int64_t c = 0, idx = -1;
-            if (!ascii_face_length(q, le, list, c) || c != 3) {
+            if (!ascii_face_length(q, le, e, list, c) || c != 3) {
               all_triangles.store(false, std::memory_order_relaxed);
               break;
             }
@@ -414,7 +424,7 @@ void read_ply(const std::string& path, const char* data, size_t size, MeshLoadRe
             const char* le = record_end(first + i);
             int64_t c = 0, x = -1;
             idx.clear();
-            bool ok = ascii_face_length(q, le, list, c) && c >= 0 && c < 1 << 20;
+            bool ok = ascii_face_length(q, le, e, list, c) && c >= 0 && c < 1 << 20;
             for (int64_t k = 0; ok && k < c; ++k) {
               q = skip_spaces(q, le);
               ok = parse_int(q, le, x) && x >= 0 && x <= int64_t(UINT32_MAX);
@@ -431,14 +441,17 @@ void read_ply(const std::string& path, const char* data, size_t size, MeshLoadRe
       } else {
         const int cs = ply_type_size(lp.count_type), is = ply_type_size(lp.type);
         size_t before = 0, after = 0;  // bytes of the other properties around the list
+        bool other_lists = false;      // (e.g. MeshLab's per-face texcoord): the general path
         for (size_t k = 0; k < e.props.size(); ++k) {
           if (int(k) == list) continue;
-          if (e.props[k].list) fail(ErrorKind::kInput, path + ": faces with several lists are not supported");
-          (int(k) < list ? before : after) += size_t(ply_type_size(e.props[k].type));
+          if (e.props[k].list)
+            other_lists = true;
+          else
+            (int(k) < list ? before : after) += size_t(ply_type_size(e.props[k].type));
         }
         // Fast path: every face a triangle, so records have one size: checked, then read in parallel.
         const size_t rec = before + size_t(cs) + 3 * size_t(is) + after;
-        bool fixed = n <= size_t(end - p) / rec;
+        bool fixed = !other_lists && n <= size_t(end - p) / rec;
         if (fixed) {
           std::vector<uint8_t> not3(1, 0);
           tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
@@ -481,21 +494,34 @@ void read_ply(const std::string& path, const char* data, size_t size, MeshLoadRe
           drop_bad_faces(out, bad, n);
           p += n * rec;
         } else {
+          // One face at a time, every property in order: scalars and other lists skipped.
           std::vector<uint32_t> idx;
           for (size_t i = 0; i < n; ++i) {
-            if (size_t(end - p) < before + size_t(cs))
+            auto truncated = [&] {
               fail(ErrorKind::kInput, path + ": truncated: face " + std::to_string(i) + " of " + std::to_string(n));
-            const double c = ply_load_binary(p + before, lp.count_type, big);
-            p += before + size_t(cs);
-            if (!(c >= 0) || c > double(size_t(end - p) / size_t(is)))
-              fail(ErrorKind::kInput, path + ": truncated: face " + std::to_string(i) + " of " + std::to_string(n));
-            idx.resize(size_t(c));
-            for (size_t k = 0; k < idx.size(); ++k) {
-              const double d = ply_load_binary(p + k * size_t(is), lp.type, big);
-              idx[k] = d >= 0 && d <= double(UINT32_MAX) ? uint32_t(d) : UINT32_MAX;
+            };
+            idx.clear();
+            for (size_t k = 0; k < e.props.size(); ++k) {
+              const PlyProperty& q = e.props[k];
+              if (!q.list) {
+                if (size_t(end - p) < size_t(ply_type_size(q.type))) truncated();
+                p += ply_type_size(q.type);
+                continue;
+              }
+              const size_t qs = size_t(ply_type_size(q.type));
+              if (size_t(end - p) < size_t(ply_type_size(q.count_type))) truncated();
+              const double c = ply_load_binary(p, q.count_type, big);
+              p += ply_type_size(q.count_type);
+              if (!(c >= 0) || c > double(size_t(end - p) / qs)) truncated();
+              if (int(k) == list) {
+                idx.resize(size_t(c));
+                for (size_t j = 0; j < idx.size(); ++j) {
+                  const double d = ply_load_binary(p + j * qs, q.type, big);
+                  idx[j] = d >= 0 && d <= double(UINT32_MAX) ? uint32_t(d) : UINT32_MAX;
+                }
+              }
+              p += size_t(c) * qs;
             }
-            p += idx.size() * size_t(is) + after;
-            if (p > end) fail(ErrorKind::kInput, path + ": truncated: face " + std::to_string(i) + " of " + std::to_string(n));
             add_face(out, idx.data(), int(idx.size()), tri, corners);
           }
         }

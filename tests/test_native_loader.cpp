@@ -418,6 +418,50 @@ TEST(NativeLoader, AsciiPlyRecordsEndAtTheirLine) {
   EXPECT_THROW(load_mesh(dir.file("shortv.ply"), false, Loader::kNative), Error);
 }
 
+// Faces with more lists than their indices (MeshLab writes a per-face texcoord list), before or after
+// the indices, binary and ASCII: the same triangles as Assimp reads.
+TEST(NativeLoader, PlyFacesWithOtherLists) {
+  test::TempDir dir;
+  auto put = [](std::string& b, auto v) { b.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  for (const bool texcoord_first : {false, true}) {
+    const std::string tc = "property list uchar float texcoord\n", vi = "property list uchar int vertex_indices\n";
+    std::string bin =
+        "ply\nformat binary_little_endian 1.0\nelement vertex 4\nproperty float x\nproperty float y\n"
+        "property float z\nelement face 3\nproperty uchar flags\n" +
+        (texcoord_first ? tc + vi : vi + tc) + "end_header\n";
+    std::string ascii =
+        "ply\nformat ascii 1.0\nelement vertex 4\nproperty float x\nproperty float y\nproperty float z\n"
+        "element face 3\nproperty uchar flags\n" +
+        (texcoord_first ? tc + vi : vi + tc) +
+        "end_header\n"
+        "0 0 0\n1 0 0\n0 1 0\n1 1 1\n";
+    for (const float v : {0.f, 0.f, 0.f, 1.f, 0.f, 0.f, 0.f, 1.f, 0.f, 1.f, 1.f, 1.f}) put(bin, v);
+    const std::vector<std::vector<int32_t>> faces = {{0, 1, 2}, {1, 3, 2}, {0, 1, 3, 2}};
+    for (const auto& face : faces) {
+      std::string idx_bin, tc_bin, idx_txt = std::to_string(face.size()), tc_txt = std::to_string(2 * face.size());
+      put(idx_bin, uint8_t(face.size()));
+      put(tc_bin, uint8_t(2 * face.size()));
+      for (const int32_t i : face) {
+        put(idx_bin, i);
+        put(tc_bin, 0.5f);
+        put(tc_bin, 0.25f);
+        idx_txt += " " + std::to_string(i);
+        tc_txt += " 0.5 0.25";
+      }
+      bin += std::string(1, '\x07') + (texcoord_first ? tc_bin + idx_bin : idx_bin + tc_bin);
+      ascii += "7 " + (texcoord_first ? tc_txt + " " + idx_txt : idx_txt + " " + tc_txt) + "\n";
+    }
+    for (const auto& [name, bytes] : {std::pair<std::string, std::string>{"b.ply", bin}, {"a.ply", ascii}}) {
+      SCOPED_TRACE(name + (texcoord_first ? " texcoord first" : " indices first"));
+      std::ofstream(dir.file(name), std::ios::binary) << bytes;
+      const MeshLoadResult native = load_mesh(dir.file(name), false, Loader::kNative);
+      const MeshLoadResult assimp = load_mesh(dir.file(name), false, Loader::kAssimp);
+      EXPECT_EQ(native.mesh.num_triangles(), 4u);
+      expect_same_triangles(native.mesh, assimp.mesh, 0, name);
+    }
+  }
+}
+
 // Text in another encoding than ASCII/UTF-8 without a mark (io/files.h plain_text): `ascii` with a
 // UTF-8 byte-order mark, or as UTF-16 or UTF-32 in either byte order with its mark.
 // kMacLines: lines ended by '\r' alone (classic Mac OS).
