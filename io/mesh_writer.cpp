@@ -106,14 +106,9 @@ Vec3f face_normal(const Mesh& m, size_t t) {
 
 bool has_normals(const Mesh& m) { return !m.normals.empty() && m.normals.size() == m.positions.size(); }
 
-void write_ascii_ply(const Mesh& m, AtomicFile& out) {
-  std::vector<std::string> vprops = {"float x", "float y", "float z"};
-  if (has_normals(m)) vprops.insert(vprops.end(), {"float nx", "float ny", "float nz"});
-  std::string header = ply_header({"voxtile generated"}, {{"vertex", m.positions.size(), vprops},
-                                                          {"face", m.num_triangles(), {"list uchar int vertex_indices"}}});
-  header.replace(header.find("binary_little_endian"), 20, "ascii");
-  out.write(header.data(), header.size());
-  TextOut t(out);
+// The vertex lines ("x y z", with " nx ny nz" where the mesh has normals) and face lines ("3 a b c",
+// indices from 0) of ASCII PLY and OFF.
+void write_text_records(const Mesh& m, TextOut& t) {
   for (size_t v = 0; v < m.positions.size(); ++v) {
     if (!has_normals(m)) {
       t.vec("", m.positions[v]);
@@ -131,6 +126,17 @@ void write_ascii_ply(const Mesh& m, AtomicFile& out) {
     }
     t.str("\n");
   }
+}
+
+void write_ascii_ply(const Mesh& m, AtomicFile& out) {
+  std::vector<std::string> vprops = {"float x", "float y", "float z"};
+  if (has_normals(m)) vprops.insert(vprops.end(), {"float nx", "float ny", "float nz"});
+  std::string header = ply_header({"voxtile generated"}, {{"vertex", m.positions.size(), vprops},
+                                                          {"face", m.num_triangles(), {"list uchar int vertex_indices"}}});
+  header.replace(header.find("binary_little_endian"), 20, "ascii");
+  out.write(header.data(), header.size());
+  TextOut t(out);
+  write_text_records(m, t);
 }
 
 void write_stl(const Mesh& m, AtomicFile& out, bool ascii) {
@@ -200,23 +206,7 @@ void write_off(const Mesh& m, AtomicFile& out) {
   t.str(" ");
   t.num(uint64_t(m.num_triangles()));
   t.str(" 0\n");
-  for (size_t v = 0; v < m.positions.size(); ++v) {
-    if (!normals) {
-      t.vec("", m.positions[v]);
-      continue;
-    }
-    t.triple(m.positions[v]);
-    t.str(" ");
-    t.vec("", m.normals[v]);
-  }
-  for (size_t f = 0; f < m.num_triangles(); ++f) {
-    t.str("3");
-    for (int k = 0; k < 3; ++k) {
-      t.str(" ");
-      t.num(uint64_t(m.indices[3 * f + size_t(k)]));
-    }
-    t.str("\n");
-  }
+  write_text_records(m, t);
 }
 
 void write_glb(const Mesh& m, AtomicFile& out) {
