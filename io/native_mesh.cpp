@@ -279,7 +279,94 @@ bool ascii_face_length(const char*& q, const char* le, const PlyElement& e, int 
   return parse_int(q, le, length);
 }
 
-void read_ply(const std::string& path, const char* data, size_t size, MeshLoadResult& out) {
+// A face of a PLY whose texture coordinates are given per corner.
+struct PlyFace {
+  std::vector<uint32_t> idx;
+  std::vector<float> uv;  // u, v per corner (v up)
+  double texnumber = 0;
+  bool bad = false;
+};
+
+// The mesh of faces with texture coordinates per corner: every triangle's corners become vertices of
+// their own (positions, normals and colours copied, the corner's coordinates), in face order; the
+// material is the face's texnumber (the TextureFile it names: load_ply_textures). A face with an index out of range, or
+// without two coordinates per corner, is dropped and counted.
+void split_corners(MeshLoadResult& out, const std::vector<PlyFace>& faces, const std::vector<std::string>& comments) {
+  Mesh& m = out.mesh;
+  std::vector<std::string> files;
+  for (const std::string& c : comments)
+    if (c.rfind("TextureFile ", 0) == 0) files.push_back(c.substr(12));
+  const size_t materials = std::max<size_t>(1, files.size());
+  Mesh s;
+  const bool normals = !m.normals.empty(), colors = !m.colors.empty();
+  std::vector<int> tri;
+  std::vector<Vec3f> corners;
+  for (const PlyFace& f : faces) {
+    const size_t n = f.idx.size();
+    if (n < 3) {
+      ++out.non_triangle_primitives;
+      continue;
+    }
+    bool ok = !f.bad && f.uv.size() == 2 * n;
+    for (size_t k = 0; k < n && ok; ++k) ok = f.idx[k] < m.positions.size();
+    if (!ok) {
+      ++out.dropped_bad_index;
+      continue;
+    }
+    corners.resize(n);
+    for (size_t k = 0; k < n; ++k) corners[k] = m.positions[f.idx[k]];
+    if (n == 3)
+      tri = {0, 1, 2};
+    else
+      triangulate(corners.data(), int(n), tri);
+    const uint32_t material = f.texnumber >= 0 && f.texnumber < double(materials) ? uint32_t(f.texnumber) : 0;
+    for (size_t t = 0; t < tri.size(); t += 3) {
+      for (int c = 0; c < 3; ++c) {
+        const size_t k = size_t(tri[t + size_t(c)]);
+        s.indices.push_back(uint32_t(s.positions.size()));
+        s.positions.push_back(m.positions[f.idx[k]]);
+        if (normals) s.normals.push_back(m.normals[f.idx[k]]);
+        if (colors) s.colors.push_back(m.colors[f.idx[k]]);
+        s.uvs.push_back({f.uv[2 * k], f.uv[2 * k + 1]});
+      }
+      s.mesh_ids.push_back(0);
+      s.material_ids.push_back(material);
+    }
+  }
+  m.positions = std::move(s.positions);
+  m.normals = std::move(s.normals);
+  m.colors = std::move(s.colors);
+  m.uvs = std::move(s.uvs);
+  m.indices = std::move(s.indices);
+  m.mesh_ids = std::move(s.mesh_ids);
+  m.material_ids = std::move(s.material_ids);
+  m.num_materials = materials;
+}
+
+// The pictures the header's "comment TextureFile NAME" lines name (relative to the PLY), as the
+// textures of materials 0, 1, ... (a picture that cannot be read is a warning).
+void load_ply_textures(MeshLoadResult& out, const std::vector<std::string>& comments, const std::string& path) {
+  std::vector<std::string> files;
+  for (const std::string& c : comments)
+    if (c.rfind("TextureFile ", 0) == 0) files.push_back(c.substr(12));
+  if (files.empty()) return;
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  std::vector<Texture> textures(std::max<size_t>(out.mesh.num_materials, 1));
+  bool any = false;
+  for (size_t k = 0; k < files.size() && k < textures.size(); ++k) {
+    std::string why, file = files[k];
+    for (char& c : file)
+      if (c == '\\') c = '/';
+    if (load_texture_file(file.empty() || file[0] == '/' ? file : dir + file, textures[k], why))
+      any = true;
+    else
+      out.warnings.push_back("texture '" + files[k] + "' not used: " + why);
+  }
+  if (any) out.mesh.material_textures = std::move(textures);
+}
+
+void read_ply(const std::string& path, const char* data, size_t size, MeshLoadResult& out, bool textures) {
   const std::string header_bytes(data, std::min<size_t>(size, size_t(1) << 20));
   const PlyHeader h = parse_ply_header(header_bytes, path);
   out.format = std::string("PLY ") + (h.format == PlyHeader::kAscii ? "ascii" : "binary") + " (native)";
@@ -385,10 +472,72 @@ void read_ply(const std::string& path, const char* data, size_t size, MeshLoadRe
       continue;
     }
     if (is_face && have_vertices) {
-      int list = -1;
-      for (size_t k = 0; k < e.props.size(); ++k)
+      int list = -1, texcoord = -1, texnumber = -1;
+      for (size_t k = 0; k < e.props.size(); ++k) {
         if (is_index_list(e.props[k])) list = int(k);
+        if (e.props[k].list && e.props[k].name == "texcoord") texcoord = int(k);
+        if (!e.props[k].list && e.props[k].name == "texnumber") texnumber = int(k);
+      }
       if (list < 0) fail(ErrorKind::kInput, path + ": the faces have no vertex_indices list");
+      if (textures && texcoord >= 0) {
+        // Texture coordinates per face corner (MeshLab's "texcoord" list, with "texnumber" naming the
+        // TextureFile): each triangle's corners become vertices of their own.
+        std::vector<PlyFace> faces(size_t(e.count));
+        for (size_t i = 0; i < faces.size(); ++i) {
+          PlyFace& face = faces[i];
+          if (ascii) {
+            const char* q = lines[next_line + i];
+            const char* le = record_end(next_line + i);
+            for (size_t k = 0; k < e.props.size(); ++k) {
+              double v = 0;
+              if (!e.props[k].list) {
+                if (!parse_double(q, le, v)) face.bad = true;
+                if (int(k) == texnumber) face.texnumber = v;
+                continue;
+              }
+              int64_t n = 0;
+              q = skip_spaces(q, le);
+              if (!parse_int(q, le, n) || n < 0 || n > 1 << 20) {
+                face.bad = true;
+                break;
+              }
+              for (int64_t j = 0; j < n; ++j) {
+                if (!parse_double(q, le, v)) face.bad = true;
+                if (int(k) == list) face.idx.push_back(v >= 0 && v <= double(UINT32_MAX) ? uint32_t(v) : UINT32_MAX);
+                if (int(k) == texcoord) face.uv.push_back(float(v));
+              }
+            }
+          } else {
+            auto truncated = [&] {
+              fail(ErrorKind::kInput,
+                   path + ": truncated: face " + std::to_string(i) + " of " + std::to_string(faces.size()));
+            };
+            for (size_t k = 0; k < e.props.size(); ++k) {
+              const PlyProperty& q = e.props[k];
+              if (!q.list) {
+                if (size_t(end - p) < size_t(ply_type_size(q.type))) truncated();
+                if (int(k) == texnumber) face.texnumber = ply_load_binary(p, q.type, big);
+                p += ply_type_size(q.type);
+                continue;
+              }
+              const size_t qs = size_t(ply_type_size(q.type));
+              if (size_t(end - p) < size_t(ply_type_size(q.count_type))) truncated();
+              const double c = ply_load_binary(p, q.count_type, big);
+              p += ply_type_size(q.count_type);
+              if (!(c >= 0) || c > double(size_t(end - p) / qs)) truncated();
+              for (size_t j = 0; j < size_t(c); ++j) {
+                const double v = ply_load_binary(p + j * qs, q.type, big);
+                if (int(k) == list) face.idx.push_back(v >= 0 && v <= double(UINT32_MAX) ? uint32_t(v) : UINT32_MAX);
+                if (int(k) == texcoord) face.uv.push_back(float(v));
+              }
+              p += size_t(c) * qs;
+            }
+          }
+        }
+        if (ascii) next_line += faces.size();
+        split_corners(out, faces, h.comments);
+        continue;
+      }
       const size_t n = size_t(e.count);
       const PlyProperty& lp = e.props[size_t(list)];
       if (ascii) {
@@ -549,6 +698,8 @@ void read_ply(const std::string& path, const char* data, size_t size, MeshLoadRe
     }
   }
   if (m.indices.empty()) out.points = m.positions.size();
+  // Textures: for per-corner coordinates (above) or per-vertex ones.
+  if (textures && !m.uvs.empty()) load_ply_textures(out, h.comments, path);
 }
 
 // ---- STL ----------------------------------------------------------------------------------------
@@ -1538,7 +1689,8 @@ MeshLoadResult read_native(const std::string& path, bool require_triangles, bool
   try {
     const MappedFile f(path);
     const std::string e = lower_extension(path);
-    if (e == "ply") read_ply(path, f.data(), f.size(), out);  // (parse_ply_header skips a byte-order mark)
+    if (e == "ply")
+      read_ply(path, f.data(), f.size(), out, textures);  // (parse_ply_header skips a byte-order mark)
     else if (e == "stl") read_stl(path, f.data(), f.size(), out);
     else if (e == "off")
       read_off(path, f.data(), f.size(), out);

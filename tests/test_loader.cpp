@@ -525,6 +525,87 @@ TEST(Loader, TextureOptionsSetsAndTransforms) {
   EXPECT_EQ(plain.mesh.uvs[0].y, 1.0f);
 }
 
+// Textured PLY as MeshLab writes it: "comment TextureFile" pictures, texture coordinates per face
+// corner ("texcoord", with "texnumber" naming the picture), binary and ASCII: with textures asked for,
+// each triangle's corners become vertices of their own, so two faces sharing a vertex keep their own
+// coordinates (Assimp 5.2 keeps one per vertex, the last face's); per-vertex coordinates too.
+TEST(Loader, TexturedPlyPerCornerCoordinates) {
+  test::TempDir dir;
+  Image img;
+  img.width = img.height = 2;
+  img.pixels = {0xFF0000FFu, 0xFF00FF00u, 0xFFFF0000u, 0xFFFFFFFFu};  // top: red green; bottom: blue white
+  write_png(img, dir.file("a.png"));
+  img.pixels = {0xFF00FF00u, 0xFF00FF00u, 0xFF00FF00u, 0xFF00FF00u};  // all green
+  write_png(img, dir.file("b.png"));
+  const std::string head =
+      "comment TextureFile a.png\ncomment TextureFile b.png\nelement vertex 4\nproperty float x\n"
+      "property float y\nproperty float z\nelement face 3\nproperty list uchar int vertex_indices\n"
+      "property list uchar float texcoord\nproperty int texnumber\nend_header\n";
+  // Faces: (0 1 2) red, (1 3 2) white, both of a.png; (0 1 3) of b.png.
+  const std::vector<std::vector<int>> faces = {{0, 1, 2}, {1, 3, 2}, {0, 1, 3}};
+  const std::vector<std::vector<float>> uvs = {
+      {0.2f, 0.7f, 0.3f, 0.7f, 0.2f, 0.8f}, {0.7f, 0.2f, 0.8f, 0.2f, 0.7f, 0.3f}, {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f}};
+  std::string ascii = "ply\nformat ascii 1.0\n" + head + "0 0 0\n1 0 0\n0 1 0\n1 1 0\n";
+  std::string bin = "ply\nformat binary_little_endian 1.0\n" + head;
+  append<float>(bin, {0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0});
+  for (size_t i = 0; i < faces.size(); ++i) {
+    ascii += "3";
+    bin += char(3);
+    for (const int v : faces[i]) {
+      ascii += " " + std::to_string(v);
+      append<int32_t>(bin, {v});
+    }
+    ascii += " 6";
+    bin += char(6);
+    for (const float u : uvs[i]) {
+      ascii += " " + std::to_string(u);
+      append<float>(bin, {u});
+    }
+    ascii += " " + std::to_string(i == 2 ? 1 : 0) + "\n";
+    append<int32_t>(bin, {i == 2 ? 1 : 0});
+  }
+  for (const auto& [name, bytes] : {std::pair<std::string, std::string>{"t.ply", ascii}, {"b.ply", bin}}) {
+    SCOPED_TRACE(name);
+    std::ofstream(dir.file(name), std::ios::binary) << bytes;
+    const MeshLoadResult r = load_mesh(dir.file(name), true);
+    ASSERT_EQ(r.mesh.num_triangles(), 3u);
+    ASSERT_EQ(r.mesh.positions.size(), 9u);
+    ASSERT_EQ(r.mesh.uvs.size(), 9u);
+    ASSERT_EQ(r.mesh.material_textures.size(), 2u);
+    EXPECT_EQ(std::vector<uint32_t>(r.mesh.material_ids.begin(), r.mesh.material_ids.end()),
+              (std::vector<uint32_t>{0, 0, 1}));
+    const uint32_t want[3] = {0xFF0000u, 0xFFFFFFu, 0x00FF00u};
+    for (size_t c = 0; c < 9; ++c) {
+      const Texture& t = r.mesh.material_textures[r.mesh.material_ids[c / 3]];
+      EXPECT_EQ(t.lookup(r.mesh.uvs[c].x, r.mesh.uvs[c].y), want[c / 3]) << "corner " << c;
+    }
+    EXPECT_EQ(r.mesh.vertex(1, 0).x, 1.0f);  // face (1 3 2): its first corner is vertex 1
+    EXPECT_EQ(r.mesh.vertex(1, 1).y, 1.0f);
+    // Without textures: the file's vertices, shared.
+    const MeshLoadResult plain = load_mesh(dir.file(name));
+    EXPECT_EQ(plain.mesh.positions.size(), 4u);
+    EXPECT_EQ(plain.mesh.num_triangles(), 3u);
+    EXPECT_TRUE(plain.mesh.material_textures.empty());
+  }
+  // Per-vertex coordinates with a TextureFile; a missing picture is a warning.
+  std::ofstream(dir.file("v.ply"))
+      << "ply\nformat ascii 1.0\ncomment TextureFile a.png\nelement vertex 3\nproperty float x\n"
+         "property float y\nproperty float z\nproperty float s\nproperty float t\nelement face 1\n"
+         "property list uchar int vertex_indices\nend_header\n0 0 0 0.25 0.25\n1 0 0 0.25 0.25\n"
+         "0 1 0 0.25 0.25\n3 0 1 2\n";
+  const MeshLoadResult v = load_mesh(dir.file("v.ply"), true);
+  ASSERT_EQ(v.mesh.material_textures.size(), 1u);
+  EXPECT_EQ(v.mesh.material_textures[0].lookup(v.mesh.uvs[0].x, v.mesh.uvs[0].y), 0x0000FFu);
+  std::ofstream(dir.file("m.ply"))
+      << "ply\nformat ascii 1.0\ncomment TextureFile none.png\nelement vertex 3\nproperty float x\n"
+         "property float y\nproperty float z\nproperty float s\nproperty float t\nelement face 1\n"
+         "property list uchar int vertex_indices\nend_header\n0 0 0 0 0\n1 0 0 0 0\n0 1 0 0 0\n3 0 1 2\n";
+  const MeshLoadResult m = load_mesh(dir.file("m.ply"), true);
+  EXPECT_TRUE(m.mesh.material_textures.empty());
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_EQ(m.warnings[0].rfind("texture 'none.png' not used: cannot open", 0), 0u) << m.warnings[0];
+}
+
 // A small file cannot make the native reader allocate or loop without bound.
 TEST(Loader, NativeGltfRefusesScenesThatExplode) {
   std::string nodes;  // node k lists node k + 1 twice: 2^40 paths
