@@ -23,7 +23,8 @@ void setup_generate(CLI::App& app, GenerateCmdOptions& o) {
                  "--objects parts of --sides sides)")
       ->required()
       ->check(CLI::IsMember({"scan", "tubes", "room", "sphere", "cad"}));
-  app.add_option("-o,--output", o.output, "Output mesh: .ply, .stl, .obj, .off or .glb; - for stdout")->required();
+  app.add_option("-o,--output", o.output, "Output mesh: .ply, .stl, .obj, .off, .glb or .3mf; - for stdout")
+      ->required();
   add_mesh_format_option(app, o.format);
   app.add_flag("--ascii", o.ascii, "ASCII .ply or .stl instead of binary");
   app.add_flag("--shuffle", o.shuffle, "Shuffle the order of the triangles (with --seed), as some exporters list them");

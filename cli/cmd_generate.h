@@ -11,7 +11,7 @@ namespace voxtile {
 struct GenerateCmdOptions {
   std::string kind;    // scan, tubes, room
   std::string output;  // .ply
-  std::string format;  // --format: ply, stl, obj, off or glb (default: from the output name)
+  std::string format;  // --format: ply, stl, obj, off, glb or 3mf (default: from the output name)
   std::string input;   // scan: the mesh to subdivide
   LoadArgs load;
   bool ascii = false, shuffle = false;

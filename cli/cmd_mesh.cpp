@@ -24,7 +24,8 @@ void setup_mesh(CLI::App& app, MeshCmdOptions& o) {
                  "voxelized first (-t sdf for smooth, solid for cubes), or a point cloud (.xyz .pts .las, .ply "
                  "without faces), binned into occupancy first")
       ->required();
-  app.add_option("-o,--output", o.output, "Output mesh: .ply (with normals), .obj, .off, .stl or .glb; - for stdout")
+  app.add_option("-o,--output", o.output,
+                 "Output mesh: .ply (with normals), .obj, .off, .stl, .glb or .3mf; - for stdout")
       ->required();
   add_mesh_format_option(app, o.format);
   app.add_option("--style", o.style,

@@ -11,7 +11,7 @@ namespace voxtile {
 struct MeshCmdOptions {
   std::string input;
   std::string output;
-  std::string format;          // --format: ply, stl, obj, off or glb (default: from the output name)
+  std::string format;          // --format: ply, stl, obj, off, glb or 3mf (default: from the output name)
   std::string grid_name;       // which grid of a multi-grid file
   std::string style = "auto";  // auto (smooth), smooth or cubes
   float iso = 0.0f;

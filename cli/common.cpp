@@ -86,9 +86,9 @@ void add_solid_options(CLI::App& app, SolidArgs& a) {
 }
 
 void add_load_options(CLI::App& app, LoadArgs& a) {
-  app.add_option(
-         "--loader", a.loader,
-         "Mesh reader: auto (voxtile's own for .ply .stl .obj .off .gltf .glb, Assimp for the rest), native or assimp")
+  app.add_option("--loader", a.loader,
+                 "Mesh reader: auto (voxtile's own for .ply .stl .obj .off .gltf .glb .3mf, Assimp for the rest), "
+                 "native or assimp")
       ->check(CLI::IsMember({"auto", "native", "assimp"}))
       ->capture_default_str();
   app.add_option("--load-timeout", a.timeout_s,
@@ -153,8 +153,8 @@ void add_format_option(CLI::App& app, std::string& format, const std::string& he
 }
 
 void add_mesh_format_option(CLI::App& app, std::string& format) {
-  app.add_option("--format,-f", format, "Output format: ply, obj, off, stl or glb (default: from the extension)")
-      ->check(CLI::IsMember({"ply", "obj", "off", "stl", "glb"}, CLI::ignore_case));
+  app.add_option("--format,-f", format, "Output format: ply, obj, off, stl, glb or 3mf (default: from the extension)")
+      ->check(CLI::IsMember({"ply", "obj", "off", "stl", "glb", "3mf"}, CLI::ignore_case));
 }
 
 void check_standard_output(const std::vector<std::pair<std::string, bool>>& outputs, bool stats) {

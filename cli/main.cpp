@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   MeshCmdOptions mesh;
   CLI::App* mesh_cmd = app.add_subcommand("mesh",
                                           "Grids back to meshes: marching cubes of a level set, field or occupancy, or "
-                                          "voxel cubes (.ply .obj .off .stl .glb)");
+                                          "voxel cubes (.ply .obj .off .stl .glb .3mf)");
   setup_mesh(*mesh_cmd, mesh);
   PreviewCmdOptions preview;
   CLI::App* preview_cmd = app.add_subcommand(

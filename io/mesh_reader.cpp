@@ -274,8 +274,8 @@ MeshLoadResult read_in_process(const std::string& path, bool require_triangles, 
         if (ext.empty() || !importer.IsExtensionSupported(("." + ext).c_str()))
           fail(ErrorKind::kInput,
                path +
-                   ": not a mesh format voxtile reads (.ply .stl .obj .off .glb .gltf, and Assimp's: "
-                   ".fbx .dae .3mf and more)");
+                   ": not a mesh format voxtile reads (.ply .stl .obj .off .glb .gltf .3mf, and Assimp's: "
+                   ".fbx .dae .x3d and more)");
         fail(ErrorKind::kInput, path + ": cannot read: no ." + ext + " importer accepts its content");
       }
       fail(ErrorKind::kInput, path + ": cannot read: " + why);
@@ -733,7 +733,7 @@ MeshLoadResult MeshLoaderPool::read(const std::string& path, bool require_triang
   // parse on this process's threads.
   if (loader == Loader::kNative && !native_format(path))
     fail(ErrorKind::kUsage,
-         path + ": --loader native reads .ply, .stl, .obj, .off, .gltf and .glb only (use auto or assimp)");
+         path + ": --loader native reads .ply, .stl, .obj, .off, .gltf, .glb and .3mf only (use auto or assimp)");
   if (reads_natively(path, loader)) return read_native(path, require_triangles, textures);  // checks the file too
   check_input_file(path);
   if (point_cloud_extension(path))  // (no Assimp importer reads them)

@@ -12,7 +12,7 @@
 
 namespace voxtile {
 
-// Which reader loads a file: auto (native for .ply, .stl, .obj, .off, .gltf and .glb, except a
+// Which reader loads a file: auto (native for .ply, .stl, .obj, .off, .gltf, .glb and .3mf, except a
 // Draco-compressed glTF; Assimp for the rest), native (those formats only), or Assimp.
 enum class Loader : uint8_t { kAuto, kNative, kAssimp };
 Loader parse_loader(const std::string& name);  // "auto", "native", "assimp"; throws Error(kUsage)

@@ -1680,7 +1680,7 @@ void check_header_counts(const std::string& path) {
 
 bool native_format(const std::string& path) {
   const std::string e = lower_extension(path);
-  return e == "ply" || e == "stl" || e == "obj" || e == "off" || gltf_format(path);
+  return e == "ply" || e == "stl" || e == "obj" || e == "off" || e == "3mf" || gltf_format(path);
 }
 
 MeshLoadResult read_native(const std::string& path, bool require_triangles, bool textures) {
@@ -1698,9 +1698,12 @@ MeshLoadResult read_native(const std::string& path, bool require_triangles, bool
       std::string decoded;
       const std::string_view text = plain_text(path, f.data(), f.size(), decoded);
       read_obj(path, text.data(), text.size(), out, textures);
+    } else if (e == "3mf") {
+      read_3mf(path, out);
     } else if (gltf_format(path)) {
       read_gltf(path, out, textures);
-    } else fail(ErrorKind::kUsage, path + ": no native reader for ." + e + " (use --loader assimp or auto)");
+    } else
+      fail(ErrorKind::kUsage, path + ": no native reader for ." + e + " (use --loader assimp or auto)");
   } catch (const Error&) {
     throw;
   } catch (const std::bad_alloc&) {

@@ -14,7 +14,7 @@
 
 namespace voxtile {
 
-// Whether `path` has a format the native readers read (.ply, .stl, .obj, .off, .gltf, .glb, any case).
+// Whether `path` has a format the native readers read (.ply, .stl, .obj, .off, .gltf, .glb, .3mf, any case).
 bool native_format(const std::string& path);
 // glTF (io/native_gltf.cpp): whether `path` is .gltf or .glb; whether the native reader takes it
 // (not glTF 1.0, nor where Assimp decodes what it does not: Draco-compressed primitives); the
@@ -22,6 +22,9 @@ bool native_format(const std::string& path);
 bool gltf_format(const std::string& path);
 bool gltf_native(const std::string& path);
 void read_gltf(const std::string& path, MeshLoadResult& out, bool textures = false);
+// 3MF (io/native_3mf.cpp): the package's model with its build items, components (also from other
+// model parts) and base material colours, into `out` (before finish_load).
+void read_3mf(const std::string& path, MeshLoadResult& out);
 // For Assimp's reading of a glTF (reader processes): refuses (Error kInput) what Assimp 5.2 would read
 // wrongly without an error (integer positions, meshopt-compressed buffers, GPU instancing); says
 // which integer attributes to drop after it (each with a warning). Other files pass.

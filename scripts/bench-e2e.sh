@@ -2,7 +2,7 @@
 # Whole-process benchmark: how fast meshes load with each loader, against the floor of reading the
 # file from the page cache, and the wall time of `voxtile voxelize` (conservative binary to .vdb)
 # with its stages. The meshes are generated here by `voxtile generate` (the Stanford dragon
-# subdivided, written as binary and ASCII PLY, binary and ASCII STL, OBJ, OFF and GLB, and once with its
+# subdivided, written as binary and ASCII PLY, binary and ASCII STL, OBJ, OFF, 3MF and GLB, and once with its
 # triangles shuffled), plus the 69k bunny and the 100k dragon OBJ as they are.
 #   scripts/bench-e2e.sh [BIN_DIR] [WORK_DIR]
 # LEVELS (default 3: 6.4M triangles) subdivides the dragon; RES (default 1024) is the grid;
@@ -34,10 +34,11 @@ echo "date: $(date -u +%Y-%m-%d), commit: $commit, $(nproc) cores, $(nvidia-smi 
 "$vt" generate scan --input "$work/scan.ply" --levels 0 -o "$work/scan.obj" 2>/dev/null
 "$vt" generate scan --input "$work/scan.ply" --levels 0 -o "$work/scan.glb" 2>/dev/null
 "$vt" generate scan --input "$work/scan.ply" --levels 0 -o "$work/scan.off" 2>/dev/null
+"$vt" generate scan --input "$work/scan.ply" --levels 0 -o "$work/scan.3mf" 2>/dev/null
 "$vt" generate scan --input "$work/scan.ply" --levels 0 -o "$work/scan_shuffled.ply" --shuffle 2>/dev/null
 cp "$bunny" "$work/bunny.ply"
 cp "$dragon" "$work/dragon.obj"
-files=(bunny.ply dragon.obj scan.ply scan_shuffled.ply scan_ascii.ply scan.stl scan_small_ascii.stl scan.obj scan.off scan.glb)
+files=(bunny.ply dragon.obj scan.ply scan_shuffled.ply scan_ascii.ply scan.stl scan_small_ascii.stl scan.obj scan.off scan.3mf scan.glb)
 
 echo
 echo "Loading: MB/s of the load stage (median of $repeat; Assimp once on files over 100 MB), against reading the"

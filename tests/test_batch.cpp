@@ -89,17 +89,17 @@ TEST(Batch, ManifestOverridesAndFailures) {
 // voxtile, since the batch has threads by then) and the next files load in the new one.
 TEST(Batch, AnImporterCrashFailsOnlyItsFile) {
   test::TempDir dir;
-  // (Collada and 3MF: formats Assimp reads, in reader processes.)
+  // (Collada and FBX: formats Assimp reads, in reader processes.)
   std::ofstream(dir.file("z-crash.dae"), std::ios::binary) << test::read_file(test::data_path("formats/dae/duck.dae"));
   const auto r = test::run_voxtile({"batch", dir.file("z-crash.dae"), test::data_path("formats/dae/duck.dae"),
-                                    test::data_path("formats/3mf/box.3mf"), "--out", dir.path() + "/{stem}.npy", "-r",
-                                    "16", "--devices", "cpu", "-k", "-j", "2"},
+                                    test::data_path("formats/fbx/spider.fbx"), "--out", dir.path() + "/{stem}.npy",
+                                    "-r", "16", "--devices", "cpu", "-k", "-j", "2"},
                                    "VOXTILE_TEST_READER_CRASH=z-crash.dae ");
   EXPECT_EQ(r.exit_code, 6) << r.err;
   EXPECT_NE(r.err.find("z-crash.dae: malformed file: the importer crashed on it"), std::string::npos) << r.err;
   EXPECT_FALSE(test::file_exists(dir.file("z-crash.npy")));
   EXPECT_TRUE(test::file_exists(dir.file("duck.npy")));
-  EXPECT_TRUE(test::file_exists(dir.file("box.npy")));
+  EXPECT_TRUE(test::file_exists(dir.file("spider.npy")));
 }
 
 TEST(Batch, SkipExistingResumesOnlyWhatChanged) {

@@ -326,7 +326,7 @@ TEST(Cli, EveryDocumentedErrorHasItsExitCodeAndOneLine) {
        "OutOfMemory.off: truncated: the header declares 353535235358 vertices"},
       {{"voxelize", test::data_path("formats/dae/duck.dae"), "-o", out, "--loader", "native"},
        2,
-       "--loader native reads .ply, .stl, .obj, .off, .gltf and .glb only"},
+       "--loader native reads .ply, .stl, .obj, .off, .gltf, .glb and .3mf only"},
       {{"voxelize", test::data_path("edge/testline.obj"), "-o", out}, 3, "no triangles"},
       {{"voxelize", test::data_path("edge/BoxWithInfinites.glb"), "-o", out}, 3, "no usable triangles"},
       {{"voxelize", kDuck, "-o", dir.file("nodir/out.vdb")}, 4, "does not exist"},

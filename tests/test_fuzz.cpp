@@ -121,6 +121,7 @@ TEST(Fuzz, EveryReaderFailsCleanlyOnMutatedFiles) {
     {"m.off", "OFF\n4 2 0\n0 0 0\n1 0 0\n0 1 0\n1 1 0\n3 0 1 2\n3 1 3 2\n", mesh_reader(Loader::kAuto)},
     {"s.off", made("s.off", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAuto)},
     {"b.off", binary_off(), mesh_reader(Loader::kAuto)},  // binary OFF: one triangle
+    {"m.3mf", made("m.3mf", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAuto)},
     {"m.glb", made("m.glb", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAuto)},
     {"s.glb", made("s.glb", [&](const std::string& p) { write_mesh(sphere, p); }), mesh_reader(Loader::kAssimp)},
     {"m.gltf",

@@ -1,0 +1,636 @@
+// Native 3MF reader (io/native_mesh.h): the OPC package (a ZIP archive: stored or deflated entries,
+// ZIP64 included, each entry's CRC-32 checked) read from the mapped file with zlib; the model part the
+// package's root relationship names; its objects (meshes, and components that place other objects,
+// also from other model parts: the production extension's p:path), placed by the build items with
+// their transforms; base materials as material colours. Vertex and triangle lists, which are nearly
+// the whole file, are parsed on all cores: elements counted per chunk, then parsed into their places.
+// Coordinates stay in the file's unit (as Assimp leaves them).
+#include <strings.h>
+#include <tbb/parallel_for.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+#include "io/files.h"
+#include "io/mesh_append.h"
+#include "io/native_mesh.h"
+#include "io/text_scan.h"
+
+namespace voxtile {
+namespace tmf {  // (named: the unity build joins io's sources)
+
+using namespace text_scan;
+
+// ---- ZIP ----------------------------------------------------------------------------------------
+
+struct ZipEntry {
+  std::string name;                           // as stored (no leading '/')
+  uint64_t offset = 0, csize = 0, usize = 0;  // local header, compressed and uncompressed sizes
+  uint32_t crc = 0;
+  uint16_t method = 0;
+};
+
+class Zip {
+ public:
+  Zip(const std::string& path, const char* data, size_t size) : m_path(path), m_data(data), m_size(size) { index(); }
+
+  // The entry named `name` (OPC part names: case-insensitive, with or without a leading '/'), or null.
+  const ZipEntry* find(std::string name) const {
+    if (!name.empty() && name[0] == '/') name.erase(0, 1);
+    for (const ZipEntry& e : m_entries)
+      if (e.name.size() == name.size() && strncasecmp(e.name.data(), name.data(), name.size()) == 0) return &e;
+    return nullptr;
+  }
+  // The entry's bytes, inflated and checked against its CRC-32 (not zero-filled first).
+  std::string_view read(const ZipEntry& e, std::unique_ptr<char[]>& storage) const {
+    const std::string what = m_path + ": package part '" + e.name + "'";
+    if (e.offset > m_size || m_size - e.offset < 30 || u32(e.offset) != 0x04034b50)
+      fail(ErrorKind::kInput, what + ": no local header where the directory says (a damaged archive)");
+    const uint64_t start = e.offset + 30 + u16(e.offset + 26) + u16(e.offset + 28);
+    if (start > m_size || e.csize > m_size - start)
+      fail(ErrorKind::kInput, what + " runs past the end of the file (truncated?)");
+    // Deflate cannot expand more than about 1032:1: a larger stated size is not this entry's.
+    if (e.usize > 1100 * e.csize + 1024 || e.usize > (uint64_t(1) << 40))
+      fail(ErrorKind::kInput, what + " states " + std::to_string(e.usize) + " bytes, more than its " +
+                                  std::to_string(e.csize) + " compressed bytes can hold");
+    storage.reset(new char[size_t(e.usize) + 1]);
+    char* out = storage.get();
+    if (e.method == 0) {
+      if (e.csize != e.usize) fail(ErrorKind::kInput, what + ": a stored entry whose two sizes differ");
+      std::memcpy(out, m_data + start, size_t(e.usize));
+    } else if (e.method == 8) {
+      z_stream z{};
+      if (inflateInit2(&z, -MAX_WBITS) != Z_OK) fail(ErrorKind::kInternal, "zlib: inflateInit2 failed");
+      const unsigned char* in = reinterpret_cast<const unsigned char*>(m_data + start);
+      uint64_t in_left = e.csize, out_done = 0;
+      int rc = Z_OK;
+      while (rc == Z_OK) {
+        const uInt in_chunk = uInt(std::min<uint64_t>(in_left, 1u << 30)),
+                   out_chunk = uInt(std::min<uint64_t>(e.usize - out_done, 1u << 30));
+        z.next_in = const_cast<unsigned char*>(in);
+        z.avail_in = in_chunk;
+        z.next_out = reinterpret_cast<unsigned char*>(out) + out_done;
+        z.avail_out = out_chunk;
+        rc = inflate(&z, Z_NO_FLUSH);
+        in += in_chunk - z.avail_in;
+        in_left -= in_chunk - z.avail_in;
+        out_done += out_chunk - z.avail_out;
+        if (rc == Z_OK && z.avail_in == in_chunk && z.avail_out == out_chunk) rc = Z_BUF_ERROR;  // no progress
+      }
+      inflateEnd(&z);
+      if (rc != Z_STREAM_END || out_done != e.usize)
+        fail(ErrorKind::kInput, what + ": its compressed data is damaged or cut short");
+    } else {
+      fail(ErrorKind::kInput, what + ": compressed with method " + std::to_string(e.method) +
+                                  " (voxtile reads stored and deflated entries)");
+    }
+    if (uint32_t(crc32_z(0, reinterpret_cast<const unsigned char*>(out), size_t(e.usize))) != e.crc)
+      fail(ErrorKind::kInput, what + ": its CRC-32 does not match (a damaged archive)");
+    return std::string_view(out, size_t(e.usize));
+  }
+
+ private:
+  uint16_t u16(uint64_t at) const {
+    uint16_t v;
+    std::memcpy(&v, m_data + at, 2);
+    return v;
+  }
+  uint32_t u32(uint64_t at) const {
+    uint32_t v;
+    std::memcpy(&v, m_data + at, 4);
+    return v;
+  }
+  uint64_t u64(uint64_t at) const {
+    uint64_t v;
+    std::memcpy(&v, m_data + at, 8);
+    return v;
+  }
+
+  void index() {
+    auto damaged = [&](const std::string& why) {
+      fail(ErrorKind::kInput, m_path + ": not a readable 3MF package (a ZIP archive): " + why);
+    };
+    // The end-of-central-directory record: in the last 64 KB + 22 bytes.
+    if (m_size < 22) damaged("too short");
+    uint64_t eocd = UINT64_MAX;
+    for (uint64_t at = m_size - 22;; --at) {
+      if (u32(at) == 0x06054b50) {
+        eocd = at;
+        break;
+      }
+      if (at == 0 || m_size - at > 65557) break;
+    }
+    if (eocd == UINT64_MAX) damaged("no end of central directory (truncated?)");
+    uint64_t count = u16(eocd + 10), cd_size = u32(eocd + 12), cd_offset = u32(eocd + 16);
+    if ((count == 0xFFFF || cd_size == 0xFFFFFFFF || cd_offset == 0xFFFFFFFF) && eocd >= 20 &&
+        u32(eocd - 20) == 0x07064b50) {
+      const uint64_t z64 = u64(eocd - 20 + 8);
+      if (z64 > m_size || m_size - z64 < 56 || u32(z64) != 0x06064b50) damaged("a broken ZIP64 directory record");
+      count = u64(z64 + 32);
+      cd_size = u64(z64 + 40);
+      cd_offset = u64(z64 + 48);
+    }
+    if (cd_offset > m_size || cd_size > m_size - cd_offset || count > cd_size / 46)
+      damaged("its directory runs past the file");
+    uint64_t at = cd_offset;
+    for (uint64_t i = 0; i < count; ++i) {
+      if (cd_offset + cd_size - at < 46 || u32(at) != 0x02014b50) damaged("a broken directory entry");
+      ZipEntry e;
+      e.method = u16(at + 10);
+      e.crc = u32(at + 16);
+      e.csize = u32(at + 20);
+      e.usize = u32(at + 24);
+      const uint64_t n = u16(at + 28), extra = u16(at + 30), comment = u16(at + 32);
+      e.offset = u32(at + 42);
+      if (cd_offset + cd_size - at < 46 + n + extra + comment) damaged("a broken directory entry");
+      e.name.assign(m_data + at + 46, size_t(n));
+      // ZIP64 sizes and offset, in that order, for the fields that say 0xFFFFFFFF.
+      for (uint64_t x = at + 46 + n; x + 4 <= at + 46 + n + extra;) {
+        const uint16_t id = u16(x), len = u16(x + 2);
+        if (x + 4 + len > at + 46 + n + extra) break;
+        if (id == 0x0001) {
+          uint64_t y = x + 4;
+          auto take = [&](uint64_t& field) {
+            if (field == 0xFFFFFFFF && y + 8 <= x + 4 + len) {
+              field = u64(y);
+              y += 8;
+            }
+          };
+          take(e.usize);
+          take(e.csize);
+          take(e.offset);
+        }
+        x += 4 + len;
+      }
+      m_entries.push_back(std::move(e));
+      at += 46 + n + extra + comment;
+    }
+  }
+
+  std::string m_path;
+  const char* m_data;
+  size_t m_size;
+  std::vector<ZipEntry> m_entries;
+};
+
+// ---- XML ----------------------------------------------------------------------------------------
+
+// One tag of an XML text: its local name (the namespace prefix dropped), its attributes' text, and
+// whether it closes (</x>) or is empty (<x/>).
+struct Tag {
+  std::string_view name, qualified, attrs;
+  bool closing = false, empty = false;
+};
+
+// The next tag at or after p (comments, processing instructions, CDATA and declarations skipped);
+// false at the end. p is left after the tag.
+bool next_tag(const char*& p, const char* end, Tag& t) {
+  while (true) {
+    p = static_cast<const char*>(std::memchr(p, '<', size_t(end - p)));
+    if (!p) {
+      p = end;
+      return false;
+    }
+    auto skip_to = [&](const char* what, size_t n) {
+      const void* q = memmem(p, size_t(end - p), what, n);
+      p = q ? static_cast<const char*>(q) + n : end;
+    };
+    if (end - p >= 4 && std::memcmp(p, "<!--", 4) == 0)
+      skip_to("-->", 3);
+    else if (end - p >= 9 && std::memcmp(p, "<![CDATA[", 9) == 0)
+      skip_to("]]>", 3);
+    else if (end - p >= 2 && (p[1] == '?' || p[1] == '!'))
+      skip_to(">", 1);
+    else
+      break;
+  }
+  const char* q = p + 1;
+  t.closing = q < end && *q == '/';
+  if (t.closing) ++q;
+  const char* n = q;
+  while (q < end && !is_space(*q) && *q != '\n' && *q != '/' && *q != '>') ++q;
+  t.qualified = std::string_view(n, size_t(q - n));
+  const size_t colon = t.qualified.rfind(':');
+  t.name = colon == std::string_view::npos ? t.qualified : t.qualified.substr(colon + 1);
+  const char* a = q;
+  char quote = 0;
+  while (q < end && (quote || *q != '>')) {
+    if (quote) {
+      if (*q == quote) quote = 0;
+    } else if (*q == '"' || *q == '\'') {
+      quote = *q;
+    }
+    ++q;
+  }
+  t.empty = q > a && q[-1] == '/';
+  t.attrs = std::string_view(a, size_t(q - a) - (t.empty ? 1 : 0));
+  p = q < end ? q + 1 : end;
+  return true;
+}
+
+// Calls f(local name, value) for each attribute of a tag (namespace prefixes dropped), in order, while
+// f returns true.
+template <class F>
+void each_attribute(std::string_view attrs, F&& f) {
+  const char* p = attrs.data();
+  const char* end = p + attrs.size();
+  while (p < end) {
+    while (p < end && (is_space(*p) || *p == '\n')) ++p;
+    const char* n = p;
+    const char* colon = nullptr;
+    while (p < end && *p != '=' && !is_space(*p) && *p != '\n') {
+      if (*p == ':') colon = p;
+      ++p;
+    }
+    const std::string_view name =
+        colon ? std::string_view(colon + 1, size_t(p - colon - 1)) : std::string_view(n, size_t(p - n));
+    while (p < end && (is_space(*p) || *p == '\n')) ++p;
+    if (p >= end || *p != '=') return;
+    ++p;
+    while (p < end && (is_space(*p) || *p == '\n')) ++p;
+    if (p >= end || (*p != '"' && *p != '\'')) return;
+    const char quote = *p++;
+    const char* v = p;
+    while (p < end && *p != quote) ++p;
+    if (!f(name, std::string_view(v, size_t(p - v)))) return;
+    ++p;
+  }
+}
+
+// The value of attribute `local` (namespace prefix ignored) of a tag, or false.
+bool attribute(std::string_view attrs, std::string_view local, std::string_view& value) {
+  const char* p = attrs.data();
+  const char* end = p + attrs.size();
+  while (p < end) {
+    while (p < end && (is_space(*p) || *p == '\n')) ++p;
+    const char* n = p;
+    while (p < end && *p != '=' && !is_space(*p) && *p != '\n') ++p;
+    std::string_view name(n, size_t(p - n));
+    while (p < end && (is_space(*p) || *p == '\n')) ++p;
+    if (p >= end || *p != '=') return false;
+    ++p;
+    while (p < end && (is_space(*p) || *p == '\n')) ++p;
+    if (p >= end || (*p != '"' && *p != '\'')) return false;
+    const char quote = *p++;
+    const char* v = p;
+    while (p < end && *p != quote) ++p;
+    const size_t colon = name.rfind(':');
+    if ((colon == std::string_view::npos ? name : name.substr(colon + 1)) == local) {
+      value = std::string_view(v, size_t(p - v));
+      return true;
+    }
+    ++p;
+  }
+  return false;
+}
+
+// ---- the model ----------------------------------------------------------------------------------
+
+struct Component {
+  std::string path;  // its model part ("" for this one)
+  uint64_t object = 0;
+  aiMatrix4x4 transform;
+};
+struct Object {
+  std::string_view vertices, triangles;  // the text of the two lists (mesh objects)
+  std::vector<Component> components;
+  bool has_mesh = false;
+  int64_t pid = -1, pindex = 0;  // default property of its triangles
+};
+struct Part {
+  std::unique_ptr<char[]> storage;
+  std::string_view text;
+  std::map<uint64_t, Object> objects;
+  std::vector<Component> build;  // (path unused)
+};
+
+class Reader {
+ public:
+  Reader(const std::string& path, MeshLoadResult& out)
+      : m_path(path), m_out(out), m_file(path), m_zip(path, m_file.data(), m_file.size()) {}
+
+  void read() {
+    m_out.format = "3MF (native)";
+    const std::string root = root_model();
+    Part& part = load_part(root);
+    MeshAppender appender(m_out);
+    m_appender = &appender;
+    for (const Component& item : part.build)
+      place(item.path.empty() ? root : item.path, item.object, item.transform, 0);
+    appender.finish();
+    // Material 0 for triangles without a base material, then every base material in file order.
+    m_out.mesh.num_materials = 1 + m_colors.size();
+    if (m_any_color) {
+      m_out.mesh.material_colors = {0xC8C8C8};
+      m_out.mesh.material_colors.insert(m_out.mesh.material_colors.end(), m_colors.begin(), m_colors.end());
+    }
+    m_out.mesh.num_source_meshes = m_mesh_count;
+  }
+
+ private:
+  [[noreturn]] void bad(const std::string& why) const { fail(ErrorKind::kInput, m_path + ": " + why); }
+
+  // The model part the package's root relationship names (3D/3dmodel.model where it names none).
+  std::string root_model() {
+    if (const ZipEntry* rels = m_zip.find("_rels/.rels")) {
+      std::unique_ptr<char[]> storage;
+      const std::string_view text = m_zip.read(*rels, storage);
+      const char* p = text.data();
+      Tag t;
+      while (next_tag(p, text.data() + text.size(), t)) {
+        std::string_view type, target;
+        if (t.name == "Relationship" && attribute(t.attrs, "Type", type) && attribute(t.attrs, "Target", target) &&
+            type.size() >= 8 && type.substr(type.size() - 8) == "/3dmodel")
+          return std::string(target);
+      }
+    }
+    return "/3D/3dmodel.model";
+  }
+
+  Part& load_part(const std::string& name) {
+    std::string key = name;
+    if (!key.empty() && key[0] == '/') key.erase(0, 1);
+    for (char& c : key) c = char(std::tolower(static_cast<unsigned char>(c)));
+    const auto it = m_parts.find(key);
+    if (it != m_parts.end()) return *it->second;
+    const ZipEntry* e = m_zip.find(name);
+    if (!e) bad("the package has no model part '" + name + "'");
+    auto part = std::make_unique<Part>();
+    part->text = m_zip.read(*e, part->storage);
+    parse(*part);
+    return *m_parts.emplace(key, std::move(part)).first->second;
+  }
+
+  static bool number_list(std::string_view s, double* v, int n) {
+    const char* p = s.data();
+    const char* end = p + s.size();
+    for (int k = 0; k < n; ++k)
+      if (!parse_double(p, end, v[k])) return false;
+    return true;
+  }
+  aiMatrix4x4 transform_of(const Tag& t) const {
+    std::string_view s;
+    aiMatrix4x4 m;
+    if (!attribute(t.attrs, "transform", s)) return m;
+    double v[12];
+    if (!number_list(s, v, 12)) bad("a transform that is not 12 numbers: \"" + std::string(s.substr(0, 80)) + "\"");
+    // 3MF multiplies row vectors (p' = p M, the translation in the last row); Assimp column vectors.
+    m.a1 = float(v[0]), m.a2 = float(v[3]), m.a3 = float(v[6]), m.a4 = float(v[9]);
+    m.b1 = float(v[1]), m.b2 = float(v[4]), m.b3 = float(v[7]), m.b4 = float(v[10]);
+    m.c1 = float(v[2]), m.c2 = float(v[5]), m.c3 = float(v[8]), m.c4 = float(v[11]);
+    return m;
+  }
+  // An integer attribute; false where it is missing or not a number.
+  static bool integer(std::string_view attrs, const char* name, int64_t& v) {
+    std::string_view s;
+    if (!attribute(attrs, name, s)) return false;
+    const char* p = s.data();
+    return parse_int(p, s.data() + s.size(), v);
+  }
+  uint64_t id_of(const Tag& t, const char* name) const {
+    int64_t v = -1;
+    if (!integer(t.attrs, name, v) || v < 0) bad("a <" + std::string(t.name) + "> without a valid " + name);
+    return uint64_t(v);
+  }
+
+  // One pass over a model part's tags; the vertex and triangle lists are only delimited here.
+  void parse(Part& part) {
+    const char* p = part.text.data();
+    const char* end = p + part.text.size();
+    Tag t;
+    Object* object = nullptr;
+    std::vector<uint32_t>* group = nullptr;  // the basematerials being read
+    bool in_build = false, in_model = false;
+    while (next_tag(p, end, t)) {
+      if (t.name == "model" && !t.closing) in_model = true;
+      if (!in_model) continue;
+      if (t.closing) {
+        if (t.name == "object")
+          object = nullptr;
+        else if (t.name == "basematerials")
+          group = nullptr;
+        else if (t.name == "build")
+          in_build = false;
+        continue;
+      }
+      if (t.name == "object") {
+        object = &part.objects[id_of(t, "id")];
+        if (integer(t.attrs, "pid", object->pid)) integer(t.attrs, "pindex", object->pindex);
+      } else if ((t.name == "vertices" || t.name == "triangles") && object && !t.empty) {
+        // The list runs to its closing tag.
+        const std::string close = "</" + std::string(t.qualified);
+        const void* q = memmem(p, size_t(end - p), close.data(), close.size());
+        if (!q) bad("a <" + std::string(t.qualified) + "> list that is never closed (truncated?)");
+        (t.name == "vertices" ? object->vertices : object->triangles) =
+            std::string_view(p, size_t(static_cast<const char*>(q) - p));
+        object->has_mesh = true;
+        p = static_cast<const char*>(q);
+      } else if (t.name == "mesh" && object) {
+        object->has_mesh = true;
+      } else if (t.name == "component" && object) {
+        Component c;
+        c.object = id_of(t, "objectid");
+        c.transform = transform_of(t);
+        std::string_view s;
+        if (attribute(t.attrs, "path", s)) c.path = std::string(s);
+        object->components.push_back(std::move(c));
+      } else if (t.name == "basematerials") {
+        group = &m_groups[{&part, id_of(t, "id")}];
+      } else if (t.name == "base" && group) {
+        std::string_view s;
+        uint32_t rgb = 0xC8C8C8;
+        if (attribute(t.attrs, "displaycolor", s) && s.size() >= 7 && s[0] == '#') {
+          rgb = uint32_t(std::strtoul(std::string(s.substr(1, 6)).c_str(), nullptr, 16));
+          m_any_color = true;
+        }
+        group->push_back(uint32_t(m_colors.size()));
+        m_colors.push_back(rgb);
+      } else if (t.name == "build") {
+        in_build = true;
+      } else if (t.name == "item" && in_build) {
+        Component c;
+        c.object = id_of(t, "objectid");
+        c.transform = transform_of(t);
+        std::string_view s;
+        if (attribute(t.attrs, "path", s)) c.path = std::string(s);
+        part.build.push_back(std::move(c));
+      }
+    }
+    if (!in_model) bad("a model part without a <model> element");
+  }
+
+  // A base material as a material number (0: none).
+  uint32_t material(const Part& part, int64_t pid, int64_t index) const {
+    if (pid < 0 || index < 0) return 0;
+    const auto it = m_groups.find({&part, uint64_t(pid)});
+    if (it == m_groups.end() || uint64_t(index) >= it->second.size()) return 0;
+    return it->second[size_t(index)] + 1;  // (after material 0)
+  }
+
+  // The elements `name` of a list, in parallel: counted per chunk, sized(n) told their number, then
+  // each parsed by f(k, its attributes) in its place.
+  template <class S, class F>
+  void each_element(std::string_view list, std::string_view name, S&& sized, F&& f) {
+    const char* data = list.data();
+    const size_t size = list.size();
+    const size_t parts = std::max<size_t>(1, std::min<size_t>(size / (256 << 10), 1024));
+    std::vector<size_t> cut(parts + 1, size);
+    cut[0] = 0;
+    for (size_t c = 1; c < parts; ++c) {  // each chunk starts at a '<' (none is inside a tag)
+      const size_t from = std::max(size * c / parts, cut[c - 1]);
+      const void* q = from < size ? std::memchr(data + from, '<', size - from) : nullptr;
+      cut[c] = q ? size_t(static_cast<const char*>(q) - data) : size;
+    }
+    std::vector<size_t> first(parts + 1, 0);
+    auto walk = [&](size_t c, auto&& visit) {  // the tags that begin in chunk c
+      const char* p = data + cut[c];
+      const char* end = data + cut[c + 1];
+      Tag t;
+      while (p < end && std::memchr(p, '<', size_t(end - p)) && next_tag(p, data + size, t))
+        if (!t.closing && t.name == name) visit(t);
+    };
+    tbb::parallel_for(size_t(0), parts, [&](size_t c) {
+      size_t n = 0;
+      walk(c, [&](const Tag&) { ++n; });
+      first[c + 1] = n;
+    });
+    for (size_t c = 0; c < parts; ++c) first[c + 1] += first[c];
+    sized(first[parts]);
+    tbb::parallel_for(size_t(0), parts, [&](size_t c) {
+      size_t k = first[c];
+      walk(c, [&](const Tag& t) { f(k++, t.attrs); });
+    });
+  }
+
+  struct Decoded {
+    std::vector<aiVector3D> positions;
+    std::vector<uint32_t> triangles;  // (only those whose indices are in range)
+    std::vector<uint32_t> materials;  // per triangle
+    size_t bad = 0;
+    uint32_t mesh_number = 0;
+  };
+  const Decoded& decode(const Part& part, const Object& o) {
+    const auto it = m_decoded.find(&o);
+    if (it != m_decoded.end()) return *it->second;
+    auto d = std::make_unique<Decoded>();
+    d->mesh_number = uint32_t(m_mesh_count++);
+    std::vector<uint8_t> bad_vertex;
+    each_element(
+        o.vertices, "vertex",
+        [&](size_t n) {
+          d->positions.resize(n);
+          bad_vertex.assign(n, 0);
+        },
+        [&](size_t k, std::string_view attrs) {
+          float v[3];
+          int got = 0;
+          each_attribute(attrs, [&](std::string_view name, std::string_view s) {
+            if (name.size() == 1 && name[0] >= 'x' && name[0] <= 'z') {
+              const char* q = s.data();
+              if (parse_float(q, s.data() + s.size(), v[name[0] - 'x'])) got |= 1 << (name[0] - 'x');
+            }
+            return true;
+          });
+          if (got == 7)
+            d->positions[k] = aiVector3D(v[0], v[1], v[2]);
+          else
+            bad_vertex[k] = 1;
+        });
+    const size_t nv = d->positions.size();
+    for (size_t k = 0; k < nv; ++k)
+      if (bad_vertex[k]) bad("vertex " + std::to_string(k) + " of an object has no numbers x, y and z");
+    std::vector<uint32_t> tris, mats;
+    std::vector<uint8_t> bad_tri;
+    each_element(
+        o.triangles, "triangle",
+        [&](size_t n) {
+          tris.resize(3 * n);
+          mats.resize(n);
+          bad_tri.assign(n, 0);
+        },
+        [&](size_t k, std::string_view attrs) {
+          int64_t v[3] = {-1, -1, -1}, pid = o.pid, p1 = o.pindex;
+          bool own_pid = false, own_p1 = false;
+          each_attribute(attrs, [&](std::string_view name, std::string_view s) {
+            const char* q = s.data();
+            const char* e = s.data() + s.size();
+            if (name.size() == 2 && name[0] == 'v' && name[1] >= '1' && name[1] <= '3')
+              parse_int(q, e, v[name[1] - '1']);
+            else if (name == "pid")
+              own_pid = parse_int(q, e, pid);
+            else if (name == "p1")
+              own_p1 = parse_int(q, e, p1);
+            return true;
+          });
+          if (own_pid && !own_p1) p1 = 0;
+          for (int c = 0; c < 3; ++c) {
+            if (v[c] < 0 || uint64_t(v[c]) >= nv) bad_tri[k] = 1;
+            tris[3 * k + size_t(c)] = uint32_t(v[c]);
+          }
+          mats[k] = material(part, pid, p1);
+        });
+    for (size_t k = 0; k < mats.size(); ++k) {
+      if (bad_tri[k]) {
+        ++d->bad;
+        continue;
+      }
+      d->triangles.insert(d->triangles.end(), &tris[3 * k], &tris[3 * k] + 3);
+      d->materials.push_back(mats[k]);
+    }
+    return *m_decoded.emplace(&o, std::move(d)).first->second;
+  }
+
+  // Places object `id` of part `path` (components recursively) under transform m.
+  void place(const std::string& path, uint64_t id, const aiMatrix4x4& m, int depth) {
+    if (depth > 32) bad("components nested more than 32 deep (a cycle?)");
+    if (++m_visits > (1u << 20)) bad("the build places more than 2^20 objects");
+    Part& part = load_part(path);
+    const auto it = part.objects.find(id);
+    if (it == part.objects.end())
+      bad("the build names object " + std::to_string(id) + ", which the model does not define");
+    const Object& o = it->second;
+    if (o.has_mesh) {
+      const Decoded& d = decode(part, o);
+      m_out.dropped_bad_index += d.bad;
+      if (!d.triangles.empty()) {
+        MeshPiece piece;
+        piece.positions = d.positions.data();
+        piece.num_vertices = uint32_t(d.positions.size());
+        piece.triangles = d.triangles.data();
+        piece.num_triangles = d.triangles.size() / 3;
+        piece.mesh_index = d.mesh_number;
+        piece.material_index = 0;
+        const size_t before = m_out.mesh.material_ids.size();
+        m_appender->append(piece, m);
+        std::copy(d.materials.begin(), d.materials.end(), m_out.mesh.material_ids.begin() + std::ptrdiff_t(before));
+      }
+    }
+    for (const Component& c : o.components) place(c.path.empty() ? path : c.path, c.object, m * c.transform, depth + 1);
+  }
+
+  std::string m_path;
+  MeshLoadResult& m_out;
+  MappedFile m_file;
+  Zip m_zip;
+  MeshAppender* m_appender = nullptr;
+  std::map<std::string, std::unique_ptr<Part>> m_parts;
+  std::map<std::pair<const Part*, uint64_t>, std::vector<uint32_t>> m_groups;  // basematerials -> colour numbers
+  std::vector<uint32_t> m_colors;                                              // base materials' colours, in file order
+  std::map<const Object*, std::unique_ptr<Decoded>> m_decoded;
+  size_t m_mesh_count = 0, m_visits = 0;
+  bool m_any_color = false;
+};
+
+}  // namespace tmf
+
+void read_3mf(const std::string& path, MeshLoadResult& out) { tmf::Reader(path, out).read(); }
+
+}  // namespace voxtile
