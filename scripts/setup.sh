@@ -2,7 +2,7 @@
 # Installs the Debian packages voxtile builds with; skips what is installed. Idempotent.
 # The CUDA toolkit (nvcc) is not a Debian package here: it is used from /usr/local/cuda when present.
 set -euo pipefail
-packages=(cmake ninja-build g++ libassimp-dev zlib1g-dev nlohmann-json3-dev libopenvdb-dev libblosc-dev libimath-dev libboost-iostreams-dev libtbb-dev
+packages=(cmake ninja-build g++ libassimp-dev zlib1g-dev libdeflate-dev nlohmann-json3-dev libopenvdb-dev libblosc-dev libimath-dev libboost-iostreams-dev libtbb-dev
           libcli11-dev libgtest-dev libstb-dev libxxhash-dev libfast-float-dev libpng-dev
           chromium)  # chromium: the test that opens batch --report-html in a headless browser
 missing=()
