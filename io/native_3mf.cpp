@@ -392,6 +392,16 @@ class Reader {
     return uint64_t(v);
   }
 
+  // A <component> or build <item>: the object it places, its transform and model part.
+  Component placement(const Tag& t) const {
+    Component c;
+    c.object = id_of(t, "objectid");
+    c.transform = transform_of(t);
+    std::string_view s;
+    if (attribute(t.attrs, "path", s)) c.path = std::string(s);
+    return c;
+  }
+
   // One pass over a model part's tags; the vertex and triangle lists are only delimited here.
   void parse(Part& part) {
     const char* p = part.text.data();
@@ -427,12 +437,7 @@ class Reader {
       } else if (t.name == "mesh" && object) {
         object->has_mesh = true;
       } else if (t.name == "component" && object) {
-        Component c;
-        c.object = id_of(t, "objectid");
-        c.transform = transform_of(t);
-        std::string_view s;
-        if (attribute(t.attrs, "path", s)) c.path = std::string(s);
-        object->components.push_back(std::move(c));
+        object->components.push_back(placement(t));
       } else if (t.name == "basematerials") {
         group = &m_groups[{&part, id_of(t, "id")}];
       } else if (t.name == "base" && group) {
@@ -447,12 +452,7 @@ class Reader {
       } else if (t.name == "build") {
         in_build = true;
       } else if (t.name == "item" && in_build) {
-        Component c;
-        c.object = id_of(t, "objectid");
-        c.transform = transform_of(t);
-        std::string_view s;
-        if (attribute(t.attrs, "path", s)) c.path = std::string(s);
-        part.build.push_back(std::move(c));
+        part.build.push_back(placement(t));
       }
     }
     if (!in_model) bad("a model part without a <model> element");

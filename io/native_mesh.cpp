@@ -400,6 +400,38 @@ void read_ply(const std::string& path, const char* data, size_t size, MeshLoadRe
   // Where record k's parsing must stop: the next record's start (or the end). No token crosses a
   // newline (skip_spaces stops there and numbers end there), so no second scan for the line's end.
   auto record_end = [&](size_t k) { return k + 1 < lines.size() ? lines[k + 1] : end; };
+  // Binary face record i of n at p, every property in order: the index list (and, where asked, the
+  // per-corner texcoord list and the texnumber) kept, the rest skipped; p is left after it.
+  auto binary_face = [&](const PlyElement& e, int list, int texcoord, int texnumber, size_t i, size_t n,
+                         PlyFace& face) {
+    auto truncated = [&] {
+      fail(ErrorKind::kInput, path + ": truncated: face " + std::to_string(i) + " of " + std::to_string(n));
+    };
+    face = PlyFace{};
+    for (size_t k = 0; k < e.props.size(); ++k) {
+      const PlyProperty& q = e.props[k];
+      if (!q.list) {
+        if (size_t(end - p) < size_t(ply_type_size(q.type))) truncated();
+        if (int(k) == texnumber) face.texnumber = ply_load_binary(p, q.type, big);
+        p += ply_type_size(q.type);
+        continue;
+      }
+      const size_t qs = size_t(ply_type_size(q.type));
+      if (size_t(end - p) < size_t(ply_type_size(q.count_type))) truncated();
+      const double c = ply_load_binary(p, q.count_type, big);
+      p += ply_type_size(q.count_type);
+      if (!(c >= 0) || c > double(size_t(end - p) / qs)) truncated();
+      if (int(k) == list || int(k) == texcoord)
+        for (size_t j = 0; j < size_t(c); ++j) {
+          const double v = ply_load_binary(p + j * qs, q.type, big);
+          if (int(k) == list)
+            face.idx.push_back(v >= 0 && v <= double(UINT32_MAX) ? uint32_t(v) : UINT32_MAX);
+          else
+            face.uv.push_back(float(v));
+        }
+      p += size_t(c) * qs;
+    }
+  };
   bool have_vertices = false;
   std::vector<int> tri;
   std::vector<Vec3f> corners;
@@ -508,30 +540,7 @@ void read_ply(const std::string& path, const char* data, size_t size, MeshLoadRe
               }
             }
           } else {
-            auto truncated = [&] {
-              fail(ErrorKind::kInput,
-                   path + ": truncated: face " + std::to_string(i) + " of " + std::to_string(faces.size()));
-            };
-            for (size_t k = 0; k < e.props.size(); ++k) {
-              const PlyProperty& q = e.props[k];
-              if (!q.list) {
-                if (size_t(end - p) < size_t(ply_type_size(q.type))) truncated();
-                if (int(k) == texnumber) face.texnumber = ply_load_binary(p, q.type, big);
-                p += ply_type_size(q.type);
-                continue;
-              }
-              const size_t qs = size_t(ply_type_size(q.type));
-              if (size_t(end - p) < size_t(ply_type_size(q.count_type))) truncated();
-              const double c = ply_load_binary(p, q.count_type, big);
-              p += ply_type_size(q.count_type);
-              if (!(c >= 0) || c > double(size_t(end - p) / qs)) truncated();
-              for (size_t j = 0; j < size_t(c); ++j) {
-                const double v = ply_load_binary(p + j * qs, q.type, big);
-                if (int(k) == list) face.idx.push_back(v >= 0 && v <= double(UINT32_MAX) ? uint32_t(v) : UINT32_MAX);
-                if (int(k) == texcoord) face.uv.push_back(float(v));
-              }
-              p += size_t(c) * qs;
-            }
+            binary_face(e, list, texcoord, texnumber, i, faces.size(), face);
           }
         }
         if (ascii) next_line += faces.size();
@@ -644,34 +653,10 @@ void read_ply(const std::string& path, const char* data, size_t size, MeshLoadRe
           p += n * rec;
         } else {
           // One face at a time, every property in order: scalars and other lists skipped.
-          std::vector<uint32_t> idx;
+          PlyFace face;
           for (size_t i = 0; i < n; ++i) {
-            auto truncated = [&] {
-              fail(ErrorKind::kInput, path + ": truncated: face " + std::to_string(i) + " of " + std::to_string(n));
-            };
-            idx.clear();
-            for (size_t k = 0; k < e.props.size(); ++k) {
-              const PlyProperty& q = e.props[k];
-              if (!q.list) {
-                if (size_t(end - p) < size_t(ply_type_size(q.type))) truncated();
-                p += ply_type_size(q.type);
-                continue;
-              }
-              const size_t qs = size_t(ply_type_size(q.type));
-              if (size_t(end - p) < size_t(ply_type_size(q.count_type))) truncated();
-              const double c = ply_load_binary(p, q.count_type, big);
-              p += ply_type_size(q.count_type);
-              if (!(c >= 0) || c > double(size_t(end - p) / qs)) truncated();
-              if (int(k) == list) {
-                idx.resize(size_t(c));
-                for (size_t j = 0; j < idx.size(); ++j) {
-                  const double d = ply_load_binary(p + j * qs, q.type, big);
-                  idx[j] = d >= 0 && d <= double(UINT32_MAX) ? uint32_t(d) : UINT32_MAX;
-                }
-              }
-              p += size_t(c) * qs;
-            }
-            add_face(out, idx.data(), int(idx.size()), tri, corners);
+            binary_face(e, list, -1, -1, i, n, face);
+            add_face(out, face.idx.data(), int(face.idx.size()), tri, corners);
           }
         }
       }

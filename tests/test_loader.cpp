@@ -466,12 +466,18 @@ TEST(Loader, TexturesDecodedNativelyAsThroughAssimp) {
 
 // What only the native readers read: map_Kd options and a file name with a space, and glTF's
 // texCoord and KHR_texture_transform (the extension's own example: the lower left quadrant, turned).
-TEST(Loader, TextureOptionsSetsAndTransforms) {
-  test::TempDir dir;
+// A 2x2 picture: top row red green, bottom row blue white (or all one colour, 0xAABBGGRR).
+void write_test_texture(const std::string& path, uint32_t all = 0) {
   Image img;
   img.width = img.height = 2;
-  img.pixels = {0xFF0000FFu, 0xFF00FF00u, 0xFFFF0000u, 0xFFFFFFFFu};  // top: red green; bottom: blue white
-  write_png(img, dir.file("my tex.png"));
+  img.pixels = {0xFF0000FFu, 0xFF00FF00u, 0xFFFF0000u, 0xFFFFFFFFu};
+  if (all) img.pixels.assign(4, all);
+  write_png(img, path);
+}
+
+TEST(Loader, TextureOptionsSetsAndTransforms) {
+  test::TempDir dir;
+  write_test_texture(dir.file("my tex.png"));
   std::ofstream(dir.file("m.mtl")) << "newmtl a\nKd 1 1 1\nmap_Kd -s 1 1 1 -clamp on -o 0 0 my tex.png\n"
                                       "newmtl b\nmap_Kd none.png\n";
   std::ofstream(dir.file("t.obj"))
@@ -531,12 +537,8 @@ TEST(Loader, TextureOptionsSetsAndTransforms) {
 // coordinates (Assimp 5.2 keeps one per vertex, the last face's); per-vertex coordinates too.
 TEST(Loader, TexturedPlyPerCornerCoordinates) {
   test::TempDir dir;
-  Image img;
-  img.width = img.height = 2;
-  img.pixels = {0xFF0000FFu, 0xFF00FF00u, 0xFFFF0000u, 0xFFFFFFFFu};  // top: red green; bottom: blue white
-  write_png(img, dir.file("a.png"));
-  img.pixels = {0xFF00FF00u, 0xFF00FF00u, 0xFF00FF00u, 0xFF00FF00u};  // all green
-  write_png(img, dir.file("b.png"));
+  write_test_texture(dir.file("a.png"));
+  write_test_texture(dir.file("b.png"), 0xFF00FF00u);  // all green
   const std::string head =
       "comment TextureFile a.png\ncomment TextureFile b.png\nelement vertex 4\nproperty float x\n"
       "property float y\nproperty float z\nelement face 3\nproperty list uchar int vertex_indices\n"
