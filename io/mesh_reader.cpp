@@ -101,8 +101,6 @@ struct Walker {
 // The base colour (glTF) or diffuse texture of every material: embedded (compressed or raw texels)
 // or a file next to the model. A texture that cannot be read is a warning, not an error.
 void load_textures(const aiScene* scene, const std::string& path, MeshLoadResult& out) {
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   bool any = false;
   std::vector<Texture> textures(scene->mNumMaterials);
   for (unsigned m = 0; m < scene->mNumMaterials; ++m) {
@@ -129,11 +127,7 @@ void load_textures(const aiScene* scene, const std::string& path, MeshLoadResult
         ok = true;
       }
     } else {
-      std::string file = name.C_Str();
-      for (char& c : file)
-        if (c == '\\') c = '/';
-      if (!file.empty() && file[0] != '/') file = dir + file;
-      ok = load_texture_file(file, t, why);
+      ok = load_texture_file(texture_path(path, name.C_Str()), t, why);
     }
     if (!ok) {
       t = Texture{};

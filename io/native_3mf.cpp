@@ -258,29 +258,12 @@ void each_attribute(std::string_view attrs, F&& f) {
 
 // The value of attribute `local` (namespace prefix ignored) of a tag, or false.
 bool attribute(std::string_view attrs, std::string_view local, std::string_view& value) {
-  const char* p = attrs.data();
-  const char* end = p + attrs.size();
-  while (p < end) {
-    while (p < end && (is_space(*p) || *p == '\n')) ++p;
-    const char* n = p;
-    while (p < end && *p != '=' && !is_space(*p) && *p != '\n') ++p;
-    std::string_view name(n, size_t(p - n));
-    while (p < end && (is_space(*p) || *p == '\n')) ++p;
-    if (p >= end || *p != '=') return false;
-    ++p;
-    while (p < end && (is_space(*p) || *p == '\n')) ++p;
-    if (p >= end || (*p != '"' && *p != '\'')) return false;
-    const char quote = *p++;
-    const char* v = p;
-    while (p < end && *p != quote) ++p;
-    const size_t colon = name.rfind(':');
-    if ((colon == std::string_view::npos ? name : name.substr(colon + 1)) == local) {
-      value = std::string_view(v, size_t(p - v));
-      return true;
-    }
-    ++p;
-  }
-  return false;
+  bool found = false;
+  each_attribute(attrs, [&](std::string_view name, std::string_view v) {
+    if (name == local) value = v, found = true;
+    return !found;
+  });
+  return found;
 }
 
 // ---- the model ----------------------------------------------------------------------------------
@@ -315,7 +298,7 @@ class Reader {
     MeshAppender appender(m_out);
     m_appender = &appender;
     for (const Component& item : part.build)
-      place(item.path.empty() ? root : item.path, item.object, item.transform, 0);
+      place(item.path.empty() ? part : load_part(item.path), item.object, item.transform, 0);
     appender.finish();
     // Material 0 for triangles without a base material, then every base material in file order.
     m_out.mesh.num_materials = 1 + m_colors.size();
@@ -480,7 +463,6 @@ class Reader {
       const void* q = from < size ? std::memchr(data + from, '<', size - from) : nullptr;
       cut[c] = q ? size_t(static_cast<const char*>(q) - data) : size;
     }
-    std::vector<size_t> first(parts + 1, 0);
     // The elements `name` that begin in chunk c: every '<' followed by that local name (the count and
     // the parse find the same ones; XML allows no '<' inside a tag), their attributes up to the '>'.
     auto walk = [&](size_t c, auto&& visit) {
@@ -498,12 +480,11 @@ class Reader {
         visit(q);
       }
     };
-    tbb::parallel_for(size_t(0), parts, [&](size_t c) {
+    const std::vector<size_t> first = part_offsets(parts, [&](size_t c) {
       size_t n = 0;
       walk(c, [&](const char*) { ++n; });
-      first[c + 1] = n;
+      return n;
     });
-    for (size_t c = 0; c < parts; ++c) first[c + 1] += first[c];
     sized(first[parts]);
     tbb::parallel_for(size_t(0), parts, [&](size_t c) {
       size_t k = first[c];
@@ -602,11 +583,10 @@ class Reader {
     return *m_decoded.emplace(&o, std::move(d)).first->second;
   }
 
-  // Places object `id` of part `path` (components recursively) under transform m.
-  void place(const std::string& path, uint64_t id, const aiMatrix4x4& m, int depth) {
+  // Places object `id` of `part` (components recursively) under transform m.
+  void place(Part& part, uint64_t id, const aiMatrix4x4& m, int depth) {
     if (depth > 32) bad("components nested more than 32 deep (a cycle?)");
     if (++m_visits > (1u << 20)) bad("the build places more than 2^20 objects");
-    Part& part = load_part(path);
     const auto it = part.objects.find(id);
     if (it == part.objects.end())
       bad("the build names object " + std::to_string(id) + ", which the model does not define");
@@ -627,7 +607,8 @@ class Reader {
         std::copy(d.materials.begin(), d.materials.end(), m_out.mesh.material_ids.begin() + std::ptrdiff_t(before));
       }
     }
-    for (const Component& c : o.components) place(c.path.empty() ? path : c.path, c.object, m * c.transform, depth + 1);
+    for (const Component& c : o.components)  // (a part looked up by name only where p:path names one)
+      place(c.path.empty() ? part : load_part(c.path), c.object, m * c.transform, depth + 1);
   }
 
   std::string m_path;

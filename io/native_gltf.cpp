@@ -379,9 +379,7 @@ class GltfReader {
       const std::string bytes = decode_base64(uri.data() + comma + 1, uri.size() - comma - 1, m_path);
       return decode_texture(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), t, why);
     }
-    const size_t slash = m_path.rfind('/');
-    const std::string dir = slash == std::string::npos ? std::string() : m_path.substr(0, slash + 1);
-    return load_texture_file(uri[0] == '/' ? percent_decode(uri) : dir + percent_decode(uri), t, why);
+    return load_texture_file(texture_path(m_path, percent_decode(uri)), t, why);
   }
 
   void load_buffers() {

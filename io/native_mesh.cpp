@@ -350,15 +350,11 @@ void load_ply_textures(MeshLoadResult& out, const std::vector<std::string>& comm
   for (const std::string& c : comments)
     if (c.rfind("TextureFile ", 0) == 0) files.push_back(c.substr(12));
   if (files.empty()) return;
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   std::vector<Texture> textures(std::max<size_t>(out.mesh.num_materials, 1));
   bool any = false;
   for (size_t k = 0; k < files.size() && k < textures.size(); ++k) {
-    std::string why, file = files[k];
-    for (char& c : file)
-      if (c == '\\') c = '/';
-    if (load_texture_file(file.empty() || file[0] == '/' ? file : dir + file, textures[k], why))
+    std::string why;
+    if (load_texture_file(texture_path(path, files[k]), textures[k], why))
       any = true;
     else
       out.warnings.push_back("texture '" + files[k] + "' not used: " + why);
@@ -1066,8 +1062,7 @@ void read_off(const std::string& path, const char* raw, size_t raw_size, MeshLoa
   // k - vertices), with no index of the lines.
   const std::vector<size_t> chunks = line_chunks(data, h.body, size);
   const size_t nc = chunks.size() - 1;
-  std::vector<size_t> first(nc + 1, 0);
-  tbb::parallel_for(size_t(0), nc, [&](size_t c) {
+  const std::vector<size_t> first = part_offsets(nc, [&](size_t c) {
     size_t n = 0;
     for (const char* q = data + chunks[c]; q < data + chunks[c + 1];) {
       const char* le = line_end(q, end);
@@ -1075,9 +1070,8 @@ void read_off(const std::string& path, const char* raw, size_t raw_size, MeshLoa
       n += s < le && *s != '#';
       q = le + 1;
     }
-    first[c + 1] = n;
+    return n;
   });
-  for (size_t c = 0; c < nc; ++c) first[c + 1] += first[c];
   const size_t records = first[nc], nv = size_t(h.vertices), nf = size_t(h.faces);
   if (nv > records || nf > records - nv)
     fail(ErrorKind::kInput, path + ": truncated: the header declares " + std::to_string(nv) + " vertices and " +
@@ -1204,7 +1198,7 @@ struct ObjMaterials {
 
 // The file a map_Kd statement names: its options (-o 0 0 0, -clamp on, -mm 0 1, ...) skipped, the rest
 // of the line (which may hold spaces), '\\' read as '/', relative to the library's directory.
-std::string map_file(const char* s, const char* le, const std::string& dir) {
+std::string map_file(const char* s, const char* le, const std::string& library) {
   static const std::map<std::string, int> kArgs = {
       {"-blendu", 1}, {"-blendv", 1}, {"-bm", 1},   {"-boost", 1}, {"-cc", 1}, {"-clamp", 1}, {"-imfchan", 1},
       {"-mm", 2},     {"-texres", 1}, {"-type", 1}, {"-o", 3},     {"-s", 3},  {"-t", 3}};
@@ -1227,10 +1221,7 @@ std::string map_file(const char* s, const char* le, const std::string& dir) {
   }
   const char* e = le;
   while (e > s && is_space(e[-1])) --e;
-  std::string file(s, size_t(e - s));
-  for (char& c : file)
-    if (c == '\\') c = '/';
-  return file.empty() || file[0] == '/' ? file : dir + file;
+  return texture_path(library, std::string(s, size_t(e - s)));
 }
 
 // Material names and diffuse colours of the .mtl files named by mtllib, in order of definition
@@ -1245,8 +1236,6 @@ void read_mtl(const std::string& file, ObjMaterials& mats, std::vector<std::stri
   }
   const char* q = text.data();
   const char* end = q + text.size();
-  const size_t slash = file.rfind('/');
-  const std::string dir = slash == std::string::npos ? "" : file.substr(0, slash + 1);
   uint32_t current = 0;
   while (q < end) {
     const char* le = line_end(q, end);
@@ -1261,7 +1250,7 @@ void read_mtl(const std::string& file, ObjMaterials& mats, std::vector<std::stri
       current = it->second;
     } else if (size_t(le - s) > 6 && strncasecmp(s, "map_Kd", 6) == 0 && is_space(s[6]) && current > 0) {
       mats.textures.resize(mats.colors.size());
-      mats.textures[current] = map_file(s + 6, le, dir);
+      mats.textures[current] = map_file(s + 6, le, file);
     } else if (starts_with_word(s, le, "Kd", 2) && current > 0) {
       s += 2;
       float r, g, b;
@@ -1640,26 +1629,18 @@ void check_header_counts(const std::string& path) {
     if (size >= 84 && n > (size - 84) / 50 && stl_text(path, data, size, decoded).empty())
       too_many("triangles", n, (size - 84) / 50);
   } else {
-    // OFF: "OFF" (possibly with the counts on its line), then, after comments, "vertices faces edges";
+    // OFF: the native reader's header parser (a header it refuses is left to the importer to report);
     // a vertex needs "0 0 0\n", a face "3 0 1 2\n".
     std::string decoded;
     const std::string_view text = plain_text(path, data, size, decoded);
-    const char* q = text.data();
-    const char* end = q + text.size();
-    int64_t counts[2] = {-1, -1};
-    int got = 0;
-    for (int line = 0; line < 64 && q < end && got < 2; ++line) {
-      const char* le = line_end(q, end);
-      const char* s = skip_spaces(q, le);
-      if (line == 0 && le - s >= 3 && std::memcmp(s, "OFF", 3) == 0) s += 3;
-      for (s = skip_spaces(s, le); got < 2 && s < le && *s != '#' && parse_int(s, le, counts[got]); s = skip_spaces(s, le))
-        ++got;
-      q = le + 1;
+    OffHeader h;
+    try {
+      h = parse_off_header(path, text.data(), text.size());
+    } catch (const Error&) {
+      return;
     }
-    if (got == 2 && counts[0] >= 0 && counts[1] >= 0) {
-      if (uint64_t(counts[0]) > size / 6) too_many("vertices", uint64_t(counts[0]), size / 6);
-      if (uint64_t(counts[1]) > size / 8) too_many("faces", uint64_t(counts[1]), size / 8);
-    }
+    if (uint64_t(h.vertices) > size / 6) too_many("vertices", uint64_t(h.vertices), size / 6);
+    if (uint64_t(h.faces) > size / 8) too_many("faces", uint64_t(h.faces), size / 8);
   }
 }
 

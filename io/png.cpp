@@ -93,6 +93,14 @@ bool decode_texture(const unsigned char* data, size_t size, Texture& t, std::str
   return true;
 }
 
+std::string texture_path(const std::string& beside, std::string name) {
+  for (char& ch : name)
+    if (ch == '\\') ch = '/';
+  if (name.empty() || name[0] == '/') return name;
+  const size_t slash = beside.rfind('/');
+  return (slash == std::string::npos ? std::string() : beside.substr(0, slash + 1)) + name;
+}
+
 bool load_texture_file(const std::string& file, Texture& t, std::string& why) {
   std::FILE* f = std::fopen(file.c_str(), "rb");
   if (!f) {

@@ -20,5 +20,8 @@ Image read_png(const std::string& path);
 bool decode_texture(const unsigned char* data, size_t size, Texture& t, std::string& why);
 // The same of a file (its whole content); false with the reason (cannot open, cannot decode).
 bool load_texture_file(const std::string& file, Texture& t, std::string& why);
+// Where a material file names a picture: `name` with '\\' read as '/', relative to the directory of
+// `beside` (the model or material library naming it) unless absolute.
+std::string texture_path(const std::string& beside, std::string name);
 
 }  // namespace voxtile

@@ -28,6 +28,28 @@ namespace {
 
 bool finite3(const Vec3f& p) { return std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z); }
 
+// The number strtod reads at the start of token [t, q), and how many of its characters it takes (0:
+// none). fast_float where it takes the whole token (correctly rounded, as strtod is), else strtod
+// itself (a leading '+', hexadecimal, out of range, a number followed by other characters).
+size_t token_number(const char* t, const char* q, double& v) {
+  const fast_float::from_chars_result r = fast_float::from_chars(t, q, v);
+  if (r.ec == std::errc() && r.ptr == q) return size_t(q - t);
+  const size_t n = size_t(q - t);
+  char buf[128];
+  std::string long_token;
+  const char* tok = buf;
+  if (n < sizeof buf) {
+    std::memcpy(buf, t, n);
+    buf[n] = '\0';
+  } else {
+    long_token.assign(t, n);
+    tok = long_token.c_str();
+  }
+  char* end = nullptr;
+  v = std::strtod(tok, &end);
+  return size_t(end - tok);
+}
+
 void finish(PointCloud& pc, const std::string& path) {
   if (pc.positions.empty()) {
     if (pc.dropped_nonfinite)
@@ -120,13 +142,11 @@ PointCloud read_ply_points(const std::string& path) {
     const char* end = data + f.size();
     const std::vector<size_t> cut = text_scan::line_chunks(data, std::min(h.data_start, f.size()), f.size());
     const size_t nc = cut.size() - 1;
-    std::vector<size_t> first(nc + 1, 0);
-    tbb::parallel_for(size_t(0), nc, [&](size_t c) {
+    const std::vector<size_t> first = text_scan::part_offsets(nc, [&](size_t c) {
       size_t lines = 0;
       for (const char* q = data + cut[c]; q < data + cut[c + 1]; q = text_scan::line_end(q, end) + 1) ++lines;
-      first[c + 1] = lines;
+      return lines;
     });
-    for (size_t c = 0; c < nc; ++c) first[c + 1] += first[c];
     uint64_t skip = 0;  // the records of the elements before the vertices
     for (const PlyElement& e : h.elements) {
       if (&e == vertex) break;
@@ -146,13 +166,8 @@ PointCloud read_ply_points(const std::string& path) {
           if (problem) *problem = ": too few values";
           return false;
         }
-        const fast_float::from_chars_result r = fast_float::from_chars(t, q, v[i]);
-        if (r.ec == std::errc() && r.ptr == q) continue;
-        const std::string token(t, q);  // (rare: strtod's other forms, a prefix, out of range)
-        char* e = nullptr;
-        v[i] = std::strtod(token.c_str(), &e);
-        if (e == token.c_str()) {
-          if (problem) *problem = ": not a number: '" + token + "'";
+        if (token_number(t, q, v[i]) == 0) {
+          if (problem) *problem = ": not a number: '" + std::string(t, q) + "'";
           return false;
         }
       }
@@ -259,34 +274,14 @@ bool text_blank_prefix(char c) { return c == ' ' || c == ',' || c == ';' || c ==
 // One line's values (strtod of each whitespace-separated token, the whole token); false and the
 // bad token when one is not a number.
 bool text_values(const char* q, const char* e, std::vector<double>& vals, std::string& bad) {
-  char buf[128];
   while (true) {
     while (q < e && text_separator(*q)) ++q;
     if (q == e) return true;
     const char* t = q;
     while (q < e && !text_separator(*q)) ++q;
-    const size_t n = size_t(q - t);
-    // fast_float where it takes the whole token (correctly rounded, as strtod is), else strtod itself
-    // (a leading '+', hexadecimal, out of range, or not a number).
-    double fast = 0;
-    const fast_float::from_chars_result r = fast_float::from_chars(t, q, fast);
-    if (r.ec == std::errc() && r.ptr == q) {
-      vals.push_back(fast);
-      continue;
-    }
-    std::string long_token;
-    const char* tok = buf;
-    if (n < sizeof buf) {
-      std::memcpy(buf, t, n);
-      buf[n] = '\0';
-    } else {
-      long_token.assign(t, n);
-      tok = long_token.c_str();
-    }
-    char* end = nullptr;
-    const double d = std::strtod(tok, &end);
-    if (end != tok + n) {
-      bad.assign(t, n);
+    double d = 0;
+    if (token_number(t, q, d) != size_t(q - t)) {  // (the whole token)
+      bad.assign(t, q);
       return false;
     }
     vals.push_back(d);

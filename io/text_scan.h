@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fast_float/fast_float.h>
+#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #if defined(__SSE2__)
@@ -81,6 +82,17 @@ inline std::vector<size_t> line_chunks(const char* data, size_t begin, size_t en
   }
   starts.push_back(end);
   return starts;
+}
+
+// Where each of `parts` parts' items go when they are laid out in order: count(c) of every part on
+// TBB threads, then the exclusive scan (first[c] items before part c; first[parts] the total), so
+// that a second pass can parse each part's items straight into their places.
+template <class Count>
+std::vector<size_t> part_offsets(size_t parts, Count&& count) {
+  std::vector<size_t> first(parts + 1, 0);
+  tbb::parallel_for(size_t(0), parts, [&](size_t c) { first[c + 1] = count(c); });
+  for (size_t c = 0; c < parts; ++c) first[c + 1] += first[c];
+  return first;
 }
 
 }  // namespace text_scan
