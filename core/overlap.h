@@ -39,6 +39,15 @@ struct TriSetup {
 VT_HD inline float vt_absf(float x) { return x < 0.0f ? -x : x; }
 VT_HD inline float vt_maxf(float a, float b) { return a > b ? a : b; }
 VT_HD inline float vt_minf(float a, float b) { return a < b ? a : b; }
+// a / b where only an estimate is needed: the GPU's fast division (within 2 units of roundoff for
+// 2^-126 < |b| < 2^126), a true division elsewhere.
+VT_HD inline float vt_fast_div(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fdividef(a, b);
+#else
+  return a / b;
+#endif
+}
 VT_HD inline int vt_axis_a(int c) { return c == 2 ? 0 : c + 1; }  // first 2D axis of the projection along c
 VT_HD inline int vt_axis_b(int c) { return c == 0 ? 2 : c - 1; }  // second 2D axis
 
@@ -212,41 +221,74 @@ VT_HD inline bool edges_pass(const HalfPlanes<N>& e, int32_t u, int32_t v) {
 // conservative_column_run): the result is the same, the estimate costs more than the tests it saves.
 constexpr int32_t kNarrowSpan = 3;
 
-// Estimated [lo, hi] of scanline v (within [u0, u1]) from the reciprocal form of the paper's
-// equation (6), then fixed up with the exact test so that the result is exactly the set of u in
-// [u0, u1] passing edge_row_pass. Returns false when the scanline is empty.
-template <int N>
-VT_HD inline bool scanline_range(const HalfPlanes<N>& e, const EdgeRow<N>& r, int32_t u0, int32_t u1, int32_t* out_lo,
-                                 int32_t* out_hi) {
+// The run [lo, hi] within [u0, u1] of the positions that pass N tests along a scan, each monotone
+// along it (so together they pass on one run): test(i, u) is test i at u, k[i] gives the direction
+// in which it changes (> 0: it passes from some u on; < 0: up to some u; 0: it is constant along the
+// scan) and root(i) estimates where (only for the estimate, which seeds the search: a poor one costs
+// steps, never the result). The estimated range is fixed up at its ends with the exact tests, so the
+// result is exactly the set of u in [u0, u1] passing every test. Returns false when it is empty.
+template <int N, class Test, class Root>
+VT_HD inline bool monotone_scan(const float (&k)[N], const Test& test, const Root& root, int32_t u0, int32_t u1,
+                                int32_t* out_lo, int32_t* out_hi) {
+  auto pass = [&](int32_t u) {
+    bool p = true;
+    for (int i = 0; i < N; ++i) p = p && test(i, u);
+    return p;
+  };
   int32_t lo = u0, hi = u1;
-  // A scanline of at most kNarrowSpan columns (small triangles) is fixed up from its ends directly:
+  // A scan of at most kNarrowSpan positions (small triangles) is fixed up from its ends directly:
   // fewer operations than the estimate's divisions.
   if (u1 - u0 >= kNarrowSpan) {
     float flo = static_cast<float>(u0), fhi = static_cast<float>(u1);
     for (int i = 0; i < N; ++i) {
-      const float na = e.na[i];
-      if (na == 0.0f) {
-        if (r.c[i] < 0.0f) return false;  // constant along the scanline, and failing
+      if (k[i] == 0.0f) {
+        if (!test(i, u0)) return false;  // constant along the scan, and failing
         continue;
       }
-      const float root = e.va[i] - r.c[i] / na;  // E_i(root) == 0
-      if (na > 0.0f) {
-        flo = vt_maxf(flo, std::floor(root));
+      const float x = root(i);
+      if (k[i] > 0.0f) {
+        flo = vt_maxf(flo, std::floor(x));
       } else {
-        fhi = vt_minf(fhi, std::ceil(root));
+        fhi = vt_minf(fhi, std::ceil(x));
       }
     }
     if (!(flo <= fhi + 2.0f)) return false;  // estimate far from any passing u (also catches NaN)
     lo = static_cast<int32_t>(vt_maxf(flo - 1.0f, static_cast<float>(u0)));
     hi = static_cast<int32_t>(vt_minf(fhi + 1.0f, static_cast<float>(u1)));
-    while (lo > u0 && edge_row_pass(e, r, lo - 1)) --lo;
-    while (hi < u1 && edge_row_pass(e, r, hi + 1)) ++hi;
+    while (lo > u0 && pass(lo - 1)) --lo;
+    while (hi < u1 && pass(hi + 1)) ++hi;
   }
-  while (lo <= hi && !edge_row_pass(e, r, lo)) ++lo;
-  while (hi >= lo && !edge_row_pass(e, r, hi)) --hi;
+  while (lo <= hi && !pass(lo)) ++lo;
+  while (hi >= lo && !pass(hi)) --hi;
   *out_lo = lo;
   *out_hi = hi;
   return lo <= hi;
+}
+
+// Estimated [lo, hi] of scanline v (within [u0, u1]) from the reciprocal form of the paper's
+// equation (6), then fixed up with the exact test (monotone_scan), so that the result is exactly
+// the set of u in [u0, u1] passing edge_row_pass. Returns false when the scanline is empty.
+template <int N>
+VT_HD inline bool scanline_range(const HalfPlanes<N>& e, const EdgeRow<N>& r, int32_t u0, int32_t u1, int32_t* out_lo,
+                                 int32_t* out_hi) {
+  return monotone_scan(
+      e.na, [&](int i, int32_t u) { return e.na[i] * (static_cast<float>(u) - e.va[i]) + r.c[i] >= 0.0f; },
+      [&](int i) { return e.va[i] - r.c[i] / e.na[i]; },  // E_i(root) == 0
+      u0, u1, out_lo, out_hi);
+}
+
+// The same tests along the other axis: the v in [v0, v1] for which pixel (u, v) passes edges_pass,
+// u fixed. Each test is the same sum na (u - va) + (nb (v - vb) + off) of the same rounded terms,
+// with its first term fixed instead of its second, so it gives the same bits (addition commutes).
+template <int N>
+VT_HD inline bool scanline_range_along_b(const HalfPlanes<N>& e, int32_t u, int32_t v0, int32_t v1, int32_t* out_lo,
+                                         int32_t* out_hi) {
+  float a[N];
+  const float fu = static_cast<float>(u);
+  for (int i = 0; i < N; ++i) a[i] = e.na[i] * (fu - e.va[i]);
+  return monotone_scan(
+      e.nb, [&](int i, int32_t v) { return a[i] + (e.nb[i] * (static_cast<float>(v) - e.vb[i]) + e.off[i]) >= 0.0f; },
+      [&](int i) { return e.vb[i] - (a[i] + e.off[i]) / e.nb[i]; }, v0, v1, out_lo, out_hi);
 }
 
 // The three 2D projections of a triangle, box form, in the order of the dominant axis first.
@@ -428,6 +470,70 @@ VT_HD inline bool conservative_row_span(const ConservativeSetup& s, const VoxelB
                                         int32_t* uhi) {
   const int a = vt_axis_a(s.t.dom);
   return scanline_range(s.e[0], edge_row(s.e[0], v), r.lo[a], r.hi[a], ulo, uhi);
+}
+
+// Rows along the other axis of the projection: the span [vlo, vhi] of "row" u (its pixels (u, v), v
+// in r's range along b) that pass the dominant projection, the same tests as conservative_row_span's
+// (scanline_range_along_b). Long thin triangles that lie along a (u) cross fewer rows this way.
+VT_HD inline bool conservative_row_span_along_b(const ConservativeSetup& s, const VoxelBox& r, int32_t u, int32_t* vlo,
+                                                int32_t* vhi) {
+  const int b = vt_axis_b(s.t.dom);
+  return scanline_range_along_b(s.e[0], u, r.lo[b], r.hi[b], vlo, vhi);
+}
+
+// The rows of box r (from conservative_bounds, in the dominant frame of t: dom 2) that can hold a
+// pixel of the dominant projection: rows along axis `row_axis` (1: rows v, spans along u, as
+// conservative_row_span; 0: rows u, spans along v, as conservative_row_span_along_b). The bounding
+// box lists every row the triangle's box crosses; a long thin triangle crossing a tile diagonally
+// reaches far fewer of them. This is the extent along row_axis of the projected triangle within the
+// strip of r's pixels along the other axis, both grown by a margin m that covers every pixel the
+// float tests can accept beyond the exact triangle: their rounding errors are a few units of
+// roundoff (2^-24) of the terms, so an accepted pixel lies within about 2^-20 (M + 2) of the
+// triangle, M the largest coordinate involved; m = 2^-16 (M + 2) (1/64 voxel at 1024). Only a
+// skip of rows whose spans are empty: the voxels are those of the bounding box's rows. Coordinates
+// beyond 2^24 keep the bounding box's rows. Returns the number of rows, *lo the first.
+VT_HD inline int32_t conservative_row_range(const TriSetup& t, const VoxelBox& r, int row_axis, int32_t* lo) {
+  const int y = row_axis, x = 1 - row_axis;
+  *lo = r.lo[y];
+  const int32_t box_rows = r.hi[y] - r.lo[y] + 1;
+  float px[3], py[3];
+  float big = vt_maxf(vt_maxf(vt_absf(static_cast<float>(r.lo[x])), vt_absf(static_cast<float>(r.hi[x]) + 1.0f)),
+                      vt_maxf(vt_absf(static_cast<float>(r.lo[y])), vt_absf(static_cast<float>(r.hi[y]) + 1.0f)));
+  for (int i = 0; i < 3; ++i) {
+    px[i] = component(t.v[i], x);
+    py[i] = component(t.v[i], y);
+    big = vt_maxf(big, vt_maxf(vt_absf(px[i]), vt_absf(py[i])));
+  }
+  if (!(big < 16777216.0f)) return box_rows;
+  const float m = (big + 2.0f) * (1.0f / 65536.0f);
+  const float x0 = static_cast<float>(r.lo[x]) - m, x1 = (static_cast<float>(r.hi[x]) + 1.0f) + m;
+  float ylo = 3.0e38f, yhi = -3.0e38f;
+  auto take = [&](float yv) {
+    ylo = vt_minf(ylo, yv);
+    yhi = vt_maxf(yhi, yv);
+  };
+  for (int i = 0; i < 3; ++i) {
+    if (px[i] >= x0 && px[i] <= x1) take(py[i]);
+    const int j = i == 2 ? 0 : i + 1;
+    const bool cross0 = (px[i] < x0) != (px[j] < x0), cross1 = (px[i] < x1) != (px[j] < x1);
+    if (!cross0 && !cross1) continue;
+    const float dx = px[j] - px[i], dy = py[j] - py[i];
+    if (vt_absf(dx) < 1.0f / 1048576.0f) {  // (not 0: it crosses) within 2^-20 of the side along x: its whole y range
+      take(py[i]);
+      take(py[j]);
+      continue;
+    }
+    // The edge's y where it crosses a side; the slope with the GPU's fast division (about 2 units of
+    // roundoff: the kernel keeps the code small), its errors a few units of roundoff of |dy|.
+    const float k = vt_fast_div(dy, dx), ymin = vt_minf(py[i], py[j]), ymax = vt_maxf(py[i], py[j]);
+    if (cross0) take(vt_minf(ymax, vt_maxf(ymin, py[i] + k * (x0 - px[i]))));
+    if (cross1) take(vt_minf(ymax, vt_maxf(ymin, py[i] + k * (x1 - px[i]))));
+  }
+  if (ylo > yhi) return 0;  // the triangle misses the strip
+  const int32_t first = first_voxel(ylo - m), last = last_voxel(yhi + m);
+  *lo = first > r.lo[y] ? first : r.lo[y];
+  const int32_t hi = last < r.hi[y] ? last : r.hi[y];
+  return hi >= *lo ? hi - *lo + 1 : 0;
 }
 
 // The conservative voxels of column (u, v) of the dominant projection (u in the span of row v, r

@@ -51,6 +51,13 @@ enum class TriangleOrder : int { kAuto = 0, kMesh = 1, kMorton = 2 };
 // and the room 0.45 / 0.76: the kernel with the column code holds more registers and spills.
 constexpr uint32_t kFineBalanceAuto = 1000;
 constexpr double kFineBalanceMinPairs = 1.4;
+// Measured on an H200 (scripts/bench-results/row-ranges-h200-2026-11-27.md), fine raster ms, spread
+// columns without / with row ranges (GpuOptions::fine_row_ranges): CAD slivers (307k triangles, 14
+// pairs per triangle) 5.87 / 4.21, 3.7M CAD slivers (14) 57.1 / 36.3; but 1M tubes (2.1) 1.69 /
+// 1.87, the bunny at 2048^3 0.350 / 0.402, the 100k dragon 0.160 / 0.174: the rows' setup costs the
+// kernel registers, and transposed rows set their bits in a worse order for small triangles.
+enum class FineRowRanges : uint32_t { kOff = 0, kOn = 1, kAuto = 2 };
+constexpr double kFineRowRangesMinPairs = 6.0;
 
 struct GpuOptions {
   uint64_t memory_budget = 0;          // bytes the pipeline may use; 0 = 80% of the free memory
@@ -76,6 +83,12 @@ struct GpuOptions {
   // kFineBalanceAuto: 101 when the triangles are several voxels across (kFineBalanceMinPairs (tile,
   // triangle) pairs per triangle or more), else 0. Tests and A/B set it.
   uint32_t fine_balance_percent = kFineBalanceAuto;
+  // Fine raster, conservative binary targets with spread columns: each triangle's rows in a tile are
+  // only those that can hold pixels of its dominant projection, along whichever of the projection's
+  // axes has fewer (core/overlap.h conservative_row_range; the bounding box lists every row, and a
+  // long thin triangle crossing a tile diagonally reaches few of them). kAuto: when the triangles make
+  // kFineRowRangesMinPairs (tile, triangle) pairs each or more (long slivers). A kernel of its own.
+  FineRowRanges fine_row_ranges = FineRowRanges::kAuto;
   // Host threads sleep while they wait for the GPU (cudaDeviceScheduleBlockingSync, set for the
   // whole device) instead of spinning: for callers whose CPU cores have other work (batch).
   bool blocking_sync = false;

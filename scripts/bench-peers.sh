@@ -35,6 +35,8 @@ for l in 2 3; do
 done
 g room --objects 640 -o "$work/room.ply"
 g room --objects 640 --shuffle -o "$work/room_shuffled.ply"
+g cad --objects 400 --sides 256 -o "$work/cad.ply"
+g cad --objects 400 --sides 256 --shuffle -o "$work/cad_shuffled.ply"
 # case | file | resolution | best peer ms (issue 14)
 cases=(
   "tubes 3M, 2 long|tubes|1024|15.2"
@@ -44,6 +46,7 @@ cases=(
   "dragon 1.6M (subdivided)|dragon2|1024|10.0"
   "dragon 6.4M (subdivided)|dragon3|1024|22.1"
   "room (here 307k: walls + 640 spheres)|room|2048|13.6"
+  "CAD slivers 307k (400 parts of 256 sides; no peer measured)|cad|1024|"
 )
 echo
 echo "| case | order | grid | visiting order | Morton sort | coarse | fine | GPU total ms | best peer ms | x best peer |"
@@ -56,9 +59,10 @@ for c in "${cases[@]}"; do
     # | mesh | triangles | grid | target | transform | order | coarse | sort | tiles | fine | merge | GPU total | ...
     f() { echo "$row" | awk -F'|' -v k="$1" '{gsub(/ /,"",$k); print $k}'; }
     grid=$(f 4); sort=$(f 7); coarse=$(f 8); fine=$(f 11); total=$(f 13); dis=$(echo "$row" | awk -F'|' '{print $19}')
-    x=$(awk "BEGIN{printf \"%.1f\", $peer / $total}")
+    x=-
+    [ -n "$peer" ] && x=$(awk "BEGIN{printf \"%.1fx\", $peer / $total}")
     label=${order#_}
     [ -n "$label" ] || label=file
-    echo "| $name | $label | $grid |$dis| $sort | $coarse | $fine | $total | $peer | ${x}x |"
+    echo "| $name | $label | $grid |$dis| $sort | $coarse | $fine | $total | ${peer:--} | $x |"
   done
 done

@@ -465,6 +465,8 @@ int main(int argc, char** argv) {
     else if (a == "--sort-pairs") gopt.sort_pairs = true;
     else if (a == "--read-pairs-first") gopt.read_pairs_first = true;
     else if (a == "--fine-balance" && i + 1 < argc) gopt.fine_balance_percent = uint32_t(std::atoi(argv[++i]));
+    else if (a == "--fine-row-ranges" && i + 1 < argc)
+      gopt.fine_row_ranges = FineRowRanges(std::atoi(argv[++i]));
     else if (a == "--tile-triangles" && i + 1 < argc) gopt.max_tile_triangles = uint32_t(std::atoi(argv[++i]));
     else if (a == "--order" && i + 1 < argc) {
       const std::string v = argv[++i];

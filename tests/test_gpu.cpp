@@ -295,21 +295,29 @@ TEST_F(Gpu, ScatteredPairsRetryWhenTheirRoomWasTooSmall) {
   }
 }
 
-// The fine raster's two kernels for binary targets (rows only; columns spread over a warp's lanes
-// where rows differ in length, or wherever rows have 3 columns or more): the same grids, on long thin
-// triangles and on small ones.
-TEST_F(Gpu, BothFineRasterBalancesGiveTheSameGrids) {
+// The fine raster's three kernels for binary targets (rows only; columns spread over a warp's lanes
+// where rows differ in length, or wherever rows have 3 columns or more; spread columns with each
+// triangle's rows limited to those that can hold pixels, along either axis of its projection): the
+// same grids, on long thin triangles, CAD slivers and small triangles, the kernel chosen by the host
+// (a forced balance) and on the device (automatic balance, pairs not read by the host).
+TEST_F(Gpu, AllFineRasterKernelsGiveTheSameGrids) {
   const Mesh tubes = make_tubes(40, 60, 6, 7, 0.01, 1.5);
+  const Mesh cad = make_cad(24, 96, 5);
   const Mesh bunny = load_mesh(test::data_path("meshes/stanford_bunny.ply")).mesh;
-  for (const Mesh* m : {&tubes, &bunny}) {
+  const std::pair<const Mesh*, std::string> meshes[] = {{&tubes, "tubes"}, {&cad, "cad"}, {&bunny, "bunny"}};
+  for (const auto& [m, name] : meshes) {
     GridOptions go;
     go.resolution = 400;
     const GridSpec spec = make_grid_spec(m->bounds(), go);
-    for (uint32_t balance : {0u, 50u, 101u}) {
-      GpuOptions o;
-      o.fine_balance_percent = balance;
-      compare(*m, spec, (m == &tubes ? "tubes, balance " : "bunny, balance ") + std::to_string(balance), o);
-    }
+    for (uint32_t balance : {0u, 50u, 101u, kFineBalanceAuto})
+      for (FineRowRanges ranges : {FineRowRanges::kOff, FineRowRanges::kOn, FineRowRanges::kAuto}) {
+        if (balance == 0 && ranges != FineRowRanges::kOff) continue;  // (rows only: no ranges)
+        GpuOptions o;
+        o.fine_balance_percent = balance;
+        o.fine_row_ranges = ranges;
+        compare(*m, spec, name + ", balance " + std::to_string(balance) + ", row ranges " + std::to_string(int(ranges)),
+                o);
+      }
   }
 }
 
@@ -324,10 +332,11 @@ TEST_F(Gpu, TrianglesFarSmallerThanVoxelsMatchTheCpu) {
     go.resolution = 45;
     const GridSpec spec = make_grid_spec(m->bounds(), go);
     for (bool sort : {false, true})
-      for (uint32_t balance : {0u, 101u}) {
+      for (uint32_t balance : {0u, 101u, 102u}) {  // (102: 101 with row ranges)
         GpuOptions g;
         g.sort_pairs = sort;
-        g.fine_balance_percent = balance;
+        g.fine_balance_percent = std::min(balance, 101u);
+        g.fine_row_ranges = balance == 102 ? FineRowRanges::kOn : FineRowRanges::kOff;
         const std::unique_ptr<Voxelizer> gpu = make_gpu_voxelizer(g);
         gpu->set_mesh(*m);
         for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative}) {

@@ -207,6 +207,65 @@ TEST(Overlap, EnumeratorsVisitExactlyTheVoxelsThePerVoxelTestsAccept) {
   }
 }
 
+// The GPU's fine raster lists a triangle's rows within a tile from conservative_row_range, along
+// the projection's axis with fewer of them, and takes rows along u with the spans along v
+// (conservative_row_span_along_b). Checked here in the dominant frame, on tiles of 4^3 and 8^3
+// voxels and on the same triangles moved 30000 voxels away (larger rounding, larger margin): the
+// range holds every row whose span is not empty, along both axes, and the spans along v give exactly
+// the pixels of the spans along u. On long thin triangles the ranges hold far fewer rows than the
+// bounding boxes.
+TEST(Overlap, RowRangesHoldEveryRowWithPixelsAlongBothAxes) {
+  Gen gen;
+  size_t range_rows = 0, box_rows = 0, thin_range_rows = 0, thin_box_rows = 0;
+  for (int kind = 0; kind <= kKinds; ++kind) {
+    for (int n = 0; n < 300; ++n) {
+      Vec3f t[3];
+      gen.make(kind == kKinds ? 6 : kind, t);
+      const float shift = n % 3 == 2 ? 30000.0f : 0.0f;
+      for (Vec3f& v : t) v = {v.x + shift, v.y + shift, v.z + shift};
+      const TriSetup f = in_dominant_frame(setup_triangle(t[0], t[1], t[2]));
+      const ConservativeSetup s = setup_conservative(f);
+      const int32_t base = int32_t(shift) - 2, tile = n % 2 == 0 ? 4 : 8;
+      for (int32_t x0 = base; x0 < base + 16; x0 += tile)
+        for (int32_t y0 = base; y0 < base + 16; y0 += tile)
+          for (int32_t z0 = base; z0 < base + 16; z0 += tile) {
+            const VoxelBox clip{{x0, y0, z0}, {x0 + tile - 1, y0 + tile - 1, z0 + tile - 1}};
+            VoxelBox r;
+            if (!conservative_bounds(f, clip, &r)) continue;
+            std::set<std::pair<int32_t, int32_t>> along_a, along_b;  // pixels (u, v)
+            int32_t lo = 0, hi = 0;
+            for (int32_t v = r.lo[1]; v <= r.hi[1]; ++v)
+              if (conservative_row_span(s, r, v, &lo, &hi))
+                for (int32_t u = lo; u <= hi; ++u) along_a.insert({u, v});
+            for (int32_t u = r.lo[0]; u <= r.hi[0]; ++u)
+              if (conservative_row_span_along_b(s, r, u, &lo, &hi))
+                for (int32_t v = lo; v <= hi; ++v) along_b.insert({u, v});
+            ASSERT_EQ(along_a, along_b) << "kind " << kind << " n " << n;
+            for (int axis = 0; axis < 2; ++axis) {
+              int32_t first = 0;
+              const int32_t rows = conservative_row_range(f, r, axis, &first);
+              ASSERT_GE(rows, 0);
+              for (const auto& p : along_a) {
+                const int32_t row = axis == 1 ? p.second : p.first;
+                ASSERT_TRUE(row >= first && row < first + rows)
+                    << "row " << row << " outside [" << first << ", " << first + rows << "), axis " << axis << ", kind "
+                    << kind << " n " << n;
+              }
+              ASSERT_LE(rows, r.hi[axis] - r.lo[axis] + 1);
+              range_rows += size_t(rows);
+              box_rows += size_t(r.hi[axis] - r.lo[axis] + 1);
+              if (kind == 6) {
+                thin_range_rows += size_t(rows);
+                thin_box_rows += size_t(r.hi[axis] - r.lo[axis] + 1);
+              }
+            }
+          }
+    }
+  }
+  EXPECT_LT(range_rows, box_rows);
+  EXPECT_LT(double(thin_range_rows), 0.8 * double(thin_box_rows)) << thin_range_rows << " of " << thin_box_rows;
+}
+
 // Runs along each of the three axes of the dominant frame (for_each_conservative_line_voxel:
 // conservative_line_span, _run; frame axis k is grid axis frame_axis(s, k)) visit exactly the voxels
 // the per-voxel test accepts, whichever axis conservative_line_axis would pick: the tests are

@@ -3,7 +3,8 @@
 // distance min/max and packed normals, 64-bit fixed-point channels plus an occupancy bit for the
 // add blends of float targets); persistent warps take batches of 32 triangles with one shared
 // atomic and spread their rows over the lanes (binary targets: or, when the rows differ much in
-// length, the rows' columns); each lane rasters its row or column with the shared functions of
+// length, the rows' columns; for long slivers only the rows that can hold pixels, along either axis
+// of the projection); each lane rasters its row or column with the shared functions of
 // core/overlap.h, shades each fragment with the target's functor (core/targets.h) and blends with
 // shared-memory atomics (OR, add, max). Then the tile's non-empty 8^3 bricks are written out, masks
 // built with ballots: for binary tiles one global atomic takes all their slots, for value tiles one
@@ -116,6 +117,25 @@ __device__ inline uint32_t find_owner(uint32_t incl, uint32_t k) {
   return owner;
 }
 
+// The rows of a triangle in a tile (f: its setup in its dominant frame, r: its box there): only
+// those that can hold pixels (core/overlap.h conservative_row_range), along the axis with fewer of
+// them. Returns the first row << 1 | 1 for rows along u (spans along v); *rows: their number.
+// (Not inlined, fine raster 5% slower on the CAD slivers and the tubes.)
+__device__ __forceinline__ uint32_t pick_rows(const TriSetup& f, const VoxelBox& r, uint32_t* rows) {
+  int32_t lo_v = 0, lo_u = 0;
+  const int32_t nv = conservative_row_range(f, r, 1, &lo_v), nu = conservative_row_range(f, r, 0, &lo_u);
+  const bool along_b = nu < nv;
+  *rows = uint32_t(along_b ? nu : nv);
+  return uint32_t(along_b ? lo_u : lo_v) << 1 | uint32_t(along_b);
+}
+
+// A triangle's rows in a tile, packed for one shuffle: the first row (row0 >= 0: rows lie in the
+// grid), whether rows are along u (spans along v: core/overlap.h conservative_row_range), its
+// dominant axis.
+__device__ inline uint32_t row_info(int32_t row0, bool along_b, int dom) {
+  return uint32_t(row0) << 3 | uint32_t(along_b) << 2 | uint32_t(dom);
+}
+
 __device__ inline uint32_t tri_id(const FineParams& p, uint32_t tri) { return p.d_tri_ids ? p.d_tri_ids[tri] : tri; }
 
 // One triangle set up for the rows and columns of one tile (core/overlap.h) in one voxelization
@@ -134,8 +154,9 @@ struct RowTriangle<VoxelMode::kConservative> {
   }
   __device__ const TriSetup& tri() const { return s.t; }
   __device__ bool bounds(const VoxelBox& clip, VoxelBox* r) const { return conservative_bounds(s.t, clip, r); }
-  __device__ bool span(const VoxelBox& r, int32_t v, int32_t* ulo, int32_t* uhi) const {
-    return conservative_row_span(s, r, v, ulo, uhi);
+  // The span of row `row`: along u (rows v) or, with along_b, along v (rows u).
+  __device__ bool span(const VoxelBox& r, int32_t row, bool along_b, int32_t* lo, int32_t* hi) const {
+    return along_b ? conservative_row_span_along_b(s, r, row, lo, hi) : conservative_row_span(s, r, row, lo, hi);
   }
   __device__ bool column(const VoxelBox& r, int32_t u, int32_t v, int32_t, int32_t* wlo, int32_t* whi) const {
     return conservative_column_run(s, r, u, v, wlo, whi);
@@ -149,7 +170,7 @@ struct RowTriangle<VoxelMode::kThin> {
       : t(rec.setup()), e(setup_diamond_edges(t, 2)) {}
   __device__ const TriSetup& tri() const { return t; }
   __device__ bool bounds(const VoxelBox& clip, VoxelBox* r) const { return thin_bounds(t, clip, r); }
-  __device__ bool span(const VoxelBox& r, int32_t v, int32_t* ulo, int32_t* uhi) const {
+  __device__ bool span(const VoxelBox& r, int32_t v, bool, int32_t* ulo, int32_t* uhi) const {  // (rows v only)
     return thin_row_span(t, e, r, v, ulo, uhi);
   }
   // dims_c: the grid's size along the dominant axis
@@ -168,7 +189,10 @@ struct RowTriangle<VoxelMode::kThin> {
 // or 8 warps for 64-bit sums (32 KB or 96 KB).
 // kBalance: the columns of long rows may be spread over the lanes (binary targets); compiled out
 // otherwise, since the extra code costs registers (and spills) even where it does not run.
-template <VoxelMode kMode, Target kTarget, Blend kBlend, int kTeamWarps, bool kSub, bool kBalance>
+// kRanges (with kBalance, conservative): each triangle's rows in the tile are only those that can
+// hold pixels, along whichever axis of its projection has fewer (pick_rows); a kernel of its own,
+// since the rows' setup costs the kernel registers (api.h kFineRowRangesMinPairs).
+template <VoxelMode kMode, Target kTarget, Blend kBlend, int kTeamWarps, bool kSub, bool kBalance, bool kRanges>
 __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeamWarps, kSub),
                                   word_kind(kTarget, kBlend) == Word::kBit ? binary_min_blocks(kMode, kBalance) : 1)
     fine_kernel(FineParams p) {
@@ -177,8 +201,11 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
   constexpr bool kCount = kWord != Word::kBit;  // a value per voxel
   constexpr bool k64 = kWord == Word::kAdd64;
   static_assert(!kBalance || !kCount, "columns are spread for binary targets only (no shading per column)");
+  static_assert(!kRanges || (kBalance && kMode == VoxelMode::kConservative), "row ranges: conservative spread columns");
+
   if constexpr (!kCount) {
-    if (p.d_auto_pairs && auto_balance_spreads(*p.d_auto_pairs, p.auto_tris) != kBalance) return;  // the other kernel's
+    constexpr int kKind = kRanges ? 2 : (kBalance ? 1 : 0);  // (fine_kernel_kind)
+    if (p.d_auto_pairs && fine_kernel_kind(*p.d_auto_pairs, p.auto_tris, p.row_ranges) != kKind) return;  // another's
   }
   // per team: its tile's bricks x (16 mask words | 512 values | 512 x kAcc int64 + 16 mask words)
   extern __shared__ __align__(16) uint32_t shared_tiles[];
@@ -300,6 +327,8 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
       first = __shfl_sync(kFull, first, 0);
       if (first >= count) break;
       uint32_t rows = 0, tri = 0;
+      // The triangle's rows in the tile: their axis and first row (row_info) and number.
+      uint32_t tinfo = 0;
       int tdom = 0;
       {
         // Lanes without a triangle store a point at the origin (no rows).
@@ -314,7 +343,20 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           const VoxelBox fclip = in_dominant_frame(clip, t.dom);
           VoxelBox r;
           const bool any = kMode == VoxelMode::kConservative ? conservative_bounds(f, fclip, &r) : thin_bounds(f, fclip, &r);
-          if (any) rows = uint32_t(r.hi[1] - r.lo[1] + 1);
+          if (any) {
+            int32_t row0 = r.lo[1];
+            bool along_b = false;
+            if constexpr (kRanges) {
+              uint32_t n = 0;
+              const uint32_t first_and_axis = pick_rows(f, r, &n);
+              rows = n;
+              row0 = int32_t(first_and_axis >> 1);
+              along_b = (first_and_axis & 1u) != 0;
+            } else {
+              rows = uint32_t(r.hi[1] - r.lo[1] + 1);
+            }
+            tinfo = row_info(row0, along_b, t.dom);
+          }
         }
         __syncwarp();  // every lane has finished with the previous batch's setups
         if constexpr (kBalance) {
@@ -333,11 +375,11 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           store_record<kRecord>(setups, int(slot), f);
           regroup[slot] = rows;
           regroup[32 + slot] = tri;
-          regroup[64 + slot] = uint32_t(tdom);
+          regroup[64 + slot] = tinfo;
           __syncwarp();
           rows = regroup[lane];
           tri = regroup[32 + lane];
-          tdom = int(regroup[64 + lane]);
+          tinfo = regroup[64 + lane];
         } else {
           store_record<kRecord>(setups, lane, f);
           __syncwarp();
@@ -355,15 +397,17 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
         const uint32_t owner_first_row = __shfl_sync(kFull, incl, owner) - __shfl_sync(kFull, rows, owner);
         const uint32_t row_tri = kCount ? __shfl_sync(kFull, tri, owner) : 0u;  // (shading only)
         // This lane's row: its span of columns.
-        const int dom = __shfl_sync(kFull, tdom, owner);
+        const uint32_t info = __shfl_sync(kFull, tinfo, owner);
+        const int dom = int(info & 3u);
+        const bool along_b = kRanges && (info & 4u) != 0;  // rows u, spans along v
         const RowTriangle<kMode> rt(TriRecord<kRecord>(setups, owner));
         const TriSetup& ft = rt.tri();
         VoxelBox r;
         rt.bounds(in_dominant_frame(clip, dom), &r);
-        int32_t row_v = 0, ulo = 0, uhi = -1;
+        int32_t row = 0, ulo = 0, uhi = -1;  // the row, and its span along the other axis
         if (k < total) {
-          row_v = r.lo[1] + int32_t(k - owner_first_row);
-          if (!rt.span(r, row_v, &ulo, &uhi)) uhi = ulo - 1;
+          row = (kRanges ? int32_t(info >> 3) : r.lo[1]) + int32_t(k - owner_first_row);
+          if (!rt.span(r, row, along_b, &ulo, &uhi)) uhi = ulo - 1;
         }
         const uint32_t cols = uint32_t(uhi - ulo + 1);
         uint32_t cincl = cols, cmax = cols;
@@ -386,9 +430,10 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
             shade = shade_setup<kTarget, kBlend>(tri_id(p, row_tri), v, p.consts);
           }
           const int32_t dims_c = component(p.dims, dom);
-          for (int32_t u = ulo; u <= uhi; ++u) {
+          for (int32_t x = ulo; x <= uhi; ++x) {
+            const int32_t u = along_b ? row : x, v = along_b ? x : row;
             int32_t wlo, whi;
-            if (rt.column(r, u, row_v, dims_c, &wlo, &whi)) emit_run(dom, u, row_v, wlo, whi);
+            if (rt.column(r, u, v, dims_c, &wlo, &whi)) emit_run(dom, u, v, wlo, whi);
           }
           continue;
         }
@@ -397,9 +442,13 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           const uint32_t j = j0 + uint32_t(lane);
           const uint32_t q = find_owner(cincl, j);  // lane holding the row of column j
           const uint32_t o = __shfl_sync(kFull, owner, q);  // lane holding that row's triangle
-          const int32_t qv = __shfl_sync(kFull, row_v, q);
-          const int32_t qu = __shfl_sync(kFull, ulo, q) + int32_t(j - (__shfl_sync(kFull, cincl, q) - __shfl_sync(kFull, cols, q)));
-          const int qdom = __shfl_sync(kFull, dom, q);
+          const int32_t qrow = __shfl_sync(kFull, row, q);
+          const int32_t qx =
+              __shfl_sync(kFull, ulo, q) + int32_t(j - (__shfl_sync(kFull, cincl, q) - __shfl_sync(kFull, cols, q)));
+          const uint32_t qinfo = __shfl_sync(kFull, info, q);
+          const int qdom = int(qinfo & 3u);
+          const bool qalong_b = kRanges && (qinfo & 4u) != 0;
+          const int32_t qu = qalong_b ? qrow : qx, qv = qalong_b ? qx : qrow;
           // The column needs only the depth range of the row's box (r, in the frame).
           const VoxelBox qr{{0, 0, __shfl_sync(kFull, r.lo[2], q)}, {0, 0, __shfl_sync(kFull, r.hi[2], q)}};
           int32_t wlo = 0, whi = -1;
@@ -478,7 +527,7 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
   }
 }
 
-template <VoxelMode kMode, Target kTarget, Blend kBlend, bool kSub, bool kBalance = false>
+template <VoxelMode kMode, Target kTarget, Blend kBlend, bool kSub, bool kBalance = false, bool kRanges = false>
 void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
   constexpr Word kWord = word_kind(kTarget, kBlend);
   constexpr bool kCount = kWord != Word::kBit;
@@ -492,7 +541,7 @@ void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
   constexpr size_t words = tile_brick_words(kWord, kAcc);
   constexpr size_t batch = batch_words(wide_record(kMode, kBalance));
   const size_t smem = (size_t(teams) * bricks * words + size_t(threads / 32) * batch) * sizeof(uint32_t);
-  auto kernel = fine_kernel<kMode, kTarget, kBlend, kTeamWarps, kSub, kBalance>;
+  auto kernel = fine_kernel<kMode, kTarget, kBlend, kTeamWarps, kSub, kBalance, kRanges>;
   // The attribute and the occupancy, once per thread and device (host calls that small jobs wait for).
   thread_local int known_device = -1, per_sm = 0;
   int device = 0;
@@ -512,11 +561,20 @@ template <VoxelMode kMode, Target kTarget, Blend kBlend>
 void launch_mode(const FineParams& p, bool sub, int num_sms, cudaStream_t stream) {
   constexpr Word kWord = word_kind(kTarget, kBlend);
   if constexpr (kWord == Word::kBit) {
-    if (p.d_auto_pairs) {  // (one of the two returns at once: FineParams::d_auto_pairs)
+    constexpr bool kRangesToo = kMode == VoxelMode::kConservative;  // (FineParams::row_ranges kOff otherwise)
+    const bool ranges = kRangesToo && p.row_ranges != FineRowRanges::kOff;
+    if (p.d_auto_pairs) {  // (all but one return at once: FineParams::d_auto_pairs)
       launch<kMode, kTarget, kBlend, false, true>(p, num_sms, stream);
       launch<kMode, kTarget, kBlend, false, false>(p, num_sms, stream);
-    } else if (p.balance_percent > 0) launch<kMode, kTarget, kBlend, false, true>(p, num_sms, stream);
-    else launch<kMode, kTarget, kBlend, false, false>(p, num_sms, stream);
+      if constexpr (kRangesToo)
+        if (ranges) launch<kMode, kTarget, kBlend, false, true, true>(p, num_sms, stream);
+    } else if (p.balance_percent > 0) {
+      if constexpr (kRangesToo)
+        if (ranges) return launch<kMode, kTarget, kBlend, false, true, true>(p, num_sms, stream);
+      launch<kMode, kTarget, kBlend, false, true>(p, num_sms, stream);
+    } else {
+      launch<kMode, kTarget, kBlend, false, false>(p, num_sms, stream);
+    }
   } else if constexpr (kWord == Word::kAdd64) launch<kMode, kTarget, kBlend, true>(p, num_sms, stream);
   else if (sub) launch<kMode, kTarget, kBlend, true>(p, num_sms, stream);
   else launch<kMode, kTarget, kBlend, false>(p, num_sms, stream);

@@ -247,6 +247,13 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
                          (layout == ValueTiles::kAuto && num_pairs < vtiles * kSubTileTriangles);
   uint32_t balance = ctx.opt.fine_balance_percent;
   const bool auto_on_device = balance == kFineBalanceAuto && d_num_pairs;
+  // Row ranges: conservative binary targets; chosen on the device with the balance, else by the host
+  // where it knows the pairs (with a balance forced and the pairs on the device, auto is off).
+  FineRowRanges ranges = mode == VoxelMode::kConservative && target.target == Target::kBinary ? ctx.opt.fine_row_ranges
+                                                                                              : FineRowRanges::kOff;
+  if (!auto_on_device && ranges == FineRowRanges::kAuto)
+    ranges = !d_num_pairs && fine_kernel_kind(num_pairs, cp.tri_end - cp.tri_begin, ranges) == 2 ? FineRowRanges::kOn
+                                                                                                 : FineRowRanges::kOff;
   if (balance == kFineBalanceAuto)
     balance = auto_on_device || auto_balance_spreads(num_pairs, cp.tri_end - cp.tri_begin) ? 101 : 0;
   for (int attempt = 0;; ++attempt) {
@@ -258,6 +265,7 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
     fp.d_num_vtiles = d_num_vtiles;
     fp.d_next = d_next.data();
     fp.balance_percent = balance;
+    fp.row_ranges = ranges;
     fp.d_auto_pairs = auto_on_device && target.target == Target::kBinary ? d_num_pairs : nullptr;
     fp.auto_tris = cp.tri_end - cp.tri_begin;
     fp.dims = cp.dims;

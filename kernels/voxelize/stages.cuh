@@ -123,9 +123,10 @@ struct FineParams {
   const uint32_t* d_num_vtiles;
   unsigned int* d_next;          // work counter, zero at launch
   uint32_t balance_percent;      // GpuOptions::fine_balance_percent
+  FineRowRanges row_ranges;      // kOn: the spread-column kernel with row ranges (conservative binary)
   // Binary targets whose number of pairs the host has not read (the scatter): that number on the
-  // device and the batch's triangles; both kernels are launched and the one the automatic rule
-  // (api.h kFineBalanceMinPairs) does not choose returns at once. Null otherwise.
+  // device and the batch's triangles; the binary kernels are launched and those the automatic rule
+  // (fine_kernel_kind) does not choose return at once. Null otherwise.
   const uint64_t* d_auto_pairs;
   uint32_t auto_tris;
   Int3 dims, tiles;
@@ -136,6 +137,13 @@ struct FineParams {
 // when the triangles make kFineBalanceMinPairs (tile, triangle) pairs each or more.
 __host__ __device__ inline bool auto_balance_spreads(uint64_t num_pairs, uint64_t num_tris) {
   return double(num_pairs) >= kFineBalanceMinPairs * double(num_tris);
+}
+// The binary kernel the automatic rules choose: 0 rows only, 1 spread columns, 2 spread columns with
+// row ranges (api.h kFineRowRangesMinPairs; `ranges` kOff where they do not apply: thin mode).
+__host__ __device__ inline int fine_kernel_kind(uint64_t num_pairs, uint64_t num_tris, FineRowRanges ranges) {
+  if (!auto_balance_spreads(num_pairs, num_tris)) return 0;
+  const bool long_slivers = double(num_pairs) >= kFineRowRangesMinPairs * double(num_tris);
+  return ranges == FineRowRanges::kOn || (ranges == FineRowRanges::kAuto && long_slivers) ? 2 : 1;
 }
 // Persistent fine raster: every virtual tile rastered in shared memory, non-empty bricks appended.
 // sub_tiles (32-bit value targets): one warp per 16^3 octant instead of one block per 32^3 tile;
