@@ -86,6 +86,7 @@ void VoxelizeState::scatter_batch(GpuContext& ctx, const CoarseParams& cp, uint6
   const uint64_t teams = fine_teams(ctx);
   const uint32_t max_tile = ctx.opt.max_tile_triangles;
   timer.begin("coarse");
+  scatter_room = num_pairs;
   d_tris[0].grow(num_pairs);
   launch_coarse_emit<uint32_t>(cp, d_offsets.data() + cp.tri_begin, d_single.data() + cp.tri_begin,
                                any_large ? d_large.data() : nullptr, d_num_large.data(), d_tile_cursor.data(),
@@ -254,6 +255,10 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
   if (!auto_on_device && ranges == FineRowRanges::kAuto)
     ranges = !d_num_pairs && fine_kernel_kind(num_pairs, cp.tri_end - cp.tri_begin, ranges) == 2 ? FineRowRanges::kOn
                                                                                                  : FineRowRanges::kOff;
+  // (On the device the pairs fit in the scatter's room: where that is too few, no third launch.)
+  if (auto_on_device && ranges == FineRowRanges::kAuto &&
+      double(scatter_room) < kFineRowRangesMinPairs * double(cp.tri_end - cp.tri_begin))
+    ranges = FineRowRanges::kOff;
   if (balance == kFineBalanceAuto)
     balance = auto_on_device || auto_balance_spreads(num_pairs, cp.tri_end - cp.tri_begin) ? 101 : 0;
   for (int attempt = 0;; ++attempt) {

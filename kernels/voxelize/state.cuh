@@ -51,6 +51,7 @@ struct VoxelizeState {
   DeviceBuffer<VirtualTile> d_vtiles;
   DeviceBuffer<uint64_t> d_tile_stat;  // the number of tiles, when it stayed on the device
   bool tiles_on_device = false;
+  uint64_t scatter_room = 0;          // the pairs' room of the last scatter_batch (its pairs, when unknown, fit there)
   DeviceBuffer<unsigned int> d_next;  // the fine raster's work counter
   // Unmerged bricks of one rastered target.
   struct TargetBricks {
