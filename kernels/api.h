@@ -53,9 +53,9 @@ constexpr uint32_t kFineBalanceAuto = 1000;
 constexpr double kFineBalanceMinPairs = 1.4;
 // Measured on an H200 (scripts/bench-results/row-ranges-h200-2026-11-27.md), fine raster ms, spread
 // columns without / with row ranges (GpuOptions::fine_row_ranges): CAD slivers (307k triangles, 14
-// pairs per triangle) 5.87 / 4.21, 3.7M CAD slivers (14) 57.1 / 36.3; but 1M tubes (2.1) 1.69 /
-// 1.87, the bunny at 2048^3 0.350 / 0.402, the 100k dragon 0.160 / 0.174: the rows' setup costs the
-// kernel registers, and transposed rows set their bits in a worse order for small triangles.
+// pairs per triangle) 5.89 / 4.22, 3.7M CAD slivers (14) 57.0 / 36.3; but 1M tubes (2.1) 1.69 /
+// 1.87, the bunny at 2048^3 0.354 / 0.403, the 100k dragon 0.160 / 0.174: the rows' setup makes the
+// kernel larger (computed and not used, it costs 5-24%), and these meshes have few empty rows.
 enum class FineRowRanges : uint32_t { kOff = 0, kOn = 1, kAuto = 2 };
 constexpr double kFineRowRangesMinPairs = 6.0;
 
