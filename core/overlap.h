@@ -481,9 +481,10 @@ VT_HD inline bool conservative_row_span_along_b(const ConservativeSetup& s, cons
   return scanline_range_along_b(s.e[0], u, r.lo[b], r.hi[b], vlo, vhi);
 }
 
-// The rows of box r (from conservative_bounds, in the dominant frame of t: dom 2) that can hold a
-// pixel of the dominant projection: rows along axis `row_axis` (1: rows v, spans along u, as
-// conservative_row_span; 0: rows u, spans along v, as conservative_row_span_along_b). The bounding
+// The rows of box r (from conservative_bounds) that can hold a pixel of t's projection onto axes
+// (pixel_axis, row_axis): rows indexed along row_axis, their pixels along pixel_axis (in t's
+// dominant frame, (0, 1): rows v, spans along u, as conservative_row_span; (1, 0): rows u, spans along
+// v, as conservative_row_span_along_b; the CPU's lines along other axes use other projections). The bounding
 // box lists every row the triangle's box crosses; a long thin triangle crossing a tile diagonally
 // reaches far fewer of them. This is the extent along row_axis of the projected triangle within the
 // strip of r's pixels along the other axis, both grown by a margin m that covers every pixel the
@@ -492,8 +493,9 @@ VT_HD inline bool conservative_row_span_along_b(const ConservativeSetup& s, cons
 // triangle, M the largest coordinate involved; m = 2^-16 (M + 2) (1/64 voxel at 1024). Only a
 // skip of rows whose spans are empty: the voxels are those of the bounding box's rows. Coordinates
 // beyond 2^24 keep the bounding box's rows. Returns the number of rows, *lo the first.
-VT_HD inline int32_t conservative_row_range(const TriSetup& t, const VoxelBox& r, int row_axis, int32_t* lo) {
-  const int y = row_axis, x = 1 - row_axis;
+VT_HD inline int32_t conservative_row_range(const TriSetup& t, const VoxelBox& r, int pixel_axis, int row_axis,
+                                            int32_t* lo) {
+  const int y = row_axis, x = pixel_axis;
   *lo = r.lo[y];
   const int32_t box_rows = r.hi[y] - r.lo[y] + 1;
   float px[3], py[3];
@@ -766,7 +768,9 @@ template <class F>
 VT_HD inline void for_each_conservative_line_voxel(const ConservativeSetup& s, const VoxelBox& r, int z, F&& f) {
   const int gx = frame_axis(s, (z + 1) % 3), gy = frame_axis(s, (z + 2) % 3), gz = frame_axis(s, z);
   const LineSetup line = line_setup(s, z);
-  for (int32_t y = r.lo[gy]; y <= r.hi[gy]; ++y) {
+  int32_t y0 = 0;
+  const int32_t rows = conservative_row_range(s.t, r, gx, gy, &y0);  // (those that can hold lines)
+  for (int32_t y = y0; y < y0 + rows; ++y) {
     int32_t xlo, xhi;
     if (!conservative_line_span(s, z, r, y, &xlo, &xhi)) continue;
     for (int32_t x = xlo; x <= xhi; ++x) {
@@ -791,8 +795,10 @@ VT_HD inline void for_each_conservative_voxel(const ConservativeSetup& s, const 
   if (!conservative_bounds(s.t, clip, &r)) return;
   const int z = conservative_line_axis(s);
   if (z != 2) return for_each_conservative_line_voxel(s, r, z, f);
-  const int b = vt_axis_b(s.t.dom);
-  for (int32_t v = r.lo[b]; v <= r.hi[b]; ++v) conservative_row(s, r, v, f);
+  // Columns along the dominant axis, in the rows of the dominant projection that can hold pixels.
+  int32_t v0 = 0;
+  const int32_t rows = conservative_row_range(s.t, r, vt_axis_a(s.t.dom), vt_axis_b(s.t.dom), &v0);
+  for (int32_t v = v0; v < v0 + rows; ++v) conservative_row(s, r, v, f);
 }
 
 // Thin: rows and columns of the dominant projection within the triangle's bounding box and clip

@@ -243,7 +243,7 @@ TEST(Overlap, RowRangesHoldEveryRowWithPixelsAlongBothAxes) {
             ASSERT_EQ(along_a, along_b) << "kind " << kind << " n " << n;
             for (int axis = 0; axis < 2; ++axis) {
               int32_t first = 0;
-              const int32_t rows = conservative_row_range(f, r, axis, &first);
+              const int32_t rows = conservative_row_range(f, r, 1 - axis, axis, &first);
               ASSERT_GE(rows, 0);
               for (const auto& p : along_a) {
                 const int32_t row = axis == 1 ? p.second : p.first;

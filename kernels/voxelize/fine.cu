@@ -123,7 +123,7 @@ __device__ inline uint32_t find_owner(uint32_t incl, uint32_t k) {
 // (Not inlined, fine raster 5% slower on the CAD slivers and the tubes.)
 __device__ __forceinline__ uint32_t pick_rows(const TriSetup& f, const VoxelBox& r, uint32_t* rows) {
   int32_t lo_v = 0, lo_u = 0;
-  const int32_t nv = conservative_row_range(f, r, 1, &lo_v), nu = conservative_row_range(f, r, 0, &lo_u);
+  const int32_t nv = conservative_row_range(f, r, 0, 1, &lo_v), nu = conservative_row_range(f, r, 1, 0, &lo_u);
   const bool along_b = nu < nv;
   *rows = uint32_t(along_b ? nu : nv);
   return uint32_t(along_b ? lo_u : lo_v) << 1 | uint32_t(along_b);
