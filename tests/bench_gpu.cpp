@@ -465,9 +465,15 @@ int main(int argc, char** argv) {
     else if (a == "--sort-pairs") gopt.sort_pairs = true;
     else if (a == "--read-pairs-first") gopt.read_pairs_first = true;
     else if (a == "--fine-balance" && i + 1 < argc) gopt.fine_balance_percent = uint32_t(std::atoi(argv[++i]));
-    else if (a == "--fine-row-ranges" && i + 1 < argc)
-      gopt.fine_row_ranges = FineRowRanges(std::atoi(argv[++i]));
-    else if (a == "--tile-triangles" && i + 1 < argc) gopt.max_tile_triangles = uint32_t(std::atoi(argv[++i]));
+    else if (a == "--fine-row-ranges" && i + 1 < argc) {  // 0 off, 1 on, 2 auto
+      const int v = std::atoi(argv[++i]);
+      if (v < 0 || v > 2) {
+        std::cerr << "voxtile_bench: error: --fine-row-ranges takes 0 (off), 1 (on) or 2 (auto)\n";
+        return 2;
+      }
+      gopt.fine_row_ranges = FineRowRanges(v);
+    } else if (a == "--tile-triangles" && i + 1 < argc)
+      gopt.max_tile_triangles = uint32_t(std::atoi(argv[++i]));
     else if (a == "--order" && i + 1 < argc) {
       const std::string v = argv[++i];
       gopt.triangle_order = v == "mesh" ? TriangleOrder::kMesh : v == "morton" ? TriangleOrder::kMorton : TriangleOrder::kAuto;
