@@ -1,25 +1,25 @@
 // Readers of voxtile's grid outputs, for `voxtile compare`.
 #include "io/grid_reader.h"
 
-#include "io/ply.h"
-
-#include <charconv>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/error.h"
-#include "io/dense.h"
 #include "io/binvox.h"
+#include "io/dense.h"
 #include "io/files.h"
-#include "io/vox.h"
 #include "io/mesh_reader.h"
+#include "io/ply.h"
 #include "io/vdb.h"
+#include "io/vox.h"
+#include "io/zip.h"
 
 namespace voxtile {
 namespace {
@@ -221,54 +221,17 @@ GridFile read_ply(const std::string& path) {
 
 // ---- .npz (stored ZIP) ----------------------------------------------------------------------------
 
-std::map<std::string, NpyArray> read_npz_arrays(const std::string& path, const std::string& bytes) {
-  auto u16 = [&](size_t o) { return uint64_t(uint8_t(bytes[o])) | uint64_t(uint8_t(bytes[o + 1])) << 8; };
-  auto u32 = [&](size_t o) { return u16(o) | u16(o + 2) << 16; };
-  auto u64 = [&](size_t o) { return u32(o) | u32(o + 4) << 32; };
-  if (bytes.size() < 22) fail(ErrorKind::kInput, path + ": not a ZIP (.npz) file");
-  size_t eocd = std::string::npos;
-  for (size_t p = bytes.size() - 22;; --p) {
-    if (u32(p) == 0x06054b50) {
-      eocd = p;
-      break;
-    }
-    if (p == 0 || bytes.size() - p > 70000) break;
-  }
-  if (eocd == std::string::npos) fail(ErrorKind::kInput, path + ": not a ZIP (.npz) file, or truncated");
-  uint64_t entries = u16(eocd + 10), cd = u32(eocd + 16);
-  if ((entries == 0xffff || cd == 0xffffffffull) && eocd >= 20 && u32(eocd - 20) == 0x07064b50) {
-    const uint64_t z = u64(eocd - 20 + 8);
-    if (z + 56 > bytes.size() || u32(z) != 0x06064b50) fail(ErrorKind::kInput, path + ": bad ZIP64 end record");
-    entries = u64(z + 32);
-    cd = u64(z + 48);
-  }
+// The arrays of an .npz (io/zip.h: stored or deflated entries, as numpy's savez and savez_compressed
+// write them); deflated ones are inflated into `keep`, stored ones read in place.
+std::map<std::string, NpyArray> read_npz_arrays(const std::string& path, const std::string& bytes,
+                                                std::vector<std::unique_ptr<char[]>>& keep) {
+  const zip::Reader archive(path, bytes.data(), bytes.size(), ".npz file");
   std::map<std::string, NpyArray> out;
-  size_t p = cd;
-  for (uint64_t e = 0; e < entries; ++e) {
-    if (p + 46 > bytes.size() || u32(p) != 0x02014b50) fail(ErrorKind::kInput, path + ": bad ZIP central directory");
-    const uint64_t method = u16(p + 10), name_len = u16(p + 28), extra_len = u16(p + 30), comment_len = u16(p + 32);
-    uint64_t size = u32(p + 24), offset = u32(p + 42);
-    const std::string name = bytes.substr(p + 46, name_len);
-    for (size_t x = p + 46 + name_len; x + 4 <= p + 46 + name_len + extra_len;) {
-      const uint64_t id = u16(x), len = u16(x + 2);
-      if (id == 1) {
-        size_t y = x + 4;
-        if (u32(p + 24) == 0xffffffffull) {
-          y += 8;  // uncompressed size first
-          size = u64(x + 4);
-        }
-        if (u32(p + 20) == 0xffffffffull) y += 8;
-        if (u32(p + 42) == 0xffffffffull) offset = u64(y);
-      }
-      x += 4 + len;
-    }
-    if (method != 0) fail(ErrorKind::kInput, path + ": " + name + " is compressed (only stored .npz entries are read)");
-    if (offset + 30 > bytes.size() || u32(offset) != 0x04034b50) fail(ErrorKind::kInput, path + ": bad ZIP local header");
-    const uint64_t data = offset + 30 + u16(offset + 26) + u16(offset + 28);
-    if (data + size > bytes.size()) fail(ErrorKind::kInput, path + ": truncated entry " + name);
-    const std::string key = name.size() > 4 ? name.substr(0, name.size() - 4) : name;
-    out[key] = parse_npy(path + ":" + name, reinterpret_cast<const unsigned char*>(bytes.data()) + data, size);
-    p += 46 + name_len + extra_len + comment_len;
+  for (const zip::Entry& e : archive.entries()) {
+    keep.emplace_back();
+    const std::string_view data = archive.read(e, keep.back());
+    const std::string key = e.name.size() > 4 ? e.name.substr(0, e.name.size() - 4) : e.name;
+    out[key] = parse_npy(path + ":" + e.name, reinterpret_cast<const unsigned char*>(data.data()), data.size());
   }
   return out;
 }
@@ -280,7 +243,8 @@ GridFile read_npz(const std::string& path) {
   f.has_transform = true;
   f.has_buckets = true;
   const std::string bytes = read_input_file(path);
-  const auto arrays = read_npz_arrays(path, bytes);
+  std::vector<std::unique_ptr<char[]>> keep;
+  const auto arrays = read_npz_arrays(path, bytes, keep);
   auto need = [&](const char* name, const char* descr) -> const NpyArray& {
     auto it = arrays.find(name);
     if (it == arrays.end()) fail(ErrorKind::kInput, path + ": no array " + name + " (not a voxtile bucket file)");

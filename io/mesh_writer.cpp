@@ -1,8 +1,6 @@
 // Binary PLY mesh writer.
 #include "io/mesh_writer.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -17,6 +15,7 @@
 #include "io/files.h"
 #include "io/json_text.h"
 #include "io/ply.h"
+#include "io/zip.h"
 
 namespace voxtile {
 
@@ -98,120 +97,6 @@ class TextOut {
  private:
   std::function<void(const char*, size_t)> m_sink;
   std::string m_buf;
-};
-
-// A ZIP archive written front to back: each entry deflated (zlib, fastest level) as its bytes come,
-// its CRC-32 and sizes in a data descriptor after it; no timestamps, so the same entries give the
-// same bytes. Parts over 4 GB are refused (no ZIP64).
-class ZipOut {
- public:
-  explicit ZipOut(AtomicFile& f) : m_f(f) {}
-  void begin(const std::string& name) {
-    Entry e;
-    e.name = name;
-    e.offset = m_at;
-    m_entries.push_back(e);
-    std::string h;
-    put32(h, 0x04034b50);
-    put16(h, 20);    // version needed
-    put16(h, 0x08);  // CRC-32 and sizes in the data descriptor
-    put16(h, 8);     // deflate
-    put32(h, 0);     // time, date
-    put32(h, 0);     // CRC-32
-    put32(h, 0);     // sizes
-    put32(h, 0);
-    put16(h, uint16_t(name.size()));
-    put16(h, 0);
-    h += name;
-    out(h.data(), h.size());
-    m_z = z_stream{};
-    if (deflateInit2(&m_z, Z_BEST_SPEED, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-      fail(ErrorKind::kInternal, "zlib: deflateInit2 failed");
-  }
-  void data(const char* d, size_t n) {
-    Entry& e = m_entries.back();
-    e.crc = uint32_t(crc32_z(e.crc, reinterpret_cast<const unsigned char*>(d), n));
-    e.usize += n;
-    deflate_some(d, n, Z_NO_FLUSH);
-  }
-  void end() {
-    deflate_some(nullptr, 0, Z_FINISH);
-    deflateEnd(&m_z);
-    const Entry& e = m_entries.back();
-    if (e.usize > 0xFFFFFFFFu || e.csize > 0xFFFFFFFFu || m_at > 0xFFFFFFFFu)
-      fail(ErrorKind::kUsage, "a 3MF part over 4 GB is not written (ZIP64 is not supported here)");
-    std::string d;
-    put32(d, 0x08074b50);
-    put32(d, e.crc);
-    put32(d, uint32_t(e.csize));
-    put32(d, uint32_t(e.usize));
-    out(d.data(), d.size());
-  }
-  void finish() {
-    const uint64_t cd = m_at;
-    std::string c;
-    for (const Entry& e : m_entries) {
-      put32(c, 0x02014b50);
-      put16(c, 20);  // made by
-      put16(c, 20);  // needed
-      put16(c, 0x08);
-      put16(c, 8);
-      put32(c, 0);  // time, date
-      put32(c, e.crc);
-      put32(c, uint32_t(e.csize));
-      put32(c, uint32_t(e.usize));
-      put16(c, uint16_t(e.name.size()));
-      put16(c, 0);  // extra, comment, disk, internal attributes
-      put16(c, 0);
-      put16(c, 0);
-      put16(c, 0);
-      put32(c, 0);  // external attributes
-      put32(c, uint32_t(e.offset));
-      c += e.name;
-    }
-    out(c.data(), c.size());
-    std::string z;
-    put32(z, 0x06054b50);
-    put32(z, 0);
-    put16(z, uint16_t(m_entries.size()));
-    put16(z, uint16_t(m_entries.size()));
-    put32(z, uint32_t(c.size()));
-    put32(z, uint32_t(cd));
-    put16(z, 0);
-    out(z.data(), z.size());
-  }
-
- private:
-  struct Entry {
-    std::string name;
-    uint32_t crc = 0;
-    uint64_t csize = 0, usize = 0, offset = 0;
-  };
-  static void put16(std::string& s, uint16_t v) { s.append(reinterpret_cast<const char*>(&v), 2); }
-  static void put32(std::string& s, uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); }
-  void out(const char* d, size_t n) {
-    m_f.write(d, n);
-    m_at += n;
-  }
-  void deflate_some(const char* d, size_t n, int flush) {
-    unsigned char buf[1 << 16];
-    m_z.next_in = reinterpret_cast<unsigned char*>(const_cast<char*>(d));
-    m_z.avail_in = uInt(n);
-    int rc = Z_OK;
-    do {
-      m_z.next_out = buf;
-      m_z.avail_out = sizeof buf;
-      rc = deflate(&m_z, flush);
-      const size_t got = sizeof buf - m_z.avail_out;
-      out(reinterpret_cast<const char*>(buf), got);
-      m_entries.back().csize += got;
-    } while (m_z.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
-  }
-
-  AtomicFile& m_f;
-  z_stream m_z{};
-  uint64_t m_at = 0;
-  std::vector<Entry> m_entries;
 };
 
 Vec3f face_normal(const Mesh& m, size_t t) {
@@ -332,11 +217,11 @@ void write_off(const Mesh& m, AtomicFile& out) {
 // 3MF: one object (the mesh) placed once by the build, in a ZIP package with its content types and
 // root relationship. Coordinates in shortest round-trip form, in 3MF's default unit (millimetre).
 void write_3mf(const Mesh& m, AtomicFile& out) {
-  ZipOut zip(out);
+  zip::Writer zip(out);
   auto part = [&](const std::string& name, const std::string& text) {
-    zip.begin(name);
+    zip.begin_deflated(name);
     zip.data(text.data(), text.size());
-    zip.end();
+    zip.end_deflated();
   };
   part("[Content_Types].xml",
        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Types xmlns=\"http://schemas.openxmlformats.org/package/2006/"
@@ -347,7 +232,7 @@ void write_3mf(const Mesh& m, AtomicFile& out) {
        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Relationships xmlns=\"http://schemas.openxmlformats.org/package/"
        "2006/relationships\"><Relationship Target=\"/3D/3dmodel.model\" Id=\"rel0\" Type=\"http://schemas.microsoft."
        "com/3dmanufacturing/2013/01/3dmodel\"/></Relationships>\n");
-  zip.begin("3D/3dmodel.model");
+  zip.begin_deflated("3D/3dmodel.model");
   {
     TextOut t([&](const char* d, size_t n) { zip.data(d, n); });
     t.str(
@@ -376,7 +261,7 @@ void write_3mf(const Mesh& m, AtomicFile& out) {
     }
     t.str("</triangles>\n</mesh>\n</object>\n</resources>\n<build>\n<item objectid=\"1\"/>\n</build>\n</model>\n");
   }
-  zip.end();
+  zip.end_deflated();
   zip.finish();
 }
 

@@ -1,12 +1,10 @@
-// Native 3MF reader (io/native_mesh.h): the OPC package (a ZIP archive: stored or deflated entries,
-// ZIP64 included, each entry's CRC-32 checked) read from the mapped file with libdeflate; the model part the
+// Native 3MF reader (io/native_mesh.h): the OPC package (a ZIP archive, io/zip.h: stored or deflated
+// entries, ZIP64 included, each entry's CRC-32 checked) read from the mapped file; the model part the
 // package's root relationship names; its objects (meshes, and components that place other objects,
 // also from other model parts: the production extension's p:path), placed by the build items with
 // their transforms; base materials as material colours. Vertex and triangle lists, which are nearly
 // the whole file, are parsed on all cores: elements counted per chunk, then parsed into their places.
 // Coordinates stay in the file's unit (as Assimp leaves them).
-#include <libdeflate.h>
-#include <strings.h>
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
@@ -23,154 +21,12 @@
 #include "io/mesh_append.h"
 #include "io/native_mesh.h"
 #include "io/text_scan.h"
+#include "io/zip.h"
 
 namespace voxtile {
 namespace tmf {  // (named: the unity build joins io's sources)
 
 using namespace text_scan;
-
-// ---- ZIP ----------------------------------------------------------------------------------------
-
-struct ZipEntry {
-  std::string name;                           // as stored (no leading '/')
-  uint64_t offset = 0, csize = 0, usize = 0;  // local header, compressed and uncompressed sizes
-  uint32_t crc = 0;
-  uint16_t method = 0;
-};
-
-class Zip {
- public:
-  Zip(const std::string& path, const char* data, size_t size) : m_path(path), m_data(data), m_size(size) { index(); }
-
-  // The entry named `name` (OPC part names: case-insensitive, with or without a leading '/'), or null.
-  const ZipEntry* find(std::string name) const {
-    if (!name.empty() && name[0] == '/') name.erase(0, 1);
-    for (const ZipEntry& e : m_entries)
-      if (e.name.size() == name.size() && strncasecmp(e.name.data(), name.data(), name.size()) == 0) return &e;
-    return nullptr;
-  }
-  // The entry's bytes, inflated and checked against its CRC-32 (not zero-filled first).
-  std::string_view read(const ZipEntry& e, std::unique_ptr<char[]>& storage) const {
-    const std::string what = m_path + ": package part '" + e.name + "'";
-    if (e.offset > m_size || m_size - e.offset < 30 || u32(e.offset) != 0x04034b50)
-      fail(ErrorKind::kInput, what + ": no local header where the directory says (a damaged archive)");
-    const uint64_t start = e.offset + 30 + u16(e.offset + 26) + u16(e.offset + 28);
-    if (start > m_size || e.csize > m_size - start)
-      fail(ErrorKind::kInput, what + " runs past the end of the file (truncated?)");
-    // Deflate cannot expand more than about 1032:1: a larger stated size is not this entry's.
-    if (e.usize > 1100 * e.csize + 1024 || e.usize > (uint64_t(1) << 40))
-      fail(ErrorKind::kInput, what + " states " + std::to_string(e.usize) + " bytes, more than its " +
-                                  std::to_string(e.csize) + " compressed bytes can hold");
-    storage.reset(new char[size_t(e.usize) + 1]);
-    char* out = storage.get();
-    if (e.method == 0) {
-      if (e.csize != e.usize) fail(ErrorKind::kInput, what + ": a stored entry whose two sizes differ");
-      std::memcpy(out, m_data + start, size_t(e.usize));
-    } else if (e.method == 8) {
-      // libdeflate: whole-buffer inflate into the size the directory states, 2-3x zlib's speed (the
-      // model part is one deflate stream, so its inflate is the one serial stage of a 3MF read).
-      struct Free {
-        void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
-      };
-      const std::unique_ptr<libdeflate_decompressor, Free> d(libdeflate_alloc_decompressor());
-      if (!d) fail(ErrorKind::kResource, "out of memory (libdeflate)");
-      size_t got = 0;
-      const libdeflate_result rc =
-          libdeflate_deflate_decompress(d.get(), m_data + start, size_t(e.csize), out, size_t(e.usize), &got);
-      if (rc != LIBDEFLATE_SUCCESS || got != e.usize)
-        fail(ErrorKind::kInput, what + ": its compressed data is damaged or cut short");
-    } else {
-      fail(ErrorKind::kInput, what + ": compressed with method " + std::to_string(e.method) +
-                                  " (voxtile reads stored and deflated entries)");
-    }
-    if (libdeflate_crc32(0, out, size_t(e.usize)) != e.crc)
-      fail(ErrorKind::kInput, what + ": its CRC-32 does not match (a damaged archive)");
-    return std::string_view(out, size_t(e.usize));
-  }
-
- private:
-  uint16_t u16(uint64_t at) const {
-    uint16_t v;
-    std::memcpy(&v, m_data + at, 2);
-    return v;
-  }
-  uint32_t u32(uint64_t at) const {
-    uint32_t v;
-    std::memcpy(&v, m_data + at, 4);
-    return v;
-  }
-  uint64_t u64(uint64_t at) const {
-    uint64_t v;
-    std::memcpy(&v, m_data + at, 8);
-    return v;
-  }
-
-  void index() {
-    auto damaged = [&](const std::string& why) {
-      fail(ErrorKind::kInput, m_path + ": not a readable 3MF package (a ZIP archive): " + why);
-    };
-    // The end-of-central-directory record: in the last 64 KB + 22 bytes.
-    if (m_size < 22) damaged("too short");
-    uint64_t eocd = UINT64_MAX;
-    for (uint64_t at = m_size - 22;; --at) {
-      if (u32(at) == 0x06054b50) {
-        eocd = at;
-        break;
-      }
-      if (at == 0 || m_size - at > 65557) break;
-    }
-    if (eocd == UINT64_MAX) damaged("no end of central directory (truncated?)");
-    uint64_t count = u16(eocd + 10), cd_size = u32(eocd + 12), cd_offset = u32(eocd + 16);
-    if ((count == 0xFFFF || cd_size == 0xFFFFFFFF || cd_offset == 0xFFFFFFFF) && eocd >= 20 &&
-        u32(eocd - 20) == 0x07064b50) {
-      const uint64_t z64 = u64(eocd - 20 + 8);
-      if (z64 > m_size || m_size - z64 < 56 || u32(z64) != 0x06064b50) damaged("a broken ZIP64 directory record");
-      count = u64(z64 + 32);
-      cd_size = u64(z64 + 40);
-      cd_offset = u64(z64 + 48);
-    }
-    if (cd_offset > m_size || cd_size > m_size - cd_offset || count > cd_size / 46)
-      damaged("its directory runs past the file");
-    uint64_t at = cd_offset;
-    for (uint64_t i = 0; i < count; ++i) {
-      if (cd_offset + cd_size - at < 46 || u32(at) != 0x02014b50) damaged("a broken directory entry");
-      ZipEntry e;
-      e.method = u16(at + 10);
-      e.crc = u32(at + 16);
-      e.csize = u32(at + 20);
-      e.usize = u32(at + 24);
-      const uint64_t n = u16(at + 28), extra = u16(at + 30), comment = u16(at + 32);
-      e.offset = u32(at + 42);
-      if (cd_offset + cd_size - at < 46 + n + extra + comment) damaged("a broken directory entry");
-      e.name.assign(m_data + at + 46, size_t(n));
-      // ZIP64 sizes and offset, in that order, for the fields that say 0xFFFFFFFF.
-      for (uint64_t x = at + 46 + n; x + 4 <= at + 46 + n + extra;) {
-        const uint16_t id = u16(x), len = u16(x + 2);
-        if (x + 4 + len > at + 46 + n + extra) break;
-        if (id == 0x0001) {
-          uint64_t y = x + 4;
-          auto take = [&](uint64_t& field) {
-            if (field == 0xFFFFFFFF && y + 8 <= x + 4 + len) {
-              field = u64(y);
-              y += 8;
-            }
-          };
-          take(e.usize);
-          take(e.csize);
-          take(e.offset);
-        }
-        x += 4 + len;
-      }
-      m_entries.push_back(std::move(e));
-      at += 46 + n + extra + comment;
-    }
-  }
-
-  std::string m_path;
-  const char* m_data;
-  size_t m_size;
-  std::vector<ZipEntry> m_entries;
-};
 
 // ---- XML ----------------------------------------------------------------------------------------
 
@@ -289,7 +145,7 @@ struct Part {
 class Reader {
  public:
   Reader(const std::string& path, MeshLoadResult& out)
-      : m_path(path), m_out(out), m_file(path), m_zip(path, m_file.data(), m_file.size()) {}
+      : m_path(path), m_out(out), m_file(path), m_zip(path, m_file.data(), m_file.size(), "3MF package") {}
 
   void read() {
     m_out.format = "3MF (native)";
@@ -314,7 +170,7 @@ class Reader {
 
   // The model part the package's root relationship names (3D/3dmodel.model where it names none).
   std::string root_model() {
-    if (const ZipEntry* rels = m_zip.find("_rels/.rels")) {
+    if (const zip::Entry* rels = m_zip.find("_rels/.rels")) {
       std::unique_ptr<char[]> storage;
       const std::string_view text = m_zip.read(*rels, storage);
       const char* p = text.data();
@@ -335,7 +191,7 @@ class Reader {
     for (char& c : key) c = char(std::tolower(static_cast<unsigned char>(c)));
     const auto it = m_parts.find(key);
     if (it != m_parts.end()) return *it->second;
-    const ZipEntry* e = m_zip.find(name);
+    const zip::Entry* e = m_zip.find(name);
     if (!e) bad("the package has no model part '" + name + "'");
     auto part = std::make_unique<Part>();
     part->text = m_zip.read(*e, part->storage);
@@ -614,7 +470,7 @@ class Reader {
   std::string m_path;
   MeshLoadResult& m_out;
   MappedFile m_file;
-  Zip m_zip;
+  zip::Reader m_zip;
   MeshAppender* m_appender = nullptr;
   std::map<std::string, std::unique_ptr<Part>> m_parts;
   std::map<std::pair<const Part*, uint64_t>, std::vector<uint32_t>> m_groups;  // basematerials -> colour numbers

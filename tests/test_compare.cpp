@@ -5,10 +5,12 @@
 
 #include "core/compare.h"
 #include "core/voxelize.h"
+#include "io/atomic_file.h"
 #include "io/grid_reader.h"
 #include "io/mesh_reader.h"
 #include "io/vdb.h"
 #include "io/writers.h"
+#include "io/zip.h"
 #include "tests/helpers.h"
 
 namespace voxtile {
@@ -82,6 +84,25 @@ TEST(Compare, SeveralGridsAndBucketFiles) {
   EXPECT_NE(r.out.find("attribute sets differ"), std::string::npos) << r.out;
   EXPECT_EQ(test::run_voxtile({"compare", dir.file("b.npz"), dir.file("c.npy")}).exit_code, 0);  // fragments = count
   EXPECT_EQ(test::run_voxtile({"compare", dir.file("b.npz"), dir.file("m.vdb")}).exit_code, 1);  // 1 grid vs 3
+  // The same arrays deflated (as numpy's savez_compressed writes them) read back equal.
+  {
+    const std::string stored = test::read_file(dir.file("n.npz"));
+    const zip::Reader in(dir.file("n.npz"), stored.data(), stored.size(), ".npz file");
+    AtomicFile out(dir.file("d.npz"));
+    zip::Writer w(out);
+    for (const zip::Entry& e : in.entries()) {
+      std::unique_ptr<char[]> storage;
+      const std::string_view bytes = in.read(e, storage);
+      w.begin_deflated(e.name);
+      w.data(bytes.data(), bytes.size());
+      w.end_deflated();
+    }
+    w.finish();
+    out.commit();
+  }
+  EXPECT_LT(test::read_file(dir.file("d.npz")).size(), test::read_file(dir.file("n.npz")).size());
+  r = test::run_voxtile({"compare", dir.file("n.npz"), dir.file("d.npz")});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
 TEST(Compare, ReportsDifferencesIouAndTolerance) {
