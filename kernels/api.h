@@ -46,11 +46,15 @@ inline const char* scan_method_name(ScanMethod m) {
 enum class TriangleOrder : int { kAuto = 0, kMesh = 1, kMorton = 2 };
 
 // Measured on an H200 (scripts/bench-results/issue14-h200-2026-11-24.md), fine raster ms, rows only
-// / columns (101): 100k dragon at 1024^3 (1.52 pairs per triangle) 0.352 / 0.311, bunny at 2048^3
+// / spread columns: 100k dragon at 1024^3 (1.52 pairs per triangle) 0.352 / 0.311, bunny at 2048^3
 // (2.7) 0.816 / 0.738, 3M tubes 10.0 / 9.67; but subdivided dragons (about 1.05) 1.21 / 1.90 (6.4M)
 // and the room 0.45 / 0.76: the kernel with the column code holds more registers and spills.
-constexpr uint32_t kFineBalanceAuto = 1000;
-constexpr double kFineBalanceMinPairs = 1.4;
+// Within the kernel with the column code, rounds of rows whose longest row had fewer than 3 columns
+// were once rastered a lane per row: measured on an H200 with that path compiled out, the fine
+// raster is 0.5-4.6% faster on every mesh that kernel serves (CAD slivers 4.22 -> 4.03 ms, Sponza
+// 0.099 -> 0.094, closed tubes 12.33 -> 12.07; scripts/bench-results/fine-columns-h200-2026-11-27.md).
+enum class FineColumns : int { kRows = 0, kSpread = 1, kAuto = 2 };
+constexpr double kFineSpreadMinPairs = 1.4;
 // Measured on an H200 (scripts/bench-results/row-ranges-h200-2026-11-27.md), fine raster ms, spread
 // columns without / with row ranges (GpuOptions::fine_row_ranges): CAD slivers (307k triangles, 14
 // pairs per triangle) 5.89 / 4.22, 3.7M CAD slivers (14) 57.0 / 36.3; but 1M tubes (2.1) 1.69 /
@@ -75,14 +79,12 @@ struct GpuOptions {
   bool merge_by_brick_key = false;     // brick merge: sort 64-bit brick keys even when 32-bit brick indices would do (tests, A/B)
   bool sort_pairs = false;             // coarse raster: sort the (tile, triangle) pairs even where binary targets would scatter them (tests, A/B)
   bool read_pairs_first = false;       // coarse raster: the host reads the number of pairs before the emit even where it need not (A/B)
-  // Fine raster, binary targets: a warp spreads the columns of its 32 rows over its lanes (each
-  // lane then reads its column's triangle from the batch's setups in shared memory) when its
-  // longest row has 3 columns or more and the rows alone, a lane each, would keep less than this
-  // percentage of its lanes busy (0: rows only, a kernel without the column code; 101: whenever
-  // rows have 3 columns or more).
-  // kFineBalanceAuto: 101 when the triangles are several voxels across (kFineBalanceMinPairs (tile,
-  // triangle) pairs per triangle or more), else 0. Tests and A/B set it.
-  uint32_t fine_balance_percent = kFineBalanceAuto;
+  // Fine raster, binary targets: kRows, a lane per row of a warp's 32 triangles (a kernel without
+  // the column code); kSpread, the columns of each round of 32 rows spread over the lanes, each lane
+  // reading its column's triangle from the batch's setups in shared memory (another kernel);
+  // kAuto: kSpread when the triangles are several voxels across (kFineSpreadMinPairs (tile,
+  // triangle) pairs per triangle or more), else kRows. Tests and A/B set it.
+  FineColumns fine_columns = FineColumns::kAuto;
   // Fine raster, conservative binary targets with spread columns: each triangle's rows in a tile are
   // only those that can hold pixels of its dominant projection, along whichever of the projection's
   // axes has fewer (core/overlap.h conservative_row_range; the bounding box lists every row, and a

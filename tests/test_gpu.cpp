@@ -299,7 +299,7 @@ TEST_F(Gpu, ScatteredPairsRetryWhenTheirRoomWasTooSmall) {
 // where rows differ in length, or wherever rows have 3 columns or more; spread columns with each
 // triangle's rows limited to those that can hold pixels, along either axis of its projection): the
 // same grids, on long thin triangles, CAD slivers and small triangles, the kernel chosen by the host
-// (a forced balance) and on the device (automatic balance, pairs not read by the host).
+// (the columns forced) and on the device (chosen automatically, pairs not read by the host).
 TEST_F(Gpu, AllFineRasterKernelsGiveTheSameGrids) {
   const Mesh tubes = make_tubes(40, 60, 6, 7, 0.01, 1.5);
   const Mesh cad = make_cad(24, 96, 5);
@@ -309,14 +309,14 @@ TEST_F(Gpu, AllFineRasterKernelsGiveTheSameGrids) {
     GridOptions go;
     go.resolution = 400;
     const GridSpec spec = make_grid_spec(m->bounds(), go);
-    for (uint32_t balance : {0u, 50u, 101u, kFineBalanceAuto})
+    for (FineColumns columns : {FineColumns::kRows, FineColumns::kSpread, FineColumns::kAuto})
       for (FineRowRanges ranges : {FineRowRanges::kOff, FineRowRanges::kOn, FineRowRanges::kAuto}) {
-        if (balance == 0 && ranges != FineRowRanges::kOff) continue;  // (rows only: no ranges)
+        if (columns == FineColumns::kRows && ranges != FineRowRanges::kOff) continue;  // (rows only: no ranges)
         GpuOptions o;
-        o.fine_balance_percent = balance;
+        o.fine_columns = columns;
         o.fine_row_ranges = ranges;
-        compare(*m, spec, name + ", balance " + std::to_string(balance) + ", row ranges " + std::to_string(int(ranges)),
-                o);
+        compare(*m, spec,
+                name + ", columns " + std::to_string(int(columns)) + ", row ranges " + std::to_string(int(ranges)), o);
       }
   }
 }
@@ -332,11 +332,11 @@ TEST_F(Gpu, TrianglesFarSmallerThanVoxelsMatchTheCpu) {
     go.resolution = 45;
     const GridSpec spec = make_grid_spec(m->bounds(), go);
     for (bool sort : {false, true})
-      for (uint32_t balance : {0u, 101u, 102u}) {  // (102: 101 with row ranges)
+      for (int kernel : {0, 1, 2}) {  // rows, spread columns, spread columns with row ranges
         GpuOptions g;
         g.sort_pairs = sort;
-        g.fine_balance_percent = std::min(balance, 101u);
-        g.fine_row_ranges = balance == 102 ? FineRowRanges::kOn : FineRowRanges::kOff;
+        g.fine_columns = kernel == 0 ? FineColumns::kRows : FineColumns::kSpread;
+        g.fine_row_ranges = kernel == 2 ? FineRowRanges::kOn : FineRowRanges::kOff;
         const std::unique_ptr<Voxelizer> gpu = make_gpu_voxelizer(g);
         gpu->set_mesh(*m);
         for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative}) {
@@ -344,7 +344,7 @@ TEST_F(Gpu, TrianglesFarSmallerThanVoxelsMatchTheCpu) {
           o.mode = mode;
           expect_same(voxelize_cpu(*m, spec, o), gpu->voxelize(spec, o),
                       std::string(m == &sphere ? "sphere" : "quarters") + (sort ? " sorted" : " scattered") +
-                          " balance " + std::to_string(balance) + " " + mode_name(mode));
+                          " kernel " + std::to_string(kernel) + " " + mode_name(mode));
         }
       }
   }

@@ -2,9 +2,9 @@
 // tile in shared memory (1 bit per voxel for binary, a 32-bit word per voxel for count, id,
 // distance min/max and packed normals, 64-bit fixed-point channels plus an occupancy bit for the
 // add blends of float targets); persistent warps take batches of 32 triangles with one shared
-// atomic and spread their rows over the lanes (binary targets: or, when the rows differ much in
-// length, the rows' columns; for long slivers only the rows that can hold pixels, along either axis
-// of the projection); each lane rasters its row or column with the shared functions of
+// atomic and spread their rows over the lanes (binary targets of triangles several voxels across:
+// the rows' columns; for long slivers only the rows that can hold pixels, along either axis of the
+// projection); each lane rasters its row or column with the shared functions of
 // core/overlap.h, shades each fragment with the target's functor (core/targets.h) and blends with
 // shared-memory atomics (OR, add, max). Then the tile's non-empty 8^3 bricks are written out, masks
 // built with ballots: for binary tiles one global atomic takes all their slots, for value tiles one
@@ -40,7 +40,6 @@ constexpr int fine_threads(Word w, int team_warps, bool sub) {
 // 0.86 ms), so it keeps the small ones and 4 blocks. Value tiles are limited by shared memory.
 constexpr bool wide_record(VoxelMode m, bool balance) { return m == VoxelMode::kConservative && balance; }
 constexpr int binary_min_blocks(VoxelMode m, bool balance) { return wide_record(m, balance) ? 3 : 4; }
-constexpr uint32_t kBalanceMinColumns = 3;
 
 // The part of a voxel's bit index in a binary tile (brick << 9 | brick_offset, 4^3 bricks of 8^3)
 // that coordinate x (0 to 31) along `axis` contributes: the bit indices are ORs of one term per axis.
@@ -187,8 +186,8 @@ struct RowTriangle<VoxelMode::kThin> {
 // kSub: each work item is one 16^3 octant of a virtual tile: owned by one warp for 32-bit values
 // (16 KB), so value targets keep every warp busy when tiles hold few triangles; by a block of 4
 // or 8 warps for 64-bit sums (32 KB or 96 KB).
-// kBalance: the columns of long rows may be spread over the lanes (binary targets); compiled out
-// otherwise, since the extra code costs registers (and spills) even where it does not run.
+// kBalance: the columns of every round of rows are spread over the lanes (binary targets); the
+// kernel without it keeps a lane per row, since the column code costs registers (and spills).
 // kRanges (with kBalance, conservative): each triangle's rows in the tile are only those that can
 // hold pixels, along whichever axis of its projection has fewer (pick_rows); a kernel of its own,
 // since the rows' setup costs the kernel registers (api.h kFineRowRangesMinPairs).
@@ -319,8 +318,8 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
     // Persistent warps take batches of 32 triangles. The rows (scanlines of the dominant
     // projection inside the tile) of the batch's triangles are the warp's work units: a warp
     // prefix sum over rows per triangle, then every lane takes a row, so one large triangle
-    // keeps the whole warp busy instead of one thread. When the 32 rows differ much in length
-    // (long thin triangles), their columns are spread over the lanes instead.
+    // keeps the whole warp busy instead of one thread. In the kernel for triangles several voxels
+    // across (long thin ones), the rows' columns are spread over the lanes instead.
     while (true) {
       uint32_t first = 0;
       if (lane == 0) first = atomicAdd(&s_batch[team], 32u);
@@ -410,19 +409,18 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           if (!rt.span(r, row, along_b, &ulo, &uhi)) uhi = ulo - 1;
         }
         const uint32_t cols = uint32_t(uhi - ulo + 1);
-        uint32_t cincl = cols, cmax = cols;
+        uint32_t cincl = cols;
         if constexpr (kBalance) {
           for (int d = 1; d < 32; d <<= 1) {
             const uint32_t n = __shfl_up_sync(kFull, cincl, d);
             if (lane >= d) cincl += n;
-            cmax = max(cmax, __shfl_xor_sync(kFull, cmax, d));
           }
         }
         const uint32_t ctotal = kBalance ? __shfl_sync(kFull, cincl, 31) : 0u;
-        // Rows alone, a lane each, keep ctotal / (32 cmax) of the lanes' column work busy; rows of
-        // fewer than kBalanceMinColumns columns are not worth a second setup per column.
-        if (!kBalance || cmax < kBalanceMinColumns ||
-            uint64_t(ctotal) * 100 >= uint64_t(cmax) * 32 * p.balance_percent) {
+        // Rows alone, a lane each (the kernel without the column code). The kernel with it spreads
+        // every round's columns, also where rows are short: a path for rows alone there made the
+        // kernel larger and its fine raster 0.5-4.6% slower on every mesh (api.h FineColumns).
+        if constexpr (!kBalance) {
           if (cols == 0) continue;
           if constexpr (kCount) {
             const Vec3f v[3] = {from_dominant_frame(ft.v[0], dom), from_dominant_frame(ft.v[1], dom),
@@ -568,7 +566,7 @@ void launch_mode(const FineParams& p, bool sub, int num_sms, cudaStream_t stream
       launch<kMode, kTarget, kBlend, false, false>(p, num_sms, stream);
       if constexpr (kRangesToo)
         if (ranges) launch<kMode, kTarget, kBlend, false, true, true>(p, num_sms, stream);
-    } else if (p.balance_percent > 0) {
+    } else if (p.spread_columns) {
       if constexpr (kRangesToo)
         if (ranges) return launch<kMode, kTarget, kBlend, false, true, true>(p, num_sms, stream);
       launch<kMode, kTarget, kBlend, false, true>(p, num_sms, stream);

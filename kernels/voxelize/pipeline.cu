@@ -246,10 +246,10 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
   const ValueTiles layout = ctx.opt.value_tiles;
   const bool sub_tiles = layout == ValueTiles::kOctant ||
                          (layout == ValueTiles::kAuto && num_pairs < vtiles * kSubTileTriangles);
-  uint32_t balance = ctx.opt.fine_balance_percent;
-  const bool auto_on_device = balance == kFineBalanceAuto && d_num_pairs;
-  // Row ranges: conservative binary targets; chosen on the device with the balance, else by the host
-  // where it knows the pairs (with a balance forced and the pairs on the device, auto is off).
+  FineColumns columns = ctx.opt.fine_columns;
+  const bool auto_on_device = columns == FineColumns::kAuto && d_num_pairs;
+  // Row ranges: conservative binary targets; chosen on the device with the columns, else by the host
+  // where it knows the pairs (with the columns forced and the pairs on the device, auto is off).
   FineRowRanges ranges = mode == VoxelMode::kConservative && target.target == Target::kBinary ? ctx.opt.fine_row_ranges
                                                                                               : FineRowRanges::kOff;
   if (!auto_on_device && ranges == FineRowRanges::kAuto)
@@ -259,8 +259,9 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
   if (auto_on_device && ranges == FineRowRanges::kAuto &&
       double(scatter_room) < kFineRowRangesMinPairs * double(cp.tri_end - cp.tri_begin))
     ranges = FineRowRanges::kOff;
-  if (balance == kFineBalanceAuto)
-    balance = auto_on_device || auto_balance_spreads(num_pairs, cp.tri_end - cp.tri_begin) ? 101 : 0;
+  if (columns == FineColumns::kAuto)
+    columns = auto_on_device || auto_spreads_columns(num_pairs, cp.tri_end - cp.tri_begin) ? FineColumns::kSpread
+                                                                                           : FineColumns::kRows;
   for (int attempt = 0;; ++attempt) {
     FineParams fp;
     fp.mesh = cp.mesh;
@@ -269,7 +270,7 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
     fp.d_vtiles = d_vtiles.data();
     fp.d_num_vtiles = d_num_vtiles;
     fp.d_next = d_next.data();
-    fp.balance_percent = balance;
+    fp.spread_columns = columns == FineColumns::kSpread;
     fp.row_ranges = ranges;
     fp.d_auto_pairs = auto_on_device && target.target == Target::kBinary ? d_num_pairs : nullptr;
     fp.auto_tris = cp.tri_end - cp.tri_begin;

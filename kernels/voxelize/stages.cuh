@@ -122,7 +122,7 @@ struct FineParams {
   const VirtualTile* d_vtiles;   // *d_num_vtiles
   const uint32_t* d_num_vtiles;
   unsigned int* d_next;          // work counter, zero at launch
-  uint32_t balance_percent;      // GpuOptions::fine_balance_percent
+  bool spread_columns;           // GpuOptions::fine_columns kSpread (binary targets; else kRows)
   FineRowRanges row_ranges;      // kOn: the spread-column kernel with row ranges (conservative binary)
   // Binary targets whose number of pairs the host has not read (the scatter): that number on the
   // device and the batch's triangles; the binary kernels are launched and those the automatic rule
@@ -133,15 +133,15 @@ struct FineParams {
   ShadeConsts consts;            // fragment shader constants
   BrickOutput out;
 };
-// Whether the automatic rule spreads the columns of rows over the lanes (api.h kFineBalanceAuto):
-// when the triangles make kFineBalanceMinPairs (tile, triangle) pairs each or more.
-__host__ __device__ inline bool auto_balance_spreads(uint64_t num_pairs, uint64_t num_tris) {
-  return double(num_pairs) >= kFineBalanceMinPairs * double(num_tris);
+// Whether the automatic rule spreads the columns of rows over the lanes (api.h FineColumns::kAuto):
+// when the triangles make kFineSpreadMinPairs (tile, triangle) pairs each or more.
+__host__ __device__ inline bool auto_spreads_columns(uint64_t num_pairs, uint64_t num_tris) {
+  return double(num_pairs) >= kFineSpreadMinPairs * double(num_tris);
 }
 // The binary kernel the automatic rules choose: 0 rows only, 1 spread columns, 2 spread columns with
 // row ranges (api.h kFineRowRangesMinPairs; `ranges` kOff where they do not apply: thin mode).
 __host__ __device__ inline int fine_kernel_kind(uint64_t num_pairs, uint64_t num_tris, FineRowRanges ranges) {
-  if (!auto_balance_spreads(num_pairs, num_tris)) return 0;
+  if (!auto_spreads_columns(num_pairs, num_tris)) return 0;
   const bool long_slivers = double(num_pairs) >= kFineRowRangesMinPairs * double(num_tris);
   return ranges == FineRowRanges::kOn || (ranges == FineRowRanges::kAuto && long_slivers) ? 2 : 1;
 }
