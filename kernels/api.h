@@ -53,15 +53,24 @@ enum class TriangleOrder : int { kAuto = 0, kMesh = 1, kMorton = 2 };
 // were once rastered a lane per row: measured on an H200 with that path compiled out, the fine
 // raster is 0.5-4.6% faster on every mesh that kernel serves (CAD slivers 4.22 -> 4.03 ms, Sponza
 // 0.099 -> 0.094, closed tubes 12.33 -> 12.07; scripts/bench-results/fine-columns-h200-2026-11-27.md).
-enum class FineColumns : int { kRows = 0, kSpread = 1, kAuto = 2 };
-constexpr double kFineSpreadMinPairs = 1.4;
 // Measured on an H200 (scripts/bench-results/row-ranges-h200-2026-11-27.md), fine raster ms, spread
-// columns without / with row ranges (GpuOptions::fine_row_ranges): CAD slivers (307k triangles, 14
+// columns without / with row ranges (FineKernel kSpread / kRanges): CAD slivers (307k triangles, 14
 // pairs per triangle) 5.89 / 4.22, 3.7M CAD slivers (14) 57.0 / 36.3; but 1M tubes (2.1) 1.69 /
 // 1.87, the bunny at 2048^3 0.354 / 0.403, the 100k dragon 0.160 / 0.174: the rows' setup makes the
 // kernel larger (computed and not used, it costs 5-24%), and these meshes have few empty rows.
-enum class FineRowRanges : uint32_t { kOff = 0, kOn = 1, kAuto = 2 };
-constexpr double kFineRowRangesMinPairs = 6.0;
+// The fine raster's kernels for binary targets (GpuOptions::fine_kernel):
+//  kRows: a lane per row of a warp's 32 triangles, a kernel without the column code;
+//  kSpread: the columns of each round of 32 rows spread over the lanes, each lane reading its
+//    column's triangle from the batch's setups in shared memory;
+//  kRanges (conservative; kSpread in thin mode): kSpread with each triangle's rows in a tile only
+//    those that can hold pixels of its dominant projection, along whichever of the projection's axes
+//    has fewer (core/overlap.h conservative_row_range; the bounding box lists every row, and a long
+//    thin triangle crossing a tile diagonally reaches few of them);
+//  kAuto: kRows below kFineSpreadMinPairs (tile, triangle) pairs per triangle, kRanges from
+//    kFineRangesMinPairs (long slivers), kSpread between.
+enum class FineKernel : int { kRows = 0, kSpread = 1, kRanges = 2, kAuto = 3 };
+constexpr double kFineSpreadMinPairs = 1.4;
+constexpr double kFineRangesMinPairs = 6.0;
 
 struct GpuOptions {
   uint64_t memory_budget = 0;          // bytes the pipeline may use; 0 = 80% of the free memory
@@ -79,18 +88,7 @@ struct GpuOptions {
   bool merge_by_brick_key = false;     // brick merge: sort 64-bit brick keys even when 32-bit brick indices would do (tests, A/B)
   bool sort_pairs = false;             // coarse raster: sort the (tile, triangle) pairs even where binary targets would scatter them (tests, A/B)
   bool read_pairs_first = false;       // coarse raster: the host reads the number of pairs before the emit even where it need not (A/B)
-  // Fine raster, binary targets: kRows, a lane per row of a warp's 32 triangles (a kernel without
-  // the column code); kSpread, the columns of each round of 32 rows spread over the lanes, each lane
-  // reading its column's triangle from the batch's setups in shared memory (another kernel);
-  // kAuto: kSpread when the triangles are several voxels across (kFineSpreadMinPairs (tile,
-  // triangle) pairs per triangle or more), else kRows. Tests and A/B set it.
-  FineColumns fine_columns = FineColumns::kAuto;
-  // Fine raster, conservative binary targets with spread columns: each triangle's rows in a tile are
-  // only those that can hold pixels of its dominant projection, along whichever of the projection's
-  // axes has fewer (core/overlap.h conservative_row_range; the bounding box lists every row, and a
-  // long thin triangle crossing a tile diagonally reaches few of them). kAuto: when the triangles make
-  // kFineRowRangesMinPairs (tile, triangle) pairs each or more (long slivers). A kernel of its own.
-  FineRowRanges fine_row_ranges = FineRowRanges::kAuto;
+  FineKernel fine_kernel = FineKernel::kAuto;  // the fine raster's kernel for binary targets (tests, A/B)
   // Host threads sleep while they wait for the GPU (cudaDeviceScheduleBlockingSync, set for the
   // whole device) instead of spinning: for callers whose CPU cores have other work (batch).
   bool blocking_sync = false;

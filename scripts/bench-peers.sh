@@ -5,8 +5,8 @@
 # "x best peer" against the peer figures the issue measured on an H200 (one thread per triangle with
 # global atomics, or NanoVDB's MeshToGrid, whichever was faster).
 #   scripts/bench-peers.sh [BIN_DIR] [WORK_DIR]      (DRAGON: the 100k-triangle mesh; ORDER: the coarse
-#   raster's triangle order, auto (default: the mesh's), mesh or morton, as voxtile_bench --order; COLUMNS: the
-#   fine raster's kernel, 0 rows, 1 spread columns, 2 auto, as voxtile_bench --fine-columns)
+#   raster's triangle order, auto (default: the mesh's), mesh or morton, as voxtile_bench --order; KERNEL: the
+#   fine raster's kernel, rows, spread, ranges or auto, as voxtile_bench --fine-kernel)
 set -euo pipefail
 source "$(dirname "$0")/bench-common.sh"
 dragon=${DRAGON:-../shared/data/meshes/stanford_dragon_100k.obj}
@@ -55,7 +55,7 @@ for c in "${cases[@]}"; do
   IFS='|' read -r name file res peer <<< "$c"
   for order in "" _shuffled _quarters; do
     [ -f "$work/$file$order.ply" ] || continue
-    row=$("$bench" --targets binary --order "${ORDER:-auto}" ${COLUMNS:+--fine-columns "$COLUMNS"} --runs "${RUNS:-10}" --warmup 3 "$work/$file$order.ply:$res" | grep '^| ' | tail -1)
+    row=$("$bench" --targets binary --order "${ORDER:-auto}" ${KERNEL:+--fine-kernel "$KERNEL"} --runs "${RUNS:-10}" --warmup 3 "$work/$file$order.ply:$res" | grep '^| ' | tail -1)
     # | mesh | triangles | grid | target | transform | order | coarse | sort | tiles | fine | merge | GPU total | ...
     f() { echo "$row" | awk -F'|' -v k="$1" '{gsub(/ /,"",$k); print $k}'; }
     grid=$(f 4); sort=$(f 7); coarse=$(f 8); fine=$(f 11); total=$(f 13); dis=$(echo "$row" | awk -F'|' '{print $19}')

@@ -464,20 +464,15 @@ int main(int argc, char** argv) {
     else if (a == "--merge-by-key") gopt.merge_by_brick_key = true;
     else if (a == "--sort-pairs") gopt.sort_pairs = true;
     else if (a == "--read-pairs-first") gopt.read_pairs_first = true;
-    else if (a == "--fine-columns" && i + 1 < argc) {  // 0 rows, 1 spread, 2 auto
-      const int v = std::atoi(argv[++i]);
-      if (v < 0 || v > 2) {
-        std::cerr << "voxtile_bench: error: --fine-columns takes 0 (rows), 1 (spread) or 2 (auto)\n";
+    else if (a == "--fine-kernel" && i + 1 < argc) {  // api.h FineKernel
+      const std::string v = argv[++i];
+      const char* names[] = {"rows", "spread", "ranges", "auto"};
+      const auto it = std::find(std::begin(names), std::end(names), v);
+      if (it == std::end(names)) {
+        std::cerr << "voxtile_bench: error: --fine-kernel takes rows, spread, ranges or auto\n";
         return 2;
       }
-      gopt.fine_columns = FineColumns(v);
-    } else if (a == "--fine-row-ranges" && i + 1 < argc) {  // 0 off, 1 on, 2 auto
-      const int v = std::atoi(argv[++i]);
-      if (v < 0 || v > 2) {
-        std::cerr << "voxtile_bench: error: --fine-row-ranges takes 0 (off), 1 (on) or 2 (auto)\n";
-        return 2;
-      }
-      gopt.fine_row_ranges = FineRowRanges(v);
+      gopt.fine_kernel = FineKernel(it - std::begin(names));
     } else if (a == "--tile-triangles" && i + 1 < argc)
       gopt.max_tile_triangles = uint32_t(std::atoi(argv[++i]));
     else if (a == "--order" && i + 1 < argc) {

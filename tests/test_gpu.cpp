@@ -4,12 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <map>
 #include <random>
+#include <tuple>
 
 #include "core/meshgen.h"
 #include "core/voxelize.h"
+#include "core/voxelizer.h"
 #include "io/mesh_reader.h"
 #include "kernels/api.h"
 #include "tests/golden_cases.h"
@@ -295,29 +296,30 @@ TEST_F(Gpu, ScatteredPairsRetryWhenTheirRoomWasTooSmall) {
   }
 }
 
-// The fine raster's three kernels for binary targets (rows only; columns spread over a warp's lanes
-// where rows differ in length, or wherever rows have 3 columns or more; spread columns with each
-// triangle's rows limited to those that can hold pixels, along either axis of its projection): the
-// same grids, on long thin triangles, CAD slivers and small triangles, the kernel chosen by the host
-// (the columns forced) and on the device (chosen automatically, pairs not read by the host).
+// The fine raster's three kernels for binary targets (api.h FineKernel: rows only; columns spread
+// over a warp's lanes; spread columns with each triangle's rows limited to those that can hold
+// pixels, along either axis of its projection): the same grids, on long thin triangles, CAD slivers
+// and small triangles, each kernel forced and the automatic choice (made on the device: pairs not
+// read by the host). CAD parts at 640^3 make enough pairs per triangle that it chooses kRanges there.
 TEST_F(Gpu, AllFineRasterKernelsGiveTheSameGrids) {
   const Mesh tubes = make_tubes(40, 60, 6, 7, 0.01, 1.5);
   const Mesh cad = make_cad(24, 96, 5);
   const Mesh bunny = load_mesh(test::data_path("meshes/stanford_bunny.ply")).mesh;
-  const std::pair<const Mesh*, std::string> meshes[] = {{&tubes, "tubes"}, {&cad, "cad"}, {&bunny, "bunny"}};
-  for (const auto& [m, name] : meshes) {
+  const std::tuple<const Mesh*, std::string, int32_t> meshes[] = {
+      {&tubes, "tubes", 400}, {&cad, "cad", 400}, {&cad, "cad", 640}, {&bunny, "bunny", 400}};
+  for (const auto& [m, name, resolution] : meshes) {
     GridOptions go;
-    go.resolution = 400;
+    go.resolution = resolution;
     const GridSpec spec = make_grid_spec(m->bounds(), go);
-    for (FineColumns columns : {FineColumns::kRows, FineColumns::kSpread, FineColumns::kAuto})
-      for (FineRowRanges ranges : {FineRowRanges::kOff, FineRowRanges::kOn, FineRowRanges::kAuto}) {
-        if (columns == FineColumns::kRows && ranges != FineRowRanges::kOff) continue;  // (rows only: no ranges)
-        GpuOptions o;
-        o.fine_columns = columns;
-        o.fine_row_ranges = ranges;
-        compare(*m, spec,
-                name + ", columns " + std::to_string(int(columns)) + ", row ranges " + std::to_string(int(ranges)), o);
-      }
+    if (resolution == 640) {  // (the automatic choice is kRanges)
+      const TileBinning bn = bin_triangles(*m, spec, VoxelMode::kConservative);
+      ASSERT_GE(double(bn.pairs.size()), kFineRangesMinPairs * double(m->indices.size() / 3));
+    }
+    for (FineKernel kernel : {FineKernel::kRows, FineKernel::kSpread, FineKernel::kRanges, FineKernel::kAuto}) {
+      GpuOptions o;
+      o.fine_kernel = kernel;
+      compare(*m, spec, name + " at " + std::to_string(resolution) + ", kernel " + std::to_string(int(kernel)), o);
+    }
   }
 }
 
@@ -332,11 +334,10 @@ TEST_F(Gpu, TrianglesFarSmallerThanVoxelsMatchTheCpu) {
     go.resolution = 45;
     const GridSpec spec = make_grid_spec(m->bounds(), go);
     for (bool sort : {false, true})
-      for (int kernel : {0, 1, 2}) {  // rows, spread columns, spread columns with row ranges
+      for (FineKernel kernel : {FineKernel::kRows, FineKernel::kSpread, FineKernel::kRanges}) {
         GpuOptions g;
         g.sort_pairs = sort;
-        g.fine_columns = kernel == 0 ? FineColumns::kRows : FineColumns::kSpread;
-        g.fine_row_ranges = kernel == 2 ? FineRowRanges::kOn : FineRowRanges::kOff;
+        g.fine_kernel = kernel;
         const std::unique_ptr<Voxelizer> gpu = make_gpu_voxelizer(g);
         gpu->set_mesh(*m);
         for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative}) {
@@ -344,7 +345,7 @@ TEST_F(Gpu, TrianglesFarSmallerThanVoxelsMatchTheCpu) {
           o.mode = mode;
           expect_same(voxelize_cpu(*m, spec, o), gpu->voxelize(spec, o),
                       std::string(m == &sphere ? "sphere" : "quarters") + (sort ? " sorted" : " scattered") +
-                          " kernel " + std::to_string(kernel) + " " + mode_name(mode));
+                          " kernel " + std::to_string(int(kernel)) + " " + mode_name(mode));
         }
       }
   }

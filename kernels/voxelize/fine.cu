@@ -38,8 +38,8 @@ constexpr int fine_threads(Word w, int team_warps, bool sub) {
 // 0.157-0.159 against 0.163-0.165 on the 100k dragon, 0.351 against 0.377-0.382 on the bunny at
 // 2048^3; the same setups in the kernel for rows alone made it slower (6.4M dragon 0.98 against
 // 0.86 ms), so it keeps the small ones and 4 blocks. Value tiles are limited by shared memory.
-constexpr bool wide_record(VoxelMode m, bool balance) { return m == VoxelMode::kConservative && balance; }
-constexpr int binary_min_blocks(VoxelMode m, bool balance) { return wide_record(m, balance) ? 3 : 4; }
+constexpr bool wide_record(VoxelMode m, bool spread) { return m == VoxelMode::kConservative && spread; }
+constexpr int binary_min_blocks(VoxelMode m, bool spread) { return wide_record(m, spread) ? 3 : 4; }
 
 // The part of a voxel's bit index in a binary tile (brick << 9 | brick_offset, 4^3 bricks of 8^3)
 // that coordinate x (0 to 31) along `axis` contributes: the bit indices are ORs of one term per axis.
@@ -186,25 +186,25 @@ struct RowTriangle<VoxelMode::kThin> {
 // kSub: each work item is one 16^3 octant of a virtual tile: owned by one warp for 32-bit values
 // (16 KB), so value targets keep every warp busy when tiles hold few triangles; by a block of 4
 // or 8 warps for 64-bit sums (32 KB or 96 KB).
-// kBalance: the columns of every round of rows are spread over the lanes (binary targets); the
+// kSpread: the columns of every round of rows are spread over the lanes (binary targets); the
 // kernel without it keeps a lane per row, since the column code costs registers (and spills).
-// kRanges (with kBalance, conservative): each triangle's rows in the tile are only those that can
+// kRanges (with kSpread, conservative): each triangle's rows in the tile are only those that can
 // hold pixels, along whichever axis of its projection has fewer (pick_rows); a kernel of its own,
-// since the rows' setup costs the kernel registers (api.h kFineRowRangesMinPairs).
-template <VoxelMode kMode, Target kTarget, Blend kBlend, int kTeamWarps, bool kSub, bool kBalance, bool kRanges>
+// since the rows' setup costs the kernel registers (api.h FineKernel::kRanges).
+template <VoxelMode kMode, Target kTarget, Blend kBlend, int kTeamWarps, bool kSub, bool kSpread, bool kRanges>
 __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeamWarps, kSub),
-                                  word_kind(kTarget, kBlend) == Word::kBit ? binary_min_blocks(kMode, kBalance) : 1)
+                                  word_kind(kTarget, kBlend) == Word::kBit ? binary_min_blocks(kMode, kSpread) : 1)
     fine_kernel(FineParams p) {
   constexpr Word kWord = word_kind(kTarget, kBlend);
   constexpr int kAcc = acc_channels(kTarget, kBlend);
   constexpr bool kCount = kWord != Word::kBit;  // a value per voxel
   constexpr bool k64 = kWord == Word::kAdd64;
-  static_assert(!kBalance || !kCount, "columns are spread for binary targets only (no shading per column)");
-  static_assert(!kRanges || (kBalance && kMode == VoxelMode::kConservative), "row ranges: conservative spread columns");
+  static_assert(!kSpread || !kCount, "columns are spread for binary targets only (no shading per column)");
+  static_assert(!kRanges || (kSpread && kMode == VoxelMode::kConservative), "row ranges: conservative spread columns");
 
   if constexpr (!kCount) {
-    constexpr int kKind = kRanges ? 2 : (kBalance ? 1 : 0);  // (fine_kernel_kind)
-    if (p.d_auto_pairs && fine_kernel_kind(*p.d_auto_pairs, p.auto_tris, p.row_ranges) != kKind) return;  // another's
+    constexpr FineKernel kKernel = kRanges ? FineKernel::kRanges : kSpread ? FineKernel::kSpread : FineKernel::kRows;
+    if (p.d_auto_pairs && auto_fine_kernel(*p.d_auto_pairs, p.auto_tris, p.ranges) != kKernel) return;  // another's
   }
   // per team: its tile's bricks x (16 mask words | 512 values | 512 x kAcc int64 + 16 mask words)
   extern __shared__ __align__(16) uint32_t shared_tiles[];
@@ -222,8 +222,8 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int team = warp / kTeamWarps, team_warp = warp % kTeamWarps, team_thread = threadIdx.x % kTeamThreads;
   uint32_t* tile_mem = shared_tiles + team * kTileWords;
-  constexpr int kRecord = record_floats(wide_record(kMode, kBalance));
-  constexpr int kBatchWords = batch_words(wide_record(kMode, kBalance));
+  constexpr int kRecord = record_floats(wide_record(kMode, kSpread));
+  constexpr int kBatchWords = batch_words(wide_record(kMode, kSpread));
   float* setups = reinterpret_cast<float*>(shared_tiles + kTeams * kTileWords + warp * kBatchWords);
   uint32_t* regroup = shared_tiles + kTeams * kTileWords + warp * kBatchWords + kRecord * 32;
   auto team_sync = [] {
@@ -301,7 +301,7 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
         // The kernel with spread columns has one copy per axis (its batches are grouped by axis,
         // below), so that the terms' shifts are constants; the kernel for rows alone has one copy
         // with the axis a run-time value (measured faster there: fewer registers and branches).
-        if constexpr (kBalance) {
+        if constexpr (kSpread) {
           if (dom == 0) or_run(std::integral_constant<int, 0>{});
           else if (dom == 1) or_run(std::integral_constant<int, 1>{});
           else or_run(std::integral_constant<int, 2>{});
@@ -358,7 +358,7 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           }
         }
         __syncwarp();  // every lane has finished with the previous batch's setups
-        if constexpr (kBalance) {
+        if constexpr (kSpread) {
           // The batch regrouped by dominant axis (then lanes without a triangle), in the mesh's
           // order within a group: the rows and columns that lanes take together then mostly share
           // their axis, so the per-axis copies of emit_run run once, not three times. Measured on
@@ -410,17 +410,17 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
         }
         const uint32_t cols = uint32_t(uhi - ulo + 1);
         uint32_t cincl = cols;
-        if constexpr (kBalance) {
+        if constexpr (kSpread) {
           for (int d = 1; d < 32; d <<= 1) {
             const uint32_t n = __shfl_up_sync(kFull, cincl, d);
             if (lane >= d) cincl += n;
           }
         }
-        const uint32_t ctotal = kBalance ? __shfl_sync(kFull, cincl, 31) : 0u;
+        const uint32_t ctotal = kSpread ? __shfl_sync(kFull, cincl, 31) : 0u;
         // Rows alone, a lane each (the kernel without the column code). The kernel with it spreads
         // every round's columns, also where rows are short: a path for rows alone there made the
-        // kernel larger and its fine raster 0.5-4.6% slower on every mesh (api.h FineColumns).
-        if constexpr (!kBalance) {
+        // kernel larger and its fine raster 0.5-4.6% slower on every mesh (api.h FineKernel).
+        if constexpr (!kSpread) {
           if (cols == 0) continue;
           if constexpr (kCount) {
             const Vec3f v[3] = {from_dominant_frame(ft.v[0], dom), from_dominant_frame(ft.v[1], dom),
@@ -436,7 +436,7 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           continue;
         }
         // Columns spread over the lanes: each reads its column's triangle from the batch's setups.
-        if constexpr (kBalance) for (uint32_t j0 = 0; j0 < ctotal; j0 += 32) {
+        if constexpr (kSpread) for (uint32_t j0 = 0; j0 < ctotal; j0 += 32) {
           const uint32_t j = j0 + uint32_t(lane);
           const uint32_t q = find_owner(cincl, j);  // lane holding the row of column j
           const uint32_t o = __shfl_sync(kFull, owner, q);  // lane holding that row's triangle
@@ -525,7 +525,7 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
   }
 }
 
-template <VoxelMode kMode, Target kTarget, Blend kBlend, bool kSub, bool kBalance = false, bool kRanges = false>
+template <VoxelMode kMode, Target kTarget, Blend kBlend, bool kSub, bool kSpread = false, bool kRanges = false>
 void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
   constexpr Word kWord = word_kind(kTarget, kBlend);
   constexpr bool kCount = kWord != Word::kBit;
@@ -537,9 +537,9 @@ void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
   const int teams = threads / (32 * kTeamWarps);
   const size_t bricks = kSub ? 8 : kTileBricks;
   constexpr size_t words = tile_brick_words(kWord, kAcc);
-  constexpr size_t batch = batch_words(wide_record(kMode, kBalance));
+  constexpr size_t batch = batch_words(wide_record(kMode, kSpread));
   const size_t smem = (size_t(teams) * bricks * words + size_t(threads / 32) * batch) * sizeof(uint32_t);
-  auto kernel = fine_kernel<kMode, kTarget, kBlend, kTeamWarps, kSub, kBalance, kRanges>;
+  auto kernel = fine_kernel<kMode, kTarget, kBlend, kTeamWarps, kSub, kSpread, kRanges>;
   // The attribute and the occupancy, once per thread and device (host calls that small jobs wait for).
   thread_local int known_device = -1, per_sm = 0;
   int device = 0;
@@ -559,19 +559,18 @@ template <VoxelMode kMode, Target kTarget, Blend kBlend>
 void launch_mode(const FineParams& p, bool sub, int num_sms, cudaStream_t stream) {
   constexpr Word kWord = word_kind(kTarget, kBlend);
   if constexpr (kWord == Word::kBit) {
-    constexpr bool kRangesToo = kMode == VoxelMode::kConservative;  // (FineParams::row_ranges kOff otherwise)
-    const bool ranges = kRangesToo && p.row_ranges != FineRowRanges::kOff;
+    constexpr bool kRangesToo = kMode == VoxelMode::kConservative;  // (no kRanges in thin mode)
     if (p.d_auto_pairs) {  // (all but one return at once: FineParams::d_auto_pairs)
       launch<kMode, kTarget, kBlend, false, true>(p, num_sms, stream);
       launch<kMode, kTarget, kBlend, false, false>(p, num_sms, stream);
       if constexpr (kRangesToo)
-        if (ranges) launch<kMode, kTarget, kBlend, false, true, true>(p, num_sms, stream);
-    } else if (p.spread_columns) {
-      if constexpr (kRangesToo)
-        if (ranges) return launch<kMode, kTarget, kBlend, false, true, true>(p, num_sms, stream);
-      launch<kMode, kTarget, kBlend, false, true>(p, num_sms, stream);
-    } else {
+        if (p.ranges) launch<kMode, kTarget, kBlend, false, true, true>(p, num_sms, stream);
+    } else if (p.kernel == FineKernel::kRows) {
       launch<kMode, kTarget, kBlend, false, false>(p, num_sms, stream);
+    } else {
+      if constexpr (kRangesToo)
+        if (p.kernel == FineKernel::kRanges) return launch<kMode, kTarget, kBlend, false, true, true>(p, num_sms, stream);
+      launch<kMode, kTarget, kBlend, false, true>(p, num_sms, stream);
     }
   } else if constexpr (kWord == Word::kAdd64) launch<kMode, kTarget, kBlend, true>(p, num_sms, stream);
   else if (sub) launch<kMode, kTarget, kBlend, true>(p, num_sms, stream);

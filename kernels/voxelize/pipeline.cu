@@ -246,22 +246,16 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
   const ValueTiles layout = ctx.opt.value_tiles;
   const bool sub_tiles = layout == ValueTiles::kOctant ||
                          (layout == ValueTiles::kAuto && num_pairs < vtiles * kSubTileTriangles);
-  FineColumns columns = ctx.opt.fine_columns;
-  const bool auto_on_device = columns == FineColumns::kAuto && d_num_pairs;
-  // Row ranges: conservative binary targets; chosen on the device with the columns, else by the host
-  // where it knows the pairs (with the columns forced and the pairs on the device, auto is off).
-  FineRowRanges ranges = mode == VoxelMode::kConservative && target.target == Target::kBinary ? ctx.opt.fine_row_ranges
-                                                                                              : FineRowRanges::kOff;
-  if (!auto_on_device && ranges == FineRowRanges::kAuto)
-    ranges = !d_num_pairs && fine_kernel_kind(num_pairs, cp.tri_end - cp.tri_begin, ranges) == 2 ? FineRowRanges::kOn
-                                                                                                 : FineRowRanges::kOff;
-  // (On the device the pairs fit in the scatter's room: where that is too few, no third launch.)
-  if (auto_on_device && ranges == FineRowRanges::kAuto &&
-      double(scatter_room) < kFineRowRangesMinPairs * double(cp.tri_end - cp.tri_begin))
-    ranges = FineRowRanges::kOff;
-  if (columns == FineColumns::kAuto)
-    columns = auto_on_device || auto_spreads_columns(num_pairs, cp.tri_end - cp.tri_begin) ? FineColumns::kSpread
-                                                                                           : FineColumns::kRows;
+  // The binary kernel (api.h FineKernel), row ranges for conservative targets only; chosen here
+  // where the host knows the pairs, else on the device (where they fit in the scatter's room: with
+  // room for fewer than kFineRangesMinPairs per triangle, kRanges cannot be chosen nor is launched).
+  const uint64_t tris = cp.tri_end - cp.tri_begin;
+  const bool ranges_apply = mode == VoxelMode::kConservative;
+  FineKernel kernel = ctx.opt.fine_kernel;
+  if (kernel == FineKernel::kRanges && !ranges_apply) kernel = FineKernel::kSpread;
+  const bool auto_on_device = kernel == FineKernel::kAuto && d_num_pairs;
+  if (kernel == FineKernel::kAuto && !auto_on_device) kernel = auto_fine_kernel(num_pairs, tris, ranges_apply);
+  const bool device_ranges = ranges_apply && double(scatter_room) >= kFineRangesMinPairs * double(tris);
   for (int attempt = 0;; ++attempt) {
     FineParams fp;
     fp.mesh = cp.mesh;
@@ -270,10 +264,10 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
     fp.d_vtiles = d_vtiles.data();
     fp.d_num_vtiles = d_num_vtiles;
     fp.d_next = d_next.data();
-    fp.spread_columns = columns == FineColumns::kSpread;
-    fp.row_ranges = ranges;
+    fp.kernel = kernel;
+    fp.ranges = auto_on_device && device_ranges;
     fp.d_auto_pairs = auto_on_device && target.target == Target::kBinary ? d_num_pairs : nullptr;
-    fp.auto_tris = cp.tri_end - cp.tri_begin;
+    fp.auto_tris = uint32_t(tris);
     fp.dims = cp.dims;
     fp.tiles = cp.tiles;
     fp.consts = consts;

@@ -122,28 +122,23 @@ struct FineParams {
   const VirtualTile* d_vtiles;   // *d_num_vtiles
   const uint32_t* d_num_vtiles;
   unsigned int* d_next;          // work counter, zero at launch
-  bool spread_columns;           // GpuOptions::fine_columns kSpread (binary targets; else kRows)
-  FineRowRanges row_ranges;      // kOn: the spread-column kernel with row ranges (conservative binary)
+  FineKernel kernel;             // binary targets: kRows, kSpread or kRanges (kAuto with d_auto_pairs)
+  bool ranges;                   // with d_auto_pairs: kRanges may be chosen (and is launched)
   // Binary targets whose number of pairs the host has not read (the scatter): that number on the
   // device and the batch's triangles; the binary kernels are launched and those the automatic rule
-  // (fine_kernel_kind) does not choose return at once. Null otherwise.
+  // (auto_fine_kernel) does not choose return at once. Null otherwise.
   const uint64_t* d_auto_pairs;
   uint32_t auto_tris;
   Int3 dims, tiles;
   ShadeConsts consts;            // fragment shader constants
   BrickOutput out;
 };
-// Whether the automatic rule spreads the columns of rows over the lanes (api.h FineColumns::kAuto):
-// when the triangles make kFineSpreadMinPairs (tile, triangle) pairs each or more.
-__host__ __device__ inline bool auto_spreads_columns(uint64_t num_pairs, uint64_t num_tris) {
-  return double(num_pairs) >= kFineSpreadMinPairs * double(num_tris);
-}
-// The binary kernel the automatic rules choose: 0 rows only, 1 spread columns, 2 spread columns with
-// row ranges (api.h kFineRowRangesMinPairs; `ranges` kOff where they do not apply: thin mode).
-__host__ __device__ inline int fine_kernel_kind(uint64_t num_pairs, uint64_t num_tris, FineRowRanges ranges) {
-  if (!auto_spreads_columns(num_pairs, num_tris)) return 0;
-  const bool long_slivers = double(num_pairs) >= kFineRowRangesMinPairs * double(num_tris);
-  return ranges == FineRowRanges::kOn || (ranges == FineRowRanges::kAuto && long_slivers) ? 2 : 1;
+// The binary kernel FineKernel::kAuto chooses for a batch (`ranges`: whether kRanges may be chosen;
+// not in thin mode).
+__host__ __device__ inline FineKernel auto_fine_kernel(uint64_t num_pairs, uint64_t num_tris, bool ranges) {
+  if (double(num_pairs) < kFineSpreadMinPairs * double(num_tris)) return FineKernel::kRows;
+  return ranges && double(num_pairs) >= kFineRangesMinPairs * double(num_tris) ? FineKernel::kRanges
+                                                                               : FineKernel::kSpread;
 }
 // Persistent fine raster: every virtual tile rastered in shared memory, non-empty bricks appended.
 // sub_tiles (32-bit value targets): one warp per 16^3 octant instead of one block per 32^3 tile;
