@@ -51,7 +51,7 @@ enum class TriangleOrder : int { kAuto = 0, kMesh = 1, kMorton = 2 };
 // and the room 0.45 / 0.76: the kernel with the column code holds more registers and spills.
 // Within the kernel with the column code, rounds of rows whose longest row had fewer than 3 columns
 // were once rastered a lane per row: measured on an H200 with that path compiled out, the fine
-// raster is 0.5-4.6% faster on every mesh that kernel serves (CAD slivers 4.22 -> 4.03 ms, Sponza
+// raster is 0.5-4.7% faster on every mesh that kernel serves (CAD slivers 4.22 -> 4.03 ms, Sponza
 // 0.099 -> 0.094, closed tubes 12.33 -> 12.07; scripts/bench-results/fine-columns-h200-2026-11-27.md).
 // Measured on an H200 (scripts/bench-results/row-ranges-h200-2026-11-27.md), fine raster ms, spread
 // columns without / with row ranges (FineKernel kSpread / kRanges): CAD slivers (307k triangles, 14

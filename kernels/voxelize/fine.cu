@@ -419,7 +419,7 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
         const uint32_t ctotal = kSpread ? __shfl_sync(kFull, cincl, 31) : 0u;
         // Rows alone, a lane each (the kernel without the column code). The kernel with it spreads
         // every round's columns, also where rows are short: a path for rows alone there made the
-        // kernel larger and its fine raster 0.5-4.6% slower on every mesh (api.h FineKernel).
+        // kernel larger and its fine raster 0.5-4.7% slower on every mesh (api.h FineKernel).
         if constexpr (!kSpread) {
           if (cols == 0) continue;
           if constexpr (kCount) {
