@@ -538,6 +538,59 @@ VT_HD inline int32_t conservative_row_range(const TriSetup& t, const VoxelBox& r
   return hi >= *lo ? hi - *lo + 1 : 0;
 }
 
+// Box r (from conservative_bounds) narrowed along the two axes of the dominant projection to the part
+// of the triangle within r's depth range [r.lo[c], r.hi[c] + 1] (c = t.dom): the box of the triangle
+// clipped to that slab (its vertices in the slab and its edges' crossings of the slab's faces), slab
+// and box grown by the margin m = 2^-16 (M + 2), M the largest coordinate involved. Where a tile cuts
+// a long triangle's depth range, its rows and columns in the tile are those of this piece (measured on
+// the CPU, 32^3 tiles at 1024^3: the CAD slivers' rows in the fine raster 44.4M -> 25.6M, the 1M
+// tubes' 11.8M -> 10.3M). Every voxel the conservative test accepts lies within about 2^-19 M of the
+// triangle (each of its separating-axis tests errs by a few units of roundoff of terms below 4M, and
+// the 13 axes are complete for a box and a triangle or segment), so its pixel lies in the narrowed
+// box: only pixels with no voxel are dropped. Returns false when no part of the triangle lies in the
+// slab (then the pair has no voxel); coordinates beyond 2^24 keep r.
+VT_HD inline bool conservative_slab_box(const TriSetup& t, VoxelBox* r) {
+  const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
+  float big = 0.0f;
+  for (int i = 0; i < 3; ++i)
+    big = vt_maxf(big, vt_maxf(vt_maxf(vt_absf(t.v[i].x), vt_absf(t.v[i].y)), vt_absf(t.v[i].z)));
+  for (int d = 0; d < 3; ++d)
+    big = vt_maxf(big, vt_maxf(vt_absf(static_cast<float>(r->lo[d])), vt_absf(static_cast<float>(r->hi[d]) + 1.0f)));
+  if (!(big < 16777216.0f)) return true;
+  const float m = (big + 2.0f) * (1.0f / 65536.0f);
+  const float zlo = static_cast<float>(r->lo[c]) - m, zhi = (static_cast<float>(r->hi[c]) + 1.0f) + m;
+  float alo = 3.0e38f, ahi = -3.0e38f, blo = 3.0e38f, bhi = -3.0e38f;
+  auto take = [&](float x, float y) {
+    alo = vt_minf(alo, x);
+    ahi = vt_maxf(ahi, x);
+    blo = vt_minf(blo, y);
+    bhi = vt_maxf(bhi, y);
+  };
+  for (int i = 0; i < 3; ++i) {
+    const Vec3f& p = t.v[i];
+    const Vec3f& q = t.v[i == 2 ? 0 : i + 1];
+    const float pa = component(p, a), pb = component(p, b), pc = component(p, c);
+    const float qa = component(q, a), qb = component(q, b), qc = component(q, c);
+    if (pc >= zlo && pc <= zhi) take(pa, pb);
+    for (int k = 0; k < 2; ++k) {
+      const float z = k == 0 ? zlo : zhi;
+      if ((pc < z) == (qc < z)) continue;
+      // The crossing (qc != pc: they lie on either side), its parameter clamped to the edge; its
+      // rounding (a few units of roundoff of the edge's extent) is within the margin.
+      const float f = vt_minf(1.0f, vt_maxf(0.0f, vt_fast_div(z - pc, qc - pc)));
+      take(pa + f * (qa - pa), pb + f * (qb - pb));
+    }
+  }
+  if (!(alo <= ahi)) return false;
+  const int32_t a0 = first_voxel(alo - m), a1 = last_voxel(ahi + m);
+  const int32_t b0 = first_voxel(blo - m), b1 = last_voxel(bhi + m);
+  if (a0 > r->lo[a]) r->lo[a] = a0;
+  if (a1 < r->hi[a]) r->hi[a] = a1;
+  if (b0 > r->lo[b]) r->lo[b] = b0;
+  if (b1 < r->hi[b]) r->hi[b] = b1;
+  return r->lo[a] <= r->hi[a] && r->lo[b] <= r->hi[b];
+}
+
 // The conservative voxels of column (u, v) of the dominant projection (u in the span of row v, r
 // from conservative_bounds): the run [*out_lo, *out_hi] along the dominant axis (ConservativeColumn:
 // the column passed the bounding box and the dominant projection, the rest of the test is monotone

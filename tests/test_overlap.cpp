@@ -266,6 +266,59 @@ TEST(Overlap, RowRangesHoldEveryRowWithPixelsAlongBothAxes) {
   EXPECT_LT(double(thin_range_rows), 0.8 * double(thin_box_rows)) << thin_range_rows << " of " << thin_box_rows;
 }
 
+// conservative_slab_box drops only pixels with no voxel in the box's depth range: every column that
+// conservative_column_run finds voxels in lies in the narrowed box (the fine raster lists rows and
+// their spans there), and it does narrow boxes where a tile cuts an oblique triangle's depth range.
+// Tiles of 2, 4 and 8 voxels, also 30000 voxels from the origin; long thin triangles, edges almost
+// along an axis, triangles exactly on voxel faces, degenerate ones.
+TEST(Overlap, SlabBoxDropsOnlyPixelsWithNoVoxelInTheTile) {
+  Gen gen;
+  size_t box_pixels = 0, piece_pixels = 0, columns = 0;
+  for (int kind = 0; kind <= kKinds + 1; ++kind) {
+    for (int n = 0; n < 300; ++n) {
+      Vec3f t[3];
+      gen.make(kind >= kKinds ? 6 - 6 * (kind - kKinds) : kind, t);
+      if (kind == kKinds + 1) {  // an edge almost along an axis
+        const float d = 1e-5f * float(n % 5), len = t[1].x - t[0].x + 3.0f;
+        const int axis = (n / 3) % 3;
+        t[1] = {t[0].x + (axis == 0 ? len : d), t[0].y + (axis == 1 ? len : d), t[0].z + (axis == 2 ? len : 0.0f)};
+      }
+      const float shift = n % 3 == 2 ? 30000.0f : 0.0f;
+      for (Vec3f& v : t) v = {v.x + shift, v.y + shift, v.z + shift};
+      const TriSetup f = in_dominant_frame(setup_triangle(t[0], t[1], t[2]));
+      const ConservativeSetup s = setup_conservative(f);
+      const int32_t base = int32_t(shift) - 2, tile = 2 << (n % 3);
+      for (int32_t x0 = base; x0 < base + 16; x0 += tile)
+        for (int32_t y0 = base; y0 < base + 16; y0 += tile)
+          for (int32_t z0 = base; z0 < base + 16; z0 += tile) {
+            const VoxelBox clip{{x0, y0, z0}, {x0 + tile - 1, y0 + tile - 1, z0 + tile - 1}};
+            VoxelBox r;
+            if (!conservative_bounds(f, clip, &r)) continue;
+            VoxelBox piece = r;
+            const bool in_slab = conservative_slab_box(f, &piece);
+            ASSERT_TRUE(!in_slab || (piece.lo[0] >= r.lo[0] && piece.hi[0] <= r.hi[0] && piece.lo[1] >= r.lo[1] &&
+                                     piece.hi[1] <= r.hi[1] && piece.lo[2] == r.lo[2] && piece.hi[2] == r.hi[2]));
+            box_pixels += size_t(r.hi[0] - r.lo[0] + 1) * size_t(r.hi[1] - r.lo[1] + 1);
+            if (in_slab) piece_pixels += size_t(piece.hi[0] - piece.lo[0] + 1) * size_t(piece.hi[1] - piece.lo[1] + 1);
+            for (int32_t v = r.lo[1]; v <= r.hi[1]; ++v) {
+              int32_t lo = 0, hi = -1;
+              if (!conservative_row_span(s, r, v, &lo, &hi)) continue;
+              for (int32_t u = lo; u <= hi; ++u) {
+                int32_t wlo = 0, whi = 0;
+                if (!conservative_column_run(s, r, u, v, &wlo, &whi)) continue;
+                ++columns;
+                ASSERT_TRUE(in_slab && u >= piece.lo[0] && u <= piece.hi[0] && v >= piece.lo[1] && v <= piece.hi[1])
+                    << "column (" << u << ", " << v << ") holds voxels " << wlo << ".." << whi
+                    << " outside the slab's box; kind " << kind << " n " << n;
+              }
+            }
+          }
+    }
+  }
+  EXPECT_GT(columns, 0u);
+  EXPECT_LT(double(piece_pixels), 0.9 * double(box_pixels)) << piece_pixels << " of " << box_pixels;
+}
+
 // Runs along each of the three axes of the dominant frame (for_each_conservative_line_voxel:
 // conservative_line_span, _run; frame axis k is grid axis frame_axis(s, k)) visit exactly the voxels
 // the per-voxel test accepts, whichever axis conservative_line_axis would pick: the tests are

@@ -128,11 +128,11 @@ __device__ __forceinline__ uint32_t pick_rows(const TriSetup& f, const VoxelBox&
   return uint32_t(along_b ? lo_u : lo_v) << 1 | uint32_t(along_b);
 }
 
-// A triangle's rows in a tile, packed for one shuffle: the first row (row0 >= 0: rows lie in the
-// grid), whether rows are along u (spans along v: core/overlap.h conservative_row_range), its
-// dominant axis.
-__device__ inline uint32_t row_info(int32_t row0, bool along_b, int dom) {
-  return uint32_t(row0) << 3 | uint32_t(along_b) << 2 | uint32_t(dom);
+// A triangle's rows in a tile, packed for one shuffle: its dominant axis, whether rows are along u
+// (spans along v: core/overlap.h conservative_row_range), the first row and the range in which
+// the rows' spans lie (both relative to the tile: 0 to 31).
+__device__ inline uint32_t row_info(int dom, bool along_b, int32_t row0, int32_t span_lo, int32_t span_hi) {
+  return uint32_t(dom) | uint32_t(along_b) << 2 | uint32_t(row0) << 3 | uint32_t(span_lo) << 8 | uint32_t(span_hi) << 13;
 }
 
 __device__ inline uint32_t tri_id(const FineParams& p, uint32_t tri) { return p.d_tri_ids ? p.d_tri_ids[tri] : tri; }
@@ -341,7 +341,12 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           tdom = t.dom;
           const VoxelBox fclip = in_dominant_frame(clip, t.dom);
           VoxelBox r;
-          const bool any = kMode == VoxelMode::kConservative ? conservative_bounds(f, fclip, &r) : thin_bounds(f, fclip, &r);
+          bool any = kMode == VoxelMode::kConservative ? conservative_bounds(f, fclip, &r) : thin_bounds(f, fclip, &r);
+          // Where the tile cuts the triangle's depth range, its rows and their spans are those of
+          // its piece in the tile's slab (core/overlap.h conservative_slab_box).
+          if (kSpread && kMode == VoxelMode::kConservative && any &&
+              (first_voxel(f.lo.z) < r.lo[2] || last_voxel(f.hi.z) > r.hi[2]))
+            any = conservative_slab_box(f, &r);
           if (any) {
             int32_t row0 = r.lo[1];
             bool along_b = false;
@@ -354,7 +359,9 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
             } else {
               rows = uint32_t(r.hi[1] - r.lo[1] + 1);
             }
-            tinfo = row_info(row0, along_b, t.dom);
+            tinfo = row_info(t.dom, along_b, row0 - (along_b ? fclip.lo[0] : fclip.lo[1]),
+                             along_b ? r.lo[1] - fclip.lo[1] : r.lo[0] - fclip.lo[0],
+                             along_b ? r.hi[1] - fclip.lo[1] : r.hi[0] - fclip.lo[0]);
           }
         }
         __syncwarp();  // every lane has finished with the previous batch's setups
@@ -401,11 +408,21 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
         const bool along_b = kRanges && (info & 4u) != 0;  // rows u, spans along v
         const RowTriangle<kMode> rt(TriRecord<kRecord>(setups, owner));
         const TriSetup& ft = rt.tri();
+        const VoxelBox fc = in_dominant_frame(clip, dom);
         VoxelBox r;
-        rt.bounds(in_dominant_frame(clip, dom), &r);
+        rt.bounds(fc, &r);
+        // The range of the spans (the box's, or its piece's in the tile's slab)
+        const int32_t span_lo = int32_t((info >> 8) & 31u), span_hi = int32_t((info >> 13) & 31u);
+        if (along_b) {
+          r.lo[1] = fc.lo[1] + span_lo;
+          r.hi[1] = fc.lo[1] + span_hi;
+        } else {
+          r.lo[0] = fc.lo[0] + span_lo;
+          r.hi[0] = fc.lo[0] + span_hi;
+        }
         int32_t row = 0, ulo = 0, uhi = -1;  // the row, and its span along the other axis
         if (k < total) {
-          row = (kRanges ? int32_t(info >> 3) : r.lo[1]) + int32_t(k - owner_first_row);
+          row = (along_b ? fc.lo[0] : fc.lo[1]) + int32_t((info >> 3) & 31u) + int32_t(k - owner_first_row);
           if (!rt.span(r, row, along_b, &ulo, &uhi)) uhi = ulo - 1;
         }
         const uint32_t cols = uint32_t(uhi - ulo + 1);
