@@ -94,11 +94,16 @@ TEST(TileFootprint, CoversEveryAcceptedVoxelAndKnowsItsColumnsEarly) {
   const Int3 tiles{(dims.x + kTileDim - 1) / kTileDim, (dims.y + kTileDim - 1) / kTileDim,
                    (dims.z + kTileDim - 1) / kTileDim};
   const VoxelBox grid{{0, 0, 0}, {dims.x - 1, dims.y - 1, dims.z - 1}};
-  for (int n = 0; n < 400; ++n) {
-    const float size = n % 2 ? 60.0f : 3.0f;  // huge and small triangles
+  for (int n = 0; n < 600; ++n) {
+    const float size = n % 3 == 1 ? 60.0f : 3.0f;  // huge and small triangles, and long slivers
     const Vec3f a{u(rng), u(rng), u(rng)};
     auto near = [&] { return Vec3f{a.x + s(rng) * size / 60, a.y + s(rng) * size / 60, a.z + s(rng) * size / 60}; };
-    const TriSetup t = setup_triangle(a, near(), near());
+    const Vec3f b = near();
+    // A sliver: from a to a point up to 120 voxels away along a random direction, half a voxel wide.
+    const Vec3f far{a.x + 2 * s(rng), a.y + 2 * s(rng), a.z + 2 * s(rng)};
+    const bool sliver = n % 3 == 2;
+    const TriSetup t = sliver ? setup_triangle(a, far, Vec3f{a.x + s(rng) / 120, a.y + s(rng) / 120, a.z + s(rng) / 120})
+                              : setup_triangle(a, b, near());
     for (VoxelMode mode : {VoxelMode::kThin, VoxelMode::kConservative}) {
       TileFootprint early;
       if (footprint_range(t, mode, dims, &early)) {
