@@ -214,6 +214,26 @@ TEST(Overlap, EnumeratorsVisitExactlyTheVoxelsThePerVoxelTestsAccept) {
 // range holds every row whose span is not empty, along both axes, and the spans along v give exactly
 // the pixels of the spans along u. On long thin triangles the ranges hold far fewer rows than the
 // bounding boxes.
+// Calls f(frame setup, conservative setup, box) for triangle t (moved 30000 voxels from the origin
+// when n % 3 == 2, in its dominant frame) and each tile of `tile` voxels over a 16^3 region around
+// it whose box it meets (conservative_bounds).
+template <class F>
+void for_each_tile_box(const Vec3f (&t0)[3], int n, int32_t tile, F&& f) {
+  const float shift = n % 3 == 2 ? 30000.0f : 0.0f;
+  Vec3f t[3];
+  for (int i = 0; i < 3; ++i) t[i] = {t0[i].x + shift, t0[i].y + shift, t0[i].z + shift};
+  const TriSetup fr = in_dominant_frame(setup_triangle(t[0], t[1], t[2]));
+  const ConservativeSetup s = setup_conservative(fr);
+  const int32_t base = int32_t(shift) - 2;
+  for (int32_t x0 = base; x0 < base + 16; x0 += tile)
+    for (int32_t y0 = base; y0 < base + 16; y0 += tile)
+      for (int32_t z0 = base; z0 < base + 16; z0 += tile) {
+        const VoxelBox clip{{x0, y0, z0}, {x0 + tile - 1, y0 + tile - 1, z0 + tile - 1}};
+        VoxelBox r;
+        if (conservative_bounds(fr, clip, &r)) f(fr, s, r);
+      }
+}
+
 TEST(Overlap, RowRangesHoldEveryRowWithPixelsAlongBothAxes) {
   Gen gen;
   size_t range_rows = 0, box_rows = 0, thin_range_rows = 0, thin_box_rows = 0;
@@ -221,17 +241,8 @@ TEST(Overlap, RowRangesHoldEveryRowWithPixelsAlongBothAxes) {
     for (int n = 0; n < 300; ++n) {
       Vec3f t[3];
       gen.make(kind == kKinds ? 6 : kind, t);
-      const float shift = n % 3 == 2 ? 30000.0f : 0.0f;
-      for (Vec3f& v : t) v = {v.x + shift, v.y + shift, v.z + shift};
-      const TriSetup f = in_dominant_frame(setup_triangle(t[0], t[1], t[2]));
-      const ConservativeSetup s = setup_conservative(f);
-      const int32_t base = int32_t(shift) - 2, tile = n % 2 == 0 ? 4 : 8;
-      for (int32_t x0 = base; x0 < base + 16; x0 += tile)
-        for (int32_t y0 = base; y0 < base + 16; y0 += tile)
-          for (int32_t z0 = base; z0 < base + 16; z0 += tile) {
-            const VoxelBox clip{{x0, y0, z0}, {x0 + tile - 1, y0 + tile - 1, z0 + tile - 1}};
-            VoxelBox r;
-            if (!conservative_bounds(f, clip, &r)) continue;
+      for_each_tile_box(
+          t, n, n % 2 == 0 ? 4 : 8, [&](const TriSetup& f, const ConservativeSetup& s, const VoxelBox& r) {
             std::set<std::pair<int32_t, int32_t>> along_a, along_b;  // pixels (u, v)
             int32_t lo = 0, hi = 0;
             for (int32_t v = r.lo[1]; v <= r.hi[1]; ++v)
@@ -259,7 +270,7 @@ TEST(Overlap, RowRangesHoldEveryRowWithPixelsAlongBothAxes) {
                 thin_box_rows += size_t(r.hi[axis] - r.lo[axis] + 1);
               }
             }
-          }
+          });
     }
   }
   EXPECT_LT(range_rows, box_rows);
@@ -283,17 +294,8 @@ TEST(Overlap, SlabBoxDropsOnlyPixelsWithNoVoxelInTheTile) {
         const int axis = (n / 3) % 3;
         t[1] = {t[0].x + (axis == 0 ? len : d), t[0].y + (axis == 1 ? len : d), t[0].z + (axis == 2 ? len : 0.0f)};
       }
-      const float shift = n % 3 == 2 ? 30000.0f : 0.0f;
-      for (Vec3f& v : t) v = {v.x + shift, v.y + shift, v.z + shift};
-      const TriSetup f = in_dominant_frame(setup_triangle(t[0], t[1], t[2]));
-      const ConservativeSetup s = setup_conservative(f);
-      const int32_t base = int32_t(shift) - 2, tile = 2 << (n % 3);
-      for (int32_t x0 = base; x0 < base + 16; x0 += tile)
-        for (int32_t y0 = base; y0 < base + 16; y0 += tile)
-          for (int32_t z0 = base; z0 < base + 16; z0 += tile) {
-            const VoxelBox clip{{x0, y0, z0}, {x0 + tile - 1, y0 + tile - 1, z0 + tile - 1}};
-            VoxelBox r;
-            if (!conservative_bounds(f, clip, &r)) continue;
+      for_each_tile_box(
+          t, n, 2 << (n % 3), [&](const TriSetup& f, const ConservativeSetup& s, const VoxelBox& r) {
             VoxelBox piece = r;
             const bool in_slab = conservative_slab_box(f, &piece);
             ASSERT_TRUE(!in_slab || (piece.lo[0] >= r.lo[0] && piece.hi[0] <= r.hi[0] && piece.lo[1] >= r.lo[1] &&
@@ -312,7 +314,7 @@ TEST(Overlap, SlabBoxDropsOnlyPixelsWithNoVoxelInTheTile) {
                     << " outside the slab's box; kind " << kind << " n " << n;
               }
             }
-          }
+          });
     }
   }
   EXPECT_GT(columns, 0u);
