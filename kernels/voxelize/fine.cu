@@ -4,8 +4,9 @@
 // add blends of float targets); persistent warps take batches of 32 triangles with one shared
 // atomic and spread their rows over the lanes (binary targets of triangles several voxels across:
 // the rows' columns; for long slivers only the rows that can hold pixels, along either axis of the
-// projection; where the tile cuts a triangle's depth range, only the rows and spans of its piece in
-// the tile's slab); each lane rasters its row or column with the shared functions of
+// projection; where the tile cuts a triangle's depth range, all but the binary kernel for rows alone
+// take only the rows and spans of the triangle's piece in the tile's slab); each lane rasters its
+// row or column with the shared functions of
 // core/overlap.h, shades each fragment with the target's functor (core/targets.h) and blends with
 // shared-memory atomics (OR, add, max). Then the tile's non-empty 8^3 bricks are written out, masks
 // built with ballots: for binary tiles one global atomic takes all their slots, for value tiles one
