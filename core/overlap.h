@@ -538,18 +538,26 @@ VT_HD inline int32_t conservative_row_range(const TriSetup& t, const VoxelBox& r
   return hi >= *lo ? hi - *lo + 1 : 0;
 }
 
-// Box r (from conservative_bounds) narrowed along the two axes of the dominant projection to the part
-// of the triangle within r's depth range [r.lo[c], r.hi[c] + 1] (c = t.dom): the box of the triangle
-// clipped to that slab (its vertices in the slab and its edges' crossings of the slab's faces), slab
-// and box grown by the margin m = 2^-16 (M + 2), M the largest coordinate involved. Where a tile cuts
-// a long triangle's depth range, its rows and columns in the tile are those of this piece (measured on
-// the CPU, 32^3 tiles at 1024^3: the CAD slivers' rows in the fine raster 44.4M -> 25.6M, the 1M
-// tubes' 11.8M -> 10.3M). Every voxel the conservative test accepts lies within about 2^-19 M of the
-// triangle (each of its separating-axis tests errs by a few units of roundoff of terms below 4M, and
-// the 13 axes are complete for a box and a triangle or segment), so its pixel lies in the narrowed
-// box: only pixels with no voxel are dropped. Returns false when no part of the triangle lies in the
-// slab (then the pair has no voxel); coordinates beyond 2^24 keep r.
-VT_HD inline bool conservative_slab_box(const TriSetup& t, VoxelBox* r) {
+// Box r (from conservative_bounds or thin_bounds) narrowed along the two axes of the dominant
+// projection (c = t.dom) to the box of the triangle's part within r's depth range [r.lo[c],
+// r.hi[c] + 1]. Where a tile cuts a long triangle's depth range, its rows and columns in the tile are
+// those of this piece (measured on the CPU, 32^3 tiles at 1024^3: the CAD slivers' columns in the fine
+// raster 191M -> 123M, of which 117M hold voxels; the 1M tubes' 62M -> 56M).
+// The triangle is taken lifted onto the plane (v0, n) that the tests use: its projection with each
+// vertex's depth on that plane (a sliver's float normal, a cross product of almost parallel edges,
+// can tilt that plane by many voxels from its far vertices). The slab is grown by
+// slope_grow (|k_a| + |k_b|), k = n / n_c (|k_a|, |k_b| <= 1), and by the margin m = 2^-16 (M + 2), M
+// the largest coordinate involved; the box by m. A conservative voxel (slope_grow 1) straddles the
+// plane within rounding at a point X of its box, and its pixel holds a point Q of the projected
+// triangle (the dominant projection's test); X and Q lie in one pixel, so the plane's depths above
+// them differ by at most |k_a| + |k_b|: the lifted Q lies in the grown slab and in the pixel. A thin
+// voxel (slope_grow 1/2) holds the plane's depth at its pixel's centre, within 1/2 (L1, the diamond
+// test) of such a Q. The rounding of the tests and of this function (a few units of roundoff of
+// terms below 4M) is far below m. So only pixels with no voxel leave the box. Returns false when no
+// part of the lifted triangle lies in the grown slab (then the pair has no voxel); coordinates beyond
+// 2^24 keep r. Flat setups (n = 0: the plane test passes everywhere, the other tests are those of a
+// segment or a point, complete for it) use the vertices' own depths.
+VT_HD inline bool slab_box(const TriSetup& t, VoxelBox* r, float slope_grow) {
   const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
   float big = 0.0f;
   for (int i = 0; i < 3; ++i)
@@ -558,7 +566,16 @@ VT_HD inline bool conservative_slab_box(const TriSetup& t, VoxelBox* r) {
     big = vt_maxf(big, vt_maxf(vt_absf(static_cast<float>(r->lo[d])), vt_absf(static_cast<float>(r->hi[d]) + 1.0f)));
   if (!(big < 16777216.0f)) return true;
   const float m = (big + 2.0f) * (1.0f / 65536.0f);
-  const float zlo = static_cast<float>(r->lo[c]) - m, zhi = (static_cast<float>(r->hi[c]) + 1.0f) + m;
+  // Each vertex's depth on the plane (v0, n) (the vertices' own for a flat setup).
+  const float nc = component(t.n, c);
+  const float ka = nc != 0.0f ? component(t.n, a) / nc : 0.0f, kb = nc != 0.0f ? component(t.n, b) / nc : 0.0f;
+  const float v0a = component(t.v[0], a), v0b = component(t.v[0], b), v0c = component(t.v[0], c);
+  float depth[3];
+  for (int i = 0; i < 3; ++i)
+    depth[i] = nc != 0.0f ? v0c - (ka * (component(t.v[i], a) - v0a) + kb * (component(t.v[i], b) - v0b))
+                          : component(t.v[i], c);
+  const float grow = m + slope_grow * (vt_absf(ka) + vt_absf(kb));
+  const float zlo = static_cast<float>(r->lo[c]) - grow, zhi = (static_cast<float>(r->hi[c]) + 1.0f) + grow;
   float alo = 3.0e38f, ahi = -3.0e38f, blo = 3.0e38f, bhi = -3.0e38f;
   auto take = [&](float x, float y) {
     alo = vt_minf(alo, x);
@@ -567,10 +584,9 @@ VT_HD inline bool conservative_slab_box(const TriSetup& t, VoxelBox* r) {
     bhi = vt_maxf(bhi, y);
   };
   for (int i = 0; i < 3; ++i) {
-    const Vec3f& p = t.v[i];
-    const Vec3f& q = t.v[i == 2 ? 0 : i + 1];
-    const float pa = component(p, a), pb = component(p, b), pc = component(p, c);
-    const float qa = component(q, a), qb = component(q, b), qc = component(q, c);
+    const int j = i == 2 ? 0 : i + 1;
+    const float pa = component(t.v[i], a), pb = component(t.v[i], b), pc = depth[i];
+    const float qa = component(t.v[j], a), qb = component(t.v[j], b), qc = depth[j];
     if (pc >= zlo && pc <= zhi) take(pa, pb);
     for (int k = 0; k < 2; ++k) {
       const float z = k == 0 ? zlo : zhi;
@@ -590,6 +606,8 @@ VT_HD inline bool conservative_slab_box(const TriSetup& t, VoxelBox* r) {
   if (b1 < r->hi[b]) r->hi[b] = b1;
   return r->lo[a] <= r->hi[a] && r->lo[b] <= r->hi[b];
 }
+VT_HD inline bool conservative_slab_box(const TriSetup& t, VoxelBox* r) { return slab_box(t, r, 1.0f); }
+VT_HD inline bool thin_slab_box(const TriSetup& t, VoxelBox* r) { return slab_box(t, r, 0.5f); }
 
 // The conservative voxels of column (u, v) of the dominant projection (u in the span of row v, r
 // from conservative_bounds): the run [*out_lo, *out_hi] along the dominant axis (ConservativeColumn:

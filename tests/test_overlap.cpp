@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/overlap.h"
+#include "core/tile_footprint.h"
 #include "core/voxelize.h"
 
 namespace voxtile {
@@ -214,9 +215,9 @@ TEST(Overlap, EnumeratorsVisitExactlyTheVoxelsThePerVoxelTestsAccept) {
 // range holds every row whose span is not empty, along both axes, and the spans along v give exactly
 // the pixels of the spans along u. On long thin triangles the ranges hold far fewer rows than the
 // bounding boxes.
-// Calls f(frame setup, conservative setup, box) for triangle t (moved 30000 voxels from the origin
-// when n % 3 == 2, in its dominant frame) and each tile of `tile` voxels over a 16^3 region around
-// it whose box it meets (conservative_bounds).
+// Calls f(frame setup, conservative setup, tile, box) for triangle t (moved 30000 voxels from the
+// origin when n % 3 == 2, in its dominant frame) and each tile of `tile` voxels over a 16^3 region
+// around it whose box it meets (conservative_bounds).
 template <class F>
 void for_each_tile_box(const Vec3f (&t0)[3], int n, int32_t tile, F&& f) {
   const float shift = n % 3 == 2 ? 30000.0f : 0.0f;
@@ -230,7 +231,7 @@ void for_each_tile_box(const Vec3f (&t0)[3], int n, int32_t tile, F&& f) {
       for (int32_t z0 = base; z0 < base + 16; z0 += tile) {
         const VoxelBox clip{{x0, y0, z0}, {x0 + tile - 1, y0 + tile - 1, z0 + tile - 1}};
         VoxelBox r;
-        if (conservative_bounds(fr, clip, &r)) f(fr, s, r);
+        if (conservative_bounds(fr, clip, &r)) f(fr, s, clip, r);
       }
 }
 
@@ -242,7 +243,8 @@ TEST(Overlap, RowRangesHoldEveryRowWithPixelsAlongBothAxes) {
       Vec3f t[3];
       gen.make(kind == kKinds ? 6 : kind, t);
       for_each_tile_box(
-          t, n, n % 2 == 0 ? 4 : 8, [&](const TriSetup& f, const ConservativeSetup& s, const VoxelBox& r) {
+          t, n, n % 2 == 0 ? 4 : 8,
+          [&](const TriSetup& f, const ConservativeSetup& s, const VoxelBox&, const VoxelBox& r) {
             std::set<std::pair<int32_t, int32_t>> along_a, along_b;  // pixels (u, v)
             int32_t lo = 0, hi = 0;
             for (int32_t v = r.lo[1]; v <= r.hi[1]; ++v)
@@ -279,12 +281,13 @@ TEST(Overlap, RowRangesHoldEveryRowWithPixelsAlongBothAxes) {
 
 // conservative_slab_box drops only pixels with no voxel in the box's depth range: every column that
 // conservative_column_run finds voxels in lies in the narrowed box (the fine raster lists rows and
-// their spans there), and it does narrow boxes where a tile cuts an oblique triangle's depth range.
+// their spans there), and it does narrow boxes where a tile cuts an oblique triangle's depth range;
+// thin_slab_box likewise for thin voxels (thin_column_voxel in the tile).
 // Tiles of 2, 4 and 8 voxels, also 30000 voxels from the origin; long thin triangles, edges almost
 // along an axis, triangles exactly on voxel faces, degenerate ones.
-TEST(Overlap, SlabBoxDropsOnlyPixelsWithNoVoxelInTheTile) {
+TEST(Overlap, SlabBoxesDropOnlyPixelsWithNoVoxelInTheTile) {
   Gen gen;
-  size_t box_pixels = 0, piece_pixels = 0, columns = 0;
+  size_t box_pixels = 0, piece_pixels = 0, columns = 0, thin_box_pixels = 0, thin_piece_pixels = 0, thin_columns = 0;
   for (int kind = 0; kind <= kKinds + 1; ++kind) {
     for (int n = 0; n < 300; ++n) {
       Vec3f t[3];
@@ -295,7 +298,31 @@ TEST(Overlap, SlabBoxDropsOnlyPixelsWithNoVoxelInTheTile) {
         t[1] = {t[0].x + (axis == 0 ? len : d), t[0].y + (axis == 1 ? len : d), t[0].z + (axis == 2 ? len : 0.0f)};
       }
       for_each_tile_box(
-          t, n, 2 << (n % 3), [&](const TriSetup& f, const ConservativeSetup& s, const VoxelBox& r) {
+          t, n, 2 << (n % 3),
+          [&](const TriSetup& f, const ConservativeSetup& s, const VoxelBox& clip, const VoxelBox& r) {
+            // Thin voxels (their box is the tile's along the depth)
+            VoxelBox tr;
+            if (thin_bounds(f, clip, &tr)) {
+              VoxelBox tpiece = tr;
+              const bool tin = thin_slab_box(f, &tpiece);
+              const DiamondEdges e = setup_diamond_edges(f, 2);
+              const int32_t dims_c = n % 2 ? tr.hi[2] + 1 : 1 << 20;  // (the far-face rule, sometimes)
+              for (int32_t v = tr.lo[1]; v <= tr.hi[1]; ++v) {
+                int32_t lo = 0, hi = -1;
+                if (!thin_row_span(f, e, tr, v, &lo, &hi)) continue;
+                for (int32_t u = lo; u <= hi; ++u) {
+                  int32_t w = 0;
+                  if (!thin_column_voxel(f, tr, u, v, dims_c, &w)) continue;
+                  ++thin_columns;
+                  ASSERT_TRUE(tin && u >= tpiece.lo[0] && u <= tpiece.hi[0] && v >= tpiece.lo[1] && v <= tpiece.hi[1])
+                      << "thin column (" << u << ", " << v << ") holds voxel " << w << " outside the slab's box; kind "
+                      << kind << " n " << n;
+                }
+              }
+              thin_box_pixels += size_t(tr.hi[0] - tr.lo[0] + 1) * size_t(tr.hi[1] - tr.lo[1] + 1);
+              if (tin)
+                thin_piece_pixels += size_t(tpiece.hi[0] - tpiece.lo[0] + 1) * size_t(tpiece.hi[1] - tpiece.lo[1] + 1);
+            }
             VoxelBox piece = r;
             const bool in_slab = conservative_slab_box(f, &piece);
             ASSERT_TRUE(!in_slab || (piece.lo[0] >= r.lo[0] && piece.hi[0] <= r.hi[0] && piece.lo[1] >= r.lo[1] &&
@@ -319,6 +346,56 @@ TEST(Overlap, SlabBoxDropsOnlyPixelsWithNoVoxelInTheTile) {
   }
   EXPECT_GT(columns, 0u);
   EXPECT_LT(double(piece_pixels), 0.9 * double(box_pixels)) << piece_pixels << " of " << box_pixels;
+  EXPECT_GT(thin_columns, 0u);
+  EXPECT_LT(double(thin_piece_pixels), 0.9 * double(thin_box_pixels)) << thin_piece_pixels << " of " << thin_box_pixels;
+}
+
+// The slab boxes on slivers thousands of voxels long whose float normal (a cross product of almost
+// parallel edges) tilts the plane the tests use by many voxels from the far vertices: the boxes are
+// taken on the triangle lifted onto that plane, so every column with a voxel stays in them, in both
+// modes (each 32^3 tile of the coarse footprint; the GPU test on the first sliver failed in thin mode
+// when the boxes used the vertices' own depths).
+TEST(Overlap, SlabBoxesHoldEveryColumnOfSliversWithTiltedFloatNormals) {
+  const Int3 dims{8192, 8192, 8192}, tiles = grid_tiles(dims);
+  const Vec3f slivers[2][3] = {{{0.5f, 0.5f, 0.5f}, {8191.5f, 8100.25f, 8000.75f}, {8191.5f, 8101.0f, 8001.5f}},
+                               {{0.5f, 0.5f, 0.5f}, {8191.5f, 8000.25f, 200.75f}, {8191.5f, 8001.0f, 201.5f}}};
+  for (const auto& v : slivers) {
+    const TriSetup t = setup_triangle(v[0], v[1], v[2]);
+    const TriSetup f = in_dominant_frame(t);
+    const ConservativeSetup s = setup_conservative(f);
+    const DiamondEdges e = setup_diamond_edges(f, 2);
+    const int32_t dims_c = component(in_dominant_frame(dims, t.dom), 2);
+    for (VoxelMode mode : {VoxelMode::kConservative, VoxelMode::kThin}) {
+      const bool thin = mode == VoxelMode::kThin;
+      size_t columns = 0, in_boxes = 0;
+      for_each_tile(t, mode, dims, tiles, [&](uint64_t tile) {
+        const Int3 tc = tile_coords(tiles, tile);
+        const VoxelBox clip = in_dominant_frame(
+            VoxelBox{{tc.x * kTileDim, tc.y * kTileDim, tc.z * kTileDim},
+                     {tc.x * kTileDim + kTileDim - 1, tc.y * kTileDim + kTileDim - 1, tc.z * kTileDim + kTileDim - 1}},
+            t.dom);
+        VoxelBox r;
+        if (!(thin ? thin_bounds(f, clip, &r) : conservative_bounds(f, clip, &r))) return;
+        VoxelBox piece = r;
+        const bool in_slab = thin ? thin_slab_box(f, &piece) : conservative_slab_box(f, &piece);
+        for (int32_t row = r.lo[1]; row <= r.hi[1]; ++row) {
+          int32_t lo = 0, hi = -1;
+          if (!(thin ? thin_row_span(f, e, r, row, &lo, &hi) : conservative_row_span(s, r, row, &lo, &hi))) continue;
+          for (int32_t u = lo; u <= hi; ++u) {
+            int32_t wlo = 0, whi = 0;
+            const bool voxels = thin ? thin_column_voxel(f, r, u, row, dims_c, &wlo)
+                                     : conservative_column_run(s, r, u, row, &wlo, &whi);
+            const bool in = in_slab && u >= piece.lo[0] && u <= piece.hi[0] && row >= piece.lo[1] && row <= piece.hi[1];
+            columns += voxels;
+            in_boxes += in;
+            ASSERT_TRUE(in || !voxels) << mode_name(mode) << " column (" << u << ", " << row << ") outside its box";
+          }
+        }
+      });
+      EXPECT_GT(columns, 8000u) << mode_name(mode);
+      EXPECT_LT(double(in_boxes), 2.0 * double(columns)) << mode_name(mode);  // the boxes do narrow
+    }
+  }
 }
 
 // Runs along each of the three axes of the dominant frame (for_each_conservative_line_voxel:
