@@ -546,19 +546,25 @@ VT_HD inline int32_t conservative_row_range(const TriSetup& t, const VoxelBox& r
 // The triangle is taken lifted onto the plane (v0, n) that the tests use: its projection with each
 // vertex's depth on that plane (a sliver's float normal, a cross product of almost parallel edges,
 // can tilt that plane by many voxels from its far vertices). The slab is grown by
-// slope_grow (|k_a| + |k_b|), k = n / n_c (|k_a|, |k_b| <= 1), and by the margin m = 2^-16 (M + 2), M
-// the largest coordinate involved; the box by m. A conservative voxel (slope_grow 1) straddles the
+// g (|k_a| + |k_b|), k = n / n_c (|k_a|, |k_b| <= 1), and by the margin m = 2^-16 (M + 2), M the
+// largest coordinate involved; the box by m. A conservative voxel (g = 1) straddles the
 // plane within rounding at a point X of its box, and its pixel holds a point Q of the projected
 // triangle (the dominant projection's test); X and Q lie in one pixel, so the plane's depths above
 // them differ by at most |k_a| + |k_b|: the lifted Q lies in the grown slab and in the pixel. A thin
-// voxel (slope_grow 1/2) holds the plane's depth at its pixel's centre, within 1/2 (L1, the diamond
+// voxel (g = 1/2) holds the plane's depth at its pixel's centre, within 1/2 (L1, the diamond
 // test) of such a Q. The rounding of the tests and of this function (a few units of roundoff of
 // terms below 4M) is far below m. So only pixels with no voxel leave the box. Returns false when no
 // part of the lifted triangle lies in the grown slab (then the pair has no voxel); coordinates beyond
 // 2^24 keep r. Flat setups (n = 0: the plane test passes everywhere, the other tests are those of a
 // segment or a point, complete for it) use the vertices' own depths.
-VT_HD inline bool slab_box(const TriSetup& t, VoxelBox* r, float slope_grow) {
+// Where r already lies within the triangle's own depth range (grown by the voxel a thin voxel may lie
+// beyond it), nothing can be dropped: r is kept without the work (most pairs of small triangles).
+VT_HD inline bool slab_box(const TriSetup& t, VoxelMode mode, VoxelBox* r) {
   const int c = t.dom, a = vt_axis_a(c), b = vt_axis_b(c);
+  const int32_t reach = mode == VoxelMode::kThin ? 1 : 0;
+  if (first_voxel(component(t.lo, c)) - reach >= r->lo[c] && last_voxel(component(t.hi, c)) + reach <= r->hi[c])
+    return true;
+  const float g = mode == VoxelMode::kThin ? 0.5f : 1.0f;
   float big = 0.0f;
   for (int i = 0; i < 3; ++i)
     big = vt_maxf(big, vt_maxf(vt_maxf(vt_absf(t.v[i].x), vt_absf(t.v[i].y)), vt_absf(t.v[i].z)));
@@ -574,7 +580,7 @@ VT_HD inline bool slab_box(const TriSetup& t, VoxelBox* r, float slope_grow) {
   for (int i = 0; i < 3; ++i)
     depth[i] = nc != 0.0f ? v0c - (ka * (component(t.v[i], a) - v0a) + kb * (component(t.v[i], b) - v0b))
                           : component(t.v[i], c);
-  const float grow = m + slope_grow * (vt_absf(ka) + vt_absf(kb));
+  const float grow = m + g * (vt_absf(ka) + vt_absf(kb));
   const float zlo = static_cast<float>(r->lo[c]) - grow, zhi = (static_cast<float>(r->hi[c]) + 1.0f) + grow;
   float alo = 3.0e38f, ahi = -3.0e38f, blo = 3.0e38f, bhi = -3.0e38f;
   auto take = [&](float x, float y) {
@@ -606,8 +612,6 @@ VT_HD inline bool slab_box(const TriSetup& t, VoxelBox* r, float slope_grow) {
   if (b1 < r->hi[b]) r->hi[b] = b1;
   return r->lo[a] <= r->hi[a] && r->lo[b] <= r->hi[b];
 }
-VT_HD inline bool conservative_slab_box(const TriSetup& t, VoxelBox* r) { return slab_box(t, r, 1.0f); }
-VT_HD inline bool thin_slab_box(const TriSetup& t, VoxelBox* r) { return slab_box(t, r, 0.5f); }
 
 // The conservative voxels of column (u, v) of the dominant projection (u in the span of row v, r
 // from conservative_bounds): the run [*out_lo, *out_hi] along the dominant axis (ConservativeColumn:

@@ -63,7 +63,7 @@ enum class TriangleOrder : int { kAuto = 0, kMesh = 1, kMorton = 2 };
 //  kSpread: the columns of each round of 32 rows spread over the lanes, each lane reading its
 //    column's triangle from the batch's setups in shared memory; where a tile cuts a triangle's depth
 //    range, its rows and spans only within the box of its piece in the tile's slab (also in kRanges;
-//    core/overlap.h conservative_slab_box);
+//    core/overlap.h slab_box);
 //  kRanges (conservative; kSpread in thin mode): kSpread with each triangle's rows in a tile only
 //    those that can hold pixels of its dominant projection, along whichever of the projection's axes
 //    has fewer (core/overlap.h conservative_row_range; the bounding box lists every row, and a long

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 #include <set>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -279,15 +280,56 @@ TEST(Overlap, RowRangesHoldEveryRowWithPixelsAlongBothAxes) {
   EXPECT_LT(double(thin_range_rows), 0.8 * double(thin_box_rows)) << thin_range_rows << " of " << thin_box_rows;
 }
 
-// conservative_slab_box drops only pixels with no voxel in the box's depth range: every column that
-// conservative_column_run finds voxels in lies in the narrowed box (the fine raster lists rows and
-// their spans there), and it does narrow boxes where a tile cuts an oblique triangle's depth range;
-// thin_slab_box likewise for thin voxels (thin_column_voxel in the tile).
-// Tiles of 2, 4 and 8 voxels, also 30000 voxels from the origin; long thin triangles, edges almost
-// along an axis, triangles exactly on voxel faces, degenerate ones.
+// What slab_box keeps of one (tile, triangle) pair in `mode` (f in its dominant frame, clip the tile
+// in that frame): the pixels of the pair's box and of the narrowed one, the columns with voxels, the
+// columns of the rows' spans that lie in the narrowed box; `bad` names the first column with a voxel
+// outside it, or a narrowed box that is not within the pair's.
+struct SlabCounts {
+  size_t box_pixels = 0, piece_pixels = 0, columns = 0, span_columns_in_piece = 0;
+  std::string bad;
+};
+void count_slab_box(const TriSetup& f, VoxelMode mode, const VoxelBox& clip, int32_t dims_c, SlabCounts* n) {
+  const bool thin = mode == VoxelMode::kThin;
+  VoxelBox r;
+  if (!(thin ? thin_bounds(f, clip, &r) : conservative_bounds(f, clip, &r))) return;
+  const ConservativeSetup s = setup_conservative(f);
+  const DiamondEdges e = setup_diamond_edges(f, 2);
+  VoxelBox piece = r;
+  const bool in_slab = slab_box(f, mode, &piece);
+  auto pixels = [](const VoxelBox& x) { return size_t(x.hi[0] - x.lo[0] + 1) * size_t(x.hi[1] - x.lo[1] + 1); };
+  n->box_pixels += pixels(r);
+  if (in_slab) n->piece_pixels += pixels(piece);
+  if (in_slab &&
+      !(piece.lo[0] >= r.lo[0] && piece.hi[0] <= r.hi[0] && piece.lo[1] >= r.lo[1] && piece.hi[1] <= r.hi[1] &&
+        piece.lo[2] == r.lo[2] && piece.hi[2] == r.hi[2]) &&
+      n->bad.empty())
+    n->bad = "a narrowed box not within the pair's";
+  for (int32_t v = r.lo[1]; v <= r.hi[1]; ++v) {
+    int32_t lo = 0, hi = -1;
+    if (!(thin ? thin_row_span(f, e, r, v, &lo, &hi) : conservative_row_span(s, r, v, &lo, &hi))) continue;
+    for (int32_t u = lo; u <= hi; ++u) {
+      int32_t wlo = 0, whi = 0;
+      const bool voxels =
+          thin ? thin_column_voxel(f, r, u, v, dims_c, &wlo) : conservative_column_run(s, r, u, v, &wlo, &whi);
+      const bool in = in_slab && u >= piece.lo[0] && u <= piece.hi[0] && v >= piece.lo[1] && v <= piece.hi[1];
+      n->columns += voxels;
+      n->span_columns_in_piece += in;
+      if (voxels && !in && n->bad.empty())
+        n->bad = std::string(mode_name(mode)) + " column (" + std::to_string(u) + ", " + std::to_string(v) +
+                 ") holds a voxel outside the slab's box";
+    }
+  }
+}
+
+// slab_box drops only pixels with no voxel in the pair's depth range: every column in which
+// conservative_column_run (conservative) or thin_column_voxel (thin) finds a voxel lies in the
+// narrowed box (the fine raster lists rows and their spans there), and it does narrow boxes where a
+// tile cuts an oblique triangle's depth range. Tiles of 2, 4 and 8 voxels, also 30000 voxels from the
+// origin; long thin triangles, edges almost along an axis, triangles exactly on voxel faces,
+// degenerate ones; thin voxels sometimes under the far-face rule.
 TEST(Overlap, SlabBoxesDropOnlyPixelsWithNoVoxelInTheTile) {
   Gen gen;
-  size_t box_pixels = 0, piece_pixels = 0, columns = 0, thin_box_pixels = 0, thin_piece_pixels = 0, thin_columns = 0;
+  SlabCounts cons, thin;
   for (int kind = 0; kind <= kKinds + 1; ++kind) {
     for (int n = 0; n < 300; ++n) {
       Vec3f t[3];
@@ -297,57 +339,19 @@ TEST(Overlap, SlabBoxesDropOnlyPixelsWithNoVoxelInTheTile) {
         const int axis = (n / 3) % 3;
         t[1] = {t[0].x + (axis == 0 ? len : d), t[0].y + (axis == 1 ? len : d), t[0].z + (axis == 2 ? len : 0.0f)};
       }
-      for_each_tile_box(
-          t, n, 2 << (n % 3),
-          [&](const TriSetup& f, const ConservativeSetup& s, const VoxelBox& clip, const VoxelBox& r) {
-            // Thin voxels (their box is the tile's along the depth)
-            VoxelBox tr;
-            if (thin_bounds(f, clip, &tr)) {
-              VoxelBox tpiece = tr;
-              const bool tin = thin_slab_box(f, &tpiece);
-              const DiamondEdges e = setup_diamond_edges(f, 2);
-              const int32_t dims_c = n % 2 ? tr.hi[2] + 1 : 1 << 20;  // (the far-face rule, sometimes)
-              for (int32_t v = tr.lo[1]; v <= tr.hi[1]; ++v) {
-                int32_t lo = 0, hi = -1;
-                if (!thin_row_span(f, e, tr, v, &lo, &hi)) continue;
-                for (int32_t u = lo; u <= hi; ++u) {
-                  int32_t w = 0;
-                  if (!thin_column_voxel(f, tr, u, v, dims_c, &w)) continue;
-                  ++thin_columns;
-                  ASSERT_TRUE(tin && u >= tpiece.lo[0] && u <= tpiece.hi[0] && v >= tpiece.lo[1] && v <= tpiece.hi[1])
-                      << "thin column (" << u << ", " << v << ") holds voxel " << w << " outside the slab's box; kind "
-                      << kind << " n " << n;
-                }
-              }
-              thin_box_pixels += size_t(tr.hi[0] - tr.lo[0] + 1) * size_t(tr.hi[1] - tr.lo[1] + 1);
-              if (tin)
-                thin_piece_pixels += size_t(tpiece.hi[0] - tpiece.lo[0] + 1) * size_t(tpiece.hi[1] - tpiece.lo[1] + 1);
-            }
-            VoxelBox piece = r;
-            const bool in_slab = conservative_slab_box(f, &piece);
-            ASSERT_TRUE(!in_slab || (piece.lo[0] >= r.lo[0] && piece.hi[0] <= r.hi[0] && piece.lo[1] >= r.lo[1] &&
-                                     piece.hi[1] <= r.hi[1] && piece.lo[2] == r.lo[2] && piece.hi[2] == r.hi[2]));
-            box_pixels += size_t(r.hi[0] - r.lo[0] + 1) * size_t(r.hi[1] - r.lo[1] + 1);
-            if (in_slab) piece_pixels += size_t(piece.hi[0] - piece.lo[0] + 1) * size_t(piece.hi[1] - piece.lo[1] + 1);
-            for (int32_t v = r.lo[1]; v <= r.hi[1]; ++v) {
-              int32_t lo = 0, hi = -1;
-              if (!conservative_row_span(s, r, v, &lo, &hi)) continue;
-              for (int32_t u = lo; u <= hi; ++u) {
-                int32_t wlo = 0, whi = 0;
-                if (!conservative_column_run(s, r, u, v, &wlo, &whi)) continue;
-                ++columns;
-                ASSERT_TRUE(in_slab && u >= piece.lo[0] && u <= piece.hi[0] && v >= piece.lo[1] && v <= piece.hi[1])
-                    << "column (" << u << ", " << v << ") holds voxels " << wlo << ".." << whi
-                    << " outside the slab's box; kind " << kind << " n " << n;
-              }
-            }
-          });
+      for_each_tile_box(t, n, 2 << (n % 3),
+                        [&](const TriSetup& f, const ConservativeSetup&, const VoxelBox& clip, const VoxelBox&) {
+                          count_slab_box(f, VoxelMode::kConservative, clip, 0, &cons);
+                          count_slab_box(f, VoxelMode::kThin, clip, n % 2 ? clip.hi[2] + 1 : 1 << 20, &thin);
+                        });
+      ASSERT_EQ(cons.bad, "") << "kind " << kind << " n " << n;
+      ASSERT_EQ(thin.bad, "") << "kind " << kind << " n " << n;
     }
   }
-  EXPECT_GT(columns, 0u);
-  EXPECT_LT(double(piece_pixels), 0.9 * double(box_pixels)) << piece_pixels << " of " << box_pixels;
-  EXPECT_GT(thin_columns, 0u);
-  EXPECT_LT(double(thin_piece_pixels), 0.9 * double(thin_box_pixels)) << thin_piece_pixels << " of " << thin_box_pixels;
+  for (const SlabCounts* c : {&cons, &thin}) {
+    EXPECT_GT(c->columns, 0u);
+    EXPECT_LT(double(c->piece_pixels), 0.9 * double(c->box_pixels)) << c->piece_pixels << " of " << c->box_pixels;
+  }
 }
 
 // The slab boxes on slivers thousands of voxels long whose float normal (a cross product of almost
@@ -362,38 +366,20 @@ TEST(Overlap, SlabBoxesHoldEveryColumnOfSliversWithTiltedFloatNormals) {
   for (const auto& v : slivers) {
     const TriSetup t = setup_triangle(v[0], v[1], v[2]);
     const TriSetup f = in_dominant_frame(t);
-    const ConservativeSetup s = setup_conservative(f);
-    const DiamondEdges e = setup_diamond_edges(f, 2);
     const int32_t dims_c = component(in_dominant_frame(dims, t.dom), 2);
     for (VoxelMode mode : {VoxelMode::kConservative, VoxelMode::kThin}) {
-      const bool thin = mode == VoxelMode::kThin;
-      size_t columns = 0, in_boxes = 0;
+      SlabCounts n;
       for_each_tile(t, mode, dims, tiles, [&](uint64_t tile) {
         const Int3 tc = tile_coords(tiles, tile);
         const VoxelBox clip = in_dominant_frame(
             VoxelBox{{tc.x * kTileDim, tc.y * kTileDim, tc.z * kTileDim},
                      {tc.x * kTileDim + kTileDim - 1, tc.y * kTileDim + kTileDim - 1, tc.z * kTileDim + kTileDim - 1}},
             t.dom);
-        VoxelBox r;
-        if (!(thin ? thin_bounds(f, clip, &r) : conservative_bounds(f, clip, &r))) return;
-        VoxelBox piece = r;
-        const bool in_slab = thin ? thin_slab_box(f, &piece) : conservative_slab_box(f, &piece);
-        for (int32_t row = r.lo[1]; row <= r.hi[1]; ++row) {
-          int32_t lo = 0, hi = -1;
-          if (!(thin ? thin_row_span(f, e, r, row, &lo, &hi) : conservative_row_span(s, r, row, &lo, &hi))) continue;
-          for (int32_t u = lo; u <= hi; ++u) {
-            int32_t wlo = 0, whi = 0;
-            const bool voxels = thin ? thin_column_voxel(f, r, u, row, dims_c, &wlo)
-                                     : conservative_column_run(s, r, u, row, &wlo, &whi);
-            const bool in = in_slab && u >= piece.lo[0] && u <= piece.hi[0] && row >= piece.lo[1] && row <= piece.hi[1];
-            columns += voxels;
-            in_boxes += in;
-            ASSERT_TRUE(in || !voxels) << mode_name(mode) << " column (" << u << ", " << row << ") outside its box";
-          }
-        }
+        count_slab_box(f, mode, clip, dims_c, &n);
       });
-      EXPECT_GT(columns, 8000u) << mode_name(mode);
-      EXPECT_LT(double(in_boxes), 2.0 * double(columns)) << mode_name(mode);  // the boxes do narrow
+      ASSERT_EQ(n.bad, "");
+      EXPECT_GT(n.columns, 8000u) << mode_name(mode);
+      EXPECT_LT(double(n.span_columns_in_piece), 2.0 * double(n.columns)) << mode_name(mode);  // the boxes do narrow
     }
   }
 }

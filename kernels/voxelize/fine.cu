@@ -345,19 +345,13 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           VoxelBox r;
           bool any = kMode == VoxelMode::kConservative ? conservative_bounds(f, fclip, &r) : thin_bounds(f, fclip, &r);
           // Where the tile cuts the triangle's depth range, its rows and their spans are those of
-          // its piece in the tile's slab (core/overlap.h conservative_slab_box, thin_slab_box: the
+          // its piece in the tile's slab (core/overlap.h slab_box: the
           // triangle lifted onto the tests' plane, the slab grown by what a voxel or a thin voxel can
           // lie beyond it). Not in the binary kernel for rows alone (dense meshes, whose triangles
           // rarely cross tiles: its fine raster 3% slower with it on the 6.4M dragon and the room); in
           // the value and thin kernels it pays most (H200, fine ms, CAD slivers: count 20.8 -> 15.9,
           // thin count 12.2 -> 9.3, thin binary 3.36 -> 2.20).
-          if constexpr (kMode == VoxelMode::kConservative) {
-            if ((kSpread || kCount) && any && (first_voxel(f.lo.z) < r.lo[2] || last_voxel(f.hi.z) > r.hi[2]))
-              any = conservative_slab_box(f, &r);
-          } else {
-            if ((kSpread || kCount) && any && (first_voxel(f.lo.z) - 1 < r.lo[2] || last_voxel(f.hi.z) + 1 > r.hi[2]))
-              any = thin_slab_box(f, &r);
-          }
+          if ((kSpread || kCount) && any) any = slab_box(f, kMode, &r);
           if (any) {
             int32_t row0 = r.lo[1];
             bool along_b = false;
