@@ -248,6 +248,37 @@ TEST_F(Gpu, BothPairGroupingsGiveTheSameGrids) {
   }
 }
 
+// The coarse raster keeps the tiles of a triangle over 2 to 4 tiles in its plan for the emit pass,
+// as many as the width of the grid's tile indices leaves room for (4 below 2^14 tiles, 3 below 2^19,
+// 2 up to 2^29, none beyond), and loads them again in warps where another triangle needs that: the
+// same grids on shuffled tubes (most triangles over 2 to 4 tiles, some over more) in a corner of
+// grids of each width, pairs scattered and sorted.
+TEST_F(Gpu, CoarsePlansHoldTheTilesOfEveryIndexWidth) {
+  const Mesh m = make_tubes(40, 60, 6, 7, 0.01, 1.5);
+  std::mt19937 rng(9);
+  std::vector<uint32_t> order(m.num_triangles());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  Mesh shuffled = m;
+  for (size_t t = 0; t < order.size(); ++t)
+    for (int k = 0; k < 3; ++k) shuffled.indices[3 * t + k] = m.indices[3 * size_t(order[t]) + k];
+  const Bounds b = shuffled.bounds();
+  const double s = std::max({b.hi.x - b.lo.x, b.hi.y - b.lo.y, b.hi.z - b.lo.z}) / 250.0;
+  // tiles: 10^3 (10 bits), 2048 x 10 x 10 (18), 2048^2 x 10 (26), 2048^2 x 256 (30)
+  for (const Int3 dims :
+       {Int3{300, 300, 300}, Int3{65536, 300, 300}, Int3{65536, 65536, 300}, Int3{65536, 65536, 8192}}) {
+    GridSpec spec;
+    spec.origin = Vec3d{b.lo.x - 3 * s, b.lo.y - 3 * s, b.lo.z - 3 * s};
+    spec.voxel_size = Vec3d{s, s, s};
+    spec.dims = dims;
+    for (bool sort : {false, true}) {
+      GpuOptions o;
+      o.sort_pairs = sort;
+      compare(shuffled, spec, std::string("shuffled tubes, pairs ") + (sort ? "sorted" : "scattered"), o);
+    }
+  }
+}
+
 // A single binary target whose pairs are scattered sizes their buffer before the host knows their
 // number and checks it after the merge: too little room (initial_pairs) rasters nothing and runs
 // again from the counts with the exact size (stage coarse_retry), with the CPU's grid and the

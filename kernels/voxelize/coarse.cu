@@ -29,20 +29,39 @@ __device__ inline uint32_t warp_aggregated_increment(uint32_t* counter, uint32_t
 // Triangles spanning more tile columns than this are enumerated by a whole warp.
 constexpr uint32_t kLargeColumns = 32;
 
-// What the emit pass does with a triangle (kCoarseNoPairs, kCoarseLoad, or else its one pair's key).
+// What the emit pass does with a triangle (its plan): kCoarseNoPairs, kCoarseLoad, its one pair's key
+// (tile << 2 | dominant axis), or the tiles of its 2 to 4 pairs (PlanTiles).
 constexpr uint64_t kCoarseNoPairs = ~uint64_t(0);    // nothing (or the large-triangle kernels do it)
 constexpr uint64_t kCoarseLoad = ~uint64_t(0) - 1;   // load the triangle again and enumerate its tiles
 
-__global__ void count_kernel(CoarseParams p, uint64_t* __restrict__ counts, uint64_t* __restrict__ single,
-                             uint32_t* __restrict__ large, uint32_t* __restrict__ num_large,
-                             uint32_t* __restrict__ tile_pairs) {
+// A triangle of 2 to PlanTiles::cap tiles keeps them in its plan, so that the emit pass need not
+// load it and enumerate its tiles again (in a shuffled or quarter-ordered file those reloads are
+// scattered reads). Bits 61-63 hold 4 + (tiles - 2), then from bit 2 up the tiles, `bits` each (the
+// bits of the largest tile index; the last tile lowest), and bits 0-1 the dominant axis (kCoarseNoPairs
+// and kCoarseLoad have 7 in bits 61-63; one pair's key has 0 below 2^61 tiles).
+// At most 4 tiles, and only with indices of 29 bits or fewer (then 2 tiles fit, in bits 2 to 60).
+struct PlanTiles {
+  uint32_t bits, cap;
+  explicit PlanTiles(const Int3& tiles)
+      : bits(std::min(63u, uint32_t(bits_for(uint64_t(tiles.x) * uint64_t(tiles.y) * uint64_t(tiles.z))))),
+        cap(bits <= 29 ? std::min(4u, 59 / bits) : 0u) {}
+};
+__device__ inline bool is_plan_of_tiles(uint64_t plan) {
+  const uint64_t top = plan >> 61;
+  return top >= 4 && top <= 6;
+}
+
+__global__ void count_kernel(CoarseParams p, PlanTiles plan, uint64_t* __restrict__ counts,
+                             uint64_t* __restrict__ single, uint32_t* __restrict__ large,
+                             uint32_t* __restrict__ num_large, uint32_t* __restrict__ tile_pairs) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t pos = p.tri_begin + i;
-  if (pos >= p.tri_end) return;
-  const TriSetup t = load_triangle(p.mesh, pos);
-  TileFootprint fp;
+  const bool valid = pos < p.tri_end;  // (no lane returns before the vote below)
   uint64_t n = 0, todo = kCoarseNoPairs;
-  if (footprint_range(t, p.mode, p.dims, &fp)) {
+  TileFootprint fp;
+  TriSetup t;
+  if (valid) t = load_triangle(p.mesh, pos);
+  if (valid && footprint_range(t, p.mode, p.dims, &fp)) {
     if (fp.single_tile()) {
       n = 1;
       const uint64_t tile = footprint_tile(fp, p.tiles, fp.tlo[0], fp.tlo[1], fp.tlo[2]);
@@ -51,13 +70,23 @@ __global__ void count_kernel(CoarseParams p, uint64_t* __restrict__ counts, uint
     } else if (fp.columns() > kLargeColumns) {
       large[atomicAdd(num_large, 1u)] = pos;  // counted by large_count_kernel
     } else {
+      // The tiles, `bits` each, the last in the lowest bits (a plan's, if they fit).
+      uint64_t tiles = 0;
       for_each_tile_of(fp, t, p.tiles, [&](uint64_t tile) {
+        tiles = tiles << plan.bits | tile;
         ++n;
         if (tile_pairs) atomicAdd(&tile_pairs[tile], 1u);
       });
-      todo = kCoarseLoad;
+      // (the tiles' depth test may leave none or one)
+      todo = n == 0         ? kCoarseNoPairs
+             : n > plan.cap ? kCoarseLoad
+                            : (n == 1 ? 0 : uint64_t(n + 2) << 61) | tiles << 2 | uint64_t(t.dom);
     }
   }
+  // A warp of the emit pass with a triangle to load again runs that load for all its lanes at once,
+  // so there the others' plans of tiles save nothing and add their own step: they are loaded too.
+  if (__any_sync(kFull, todo == kCoarseLoad) && is_plan_of_tiles(todo)) todo = kCoarseLoad;
+  if (!valid) return;
   counts[i] = n;
   single[i] = todo;
 }
@@ -67,9 +96,9 @@ __global__ void count_kernel(CoarseParams p, uint64_t* __restrict__ counts, uint
 // the coarse raster's time).
 // With a cursor (the scatter), pairs at slots past `capacity` are dropped, and keys may be null.
 template <class KeyT>
-__global__ void emit_kernel(CoarseParams p, const uint64_t* __restrict__ offsets, const uint64_t* __restrict__ single,
-                            uint32_t* __restrict__ cursor, uint64_t capacity, KeyT* __restrict__ keys,
-                            uint32_t* __restrict__ tris) {
+__global__ void emit_kernel(CoarseParams p, PlanTiles plan, const uint64_t* __restrict__ offsets,
+                            const uint64_t* __restrict__ single, uint32_t* __restrict__ cursor, uint64_t capacity,
+                            KeyT* __restrict__ keys, uint32_t* __restrict__ tris) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t tri = p.tri_begin + i;
   if (tri >= p.tri_end) return;
@@ -77,6 +106,20 @@ __global__ void emit_kernel(CoarseParams p, const uint64_t* __restrict__ offsets
   const uint64_t todo = single[i];
   const uint32_t i0 = p.mesh.d_indices[3 * tri], i1 = p.mesh.d_indices[3 * tri + 1], i2 = p.mesh.d_indices[3 * tri + 2];
   if (todo == kCoarseNoPairs) return;
+  if (is_plan_of_tiles(todo)) {
+    const uint64_t mask = (uint64_t(1) << plan.bits) - 1;
+    const KeyT dom = KeyT(todo & 3u);
+    uint64_t o = offsets[i] - p.pair_base;
+    const uint32_t k = uint32_t(todo >> 61) - 2;  // tiles
+    for (uint32_t j = 1; j <= k; ++j) {           // the first tile in the highest bits
+      const uint64_t tile = (todo >> (2 + (k - j) * plan.bits)) & mask;
+      const uint64_t at = cursor ? atomicAdd(&cursor[tile], 1u) : o++;
+      if (at >= capacity) continue;
+      if (keys) keys[at] = (KeyT(tile) << 2) | dom;
+      tris[at] = tri;
+    }
+    return;
+  }
   if (todo != kCoarseLoad) {
     const uint64_t o = cursor ? warp_aggregated_increment(cursor, uint32_t(todo >> 2)) : offsets[i] - p.pair_base;
     if (o >= capacity) return;
@@ -240,7 +283,8 @@ void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint64_t* d_
   const uint64_t n = p.tri_end - p.tri_begin;
   if (n == 0) return;
   VT_CUDA_CHECK(cudaMemsetAsync(d_num_large, 0, sizeof(uint32_t), stream));
-  launch_1d(count_kernel, n, 128, stream, p, d_counts, d_single, d_large, d_num_large, d_tile_pairs);
+  launch_1d(count_kernel, n, 128, stream, p, PlanTiles(p.tiles), d_counts, d_single, d_large, d_num_large,
+            d_tile_pairs);
   large_count_kernel<<<unsigned(num_sms * 8), 256, 0, stream>>>(p, d_large, d_num_large, d_counts, d_tile_pairs);
   VT_CUDA_CHECK_LAUNCH();
 }
@@ -251,7 +295,8 @@ void launch_coarse_emit(const CoarseParams& p, const uint64_t* d_offsets, const 
                         uint64_t capacity, KeyT* d_keys, uint32_t* d_tris, int num_sms, cudaStream_t stream) {
   const uint64_t n = p.tri_end - p.tri_begin;
   if (n == 0) return;
-  launch_1d(emit_kernel<KeyT>, n, 128, stream, p, d_offsets, d_single, d_tile_cursor, capacity, d_keys, d_tris);
+  launch_1d(emit_kernel<KeyT>, n, 128, stream, p, PlanTiles(p.tiles), d_offsets, d_single, d_tile_cursor, capacity,
+            d_keys, d_tris);
   if (!d_large) return;  // (no large triangles)
   large_emit_kernel<KeyT><<<unsigned(num_sms * 8), 256, 0, stream>>>(p, d_large, d_num_large, d_offsets, d_tile_cursor,
                                                                      capacity, d_keys, d_tris);
