@@ -1,11 +1,7 @@
 // `voxtile generate scan|tubes|room|sphere|cad -o OUT.ply`.
 #include "cli/cmd_generate.h"
 
-#include <algorithm>
-#include <cstring>
 #include <iostream>
-#include <numeric>
-#include <random>
 
 #include "cli/common.h"
 #include "core/error.h"
@@ -86,15 +82,7 @@ int run_generate(const GenerateCmdOptions& o) {
       fail(ErrorKind::kUsage, "generate room: more than 2^31 triangles");
     m = make_room(o.objects, o.seed);
   }
-  if (o.shuffle) {
-    std::mt19937_64 rng(o.seed);
-    std::vector<uint32_t> order(m.num_triangles());
-    std::iota(order.begin(), order.end(), 0u);
-    std::shuffle(order.begin(), order.end(), rng);
-    ValueArray<uint32_t> idx(m.indices.size());
-    for (size_t t = 0; t < order.size(); ++t) std::memcpy(&idx[3 * t], &m.indices[3 * size_t(order[t])], 12);
-    m.indices = std::move(idx);
-  }
+  if (o.shuffle) shuffle_triangles(m, o.seed);
   {
     const ProgressStage stage("write " + o.output);
     write_mesh(m, o.output, o.ascii, format);

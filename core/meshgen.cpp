@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -248,6 +251,16 @@ Mesh make_cad(uint32_t parts, uint32_t sides, uint64_t seed) {
     }
   }
   return m;
+}
+
+void shuffle_triangles(Mesh& m, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint32_t> order(m.num_triangles());
+  std::iota(order.begin(), order.end(), 0u);
+  std::shuffle(order.begin(), order.end(), rng);
+  ValueArray<uint32_t> idx(m.indices.size());
+  for (size_t t = 0; t < order.size(); ++t) std::memcpy(&idx[3 * t], &m.indices[3 * size_t(order[t])], 12);
+  m.indices = std::move(idx);
 }
 
 }  // namespace voxtile

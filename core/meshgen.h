@@ -35,4 +35,8 @@ Mesh make_room(uint32_t objects, uint64_t seed);
 // triangles).
 Mesh make_cad(uint32_t parts, uint32_t sides, uint64_t seed);
 
+// Lists m's triangles in a random order (std::shuffle with std::mt19937_64(seed)), as some exporters
+// do: the order that a voxelizer's speed must not depend on.
+void shuffle_triangles(Mesh& m, uint64_t seed);
+
 }  // namespace voxtile

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <map>
-#include <random>
 #include <tuple>
 
 #include "core/meshgen.h"
@@ -149,14 +148,8 @@ TEST_F(Gpu, MatchesWithBothValueTileLayouts) {
 // The coarse raster's Morton visiting order gives the same grids (every blend is order-independent),
 // batched and split too, on a mesh whose triangles are shuffled and on the soup's huge triangles.
 TEST_F(Gpu, MatchesInMortonOrder) {
-  Mesh m = load_mesh(test::data_path("meshes/stanford_bunny.ply")).mesh;
-  std::mt19937 rng(5);
-  std::vector<uint32_t> order(m.num_triangles());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::shuffle(order.begin(), order.end(), rng);
-  Mesh shuffled = m;
-  for (size_t t = 0; t < order.size(); ++t)
-    for (int k = 0; k < 3; ++k) shuffled.indices[3 * t + k] = m.indices[3 * size_t(order[t]) + k];
+  Mesh shuffled = load_mesh(test::data_path("meshes/stanford_bunny.ply")).mesh;
+  shuffle_triangles(shuffled, 5);
   GridOptions go;
   go.resolution = 200;
   GpuOptions morton;
@@ -254,14 +247,8 @@ TEST_F(Gpu, BothPairGroupingsGiveTheSameGrids) {
 // same grids on shuffled tubes (most triangles over 2 to 4 tiles, some over more) in a corner of
 // grids of each width, pairs scattered and sorted.
 TEST_F(Gpu, CoarsePlansHoldTheTilesOfEveryIndexWidth) {
-  const Mesh m = make_tubes(40, 60, 6, 7, 0.01, 1.5);
-  std::mt19937 rng(9);
-  std::vector<uint32_t> order(m.num_triangles());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::shuffle(order.begin(), order.end(), rng);
-  Mesh shuffled = m;
-  for (size_t t = 0; t < order.size(); ++t)
-    for (int k = 0; k < 3; ++k) shuffled.indices[3 * t + k] = m.indices[3 * size_t(order[t]) + k];
+  Mesh shuffled = make_tubes(40, 60, 6, 7, 0.01, 1.5);
+  shuffle_triangles(shuffled, 9);
   const Bounds b = shuffled.bounds();
   const double s = std::max({b.hi.x - b.lo.x, b.hi.y - b.lo.y, b.hi.z - b.lo.z}) / 250.0;
   // tiles: 10^3 (10 bits), 2048 x 10 x 10 (18), 2048^2 x 10 (26), 2048^2 x 256 (30)
