@@ -38,7 +38,7 @@ constexpr uint64_t kCoarseLoad = ~uint64_t(0) - 1;   // load the triangle again 
 // load it and enumerate its tiles again (in a shuffled or quarter-ordered file those reloads are
 // scattered reads). Bits 61-63 hold 4 + (tiles - 2), then from bit 2 up the tiles, `bits` each (the
 // bits of the largest tile index; the last tile lowest), and bits 0-1 the dominant axis (kCoarseNoPairs
-// and kCoarseLoad have 7 in bits 61-63; one pair's key has 0 below 2^61 tiles).
+// and kCoarseLoad have 7 in bits 61-63; one pair's key has 0 there below 2^59 tiles).
 // At most 4 tiles, and only with indices of 29 bits or fewer (then 2 tiles fit, in bits 2 to 60).
 struct PlanTiles {
   uint32_t bits, cap;
