@@ -242,7 +242,7 @@ TEST_F(Gpu, BothPairGroupingsGiveTheSameGrids) {
 }
 
 // The coarse raster keeps the tiles of a triangle over 2 to 4 tiles in its plan for the emit pass,
-// as many as the width of the grid's tile indices leaves room for (4 below 2^14 tiles, 3 below 2^19,
+// as many as the width of the grid's tile indices leaves room for (4 up to 2^14 tiles, 3 up to 2^19,
 // 2 up to 2^29, none beyond), and loads them again in warps where another triangle needs that: the
 // same grids on shuffled tubes (most triangles over 2 to 4 tiles, some over more) in a corner of
 // grids of each width, pairs scattered and sorted.
