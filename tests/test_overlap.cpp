@@ -209,13 +209,6 @@ TEST(Overlap, EnumeratorsVisitExactlyTheVoxelsThePerVoxelTestsAccept) {
   }
 }
 
-// The GPU's fine raster lists a triangle's rows within a tile from conservative_row_range, along
-// the projection's axis with fewer of them, and takes rows along u with the spans along v
-// (conservative_row_span_along_b). Checked here in the dominant frame, on tiles of 4^3 and 8^3
-// voxels and on the same triangles moved 30000 voxels away (larger rounding, larger margin): the
-// range holds every row whose span is not empty, along both axes, and the spans along v give exactly
-// the pixels of the spans along u. On long thin triangles the ranges hold far fewer rows than the
-// bounding boxes.
 // Calls f(frame setup, conservative setup, tile, box) for triangle t (moved 30000 voxels from the
 // origin when n % 3 == 2, in its dominant frame) and each tile of `tile` voxels over a 16^3 region
 // around it whose box it meets (conservative_bounds).
@@ -236,6 +229,13 @@ void for_each_tile_box(const Vec3f (&t0)[3], int n, int32_t tile, F&& f) {
       }
 }
 
+// The GPU's fine raster lists a triangle's rows within a tile from conservative_row_range, along
+// the projection's axis with fewer of them, and takes rows along u with the spans along v
+// (conservative_row_span_along_b). Checked here in the dominant frame, on tiles of 4^3 and 8^3
+// voxels and on the same triangles moved 30000 voxels away (larger rounding, larger margin): the
+// range holds every row whose span is not empty, along both axes, and the spans along v give exactly
+// the pixels of the spans along u. On long thin triangles the ranges hold far fewer rows than the
+// bounding boxes.
 TEST(Overlap, RowRangesHoldEveryRowWithPixelsAlongBothAxes) {
   Gen gen;
   size_t range_rows = 0, box_rows = 0, thin_range_rows = 0, thin_box_rows = 0;

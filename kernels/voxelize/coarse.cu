@@ -91,6 +91,17 @@ __global__ void count_kernel(CoarseParams p, PlanTiles plan, uint64_t* __restric
   single[i] = todo;
 }
 
+// Writes pair (tile << 2 | dom, tri) at the tile's next slot (cursor: the scatter) or else at *o,
+// which moves on; not past `capacity`, and its key only where keys is not null.
+template <class KeyT>
+__device__ inline void put_pair(uint32_t* cursor, uint64_t capacity, KeyT* keys, uint32_t* tris, uint64_t tile,
+                                KeyT dom, uint32_t tri, uint64_t* o) {
+  const uint64_t at = cursor ? atomicAdd(&cursor[tile], 1u) : (*o)++;
+  if (at >= capacity) return;
+  if (keys) keys[at] = (KeyT(tile) << 2) | dom;
+  tris[at] = tri;
+}
+
 // Single-tile triangles (most, in a fine mesh) write the key the count pass kept, without reading
 // the triangle again (in a file whose neighbouring triangles are far apart, those reads are most of
 // the coarse raster's time).
@@ -111,13 +122,8 @@ __global__ void emit_kernel(CoarseParams p, PlanTiles plan, const uint64_t* __re
     const KeyT dom = KeyT(todo & 3u);
     uint64_t o = offsets[i] - p.pair_base;
     const uint32_t k = uint32_t(todo >> 61) - 2;  // tiles
-    for (uint32_t j = 1; j <= k; ++j) {           // the first tile in the highest bits
-      const uint64_t tile = (todo >> (2 + (k - j) * plan.bits)) & mask;
-      const uint64_t at = cursor ? atomicAdd(&cursor[tile], 1u) : o++;
-      if (at >= capacity) continue;
-      if (keys) keys[at] = (KeyT(tile) << 2) | dom;
-      tris[at] = tri;
-    }
+    for (uint32_t j = 1; j <= k; ++j)             // the first tile in the highest bits
+      put_pair(cursor, capacity, keys, tris, (todo >> (2 + (k - j) * plan.bits)) & mask, dom, tri, &o);
     return;
   }
   if (todo != kCoarseLoad) {
@@ -132,12 +138,7 @@ __global__ void emit_kernel(CoarseParams p, PlanTiles plan, const uint64_t* __re
   footprint_range(t, p.mode, p.dims, &fp);
   uint64_t o = offsets[i] - p.pair_base;
   const KeyT dom = KeyT(t.dom);
-  for_each_tile_of(fp, t, p.tiles, [&](uint64_t tile) {
-    const uint64_t at = cursor ? atomicAdd(&cursor[tile], 1u) : o++;
-    if (at >= capacity) return;
-    if (keys) keys[at] = (KeyT(tile) << 2) | dom;
-    tris[at] = tri;
-  });
+  for_each_tile_of(fp, t, p.tiles, [&](uint64_t tile) { put_pair(cursor, capacity, keys, tris, tile, dom, tri, &o); });
 }
 
 // One warp per large triangle: lanes take tile columns; the warp sums their tile counts.
@@ -201,12 +202,8 @@ __global__ void large_emit_kernel(CoarseParams p, const uint32_t* __restrict__ l
       }
       uint64_t mine = o + (incl - n);
       if (k < cols) {
-        for_each_tile_in_column(fp, p.tiles, ta, tb, [&](uint64_t tile) {
-          const uint64_t at = cursor ? atomicAdd(&cursor[tile], 1u) : mine++;
-          if (at >= capacity) return;
-          if (keys) keys[at] = (KeyT(tile) << 2) | dom;
-          tris[at] = tri;
-        });
+        for_each_tile_in_column(fp, p.tiles, ta, tb,
+                                [&](uint64_t tile) { put_pair(cursor, capacity, keys, tris, tile, dom, tri, &mine); });
       }
       o += __shfl_sync(kFull, incl, 31);
     }
