@@ -73,6 +73,9 @@ size_t StageTimer::mark() {
 }
 
 void StageTimer::begin(const char* name) {
+  // The open stage going on under its own name: no boundary (an event record costs the host a few
+  // microseconds, on the critical path of small jobs).
+  if (m_open && m_spans.back().name == name) return;
   const size_t e = mark();
   if (m_open) m_spans.back().to = e;
   m_spans.push_back({name, e, e});
@@ -101,6 +104,43 @@ std::vector<std::pair<std::string, double>> StageTimer::resolve() {
     if (!found) out.emplace_back(s.name, ms);
   }
   return out;
+}
+
+namespace {
+constexpr int kZeroRangesPerLaunch = 8;
+struct ZeroList {
+  uint32_t* p[kZeroRangesPerLaunch];
+  uint64_t words[kZeroRangesPerLaunch];
+  int n;
+};
+__global__ void zero_kernel(ZeroList z) {
+  const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+  for (int r = 0; r < z.n; ++r)
+    for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < z.words[r]; i += stride) z.p[r][i] = 0;
+}
+}  // namespace
+
+void zero_ranges(const ZeroRange* ranges, size_t n, cudaStream_t stream) {
+  ZeroList z{};
+  uint64_t most = 0;
+  auto flush = [&] {
+    if (z.n == 0) return;
+    const unsigned blocks = unsigned(std::min<uint64_t>((most + 255) / 256, 1024));
+    zero_kernel<<<blocks, 256, 0, stream>>>(z);
+    VT_CUDA_CHECK_LAUNCH();
+    z = ZeroList{};
+    most = 0;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if (ranges[i].bytes == 0) continue;
+    if (ranges[i].bytes % 4 != 0) fail(ErrorKind::kInternal, "zero_ranges: a length that is not a multiple of 4");
+    if (z.n == kZeroRangesPerLaunch) flush();
+    z.p[z.n] = static_cast<uint32_t*>(ranges[i].p);
+    z.words[z.n] = ranges[i].bytes / 4;
+    most = std::max<uint64_t>(most, z.words[z.n]);
+    ++z.n;
+  }
+  flush();
 }
 
 namespace {

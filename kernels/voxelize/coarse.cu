@@ -279,7 +279,6 @@ void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint64_t* d_
                          uint32_t* d_num_large, uint32_t* d_tile_pairs, int num_sms, cudaStream_t stream) {
   const uint64_t n = p.tri_end - p.tri_begin;
   if (n == 0) return;
-  VT_CUDA_CHECK(cudaMemsetAsync(d_num_large, 0, sizeof(uint32_t), stream));
   launch_1d(count_kernel, n, 128, stream, p, PlanTiles(p.tiles), d_counts, d_single, d_large, d_num_large,
             d_tile_pairs);
   large_count_kernel<<<unsigned(num_sms * 8), 256, 0, stream>>>(p, d_large, d_num_large, d_counts, d_tile_pairs);

@@ -26,6 +26,7 @@ GpuVoxelizer::GpuVoxelizer(const GpuOptions& options) {
   m_ctx.name = info.name;
   VT_CUDA_CHECK(cudaStreamCreateWithFlags(&m_ctx.stream, cudaStreamNonBlocking));
   m_voxelize.d_next.grow(1);
+  m_ctx.memory_budget();  // (known_free for fits_budget)
 }
 
 GpuVoxelizer::~GpuVoxelizer() {
@@ -41,7 +42,13 @@ uint64_t GpuContext::memory_budget() const {
   if (opt.memory_budget) return opt.memory_budget;
   size_t free_bytes = 0, total_bytes = 0;
   VT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  known_free = free_bytes;
   return uint64_t(free_bytes * 0.8);
+}
+
+bool GpuContext::fits_budget(uint64_t bytes) const {
+  if (!opt.memory_budget && bytes <= known_free / 64) return true;
+  return bytes <= memory_budget();
 }
 
 void GpuVoxelizer::load_mesh(const Mesh& mesh) {
@@ -97,8 +104,6 @@ void VoxelizeState::scatter_batch(GpuContext& ctx, const CoarseParams& cp, uint6
   // Each tile of len pairs makes at most len / per + 1 virtual tiles, per >= virtual_tile_size(0, ...).
   const uint64_t vtile_bound = grid_tiles + num_pairs / virtual_tile_size(0, max_tile, teams);
   d_vtiles.grow(vtile_bound);
-  d_tile_stat.grow(1);
-  VT_CUDA_CHECK(cudaMemsetAsync(d_tile_stat.data(), 0, sizeof(uint64_t), s));
   launch_scattered_virtual_tiles(d_tile_pairs.data(), d_tile_cursor.data(), grid_tiles, d_offsets.data() + cp.tri_end,
                                  num_pairs, max_tile, teams, d_voffsets.data(), d_vtiles.data(), d_tile_stat.data(),
                                  ctx.cub, s);
@@ -272,7 +277,8 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
     fp.tiles = cp.tiles;
     fp.consts = consts;
     fp.out = {b.d_keys.data(), b.d_masks.data(), vw ? b.d_values.data() : nullptr, b.d_count.data(), capacity()};
-    VT_CUDA_CHECK(cudaMemsetAsync(d_next.data(), 0, sizeof(unsigned int), s));
+    if (!next_zeroed) VT_CUDA_CHECK(cudaMemsetAsync(d_next.data(), 0, sizeof(unsigned int), s));
+    next_zeroed = false;
     launch_fine(fp, mode, target, sub_tiles, ctx.num_sms, s);
     // The virtual tiles' count on the device means one batch of binary targets without a probe;
     // one such target whose bricks the bitmap merges leaves its count there (merge_target).
@@ -469,7 +475,6 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   cp.pair_base = 0;
   v.d_counts.grow(num_tris + 1);
   v.d_offsets.grow(num_tris + 1);
-  VT_CUDA_CHECK(cudaMemsetAsync(v.d_counts.data() + num_tris, 0, sizeof(uint64_t), s));
   v.d_large.grow(std::max<uint64_t>(1, num_tris));
   v.d_num_large.grow(1);
   v.d_single.grow(num_tris);
@@ -484,8 +489,22 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   if (v.scatter) {
     v.d_tile_pairs.grow(total_tiles + 1);
     v.d_tile_cursor.grow(total_tiles + 1);
-    VT_CUDA_CHECK(cudaMemsetAsync(v.d_tile_pairs.data(), 0, (total_tiles + 1) * sizeof(uint32_t), s));
   }
+  v.d_tile_stat.grow(1);
+  // The job's counters, zeroed with one launch (zero_ranges): the counts' extra entry (the scan's
+  // total), the pairs per tile (scatter), the large triangles' number, the non-empty tiles found by
+  // a scatter, the fine raster's work counter (its first launch), each target's bricks.
+  std::vector<ZeroRange> zero = {{v.d_counts.data() + num_tris, sizeof(uint64_t)},
+                                 {v.d_tile_pairs.data(), v.scatter ? (total_tiles + 1) * sizeof(uint32_t) : 0},
+                                 {v.d_num_large.data(), sizeof(uint32_t)},
+                                 {v.d_tile_stat.data(), sizeof(uint64_t)},
+                                 {v.d_next.data(), sizeof(unsigned int)}};
+  v.next_zeroed = true;
+  for (size_t t = 0; t < v.rastered.size(); ++t) {
+    zero.push_back({v.bricks[t]->d_count.data(), sizeof(unsigned long long)});
+    v.bricks[t]->written = 0;
+  }
+  zero_ranges(zero.data(), zero.size(), s);
   launch_coarse_count(cp, v.d_counts.data(), v.d_single.data(), v.d_large.data(), v.d_num_large.data(),
                       v.scatter ? v.d_tile_pairs.data() : nullptr, m_ctx.num_sms, s);
   // (CUB's scan: one block's scan of the 100k dragon's 64-bit counts was measured 0.015-0.04 ms
@@ -499,8 +518,6 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
                                  m_ctx.cub, s);
   };
   if (v.scatter) scan_tile_pairs();
-  // (The budget asks the driver for the free memory: here, while the GPU counts.)
-  const uint64_t budget = m_ctx.memory_budget();
   const uint64_t key_size = key_bits <= 32 ? 4 : 8;
   const uint64_t per_pair = 2 * key_size + 2 * 4 + 1 + 4 + 2 * (key_size + 4);  // buffers + sort temp
 
@@ -513,14 +530,16 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   const uint64_t room = m_ctx.opt.initial_pairs ? m_ctx.opt.initial_pairs
                                                 : std::max<uint64_t>(v.d_tris[0].capacity(), 3 * num_tris + 65536);
   const bool speculate = v.scatter && v.rastered.size() == 1 && !m_ctx.opt.read_pairs_first &&
-                         !m_ctx.opt.max_batch_pairs && room <= (uint64_t(1) << 31) - 1 && room * 4 <= budget / 2;
+                         !m_ctx.opt.max_batch_pairs && room <= (uint64_t(1) << 31) - 1 && m_ctx.fits_budget(room * 8);
+  // Without speculation the host reads the number of pairs next and needs the budget: asked for
+  // here, while the GPU counts.
+  uint64_t budget = speculate ? 0 : m_ctx.memory_budget();
   auto clear_bricks = [&] {
     for (size_t t = 0; t < v.rastered.size(); ++t) {
       VT_CUDA_CHECK(cudaMemsetAsync(v.bricks[t]->d_count.data(), 0, sizeof(unsigned long long), s));
       v.bricks[t]->written = 0;
     }
   };
-  clear_bricks();
   uint64_t num_tiles = 0;
   v.tiles_on_device = false;
   std::vector<SparseGrid> grids;
@@ -552,6 +571,7 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
     v.any_large = num_large > 0;
 
     // Batches of consecutive triangles whose pairs fit the budget (and CUB's int sizes).
+    if (!budget) budget = m_ctx.memory_budget();
     uint64_t max_pairs = std::min<uint64_t>(budget / 2 / per_pair, (uint64_t(1) << 31) - 1);
     if (m_ctx.opt.max_batch_pairs) max_pairs = std::min(max_pairs, m_ctx.opt.max_batch_pairs);
     if (max_pairs < 1024) fail(ErrorKind::kResource, "the GPU memory budget is too small for voxelization");
@@ -578,11 +598,14 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
       cp.tri_end = end;
       cp.pair_base = base;
       if (batch_pairs > 0) {
-        if (v.scatter && only_batch)
+        if (v.scatter && only_batch) {
+          VT_CUDA_CHECK(cudaMemsetAsync(v.d_tile_stat.data(), 0, sizeof(uint64_t), s));
           v.scatter_batch(m_ctx, cp, batch_pairs, true, o.mode, timer);
-        else if (key_bits <= 32)
+        } else if (key_bits <= 32) {
           v.run_batch(m_ctx, v.d_keys32, cp, batch_pairs, key_bits, o.mode, only_batch, timer, &num_tiles);
-        else v.run_batch(m_ctx, v.d_keys64, cp, batch_pairs, key_bits, o.mode, only_batch, timer, &num_tiles);
+        } else {
+          v.run_batch(m_ctx, v.d_keys64, cp, batch_pairs, key_bits, o.mode, only_batch, timer, &num_tiles);
+        }
       }
       begin = end;
     }

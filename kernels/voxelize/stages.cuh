@@ -47,7 +47,8 @@ void launch_triangle_order(const MeshView& mesh, uint32_t num_tris, Int3 dims, D
 
 // d_counts[i] = number of tiles triangle tri_begin + i may write (num = tri_end - tri_begin), and
 // d_single[i] what the emit pass does with it (the key of its one pair, when it has one).
-// Triangles spanning many tile columns are listed in d_large (capacity num) and counted by a warp each.
+// Triangles spanning many tile columns are listed in d_large (capacity num) and counted by a warp each;
+// *d_num_large (zero before) gets their number.
 // d_tile_pairs (or null): zeroed counts of pairs per tile of the grid, which the count adds to.
 void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint64_t* d_single, uint32_t* d_large,
                          uint32_t* d_num_large, uint32_t* d_tile_pairs, int num_sms, cudaStream_t stream);

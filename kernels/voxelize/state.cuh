@@ -53,6 +53,7 @@ struct VoxelizeState {
   bool tiles_on_device = false;
   uint64_t scatter_room = 0;          // the pairs' room of the last scatter_batch (its pairs, when unknown, fit there)
   DeviceBuffer<unsigned int> d_next;  // the fine raster's work counter
+  bool next_zeroed = false;           // d_next is zero (cleared with the job's counters, not yet used)
   // Unmerged bricks of one rastered target.
   struct TargetBricks {
     DeviceBuffer<uint64_t> d_keys;
@@ -93,7 +94,8 @@ struct VoxelizeState {
                  VoxelMode mode, bool only_batch, StageTimer& timer, uint64_t* tiles_out);
   // The batch of every triangle with its pairs scattered (scatter): tiles from the counts per tile.
   // pairs_known false: num_pairs is not the number of pairs but the room for them; the number
-  // stays on the device and is checked by the caller after the merge.
+  // stays on the device and is checked by the caller after the merge. d_tile_stat: zero before (the
+  // caller clears it), it gets the number of non-empty tiles.
   void scatter_batch(GpuContext& ctx, const CoarseParams& cp, uint64_t num_pairs, bool pairs_known, VoxelMode mode,
                      StageTimer& timer);
   bool any_values() const;  // whether a rastered target is not binary
