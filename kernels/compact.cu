@@ -159,6 +159,19 @@ CompactionCheck gpu_compaction_selftest(uint64_t n, uint32_t threshold, uint32_t
   return r;
 }
 
+std::vector<uint32_t> gpu_zero_ranges(uint64_t words, const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
+                                      int device) {
+  select_device(device);
+  DeviceBuffer<uint32_t> d(words + 1);
+  VT_CUDA_CHECK(cudaMemset(d.data(), 0xff, (words + 1) * sizeof(uint32_t)));
+  std::vector<ZeroRange> z;
+  for (const auto& [first, n] : ranges) z.push_back({d.data() + first, n * sizeof(uint32_t)});
+  zero_ranges(z.data(), z.size(), nullptr);
+  std::vector<uint32_t> host(words);
+  VT_CUDA_CHECK(cudaMemcpy(host.data(), d.data(), words * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+  return host;
+}
+
 double gpu_copy_bandwidth(int device) {
   select_device(device);
   const size_t bytes = size_t(1) << 30;

@@ -47,6 +47,11 @@ struct CompactionCheck {
 };
 CompactionCheck gpu_compaction_selftest(uint64_t n, uint32_t threshold, uint32_t seed, ScanMethod scan, int device = 0);
 
+// zero_ranges (kernels/common.cuh) on a device array of `words` 32-bit words, all ones before: the
+// ranges as (first word, words), zeroed with one call; returns the array.
+std::vector<uint32_t> gpu_zero_ranges(uint64_t words, const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
+                                      int device = 0);
+
 // Device-to-device copy bandwidth in GB/s (read + write bytes per second, median of a few 1 GiB
 // copies): the memory-bandwidth floor benchmarks compare against.
 double gpu_copy_bandwidth(int device = 0);

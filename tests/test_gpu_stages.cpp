@@ -161,5 +161,26 @@ TEST_F(GpuStages, BatchesAndSplitTilesMatchTheCpu) {
     check_stages(bunny, spec, VoxelMode::kConservative, t, gopt, false, "batched " + target_spec_name(t));
 }
 
+// The job's counters are cleared with one call (zero_ranges): eleven ranges (more than one launch
+// holds), one empty, one of a single word, neighbours, and one longer than the launch's threads
+// (a grid-stride loop): exactly their words become zero, every other word keeps its bits.
+TEST_F(GpuStages, ZeroRangesClearExactlyTheirWords) {
+  const uint64_t words = 3000000;
+  const std::vector<std::pair<uint64_t, uint64_t>> ranges = {{0, 1},      {5, 0},       {7, 3},           {10, 2},
+                                                             {100, 1000}, {4096, 4096}, {9000, 1},        {9002, 7},
+                                                             {20000, 5},  {30001, 2},   {400000, 2500000}};
+  const std::vector<uint32_t> got = gpu_zero_ranges(words, ranges);
+  ASSERT_EQ(got.size(), words);
+  std::vector<bool> zero(words, false);
+  for (const auto& [first, n] : ranges)
+    for (uint64_t i = first; i < first + n; ++i) zero[i] = true;
+  uint64_t zeros = 0;
+  for (uint64_t i = 0; i < words; ++i) {
+    ASSERT_EQ(got[i], zero[i] ? 0u : 0xffffffffu) << "word " << i;
+    zeros += zero[i];
+  }
+  EXPECT_EQ(zeros, 1u + 3 + 2 + 1000 + 4096 + 1 + 7 + 5 + 2 + 2500000);
+}
+
 }  // namespace
 }  // namespace voxtile
