@@ -68,11 +68,33 @@ enum class TriangleOrder : int { kAuto = 0, kMesh = 1, kMorton = 2 };
 //    those that can hold pixels of its dominant projection, along whichever of the projection's axes
 //    has fewer (core/overlap.h conservative_row_range; the bounding box lists every row, and a long
 //    thin triangle crossing a tile diagonally reaches few of them);
-//  kAuto: kRows below kFineSpreadMinPairs (tile, triangle) pairs per triangle, kRanges from
-//    kFineRangesMinPairs (long slivers), kSpread between.
+//  kAuto: kRanges from kFineRangesMinPairs (tile, triangle) pairs per triangle (long slivers); else
+//    kRows below kFineSpreadMinPairs pairs per triangle, both counted without the triangles over 32
+//    tile columns (a room's walls), and kSpread from there.
+// The spread kernel's threshold re-measured on an H200 (2026-11-27, fine raster ms, rows / spread,
+// scripts/bench-results/small-jobs-h200-h100-2026-11-27.md): the 100k dragon at 320^3 to 1024^3
+// (1.15 to 1.52 pairs per triangle) 16-35% faster spread, its 400k and 1.6M subdivisions at 1.18 to
+// 1.32 4-19% faster spread and at 1.11 to 1.15 rows 1-7%, the bunny subdivided twice at 1024^3
+// (1.17) rows 5%, a 359k sphere at 512^3 (1.20) rows 3%, Sponza and the 1M tubes at 1.25 and up
+// 6-46% spread; the room (a few walls and many tiny triangles, 1.07 to 1.34 counted with its walls)
+// rows 16-38% at every size.
 enum class FineKernel : int { kRows = 0, kSpread = 1, kRanges = 2, kAuto = 3 };
-constexpr double kFineSpreadMinPairs = 1.4;
+constexpr double kFineSpreadMinPairs = 1.2;
 constexpr double kFineRangesMinPairs = 6.0;
+// The binary kernel FineKernel::kAuto chooses for a batch of num_tris triangles and num_pairs pairs
+// (`ranges`: whether kRanges may be chosen; not in thin mode): kRanges from kFineRangesMinPairs pairs
+// per triangle; else kRows below kFineSpreadMinPairs pairs per triangle counted without the large
+// triangles (num_large of them, with large_pairs pairs; zeros where not known), unless every triangle
+// is large. (constexpr: the fine raster calls it on the device where the host has not read the pairs.)
+constexpr FineKernel auto_fine_kernel(uint64_t num_pairs, uint64_t num_tris, uint64_t large_pairs, uint64_t num_large,
+                                      bool ranges) {
+  if (ranges && double(num_pairs) >= kFineRangesMinPairs * double(num_tris)) return FineKernel::kRanges;
+  if (num_large < num_tris && large_pairs <= num_pairs) {
+    num_pairs -= large_pairs;
+    num_tris -= num_large;
+  }
+  return double(num_pairs) < kFineSpreadMinPairs * double(num_tris) ? FineKernel::kRows : FineKernel::kSpread;
+}
 
 struct GpuOptions {
   uint64_t memory_budget = 0;          // bytes the pipeline may use; 0 = 80% of the free memory

@@ -24,10 +24,10 @@ void* pinned_scalar_slot() {
   // reclaims it at exit, and freeing it from a thread_local destructor could run after the
   // runtime has shut down.
   thread_local void* slot = nullptr;
-  if (!slot && cudaHostAlloc(&slot, 16, cudaHostAllocPortable) != cudaSuccess) {
+  if (!slot && cudaHostAlloc(&slot, 24, cudaHostAllocPortable) != cudaSuccess) {
     cudaGetLastError();
     slot = nullptr;
-    fail(ErrorKind::kResource, "out of page-locked host memory (16 bytes)");
+    fail(ErrorKind::kResource, "out of page-locked host memory (24 bytes)");
   }
   return slot;
 }

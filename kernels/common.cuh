@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -156,7 +157,7 @@ inline void grow_keep(DeviceBuffer<T>& buf, size_t n, size_t used, cudaStream_t 
   buf = std::move(bigger);
 }
 
-// 16 bytes of page-locked memory per host thread (allocated on first use, kept until exit) for
+// 24 bytes of page-locked memory per host thread (allocated on first use, kept until exit) for
 // read_scalar: a copy into pageable memory goes through the driver's staging buffer.
 void* pinned_scalar_slot();
 
@@ -183,6 +184,21 @@ inline std::pair<T, U> read_scalars(const T* a, const U* b, cudaStream_t stream)
   std::pair<T, U> v;
   std::memcpy(&v.first, slot, sizeof(T));
   std::memcpy(&v.second, slot + 8, sizeof(U));
+  return v;
+}
+// Three values with one wait.
+template <class T, class U, class V>
+inline std::tuple<T, U, V> read_scalars(const T* a, const U* b, const V* c, cudaStream_t stream) {
+  static_assert(sizeof(T) <= 8 && sizeof(U) <= 8 && sizeof(V) <= 8, "read_scalars reads at most 8 bytes each");
+  char* slot = static_cast<char*>(pinned_scalar_slot());
+  VT_CUDA_CHECK(cudaMemcpyAsync(slot, a, sizeof(T), cudaMemcpyDeviceToHost, stream));
+  VT_CUDA_CHECK(cudaMemcpyAsync(slot + 8, b, sizeof(U), cudaMemcpyDeviceToHost, stream));
+  VT_CUDA_CHECK(cudaMemcpyAsync(slot + 16, c, sizeof(V), cudaMemcpyDeviceToHost, stream));
+  VT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::tuple<T, U, V> v;
+  std::memcpy(&std::get<0>(v), slot, sizeof(T));
+  std::memcpy(&std::get<1>(v), slot + 8, sizeof(U));
+  std::memcpy(&std::get<2>(v), slot + 16, sizeof(V));
   return v;
 }
 

@@ -341,6 +341,27 @@ TEST_F(Gpu, AllFineRasterKernelsGiveTheSameGrids) {
   }
 }
 
+// The automatic choice of the fine raster's binary kernel (api.h auto_fine_kernel): kRanges from the
+// pairs per triangle of every triangle; kRows or kSpread from those of the triangles that are not
+// large (a room: a few walls over many tiles and many tiny triangles), or of every triangle where all
+// are large or the numbers do not add up.
+TEST(FineKernelRule, LeavesLargeTrianglesOutOfTheRowsOrSpreadRatio) {
+  EXPECT_EQ(auto_fine_kernel(100, 100, 0, 0, true), FineKernel::kRows);
+  EXPECT_EQ(auto_fine_kernel(119, 100, 0, 0, true), FineKernel::kRows);
+  EXPECT_EQ(auto_fine_kernel(120, 100, 0, 0, true), FineKernel::kSpread);
+  EXPECT_EQ(auto_fine_kernel(599, 100, 0, 0, true), FineKernel::kSpread);
+  EXPECT_EQ(auto_fine_kernel(600, 100, 0, 0, true), FineKernel::kRanges);
+  EXPECT_EQ(auto_fine_kernel(600, 100, 0, 0, false), FineKernel::kSpread);  // (thin mode: no kRanges)
+  // 300000 tiny triangles with 320000 pairs and 12 walls with 80000: 1.33 pairs per triangle in all.
+  EXPECT_EQ(auto_fine_kernel(400000, 300012, 0, 0, true), FineKernel::kSpread);
+  EXPECT_EQ(auto_fine_kernel(400000, 300012, 80000, 12, true), FineKernel::kRows);
+  // Slivers whose pairs are mostly large triangles' still get kRanges.
+  EXPECT_EQ(auto_fine_kernel(1400000, 100000, 1300000, 20000, true), FineKernel::kRanges);
+  // Every triangle large: their own ratio; numbers that do not add up: every triangle's.
+  EXPECT_EQ(auto_fine_kernel(5000, 12, 5000, 12, false), FineKernel::kSpread);
+  EXPECT_EQ(auto_fine_kernel(130, 100, 200, 5, true), FineKernel::kSpread);
+}
+
 // Many triangles far smaller than a voxel on every voxel (a subdivided scan's case), of every
 // orientation, listed in mesh order and by quarters, through both fine kernels with pairs scattered
 // and sorted.

@@ -144,7 +144,7 @@ __global__ void emit_kernel(CoarseParams p, PlanTiles plan, const uint64_t* __re
 // One warp per large triangle: lanes take tile columns; the warp sums their tile counts.
 __global__ void large_count_kernel(CoarseParams p, const uint32_t* __restrict__ large,
                                    const uint32_t* __restrict__ num_large, uint64_t* __restrict__ counts,
-                                   uint32_t* __restrict__ tile_pairs) {
+                                   unsigned long long* __restrict__ large_pairs, uint32_t* __restrict__ tile_pairs) {
   const uint32_t lane = threadIdx.x & 31;
   const uint32_t warps = gridDim.x * (blockDim.x >> 5);
   for (uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < *num_large; w += warps) {
@@ -164,7 +164,10 @@ __global__ void large_count_kernel(CoarseParams p, const uint32_t* __restrict__ 
       });
     }
     for (int d = 16; d >= 1; d >>= 1) n += __shfl_down_sync(kFull, n, d);
-    if (lane == 0) counts[pos - p.tri_begin] = n;
+    if (lane == 0) {
+      counts[pos - p.tri_begin] = n;
+      atomicAdd(large_pairs, static_cast<unsigned long long>(n));
+    }
   }
 }
 
@@ -276,12 +279,14 @@ void launch_triangle_order(const MeshView& mesh, uint32_t num_tris, Int3 dims, D
 }
 
 void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint64_t* d_single, uint32_t* d_large,
-                         uint32_t* d_num_large, uint32_t* d_tile_pairs, int num_sms, cudaStream_t stream) {
+                         uint32_t* d_num_large, unsigned long long* d_large_pairs, uint32_t* d_tile_pairs, int num_sms,
+                         cudaStream_t stream) {
   const uint64_t n = p.tri_end - p.tri_begin;
   if (n == 0) return;
   launch_1d(count_kernel, n, 128, stream, p, PlanTiles(p.tiles), d_counts, d_single, d_large, d_num_large,
             d_tile_pairs);
-  large_count_kernel<<<unsigned(num_sms * 8), 256, 0, stream>>>(p, d_large, d_num_large, d_counts, d_tile_pairs);
+  large_count_kernel<<<unsigned(num_sms * 8), 256, 0, stream>>>(p, d_large, d_num_large, d_counts, d_large_pairs,
+                                                                d_tile_pairs);
   VT_CUDA_CHECK_LAUNCH();
 }
 

@@ -206,7 +206,9 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
 
   if constexpr (!kCount) {
     constexpr FineKernel kKernel = kRanges ? FineKernel::kRanges : kSpread ? FineKernel::kSpread : FineKernel::kRows;
-    if (p.d_auto_pairs && auto_fine_kernel(*p.d_auto_pairs, p.auto_tris, p.ranges) != kKernel) return;  // another's
+    if (p.d_auto_pairs &&
+        auto_fine_kernel(*p.d_auto_pairs, p.auto_tris, *p.d_auto_large_pairs, *p.d_auto_num_large, p.ranges) != kKernel)
+      return;  // another's
   }
   // per team: its tile's bricks x (16 mask words | 512 values | 512 x kAcc int64 + 16 mask words)
   extern __shared__ __align__(16) uint32_t shared_tiles[];

@@ -259,7 +259,10 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
   FineKernel kernel = ctx.opt.fine_kernel;
   if (kernel == FineKernel::kRanges && !ranges_apply) kernel = FineKernel::kSpread;
   const bool auto_on_device = kernel == FineKernel::kAuto && d_num_pairs;
-  if (kernel == FineKernel::kAuto && !auto_on_device) kernel = auto_fine_kernel(num_pairs, tris, ranges_apply);
+  // (The large triangles' statistics are the job's: for a batch of every triangle only.)
+  const bool whole = tris == job_tris;
+  if (kernel == FineKernel::kAuto && !auto_on_device)
+    kernel = auto_fine_kernel(num_pairs, tris, whole ? large_pairs : 0, whole ? num_large : 0, ranges_apply);
   const bool device_ranges = ranges_apply && double(scatter_room) >= kFineRangesMinPairs * double(tris);
   for (int attempt = 0;; ++attempt) {
     FineParams fp;
@@ -273,6 +276,8 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
     fp.ranges = auto_on_device && device_ranges;
     fp.d_auto_pairs = auto_on_device && target.target == Target::kBinary ? d_num_pairs : nullptr;
     fp.auto_tris = uint32_t(tris);
+    fp.d_auto_num_large = d_num_large.data();  // (a batch with d_auto_pairs holds every triangle)
+    fp.d_auto_large_pairs = d_large_pairs.data();
     fp.dims = cp.dims;
     fp.tiles = cp.tiles;
     fp.consts = consts;
@@ -477,6 +482,9 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   v.d_offsets.grow(num_tris + 1);
   v.d_large.grow(std::max<uint64_t>(1, num_tris));
   v.d_num_large.grow(1);
+  v.d_large_pairs.grow(1);
+  v.job_tris = num_tris;
+  v.num_large = v.large_pairs = 0;
   v.d_single.grow(num_tris);
   // Pairs grouped by tile without a sort (VoxelizeState::scatter): binary targets only (the order
   // within a tile changes from run to run; an OR does not see it), not for the stage probe (which
@@ -497,6 +505,7 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   std::vector<ZeroRange> zero = {{v.d_counts.data() + num_tris, sizeof(uint64_t)},
                                  {v.d_tile_pairs.data(), v.scatter ? (total_tiles + 1) * sizeof(uint32_t) : 0},
                                  {v.d_num_large.data(), sizeof(uint32_t)},
+                                 {v.d_large_pairs.data(), sizeof(unsigned long long)},
                                  {v.d_tile_stat.data(), sizeof(uint64_t)},
                                  {v.d_next.data(), sizeof(unsigned int)}};
   v.next_zeroed = true;
@@ -506,7 +515,7 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   }
   zero_ranges(zero.data(), zero.size(), s);
   launch_coarse_count(cp, v.d_counts.data(), v.d_single.data(), v.d_large.data(), v.d_num_large.data(),
-                      v.scatter ? v.d_tile_pairs.data() : nullptr, m_ctx.num_sms, s);
+                      v.d_large_pairs.data(), v.scatter ? v.d_tile_pairs.data() : nullptr, m_ctx.num_sms, s);
   // (CUB's scan: one block's scan of the 100k dragon's 64-bit counts was measured 0.015-0.04 ms
   // slower on an H200.)
   m_ctx.cub.run([&](void* temp, size_t& bytes) {
@@ -564,9 +573,15 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
     }
   }
   if (!done) {
-    uint64_t num_large = 0;
-    if (speculate) num_large = read_scalar(v.d_num_large.data(), s);
-    else std::tie(total_pairs, num_large) = read_scalars(v.d_offsets.data() + num_tris, v.d_num_large.data(), s);
+    uint64_t num_large = 0, large_pairs = 0;
+    if (speculate) {
+      std::tie(num_large, large_pairs) = read_scalars(v.d_num_large.data(), v.d_large_pairs.data(), s);
+    } else {
+      std::tie(total_pairs, num_large, large_pairs) =
+          read_scalars(v.d_offsets.data() + num_tris, v.d_num_large.data(), v.d_large_pairs.data(), s);
+    }
+    v.num_large = num_large;
+    v.large_pairs = large_pairs;
     // (With the number of large triangles: their emit kernel is not launched when there are none.)
     v.any_large = num_large > 0;
 

@@ -48,10 +48,11 @@ void launch_triangle_order(const MeshView& mesh, uint32_t num_tris, Int3 dims, D
 // d_counts[i] = number of tiles triangle tri_begin + i may write (num = tri_end - tri_begin), and
 // d_single[i] what the emit pass does with it (the key of its one pair, when it has one).
 // Triangles spanning many tile columns are listed in d_large (capacity num) and counted by a warp each;
-// *d_num_large (zero before) gets their number.
+// *d_num_large and *d_large_pairs (zero before) get their number and the sum of their counts.
 // d_tile_pairs (or null): zeroed counts of pairs per tile of the grid, which the count adds to.
 void launch_coarse_count(const CoarseParams& p, uint64_t* d_counts, uint64_t* d_single, uint32_t* d_large,
-                         uint32_t* d_num_large, uint32_t* d_tile_pairs, int num_sms, cudaStream_t stream);
+                         uint32_t* d_num_large, unsigned long long* d_large_pairs, uint32_t* d_tile_pairs, int num_sms,
+                         cudaStream_t stream);
 // Writes (tile << 2 | dominant axis, triangle) pairs at d_offsets[i] - pair_base (exclusive scan of
 // counts), in the same order for every run (d_offsets, d_single: from the batch's first triangle);
 // d_large null: the count pass found no large triangles. With d_tile_cursor (the exclusive scan of
@@ -130,17 +131,14 @@ struct FineParams {
   // (auto_fine_kernel) does not choose return at once. Null otherwise.
   const uint64_t* d_auto_pairs;
   uint32_t auto_tris;
+  // With d_auto_pairs: the large triangles' number and pairs (launch_coarse_count), which the rule
+  // leaves out of its ratio.
+  const uint32_t* d_auto_num_large;
+  const unsigned long long* d_auto_large_pairs;
   Int3 dims, tiles;
   ShadeConsts consts;            // fragment shader constants
   BrickOutput out;
 };
-// The binary kernel FineKernel::kAuto chooses for a batch (`ranges`: whether kRanges may be chosen;
-// not in thin mode).
-__host__ __device__ inline FineKernel auto_fine_kernel(uint64_t num_pairs, uint64_t num_tris, bool ranges) {
-  if (double(num_pairs) < kFineSpreadMinPairs * double(num_tris)) return FineKernel::kRows;
-  return ranges && double(num_pairs) >= kFineRangesMinPairs * double(num_tris) ? FineKernel::kRanges
-                                                                               : FineKernel::kSpread;
-}
 // Persistent fine raster: every virtual tile rastered in shared memory, non-empty bricks appended.
 // sub_tiles (32-bit value targets): one warp per 16^3 octant instead of one block per 32^3 tile;
 // 64-bit (add) targets always raster 16^3 octants, one block each.

@@ -33,7 +33,11 @@ struct VoxelizeState {
   // Coarse raster and sort: tiles per triangle and their scan, large triangles, (key, triangle) pairs.
   DeviceBuffer<uint64_t> d_counts, d_offsets, d_single;  // (d_single: launch_coarse_count)
   DeviceBuffer<uint32_t> d_large, d_num_large;
+  DeviceBuffer<unsigned long long> d_large_pairs;  // the large triangles' pairs (launch_coarse_count)
   bool any_large = true;  // whether the coarse count found large triangles
+  // The job's triangles, and its large triangles' number and pairs where the host read them (for
+  // auto_fine_kernel on a batch of every triangle).
+  uint64_t job_tris = 0, num_large = 0, large_pairs = 0;
   // Pairs grouped by tile without a sort (binary targets; launch_coarse_emit): pairs per tile of
   // the grid, then their exclusive scan, which the emit advances (to each tile's end, from which
   // launch_scattered_virtual_tiles finds the tiles). scatter: the count was taken.
