@@ -173,32 +173,24 @@ inline T read_scalar(const T* d, cudaStream_t stream) {
   return v;
 }
 
-// Two values from the device with one synchronisation.
-template <class T, class U>
-inline std::pair<T, U> read_scalars(const T* a, const U* b, cudaStream_t stream) {
-  static_assert(sizeof(T) <= 8 && sizeof(U) <= 8, "read_scalars reads at most 8 bytes each");
+// Several values (up to 3, 8 bytes each) from the device with one synchronisation.
+template <class... T>
+inline std::tuple<T...> read_scalars(cudaStream_t stream, const T*... d) {
+  static_assert(sizeof...(T) <= 3 && ((sizeof(T) <= 8) && ...), "read_scalars reads at most 3 values of 8 bytes");
   char* slot = static_cast<char*>(pinned_scalar_slot());
-  VT_CUDA_CHECK(cudaMemcpyAsync(slot, a, sizeof(T), cudaMemcpyDeviceToHost, stream));
-  VT_CUDA_CHECK(cudaMemcpyAsync(slot + 8, b, sizeof(U), cudaMemcpyDeviceToHost, stream));
+  size_t at = 0;
+  auto copy = [&](const void* from, size_t bytes) {
+    VT_CUDA_CHECK(cudaMemcpyAsync(slot + 8 * at++, from, bytes, cudaMemcpyDeviceToHost, stream));
+  };
+  (copy(d, sizeof(T)), ...);
   VT_CUDA_CHECK(cudaStreamSynchronize(stream));
-  std::pair<T, U> v;
-  std::memcpy(&v.first, slot, sizeof(T));
-  std::memcpy(&v.second, slot + 8, sizeof(U));
-  return v;
-}
-// Three values with one wait.
-template <class T, class U, class V>
-inline std::tuple<T, U, V> read_scalars(const T* a, const U* b, const V* c, cudaStream_t stream) {
-  static_assert(sizeof(T) <= 8 && sizeof(U) <= 8 && sizeof(V) <= 8, "read_scalars reads at most 8 bytes each");
-  char* slot = static_cast<char*>(pinned_scalar_slot());
-  VT_CUDA_CHECK(cudaMemcpyAsync(slot, a, sizeof(T), cudaMemcpyDeviceToHost, stream));
-  VT_CUDA_CHECK(cudaMemcpyAsync(slot + 8, b, sizeof(U), cudaMemcpyDeviceToHost, stream));
-  VT_CUDA_CHECK(cudaMemcpyAsync(slot + 16, c, sizeof(V), cudaMemcpyDeviceToHost, stream));
-  VT_CUDA_CHECK(cudaStreamSynchronize(stream));
-  std::tuple<T, U, V> v;
-  std::memcpy(&std::get<0>(v), slot, sizeof(T));
-  std::memcpy(&std::get<1>(v), slot + 8, sizeof(U));
-  std::memcpy(&std::get<2>(v), slot + 16, sizeof(V));
+  std::tuple<T...> v;
+  std::apply(
+      [&](auto&... x) {
+        size_t k = 0;
+        ((std::memcpy(&x, slot + 8 * k++, sizeof(x))), ...);
+      },
+      v);
   return v;
 }
 

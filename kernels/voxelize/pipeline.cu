@@ -351,7 +351,7 @@ SparseGrid VoxelizeState::merge_target(GpuContext& ctx, size_t t, const GridSpec
     fine_deferred = false;
     const uint64_t cap = deferred.capacity;
     const uint32_t* d_merged = bitmap_merge(ctx, b, cap, b.d_count.data(), nbricks);
-    const auto [written, merged] = read_scalars(b.d_count.data(), d_merged, s);
+    const auto [written, merged] = read_scalars(s, b.d_count.data(), d_merged);
     if (written >= (uint64_t(1) << 31)) fail(ErrorKind::kResource, "more than 2^31 bricks");
     if (written <= cap) {
       b.written = written;
@@ -509,10 +509,14 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
                                  {v.d_tile_stat.data(), sizeof(uint64_t)},
                                  {v.d_next.data(), sizeof(unsigned int)}};
   v.next_zeroed = true;
-  for (size_t t = 0; t < v.rastered.size(); ++t) {
-    zero.push_back({v.bricks[t]->d_count.data(), sizeof(unsigned long long)});
-    v.bricks[t]->written = 0;
-  }
+  // Each target's brick count, for zero_ranges (and none written on the host).
+  auto clear_bricks = [&](std::vector<ZeroRange>& z) {
+    for (size_t t = 0; t < v.rastered.size(); ++t) {
+      z.push_back({v.bricks[t]->d_count.data(), sizeof(unsigned long long)});
+      v.bricks[t]->written = 0;
+    }
+  };
+  clear_bricks(zero);
   zero_ranges(zero.data(), zero.size(), s);
   launch_coarse_count(cp, v.d_counts.data(), v.d_single.data(), v.d_large.data(), v.d_num_large.data(),
                       v.d_large_pairs.data(), v.scatter ? v.d_tile_pairs.data() : nullptr, m_ctx.num_sms, s);
@@ -543,12 +547,6 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   // Without speculation the host reads the number of pairs next and needs the budget: asked for
   // here, while the GPU counts.
   uint64_t budget = speculate ? 0 : m_ctx.memory_budget();
-  auto clear_bricks = [&] {
-    for (size_t t = 0; t < v.rastered.size(); ++t) {
-      VT_CUDA_CHECK(cudaMemsetAsync(v.bricks[t]->d_count.data(), 0, sizeof(unsigned long long), s));
-      v.bricks[t]->written = 0;
-    }
-  };
   uint64_t num_tiles = 0;
   v.tiles_on_device = false;
   std::vector<SparseGrid> grids;
@@ -559,7 +557,7 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
     v.scatter_batch(m_ctx, cp, room, false, o.mode, timer);
     grids.push_back(v.merge_target(m_ctx, 0, spec, timer));
     timer.end();  // (the merge downloaded its bricks: the stream is idle)
-    const auto [pairs, tiles_found] = read_scalars(v.d_offsets.data() + num_tris, v.d_tile_stat.data(), s);
+    const auto [pairs, tiles_found] = read_scalars(s, v.d_offsets.data() + num_tris, v.d_tile_stat.data());
     total_pairs = pairs;
     done = total_pairs <= room;
     v.tiles_on_device = false;  // (read above, or found again below)
@@ -569,21 +567,20 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
       timer.begin("coarse_retry");
       grids.clear();
       scan_tile_pairs();
-      clear_bricks();
+      std::vector<ZeroRange> again = {{v.d_tile_stat.data(), sizeof(uint64_t)}};  // (the scatter adds to it)
+      clear_bricks(again);
+      zero_ranges(again.data(), again.size(), s);
     }
   }
   if (!done) {
-    uint64_t num_large = 0, large_pairs = 0;
     if (speculate) {
-      std::tie(num_large, large_pairs) = read_scalars(v.d_num_large.data(), v.d_large_pairs.data(), s);
+      std::tie(v.num_large, v.large_pairs) = read_scalars(s, v.d_num_large.data(), v.d_large_pairs.data());
     } else {
-      std::tie(total_pairs, num_large, large_pairs) =
-          read_scalars(v.d_offsets.data() + num_tris, v.d_num_large.data(), v.d_large_pairs.data(), s);
+      std::tie(total_pairs, v.num_large, v.large_pairs) =
+          read_scalars(s, v.d_offsets.data() + num_tris, v.d_num_large.data(), v.d_large_pairs.data());
     }
-    v.num_large = num_large;
-    v.large_pairs = large_pairs;
     // (With the number of large triangles: their emit kernel is not launched when there are none.)
-    v.any_large = num_large > 0;
+    v.any_large = v.num_large > 0;
 
     // Batches of consecutive triangles whose pairs fit the budget (and CUB's int sizes).
     if (!budget) budget = m_ctx.memory_budget();
@@ -614,8 +611,7 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
       cp.pair_base = base;
       if (batch_pairs > 0) {
         if (v.scatter && only_batch) {
-          VT_CUDA_CHECK(cudaMemsetAsync(v.d_tile_stat.data(), 0, sizeof(uint64_t), s));
-          v.scatter_batch(m_ctx, cp, batch_pairs, true, o.mode, timer);
+          v.scatter_batch(m_ctx, cp, batch_pairs, true, o.mode, timer);  // (d_tile_stat is zero)
         } else if (key_bits <= 32) {
           v.run_batch(m_ctx, v.d_keys32, cp, batch_pairs, key_bits, o.mode, only_batch, timer, &num_tiles);
         } else {
