@@ -102,4 +102,38 @@ void Mesh::sanitize() {
   material_ids.resize(total);
 }
 
+std::vector<float> neighbour_distances(const Mesh& mesh) {
+  const size_t tris = mesh.num_triangles();
+  std::vector<float> d;
+  if (tris < 2) return d;
+  constexpr size_t kWindows = 64, kPairs = 64;
+  auto add = [&](size_t first, size_t end) {  // pairs (t, t + 1), t in [first, end)
+    for (size_t t = first; t < end; ++t) {
+      const Vec3f a = mesh.vertex(t, 0), b = mesh.vertex(t + 1, 0);
+      const double dx = double(a.x) - b.x, dy = double(a.y) - b.y, dz = double(a.z) - b.z;
+      d.push_back(float(std::sqrt(dx * dx + dy * dy + dz * dz)));  // (NaN sorts by the rule below)
+    }
+  };
+  const size_t all = tris - 1;
+  if (all <= kWindows * kPairs)
+    add(0, all);
+  else
+    for (size_t w = 0; w < kWindows; ++w) {
+      const size_t first = w * (all - kPairs) / (kWindows - 1);  // (the last window ends at the last pair)
+      add(first, first + kPairs);
+    }
+  for (float& x : d)
+    if (!(x >= 0.0f)) x = std::numeric_limits<float>::infinity();  // (a non-finite vertex: far)
+  std::sort(d.begin(), d.end());
+  return d;
+}
+
+double fraction_below(const std::vector<float>& sorted, double d) {
+  if (sorted.empty()) return 0.0;
+  const size_t below =
+      size_t(std::lower_bound(sorted.begin(), sorted.end(), d, [](float x, double v) { return double(x) < v; }) -
+             sorted.begin());
+  return double(below) / double(sorted.size());
+}
+
 }  // namespace voxtile

@@ -49,4 +49,19 @@ struct Mesh {
   void sanitize();
 };
 
+// How far apart the mesh lists neighbouring triangles: the world distances between the first
+// vertices of consecutive triangles, over up to 64 windows of 64 pairs spread evenly over the mesh
+// (every pair of a smaller mesh; none for fewer than two triangles), ascending. A file listed along
+// its surface (scanned, subdivided or generated meshes) has most of them within a few triangles'
+// size; one with its triangles shuffled has them spread over the mesh's extent.
+std::vector<float> neighbour_distances(const Mesh& mesh);
+// The fraction of `sorted` (ascending, as neighbour_distances) below d; 0 when empty.
+double fraction_below(const std::vector<float>& sorted, double d);
+// A mesh lists its triangles in a local order where at least this fraction of its neighbour
+// distances lie below a tile's extent (the GPU then scatters its pairs to their tiles:
+// kernels/voxelize/state.cuh kScatterMaxTriangles). Listed along the surface: 0.45-0.47 for the
+// Stanford bunny's scan order and a subdivision of it listed quarter by quarter, 0.97-1.0 for
+// subdivided meshes and tubes; shuffled: 0.001-0.003 (at 1024^3: tiles of 1/32 of the extent).
+constexpr double kScatterLocalOrder = 0.2;
+
 }  // namespace voxtile

@@ -172,6 +172,27 @@ std::vector<uint32_t> gpu_zero_ranges(uint64_t words, const std::vector<std::pai
   return host;
 }
 
+std::vector<uint64_t> gpu_block_scan(const std::vector<uint32_t>& counts, bool wide, uint64_t out_offset, int device) {
+  select_device(device);
+  const uint64_t n = counts.size();
+  DeviceBuffer<uint32_t> d_counts(n + 1);
+  if (n) VT_CUDA_CHECK(cudaMemcpy(d_counts.data(), counts.data(), n * sizeof(uint32_t), cudaMemcpyHostToDevice));
+  std::vector<uint64_t> host(n + 1);
+  if (wide) {
+    DeviceBuffer<uint64_t> out(out_offset + n + 1);
+    launch_block_scan<uint64_t>(CountAt{d_counts.data()}, out.data() + out_offset, n, nullptr);
+    VT_CUDA_CHECK(cudaMemcpy(host.data(), out.data() + out_offset, (n + 1) * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+  } else {
+    DeviceBuffer<uint32_t> out(out_offset + n + 1);
+    launch_block_scan<uint32_t>(CountsAt<uint32_t>{d_counts.data(), n}, out.data() + out_offset, n, nullptr);
+    std::vector<uint32_t> narrow(n + 1);
+    VT_CUDA_CHECK(
+        cudaMemcpy(narrow.data(), out.data() + out_offset, (n + 1) * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    std::copy(narrow.begin(), narrow.end(), host.begin());
+  }
+  return host;
+}
+
 double gpu_copy_bandwidth(int device) {
   select_device(device);
   const size_t bytes = size_t(1) << 30;

@@ -52,6 +52,12 @@ CompactionCheck gpu_compaction_selftest(uint64_t n, uint32_t threshold, uint32_t
 std::vector<uint32_t> gpu_zero_ranges(uint64_t words, const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
                                       int device = 0);
 
+// The one-block scan (kernels/compact.cuh launch_block_scan) of `counts` as 32-bit (wide: 64-bit)
+// sums into a device array at `out_offset` items from an allocation's start: the n + 1 results
+// (the last one the total).
+std::vector<uint64_t> gpu_block_scan(const std::vector<uint32_t>& counts, bool wide, uint64_t out_offset,
+                                     int device = 0);
+
 // Device-to-device copy bandwidth in GB/s (read + write bytes per second, median of a few 1 GiB
 // copies): the memory-bandwidth floor benchmarks compare against.
 double gpu_copy_bandwidth(int device = 0);

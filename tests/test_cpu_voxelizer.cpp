@@ -267,5 +267,40 @@ TEST(CpuVoxelizer, EmptyResultWhenTheMeshMissesTheGrid) {
   EXPECT_EQ(g.active_voxels(), 0u);
 }
 
+// The GPU's choice of pairs scattered to their tiles for large meshes rests on this measure of the
+// triangles' order (core/mesh.h kScatterLocalOrder): the fraction of neighbours
+// closer than a tile of 32 voxels at 1024^3.
+TEST(MeshOrder, NeighbourDistancesTellListedSurfacesFromShuffledOnes) {
+  const Mesh bunny = load_mesh(test::data_path("meshes/stanford_bunny.ply")).mesh;
+  const Mesh tubes = make_tubes(40, 60, 6, 7, 0.01, 1.5);
+  const Mesh fine = subdivide(bunny, 2), quarters = subdivide(bunny, 2, true);
+  auto local = [](const Mesh& m) {
+    const Bounds b = m.bounds();
+    const double extent = std::max({b.hi.x - b.lo.x, b.hi.y - b.lo.y, b.hi.z - b.lo.z});
+    return fraction_below(neighbour_distances(m), extent / 32);
+  };
+  // Listed along the surface (the scan's order; the tubes ring by ring; subdivided, each parent's
+  // children together or the children quarter by quarter) against the same triangles shuffled.
+  for (const Mesh* m : {&bunny, &tubes, &fine, &quarters}) {
+    Mesh shuffled = *m;
+    shuffle_triangles(shuffled, 3);
+    EXPECT_GT(local(*m), 2 * kScatterLocalOrder);
+    EXPECT_LT(local(shuffled), kScatterLocalOrder / 10);
+  }
+  EXPECT_GT(local(tubes), 0.99);
+  // Every pair of a small mesh, ascending; none for fewer than two triangles; a non-finite vertex far.
+  Mesh strip;
+  for (uint32_t i = 0; i < 6; ++i) strip.positions.push_back(Vec3f{float(i * i), 0.0f, 0.0f});
+  for (uint32_t i = 0; i < 5; ++i) strip.indices.insert(strip.indices.end(), {5 - i, 0, 1});
+  EXPECT_EQ(neighbour_distances(strip), (std::vector<float>{3, 5, 7, 9}));  // (first vertices at x = 25, 16, 9, 4, 1)
+  EXPECT_EQ(fraction_below(neighbour_distances(strip), 6.0), 0.5);
+  EXPECT_EQ(fraction_below(neighbour_distances(strip), 100.0), 1.0);
+  strip.positions[3].x = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(neighbour_distances(strip).back(), std::numeric_limits<float>::infinity());
+  strip.indices.resize(3);
+  EXPECT_TRUE(neighbour_distances(strip).empty());
+  EXPECT_EQ(fraction_below({}, 1.0), 0.0);
+}
+
 }  // namespace
 }  // namespace voxtile

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 
 #include "core/voxelizer.h"
 #include "io/mesh_reader.h"
@@ -183,4 +184,25 @@ TEST_F(GpuStages, ZeroRangesClearExactlyTheirWords) {
 }
 
 }  // namespace
+// The one-block scan (kernels/compact.cuh launch_block_scan) of 32- and 64-bit counts: empty, one
+// item, rounds cut anywhere (8192 32-bit or 4096 64-bit items a round), large counts (a 64-bit
+// total), into outputs on and off 16-byte alignment.
+TEST_F(GpuStages, BlockScanOfEverySizeAndAlignment) {
+  std::mt19937 rng(5);
+  for (uint64_t n : {0ull, 1ull, 15ull, 16ull, 33ull, 1025ull, 4095ull, 4096ull, 4097ull, 8191ull, 8192ull, 8193ull,
+                     32769ull, 100003ull, 131072ull}) {
+    std::vector<uint32_t> counts(n);
+    for (uint32_t& c : counts) c = rng() % 4 == 0 ? rng() % 70000 : rng() % 3;
+    std::vector<uint64_t> expect(n + 1, 0);
+    for (uint64_t i = 0; i < n; ++i) expect[i + 1] = expect[i] + counts[i];
+    for (bool wide : {false, true})
+      for (uint64_t offset : {0ull, 1ull, 3ull}) {
+        std::vector<uint64_t> want = expect;
+        if (!wide)
+          for (uint64_t& w : want) w = uint32_t(w);  // (32-bit sums wrap)
+        ASSERT_EQ(gpu_block_scan(counts, wide, offset), want) << "n " << n << " wide " << wide << " offset " << offset;
+      }
+  }
+}
+
 }  // namespace voxtile

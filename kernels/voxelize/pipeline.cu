@@ -489,11 +489,14 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   // Pairs grouped by tile without a sort (VoxelizeState::scatter): binary targets only (the order
   // within a tile changes from run to run; an OR does not see it), not for the stage probe (which
   // compares the pairs' order with the CPU's), where the grid's tiles are few and the mesh is small
-  // (state.cuh: kScatterMaxTriangles).
+  // or lists its triangles in a local order (state.cuh: kScatterMaxTriangles, kScatterLocalOrder).
   const bool all_binary = std::all_of(v.rastered.begin(), v.rastered.end(),
                                       [](const TargetSpec& t) { return t.target == Target::kBinary; });
-  v.scatter = !m_ctx.opt.sort_pairs && all_binary && !probe && num_tris <= kScatterMaxTriangles &&
-              total_tiles <= kDeviceTileBound && total_tiles <= 8 * num_tris + 65536;
+  const double tile_extent = double(kTileDim) * std::max({spec.voxel_size.x, spec.voxel_size.y, spec.voxel_size.z});
+  const bool scatter_order =
+      num_tris <= kScatterMaxTriangles || fraction_below(m_mesh.neighbour_distances, tile_extent) >= kScatterLocalOrder;
+  v.scatter = !m_ctx.opt.sort_pairs && all_binary && !probe && scatter_order && total_tiles <= kDeviceTileBound &&
+              total_tiles <= 8 * num_tris + 65536;
   if (v.scatter) {
     v.d_tile_pairs.grow(total_tiles + 1);
     v.d_tile_cursor.grow(total_tiles + 1);

@@ -19,13 +19,20 @@ struct GpuStageProbe;
 constexpr uint64_t kDeviceTileBound = uint64_t(1) << 20;
 // Binary targets group their pairs by tile with a count per tile and a scatter (no sort) when the
 // grid has at most kDeviceTileBound tiles (and not many more than 8 per triangle: the counts' scan
-// is then cheap next to the sort it saves), and the mesh has at most kScatterMaxTriangles triangles.
-// Measured on an H200 (GPU total ms, scatter / sort): the 100k dragon 0.31-0.35 / 0.33-0.38 in file
-// order, 0.31-0.32 / 0.32-0.38 shuffled, the bunny 0.56-0.65 / 0.62-0.70, the room (307k) the same;
-// but the counts' atomics cost up to 0.2 ms on large meshes whose neighbouring triangles are far
-// apart (6.4M dragon shuffled 2.07 / 1.87 even when a rule then chose the sort; in file order 1.39 /
-// 1.48; 1.6M dragon shuffled 0.95-0.97 / 0.91).
-constexpr uint64_t kScatterMaxTriangles = 500000;
+// is then cheap next to the sort it saves), and the mesh has at most kScatterMaxTriangles triangles
+// or lists them in a local order (core/mesh.h kScatterLocalOrder: enough of its sampled neighbours
+// closer than a tile's extent). Measured on an H200 (GPU total ms, scatter / sort): the 100k dragon
+// 0.31-0.35 / 0.33-0.38 in file order, 0.31-0.32 / 0.32-0.38 shuffled, the bunny 0.56-0.65 /
+// 0.62-0.70, the room (307k) the same. On larger meshes the counts' and the scatter's atomics on
+// the tiles cost more where neighbouring triangles are far apart than the sort they save; where
+// they are close the scatter, with the host no longer waiting for the pairs' number, wins (H200,
+// at e.g. 5c3f793: 6.4M dragon 1.24 / 1.40 in file order, 1.65 / 1.68 listed by quarters, 1.96 /
+// 1.70 shuffled; 1.6M dragon 0.62 / 0.70, 0.77 / 0.80, 0.84 / 0.80; 1M tubes 1.91 / 1.98, shuffled
+// 2.07 / 2.09; 3M tubes 5.13 / 5.23, shuffled 5.44 / 5.42).
+#ifndef VT_SCATTER_MAX_TRIANGLES  // (A/B builds: scripts/kernel-variant.sh)
+#define VT_SCATTER_MAX_TRIANGLES 500000
+#endif
+constexpr uint64_t kScatterMaxTriangles = VT_SCATTER_MAX_TRIANGLES;
 // Below this many triangles per virtual tile, value targets raster 16^3 octants per warp.
 constexpr uint64_t kSubTileTriangles = 96;
 
