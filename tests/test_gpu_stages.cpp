@@ -183,7 +183,6 @@ TEST_F(GpuStages, ZeroRangesClearExactlyTheirWords) {
   EXPECT_EQ(zeros, 1u + 3 + 2 + 1000 + 4096 + 1 + 7 + 5 + 2 + 2500000);
 }
 
-}  // namespace
 // The one-block scan (kernels/compact.cuh launch_block_scan) of 32- and 64-bit counts: empty, one
 // item, rounds cut anywhere (8192 32-bit or 4096 64-bit items a round), large counts (a 64-bit
 // total), into outputs on and off 16-byte alignment.
@@ -205,4 +204,5 @@ TEST_F(GpuStages, BlockScanOfEverySizeAndAlignment) {
   }
 }
 
+}  // namespace
 }  // namespace voxtile
