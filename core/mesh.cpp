@@ -111,7 +111,8 @@ std::vector<float> neighbour_distances(const Mesh& mesh) {
     for (size_t t = first; t < end; ++t) {
       const Vec3f a = mesh.vertex(t, 0), b = mesh.vertex(t + 1, 0);
       const double dx = double(a.x) - b.x, dy = double(a.y) - b.y, dz = double(a.z) - b.z;
-      d.push_back(float(std::sqrt(dx * dx + dy * dy + dz * dz)));  // (NaN sorts by the rule below)
+      const float x = float(std::sqrt(dx * dx + dy * dy + dz * dz));
+      d.push_back(x >= 0.0f ? x : std::numeric_limits<float>::infinity());  // (a non-finite vertex: far)
     }
   };
   const size_t all = tris - 1;
@@ -122,8 +123,6 @@ std::vector<float> neighbour_distances(const Mesh& mesh) {
       const size_t first = w * (all - kPairs) / (kWindows - 1);  // (the last window ends at the last pair)
       add(first, first + kPairs);
     }
-  for (float& x : d)
-    if (!(x >= 0.0f)) x = std::numeric_limits<float>::infinity();  // (a non-finite vertex: far)
   std::sort(d.begin(), d.end());
   return d;
 }

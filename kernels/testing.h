@@ -53,7 +53,7 @@ std::vector<uint32_t> gpu_zero_ranges(uint64_t words, const std::vector<std::pai
                                       int device = 0);
 
 // The one-block scan (kernels/compact.cuh launch_block_scan) of `counts` as 32-bit (wide: 64-bit)
-// sums into a device array at `out_offset` items from an allocation's start: the n + 1 results
+// sums into a device array at `out_offset` items from its allocation's start: the n + 1 results
 // (the last one the total).
 std::vector<uint64_t> gpu_block_scan(const std::vector<uint32_t>& counts, bool wide, uint64_t out_offset,
                                      int device = 0);

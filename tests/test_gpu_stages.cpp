@@ -185,7 +185,7 @@ TEST_F(GpuStages, ZeroRangesClearExactlyTheirWords) {
 
 // The one-block scan (kernels/compact.cuh launch_block_scan) of 32- and 64-bit counts: empty, one
 // item, rounds cut anywhere (8192 32-bit or 4096 64-bit items a round), large counts (a 64-bit
-// total), into outputs on and off 16-byte alignment.
+// total), into outputs at any offset from their allocation's start.
 TEST_F(GpuStages, BlockScanOfEverySizeAndAlignment) {
   std::mt19937 rng(5);
   for (uint64_t n : {0ull, 1ull, 15ull, 16ull, 33ull, 1025ull, 4095ull, 4096ull, 4097ull, 8191ull, 8192ull, 8193ull,

@@ -26,10 +26,10 @@ constexpr uint64_t kDeviceTileBound = uint64_t(1) << 20;
 // 0.62-0.70, the room (307k) the same. On larger meshes the counts' and the scatter's atomics on
 // the tiles cost more where neighbouring triangles are far apart than the sort they save; where
 // they are close the scatter, with the host no longer waiting for the pairs' number, wins (H200,
-// kernels of 5c3f793 with every order scattered: 6.4M dragon 1.24 / 1.40 in file order, 1.65 / 1.68 listed by quarters, 1.96 /
-// 1.70 shuffled; 1.6M dragon 0.62 / 0.70, 0.77 / 0.80, 0.84 / 0.80; 1M tubes 1.91 / 1.98, shuffled
-// 2.07 / 2.09; 3M tubes 5.13 / 5.23, shuffled 5.44 / 5.42; as landed, scripts/bench-results/
-// scatter-order-h200-2026-11-27.md).
+// kernels of 5c3f793 with every order scattered: 6.4M dragon 1.24 / 1.40 in file order, 1.65 /
+// 1.68 listed by quarters, 1.96 / 1.70 shuffled; 1.6M dragon 0.62 / 0.70, 0.77 / 0.80, 0.84 /
+// 0.80; 1M tubes 1.91 / 1.98, shuffled 2.07 / 2.09; 3M tubes 5.13 / 5.23, shuffled 5.44 / 5.42;
+// as landed: scripts/bench-results/scatter-order-h200-2026-11-27.md).
 #ifndef VT_SCATTER_MAX_TRIANGLES  // (A/B builds: scripts/kernel-variant.sh)
 #define VT_SCATTER_MAX_TRIANGLES 500000
 #endif
