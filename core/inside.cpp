@@ -350,7 +350,7 @@ SparseGrid combine_masks(const std::vector<const SparseGrid*>& grids, int at_lea
   const size_t chunks = std::max<size_t>(1, std::min<size_t>(256, total / 16384));
   std::vector<uint64_t> split(chunks + 1, UINT64_MAX);  // chunk c: keys in [split[c], split[c + 1])
   split[0] = 0;
-  const std::vector<uint64_t>& big = grids.empty() ? out.keys : grids[largest]->keys;
+  const BrickKeys& big = grids.empty() ? out.keys : grids[largest]->keys;
   for (size_t c = 1; c < chunks; ++c) split[c] = big[c * big.size() / chunks];
   struct Part {
     std::vector<uint64_t> keys;
@@ -362,7 +362,7 @@ SparseGrid combine_masks(const std::vector<const SparseGrid*>& grids, int at_lea
     if (lo >= hi) return;
     std::vector<size_t> pos(grids.size()), end(grids.size());
     for (size_t g = 0; g < grids.size(); ++g) {
-      const std::vector<uint64_t>& k = grids[g]->keys;
+      const BrickKeys& k = grids[g]->keys;
       pos[g] = size_t(std::lower_bound(k.begin(), k.end(), lo) - k.begin());
       end[g] = hi == UINT64_MAX ? k.size() : size_t(std::lower_bound(k.begin(), k.end(), hi) - k.begin());
     }

@@ -265,8 +265,8 @@ std::vector<std::string> parse_point_values(const std::string& list, bool have_c
 std::vector<SparseGrid> bins_to_grids(const VoxelBins& bins, const GridSpec& spec,
                                       const std::vector<std::string>& values) {
   // Bricks from the sorted keys (shared by every grid).
-  std::vector<uint64_t> brick_keys;
-  std::vector<BrickMask> masks;
+  BrickKeys brick_keys;
+  BrickMasks masks;
   std::vector<uint32_t> brick_of(bins.keys.size());
   const GridView view = GridView::make(spec);
   for (size_t v = 0; v < bins.keys.size(); ++v) {

@@ -225,7 +225,7 @@ RenderScene make_scene(const std::vector<const SparseGrid*>& grids, const Render
       std::memcpy(&s.masks[8 * i], kept[source[i]].w, sizeof(BrickMask));
     }
   } else {
-    s.keys = shape.keys;
+    s.keys.assign(shape.keys.begin(), shape.keys.end());
     s.masks.resize(8 * shape.masks.size());
     if (!shape.masks.empty()) std::memcpy(s.masks.data(), shape.masks.data(), shape.masks.size() * sizeof(BrickMask));
     source.resize(shape.keys.size());

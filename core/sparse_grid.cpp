@@ -63,8 +63,7 @@ void push_run(std::vector<BrickRun>& out, uint64_t key, uint64_t count) {
 
 // The canonical split of an occupancy grid: bricks that are not full, and maximal runs of the full
 // ones (from the masks and the runs).
-void split_full(const SparseGrid& g, std::vector<uint64_t>* keys, std::vector<BrickMask>* masks,
-                std::vector<BrickRun>* runs) {
+void split_full(const SparseGrid& g, BrickKeys* keys, BrickMasks* masks, std::vector<BrickRun>* runs) {
   size_t r = 0;
   for (size_t b = 0; b < g.keys.size(); ++b) {
     if (!brick_full(g.masks[b])) {
@@ -89,8 +88,8 @@ bool any_full(const SparseGrid& g) {
 
 void SparseGrid::make_runs() {
   if (!any_full(*this)) return;
-  std::vector<uint64_t> k;
-  std::vector<BrickMask> m;
+  BrickKeys k;
+  BrickMasks m;
   std::vector<BrickRun> r;
   k.reserve(keys.size());
   m.reserve(keys.size());
@@ -125,8 +124,8 @@ void SparseGrid::expand_runs() {
     fail(ErrorKind::kResource, "the grid's " + std::to_string(run_bricks()) + " interior bricks written out would take " +
                                    std::to_string(bytes >> 20) +
                                    " MB, more than half the machine's memory: write .vdb (it keeps them as tiles)");
-  std::vector<uint64_t> k;
-  std::vector<BrickMask> m;
+  BrickKeys k;
+  BrickMasks m;
   k.reserve(n);
   m.reserve(n);
   const BrickMask all = full_brick_mask();
@@ -174,8 +173,8 @@ uint64_t SparseGrid::checksum() const {
   h.pod(spec.dims.z);
   h.pod(static_cast<uint8_t>(value_type));
   if (any_full(*this)) {
-    std::vector<uint64_t> k;
-    std::vector<BrickMask> m;
+    BrickKeys k;
+    BrickMasks m;
     std::vector<BrickRun> r;
     split_full(*this, &k, &m, &r);
     h.bytes(k.data(), k.size() * sizeof(k[0]));

@@ -102,6 +102,8 @@ struct NoInitAllocator : std::allocator<T> {
 };
 template <class T>
 using ValueArray = std::vector<T, NoInitAllocator<T>>;
+using BrickKeys = ValueArray<uint64_t>;
+using BrickMasks = ValueArray<BrickMask>;
 
 enum class ValueType : uint8_t {
   kNone = 0,   // occupancy only (binary target)
@@ -121,8 +123,11 @@ struct SparseGrid {
   // and +background outside (OpenVDB's level-set convention; writers fill or flood them so).
   bool level_set = false;
   float background = 0.0f;
-  std::vector<uint64_t> keys;          // num_bricks, strictly ascending
-  std::vector<BrickMask> masks;        // num_bricks, none empty
+  // Keys and masks are ValueArrays: resize() leaves new elements uninitialised (a resize that
+  // needs zeros says so: resize(n, BrickMask{})), so a large grid downloaded from the GPU or filled
+  // in parallel is written once, by the threads that fill it, instead of zero-filled by one first.
+  BrickKeys keys;    // num_bricks, strictly ascending
+  BrickMasks masks;  // num_bricks, none empty
   // Occupancy grids (kNone) only: full bricks held as runs instead of masks; sorted, disjoint from
   // `keys`. Producers keep the canonical form of make_runs(); consumers that walk bricks (keys,
   // masks, for_each_active) see no run: they take expanded_runs() / expand_runs() first.

@@ -12,8 +12,8 @@ namespace voxtile {
 
 // Whether two arrays of trivially copyable elements hold the same bytes (memcmp may not be given the
 // null data() of an empty vector).
-template <class T>
-bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
+template <class T, class A>
+bool same_bytes(const std::vector<T, A>& a, const std::vector<T, A>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
 

@@ -404,8 +404,8 @@ void sort_bricks_by_key(SparseGrid& g) {
   for (size_t i = 0; i < perm.size(); ++i) perm[i] = i;
   std::sort(perm.begin(), perm.end(), [&](size_t a, size_t b) { return g.keys[a] < g.keys[b]; });
   const size_t vpb = size_t(kBrickVoxels) * size_t(value_channels(g.value_type));
-  std::vector<uint64_t> keys(perm.size());
-  std::vector<BrickMask> masks(perm.size());
+  BrickKeys keys(perm.size());
+  BrickMasks masks(perm.size());
   ValueArray<int32_t> ivalues(g.ivalues.size());
   ValueArray<float> fvalues(g.fvalues.size());
   for (size_t j = 0; j < perm.size(); ++j) {
