@@ -168,8 +168,16 @@ void launch_block_scan(CountOf count_of, T* out, uint64_t num, cudaStream_t stre
   block_scan_kernel<T, CountOf><<<1, kBlockScanThreads, 0, stream>>>(count_of, out, num);
   VT_CUDA_CHECK_LAUNCH();
 }
-// Up to this many inputs launch_block_scan beats CUB's scan (kTiles for up to kOwnScanMaxTiles tiles).
-constexpr uint64_t kBlockScanMax = uint64_t(1) << 17;
+// Scans of up to this many inputs run in one block (launch_block_scan), larger ones with CUB's two
+// launches: one block takes 3-5 us a round of 8192 32-bit counts, CUB's scan about two rounds' time
+// whatever the size. H200, the bitmap merge's scan of 1024^3 grids' brick words (about 61k) in one
+// block against CUB: merge stage 0.117-0.124 ms against 0.097-0.104 on the 1M tubes, 0.045 against
+// 0.035-0.039 on the bunny at 1024^3; at 21k words (the 100k dragon at 1024^3) a tie; the room's
+// 86528 tiles 0.057 ms in one block against 0.022 with CUB (tiles stage).
+#ifndef VT_BLOCK_SCAN_MAX
+#define VT_BLOCK_SCAN_MAX (uint64_t(1) << 14)  // (a macro for A/B builds: scripts/kernel-variant.sh)
+#endif
+constexpr uint64_t kBlockScanMax = VT_BLOCK_SCAN_MAX;
 // out[0..num] = the exclusive scan of count_of(0..num) (count_of(num) must be 0, so out[num] is
 // the total): one block up to block_max inputs (launch_block_scan), else CUB's scan.
 template <class T, class CountOf>

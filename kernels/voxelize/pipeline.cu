@@ -530,8 +530,8 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   });
   // The pairs per tile scanned into the scatter's cursor (again when the scatter is redone).
   auto scan_tile_pairs = [&] {
-    scan_stored_counts<uint32_t>(v.d_tile_pairs.data(), v.d_tile_cursor.data(), total_tiles, kTileScanBlockMax,
-                                 m_ctx.cub, s);
+    scan_stored_counts<uint32_t>(v.d_tile_pairs.data(), v.d_tile_cursor.data(), total_tiles, kBlockScanMax, m_ctx.cub,
+                                 s);
   };
   if (v.scatter) scan_tile_pairs();
   const uint64_t key_size = key_bits <= 32 ? 4 : 8;

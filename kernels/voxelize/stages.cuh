@@ -100,10 +100,6 @@ __host__ __device__ inline uint32_t virtual_tile_size(uint64_t num_pairs, uint32
 // not fit their buffers) there are no virtual tiles. d_offsets (num_tiles + 1 entries): the
 // exclusive scan of virtual tiles per tile, d_offsets[num_tiles] their number; *d_tile_stat (zero
 // before) gets the number of non-empty tiles.
-// Scans over the grid's tiles for the scatter run in one block up to this many tiles, else CUB's:
-// one block reads every tile in turn (on an H200 the room's 86528 tiles took 0.057 ms in the tiles
-// stage that way, 0.022 with CUB's two launches).
-constexpr uint64_t kTileScanBlockMax = uint64_t(1) << 14;
 void launch_scattered_virtual_tiles(const uint32_t* d_tile_pairs, const uint32_t* d_tile_ends, uint32_t num_tiles,
                                     const uint64_t* d_num_pairs, uint64_t capacity, uint32_t max_tile, uint64_t teams,
                                     uint32_t* d_offsets, VirtualTile* d_vtiles, uint64_t* d_tile_stat, CubTemp& cub,

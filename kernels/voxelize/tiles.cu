@@ -87,7 +87,7 @@ void launch_scattered_virtual_tiles(const uint32_t* d_tile_pairs, const uint32_t
                                     uint32_t* d_offsets, VirtualTile* d_vtiles, uint64_t* d_tile_stat, CubTemp& cub,
                                     cudaStream_t stream) {
   const ScatteredVirtualCount count{d_tile_pairs, num_tiles, d_num_pairs, capacity, max_tile, teams};
-  scan_counts<uint32_t>(count, d_offsets, num_tiles, kTileScanBlockMax, cub, stream);
+  scan_counts<uint32_t>(count, d_offsets, num_tiles, kBlockScanMax, cub, stream);
   launch_1d(scattered_virtual_emit_kernel, std::max<uint32_t>(num_tiles, 1), 256, stream, count, d_tile_ends, d_offsets,
             d_vtiles, d_tile_stat);
 }
