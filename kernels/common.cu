@@ -144,9 +144,10 @@ void zero_ranges(const ZeroRange* ranges, size_t n, cudaStream_t stream) {
 }
 
 namespace {
-// memcpy on CPU threads, 1 MB per task.
+// memcpy on CPU threads, 256 KB per task (H200 machine, 16 cores, copies through 16 MB chunks: 16 MB
+// in 0.61-0.67 ms against 0.63-0.76 with 1 MB tasks, 64 MB in 4.6-4.8 against 4.6-5.2).
 void parallel_copy(char* to, const char* from, size_t len) {
-  const size_t piece = size_t(1) << 20;
+  const size_t piece = size_t(256) << 10;
   tbb::parallel_for(size_t(0), (len + piece - 1) / piece, [&](size_t p) {
     std::memcpy(to + p * piece, from + p * piece, std::min(piece, len - p * piece));
   });
@@ -159,9 +160,19 @@ StagedCopy::~StagedCopy() {
 }
 
 char* StagedCopy::prepare(size_t n) {
+  const size_t want = 2 * std::min(n, kChunk);
+  if (m_stage.bytes() < want) {
+    // Not pinned yet (or too small): copy without staging until the copies made so without reach
+    // kPinAfter times what pinning would take.
+    if (m_unstaged + n < kPinAfter * want) {
+      m_unstaged += n;
+      return nullptr;
+    }
+    m_unstaged = 0;
+  }
   for (cudaEvent_t& e : m_done)
     if (!e) VT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  return static_cast<char*>(m_stage.grow(2 * std::min(n, kChunk)));
+  return static_cast<char*>(m_stage.grow(want));
 }
 
 void StagedCopy::download(void* dst, const void* src, size_t n, cudaStream_t stream) {
@@ -169,6 +180,20 @@ void StagedCopy::download(void* dst, const void* src, size_t n, cudaStream_t str
   const size_t chunk = kChunk;
   const size_t num_chunks = (n + chunk - 1) / chunk;
   char* stage = prepare(n);
+  if (!stage) {
+    // Straight into dst, its pages touched first on all cores (a fresh allocation would otherwise
+    // fault them in one at a time inside the driver's copy: 64 MB in 44-59 ms against 9-12 ms
+    // touched first, on an H200 machine). The copy overwrites what the touch wrote.
+    char* to = static_cast<char*>(dst);
+    const size_t page = 4096, piece = size_t(256) << 10;
+    tbb::parallel_for(size_t(0), (n + piece - 1) / piece, [&](size_t p) {
+      const size_t end = std::min(n, (p + 1) * piece);
+      for (size_t b = p * piece; b < end; b += page) static_cast<volatile char*>(to)[b] = 0;
+    });
+    VT_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, stream));
+    VT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return;
+  }
   auto issue = [&](size_t c) {
     const size_t len = std::min(chunk, n - c * chunk);
     VT_CUDA_CHECK(cudaMemcpyAsync(stage + (c & 1) * chunk, static_cast<const char*>(src) + c * chunk, len,
@@ -191,6 +216,12 @@ void StagedCopy::upload(void* dst, const void* src, size_t n, cudaStream_t strea
   const size_t chunk = kChunk;
   const size_t num_chunks = (n + chunk - 1) / chunk;
   char* stage = prepare(n);
+  if (!stage) {
+    // From pageable memory the driver copies through its own staging and returns when src may be
+    // reused.
+    VT_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, stream));
+    return;
+  }
   for (size_t c = 0; c < num_chunks; ++c) {
     if (c >= 2) VT_CUDA_CHECK(cudaEventSynchronize(m_done[c & 1]));  // chunk c - 2 has left this buffer
     const size_t len = std::min(chunk, n - c * chunk);

@@ -193,6 +193,27 @@ std::vector<uint64_t> gpu_block_scan(const std::vector<uint32_t>& counts, bool w
   return host;
 }
 
+std::vector<std::pair<uint64_t, size_t>> gpu_staged_round_trips(const std::vector<size_t>& sizes, int device) {
+  select_device(device);
+  StagedCopy staging;
+  std::vector<std::pair<uint64_t, size_t>> out;
+  uint64_t seed = 1;
+  for (const size_t n : sizes) {
+    ValueArray<unsigned char> in(n);
+    for (size_t i = 0; i < n; ++i) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      in[i] = static_cast<unsigned char>(seed >> 56);
+    }
+    DeviceBuffer<unsigned char> d(n + 1);
+    staging.upload(d.data(), in.data(), n, nullptr);
+    ValueArray<unsigned char> back(n);  // fresh, untouched memory
+    staging.download(back.data(), d.data(), n, nullptr);
+    const size_t first = size_t(std::mismatch(in.begin(), in.end(), back.begin()).first - in.begin());
+    out.push_back({first == n ? 0 : first + 1, staging.pinned_bytes()});
+  }
+  return out;
+}
+
 double gpu_copy_bandwidth(int device) {
   select_device(device);
   const size_t bytes = size_t(1) << 30;

@@ -46,6 +46,7 @@ std::vector<uint64_t> gpu_select_indices(const std::vector<uint8_t>&, ScanMethod
 double gpu_copy_bandwidth(int) { no_cuda(); }
 std::vector<uint32_t> gpu_zero_ranges(uint64_t, const std::vector<std::pair<uint64_t, uint64_t>>&, int) { no_cuda(); }
 std::vector<uint64_t> gpu_block_scan(const std::vector<uint32_t>&, bool, uint64_t, int) { no_cuda(); }
+std::vector<std::pair<uint64_t, size_t>> gpu_staged_round_trips(const std::vector<size_t>&, int) { no_cuda(); }
 CompactionCheck gpu_compaction_selftest(uint64_t, uint32_t, uint32_t, ScanMethod, int) { no_cuda(); }
 void gpu_csg_bench_load(GpuPoints&, const Vec3f*, const SampleParams*, uint64_t, const CsgPrimitive*, uint32_t) {
   no_cuda();

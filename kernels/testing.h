@@ -58,6 +58,11 @@ std::vector<uint32_t> gpu_zero_ranges(uint64_t words, const std::vector<std::pai
 std::vector<uint64_t> gpu_block_scan(const std::vector<uint32_t>& counts, bool wide, uint64_t out_offset,
                                      int device = 0);
 
+// Round trips through one StagedCopy (kernels/common.cuh), in turn: `sizes[i]` bytes of varied data
+// uploaded, then downloaded into fresh host memory. Returns, per trip, 0 if the bytes came back
+// unchanged (else 1 + the first differing byte's offset) and the bytes of staging pinned after it.
+std::vector<std::pair<uint64_t, size_t>> gpu_staged_round_trips(const std::vector<size_t>& sizes, int device = 0);
+
 // Device-to-device copy bandwidth in GB/s (read + write bytes per second, median of a few 1 GiB
 // copies): the memory-bandwidth floor benchmarks compare against.
 double gpu_copy_bandwidth(int device = 0);

@@ -204,5 +204,44 @@ TEST_F(GpuStages, BlockScanOfEverySizeAndAlignment) {
   }
 }
 
+// Copies go without staging until their bytes reach ten times what the staging buffers would pin
+// (2 x min(size, 16 MB)), then through them; the bytes come back unchanged either way, at sizes
+// below, at and across the 16 MB chunks, staged and not.
+TEST_F(GpuStages, StagedCopiesPinOnlyAfterEnoughTraffic) {
+  const size_t mb = size_t(1) << 20;
+  std::vector<size_t> sizes(12, mb);
+  for (size_t n : {16 * mb - 1, 16 * mb, 16 * mb + 1, 33 * mb + 12345}) sizes.push_back(n);
+  for (int i = 0; i < 5; ++i) sizes.push_back(20 * mb + 4099);
+  for (size_t n : {16 * mb - 1, 16 * mb, 16 * mb + 1, 33 * mb + 12345, size_t(7)}) sizes.push_back(n);  // staged
+  // The rule, copy by copy (a trip is an upload and a download of the same size).
+  std::vector<size_t> want_pinned;
+  size_t pinned = 0, unstaged = 0;
+  for (size_t n : sizes) {
+    for (int copy = 0; copy < 2; ++copy) {
+      const size_t want = 2 * std::min(n, 16 * mb);
+      if (pinned >= want) continue;
+      if (unstaged + n < 10 * want) {
+        unstaged += n;
+      } else {
+        unstaged = 0;
+        pinned = want;
+      }
+    }
+    want_pinned.push_back(pinned);
+  }
+  // The 1 MB trips pin 2 MB at the tenth trip's download (20 MB of copies); the larger ones find
+  // that too small and grow it to 32 MB only after 320 MB more.
+  ASSERT_EQ(want_pinned[8], 0u);
+  ASSERT_EQ(want_pinned[9], 2 * mb);
+  ASSERT_EQ(want_pinned[15], 2 * mb);
+  ASSERT_EQ(want_pinned[sizes.size() - 6], 32 * mb);
+  const auto trips = gpu_staged_round_trips(sizes);
+  ASSERT_EQ(trips.size(), sizes.size());
+  for (size_t i = 0; i < trips.size(); ++i) {
+    EXPECT_EQ(trips[i].first, 0u) << "trip " << i << ", " << sizes[i] << " bytes";
+    EXPECT_EQ(trips[i].second, want_pinned[i]) << "trip " << i << ", " << sizes[i] << " bytes";
+  }
+}
+
 }  // namespace
 }  // namespace voxtile
