@@ -48,6 +48,9 @@ class AtomicFile {
   bool m_stdout = false;  // the final path is standard output: written into file descriptor 1
   void copy_to_device();
   bool m_committed = false;
+  static constexpr size_t kWriteback = size_t(8) << 20;
+  size_t m_unsynced = 0;  // bytes written since the last write-out was started
+  long long m_synced = 0;  // the file's bytes whose write-out has been started
 };
 
 // Installs SIGINT/SIGTERM/SIGHUP handlers that remove pending temporary files, then re-raise, and
