@@ -4,7 +4,8 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ libassimp-dev zlib1g-dev libdeflate-dev nlohmann-json3-dev libopenvdb-dev libblosc-dev libimath-dev libboost-iostreams-dev libtbb-dev
           libcli11-dev libgtest-dev libstb-dev libxxhash-dev libfast-float-dev libpng-dev
-          chromium)  # chromium: the test that opens batch --report-html in a headless browser
+          chromium   # chromium: the test that opens batch --report-html in a headless browser
+          valgrind)  # valgrind: scripts/valgrind-check.sh (reads of uninitialised memory)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

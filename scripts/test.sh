@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs, builds and runs every test: the Release build (with CUDA kernels when nvcc is present;
-# GPU tests skip without a GPU), then the CPU test suite again under AddressSanitizer and
-# UndefinedBehaviorSanitizer. Set SKIP_SANITIZERS=1 to run only the first part.
+# GPU tests skip without a GPU), the main commands' CPU path under Valgrind (scripts/valgrind-check.sh),
+# then the CPU test suite again under AddressSanitizer and UndefinedBehaviorSanitizer. Set
+# SKIP_SANITIZERS=1 to run only the first part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -26,6 +27,8 @@ fi
 BUILD_DIR=build-test scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES="$archs" -DVOXTILE_UNITY=ON
 stage "Release tests"
 (cd build-test && ctest --output-on-failure -j "$jobs")
+stage "Valgrind check"
+scripts/valgrind-check.sh build-test/voxtile
 
 if [ "${SKIP_SANITIZERS:-0}" != 1 ]; then
   stage "ASan/UBSan build"
