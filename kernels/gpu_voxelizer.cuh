@@ -73,6 +73,9 @@ class GpuVoxelizer final : public Voxelizer {
                        std::chrono::steady_clock::time_point wall0) const;
   GpuContext m_ctx;
   DeviceMesh m_mesh;
+  // core/mesh.h neighbour_distances of the loaded mesh where the scatter rule reads them (meshes of
+  // more than kScatterMaxTriangles triangles); empty otherwise.
+  std::vector<float> m_neighbours;
   VoxelizeState m_voxelize;
   BucketState m_bucket;
   SolidState m_solid;

@@ -24,7 +24,6 @@ void DeviceMesh::upload(const Mesh& mesh, StagedCopy& staging, cudaStream_t stre
   if (mesh.num_triangles() >= (uint64_t(1) << 32) - 1) fail(ErrorKind::kResource, "more than 2^32 triangles");
   num_vertices = mesh.positions.size();
   num_tris = mesh.num_triangles();
-  neighbour_distances = voxtile::neighbour_distances(mesh);
   d_world.grow(std::max<uint64_t>(1, num_vertices));
   d_grid.grow(std::max<uint64_t>(1, num_vertices));
   d_indices.grow(std::max<uint64_t>(1, mesh.indices.size()));

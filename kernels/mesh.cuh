@@ -29,7 +29,6 @@ struct DeviceMesh {
   DeviceBuffer<Vec3f> d_world, d_grid;
   DeviceBuffer<uint32_t> d_indices;
   uint64_t num_vertices = 0, num_tris = 0;
-  std::vector<float> neighbour_distances;  // core/mesh.h neighbour_distances of the uploaded mesh
   double upload_ms = 0;
 
   // Uploads positions and indices (throws Error(kResource) beyond 2^32 - 1 triangles).

@@ -54,6 +54,7 @@ bool GpuContext::fits_budget(uint64_t bytes) const {
 void GpuVoxelizer::load_mesh(const Mesh& mesh) {
   VT_CUDA_CHECK(cudaSetDevice(m_ctx.opt.device));
   m_mesh.upload(mesh, m_ctx.staging, m_ctx.stream);
+  m_neighbours = mesh.num_triangles() > kScatterMaxTriangles ? neighbour_distances(mesh) : std::vector<float>();
 }
 
 void add_gpu_stages(VoxelizeStats& stats, const std::vector<std::pair<std::string, double>>& stage_ms,
@@ -494,7 +495,7 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
                                       [](const TargetSpec& t) { return t.target == Target::kBinary; });
   const double tile_extent = double(kTileDim) * std::max({spec.voxel_size.x, spec.voxel_size.y, spec.voxel_size.z});
   const bool scatter_order =
-      num_tris <= kScatterMaxTriangles || fraction_below(m_mesh.neighbour_distances, tile_extent) >= kScatterLocalOrder;
+      num_tris <= kScatterMaxTriangles || fraction_below(m_neighbours, tile_extent) >= kScatterLocalOrder;
   v.scatter = !m_ctx.opt.sort_pairs && all_binary && !probe && scatter_order && total_tiles <= kDeviceTileBound &&
               total_tiles <= 8 * num_tris + 65536;
   if (v.scatter) {
