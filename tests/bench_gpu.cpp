@@ -2,7 +2,8 @@
 // per second, pairs, bricks and active voxels, as Markdown table rows. Every configuration is
 // also checked once against the CPU reference when --check is given.
 //   voxtile_bench [--runs 10] [--warmup 3] [--check] [--mode conservative|thin] [--tile-triangles M]
-//                 [--sort-pairs] [--read-pairs-first] [--targets binary,count,distance] MESH:RES[,RES...] ...
+//                 [--sort-pairs] [--read-pairs-first] [--fine-kernel rows|spread|ranges|auto]
+//                 [--value-tiles auto|tile|octant] [--targets binary,count,distance] MESH:RES[,RES...] ...
 //   voxtile_bench --bucket [--attrs bary] [--runs 10] [--check] MESH:RES[,RES...] ...   (A-buffer)
 // Each target is timed on its own (a run of `voxtile voxelize -t T`); --targets a+b+c times one
 // multi-target run (stage names then carry the target, e.g. fine:count).
@@ -473,6 +474,15 @@ int main(int argc, char** argv) {
         return 2;
       }
       gopt.fine_kernel = FineKernel(it - std::begin(names));
+    } else if (a == "--value-tiles" && i + 1 < argc) {  // api.h ValueTiles
+      const std::string v = argv[++i];
+      const char* names[] = {"auto", "tile", "octant"};
+      const auto it = std::find(std::begin(names), std::end(names), v);
+      if (it == std::end(names)) {
+        std::cerr << "voxtile_bench: error: --value-tiles takes auto, tile or octant\n";
+        return 2;
+      }
+      gopt.value_tiles = ValueTiles(it - std::begin(names));
     } else if (a == "--tile-triangles" && i + 1 < argc)
       gopt.max_tile_triangles = uint32_t(std::atoi(argv[++i]));
     else if (a == "--order" && i + 1 < argc) {
@@ -493,10 +503,12 @@ int main(int argc, char** argv) {
               << gopt.max_tile_triangles << " triangles" << "; median of " << runs << " runs after "
               << warmup << " warm-up runs; times in ms (CUDA events)\n\n";
     const char* stages[] = {"transform", "order", "coarse", "sort", "tiles", "fine", "merge", "download"};
-    std::cout << "| mesh | triangles | grid | target | transform | order | coarse | sort | tiles | fine | merge | GPU total "
-                 "(excl. download) | download | Mtri/s | pairs | bricks | active voxels | order |"
-              << (check ? " = CPU |" : "") << "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-              << (check ? "---|" : "") << "\n";
+    std::cout
+        << "| mesh | triangles | grid | target | transform | order | coarse | sort | tiles | fine | merge | GPU total "
+           "(excl. download) | download | Mtri/s | pairs | bricks | active voxels | order | tiles |"
+        << (check ? " = CPU |" : "")
+        << "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" << (check ? "---|" : "")
+        << "\n";
     for_each_grid(jobs, gpu, 0, [&](const Mesh& mesh, const std::string& name, const GridSpec& spec) {
         std::vector<std::string> groups;
         std::stringstream ts(target_list);
@@ -540,11 +552,12 @@ int main(int argc, char** argv) {
             eq = cpu.checksum() == result.checksum() ? " yes |" : " **NO** |";
           }
           const char* order = last.morton_order ? "morton" : "mesh";
-          std::snprintf(row, sizeof(row), "| %s | %zu | %dx%dx%d | %s |%s %.3f | %.3f | %.0f | %llu | %llu | %llu | %s |%s\n",
+          std::snprintf(row, sizeof(row),
+                        "| %s | %zu | %dx%dx%d | %s |%s %.3f | %.3f | %.0f | %llu | %llu | %llu | %s | %llu |%s\n",
                         name.c_str(), mesh.num_triangles(), spec.dims.x, spec.dims.y, spec.dims.z, group.c_str(),
                         cells.c_str(), gpu_ms, median(ms["download"]), mesh.num_triangles() / gpu_ms / 1e3,
                         (unsigned long long)last.tile_pairs, (unsigned long long)last.bricks,
-                        (unsigned long long)last.active_voxels, order, eq.c_str());
+                        (unsigned long long)last.active_voxels, order, (unsigned long long)last.tiles, eq.c_str());
           std::cout << row << std::flush;
         }
     });
