@@ -249,13 +249,13 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
   };
   // 32-bit value targets: octants per warp when virtual tiles hold few triangles (every warp then
   // has its own work), one shared tile per block when they hold many (one setup per triangle).
+  const uint64_t tris = cp.tri_end - cp.tri_begin;
   const ValueTiles layout = ctx.opt.value_tiles;
-  const bool sub_tiles = layout == ValueTiles::kOctant ||
-                         (layout == ValueTiles::kAuto && num_pairs < vtiles * kSubTileTriangles);
+  const bool sub_tiles =
+      layout == ValueTiles::kOctant || (layout == ValueTiles::kAuto && sub_tiles_for_values(num_pairs, vtiles, tris));
   // The binary kernel (api.h FineKernel), row ranges for conservative targets only; chosen here
   // where the host knows the pairs, else on the device (where they fit in the scatter's room: with
   // room for fewer than kFineRangesMinPairs per triangle, kRanges cannot be chosen nor is launched).
-  const uint64_t tris = cp.tri_end - cp.tri_begin;
   const bool ranges_apply = mode == VoxelMode::kConservative;
   FineKernel kernel = ctx.opt.fine_kernel;
   if (kernel == FineKernel::kRanges && !ranges_apply) kernel = FineKernel::kSpread;

@@ -34,8 +34,30 @@ constexpr uint64_t kDeviceTileBound = uint64_t(1) << 20;
 #define VT_SCATTER_MAX_TRIANGLES 500000
 #endif
 constexpr uint64_t kScatterMaxTriangles = VT_SCATTER_MAX_TRIANGLES;
-// Below this many triangles per virtual tile, value targets raster 16^3 octants per warp.
-constexpr uint64_t kSubTileTriangles = 96;
+// 32-bit value targets raster 16^3 octants per warp (sub_tiles_for_values) below this many pairs per
+// virtual tile times the pairs per triangle (at most kSubTileMaxSize of them); else a 32^3 tile per
+// 16-warp block. A block's warps take batches of 32 of its tile's pairs, so a tile of few pairs
+// leaves most of them idle; octants set every pair up once per octant but keep every warp busy,
+// which pays more the more voxels a pair has (larger triangles: more pairs per triangle). Measured
+// on an H200 (count, fine ms, tile / octant; scripts/bench-results/value-tiles-h200-2026-11-28.md):
+// 1M tubes at 1024^3 (126 pairs per tile, 2.1 per triangle) 10.0 / 7.35, CAD slivers (300, 14.3)
+// 15.9 / 13.7, the bunny at 512^3 (109, 1.35) 0.284 / 0.266, but the bunny at 384^3 (186, 1.25)
+// 0.198 / 0.226, the 100k dragon at 512^3 (224, 1.24) 0.270 / 0.333, the 3M tubes at 1024^3 (302,
+// 2.1) 18.0 / 21.0; the rule before (octants below 96 pairs per virtual tile, whatever the
+// triangles' size) took tiles for the first three. This one takes the faster layout in all 30
+// cases measured (tubes, CAD, room, dragons, bunny, Sponza, terrain, scan at 256^3 to 2048^3).
+#ifndef VT_SUB_TILE_PAIRS  // (A/B builds: scripts/kernel-variant.sh)
+#define VT_SUB_TILE_PAIRS 80
+#endif
+#ifndef VT_SUB_TILE_MAX_SIZE
+#define VT_SUB_TILE_MAX_SIZE 4
+#endif
+constexpr double kSubTilePairs = VT_SUB_TILE_PAIRS;
+constexpr double kSubTileMaxSize = VT_SUB_TILE_MAX_SIZE;
+inline bool sub_tiles_for_values(uint64_t num_pairs, uint64_t vtiles, uint64_t tris) {
+  const double per_tri = tris ? double(num_pairs) / double(tris) : 1.0;
+  return double(num_pairs) < double(vtiles) * kSubTilePairs * (per_tri < kSubTileMaxSize ? per_tri : kSubTileMaxSize);
+}
 
 struct VoxelizeState {
   // Coarse raster and sort: tiles per triangle and their scan, large triangles, (key, triangle) pairs.
