@@ -58,7 +58,10 @@ enum class TriangleOrder : int { kAuto = 0, kMesh = 1, kMorton = 2 };
 // pairs per triangle) 5.89 / 4.22, 3.7M CAD slivers (14) 57.0 / 36.3; but 1M tubes (2.1) 1.69 /
 // 1.87, the bunny at 2048^3 0.354 / 0.403, the 100k dragon 0.160 / 0.174: the rows' setup makes the
 // kernel larger (computed and not used, it costs 5-24%), and these meshes have few empty rows.
-// The fine raster's kernels for binary targets (GpuOptions::fine_kernel):
+// The fine raster's kernels (GpuOptions::fine_kernel), for every target (value targets in both
+// tile layouts; the same choice measured 10-34% faster than rows alone for count, distance and id on
+// long thin triangles, CAD slivers, the dragon, the bunny, Sponza and a terrain, H200,
+// scripts/bench-results/value-tiles-h200-2026-11-28.md):
 //  kRows: a lane per row of a warp's 32 triangles, a kernel without the column code;
 //  kSpread: the columns of each round of 32 rows spread over the lanes, each lane reading its
 //    column's triangle from the batch's setups in shared memory; where a tile cuts a triangle's depth
@@ -81,7 +84,7 @@ enum class TriangleOrder : int { kAuto = 0, kMesh = 1, kMorton = 2 };
 enum class FineKernel : int { kRows = 0, kSpread = 1, kRanges = 2, kAuto = 3 };
 constexpr double kFineSpreadMinPairs = 1.2;
 constexpr double kFineRangesMinPairs = 6.0;
-// The binary kernel FineKernel::kAuto chooses for a batch of num_tris triangles and num_pairs pairs
+// The kernel FineKernel::kAuto chooses for a batch of num_tris triangles and num_pairs pairs
 // (`ranges`: whether kRanges may be chosen; not in thin mode): kRanges from kFineRangesMinPairs pairs
 // per triangle; else kRows below kFineSpreadMinPairs pairs per triangle counted without the large
 // triangles (num_large of them, with large_pairs pairs; zeros where not known), unless every triangle
@@ -112,7 +115,7 @@ struct GpuOptions {
   bool merge_by_brick_key = false;     // brick merge: sort 64-bit brick keys even when 32-bit brick indices would do (tests, A/B)
   bool sort_pairs = false;             // coarse raster: sort the (tile, triangle) pairs even where binary targets would scatter them (tests, A/B)
   bool read_pairs_first = false;       // coarse raster: the host reads the number of pairs before the emit even where it need not (A/B)
-  FineKernel fine_kernel = FineKernel::kAuto;  // the fine raster's kernel for binary targets (tests, A/B)
+  FineKernel fine_kernel = FineKernel::kAuto;  // the fine raster's kernel (tests, A/B)
   // Host threads sleep while they wait for the GPU (cudaDeviceScheduleBlockingSync, set for the
   // whole device) instead of spinning: for callers whose CPU cores have other work (batch).
   bool blocking_sync = false;

@@ -314,11 +314,12 @@ TEST_F(Gpu, ScatteredPairsRetryWhenTheirRoomWasTooSmall) {
   }
 }
 
-// The fine raster's three kernels for binary targets (api.h FineKernel: rows only; columns spread
-// over a warp's lanes; spread columns with each triangle's rows limited to those that can hold
-// pixels, along either axis of its projection): the same grids, on long thin triangles, CAD slivers
-// and small triangles, each kernel forced and the automatic choice (made on the device: pairs not
-// read by the host). CAD parts at 640^3 make enough pairs per triangle that it chooses kRanges there.
+// The fine raster's three kernels (api.h FineKernel: rows only; columns spread over a warp's lanes;
+// spread columns with each triangle's rows limited to those that can hold pixels, along either axis
+// of its projection): the same grids for every target (value targets: in both tile layouts), on
+// long thin triangles, CAD slivers and small triangles, each kernel forced and the automatic choice
+// (for a binary target made on the device: pairs not read by the host). CAD parts at 640^3 make
+// enough pairs per triangle that it chooses kRanges there.
 TEST_F(Gpu, AllFineRasterKernelsGiveTheSameGrids) {
   const Mesh tubes = make_tubes(40, 60, 6, 7, 0.01, 1.5);
   const Mesh cad = make_cad(24, 96, 5);
@@ -333,11 +334,17 @@ TEST_F(Gpu, AllFineRasterKernelsGiveTheSameGrids) {
       const TileBinning bn = bin_triangles(*m, spec, VoxelMode::kConservative);
       ASSERT_GE(double(bn.pairs.size()), kFineRangesMinPairs * double(m->indices.size() / 3));
     }
-    for (FineKernel kernel : {FineKernel::kRows, FineKernel::kSpread, FineKernel::kRanges, FineKernel::kAuto}) {
-      GpuOptions o;
-      o.fine_kernel = kernel;
-      compare(*m, spec, name + " at " + std::to_string(resolution) + ", kernel " + std::to_string(int(kernel)), o);
-    }
+    for (FineKernel kernel : {FineKernel::kRows, FineKernel::kSpread, FineKernel::kRanges, FineKernel::kAuto})
+      for (ValueTiles layout : {ValueTiles::kTile, ValueTiles::kOctant}) {
+        if (kernel == FineKernel::kAuto && layout == ValueTiles::kOctant) continue;  // (auto: the layout's too)
+        GpuOptions o;
+        o.fine_kernel = kernel;
+        o.value_tiles = kernel == FineKernel::kAuto ? ValueTiles::kAuto : layout;
+        compare(*m, spec,
+                name + " at " + std::to_string(resolution) + ", kernel " + std::to_string(int(kernel)) +
+                    ", value tiles " + std::to_string(int(o.value_tiles)),
+                o);
+      }
   }
 }
 

@@ -2,11 +2,11 @@
 // tile in shared memory (1 bit per voxel for binary, a 32-bit word per voxel for count, id,
 // distance min/max and packed normals, 64-bit fixed-point channels plus an occupancy bit for the
 // add blends of float targets); persistent warps take batches of 32 triangles with one shared
-// atomic and spread their rows over the lanes (binary targets of triangles several voxels across:
-// the rows' columns; for long slivers only the rows that can hold pixels, along either axis of the
-// projection; where the tile cuts a triangle's depth range, all but the binary kernel for rows alone
-// take only the rows and spans of the triangle's piece in the tile's slab); each lane rasters its
-// row or column with the shared functions of
+// atomic and spread their rows over the lanes (triangles several voxels across: the rows' columns;
+// for long slivers only the rows that can hold pixels, along either axis of the projection; where
+// the tile cuts a triangle's depth range, all but the binary kernel for rows alone take only the
+// rows and spans of the triangle's piece in the tile's slab); each lane rasters its row or column
+// with the shared functions of
 // core/overlap.h, shades each fragment with the target's functor (core/targets.h) and blends with
 // shared-memory atomics (OR, add, max). Then the tile's non-empty 8^3 bricks are written out, masks
 // built with ballots: for binary tiles one global atomic takes all their slots, for value tiles one
@@ -188,8 +188,9 @@ struct RowTriangle<VoxelMode::kThin> {
 // kSub: each work item is one 16^3 octant of a virtual tile: owned by one warp for 32-bit values
 // (16 KB), so value targets keep every warp busy when tiles hold few triangles; by a block of 4
 // or 8 warps for 64-bit sums (32 KB or 96 KB).
-// kSpread: the columns of every round of rows are spread over the lanes (binary targets); the
-// kernel without it keeps a lane per row, since the column code costs registers (and spills).
+// kSpread: the columns of every round of rows are spread over the lanes, each lane shading its
+// column's fragments with its column's triangle (value targets); the kernel without it keeps a lane
+// per row, since the column code costs registers (and spills).
 // kRanges (with kSpread, conservative): each triangle's rows in the tile are only those that can
 // hold pixels, along whichever axis of its projection has fewer (pick_rows); a kernel of its own,
 // since the rows' setup costs the kernel registers (api.h FineKernel::kRanges).
@@ -201,7 +202,6 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
   constexpr int kAcc = acc_channels(kTarget, kBlend);
   constexpr bool kCount = kWord != Word::kBit;  // a value per voxel
   constexpr bool k64 = kWord == Word::kAdd64;
-  static_assert(!kSpread || !kCount, "columns are spread for binary targets only (no shading per column)");
   static_assert(!kRanges || (kSpread && kMode == VoxelMode::kConservative), "row ranges: conservative spread columns");
 
   if constexpr (!kCount) {
@@ -474,9 +474,18 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           // The column needs only the depth range of the row's box (r, in the frame).
           const VoxelBox qr{{0, 0, __shfl_sync(kFull, r.lo[2], q)}, {0, 0, __shfl_sync(kFull, r.hi[2], q)}};
           int32_t wlo = 0, whi = -1;
+          const uint32_t qtri = kCount ? __shfl_sync(kFull, tri, o) : 0u;  // (shading only)
           if (j < ctotal) {
             const RowTriangle<kMode> qt(TriRecord<kRecord>(setups, o));
             if (!qt.column(qr, qu, qv, component(p.dims, qdom), &wlo, &whi)) whi = wlo - 1;
+            if constexpr (kCount) {
+              if (wlo <= whi) {  // the column's triangle shades its fragments
+                const TriSetup& ft = qt.tri();
+                const Vec3f v[3] = {from_dominant_frame(ft.v[0], qdom), from_dominant_frame(ft.v[1], qdom),
+                                    from_dominant_frame(ft.v[2], qdom)};
+                shade = shade_setup<kTarget, kBlend>(tri_id(p, qtri), v, p.consts);
+              }
+            }
           }
           // The lanes' runs found, their bits are set together (measured: the lanes reached the
           // emission in two groups on average, each running it).
@@ -596,9 +605,22 @@ void launch_mode(const FineParams& p, bool sub, int num_sms, cudaStream_t stream
         if (p.kernel == FineKernel::kRanges) return launch<kMode, kTarget, kBlend, false, true, true>(p, num_sms, stream);
       launch<kMode, kTarget, kBlend, false, true>(p, num_sms, stream);
     }
-  } else if constexpr (kWord == Word::kAdd64) launch<kMode, kTarget, kBlend, true>(p, num_sms, stream);
-  else if (sub) launch<kMode, kTarget, kBlend, true>(p, num_sms, stream);
-  else launch<kMode, kTarget, kBlend, false>(p, num_sms, stream);
+  } else {
+    // Value targets: the kernel the host chose (p.kernel: rows, spread or ranges), in octants (64-bit
+    // sums always) or tiles.
+    auto with_kernel = [&](auto sub_tile) {
+      constexpr bool kSub = decltype(sub_tile)::value;
+      if (p.kernel == FineKernel::kRows) return launch<kMode, kTarget, kBlend, kSub, false>(p, num_sms, stream);
+      if constexpr (kMode == VoxelMode::kConservative)
+        if (p.kernel == FineKernel::kRanges)
+          return launch<kMode, kTarget, kBlend, kSub, true, true>(p, num_sms, stream);
+      launch<kMode, kTarget, kBlend, kSub, true>(p, num_sms, stream);
+    };
+    if (kWord == Word::kAdd64 || sub)
+      with_kernel(std::true_type{});
+    else if constexpr (kWord != Word::kAdd64)
+      with_kernel(std::false_type{});
+  }
 }
 
 }  // namespace

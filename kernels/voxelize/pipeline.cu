@@ -253,9 +253,10 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
   const ValueTiles layout = ctx.opt.value_tiles;
   const bool sub_tiles =
       layout == ValueTiles::kOctant || (layout == ValueTiles::kAuto && sub_tiles_for_values(num_pairs, vtiles, tris));
-  // The binary kernel (api.h FineKernel), row ranges for conservative targets only; chosen here
-  // where the host knows the pairs, else on the device (where they fit in the scatter's room: with
-  // room for fewer than kFineRangesMinPairs per triangle, kRanges cannot be chosen nor is launched).
+  // The kernel (api.h FineKernel), row ranges for conservative targets only; chosen here where the
+  // host knows the pairs (always for value targets), else on the device (where they fit in the
+  // scatter's room: with room for fewer than kFineRangesMinPairs per triangle, kRanges cannot be
+  // chosen nor is launched).
   const bool ranges_apply = mode == VoxelMode::kConservative;
   FineKernel kernel = ctx.opt.fine_kernel;
   if (kernel == FineKernel::kRanges && !ranges_apply) kernel = FineKernel::kSpread;

@@ -120,7 +120,7 @@ struct FineParams {
   const VirtualTile* d_vtiles;   // *d_num_vtiles
   const uint32_t* d_num_vtiles;
   unsigned int* d_next;          // work counter, zero at launch
-  FineKernel kernel;             // binary targets: kRows, kSpread or kRanges (kAuto with d_auto_pairs)
+  FineKernel kernel;             // kRows, kSpread or kRanges (binary targets: kAuto with d_auto_pairs)
   bool ranges;                   // with d_auto_pairs: kRanges may be chosen (and is launched)
   // Binary targets whose number of pairs the host has not read (the scatter): that number on the
   // device and the batch's triangles; the binary kernels are launched and those the automatic rule
