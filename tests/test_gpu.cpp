@@ -316,7 +316,8 @@ TEST_F(Gpu, ScatteredPairsRetryWhenTheirRoomWasTooSmall) {
 
 // The fine raster's three kernels (api.h FineKernel: rows only; columns spread over a warp's lanes;
 // spread columns with each triangle's rows limited to those that can hold pixels, along either axis
-// of its projection): the same grids for every target (value targets: in both tile layouts), on
+// of its projection): the same grids for every target (value targets: in both tile layouts;
+// normal:add always takes rows), on
 // long thin triangles, CAD slivers and small triangles, each kernel forced and the automatic choice
 // (for a binary target made on the device: pairs not read by the host). CAD parts at 640^3 make
 // enough pairs per triangle that it chooses kRanges there.
