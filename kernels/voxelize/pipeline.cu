@@ -247,8 +247,9 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
     if (vw) c = std::min<uint64_t>(c, b.d_values.capacity() / vw);
     return c;
   };
-  // 32-bit value targets: octants per warp when virtual tiles hold few triangles (every warp then
-  // has its own work), one shared tile per block when they hold many (one setup per triangle).
+  // 32-bit value targets: octants per warp when virtual tiles hold few pairs for the size of their
+  // triangles (every warp then has its own work), one shared tile per block when they hold many (one
+  // setup per pair): sub_tiles_for_values.
   const uint64_t tris = cp.tri_end - cp.tri_begin;
   const ValueTiles layout = ctx.opt.value_tiles;
   const bool sub_tiles =

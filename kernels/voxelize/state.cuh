@@ -45,7 +45,8 @@ constexpr uint64_t kScatterMaxTriangles = VT_SCATTER_MAX_TRIANGLES;
 // 0.198 / 0.226, the 100k dragon at 512^3 (224, 1.24) 0.270 / 0.333, the 3M tubes at 1024^3 (302,
 // 2.1) 18.0 / 21.0; the rule before (octants below 96 pairs per virtual tile, whatever the
 // triangles' size) took tiles for the first three. This one takes the faster layout in all 30
-// cases measured (tubes, CAD, room, dragons, bunny, Sponza, terrain, scan at 256^3 to 2048^3).
+// cases measured (tubes, CAD, room, dragons, bunny, Sponza, terrain, scan at 256^3 to 2048^3), and
+// in ten checked again on an H100 with the spread and ranges kernels value targets take since.
 #ifndef VT_SUB_TILE_PAIRS  // (A/B builds: scripts/kernel-variant.sh)
 #define VT_SUB_TILE_PAIRS 80
 #endif
