@@ -2,13 +2,15 @@
 // entries, ZIP64 included, each entry's CRC-32 checked) read from the mapped file; the model part the
 // package's root relationship names; its objects (meshes, and components that place other objects,
 // also from other model parts: the production extension's p:path), placed by the build items with
-// their transforms; base materials as material colours. Vertex and triangle lists, which are nearly
-// the whole file, are parsed on all cores: elements counted per chunk, then parsed into their places.
-// Coordinates stay in the file's unit (as Assimp leaves them).
+// their transforms; base materials as material colours; beam lattices (the beam lattice extension:
+// beams as capped cones, balls as spheres, tessellated into closed surfaces). Vertex, triangle and
+// beam lists, which are nearly the whole file, are parsed on all cores: elements counted per chunk,
+// then parsed into their places. Coordinates stay in the file's unit (as Assimp leaves them).
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -129,11 +131,25 @@ struct Component {
   uint64_t object = 0;
   aiMatrix4x4 transform;
 };
+// A beam's end: a flat disc, a half sphere outwards, or a whole sphere.
+enum class Cap { kButt, kHemisphere, kSphere };
+// A mesh's <beamlattice> (the beam lattice extension, 2017/02): its defaults and the text of its
+// <beams> and <balls> lists.
+struct Lattice {
+  bool present = false;
+  double radius = 0, minlength = 0, ballradius = 0;
+  Cap cap = Cap::kSphere;
+  enum class Balls { kNone, kMixed, kAll } ballmode = Balls::kNone;
+  std::string_view clipping;  // clippingmode other than "none"
+  std::string_view beams, balls;
+  int64_t pid = -1, pindex = 0;
+};
 struct Object {
   std::string_view vertices, triangles;  // the text of the two lists (mesh objects)
   std::vector<Component> components;
-  bool has_mesh = false;
+  bool has_mesh = false, slices = false;  // slices: a slice stack (the slice extension), not read
   int64_t pid = -1, pindex = 0;  // default property of its triangles
+  Lattice lattice;
 };
 struct Part {
   std::unique_ptr<char[]> storage;
@@ -261,18 +277,27 @@ class Reader {
           in_build = false;
         continue;
       }
-      if (t.name == "object") {
-        object = &part.objects[id_of(t, "id")];
-        if (integer(t.attrs, "pid", object->pid)) integer(t.attrs, "pindex", object->pindex);
-      } else if ((t.name == "vertices" || t.name == "triangles") && object && !t.empty) {
-        // The list runs to its closing tag.
+      // A list's text runs to its closing tag.
+      auto list_text = [&] {
         const std::string close = "</" + std::string(t.qualified);
         const void* q = memmem(p, size_t(end - p), close.data(), close.size());
         if (!q) bad("a <" + std::string(t.qualified) + "> list that is never closed (truncated?)");
-        (t.name == "vertices" ? object->vertices : object->triangles) =
-            std::string_view(p, size_t(static_cast<const char*>(q) - p));
-        object->has_mesh = true;
+        const std::string_view text(p, size_t(static_cast<const char*>(q) - p));
         p = static_cast<const char*>(q);
+        return text;
+      };
+      if (t.name == "object") {
+        object = &part.objects[id_of(t, "id")];
+        if (integer(t.attrs, "pid", object->pid)) integer(t.attrs, "pindex", object->pindex);
+        std::string_view stack;
+        object->slices = attribute(t.attrs, "slicestackid", stack);
+      } else if ((t.name == "vertices" || t.name == "triangles") && object && !t.empty) {
+        (t.name == "vertices" ? object->vertices : object->triangles) = list_text();
+        object->has_mesh = true;
+      } else if (t.name == "beamlattice" && object) {
+        lattice_of(t, object->lattice);
+      } else if ((t.name == "beams" || t.name == "balls") && object && object->lattice.present && !t.empty) {
+        (t.name == "beams" ? object->lattice.beams : object->lattice.balls) = list_text();
       } else if (t.name == "mesh" && object) {
         object->has_mesh = true;
       } else if (t.name == "component" && object) {
@@ -295,6 +320,42 @@ class Reader {
       }
     }
     if (!in_model) bad("a model part without a <model> element");
+  }
+
+  // A positive number attribute; false where it is missing, bad input where it is not positive.
+  bool positive(const Tag& t, const char* name, double& v) const {
+    std::string_view s;
+    if (!attribute(t.attrs, name, s)) return false;
+    const char* q = s.data();
+    if (!parse_double(q, s.data() + s.size(), v) || !(v > 0) || !std::isfinite(v))
+      bad("a <" + std::string(t.name) + "> whose " + name + " is not a positive number: \"" +
+          std::string(s.substr(0, 40)) + "\"");
+    return true;
+  }
+  Cap cap_of(std::string_view s) const {
+    if (s == "sphere") return Cap::kSphere;
+    if (s == "hemisphere") return Cap::kHemisphere;
+    if (s == "butt") return Cap::kButt;
+    bad("a beam cap mode that is not sphere, hemisphere or butt: \"" + std::string(s.substr(0, 40)) + "\"");
+  }
+  void lattice_of(const Tag& t, Lattice& l) const {
+    l.present = true;
+    if (!positive(t, "radius", l.radius)) bad("a <beamlattice> without a radius");
+    if (!positive(t, "minlength", l.minlength)) l.minlength = 0;  // (required; a file without one keeps every beam)
+    std::string_view s;
+    if (attribute(t.attrs, "cap", s)) l.cap = cap_of(s);
+    if (attribute(t.attrs, "ballmode", s)) {
+      if (s == "all")
+        l.ballmode = Lattice::Balls::kAll;
+      else if (s == "mixed")
+        l.ballmode = Lattice::Balls::kMixed;
+      else if (s != "none")
+        bad("a beam lattice ballmode that is not none, mixed or all: \"" + std::string(s.substr(0, 40)) + "\"");
+    }
+    if (!positive(t, "ballradius", l.ballradius) && l.ballmode != Lattice::Balls::kNone)
+      bad("a <beamlattice> with balls but no ballradius");
+    if (attribute(t.attrs, "clippingmode", s) && s != "none") l.clipping = s;
+    if (integer(t.attrs, "pid", l.pid)) integer(t.attrs, "pindex", l.pindex);
   }
 
   // A base material as a material number (0: none).
@@ -436,8 +497,239 @@ class Reader {
       d->triangles.insert(d->triangles.end(), &tris[3 * k], &tris[3 * k] + 3);
       d->materials.push_back(mats[k]);
     }
+    if (o.lattice.present) add_lattice(part, o, *d);
     return *m_decoded.emplace(&o, std::move(d)).first->second;
   }
+
+  // A beam lattice's beams and balls as closed triangle surfaces added to the object's mesh: each beam
+  // a cone frustum between its two radii, closed at each end by a flat disc (butt) or a half sphere
+  // of the end's radius outwards (hemisphere, sphere), with a whole sphere where a sphere cap's other
+  // half would stick out (the beam narrows away from that end); balls whole spheres. Circles have n
+  // sides, n chosen so that the chords lie within 1/4096 of the object's size of the true surface
+  // (a quarter voxel at 1024 voxels across; 8 to 64 sides); sphere bands every 2 pi / n. Every piece is
+  // closed and wound outwards, so the union the extension defines is what the solid targets fill (the
+  // surface targets also see the pieces' parts inside one another, at the lattice's nodes). Beams
+  // shorter than minlength are left out, as the extension requires; clipping by a mesh is not applied
+  // (a warning).
+  void add_lattice(const Part& part, const Object& o, Decoded& d) {
+    const Lattice& l = o.lattice;
+    const size_t nv = d.positions.size();
+    struct Beam {
+      int64_t v[2] = {-1, -1};
+      double r[2] = {0, 0};
+      Cap cap[2];
+      bool invalid = false;
+    };
+    std::vector<Beam> beams;
+    each_element(
+        l.beams, "beam", [&](size_t n) { beams.resize(n); },
+        [&](size_t k, std::string_view attrs) {
+          Beam& b = beams[k];
+          b.cap[0] = b.cap[1] = l.cap;
+          bool r1 = false, r2 = false;
+          std::string_view c[2];
+          each_attribute(attrs, [&](std::string_view name, std::string_view s) {
+            const char* q = s.data();
+            const char* e = s.data() + s.size();
+            if (name.size() == 2 && (name[0] == 'v' || name[0] == 'r') && (name[1] == '1' || name[1] == '2')) {
+              const int end = name[1] - '1';
+              if (name[0] == 'v') {
+                parse_int(q, e, b.v[end]);
+              } else {
+                (end ? r2 : r1) = true;
+                if (!parse_double(q, e, b.r[end]) || !(b.r[end] > 0) || !std::isfinite(b.r[end])) b.invalid = true;
+              }
+            } else if (name == "cap1" || name == "cap2") {
+              c[name[3] - '1'] = s;
+            }
+            return true;
+          });
+          if (!r1) b.r[0] = l.radius;
+          if (!r2) b.r[1] = b.r[0];
+          for (int e = 0; e < 2; ++e)
+            if (!c[e].empty())
+              b.cap[e] = c[e] == "sphere"       ? Cap::kSphere
+                         : c[e] == "hemisphere" ? Cap::kHemisphere
+                         : c[e] == "butt"       ? Cap::kButt
+                                                : (b.invalid = true, Cap::kButt);
+        });
+    std::vector<double> ball_radius(l.ballmode == Lattice::Balls::kAll ? nv : 0, l.ballradius);
+    std::vector<std::pair<int64_t, double>> balls;
+    if (l.ballmode != Lattice::Balls::kNone)
+      each_element(
+          l.balls, "ball",
+          [&](size_t n) {
+            balls.resize(n, {-1, l.ballradius});
+          },
+          [&](size_t k, std::string_view attrs) {
+            each_attribute(attrs, [&](std::string_view name, std::string_view s) {
+              const char* q = s.data();
+              if (name == "vindex")
+                parse_int(q, s.data() + s.size(), balls[k].first);
+              else if (name == "r" && !parse_double(q, s.data() + s.size(), balls[k].second))
+                balls[k].second = -1;
+              return true;
+            });
+          });
+    // The object's size (its vertices' box), for the tessellation's tolerance.
+    double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
+    for (const aiVector3D& v : d.positions)
+      for (int a = 0; a < 3; ++a) {
+        lo[a] = std::min(lo[a], double(v[a]));
+        hi[a] = std::max(hi[a], double(v[a]));
+      }
+    const double size = std::max({hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 0.0});
+    LatticeSurface out{d, material(part, l.pid >= 0 ? l.pid : o.pid, l.pid >= 0 ? l.pindex : o.pindex), size / 4096.0};
+    size_t short_beams = 0, bad_beams = 0;
+    std::vector<uint8_t> is_end(l.ballmode == Lattice::Balls::kAll ? nv : 0, 0);
+    for (const Beam& b : beams) {
+      if (b.invalid) bad("a beam whose radius or cap mode is not valid");
+      if (b.v[0] < 0 || b.v[1] < 0 || uint64_t(b.v[0]) >= nv || uint64_t(b.v[1]) >= nv) {
+        ++bad_beams;
+        continue;
+      }
+      const aiVector3D p = d.positions[size_t(b.v[0])], q = d.positions[size_t(b.v[1])];
+      const double len = std::sqrt(double(q.x - p.x) * (q.x - p.x) + double(q.y - p.y) * (q.y - p.y) +
+                                   double(q.z - p.z) * (q.z - p.z));
+      if (!(len >= l.minlength) || len == 0) {
+        ++short_beams;
+        continue;
+      }
+      for (int e = 0; e < 2 && !is_end.empty(); ++e) is_end[size_t(b.v[e])] = 1;
+      out.beam(LatticeSurface::of(p), LatticeSurface::of(q), b.r, b.cap);
+    }
+    for (const auto& [v, r] : balls) {
+      if (v < 0 || uint64_t(v) >= nv || !(r > 0) || !std::isfinite(r)) {
+        ++bad_beams;
+        continue;
+      }
+      if (l.ballmode == Lattice::Balls::kAll)
+        ball_radius[size_t(v)] = r;
+      else
+        out.sphere(LatticeSurface::of(d.positions[size_t(v)]), r);
+    }
+    for (size_t v = 0; v < is_end.size(); ++v)  // (ballmode all: a ball at every beam's end)
+      if (is_end[v]) out.sphere(LatticeSurface::of(d.positions[v]), ball_radius[v]);
+    d.bad += bad_beams;
+    if (short_beams)
+      warn("beams shorter than the lattice's minlength left out, as the beam lattice extension requires");
+    if (!l.clipping.empty())
+      warn("a beam lattice clipped by a mesh (clippingmode " + std::string(l.clipping) +
+           "): the clipping is not applied, the whole lattice is read");
+  }
+
+  void warn(const std::string& what) {
+    if (std::find(m_out.warnings.begin(), m_out.warnings.end(), what) == m_out.warnings.end())
+      m_out.warnings.push_back(what);
+  }
+
+  // Closed surfaces of beams and spheres appended to a decoded mesh (add_lattice).
+  struct LatticeSurface {
+    Decoded& d;
+    uint32_t material;
+    double tol;
+    struct V {
+      double x, y, z;
+    };
+    static V add(V a, V b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
+    static V sub(V a, V b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
+    static V mul(V a, double s) { return {a.x * s, a.y * s, a.z * s}; }
+    static double dot(V a, V b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+    static V cross(V a, V b) { return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x}; }
+    static V unit(V a) { return mul(a, 1.0 / std::sqrt(dot(a, a))); }
+    static V of(const aiVector3D& v) { return {v.x, v.y, v.z}; }
+    // Sides of a circle of radius r (a multiple of 4, 8 to 64) whose chords lie within tol of it.
+    int sides(double r) const {
+      if (!(tol < r)) return 8;
+      const int n = int(std::ceil(3.14159265358979323846 / std::acos(1.0 - tol / r)));
+      return std::min(64, std::max(8, (n + 3) / 4 * 4));
+    }
+    uint32_t vertex(V p) {
+      d.positions.emplace_back(float(p.x), float(p.y), float(p.z));
+      return uint32_t(d.positions.size() - 1);
+    }
+    // A triangle wound so that its normal points along `out` (away from the piece's inside).
+    void tri(uint32_t a, uint32_t b, uint32_t c, V out) {
+      const V pa = of(d.positions[a]);
+      if (dot(cross(sub(of(d.positions[b]), pa), sub(of(d.positions[c]), pa)), out) < 0) std::swap(b, c);
+      d.triangles.insert(d.triangles.end(), {a, b, c});
+      d.materials.push_back(material);
+    }
+    // A circle of n vertices about `centre` in the plane of the unit vectors u, w.
+    std::vector<uint32_t> ring(V centre, V u, V w, double r, int n) {
+      std::vector<uint32_t> idx(static_cast<size_t>(n));
+      for (int i = 0; i < n; ++i) {
+        const double t = 2 * 3.14159265358979323846 * i / n;
+        idx[size_t(i)] = vertex(add(centre, add(mul(u, r * std::cos(t)), mul(w, r * std::sin(t)))));
+      }
+      return idx;
+    }
+    // Closes the circle `equator` (n vertices about `centre`, radius r, in the plane of u, w) with a
+    // half sphere towards `axis` (a unit vector along u x w or against it).
+    void half_sphere(const std::vector<uint32_t>& equator, V centre, V u, V w, V axis, double r) {
+      const int n = int(equator.size()), bands = n / 4;
+      std::vector<uint32_t> prev = equator;
+      for (int k = 1; k <= bands; ++k) {
+        const double phi = 1.5707963267948966 * k / bands;
+        std::vector<uint32_t> next;
+        if (k < bands) next = ring(add(centre, mul(axis, r * std::sin(phi))), u, w, r * std::cos(phi), n);
+        const uint32_t pole = k == bands ? vertex(add(centre, mul(axis, r))) : 0;
+        for (int i = 0; i < n; ++i) {
+          const uint32_t a = prev[size_t(i)], b = prev[size_t((i + 1) % n)];
+          const V mid = sub(of(d.positions[a]), centre);
+          if (k == bands) {
+            tri(a, b, pole, add(mid, mul(axis, r)));
+          } else {
+            const uint32_t c = next[size_t((i + 1) % n)], e = next[size_t(i)];
+            tri(a, b, c, mid);
+            tri(a, c, e, mid);
+          }
+        }
+        prev = std::move(next);
+      }
+    }
+    static void basis(V a, V& u, V& w) {  // unit u, w perpendicular to the unit vector a, u x w = a
+      const V e = std::fabs(a.x) <= std::fabs(a.y) && std::fabs(a.x) <= std::fabs(a.z) ? V{1, 0, 0}
+                  : std::fabs(a.y) <= std::fabs(a.z)                                   ? V{0, 1, 0}
+                                                                                       : V{0, 0, 1};
+      u = unit(cross(a, e));
+      w = cross(a, u);
+    }
+    void sphere(V centre, double r) {  // (by value: appending vertices moves the positions)
+      const V axis{0, 0, 1};
+      V u, w;
+      basis(axis, u, w);
+      const std::vector<uint32_t> equator = ring(centre, u, w, r, sides(r));
+      half_sphere(equator, centre, u, w, axis, r);
+      half_sphere(equator, centre, u, w, mul(axis, -1), r);
+    }
+    void beam(V p1, V p2, const double (&r)[2], const Cap (&cap)[2]) {
+      const V p[2] = {p1, p2};
+      const V a = unit(sub(p[1], p[0]));
+      V u, w;
+      basis(a, u, w);
+      const int n = sides(std::max(r[0], r[1]));
+      const std::vector<uint32_t> ends[2] = {ring(p[0], u, w, r[0], n), ring(p[1], u, w, r[1], n)};
+      for (int i = 0; i < n; ++i) {  // the frustum's side, wound outwards (away from the axis)
+        const int j = (i + 1) % n;
+        const double t = 2 * 3.14159265358979323846 * (i + 0.5) / n;
+        const V out = add(mul(u, std::cos(t)), mul(w, std::sin(t)));
+        tri(ends[0][size_t(i)], ends[0][size_t(j)], ends[1][size_t(j)], out);
+        tri(ends[0][size_t(i)], ends[1][size_t(j)], ends[1][size_t(i)], out);
+      }
+      for (int e = 0; e < 2; ++e) {
+        const V axis = e == 0 ? mul(a, -1) : a;  // outwards from this end
+        if (cap[e] == Cap::kButt) {
+          const uint32_t centre = vertex(p[e]);
+          for (int i = 0; i < n; ++i) tri(centre, ends[e][size_t(i)], ends[e][size_t((i + 1) % n)], axis);
+        } else {
+          half_sphere(ends[e], p[e], u, w, axis, r[e]);
+          // A sphere cap's inner half lies within the frustum unless the beam narrows away from it.
+          if (cap[e] == Cap::kSphere && r[1 - e] < r[e]) sphere(e == 0 ? p1 : p2, r[e]);
+        }
+      }
+    }
+  };
 
   // Places object `id` of `part` (components recursively) under transform m.
   void place(Part& part, uint64_t id, const aiMatrix4x4& m, int depth) {
@@ -447,6 +739,8 @@ class Reader {
     if (it == part.objects.end())
       bad("the build names object " + std::to_string(id) + ", which the model does not define");
     const Object& o = it->second;
+    if (o.slices && !o.has_mesh)
+      warn("an object given by a slice stack (the 3MF slice extension) left out: slices are not read");
     if (o.has_mesh) {
       const Decoded& d = decode(part, o);
       m_out.dropped_bad_index += d.bad;

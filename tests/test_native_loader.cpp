@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -513,6 +514,111 @@ std::string zip_stored(const std::vector<std::pair<std::string, std::string>>& e
   put32(zip, cd_at);
   put16(zip, 0);
   return zip;
+}
+
+// 3MF beam lattices (the beam lattice extension): a cube's twelve edges as beams of the lattice's
+// radius with sphere caps, a tapered beam from one corner to the opposite one with a flat and a
+// half-sphere end, a ball at that corner (ballmode mixed), a beam shorter than minlength (left out,
+// with a warning), one with a vertex past the list (dropped as a bad index), clipping (a warning: not
+// applied), placed by a build item's transform; and an object given by a slice stack (a warning). The
+// surfaces are closed and wound outwards (every directed edge has its reverse, once), their volume is
+// that of the capped cylinders, the cone frustum and the balls within the tessellation's 1/4096 of the
+// object's size, and their box is the lattice's.
+TEST(NativeLoader, ThreeMfBeamLattices) {
+  test::TempDir dir;
+  const std::string rels =
+      R"(<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">)"
+      R"(<Relationship Target="/3D/3dmodel.model" Id="r" Type="http://schemas.microsoft.com/3dmanufacturing/2013/01/3dmodel"/></Relationships>)";
+  std::string vertices;
+  for (int k = 0; k < 8; ++k)
+    vertices += "<vertex x=\"" + std::to_string(10 * (k & 1)) + "\" y=\"" + std::to_string(10 * ((k >> 1) & 1)) +
+                "\" z=\"" + std::to_string(10 * (k >> 2)) + "\"/>";
+  vertices += R"(<vertex x="0.1" y="0" z="0"/>)";  // 8: 0.1 from vertex 0
+  std::string beams;
+  for (int a = 0; a < 8; ++a)
+    for (int bit = 1; bit < 8; bit <<= 1)
+      if (!(a & bit)) beams += "<b:beam v1=\"" + std::to_string(a) + "\" v2=\"" + std::to_string(a | bit) + "\"/>";
+  beams += R"(<b:beam v1="0" v2="7" r1="1.5" r2="0.5" cap1="butt" cap2="hemisphere"/>)";
+  beams += R"(<b:beam v1="0" v2="8"/><b:beam v1="1" v2="99"/>)";
+  const std::string model = R"(<?xml version="1.0" encoding="UTF-8"?>
+<model unit="millimeter" xmlns="http://schemas.microsoft.com/3dmanufacturing/core/2015/02"
+       xmlns:b="http://schemas.microsoft.com/3dmanufacturing/beamlattice/2017/02"
+       xmlns:s="http://schemas.microsoft.com/3dmanufacturing/slice/2015/07">
+ <resources>
+  <object id="1" type="model"><mesh><vertices>)" +
+                            vertices + R"(</vertices><triangles/>
+   <b:beamlattice radius="1" minlength="0.5" cap="sphere" ballmode="mixed" ballradius="3" clippingmode="inside" clippingmesh="2">
+    <b:beams>)" + beams + R"(</b:beams><b:balls><b:ball vindex="7" r="2.5"/></b:balls>
+    <b:beamsets><b:beamset name="edges"><b:ref index="0"/></b:beamset></b:beamsets>
+   </b:beamlattice></mesh></object>
+  <object id="3" type="model" s:slicestackid="5"/>
+ </resources>
+ <build><item objectid="1" transform="1 0 0 0 1 0 0 0 1 100 0 0"/><item objectid="3"/></build>
+</model>)";
+  std::ofstream(dir.file("lattice.3mf"), std::ios::binary)
+      << zip_stored({{"_rels/.rels", rels}, {"3D/3dmodel.model", model}});
+  const MeshLoadResult r = load_mesh(dir.file("lattice.3mf"), false, Loader::kNative);
+  const Mesh& m = r.mesh;
+  EXPECT_EQ(r.dropped_bad_index, 1u);
+  EXPECT_EQ(m.dropped_degenerate, 0u);
+  auto warned = [&](const std::string& part) {
+    return std::any_of(r.warnings.begin(), r.warnings.end(),
+                       [&](const std::string& w) { return w.find(part) != std::string::npos; });
+  };
+  EXPECT_TRUE(warned("shorter than the lattice's minlength"));
+  EXPECT_TRUE(warned("clippingmode inside"));
+  EXPECT_TRUE(warned("slice stack"));
+  // Closed and wound outwards.
+  std::map<std::pair<uint32_t, uint32_t>, int> edges;
+  for (size_t t = 0; t < m.num_triangles(); ++t)
+    for (int c = 0; c < 3; ++c) ++edges[{m.indices[3 * t + size_t(c)], m.indices[3 * t + size_t((c + 1) % 3)]}];
+  for (const auto& [e, n] : edges) {
+    ASSERT_EQ(n, 1) << e.first << " " << e.second;
+    ASSERT_EQ(edges.count({e.second, e.first}), 1u) << e.first << " " << e.second;
+  }
+  double volume = 0, lo[3] = {1e30, 1e30, 1e30}, hi[3] = {-1e30, -1e30, -1e30};
+  for (size_t t = 0; t < m.num_triangles(); ++t) {
+    const Vec3f a = m.vertex(t, 0), b = m.vertex(t, 1), c = m.vertex(t, 2);
+    volume +=
+        (double(a.x) * (double(b.y) * c.z - double(b.z) * c.y) - double(a.y) * (double(b.x) * c.z - double(b.z) * c.x) +
+         double(a.z) * (double(b.x) * c.y - double(b.y) * c.x)) /
+        6.0;
+    for (const Vec3f& p : {a, b, c}) {
+      const float v[3] = {p.x, p.y, p.z};
+      for (int k = 0; k < 3; ++k) {
+        lo[k] = std::min(lo[k], double(v[k]));
+        hi[k] = std::max(hi[k], double(v[k]));
+      }
+    }
+  }
+  const double pi = 3.14159265358979323846, diagonal = std::sqrt(300.0);
+  const double edge_beam = pi * 10 + 4.0 / 3.0 * pi;  // a cylinder of radius 1 and two half spheres
+  const double taper = pi * diagonal * (1.5 * 1.5 + 1.5 * 0.5 + 0.5 * 0.5) / 3 + 2.0 / 3.0 * pi * 0.125;
+  const double want = 12 * edge_beam + taper + 4.0 / 3.0 * pi * 2.5 * 2.5 * 2.5;
+  EXPECT_GT(volume, 0.99 * want);
+  EXPECT_LT(volume, want);
+  // The box: the ball at the far corner (radius 2.5), the tapered beam's flat end of radius 1.5 across
+  // the diagonal at the near one (1.5 sqrt(2/3) along each axis, its polygon within the tolerance).
+  const double near = 1.5 * std::sqrt(2.0 / 3.0);
+  const double want_lo[3] = {100 - near, -near, -near}, want_hi[3] = {112.5, 12.5, 12.5};  // (moved by 100 along x)
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_LE(lo[k], want_lo[k] + 10.0 / 4096) << k;
+    EXPECT_GE(lo[k], want_lo[k] - 1e-4) << k;  // (float rounding at 100)
+    EXPECT_NEAR(hi[k], want_hi[k], 1e-4) << k;
+  }
+  // Bad lattice attributes are one-line errors naming the file.
+  std::string no_radius = model;
+  no_radius.replace(no_radius.find(R"(radius="1")"), 10, R"(radius="-1")");
+  std::ofstream(dir.file("bad.3mf"), std::ios::binary)
+      << zip_stored({{"_rels/.rels", rels}, {"3D/3dmodel.model", no_radius}});
+  try {
+    load_mesh(dir.file("bad.3mf"), false, Loader::kNative);
+    ADD_FAILURE() << "a negative radius was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.3mf: a <beamlattice> whose radius is not a positive number"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // 3MF: build items and components with their transforms (3MF multiplies row vectors), an object in
