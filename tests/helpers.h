@@ -46,6 +46,11 @@ Mesh single_triangle(const Vec3f& a, const Vec3f& b, const Vec3f& c);
 void append_mesh(Mesh& dst, const Mesh& src);
 // n random triangles: first vertex uniform in [0, extent]^3, the others within +-size of it.
 Mesh random_soup(int n, float extent, float size, unsigned seed);
+// Every edge of m used by exactly two triangles, once in each direction (closed, oriented,
+// manifold), and no degenerate triangle: gtest failures naming `what` otherwise.
+void expect_closed_manifold(const Mesh& m, const std::string& what);
+// The volume a closed mesh wound outwards encloses (negative when wound inwards).
+double signed_volume(const Mesh& m);
 // One long sliver across an 8192^3 grid of unit voxels (a few tens of thousands of voxels).
 Mesh sliver_8192();
 // Grid options for sliver_8192: unit voxels, bounds [0, 8192]^3.

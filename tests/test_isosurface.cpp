@@ -23,6 +23,9 @@
 namespace voxtile {
 namespace {
 
+using test::expect_closed_manifold;
+using test::signed_volume;
+
 // Directed edge counts of a triangle mesh.
 std::map<std::pair<uint32_t, uint32_t>, int> directed_edges(const Mesh& m) {
   std::map<std::pair<uint32_t, uint32_t>, int> e;
@@ -31,36 +34,10 @@ std::map<std::pair<uint32_t, uint32_t>, int> directed_edges(const Mesh& m) {
   return e;
 }
 
-// Every edge used by exactly two triangles, once in each direction (closed, oriented, manifold).
-void expect_closed_manifold(const Mesh& m, const std::string& what) {
-  const auto e = directed_edges(m);
-  for (const auto& [edge, n] : e) {
-    ASSERT_EQ(n, 1) << what << ": directed edge " << edge.first << "->" << edge.second << " used " << n << " times";
-    ASSERT_EQ(e.count({edge.second, edge.first}), 1u)
-        << what << ": edge " << edge.first << "-" << edge.second << " is open";
-  }
-  for (size_t t = 0; t < m.num_triangles(); ++t) {
-    const uint32_t* i = &m.indices[3 * t];
-    ASSERT_TRUE(i[0] != i[1] && i[1] != i[2] && i[0] != i[2]) << what << ": degenerate triangle " << t;
-  }
-}
-
 // Euler characteristic V - E + F of the vertices used.
 int64_t euler(const Mesh& m) {
   std::set<uint32_t> used(m.indices.begin(), m.indices.end());
   return int64_t(used.size()) - int64_t(directed_edges(m).size() / 2) + int64_t(m.num_triangles());
-}
-
-double signed_volume(const Mesh& m) {
-  double v = 0;
-  for (size_t t = 0; t < m.num_triangles(); ++t) {
-    const Vec3f a = m.vertex(t, 0), b = m.vertex(t, 1), c = m.vertex(t, 2);
-    v +=
-        (double(a.x) * (double(b.y) * c.z - double(b.z) * c.y) - double(a.y) * (double(b.x) * c.z - double(b.z) * c.x) +
-         double(a.z) * (double(b.x) * c.y - double(b.y) * c.x)) /
-        6.0;
-  }
-  return v;
 }
 
 GridSpec unit_spec(int n, double size = 1.0) {

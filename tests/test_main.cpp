@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -74,6 +75,33 @@ std::string read_file(const std::string& path) {
   std::stringstream s;
   s << f.rdbuf();
   return s.str();
+}
+
+void expect_closed_manifold(const Mesh& m, const std::string& what) {
+  std::map<std::pair<uint32_t, uint32_t>, int> e;  // directed edges and their uses
+  for (size_t t = 0; t < m.num_triangles(); ++t)
+    for (int k = 0; k < 3; ++k) ++e[{m.indices[3 * t + size_t(k)], m.indices[3 * t + size_t((k + 1) % 3)]}];
+  for (const auto& [edge, n] : e) {
+    ASSERT_EQ(n, 1) << what << ": directed edge " << edge.first << "->" << edge.second << " used " << n << " times";
+    ASSERT_EQ(e.count({edge.second, edge.first}), 1u)
+        << what << ": edge " << edge.first << "-" << edge.second << " is open";
+  }
+  for (size_t t = 0; t < m.num_triangles(); ++t) {
+    const uint32_t* i = &m.indices[3 * t];
+    ASSERT_TRUE(i[0] != i[1] && i[1] != i[2] && i[0] != i[2]) << what << ": degenerate triangle " << t;
+  }
+}
+
+double signed_volume(const Mesh& m) {
+  double v = 0;
+  for (size_t t = 0; t < m.num_triangles(); ++t) {
+    const Vec3f a = m.vertex(t, 0), b = m.vertex(t, 1), c = m.vertex(t, 2);
+    v +=
+        (double(a.x) * (double(b.y) * c.z - double(b.z) * c.y) - double(a.y) * (double(b.x) * c.z - double(b.z) * c.x) +
+         double(a.z) * (double(b.x) * c.y - double(b.y) * c.x)) /
+        6.0;
+  }
+  return v;
 }
 
 Mesh random_soup(int n, float extent, float size, unsigned seed) {

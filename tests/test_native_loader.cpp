@@ -569,20 +569,11 @@ TEST(NativeLoader, ThreeMfBeamLattices) {
   EXPECT_TRUE(warned("clippingmode inside"));
   EXPECT_TRUE(warned("slice stack"));
   // Closed and wound outwards.
-  std::map<std::pair<uint32_t, uint32_t>, int> edges;
-  for (size_t t = 0; t < m.num_triangles(); ++t)
-    for (int c = 0; c < 3; ++c) ++edges[{m.indices[3 * t + size_t(c)], m.indices[3 * t + size_t((c + 1) % 3)]}];
-  for (const auto& [e, n] : edges) {
-    ASSERT_EQ(n, 1) << e.first << " " << e.second;
-    ASSERT_EQ(edges.count({e.second, e.first}), 1u) << e.first << " " << e.second;
-  }
-  double volume = 0, lo[3] = {1e30, 1e30, 1e30}, hi[3] = {-1e30, -1e30, -1e30};
+  ASSERT_NO_FATAL_FAILURE(test::expect_closed_manifold(m, "lattice"));
+  const double volume = test::signed_volume(m);
+  double lo[3] = {1e30, 1e30, 1e30}, hi[3] = {-1e30, -1e30, -1e30};
   for (size_t t = 0; t < m.num_triangles(); ++t) {
     const Vec3f a = m.vertex(t, 0), b = m.vertex(t, 1), c = m.vertex(t, 2);
-    volume +=
-        (double(a.x) * (double(b.y) * c.z - double(b.z) * c.y) - double(a.y) * (double(b.x) * c.z - double(b.z) * c.x) +
-         double(a.z) * (double(b.x) * c.y - double(b.y) * c.x)) /
-        6.0;
     for (const Vec3f& p : {a, b, c}) {
       const float v[3] = {p.x, p.y, p.z};
       for (int k = 0; k < 3; ++k) {
