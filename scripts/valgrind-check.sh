@@ -30,3 +30,4 @@ run mesh "$out/s.vdb" -o "$out/m.ply" -d cpu
 run preview "$out/d.vdb" -o "$out/p.png" -d cpu
 run points data/points/pond.0.ply -r 32 -d cpu -o "$out/p.vdb"
 run csg data/csg/drilled_cube.csg --solid -r 32 -d cpu -o "$out/csg.vdb"
+run voxelize data/formats/3mf/lattice.3mf -r 32 -d cpu -t solid -o "$out/l.vdb"
