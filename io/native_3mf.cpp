@@ -9,6 +9,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <cstring>
@@ -579,7 +580,18 @@ class Reader {
         hi[a] = std::max(hi[a], double(v[a]));
       }
     const double size = std::max({hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 0.0});
-    LatticeSurface out{d, material(part, l.pid >= 0 ? l.pid : o.pid, l.pid >= 0 ? l.pindex : o.pindex), size / 4096.0};
+    // The pieces in order (beams, then balls), each's vertices and triangles counted, then written in
+    // parallel at their places: the same mesh as one after the other.
+    const uint32_t mat = material(part, l.pid >= 0 ? l.pid : o.pid, l.pid >= 0 ? l.pindex : o.pindex);
+    const double tol = size / 4096.0;
+    struct Piece {
+      LatticeSurface::V p[2];
+      double r[2];
+      Cap cap[2];
+      bool ball;
+      uint64_t first_vertex, first_triangle;
+    };
+    std::vector<Piece> pieces;
     size_t short_beams = 0, bad_beams = 0;
     std::vector<uint8_t> is_end(l.ballmode == Lattice::Balls::kAll ? nv : 0, 0);
     for (const Beam& b : beams) {
@@ -596,8 +608,13 @@ class Reader {
         continue;
       }
       for (int e = 0; e < 2 && !is_end.empty(); ++e) is_end[size_t(b.v[e])] = 1;
-      out.beam(LatticeSurface::of(p), LatticeSurface::of(q), b.r, b.cap);
+      pieces.push_back(
+          {{LatticeSurface::of(p), LatticeSurface::of(q)}, {b.r[0], b.r[1]}, {b.cap[0], b.cap[1]}, false, 0, 0});
     }
+    auto ball = [&](size_t v, double r) {
+      const LatticeSurface::V c = LatticeSurface::of(d.positions[v]);
+      pieces.push_back({{c, c}, {r, r}, {Cap::kSphere, Cap::kSphere}, true, 0, 0});
+    };
     for (const auto& [v, r] : balls) {
       if (v < 0 || uint64_t(v) >= nv || !(r > 0) || !std::isfinite(r)) {
         ++bad_beams;
@@ -606,10 +623,37 @@ class Reader {
       if (l.ballmode == Lattice::Balls::kAll)
         ball_radius[size_t(v)] = r;
       else
-        out.sphere(LatticeSurface::of(d.positions[size_t(v)]), r);
+        ball(size_t(v), r);
     }
     for (size_t v = 0; v < is_end.size(); ++v)  // (ballmode all: a ball at every beam's end)
-      if (is_end[v]) out.sphere(LatticeSurface::of(d.positions[v]), ball_radius[v]);
+      if (is_end[v]) ball(v, ball_radius[v]);
+    uint64_t vertices = d.positions.size(), triangles = d.materials.size();
+    for (Piece& pc : pieces) {
+      pc.first_vertex = vertices;
+      pc.first_triangle = triangles;
+      const LatticeSurface::Count c = pc.ball ? LatticeSurface::sphere_count(LatticeSurface::sides(pc.r[0], tol))
+                                              : LatticeSurface::beam_count(pc.r, pc.cap, tol);
+      vertices += c.vertices;
+      triangles += c.triangles;
+    }
+    if (vertices > (uint64_t(1) << 32)) bad("a beam lattice of more than 2^32 vertices");
+    d.positions.resize(size_t(vertices));
+    d.triangles.resize(size_t(3 * triangles));
+    d.materials.resize(size_t(triangles), mat);
+    std::atomic<bool> miscounted{false};
+    tbb::parallel_for(size_t(0), pieces.size(), [&](size_t k) {
+      const Piece& pc = pieces[k];
+      LatticeSurface out{d, tol, uint32_t(pc.first_vertex), pc.first_triangle};
+      if (pc.ball)
+        out.sphere(pc.p[0], pc.r[0]);
+      else
+        out.beam(pc.p[0], pc.p[1], pc.r, pc.cap);
+      const bool last = k + 1 == pieces.size();
+      if (out.next_vertex != (last ? vertices : pieces[k + 1].first_vertex) ||
+          out.next_triangle != (last ? triangles : pieces[k + 1].first_triangle))
+        miscounted = true;
+    });
+    if (miscounted) fail(ErrorKind::kInternal, m_path + ": a beam lattice piece's vertices or triangles miscounted");
     d.bad += bad_beams;
     if (short_beams)
       warn("beams shorter than the lattice's minlength left out, as the beam lattice extension requires");
@@ -625,9 +669,10 @@ class Reader {
 
   // Closed surfaces of beams and spheres appended to a decoded mesh (add_lattice).
   struct LatticeSurface {
-    Decoded& d;
-    uint32_t material;
+    Decoded& d;  // (its arrays sized for every piece: each writes its own range)
     double tol;
+    uint32_t next_vertex;
+    uint64_t next_triangle;
     struct V {
       double x, y, z;
     };
@@ -639,21 +684,56 @@ class Reader {
     static V unit(V a) { return mul(a, 1.0 / std::sqrt(dot(a, a))); }
     static V of(const aiVector3D& v) { return {v.x, v.y, v.z}; }
     // Sides of a circle of radius r (a multiple of 4, 8 to 64) whose chords lie within tol of it.
-    int sides(double r) const {
+    static int sides(double r, double tol) {
       if (!(tol < r)) return 8;
       const int n = int(std::ceil(3.14159265358979323846 / std::acos(1.0 - tol / r)));
       return std::min(64, std::max(8, (n + 3) / 4 * 4));
     }
+    int sides(double r) const { return sides(r, tol); }
+    // The vertices and triangles a piece writes (what half_sphere, sphere and beam write).
+    struct Count {
+      uint64_t vertices = 0, triangles = 0;
+      Count& operator+=(const Count& c) {
+        vertices += c.vertices;
+        triangles += c.triangles;
+        return *this;
+      }
+    };
+    static Count half_sphere_count(int n) {  // (without its equator)
+      const int bands = n / 4;
+      return {uint64_t(bands - 1) * uint64_t(n) + 1, uint64_t(n) * uint64_t(2 * bands - 1)};
+    }
+    static Count sphere_count(int n) {
+      Count c{uint64_t(n), 0};
+      c += half_sphere_count(n);
+      c += half_sphere_count(n);
+      return c;
+    }
+    static Count beam_count(const double (&r)[2], const Cap (&cap)[2], double tol) {
+      const int n = sides(std::max(r[0], r[1]), tol);
+      Count c{2 * uint64_t(n), 2 * uint64_t(n)};
+      for (int e = 0; e < 2; ++e) {
+        if (cap[e] == Cap::kButt) {
+          c += Count{1, uint64_t(n)};
+        } else {
+          c += half_sphere_count(n);
+          if (cap[e] == Cap::kSphere && r[1 - e] < r[e]) c += sphere_count(sides(r[e], tol));
+        }
+      }
+      return c;
+    }
     uint32_t vertex(V p) {
-      d.positions.emplace_back(float(p.x), float(p.y), float(p.z));
-      return uint32_t(d.positions.size() - 1);
+      d.positions[next_vertex] = aiVector3D(float(p.x), float(p.y), float(p.z));
+      return next_vertex++;
     }
     // A triangle wound so that its normal points along `out` (away from the piece's inside).
     void tri(uint32_t a, uint32_t b, uint32_t c, V out) {
       const V pa = of(d.positions[a]);
       if (dot(cross(sub(of(d.positions[b]), pa), sub(of(d.positions[c]), pa)), out) < 0) std::swap(b, c);
-      d.triangles.insert(d.triangles.end(), {a, b, c});
-      d.materials.push_back(material);
+      uint32_t* t = &d.triangles[size_t(3 * next_triangle++)];
+      t[0] = a;
+      t[1] = b;
+      t[2] = c;
     }
     // A circle of n vertices about `centre` in the plane of the unit vectors u, w.
     std::vector<uint32_t> ring(V centre, V u, V w, double r, int n) {
