@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/vec.h"
 #include "io/files.h"
 #include "io/mesh_append.h"
 #include "io/native_mesh.h"
@@ -333,11 +334,23 @@ class Reader {
           std::string(s.substr(0, 40)) + "\"");
     return true;
   }
+  // A beam cap mode; false where s names none.
+  static bool cap_mode(std::string_view s, Cap& cap) {
+    if (s == "sphere")
+      cap = Cap::kSphere;
+    else if (s == "hemisphere")
+      cap = Cap::kHemisphere;
+    else if (s == "butt")
+      cap = Cap::kButt;
+    else
+      return false;
+    return true;
+  }
   Cap cap_of(std::string_view s) const {
-    if (s == "sphere") return Cap::kSphere;
-    if (s == "hemisphere") return Cap::kHemisphere;
-    if (s == "butt") return Cap::kButt;
-    bad("a beam cap mode that is not sphere, hemisphere or butt: \"" + std::string(s.substr(0, 40)) + "\"");
+    Cap cap = Cap::kSphere;
+    if (!cap_mode(s, cap))
+      bad("a beam cap mode that is not sphere, hemisphere or butt: \"" + std::string(s.substr(0, 40)) + "\"");
+    return cap;
   }
   void lattice_of(const Tag& t, Lattice& l) const {
     l.present = true;
@@ -547,12 +560,8 @@ class Reader {
           });
           if (!r1) b.r[0] = l.radius;
           if (!r2) b.r[1] = b.r[0];
-          for (int e = 0; e < 2; ++e)
-            if (!c[e].empty())
-              b.cap[e] = c[e] == "sphere"       ? Cap::kSphere
-                         : c[e] == "hemisphere" ? Cap::kHemisphere
-                         : c[e] == "butt"       ? Cap::kButt
-                                                : (b.invalid = true, Cap::kButt);
+          for (int e = 0; e < 2; ++e)  // (reported after the parallel parse: the first bad beam's line)
+            if (!c[e].empty() && !cap_mode(c[e], b.cap[e])) b.invalid = true;
         });
     std::vector<double> ball_radius(l.ballmode == Lattice::Balls::kAll ? nv : 0, l.ballradius);
     std::vector<std::pair<int64_t, double>> balls;
@@ -667,15 +676,18 @@ class Reader {
       m_out.warnings.push_back(what);
   }
 
-  // Closed surfaces of beams and spheres appended to a decoded mesh (add_lattice).
+  // Closed surfaces of beams and spheres written into a decoded mesh's arrays, sized for every piece
+  // beforehand (add_lattice): each piece writes its own range, vertices then triangles.
   struct LatticeSurface {
-    Decoded& d;  // (its arrays sized for every piece: each writes its own range)
+    Decoded& d;
     double tol;
     uint32_t next_vertex;
     uint64_t next_triangle;
-    struct V {
-      double x, y, z;
-    };
+    using V = Vec3d;
+    // cos and sin of 2 pi i / n, i < n, for the circles of n sides being written.
+    int table_n = 0;
+    double cosines[64] = {}, sines[64] = {};
+
     static V add(V a, V b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
     static V sub(V a, V b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
     static V mul(V a, double s) { return {a.x * s, a.y * s, a.z * s}; }
@@ -686,10 +698,9 @@ class Reader {
     // Sides of a circle of radius r (a multiple of 4, 8 to 64) whose chords lie within tol of it.
     static int sides(double r, double tol) {
       if (!(tol < r)) return 8;
-      const int n = int(std::ceil(3.14159265358979323846 / std::acos(1.0 - tol / r)));
+      const int n = int(std::ceil(kPi / std::acos(1.0 - tol / r)));
       return std::min(64, std::max(8, (n + 3) / 4 * 4));
     }
-    int sides(double r) const { return sides(r, tol); }
     // The vertices and triangles a piece writes (what half_sphere, sphere and beam write).
     struct Count {
       uint64_t vertices = 0, triangles = 0;
@@ -735,37 +746,41 @@ class Reader {
       t[1] = b;
       t[2] = c;
     }
-    // A circle of n vertices about `centre` in the plane of the unit vectors u, w.
-    std::vector<uint32_t> ring(V centre, V u, V w, double r, int n) {
-      std::vector<uint32_t> idx(static_cast<size_t>(n));
-      for (int i = 0; i < n; ++i) {
-        const double t = 2 * 3.14159265358979323846 * i / n;
-        idx[size_t(i)] = vertex(add(centre, add(mul(u, r * std::cos(t)), mul(w, r * std::sin(t)))));
-      }
-      return idx;
-    }
-    // Closes the circle `equator` (n vertices about `centre`, radius r, in the plane of u, w) with a
-    // half sphere towards `axis` (a unit vector along u x w or against it).
-    void half_sphere(const std::vector<uint32_t>& equator, V centre, V u, V w, V axis, double r) {
-      const int n = int(equator.size()), bands = n / 4;
-      std::vector<uint32_t> prev = equator;
-      for (int k = 1; k <= bands; ++k) {
-        const double phi = 1.5707963267948966 * k / bands;
-        std::vector<uint32_t> next;
-        if (k < bands) next = ring(add(centre, mul(axis, r * std::sin(phi))), u, w, r * std::cos(phi), n);
-        const uint32_t pole = k == bands ? vertex(add(centre, mul(axis, r))) : 0;
+    // A circle of n vertices about `centre` in the plane of the unit vectors u, w: the first's index
+    // (vertex i of the circle is first + i).
+    uint32_t ring(V centre, V u, V w, double r, int n) {
+      if (n != table_n) {
         for (int i = 0; i < n; ++i) {
-          const uint32_t a = prev[size_t(i)], b = prev[size_t((i + 1) % n)];
+          const double t = 2 * kPi * i / n;
+          cosines[i] = std::cos(t);
+          sines[i] = std::sin(t);
+        }
+        table_n = n;
+      }
+      const uint32_t first = next_vertex;
+      for (int i = 0; i < n; ++i) vertex(add(centre, add(mul(u, r * cosines[i]), mul(w, r * sines[i]))));
+      return first;
+    }
+    // Closes the circle of n vertices from `equator` (about `centre`, radius r, in the plane of u, w)
+    // with a half sphere towards `axis` (a unit vector along u x w or against it).
+    void half_sphere(uint32_t equator, int n, V centre, V u, V w, V axis, double r) {
+      const int bands = n / 4;
+      uint32_t prev = equator;
+      for (int k = 1; k <= bands; ++k) {
+        const double phi = 0.5 * kPi * k / bands;
+        const uint32_t next = k < bands ? ring(add(centre, mul(axis, r * std::sin(phi))), u, w, r * std::cos(phi), n)
+                                        : vertex(add(centre, mul(axis, r)));
+        for (int i = 0; i < n; ++i) {
+          const uint32_t a = prev + uint32_t(i), b = prev + uint32_t((i + 1) % n);
           const V mid = sub(of(d.positions[a]), centre);
           if (k == bands) {
-            tri(a, b, pole, add(mid, mul(axis, r)));
+            tri(a, b, next, add(mid, mul(axis, r)));  // (next: the pole)
           } else {
-            const uint32_t c = next[size_t((i + 1) % n)], e = next[size_t(i)];
-            tri(a, b, c, mid);
-            tri(a, c, e, mid);
+            tri(a, b, next + uint32_t((i + 1) % n), mid);
+            tri(a, next + uint32_t((i + 1) % n), next + uint32_t(i), mid);
           }
         }
-        prev = std::move(next);
+        prev = next;
       }
     }
     static void basis(V a, V& u, V& w) {  // unit u, w perpendicular to the unit vector a, u x w = a
@@ -775,37 +790,37 @@ class Reader {
       u = unit(cross(a, e));
       w = cross(a, u);
     }
-    void sphere(V centre, double r) {  // (by value: appending vertices moves the positions)
+    void sphere(V centre, double r) {
       const V axis{0, 0, 1};
       V u, w;
       basis(axis, u, w);
-      const std::vector<uint32_t> equator = ring(centre, u, w, r, sides(r));
-      half_sphere(equator, centre, u, w, axis, r);
-      half_sphere(equator, centre, u, w, mul(axis, -1), r);
+      const int n = sides(r, tol);
+      const uint32_t equator = ring(centre, u, w, r, n);
+      half_sphere(equator, n, centre, u, w, axis, r);
+      half_sphere(equator, n, centre, u, w, mul(axis, -1), r);
     }
     void beam(V p1, V p2, const double (&r)[2], const Cap (&cap)[2]) {
       const V p[2] = {p1, p2};
       const V a = unit(sub(p[1], p[0]));
       V u, w;
       basis(a, u, w);
-      const int n = sides(std::max(r[0], r[1]));
-      const std::vector<uint32_t> ends[2] = {ring(p[0], u, w, r[0], n), ring(p[1], u, w, r[1], n)};
+      const int n = sides(std::max(r[0], r[1]), tol);
+      const uint32_t ends[2] = {ring(p[0], u, w, r[0], n), ring(p[1], u, w, r[1], n)};
       for (int i = 0; i < n; ++i) {  // the frustum's side, wound outwards (away from the axis)
         const int j = (i + 1) % n;
-        const double t = 2 * 3.14159265358979323846 * (i + 0.5) / n;
-        const V out = add(mul(u, std::cos(t)), mul(w, std::sin(t)));
-        tri(ends[0][size_t(i)], ends[0][size_t(j)], ends[1][size_t(j)], out);
-        tri(ends[0][size_t(i)], ends[1][size_t(j)], ends[1][size_t(i)], out);
+        const V out = add(mul(u, cosines[i] + cosines[j]), mul(w, sines[i] + sines[j]));
+        tri(ends[0] + uint32_t(i), ends[0] + uint32_t(j), ends[1] + uint32_t(j), out);
+        tri(ends[0] + uint32_t(i), ends[1] + uint32_t(j), ends[1] + uint32_t(i), out);
       }
       for (int e = 0; e < 2; ++e) {
         const V axis = e == 0 ? mul(a, -1) : a;  // outwards from this end
         if (cap[e] == Cap::kButt) {
           const uint32_t centre = vertex(p[e]);
-          for (int i = 0; i < n; ++i) tri(centre, ends[e][size_t(i)], ends[e][size_t((i + 1) % n)], axis);
+          for (int i = 0; i < n; ++i) tri(centre, ends[e] + uint32_t(i), ends[e] + uint32_t((i + 1) % n), axis);
         } else {
-          half_sphere(ends[e], p[e], u, w, axis, r[e]);
+          half_sphere(ends[e], n, p[e], u, w, axis, r[e]);
           // A sphere cap's inner half lies within the frustum unless the beam narrows away from it.
-          if (cap[e] == Cap::kSphere && r[1 - e] < r[e]) sphere(e == 0 ? p1 : p2, r[e]);
+          if (cap[e] == Cap::kSphere && r[1 - e] < r[e]) sphere(p[e], r[e]);
         }
       }
     }

@@ -465,24 +465,21 @@ int main(int argc, char** argv) {
     else if (a == "--merge-by-key") gopt.merge_by_brick_key = true;
     else if (a == "--sort-pairs") gopt.sort_pairs = true;
     else if (a == "--read-pairs-first") gopt.read_pairs_first = true;
-    else if (a == "--fine-kernel" && i + 1 < argc) {  // api.h FineKernel
-      const std::string v = argv[++i];
-      const char* names[] = {"rows", "spread", "ranges", "auto"};
-      const auto it = std::find(std::begin(names), std::end(names), v);
-      if (it == std::end(names)) {
-        std::cerr << "voxtile_bench: error: --fine-kernel takes rows, spread, ranges or auto\n";
+    else if ((a == "--fine-kernel" || a == "--value-tiles") && i + 1 < argc) {  // api.h FineKernel, ValueTiles
+      const bool kernel = a == "--fine-kernel";
+      const std::vector<std::string> names = kernel ? std::vector<std::string>{"rows", "spread", "ranges", "auto"}
+                                                    : std::vector<std::string>{"auto", "tile", "octant"};
+      const auto it = std::find(names.begin(), names.end(), std::string(argv[++i]));
+      if (it == names.end()) {
+        std::cerr << "voxtile_bench: error: " << a << " takes";
+        for (const std::string& n : names) std::cerr << " " << n;
+        std::cerr << "\n";
         return 2;
       }
-      gopt.fine_kernel = FineKernel(it - std::begin(names));
-    } else if (a == "--value-tiles" && i + 1 < argc) {  // api.h ValueTiles
-      const std::string v = argv[++i];
-      const char* names[] = {"auto", "tile", "octant"};
-      const auto it = std::find(std::begin(names), std::end(names), v);
-      if (it == std::end(names)) {
-        std::cerr << "voxtile_bench: error: --value-tiles takes auto, tile or octant\n";
-        return 2;
-      }
-      gopt.value_tiles = ValueTiles(it - std::begin(names));
+      if (kernel)
+        gopt.fine_kernel = FineKernel(it - names.begin());
+      else
+        gopt.value_tiles = ValueTiles(it - names.begin());
     } else if (a == "--tile-triangles" && i + 1 < argc)
       gopt.max_tile_triangles = uint32_t(std::atoi(argv[++i]));
     else if (a == "--order" && i + 1 < argc) {

@@ -588,45 +588,40 @@ void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
   VT_CUDA_CHECK_LAUNCH();
 }
 
+// The kernel the host chose (p.kernel: rows, spread, or ranges in conservative mode), in tiles or in
+// octants (kSub). Three-channel sums (normal:add) keep rows alone: spread, their fine raster was
+// 20-47% slower (H200: 1M tubes 20.5 -> 28.8 ms, CAD 37.1 -> 44.5, the 100k dragon 1.56 -> 2.27, the
+// bunny at 2048^3 8.55 -> 12.6), while one-channel sums (distance:add) were 17-22% faster.
+template <VoxelMode kMode, Target kTarget, Blend kBlend, bool kSub>
+void launch_chosen(const FineParams& p, int num_sms, cudaStream_t stream) {
+  if constexpr (acc_channels(kTarget, kBlend) == 3) {
+    launch<kMode, kTarget, kBlend, kSub, false>(p, num_sms, stream);
+  } else {
+    if (p.kernel == FineKernel::kRows) return launch<kMode, kTarget, kBlend, kSub, false>(p, num_sms, stream);
+    if constexpr (kMode == VoxelMode::kConservative)
+      if (p.kernel == FineKernel::kRanges) return launch<kMode, kTarget, kBlend, kSub, true, true>(p, num_sms, stream);
+    launch<kMode, kTarget, kBlend, kSub, true>(p, num_sms, stream);
+  }
+}
+
 template <VoxelMode kMode, Target kTarget, Blend kBlend>
 void launch_mode(const FineParams& p, bool sub, int num_sms, cudaStream_t stream) {
   constexpr Word kWord = word_kind(kTarget, kBlend);
   if constexpr (kWord == Word::kBit) {
-    constexpr bool kRangesToo = kMode == VoxelMode::kConservative;  // (no kRanges in thin mode)
     if (p.d_auto_pairs) {  // (all but one return at once: FineParams::d_auto_pairs)
       launch<kMode, kTarget, kBlend, false, true>(p, num_sms, stream);
       launch<kMode, kTarget, kBlend, false, false>(p, num_sms, stream);
-      if constexpr (kRangesToo)
+      if constexpr (kMode == VoxelMode::kConservative)  // (no kRanges in thin mode)
         if (p.ranges) launch<kMode, kTarget, kBlend, false, true, true>(p, num_sms, stream);
-    } else if (p.kernel == FineKernel::kRows) {
-      launch<kMode, kTarget, kBlend, false, false>(p, num_sms, stream);
     } else {
-      if constexpr (kRangesToo)
-        if (p.kernel == FineKernel::kRanges) return launch<kMode, kTarget, kBlend, false, true, true>(p, num_sms, stream);
-      launch<kMode, kTarget, kBlend, false, true>(p, num_sms, stream);
+      launch_chosen<kMode, kTarget, kBlend, false>(p, num_sms, stream);
     }
+  } else if constexpr (kWord == Word::kAdd64) {
+    launch_chosen<kMode, kTarget, kBlend, true>(p, num_sms, stream);  // (64-bit sums always in octants)
+  } else if (sub) {
+    launch_chosen<kMode, kTarget, kBlend, true>(p, num_sms, stream);
   } else {
-    // Value targets: the kernel the host chose (p.kernel: rows, spread or ranges), in octants (64-bit
-    // sums always) or tiles. Three-channel sums (normal:add) keep rows alone: spread, their fine raster
-    // was 20-47% slower (H200: 1M tubes 20.5 -> 28.8 ms, CAD 37.1 -> 44.5, the 100k dragon 1.56 ->
-    // 2.27, the bunny at 2048^3 8.55 -> 12.6), while one-channel sums (distance:add) were 17-22% faster.
-    constexpr bool kRowsOnly = acc_channels(kTarget, kBlend) == 3;
-    auto with_kernel = [&](auto sub_tile) {
-      constexpr bool kSub = decltype(sub_tile)::value;
-      if constexpr (kRowsOnly) {
-        launch<kMode, kTarget, kBlend, kSub, false>(p, num_sms, stream);
-      } else {
-        if (p.kernel == FineKernel::kRows) return launch<kMode, kTarget, kBlend, kSub, false>(p, num_sms, stream);
-        if constexpr (kMode == VoxelMode::kConservative)
-          if (p.kernel == FineKernel::kRanges)
-            return launch<kMode, kTarget, kBlend, kSub, true, true>(p, num_sms, stream);
-        launch<kMode, kTarget, kBlend, kSub, true>(p, num_sms, stream);
-      }
-    };
-    if (kWord == Word::kAdd64 || sub)
-      with_kernel(std::true_type{});
-    else if constexpr (kWord != Word::kAdd64)
-      with_kernel(std::false_type{});
+    launch_chosen<kMode, kTarget, kBlend, false>(p, num_sms, stream);
   }
 }
 
