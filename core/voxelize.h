@@ -36,6 +36,8 @@ struct VoxelizeStats {
   uint64_t triangles = 0;
   uint64_t tile_pairs = 0;     // (tile, triangle) pairs after binning
   uint64_t tiles = 0;          // non-empty tiles
+  uint64_t virtual_tiles = 0;  // GPU: the fine raster's work items (tiles split when crowded), where the host
+                               // read their number (0 where it stayed on the device)
   uint64_t bricks = 0;
   uint64_t active_voxels = 0;
   bool morton_order = false;      // GPU: the coarse raster visited triangles in Morton order

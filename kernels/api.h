@@ -23,7 +23,7 @@ struct GpuInfo {
 };
 
 // How the fine raster lays out 32-bit value targets: chosen per batch from the triangles per
-// virtual tile, or forced (tests): a 32^3 tile per block, or a 16^3 octant per warp.
+// virtual tile, or forced (tests): a 32^3 tile per block, or a 16^3 octant per two warps.
 enum class ValueTiles : int { kAuto = 0, kTile = 1, kOctant = 2 };
 
 // The scan of the compaction primitive (kernels/compact.cuh): tile counts fused into the flag

@@ -502,10 +502,10 @@ int main(int argc, char** argv) {
     const char* stages[] = {"transform", "order", "coarse", "sort", "tiles", "fine", "merge", "download"};
     std::cout
         << "| mesh | triangles | grid | target | transform | order | coarse | sort | tiles | fine | merge | GPU total "
-           "(excl. download) | download | Mtri/s | pairs | bricks | active voxels | order | tiles |"
+           "(excl. download) | download | Mtri/s | pairs | bricks | active voxels | order | tiles | virtual tiles |"
         << (check ? " = CPU |" : "")
-        << "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" << (check ? "---|" : "")
-        << "\n";
+        << "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        << (check ? "---|" : "") << "\n";
     for_each_grid(jobs, gpu, 0, [&](const Mesh& mesh, const std::string& name, const GridSpec& spec) {
         std::vector<std::string> groups;
         std::stringstream ts(target_list);
@@ -549,12 +549,13 @@ int main(int argc, char** argv) {
             eq = cpu.checksum() == result.checksum() ? " yes |" : " **NO** |";
           }
           const char* order = last.morton_order ? "morton" : "mesh";
-          std::snprintf(row, sizeof(row),
-                        "| %s | %zu | %dx%dx%d | %s |%s %.3f | %.3f | %.0f | %llu | %llu | %llu | %s | %llu |%s\n",
-                        name.c_str(), mesh.num_triangles(), spec.dims.x, spec.dims.y, spec.dims.z, group.c_str(),
-                        cells.c_str(), gpu_ms, median(ms["download"]), mesh.num_triangles() / gpu_ms / 1e3,
-                        (unsigned long long)last.tile_pairs, (unsigned long long)last.bricks,
-                        (unsigned long long)last.active_voxels, order, (unsigned long long)last.tiles, eq.c_str());
+          std::snprintf(
+              row, sizeof(row),
+              "| %s | %zu | %dx%dx%d | %s |%s %.3f | %.3f | %.0f | %llu | %llu | %llu | %s | %llu | %llu |%s\n",
+              name.c_str(), mesh.num_triangles(), spec.dims.x, spec.dims.y, spec.dims.z, group.c_str(), cells.c_str(),
+              gpu_ms, median(ms["download"]), mesh.num_triangles() / gpu_ms / 1e3, (unsigned long long)last.tile_pairs,
+              (unsigned long long)last.bricks, (unsigned long long)last.active_voxels, order,
+              (unsigned long long)last.tiles, (unsigned long long)last.virtual_tiles, eq.c_str());
           std::cout << row << std::flush;
         }
     });

@@ -26,9 +26,27 @@ constexpr int tile_brick_words(Word w, int acc) {
   return brick_value_words(w, acc) + (w == Word::kBit || w == Word::kAdd64 ? kBrickMaskWords : 0);
 }
 
+// 32-bit value targets in octants: warps per octant (a team), and teams per block. An octant is
+// 16 KB and each warp keeps 4.4 KB of triangle records, so shared memory decides how many warps an SM
+// holds: one warp per octant in blocks of 8 held 8 warps per SM (2 per scheduler, issuing on 34% of
+// cycles, ncu); two warps sharing an octant, one team per block, hold 16 (issuing on 49%), for the
+// same instructions. H200, fine raster ms, octants forced, one warp per octant in blocks of 8 / in
+// blocks of 1 / two per octant / four per octant: count on the 1M tubes 5.28 / 4.59 / 3.76 / 4.41,
+// CAD slivers 10.29 / 9.45 / 7.54 / 7.60, the 100k dragon 0.437 / 0.39 / 0.325 / 0.382, the bunny at
+// 1024^3 0.439 / 0.386 / 0.367 / 0.488; distance on the 1M tubes 10.8 / 9.2 / 7.6 / 9.3, on CAD
+// 21.4 / 19.4 / 16.0 / 18.4 (scripts/bench-results/octant-teams-h200-2026-11-28.md).
+#ifndef VT_OCTANT_TEAM_WARPS  // (A/B builds: scripts/kernel-variant.sh)
+#define VT_OCTANT_TEAM_WARPS 2
+#endif
+#ifndef VT_OCTANT_BLOCK_TEAMS
+#define VT_OCTANT_BLOCK_TEAMS 1
+#endif
+constexpr int kOctantTeamWarps = VT_OCTANT_TEAM_WARPS;
+constexpr int kOctantBlockTeams = VT_OCTANT_BLOCK_TEAMS;
+
 // Threads per block of a variant (see launch).
 constexpr int fine_threads(Word w, int team_warps, bool sub) {
-  return w == Word::kAdd64 ? 32 * team_warps : (w != Word::kBit && !sub ? 512 : 256);
+  return w == Word::kAdd64 ? 32 * team_warps : w == Word::kBit ? 256 : sub ? 32 * team_warps * kOctantBlockTeams : 512;
 }
 // Binary tiles need 47 KB of shared memory per block (32 KB of tiles, 15 KB of triangle setups),
 // so registers decide how many blocks an SM holds: left alone, nvcc takes 91 per thread (2 blocks,
@@ -185,9 +203,9 @@ struct RowTriangle<VoxelMode::kThin> {
 // A team (kTeamWarps warps) owns one tile at a time: a single warp for binary tiles (4 KB, so
 // every warp of the block works on its own tile even when tiles hold few triangles), the whole
 // block for 32-bit value tiles (128 KB).
-// kSub: each work item is one 16^3 octant of a virtual tile: owned by one warp for 32-bit values
-// (16 KB), so value targets keep every warp busy when tiles hold few triangles; by a block of 4
-// or 8 warps for 64-bit sums (32 KB or 96 KB).
+// kSub: each work item is one 16^3 octant of a virtual tile: owned by a block of two warps for
+// 32-bit values (16 KB; kOctantTeamWarps), so value targets keep every warp busy when tiles hold few
+// triangles; by a block of 4 or 8 warps for 64-bit sums (32 KB or 96 KB).
 // kSpread: the columns of every round of rows are spread over the lanes, each lane shading its
 // column's fragments with its column's triangle (value targets); the kernel without it keeps a lane
 // per row, since the column code costs registers (and spills).
@@ -565,7 +583,7 @@ void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
   constexpr bool k64 = kWord == Word::kAdd64;
   constexpr int kAcc = acc_channels(kTarget, kBlend);
   static_assert(!k64 || kSub, "64-bit targets raster octants");
-  constexpr int kTeamWarps = k64 ? (kAcc == 1 ? 4 : 8) : (kCount && !kSub ? 16 : 1);
+  constexpr int kTeamWarps = k64 ? (kAcc == 1 ? 4 : 8) : !kCount ? 1 : kSub ? kOctantTeamWarps : 16;
   constexpr int threads = fine_threads(kWord, kTeamWarps, kSub);
   const int teams = threads / (32 * kTeamWarps);
   const size_t bricks = kSub ? 8 : kTileBricks;

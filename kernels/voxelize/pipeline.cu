@@ -176,6 +176,7 @@ void VoxelizeState::run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const C
                       d_voffsets.data(), d_vtiles.data(), counts_on_device ? d_tile_stat.data() : nullptr, s);
   if (counts_on_device) tiles_on_device = true;
   else *tiles_out += num_tiles;
+  if (!counts_on_device) virtual_tiles += num_vtiles;
   if (probe) {
     const size_t base = probe->pairs.size();
     std::vector<KeyT> k(num_pairs);
@@ -555,6 +556,7 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   uint64_t budget = speculate ? 0 : m_ctx.memory_budget();
   uint64_t num_tiles = 0;
   v.tiles_on_device = false;
+  v.virtual_tiles = 0;
   std::vector<SparseGrid> grids;
   uint64_t total_pairs = 0;
   bool done = false;  // (the speculative scatter rastered every pair)
@@ -636,6 +638,7 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   if (v.tiles_on_device) num_tiles += read_scalar(v.d_tile_stat.data(), s);
   stats.tile_pairs = total_pairs;
   stats.tiles = num_tiles;
+  stats.virtual_tiles = v.virtual_tiles;
   add_stage_stats(stats, stage_ms, wall0);
   return grids;
 }

@@ -34,21 +34,21 @@ constexpr uint64_t kDeviceTileBound = uint64_t(1) << 20;
 #define VT_SCATTER_MAX_TRIANGLES 500000
 #endif
 constexpr uint64_t kScatterMaxTriangles = VT_SCATTER_MAX_TRIANGLES;
-// 32-bit value targets raster 16^3 octants per warp (sub_tiles_for_values) below this many pairs per
-// virtual tile times the pairs per triangle (at most kSubTileMaxSize of them); else a 32^3 tile per
-// 16-warp block. A block's warps take batches of 32 of its tile's pairs, so a tile of few pairs
-// leaves most of them idle; octants set every pair up once per octant but keep every warp busy,
-// which pays more the more voxels a pair has (larger triangles: more pairs per triangle). Measured
-// on an H200 (count, fine ms, tile / octant; scripts/bench-results/value-tiles-h200-2026-11-28.md):
-// 1M tubes at 1024^3 (126 pairs per tile, 2.1 per triangle) 10.0 / 7.35, CAD slivers (300, 14.3)
-// 15.9 / 13.7, the bunny at 512^3 (109, 1.35) 0.284 / 0.266, but the bunny at 384^3 (186, 1.25)
-// 0.198 / 0.226, the 100k dragon at 512^3 (224, 1.24) 0.270 / 0.333, the 3M tubes at 1024^3 (302,
-// 2.1) 18.0 / 21.0; the rule before (octants below 96 pairs per virtual tile, whatever the
-// triangles' size) took tiles for the first three. This one takes the faster layout in all 30
-// cases measured (tubes, CAD, room, dragons, bunny, Sponza, terrain, scan at 256^3 to 2048^3), and
-// in ten checked again on an H100 with the spread and ranges kernels value targets take since.
+// 32-bit value targets raster 16^3 octants, two warps each (sub_tiles_for_values), below this many
+// pairs per virtual tile times the pairs per triangle (at most kSubTileMaxSize of them); else a 32^3
+// tile per 16-warp block. A block's warps take batches of 32 of its tile's pairs, so a tile of few
+// pairs leaves most of them idle; octants set every pair up once per octant but keep every warp
+// busy, which pays more the more voxels a pair has (larger triangles: more pairs per triangle).
+// Measured on an H200 (count, fine ms, tile / octant, octants of two warps;
+// scripts/bench-results/octant-teams-h200-2026-11-28.md) on 30 cases (tubes, CAD, room, dragons,
+// bunny, Sponza, terrain, scan at 256^3 to 2048^3): octants faster up to 146 pairs per virtual tile
+// per pair per triangle (the 100k dragon at 384^3: 0.192 / 0.162; the 400k dragon at 1024^3, 143:
+// 0.641 / 0.539), tiles from 170 (the dragon at 256^3: 0.136 / 0.138; a scan fragment at 512^3, 183:
+// 0.120 / 0.126; the 1M tubes at 512^3, 210: 1.51 / 1.66; the 400k dragon at 512^3, 335: 0.243 /
+// 0.294), but for the room at 512^3 (221: 0.318 / 0.178), the one case this rule misses. With one
+// warp per octant (8 per SM, not 16) the limit was 80 (scripts/bench-results/value-tiles-h200-2026-11-28.md).
 #ifndef VT_SUB_TILE_PAIRS  // (A/B builds: scripts/kernel-variant.sh)
-#define VT_SUB_TILE_PAIRS 80
+#define VT_SUB_TILE_PAIRS 160
 #endif
 #ifndef VT_SUB_TILE_MAX_SIZE
 #define VT_SUB_TILE_MAX_SIZE 4
@@ -66,6 +66,7 @@ struct VoxelizeState {
   DeviceBuffer<uint32_t> d_large, d_num_large;
   DeviceBuffer<unsigned long long> d_large_pairs;  // the large triangles' pairs (launch_coarse_count)
   bool any_large = true;  // whether the coarse count found large triangles
+  uint64_t virtual_tiles = 0;  // the job's virtual tiles where the host read their number (statistics)
   // The job's triangles, and its large triangles' number and pairs where the host read them (for
   // auto_fine_kernel on a batch of every triangle).
   uint64_t job_tris = 0, num_large = 0, large_pairs = 0;
