@@ -27,14 +27,15 @@ constexpr int tile_brick_words(Word w, int acc) {
 }
 
 // 32-bit value targets in octants: warps per octant (a team), and teams per block. An octant is
-// 16 KB and each warp keeps 4.4 KB of triangle records, so shared memory decides how many warps an SM
-// holds: one warp per octant in blocks of 8 held 8 warps per SM (2 per scheduler, issuing on 34% of
-// cycles, ncu); two warps sharing an octant, one team per block, hold 16 (issuing on 49%), for the
-// same instructions. H200, fine raster ms, octants forced, one warp per octant in blocks of 8 / in
-// blocks of 1 / two per octant / four per octant: count on the 1M tubes 5.28 / 4.59 / 3.76 / 4.41,
-// CAD slivers 10.29 / 9.45 / 7.54 / 7.60, the 100k dragon 0.437 / 0.39 / 0.325 / 0.382, the bunny at
-// 1024^3 0.439 / 0.386 / 0.367 / 0.488; distance on the 1M tubes 10.8 / 9.2 / 7.6 / 9.3, on CAD
-// 21.4 / 19.4 / 16.0 / 18.4 (scripts/bench-results/octant-teams-h200-2026-11-28.md).
+// 16 KB and each warp keeps its batch's triangle records (1.9 KB, small records below), so shared
+// memory decides how many warps an SM holds: one warp per octant in blocks of 8 (and the wide records)
+// held 8 warps per SM (2 per scheduler, issuing on 34% of cycles, ncu); two warps sharing an octant,
+// one team per block, hold 16 with the wide records (issuing on 49%) and 20 with the small ones, for
+// the same instructions. H200, fine raster ms, octants forced, one warp per octant in blocks of 8 /
+// in blocks of 1 / two per octant / four per octant (wide records): count on the 1M tubes 5.28 /
+// 4.59 / 3.76 / 4.41, CAD slivers 10.29 / 9.45 / 7.54 / 7.60, the 100k dragon 0.437 / 0.39 / 0.325 /
+// 0.382, the bunny at 1024^3 0.439 / 0.386 / 0.367 / 0.488; distance on the 1M tubes 10.8 / 9.2 /
+// 7.6 / 9.3, on CAD 21.4 / 19.4 / 16.0 / 18.4 (scripts/bench-results/octant-teams-h200-2026-11-28.md).
 #ifndef VT_OCTANT_TEAM_WARPS  // (A/B builds: scripts/kernel-variant.sh)
 #define VT_OCTANT_TEAM_WARPS 2
 #endif
@@ -58,7 +59,18 @@ constexpr int fine_threads(Word w, int team_warps, bool sub) {
 // 0.157-0.159 against 0.163-0.165 on the 100k dragon, 0.351 against 0.377-0.382 on the bunny at
 // 2048^3; the same setups in the kernel for rows alone made it slower (6.4M dragon 0.98 against
 // 0.86 ms), so it keeps the small ones and 4 blocks. Value tiles are limited by shared memory.
-constexpr bool wide_record(VoxelMode m, bool spread) { return m == VoxelMode::kConservative && spread; }
+// Value targets in octants keep the small records (the spread kernels compute the two projections'
+// coefficients per column instead of reading them): 1.9 KB per warp instead of 4.4 KB, so an SM holds
+// 10 octants of two warps instead of 8 (H200, fine raster, octants: count on the 1M tubes 3.77 ->
+// 3.03 ms, CAD slivers 7.54 -> 6.70, the 100k dragon 0.326 -> 0.261, the bunny at 512^3 0.158 ->
+// 0.128; distance on the tubes 7.6 -> 6.4, on CAD 16.0 -> 15.8; three warps per octant slower with
+// either record: scripts/bench-results/octant-teams-h200-2026-11-28.md).
+#ifndef VT_VALUE_OCTANT_SMALL_RECORDS  // (A/B builds: scripts/kernel-variant.sh)
+#define VT_VALUE_OCTANT_SMALL_RECORDS 1
+#endif
+constexpr bool wide_record(VoxelMode m, bool spread, bool value_octants = false) {
+  return m == VoxelMode::kConservative && spread && !(value_octants && VT_VALUE_OCTANT_SMALL_RECORDS);
+}
 constexpr int binary_min_blocks(VoxelMode m, bool spread) { return wide_record(m, spread) ? 3 : 4; }
 
 // The part of a voxel's bit index in a binary tile (brick << 9 | brick_offset, 4^3 bricks of 8^3)
@@ -244,8 +256,9 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int team = warp / kTeamWarps, team_warp = warp % kTeamWarps, team_thread = threadIdx.x % kTeamThreads;
   uint32_t* tile_mem = shared_tiles + team * kTileWords;
-  constexpr int kRecord = record_floats(wide_record(kMode, kSpread));
-  constexpr int kBatchWords = batch_words(wide_record(kMode, kSpread));
+  constexpr bool kWide = wide_record(kMode, kSpread, kSub && kCount && !k64);
+  constexpr int kRecord = record_floats(kWide);
+  constexpr int kBatchWords = batch_words(kWide);
   float* setups = reinterpret_cast<float*>(shared_tiles + kTeams * kTileWords + warp * kBatchWords);
   uint32_t* regroup = shared_tiles + kTeams * kTileWords + warp * kBatchWords + kRecord * 32;
   auto team_sync = [] {
@@ -588,7 +601,7 @@ void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
   const int teams = threads / (32 * kTeamWarps);
   const size_t bricks = kSub ? 8 : kTileBricks;
   constexpr size_t words = tile_brick_words(kWord, kAcc);
-  constexpr size_t batch = batch_words(wide_record(kMode, kSpread));
+  constexpr size_t batch = batch_words(wide_record(kMode, kSpread, kSub && kCount && !k64));
   const size_t smem = (size_t(teams) * bricks * words + size_t(threads / 32) * batch) * sizeof(uint32_t);
   auto kernel = fine_kernel<kMode, kTarget, kBlend, kTeamWarps, kSub, kSpread, kRanges>;
   // The attribute and the occupancy, once per thread and device (host calls that small jobs wait for).

@@ -39,16 +39,16 @@ constexpr uint64_t kScatterMaxTriangles = VT_SCATTER_MAX_TRIANGLES;
 // tile per 16-warp block. A block's warps take batches of 32 of its tile's pairs, so a tile of few
 // pairs leaves most of them idle; octants set every pair up once per octant but keep every warp
 // busy, which pays more the more voxels a pair has (larger triangles: more pairs per triangle).
-// Measured on an H200 (count, fine ms, tile / octant, octants of two warps;
+// Measured on an H200 (count, fine ms, tile / octant, octants of two warps with small records;
 // scripts/bench-results/octant-teams-h200-2026-11-28.md) on 30 cases (tubes, CAD, room, dragons,
-// bunny, Sponza, terrain, scan at 256^3 to 2048^3): octants faster up to 146 pairs per virtual tile
-// per pair per triangle (the 100k dragon at 384^3: 0.192 / 0.162; the 400k dragon at 1024^3, 143:
-// 0.641 / 0.539), tiles from 170 (the dragon at 256^3: 0.136 / 0.138; a scan fragment at 512^3, 183:
-// 0.120 / 0.126; the 1M tubes at 512^3, 210: 1.51 / 1.66; the 400k dragon at 512^3, 335: 0.243 /
-// 0.294), but for the room at 512^3 (221: 0.318 / 0.178), the one case this rule misses. With one
-// warp per octant (8 per SM, not 16) the limit was 80 (scripts/bench-results/value-tiles-h200-2026-11-28.md).
+// bunny, Sponza, terrain, scan at 256^3 to 2048^3): octants faster or equal (within 1%) up to 221
+// pairs per virtual tile per pair per triangle (the room at 512^3: 0.318 / 0.181; the 1M tubes at
+// 512^3, 210: 1.489 / 1.247; the dragon at 256^3, 170: 0.134 / 0.135), tiles faster from 326 (the
+// 1.6M dragon at 1024^3: 0.846 / 0.861; the 400k dragon at 512^3, 335: 0.238 / 0.301): the faster
+// layout in all 30. With one warp per octant (8 warps per SM, not 20) the limit was 80
+// (scripts/bench-results/value-tiles-h200-2026-11-28.md).
 #ifndef VT_SUB_TILE_PAIRS  // (A/B builds: scripts/kernel-variant.sh)
-#define VT_SUB_TILE_PAIRS 160
+#define VT_SUB_TILE_PAIRS 300
 #endif
 #ifndef VT_SUB_TILE_MAX_SIZE
 #define VT_SUB_TILE_MAX_SIZE 4
