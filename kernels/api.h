@@ -58,11 +58,11 @@ enum class TriangleOrder : int { kAuto = 0, kMesh = 1, kMorton = 2 };
 // pairs per triangle) 5.89 / 4.22, 3.7M CAD slivers (14) 57.0 / 36.3; but 1M tubes (2.1) 1.69 /
 // 1.87, the bunny at 2048^3 0.354 / 0.403, the 100k dragon 0.160 / 0.174: the rows' setup makes the
 // kernel larger (computed and not used, it costs 5-24%), and these meshes have few empty rows.
-// The fine raster's kernels (GpuOptions::fine_kernel), for every target but three-channel sums
-// (normal:add keeps kRows: spread 20-47% slower); value targets in both tile layouts, where the same
-// choice measured 10-34% faster than rows alone for count, distance and id on long thin triangles,
-// CAD slivers, the dragon, the bunny, Sponza and a terrain (H200,
-// scripts/bench-results/value-tiles-h200-2026-11-28.md):
+// The fine raster's kernels (GpuOptions::fine_kernel), for every target; value targets in both tile
+// layouts, where the same choice measured 10-34% faster than rows alone for count, distance and id on
+// long thin triangles, CAD slivers, the dragon, the bunny, Sponza and a terrain (H200,
+// scripts/bench-results/value-tiles-h200-2026-11-28.md), and normal:add 22-37% faster once its
+// octants kept the small records (scripts/bench-results/octant-teams-h200-2026-11-28.md):
 //  kRows: a lane per row of a warp's 32 triangles, a kernel without the column code;
 //  kSpread: the columns of each round of 32 rows spread over the lanes, each lane reading its
 //    column's triangle from the batch's setups in shared memory; where a tile cuts a triangle's depth

@@ -61,10 +61,13 @@ constexpr int fine_threads(Word w, int team_warps, bool sub) {
 // 0.86 ms), so it keeps the small ones and 4 blocks. Value tiles are limited by shared memory.
 // Value targets in octants keep the small records (the spread kernels compute the two projections'
 // coefficients per column instead of reading them): 1.9 KB per warp instead of 4.4 KB, so an SM holds
-// 10 octants of two warps instead of 8 (H200, fine raster, octants: count on the 1M tubes 3.77 ->
-// 3.03 ms, CAD slivers 7.54 -> 6.70, the 100k dragon 0.326 -> 0.261, the bunny at 512^3 0.158 ->
-// 0.128; distance on the tubes 7.6 -> 6.4, on CAD 16.0 -> 15.8; three warps per octant slower with
-// either record: scripts/bench-results/octant-teams-h200-2026-11-28.md).
+// 10 octants of two warps instead of 8 for 32-bit values, 5 octants of four warps instead of 4 for
+// one-channel sums, and keeps 2 octants of eight warps for three-channel sums on the spread kernels
+// (which held 1). H200, fine raster, octants: count on the 1M tubes 3.77 -> 3.03 ms, CAD slivers 7.54
+// -> 6.70, the 100k dragon 0.326 -> 0.261, the bunny at 512^3 0.158 -> 0.128; distance on the tubes
+// 7.6 -> 6.4, on CAD 16.0 -> 15.8; distance:add on the tubes 12.0 -> 9.8, the dragon 0.89 -> 0.73;
+// three warps per octant slower with either record
+// (scripts/bench-results/octant-teams-h200-2026-11-28.md).
 #ifndef VT_VALUE_OCTANT_SMALL_RECORDS  // (A/B builds: scripts/kernel-variant.sh)
 #define VT_VALUE_OCTANT_SMALL_RECORDS 1
 #endif
@@ -256,7 +259,7 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int team = warp / kTeamWarps, team_warp = warp % kTeamWarps, team_thread = threadIdx.x % kTeamThreads;
   uint32_t* tile_mem = shared_tiles + team * kTileWords;
-  constexpr bool kWide = wide_record(kMode, kSpread, kSub && kCount && !k64);
+  constexpr bool kWide = wide_record(kMode, kSpread, kSub && kCount);
   constexpr int kRecord = record_floats(kWide);
   constexpr int kBatchWords = batch_words(kWide);
   float* setups = reinterpret_cast<float*>(shared_tiles + kTeams * kTileWords + warp * kBatchWords);
@@ -601,7 +604,7 @@ void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
   const int teams = threads / (32 * kTeamWarps);
   const size_t bricks = kSub ? 8 : kTileBricks;
   constexpr size_t words = tile_brick_words(kWord, kAcc);
-  constexpr size_t batch = batch_words(wide_record(kMode, kSpread, kSub && kCount && !k64));
+  constexpr size_t batch = batch_words(wide_record(kMode, kSpread, kSub && kCount));
   const size_t smem = (size_t(teams) * bricks * words + size_t(threads / 32) * batch) * sizeof(uint32_t);
   auto kernel = fine_kernel<kMode, kTarget, kBlend, kTeamWarps, kSub, kSpread, kRanges>;
   // The attribute and the occupancy, once per thread and device (host calls that small jobs wait for).
@@ -620,19 +623,16 @@ void launch(const FineParams& p, int num_sms, cudaStream_t stream) {
 }
 
 // The kernel the host chose (p.kernel: rows, spread, or ranges in conservative mode), in tiles or in
-// octants (kSub). Three-channel sums (normal:add) keep rows alone: spread, their fine raster was
-// 20-47% slower (H200: 1M tubes 20.5 -> 28.8 ms, CAD 37.1 -> 44.5, the 100k dragon 1.56 -> 2.27, the
-// bunny at 2048^3 8.55 -> 12.6), while one-channel sums (distance:add) were 17-22% faster.
+// octants (kSub). Three-channel sums (normal:add) too since their octants keep the small records
+// (two octants per SM, not one): spread, their fine raster is 22-37% faster than on rows alone (H200:
+// 1M tubes 20.5 -> 15.0 ms, CAD 37.1 -> 23.4, the 100k dragon 1.56 -> 1.19, the bunny at 1024^3 2.16
+// -> 1.68); with the wide records it was 20-47% slower.
 template <VoxelMode kMode, Target kTarget, Blend kBlend, bool kSub>
 void launch_chosen(const FineParams& p, int num_sms, cudaStream_t stream) {
-  if constexpr (acc_channels(kTarget, kBlend) == 3) {
-    launch<kMode, kTarget, kBlend, kSub, false>(p, num_sms, stream);
-  } else {
-    if (p.kernel == FineKernel::kRows) return launch<kMode, kTarget, kBlend, kSub, false>(p, num_sms, stream);
-    if constexpr (kMode == VoxelMode::kConservative)
-      if (p.kernel == FineKernel::kRanges) return launch<kMode, kTarget, kBlend, kSub, true, true>(p, num_sms, stream);
-    launch<kMode, kTarget, kBlend, kSub, true>(p, num_sms, stream);
-  }
+  if (p.kernel == FineKernel::kRows) return launch<kMode, kTarget, kBlend, kSub, false>(p, num_sms, stream);
+  if constexpr (kMode == VoxelMode::kConservative)
+    if (p.kernel == FineKernel::kRanges) return launch<kMode, kTarget, kBlend, kSub, true, true>(p, num_sms, stream);
+  launch<kMode, kTarget, kBlend, kSub, true>(p, num_sms, stream);
 }
 
 template <VoxelMode kMode, Target kTarget, Blend kBlend>
