@@ -62,7 +62,7 @@ enum class TriangleOrder : int { kAuto = 0, kMesh = 1, kMorton = 2 };
 // layouts, where the same choice measured 10-34% faster than rows alone for count, distance and id on
 // long thin triangles, CAD slivers, the dragon, the bunny, Sponza and a terrain (H200,
 // scripts/bench-results/value-tiles-h200-2026-11-28.md), and normal:add 22-37% faster once its
-// octants kept the small records (scripts/bench-results/octant-teams-h200-2026-11-28.md):
+// octants kept the small records (scripts/bench-results/octant-teams-h200-h100-2026-11-28.md):
 //  kRows: a lane per row of a warp's 32 triangles, a kernel without the column code;
 //  kSpread: the columns of each round of 32 rows spread over the lanes, each lane reading its
 //    column's triangle from the batch's setups in shared memory; where a tile cuts a triangle's depth

@@ -35,7 +35,7 @@ constexpr int tile_brick_words(Word w, int acc) {
 // in blocks of 1 / two per octant / four per octant (wide records): count on the 1M tubes 5.28 /
 // 4.59 / 3.76 / 4.41, CAD slivers 10.29 / 9.45 / 7.54 / 7.60, the 100k dragon 0.437 / 0.39 / 0.325 /
 // 0.382, the bunny at 1024^3 0.439 / 0.386 / 0.367 / 0.488; distance on the 1M tubes 10.8 / 9.2 /
-// 7.6 / 9.3, on CAD 21.4 / 19.4 / 16.0 / 18.4 (scripts/bench-results/octant-teams-h200-2026-11-28.md).
+// 7.6 / 9.3, on CAD 21.4 / 19.4 / 16.0 / 18.4 (scripts/bench-results/octant-teams-h200-h100-2026-11-28.md).
 #ifndef VT_OCTANT_TEAM_WARPS  // (A/B builds: scripts/kernel-variant.sh)
 #define VT_OCTANT_TEAM_WARPS 2
 #endif
@@ -67,7 +67,7 @@ constexpr int fine_threads(Word w, int team_warps, bool sub) {
 // -> 6.70, the 100k dragon 0.326 -> 0.261, the bunny at 512^3 0.158 -> 0.128; distance on the tubes
 // 7.6 -> 6.4, on CAD 16.0 -> 15.8; distance:add on the tubes 12.0 -> 9.8, the dragon 0.89 -> 0.73;
 // three warps per octant slower with either record
-// (scripts/bench-results/octant-teams-h200-2026-11-28.md).
+// (scripts/bench-results/octant-teams-h200-h100-2026-11-28.md).
 #ifndef VT_VALUE_OCTANT_SMALL_RECORDS  // (A/B builds: scripts/kernel-variant.sh)
 #define VT_VALUE_OCTANT_SMALL_RECORDS 1
 #endif

@@ -40,7 +40,7 @@ constexpr uint64_t kScatterMaxTriangles = VT_SCATTER_MAX_TRIANGLES;
 // pairs leaves most of them idle; octants set every pair up once per octant but keep every warp
 // busy, which pays more the more voxels a pair has (larger triangles: more pairs per triangle).
 // Measured on an H200 (count, fine ms, tile / octant, octants of two warps with small records;
-// scripts/bench-results/octant-teams-h200-2026-11-28.md) on 30 cases (tubes, CAD, room, dragons,
+// scripts/bench-results/octant-teams-h200-h100-2026-11-28.md) on 30 cases (tubes, CAD, room, dragons,
 // bunny, Sponza, terrain, scan at 256^3 to 2048^3): octants faster or equal (within 1%) up to 221
 // pairs per virtual tile per pair per triangle (the room at 512^3: 0.318 / 0.181; the 1M tubes at
 // 512^3, 210: 1.489 / 1.247; the dragon at 256^3, 170: 0.134 / 0.135), tiles faster from 326 (the
