@@ -26,28 +26,25 @@ constexpr int tile_brick_words(Word w, int acc) {
   return brick_value_words(w, acc) + (w == Word::kBit || w == Word::kAdd64 ? kBrickMaskWords : 0);
 }
 
-// 32-bit value targets in octants: warps per octant (a team), and teams per block. An octant is
-// 16 KB and each warp keeps its batch's triangle records (1.9 KB, small records below), so shared
-// memory decides how many warps an SM holds: one warp per octant in blocks of 8 (and the wide records)
-// held 8 warps per SM (2 per scheduler, issuing on 34% of cycles, ncu); two warps sharing an octant,
-// one team per block, hold 16 with the wide records (issuing on 49%) and 20 with the small ones, for
-// the same instructions. H200, fine raster ms, octants forced, one warp per octant in blocks of 8 /
-// in blocks of 1 / two per octant / four per octant (wide records): count on the 1M tubes 5.28 /
-// 4.59 / 3.76 / 4.41, CAD slivers 10.29 / 9.45 / 7.54 / 7.60, the 100k dragon 0.437 / 0.39 / 0.325 /
-// 0.382, the bunny at 1024^3 0.439 / 0.386 / 0.367 / 0.488; distance on the 1M tubes 10.8 / 9.2 /
-// 7.6 / 9.3, on CAD 21.4 / 19.4 / 16.0 / 18.4 (scripts/bench-results/octant-teams-h200-h100-2026-11-28.md).
+// 32-bit value targets in octants: warps per octant (a team, one per block, as for 64-bit sums). An
+// octant is 16 KB and each warp keeps its batch's triangle records (1.9 KB, small records below), so
+// shared memory decides how many warps an SM holds: one warp per octant in blocks of 8 (and the wide
+// records) held 8 warps per SM (2 per scheduler, issuing on 34% of cycles, ncu); two warps sharing an
+// octant hold 16 with the wide records (issuing on 49%) and 20 with the small ones, for the same
+// instructions. H200, fine raster ms, octants forced, one warp per octant in blocks of 8 / in blocks
+// of 1 / two per octant / four per octant / two per octant, four octants to a block (wide records):
+// count on the 1M tubes 5.28 / 4.59 / 3.76 / 4.41 / 5.13, CAD slivers 10.29 / 9.45 / 7.54 / 7.60 /
+// 8.73, the 100k dragon 0.437 / 0.39 / 0.325 / 0.382 / 0.464, the bunny at 1024^3 0.439 / 0.386 /
+// 0.367 / 0.488 / 0.539; distance on the 1M tubes 10.8 / 9.2 / 7.6 / 9.3 / 11.5, on CAD 21.4 / 19.4 /
+// 16.0 / 18.4 / 19.1 (scripts/bench-results/octant-teams-h200-h100-2026-11-28.md).
 #ifndef VT_OCTANT_TEAM_WARPS  // (A/B builds: scripts/kernel-variant.sh)
 #define VT_OCTANT_TEAM_WARPS 2
 #endif
-#ifndef VT_OCTANT_BLOCK_TEAMS
-#define VT_OCTANT_BLOCK_TEAMS 1
-#endif
 constexpr int kOctantTeamWarps = VT_OCTANT_TEAM_WARPS;
-constexpr int kOctantBlockTeams = VT_OCTANT_BLOCK_TEAMS;
 
 // Threads per block of a variant (see launch).
 constexpr int fine_threads(Word w, int team_warps, bool sub) {
-  return w == Word::kAdd64 ? 32 * team_warps : w == Word::kBit ? 256 : sub ? 32 * team_warps * kOctantBlockTeams : 512;
+  return w == Word::kBit ? 256 : sub ? 32 * team_warps : 512;  // (octants: one team per block)
 }
 // Binary tiles need 47 KB of shared memory per block (32 KB of tiles, 15 KB of triangle setups),
 // so registers decide how many blocks an SM holds: left alone, nvcc takes 91 per thread (2 blocks,

@@ -120,7 +120,7 @@ void VoxelizeState::scatter_batch(GpuContext& ctx, const CoarseParams& cp, uint6
 
 template <class KeyT>
 void VoxelizeState::run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const CoarseParams& cp, uint64_t num_pairs,
-                              int key_bits, VoxelMode mode, bool only_batch, StageTimer& timer, uint64_t* tiles_out) {
+                              int key_bits, VoxelMode mode, bool only_batch, StageTimer& timer, VoxelizeStats* stats) {
   cudaStream_t s = ctx.stream;
   const uint64_t teams = fine_teams(ctx);
   const uint32_t max_tile = ctx.opt.max_tile_triangles;
@@ -175,8 +175,10 @@ void VoxelizeState::run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const C
   launch_virtual_emit(dk.Current(), d_tile_begins.data(), d_num_tiles, uint32_t(tile_bound), num_pairs, max_per_tile,
                       d_voffsets.data(), d_vtiles.data(), counts_on_device ? d_tile_stat.data() : nullptr, s);
   if (counts_on_device) tiles_on_device = true;
-  else *tiles_out += num_tiles;
-  if (!counts_on_device) virtual_tiles += num_vtiles;
+  else {
+    stats->tiles += num_tiles;
+    stats->virtual_tiles += num_vtiles;
+  }
   if (probe) {
     const size_t base = probe->pairs.size();
     std::vector<KeyT> k(num_pairs);
@@ -248,7 +250,7 @@ uint64_t VoxelizeState::fine_target(GpuContext& ctx, size_t t, const CoarseParam
     if (vw) c = std::min<uint64_t>(c, b.d_values.capacity() / vw);
     return c;
   };
-  // 32-bit value targets: octants per warp when virtual tiles hold few pairs for the size of their
+  // 32-bit value targets: octants of two warps when virtual tiles hold few pairs for the size of their
   // triangles (every warp then has its own work), one shared tile per block when they hold many (one
   // setup per pair): sub_tiles_for_values.
   const uint64_t tris = cp.tri_end - cp.tri_begin;
@@ -554,9 +556,9 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   // Without speculation the host reads the number of pairs next and needs the budget: asked for
   // here, while the GPU counts.
   uint64_t budget = speculate ? 0 : m_ctx.memory_budget();
-  uint64_t num_tiles = 0;
+  stats.tiles = 0;
+  stats.virtual_tiles = 0;
   v.tiles_on_device = false;
-  v.virtual_tiles = 0;
   std::vector<SparseGrid> grids;
   uint64_t total_pairs = 0;
   bool done = false;  // (the speculative scatter rastered every pair)
@@ -570,7 +572,7 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
     done = total_pairs <= room;
     v.tiles_on_device = false;  // (read above, or found again below)
     if (done) {
-      num_tiles = tiles_found;
+      stats.tiles = tiles_found;
     } else {
       timer.begin("coarse_retry");
       grids.clear();
@@ -621,9 +623,9 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
         if (v.scatter && only_batch) {
           v.scatter_batch(m_ctx, cp, batch_pairs, true, o.mode, timer);  // (d_tile_stat is zero)
         } else if (key_bits <= 32) {
-          v.run_batch(m_ctx, v.d_keys32, cp, batch_pairs, key_bits, o.mode, only_batch, timer, &num_tiles);
+          v.run_batch(m_ctx, v.d_keys32, cp, batch_pairs, key_bits, o.mode, only_batch, timer, &stats);
         } else {
-          v.run_batch(m_ctx, v.d_keys64, cp, batch_pairs, key_bits, o.mode, only_batch, timer, &num_tiles);
+          v.run_batch(m_ctx, v.d_keys64, cp, batch_pairs, key_bits, o.mode, only_batch, timer, &stats);
         }
       }
       begin = end;
@@ -635,10 +637,8 @@ std::vector<SparseGrid> GpuVoxelizer::raster(const GridSpec& spec, const Voxeliz
   timer.end();
   const auto stage_ms = timer.resolve();
   VT_CUDA_CHECK(cudaStreamSynchronize(s));
-  if (v.tiles_on_device) num_tiles += read_scalar(v.d_tile_stat.data(), s);
+  if (v.tiles_on_device) stats.tiles += read_scalar(v.d_tile_stat.data(), s);
   stats.tile_pairs = total_pairs;
-  stats.tiles = num_tiles;
-  stats.virtual_tiles = v.virtual_tiles;
   add_stage_stats(stats, stage_ms, wall0);
   return grids;
 }

@@ -65,8 +65,7 @@ struct VoxelizeState {
   DeviceBuffer<uint64_t> d_counts, d_offsets, d_single;  // (d_single: launch_coarse_count)
   DeviceBuffer<uint32_t> d_large, d_num_large;
   DeviceBuffer<unsigned long long> d_large_pairs;  // the large triangles' pairs (launch_coarse_count)
-  bool any_large = true;  // whether the coarse count found large triangles
-  uint64_t virtual_tiles = 0;  // the job's virtual tiles where the host read their number (statistics)
+  bool any_large = true;                           // whether the coarse count found large triangles
   // The job's triangles, and its large triangles' number and pairs where the host read them (for
   // auto_fine_kernel on a batch of every triangle).
   uint64_t job_tris = 0, num_large = 0, large_pairs = 0;
@@ -127,7 +126,7 @@ struct VoxelizeState {
   // only_batch: the batch holds every triangle (the counts of tiles may then stay on the device).
   template <class KeyT>
   void run_batch(GpuContext& ctx, DeviceBuffer<KeyT>* keys, const CoarseParams& cp, uint64_t num_pairs, int key_bits,
-                 VoxelMode mode, bool only_batch, StageTimer& timer, uint64_t* tiles_out);
+                 VoxelMode mode, bool only_batch, StageTimer& timer, VoxelizeStats* stats);
   // The batch of every triangle with its pairs scattered (scatter): tiles from the counts per tile.
   // pairs_known false: num_pairs is not the number of pairs but the room for them; the number
   // stays on the device and is checked by the caller after the merge. d_tile_stat: zero before (the
