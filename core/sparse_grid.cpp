@@ -1,9 +1,12 @@
 // SparseGrid helpers: counts, checksum, invariant checks.
 #include "core/sparse_grid.h"
 
+#include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
-
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 #include <cstring>
 #include <string>
@@ -29,6 +32,36 @@ VT_POPCNT_CLONES uint64_t count_bits(const BrickMask* m, size_t n) {
   return c;
 }
 }  // namespace
+
+void expand_active_values(const BrickMask* masks, const uint64_t* active_begin, size_t b0, size_t b1, int channels,
+                          const void* active, void* values) {
+  const size_t words = size_t(channels) * kBrickVoxels;
+  tbb::parallel_for(tbb::blocked_range<size_t>(b0, b1, 256), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t b = r.begin(); b < r.end(); ++b) {
+      char* out = static_cast<char*>(values) + b * words * 4;
+      std::memset(out, 0, words * 4);
+      const char* in = static_cast<const char*>(active) + active_begin[b] * size_t(channels) * 4;
+      for (int w = 0; w < 8; ++w)
+        for (uint64_t bits = masks[b].w[w]; bits; bits &= bits - 1) {
+          const size_t off = size_t(w * 64 + __builtin_ctzll(bits));
+          std::memcpy(out + off * size_t(channels) * 4, in, size_t(channels) * 4);
+          in += size_t(channels) * 4;
+        }
+    }
+  });
+}
+
+void advise_huge_pages(void* p, size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(VT_NO_HUGE_PAGES)  // (the macro: A/B builds)
+  constexpr uintptr_t kHuge = uintptr_t(2) << 20;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) / kHuge * kHuge;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) / kHuge * kHuge;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // (an error: 4 KB pages)
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
 
 int BrickMask::count() const { return int(count_bits(this, 1)); }
 

@@ -180,6 +180,19 @@ struct SparseGrid {
   }
 };
 
+// Writes bricks [b0, b1) of a value grid from its active values alone: `active` holds, brick by brick
+// and in ascending offset, each active voxel's `channels` 32-bit words; active_begin[b] (b0 <= b <
+// b1) is where brick b's begin there. Every word of those bricks in `values` (channels * 512 per
+// brick, the SparseGrid layout) is written: the active voxels' words, 0 elsewhere. Runs on all cores.
+void expand_active_values(const BrickMask* masks, const uint64_t* active_begin, size_t b0, size_t b1, int channels,
+                          const void* active, void* values);
+
+// Advises the kernel to back the whole 2 MB pages inside [p, p + bytes) with transparent huge pages
+// (Linux: madvise MADV_HUGEPAGE, which Ubuntu's and Debian's default THP mode `madvise` waits for;
+// elsewhere nothing), for a large array about to be written for the first time: its pages then
+// fault in 2 MB at a time. Advice only: the memory and its contents are unchanged.
+void advise_huge_pages(void* p, size_t bytes);
+
 // `g` itself when it holds no run, else a copy with its runs expanded into `storage`.
 const SparseGrid& expanded_runs(const SparseGrid& g, SparseGrid& storage);
 

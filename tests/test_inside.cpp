@@ -508,6 +508,41 @@ TEST(SparseGridRuns, HugeInteriorsAreRefusedOutsideVdb) {
   EXPECT_FALSE(test::file_exists(dir.file("huge.ply")));
 }
 
+// Bricks written from their active values alone (what the GPU downloads) equal bricks written
+// voxel by voxel, for 1 and 3 channels, empty to full bricks, over a range of bricks only.
+TEST(SparseGridValues, ActiveValuesExpandIntoTheirBricks) {
+  std::mt19937 rng(7);
+  for (int channels : {1, 3}) {
+    const size_t n = 3000;
+    std::vector<BrickMask> masks(n);
+    for (size_t b = 0; b < n; ++b) {
+      const int kind = int(b % 5);  // empty-ish, sparse, half, dense, full
+      for (int off = 0; off < kBrickVoxels; ++off) {
+        const bool on = kind == 4 || (kind == 1 && rng() % 17 == 0) || (kind == 2 && rng() % 2) ||
+                        (kind == 3 && rng() % 8 != 0) || (kind == 0 && off == int(b % 512));
+        if (on) masks[b].set(off);
+      }
+    }
+    std::vector<uint64_t> begin(n + 1, 0);
+    for (size_t b = 0; b < n; ++b) begin[b + 1] = begin[b] + uint64_t(masks[b].count());
+    std::vector<uint32_t> active(begin[n] * channels), want(n * kBrickVoxels * channels, 0);
+    for (size_t b = 0, k = 0; b < n; ++b)
+      for (int off = 0; off < kBrickVoxels; ++off)
+        if (masks[b].test(off))
+          for (int c = 0; c < channels; ++c, ++k) {
+            active[k] = uint32_t(rng()) | 1u;
+            want[(b * kBrickVoxels + off) * channels + c] = active[k];
+          }
+    std::vector<uint32_t> got(want.size(), 0xdeadbeefu);
+    advise_huge_pages(got.data() + 1, got.size() * 4 - 8);  // (advice: nothing changes; unaligned ends)
+    advise_huge_pages(got.data(), 100);
+    expand_active_values(masks.data(), begin.data(), 100, n, channels, active.data(), got.data());
+    for (size_t i = 0; i < size_t(100) * kBrickVoxels * channels; ++i) ASSERT_EQ(got[i], 0xdeadbeefu) << i;
+    expand_active_values(masks.data(), begin.data(), 0, 100, channels, active.data(), got.data());
+    EXPECT_EQ(got, want) << channels;
+  }
+}
+
 // A 1024^3 solid of a box: the interior is 2M full bricks held in ~16k runs, and the union with
 // the surface raster keeps that form.
 TEST(Inside, ALargeSolidIsHeldByItsSurface) {

@@ -1,6 +1,7 @@
 // Brick merge: after the bricks are sorted by key, each run of equal keys (from virtual tiles of
 // one tile, or from triangle batches) becomes one brick: OR of the masks, the target's blend of
-// the values (add, max of codes, 64-bit fixed-point add), decoded into the output values. Binary
+// the values (add, max of codes, 64-bit fixed-point add), decoded into the output values of its
+// active voxels only (the host expands them into its bricks: core/sparse_grid.h expand_active_values). Binary
 // bricks may skip the sort: a bitmap of the grid's bricks ranks them (launch_bitmap_merge).
 #include <algorithm>
 
@@ -13,16 +14,12 @@
 namespace voxtile {
 namespace {
 
-template <Target kTarget, Blend kBlend>
-__global__ void merge_kernel(const uint64_t* __restrict__ keys_in, const uint32_t* __restrict__ perm,
-                             const uint32_t* __restrict__ starts, uint64_t num_unique, uint64_t n,
-                             const uint32_t* __restrict__ masks_in, const uint32_t* __restrict__ values_in,
-                             uint64_t* __restrict__ keys_out, uint32_t* __restrict__ masks_out,
-                             uint32_t* __restrict__ values_out, ShadeConsts consts) {
-  constexpr Word kWord = word_kind(kTarget, kBlend);
-  constexpr int kAcc = acc_channels(kTarget, kBlend);
-  constexpr int kOut = out_channels(kTarget);
-  constexpr int kIn = brick_value_words({kTarget, kBlend});
+// A warp per merged brick (a run of equal keys in the sorted order perm, from starts[u]): the OR of
+// its masks and its key.
+__global__ void merge_masks_kernel(const uint64_t* __restrict__ keys_in, const uint32_t* __restrict__ perm,
+                                   const uint32_t* __restrict__ starts, uint64_t num_unique, uint64_t n,
+                                   const uint32_t* __restrict__ masks_in, uint64_t* __restrict__ keys_out,
+                                   uint32_t* __restrict__ masks_out) {
   const uint64_t u = (uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const int lane = threadIdx.x & 31;
   if (u >= num_unique) return;
@@ -34,25 +31,57 @@ __global__ void merge_kernel(const uint64_t* __restrict__ keys_in, const uint32_
     masks_out[u * kBrickMaskWords + lane] = word;
   }
   if (lane == 0) keys_out[u] = keys_in[perm[start]];
-  for (int w = 0; w < (kWord == Word::kBit ? 0 : 16); ++w) {
-    const int off = w * 32 + lane;
-    uint32_t out[3];
-    if constexpr (kWord == Word::kAdd64) {
-      uint64_t acc[3] = {0, 0, 0};
-      for (uint32_t r = start; r < end; ++r) {
-        const uint64_t* in = reinterpret_cast<const uint64_t*>(values_in + uint64_t(perm[r]) * kIn);
-        for (int c = 0; c < kAcc; ++c) acc[c] += in[c * kBrickVoxels + off];
+}
+
+struct BrickPopcount {  // the active voxels of merged brick i, 0 past the last
+  const uint32_t* masks;
+  uint64_t n;
+  __device__ uint64_t operator()(uint64_t i) const {
+    if (i >= n) return 0;
+    uint64_t c = 0;
+    for (int w = 0; w < kBrickMaskWords; ++w) c += uint64_t(__popc(masks[i * kBrickMaskWords + w]));
+    return c;
+  }
+};
+
+// A warp per merged brick: the target's blend of its run's values, decoded, for its active voxels
+// only (masks_out: the merged masks), written in ascending offset from active_begin[u] (their
+// exclusive scan), so that the host downloads no inactive voxel.
+template <Target kTarget, Blend kBlend>
+__global__ void merge_values_kernel(const uint32_t* __restrict__ perm, const uint32_t* __restrict__ starts,
+                                    uint64_t num_unique, uint64_t n, const uint32_t* __restrict__ masks_out,
+                                    const uint32_t* __restrict__ values_in, const uint64_t* __restrict__ active_begin,
+                                    uint32_t* __restrict__ values_out, ShadeConsts consts) {
+  constexpr Word kWord = word_kind(kTarget, kBlend);
+  constexpr int kAcc = acc_channels(kTarget, kBlend);
+  constexpr int kOut = out_channels(kTarget);
+  constexpr int kIn = brick_value_words({kTarget, kBlend});
+  const uint64_t u = (uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const int lane = threadIdx.x & 31;
+  if (u >= num_unique) return;
+  const uint32_t start = starts[u], end = u + 1 < num_unique ? starts[u + 1] : uint32_t(n);
+  uint64_t at = active_begin[u];
+  for (int w = 0; w < kBrickMaskWords; ++w) {
+    const uint32_t word = masks_out[u * kBrickMaskWords + w];
+    if ((word >> lane) & 1u) {
+      const int off = w * 32 + lane;
+      uint32_t out[3];
+      if constexpr (kWord == Word::kAdd64) {
+        uint64_t acc[3] = {0, 0, 0};
+        for (uint32_t r = start; r < end; ++r) {
+          const uint64_t* in = reinterpret_cast<const uint64_t*>(values_in + uint64_t(perm[r]) * kIn);
+          for (int c = 0; c < kAcc; ++c) acc[c] += in[c * kBrickVoxels + off];
+        }
+        decode64<kTarget, kBlend>(acc, consts, out);
+      } else {
+        uint32_t acc = 0;  // add (count), or max of codes (0 = empty)
+        for (uint32_t r = start; r < end; ++r) acc = blend32<kWord>(acc, values_in[uint64_t(perm[r]) * kIn + off]);
+        decode32<kTarget, kBlend>(acc, out);
       }
-      decode64<kTarget, kBlend>(acc, consts, out);
-    } else {
-      uint32_t acc = 0;  // add (count), or max of codes (0 = empty)
-      for (uint32_t r = start; r < end; ++r) {
-        const uint32_t v = values_in[uint64_t(perm[r]) * kIn + off];
-        acc = blend32<kWord>(acc, v);
-      }
-      decode32<kTarget, kBlend>(acc, out);
+      const uint64_t k = at + uint64_t(__popc(word & ((1u << lane) - 1u)));
+      for (int c = 0; c < kOut; ++c) values_out[k * kOut + c] = out[c];
     }
-    for (int c = 0; c < kOut; ++c) values_out[(u * kBrickVoxels + off) * kOut + c] = out[c];
+    at += uint64_t(__popc(word));
   }
 }
 
@@ -151,14 +180,18 @@ void launch_bitmap_merge(const uint64_t* d_keys_in, uint64_t n, const unsigned l
   VT_CUDA_CHECK_LAUNCH();
 }
 
-void launch_brick_merge(const uint64_t* d_keys_in, const uint32_t* d_perm, const uint32_t* d_starts, uint64_t num_unique,
-                        uint64_t n, const uint32_t* d_masks_in, const uint32_t* d_values_in, uint64_t* d_keys_out,
-                        uint32_t* d_masks_out, uint32_t* d_values_out, const TargetSpec& target,
-                        const ShadeConsts& consts, cudaStream_t stream) {
+void launch_brick_merge(const uint64_t* d_keys_in, const uint32_t* d_perm, const uint32_t* d_starts,
+                        uint64_t num_unique, uint64_t n, const uint32_t* d_masks_in, const uint32_t* d_values_in,
+                        uint64_t* d_keys_out, uint32_t* d_masks_out, uint64_t* d_active_begin, uint32_t* d_values_out,
+                        const TargetSpec& target, const ShadeConsts& consts, CubTemp& cub, cudaStream_t stream) {
   if (num_unique == 0) return;
+  launch_1d(merge_masks_kernel, num_unique * 32, 256, stream, d_keys_in, d_perm, d_starts, num_unique, n, d_masks_in,
+            d_keys_out, d_masks_out);
+  if (target.target == Target::kBinary) return;
+  scan_counts<uint64_t>(BrickPopcount{d_masks_out, num_unique}, d_active_begin, num_unique, kBlockScanMax, cub, stream);
   with_target(target, [&](auto t, auto b) {  // a warp per merged brick
-    launch_1d(merge_kernel<decltype(t)::value, decltype(b)::value>, num_unique * 32, 256, stream, d_keys_in, d_perm,
-              d_starts, num_unique, n, d_masks_in, d_values_in, d_keys_out, d_masks_out, d_values_out, consts);
+    launch_1d(merge_values_kernel<decltype(t)::value, decltype(b)::value>, num_unique * 32, 256, stream, d_perm,
+              d_starts, num_unique, n, d_masks_out, d_values_in, d_active_begin, d_values_out, consts);
   });
 }
 

@@ -166,12 +166,14 @@ void launch_bitmap_merge(const uint64_t* d_keys_in, uint64_t n, const unsigned l
                          uint32_t* d_bitmap, uint32_t* d_word_rank, CubTemp& cub, const uint32_t* d_masks_in,
                          uint64_t* d_keys_out, uint32_t* d_masks_out, int num_sms, cudaStream_t stream);
 // Merges each run (d_starts: num_unique run starts into d_perm, the sorting permutation of the
-// unmerged bricks d_keys_in) into one brick: OR of masks, and
-// the target's blend of the raw values, decoded into 512 * out_channels output words per brick
-// (int32 or float bits, x,y,z interleaved per voxel), as core/targets.h decode32/decode64.
-void launch_brick_merge(const uint64_t* d_keys_in, const uint32_t* d_perm, const uint32_t* d_starts, uint64_t num_unique,
-                        uint64_t n, const uint32_t* d_masks_in, const uint32_t* d_values_in, uint64_t* d_keys_out,
-                        uint32_t* d_masks_out, uint32_t* d_values_out, const TargetSpec& target,
-                        const ShadeConsts& consts, cudaStream_t stream);
+// unmerged bricks d_keys_in) into one brick: OR of masks, and for value targets the target's blend
+// of the raw values, decoded (core/targets.h decode32/decode64) for the merged brick's active voxels
+// only: out_channels words each (int32 or float bits, x,y,z interleaved per voxel), in ascending
+// offset, brick u's from d_active_begin[u] (num_unique + 1 entries: the exclusive scan of the
+// bricks' active voxels, then their total).
+void launch_brick_merge(const uint64_t* d_keys_in, const uint32_t* d_perm, const uint32_t* d_starts,
+                        uint64_t num_unique, uint64_t n, const uint32_t* d_masks_in, const uint32_t* d_values_in,
+                        uint64_t* d_keys_out, uint32_t* d_masks_out, uint64_t* d_active_begin, uint32_t* d_values_out,
+                        const TargetSpec& target, const ShadeConsts& consts, CubTemp& cub, cudaStream_t stream);
 
 }  // namespace voxtile
