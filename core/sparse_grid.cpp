@@ -33,21 +33,25 @@ VT_POPCNT_CLONES uint64_t count_bits(const BrickMask* m, size_t n) {
 }
 }  // namespace
 
+void expand_brick_values(const BrickMask& mask, int channels, const void* active, void* brick) {
+  const size_t word = size_t(channels) * 4;  // bytes per voxel
+  char* out = static_cast<char*>(brick);
+  std::memset(out, 0, word * kBrickVoxels);
+  const char* in = static_cast<const char*>(active);
+  for (int w = 0; w < 8; ++w)
+    for (uint64_t bits = mask.w[w]; bits; bits &= bits - 1) {
+      std::memcpy(out + size_t(w * 64 + __builtin_ctzll(bits)) * word, in, word);
+      in += word;
+    }
+}
+
 void expand_active_values(const BrickMask* masks, const uint64_t* active_begin, size_t b0, size_t b1, int channels,
                           const void* active, void* values) {
-  const size_t words = size_t(channels) * kBrickVoxels;
+  const size_t word = size_t(channels) * 4;
   tbb::parallel_for(tbb::blocked_range<size_t>(b0, b1, 256), [&](const tbb::blocked_range<size_t>& r) {
-    for (size_t b = r.begin(); b < r.end(); ++b) {
-      char* out = static_cast<char*>(values) + b * words * 4;
-      std::memset(out, 0, words * 4);
-      const char* in = static_cast<const char*>(active) + active_begin[b] * size_t(channels) * 4;
-      for (int w = 0; w < 8; ++w)
-        for (uint64_t bits = masks[b].w[w]; bits; bits &= bits - 1) {
-          const size_t off = size_t(w * 64 + __builtin_ctzll(bits));
-          std::memcpy(out + off * size_t(channels) * 4, in, size_t(channels) * 4);
-          in += size_t(channels) * 4;
-        }
-    }
+    for (size_t b = r.begin(); b < r.end(); ++b)
+      expand_brick_values(masks[b], channels, static_cast<const char*>(active) + active_begin[b] * word,
+                          static_cast<char*>(values) + b * word * kBrickVoxels);
   });
 }
 

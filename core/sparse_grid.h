@@ -180,10 +180,12 @@ struct SparseGrid {
   }
 };
 
-// Writes bricks [b0, b1) of a value grid from its active values alone: `active` holds, brick by brick
-// and in ascending offset, each active voxel's `channels` 32-bit words; active_begin[b] (b0 <= b <
-// b1) is where brick b's begin there. Every word of those bricks in `values` (channels * 512 per
-// brick, the SparseGrid layout) is written: the active voxels' words, 0 elsewhere. Runs on all cores.
+// Writes one brick's values (channels * 512 32-bit words, the SparseGrid layout) from its active
+// voxels' alone: `active` holds each active voxel's `channels` words in ascending offset; the
+// other voxels' words are 0.
+void expand_brick_values(const BrickMask& mask, int channels, const void* active, void* brick);
+// The same for bricks [b0, b1) of a grid, on all cores: `active` holds their active values brick by
+// brick, brick b's from active_begin[b] (in voxels); `values` is the grid's value array.
 void expand_active_values(const BrickMask* masks, const uint64_t* active_begin, size_t b0, size_t b1, int channels,
                           const void* active, void* values);
 

@@ -35,7 +35,11 @@ constexpr int kBricksPerTileAxis = kTile / kBrickDim;
 struct TileBricks {
   std::vector<uint64_t> keys;
   std::vector<BrickMask> masks;
-  std::vector<uint32_t> values;  // 512 * out_channels per brick: int32 or float bits
+  // The active voxels' values only, brick by brick in ascending offset (out_channels words each:
+  // int32 or float bits), brick b's from value_begin[b]; expanded into the grid's bricks of 512 when
+  // they are assembled (expand_brick_values).
+  std::vector<uint32_t> values;
+  std::vector<uint32_t> value_begin;
 };
 
 // Tile scratch of one thread: 32-bit words, or 64-bit channels plus an occupancy byte per voxel.
@@ -110,7 +114,7 @@ SparseGrid raster_target(const Mesh& mesh, const GridSpec& spec, VoxelMode mode,
         const int bx = bi / (kBricksPerTileAxis * kBricksPerTileAxis), by = (bi / kBricksPerTileAxis) % kBricksPerTileAxis,
                   bz = bi % kBricksPerTileAxis;
         BrickMask m{};
-        std::array<uint32_t, kBrickVoxels * kOut> vals{};
+        const size_t first = tb.values.size();
         for (int x = 0; x < 8; ++x)
           for (int y = 0; y < 8; ++y)
             for (int z = 0; z < 8; ++z) {
@@ -124,19 +128,25 @@ SparseGrid raster_target(const Mesh& mesh, const GridSpec& spec, VoxelMode mode,
                   sc.w64[size_t(c) * kTileVoxels + cell] = 0;
                 }
                 sc.occ[cell] = 0;
-                decode64<T, B>(acc, consts, &vals[size_t(off) * kOut]);
+                uint32_t v[3];
+                decode64<T, B>(acc, consts, v);
+                tb.values.insert(tb.values.end(), v, v + kOut);
               } else {
                 const uint32_t acc = sc.w32[cell];
                 if (!acc) continue;
                 sc.w32[cell] = 0;
-                decode32<T, B>(acc, &vals[size_t(off) * kOut]);
+                if constexpr (kValues) {
+                  uint32_t v[3];
+                  decode32<T, B>(acc, v);
+                  tb.values.insert(tb.values.end(), v, v + kOut);
+                }
               }
-              m.set(off);
+              m.set(off);  // (offsets ascend: x, then y, then z)
             }
         if (!m.any()) continue;
         tb.keys.push_back(brick_key(base[0] / 8 + bx, base[1] / 8 + by, base[2] / 8 + bz));
         tb.masks.push_back(m);
-        if (kValues) tb.values.insert(tb.values.end(), vals.begin(), vals.end());
+        if (kValues) tb.value_begin.push_back(uint32_t(first / kOut));
       }
     }
     progress_advance(r.size());
@@ -167,10 +177,10 @@ SparseGrid raster_target(const Mesh& mesh, const GridSpec& spec, VoxelMode mode,
       grid.keys[b] = ref.key;
       grid.masks[b] = out[ref.tile].masks[ref.index];
       if (!kValues) continue;
-      const uint32_t* src = out[ref.tile].values.data() + size_t(ref.index) * per_brick;
+      const TileBricks& tb = out[ref.tile];
       void* dst = grid.value_type == ValueType::kInt32 ? static_cast<void*>(grid.ivalues.data() + b * per_brick)
                                                        : static_cast<void*>(grid.fvalues.data() + b * per_brick);
-      std::memcpy(dst, src, per_brick * sizeof(uint32_t));
+      expand_brick_values(grid.masks[b], kOut, tb.values.data() + size_t(tb.value_begin[ref.index]) * kOut, dst);
     }
   });
   *ms_assemble = ms_since(t0);
