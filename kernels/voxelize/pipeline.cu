@@ -434,7 +434,7 @@ SparseGrid VoxelizeState::download_merged(GpuContext& ctx, size_t t, uint64_t nu
   ctx.download(grid.masks.data(), d_out_masks.data(), num_unique * sizeof(BrickMask));
   if (target == Target::kBinary || num_unique == 0) return grid;
   // Value targets: only the active voxels' values come down (5-8x fewer bytes on the benchmark
-  // meshes: their bricks are 10-20% full), then are expanded into the grid's bricks on all cores.
+  // meshes: their bricks are 10-25% full), then are expanded into the grid's bricks on all cores.
   const int channels = out_channels(target);
   active_begin.resize(num_unique + 1);
   ctx.download(active_begin.data(), d_active_begin.data(), (num_unique + 1) * sizeof(uint64_t));
@@ -450,9 +450,10 @@ SparseGrid VoxelizeState::download_merged(GpuContext& ctx, size_t t, uint64_t nu
     grid.fvalues.resize(words);
     values = grid.fvalues.data();
   }
-  // The bricks' fresh pages are faulted in as they are expanded: in 2 MB pages, 1.2-1.6x faster on
-  // an H200 machine than in 4 KB ones, where without them the smaller copy saves little or nothing
-  // (scripts/bench-results/value-download-h200-2026-11-28.md).
+  // The bricks' fresh pages are faulted in as they are expanded: in 2 MB pages the download is
+  // 1.1-1.5x faster on an H200 machine than in 4 KB ones, whose faults take back most of what the
+  // smaller copy saves (CAD slivers' count: slower than the dense copy;
+  // scripts/bench-results/value-download-h200-2026-11-28.md).
   advise_huge_pages(values, words * sizeof(uint32_t));
   expand_active_values(grid.masks.data(), active_begin.data(), 0, num_unique, channels, active_values.data(), values);
   return grid;
