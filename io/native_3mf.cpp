@@ -15,6 +15,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -174,7 +175,8 @@ class Reader {
     for (const Component& item : part.build)
       place(item.path.empty() ? part : load_part(item.path), item.object, item.transform, 0);
     appender.finish();
-    // Material 0 for triangles without a base material, then every base material in file order.
+    // Material 0 for triangles without a base material or colour, then every base material and
+    // colour group entry in file order.
     m_out.mesh.num_materials = 1 + m_colors.size();
     if (m_any_color) {
       m_out.mesh.material_colors = {0xC8C8C8};
@@ -265,7 +267,7 @@ class Reader {
     const char* end = p + part.text.size();
     Tag t;
     Object* object = nullptr;
-    std::vector<uint32_t>* group = nullptr;  // the basematerials being read
+    std::vector<uint32_t>* group = nullptr;  // the basematerials or colour group being read
     bool in_build = false, in_model = false;
     while (next_tag(p, end, t)) {
       if (t.name == "model" && !t.closing) in_model = true;
@@ -273,7 +275,7 @@ class Reader {
       if (t.closing) {
         if (t.name == "object")
           object = nullptr;
-        else if (t.name == "basematerials")
+        else if (t.name == "basematerials" || t.name == "colorgroup")
           group = nullptr;
         else if (t.name == "build")
           in_build = false;
@@ -304,12 +306,17 @@ class Reader {
         object->has_mesh = true;
       } else if (t.name == "component" && object) {
         object->components.push_back(placement(t));
-      } else if (t.name == "basematerials") {
+      } else if (t.name == "texture2dgroup" || t.name == "compositematerials" || t.name == "multiproperties") {
+        m_unread_groups.insert({&part, id_of(t, "id")});
+      } else if (t.name == "basematerials" || t.name == "colorgroup") {
+        // Base materials, and the materials extension's colour groups: a colour per entry, each
+        // entry a material (a triangle whose corners name different colours of a group takes its
+        // first corner's, p1: colour gradients are not interpolated).
         group = &m_groups[{&part, id_of(t, "id")}];
-      } else if (t.name == "base" && group) {
+      } else if ((t.name == "base" || t.name == "color") && group) {
         std::string_view s;
         uint32_t rgb = 0xC8C8C8;
-        if (attribute(t.attrs, "displaycolor", s) && s.size() >= 7 && s[0] == '#') {
+        if (attribute(t.attrs, t.name == "base" ? "displaycolor" : "color", s) && s.size() >= 7 && s[0] == '#') {
           rgb = uint32_t(std::strtoul(std::string(s.substr(1, 6)).c_str(), nullptr, 16));
           m_any_color = true;
         }
@@ -372,7 +379,7 @@ class Reader {
     if (integer(t.attrs, "pid", l.pid)) integer(t.attrs, "pindex", l.pindex);
   }
 
-  // A base material as a material number (0: none).
+  // A base material or colour group entry as a material number (0: none).
   uint32_t material(const Part& part, int64_t pid, int64_t index) const {
     if (pid < 0 || index < 0) return 0;
     const auto it = m_groups.find({&part, uint64_t(pid)});
@@ -474,16 +481,17 @@ class Reader {
     for (size_t k = 0; k < nv; ++k)
       if (bad_vertex[k]) bad("vertex " + std::to_string(k) + " of an object has no numbers x, y and z");
     std::vector<uint32_t> tris, mats;
-    std::vector<uint8_t> bad_tri;
+    std::vector<uint8_t> bad_tri, unread;  // unread: 1 a colour gradient, 2 a property group not read
     each_element(
         o.triangles, "triangle",
         [&](size_t n) {
           tris.resize(3 * n);
           mats.resize(n);
           bad_tri.assign(n, 0);
+          unread.assign(n, 0);
         },
         [&](size_t k, std::string_view attrs) {
-          int64_t v[3] = {-1, -1, -1}, pid = o.pid, p1 = o.pindex;
+          int64_t v[3] = {-1, -1, -1}, pid = o.pid, p[3] = {o.pindex, -1, -1};
           bool own_pid = false, own_p1 = false;
           each_attribute(attrs, [&](std::string_view name, std::string_view s) {
             const char* q = s.data();
@@ -493,24 +501,38 @@ class Reader {
             else if (name == "pid")
               own_pid = parse_int(q, e, pid);
             else if (name == "p1")
-              own_p1 = parse_int(q, e, p1);
+              own_p1 = parse_int(q, e, p[0]);
+            else if (name == "p2" || name == "p3")
+              parse_int(q, e, p[name[1] - '1']);
             return true;
           });
-          if (own_pid && !own_p1) p1 = 0;
+          if (own_pid && !own_p1) p[0] = 0;
           for (int c = 0; c < 3; ++c) {
             if (v[c] < 0 || uint64_t(v[c]) >= nv) bad_tri[k] = 1;
             tris[3 * k + size_t(c)] = uint32_t(v[c]);
           }
-          mats[k] = material(part, pid, p1);
+          mats[k] = material(part, pid, p[0]);
+          if ((p[1] >= 0 && p[1] != p[0]) || (p[2] >= 0 && p[2] != p[0])) unread[k] |= 1;
+          if (pid >= 0 && m_unread_groups.count({&part, uint64_t(pid)})) unread[k] |= 2;
         });
+    uint8_t any_unread = 0;
     for (size_t k = 0; k < mats.size(); ++k) {
       if (bad_tri[k]) {
         ++d->bad;
         continue;
       }
+      any_unread |= unread[k];
       d->triangles.insert(d->triangles.end(), &tris[3 * k], &tris[3 * k] + 3);
       d->materials.push_back(mats[k]);
     }
+    if (any_unread & 1)
+      warn(
+          "triangles whose corners name different 3MF colours take their first corner's colour (gradients are not "
+          "interpolated)");
+    if (any_unread & 2)
+      warn(
+          "triangles coloured by a 3MF texture, composite-material or multi-property group are read without a colour "
+          "(those groups are not read)");
     if (o.lattice.present) add_lattice(part, o, *d);
     return *m_decoded.emplace(&o, std::move(d)).first->second;
   }
@@ -862,8 +884,10 @@ class Reader {
   zip::Reader m_zip;
   MeshAppender* m_appender = nullptr;
   std::map<std::string, std::unique_ptr<Part>> m_parts;
-  std::map<std::pair<const Part*, uint64_t>, std::vector<uint32_t>> m_groups;  // basematerials -> colour numbers
-  std::vector<uint32_t> m_colors;                                              // base materials' colours, in file order
+  // basematerials and colour groups -> colour numbers; their colours, in file order
+  std::map<std::pair<const Part*, uint64_t>, std::vector<uint32_t>> m_groups;
+  std::vector<uint32_t> m_colors;
+  std::set<std::pair<const Part*, uint64_t>> m_unread_groups;  // texture, composite, multi-property groups
   std::map<const Object*, std::unique_ptr<Decoded>> m_decoded;
   size_t m_mesh_count = 0, m_visits = 0;
   bool m_any_color = false;

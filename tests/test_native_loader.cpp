@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/points.h"
 #include "core/voxelize.h"
 #include "io/files.h"
 #include "io/mesh_reader.h"
@@ -609,6 +610,54 @@ TEST(NativeLoader, ThreeMfBeamLattices) {
     EXPECT_NE(std::string(e.what()).find("bad.3mf: a <beamlattice> whose radius is not a positive number"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// 3MF colour groups (the materials extension) as materials beside base materials: an object's
+// default colour, a triangle's own (p1; a gradient over its corners takes p1's, with a warning),
+// colours with alpha, an index out of range and a texture group (no material; the texture group with
+// a warning); points sampled from it take those colours.
+TEST(NativeLoader, ThreeMfColourGroups) {
+  test::TempDir dir;
+  const std::string rels =
+      R"(<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">)"
+      R"(<Relationship Target="/3D/3dmodel.model" Id="r" Type="http://schemas.microsoft.com/3dmanufacturing/2013/01/3dmodel"/></Relationships>)";
+  const std::string model = R"(<?xml version="1.0" encoding="UTF-8"?>
+<model unit="millimeter" xmlns="http://schemas.microsoft.com/3dmanufacturing/core/2015/02"
+       xmlns:m="http://schemas.microsoft.com/3dmanufacturing/material/2015/02">
+ <resources>
+  <basematerials id="1"><base name="grey" displaycolor="#808080"/></basematerials>
+  <m:colorgroup id="2"><m:color color="#FF0000FF"/><m:color color="#00FF00"/><m:color color="#0000FF80"/></m:colorgroup>
+  <m:texture2dgroup id="4" texid="9"><m:tex2coord u="0" v="0"/></m:texture2dgroup>
+  <object id="3" type="model" pid="2" pindex="1"><mesh>
+   <vertices><vertex x="0" y="0" z="0"/><vertex x="1" y="0" z="0"/><vertex x="0" y="1" z="0"/><vertex x="0" y="0" z="1"/></vertices>
+   <triangles><triangle v1="0" v2="2" v3="1"/><triangle v1="0" v2="3" v3="2" pid="2" p1="2" p2="0" p3="1"/>
+    <triangle v1="1" v2="2" v3="3" pid="1" p1="0"/><triangle v1="0" v2="1" v3="3" pid="2" p1="7"/>
+    <triangle v1="1" v2="3" v3="2" pid="4" p1="0"/></triangles>
+  </mesh></object>
+ </resources>
+ <build><item objectid="3"/></build>
+</model>)";
+  std::ofstream(dir.file("c.3mf"), std::ios::binary)
+      << zip_stored({{"_rels/.rels", rels}, {"3D/3dmodel.model", model}});
+  const MeshLoadResult r = load_mesh(dir.file("c.3mf"), false, Loader::kNative);
+  ASSERT_EQ(r.mesh.num_triangles(), 5u);
+  // Colours in file order: grey, red, green, blue (materials 1-4; 0: none, also for the texture group).
+  EXPECT_EQ(std::vector<uint32_t>(r.mesh.material_ids.begin(), r.mesh.material_ids.end()),
+            (std::vector<uint32_t>{3, 4, 1, 0, 0}));
+  // What is not read is said: the gradient, the texture group.
+  ASSERT_EQ(r.warnings.size(), 2u);
+  EXPECT_NE(r.warnings[0].find("gradients are not interpolated"), std::string::npos) << r.warnings[0];
+  EXPECT_NE(r.warnings[1].find("texture, composite-material or multi-property group"), std::string::npos)
+      << r.warnings[1];
+  EXPECT_EQ(r.mesh.material_colors, (std::vector<uint32_t>{0xC8C8C8, 0x808080, 0xFF0000, 0x00FF00, 0x0000FF}));
+  EXPECT_EQ(r.mesh.num_materials, 5u);
+  const PointCloud pc = sample_mesh(r.mesh, 400);
+  ASSERT_EQ(pc.colors.size(), pc.ids.size());
+  const uint32_t want[5] = {0x00FF00, 0x0000FF, 0x808080, 0xC8C8C8, 0xC8C8C8};
+  for (size_t i = 0; i < pc.ids.size(); ++i) {
+    const Rgb8& c = pc.colors[i];
+    ASSERT_EQ(uint32_t(c.r) << 16 | uint32_t(c.g) << 8 | c.b, want[pc.ids[i]]) << i;
   }
 }
 
