@@ -310,9 +310,11 @@ class Reader {
         m_unread_groups.insert({&part, id_of(t, "id")});
       } else if (t.name == "basematerials" || t.name == "colorgroup") {
         // Base materials, and the materials extension's colour groups: a colour per entry, each
-        // entry a material (a triangle whose corners name different colours of a group takes its
-        // first corner's, p1: colour gradients are not interpolated).
+        // entry a material (a triangle's is its first corner's, p1). Where the package has colour
+        // groups the corners' colours also become vertex colours (decode), so that a triangle whose
+        // corners differ is coloured by their gradient.
         group = &m_groups[{&part, id_of(t, "id")}];
+        if (t.name == "colorgroup") m_any_colour_group = true;
       } else if ((t.name == "base" || t.name == "color") && group) {
         std::string_view s;
         uint32_t rgb = 0xC8C8C8;
@@ -447,6 +449,7 @@ class Reader {
     std::vector<aiVector3D> positions;
     std::vector<uint32_t> triangles;  // (only those whose indices are in range)
     std::vector<uint32_t> materials;  // per triangle
+    std::vector<aiColor4D> colors;    // per vertex, where the package has colour groups (else empty)
     size_t bad = 0;
     uint32_t mesh_number = 0;
   };
@@ -480,13 +483,16 @@ class Reader {
     const size_t nv = d->positions.size();
     for (size_t k = 0; k < nv; ++k)
       if (bad_vertex[k]) bad("vertex " + std::to_string(k) + " of an object has no numbers x, y and z");
-    std::vector<uint32_t> tris, mats;
-    std::vector<uint8_t> bad_tri, unread;  // unread: 1 a colour gradient, 2 a property group not read
+    // corners: each corner's colour as a material number (0: none), where the package has colour groups.
+    std::vector<uint32_t> tris, mats, corners;
+    std::vector<uint8_t> bad_tri, unread;  // unread: a property group not read
+    const bool colour_groups = m_any_colour_group;
     each_element(
         o.triangles, "triangle",
         [&](size_t n) {
           tris.resize(3 * n);
           mats.resize(n);
+          if (colour_groups) corners.resize(3 * n);
           bad_tri.assign(n, 0);
           unread.assign(n, 0);
         },
@@ -512,10 +518,17 @@ class Reader {
             tris[3 * k + size_t(c)] = uint32_t(v[c]);
           }
           mats[k] = material(part, pid, p[0]);
-          if ((p[1] >= 0 && p[1] != p[0]) || (p[2] >= 0 && p[2] != p[0])) unread[k] |= 1;
-          if (pid >= 0 && m_unread_groups.count({&part, uint64_t(pid)})) unread[k] |= 2;
+          if (colour_groups)  // (p2 and p3 default to p1)
+            for (int c = 0; c < 3; ++c)
+              corners[3 * k + size_t(c)] = c == 0 || p[c] < 0 ? mats[k] : material(part, pid, p[c]);
+          if (pid >= 0 && m_unread_groups.count({&part, uint64_t(pid)})) unread[k] = 1;
         });
     uint8_t any_unread = 0;
+    bool conflict = false;
+    if (colour_groups) d->colors.assign(nv, aiColor4D(-1, -1, -1, 1));  // (r < 0: not coloured yet)
+    auto colour = [](uint32_t rgb) {
+      return aiColor4D(float(rgb >> 16) / 255.0f, float((rgb >> 8) & 255) / 255.0f, float(rgb & 255) / 255.0f, 1);
+    };
     for (size_t k = 0; k < mats.size(); ++k) {
       if (bad_tri[k]) {
         ++d->bad;
@@ -524,16 +537,32 @@ class Reader {
       any_unread |= unread[k];
       d->triangles.insert(d->triangles.end(), &tris[3 * k], &tris[3 * k] + 3);
       d->materials.push_back(mats[k]);
+      // A vertex takes the colour its first triangle (in file order) gives its corner.
+      for (int c = 0; colour_groups && c < 3; ++c) {
+        const uint32_t m = corners[3 * k + size_t(c)];
+        const aiColor4D want = colour(m ? m_colors[m - 1] : kNoColour);
+        aiColor4D& have = d->colors[tris[3 * k + size_t(c)]];
+        if (have.r < 0)
+          have = want;
+        else if (have != want)
+          conflict = true;
+      }
     }
-    if (any_unread & 1)
-      warn(
-          "triangles whose corners name different 3MF colours take their first corner's colour (gradients are not "
-          "interpolated)");
-    if (any_unread & 2)
+    for (aiColor4D& c : d->colors)  // (vertices of no triangle)
+      if (c.r < 0) c = colour(kNoColour);
+    if (conflict) warn("vertices whose triangles give them different 3MF colours take their first triangle's colour");
+    if (any_unread)
       warn(
           "triangles coloured by a 3MF texture, composite-material or multi-property group are read without a colour "
           "(those groups are not read)");
-    if (o.lattice.present) add_lattice(part, o, *d);
+    if (o.lattice.present) {
+      add_lattice(part, o, *d);
+      if (colour_groups) {  // the lattice's vertices: its material's colour
+        const Lattice& l = o.lattice;
+        const uint32_t m = material(part, l.pid >= 0 ? l.pid : o.pid, l.pid >= 0 ? l.pindex : o.pindex);
+        d->colors.resize(d->positions.size(), colour(m ? m_colors[m - 1] : kNoColour));
+      }
+    }
     return *m_decoded.emplace(&o, std::move(d)).first->second;
   }
 
@@ -869,6 +898,7 @@ class Reader {
         piece.num_triangles = d.triangles.size() / 3;
         piece.mesh_index = d.mesh_number;
         piece.material_index = 0;
+        if (!d.colors.empty()) piece.colors = d.colors.data();
         const size_t before = m_out.mesh.material_ids.size();
         m_appender->append(piece, m);
         std::copy(d.materials.begin(), d.materials.end(), m_out.mesh.material_ids.begin() + std::ptrdiff_t(before));
@@ -891,6 +921,8 @@ class Reader {
   std::map<const Object*, std::unique_ptr<Decoded>> m_decoded;
   size_t m_mesh_count = 0, m_visits = 0;
   bool m_any_color = false;
+  bool m_any_colour_group = false;                 // (objects decoded after one get vertex colours)
+  static constexpr uint32_t kNoColour = 0xC8C8C8;  // material 0's
 };
 
 }  // namespace tmf

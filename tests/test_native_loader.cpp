@@ -613,52 +613,85 @@ TEST(NativeLoader, ThreeMfBeamLattices) {
   }
 }
 
-// 3MF colour groups (the materials extension) as materials beside base materials: an object's
-// default colour, a triangle's own (p1; a gradient over its corners takes p1's, with a warning),
-// colours with alpha, an index out of range and a texture group (no material; the texture group with
-// a warning); points sampled from it take those colours.
+// 3MF colour groups (the materials extension) as materials beside base materials and as vertex
+// colours: an object's default colour, a triangle's own (p1) and its corners' (p2, p3: a gradient),
+// colours with alpha, an index out of range and a texture group (no material; the texture group
+// with a warning), a vertex given two colours (its first triangle's, with a warning), a beam lattice
+// in a colour; points sampled from it take those colours.
 TEST(NativeLoader, ThreeMfColourGroups) {
   test::TempDir dir;
   const std::string rels =
       R"(<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">)"
       R"(<Relationship Target="/3D/3dmodel.model" Id="r" Type="http://schemas.microsoft.com/3dmanufacturing/2013/01/3dmodel"/></Relationships>)";
+  const std::string verts = R"(<vertices><vertex x="0" y="0" z="0"/><vertex x="1" y="0" z="0"/>
+   <vertex x="0" y="1" z="0"/><vertex x="0" y="0" z="1"/></vertices>)";
   const std::string model = R"(<?xml version="1.0" encoding="UTF-8"?>
 <model unit="millimeter" xmlns="http://schemas.microsoft.com/3dmanufacturing/core/2015/02"
-       xmlns:m="http://schemas.microsoft.com/3dmanufacturing/material/2015/02">
+       xmlns:m="http://schemas.microsoft.com/3dmanufacturing/material/2015/02"
+       xmlns:b="http://schemas.microsoft.com/3dmanufacturing/beamlattice/2017/02">
  <resources>
   <basematerials id="1"><base name="grey" displaycolor="#808080"/></basematerials>
   <m:colorgroup id="2"><m:color color="#FF0000FF"/><m:color color="#00FF00"/><m:color color="#0000FF80"/></m:colorgroup>
   <m:texture2dgroup id="4" texid="9"><m:tex2coord u="0" v="0"/></m:texture2dgroup>
-  <object id="3" type="model" pid="2" pindex="1"><mesh>
-   <vertices><vertex x="0" y="0" z="0"/><vertex x="1" y="0" z="0"/><vertex x="0" y="1" z="0"/><vertex x="0" y="0" z="1"/></vertices>
+  <object id="3" type="model" pid="2" pindex="1"><mesh>)" +
+                            verts + R"(
    <triangles><triangle v1="0" v2="2" v3="1"/><triangle v1="0" v2="3" v3="2" pid="2" p1="2" p2="0" p3="1"/>
     <triangle v1="1" v2="2" v3="3" pid="1" p1="0"/><triangle v1="0" v2="1" v3="3" pid="2" p1="7"/>
     <triangle v1="1" v2="3" v3="2" pid="4" p1="0"/></triangles>
   </mesh></object>
+  <object id="5" type="model"><mesh>)" +
+                            verts + R"(
+   <triangles><triangle v1="0" v2="1" v3="2" pid="2" p1="0" p2="1" p3="2"/>
+    <triangle v1="0" v2="2" v3="3" pid="2" p1="0" p2="2" p3="1"/></triangles>
+  </mesh></object>
+  <object id="6" type="model"><mesh><vertices><vertex x="0" y="0" z="9"/><vertex x="3" y="0" z="9"/></vertices>
+   <triangles/><b:beamlattice radius="0.5" minlength="0.01" cap="sphere" pid="2" pindex="2">
+    <b:beams><b:beam v1="0" v2="1"/></b:beams></b:beamlattice></mesh></object>
  </resources>
- <build><item objectid="3"/></build>
+ <build><item objectid="3"/><item objectid="5" transform="1 0 0 0 1 0 0 0 1 5 0 0"/><item objectid="6"/></build>
 </model>)";
   std::ofstream(dir.file("c.3mf"), std::ios::binary)
       << zip_stored({{"_rels/.rels", rels}, {"3D/3dmodel.model", model}});
   const MeshLoadResult r = load_mesh(dir.file("c.3mf"), false, Loader::kNative);
-  ASSERT_EQ(r.mesh.num_triangles(), 5u);
-  // Colours in file order: grey, red, green, blue (materials 1-4; 0: none, also for the texture group).
-  EXPECT_EQ(std::vector<uint32_t>(r.mesh.material_ids.begin(), r.mesh.material_ids.end()),
-            (std::vector<uint32_t>{3, 4, 1, 0, 0}));
-  // What is not read is said: the gradient, the texture group.
-  ASSERT_EQ(r.warnings.size(), 2u);
-  EXPECT_NE(r.warnings[0].find("gradients are not interpolated"), std::string::npos) << r.warnings[0];
-  EXPECT_NE(r.warnings[1].find("texture, composite-material or multi-property group"), std::string::npos)
-      << r.warnings[1];
+  const size_t lattice = r.mesh.num_triangles() - 7;  // (object 6: a beam, blue)
+  ASSERT_GT(lattice, 0u);
+  // Colours in file order: grey, red, green, blue (materials 1-4; 0: none, also for the texture
+  // group); a triangle's material is its first corner's colour.
+  std::vector<uint32_t> materials = {3, 4, 1, 0, 0, 2, 2};
+  materials.resize(7 + lattice, 4);
+  EXPECT_EQ(std::vector<uint32_t>(r.mesh.material_ids.begin(), r.mesh.material_ids.end()), materials);
   EXPECT_EQ(r.mesh.material_colors, (std::vector<uint32_t>{0xC8C8C8, 0x808080, 0xFF0000, 0x00FF00, 0x0000FF}));
   EXPECT_EQ(r.mesh.num_materials, 5u);
-  const PointCloud pc = sample_mesh(r.mesh, 400);
+  // Vertex colours: object 3's from its first triangle (green) but vertex 3 (red, from the second);
+  // object 5's as its corners name them, consistently.
+  // Object 6's two vertices are no triangle's (grey); its lattice's take the lattice's colour.
+  ASSERT_EQ(r.mesh.colors.size(), r.mesh.positions.size());
+  std::vector<uint32_t> colours = {0x00FF00, 0x00FF00, 0x00FF00, 0xFF0000, 0xFF0000,
+                                   0x00FF00, 0x0000FF, 0x00FF00, 0xC8C8C8, 0xC8C8C8};
+  colours.resize(r.mesh.positions.size(), 0x0000FF);
+  EXPECT_EQ(r.mesh.colors, colours);
+  // What is not read as written is said: object 3's vertices given two colours, the texture group.
+  ASSERT_EQ(r.warnings.size(), 2u);
+  EXPECT_NE(r.warnings[0].find("take their first triangle's colour"), std::string::npos) << r.warnings[0];
+  EXPECT_NE(r.warnings[1].find("texture, composite-material or multi-property group"), std::string::npos)
+      << r.warnings[1];
+  // Samples: on object 3's first triangle green; on object 5's first between red, green and blue
+  // (the corners' gradient), each channel's share its barycentric weight.
+  const PointCloud pc = sample_mesh(r.mesh, 2000);
   ASSERT_EQ(pc.colors.size(), pc.ids.size());
-  const uint32_t want[5] = {0x00FF00, 0x0000FF, 0x808080, 0xC8C8C8, 0xC8C8C8};
+  int first = 0, gradient = 0;
   for (size_t i = 0; i < pc.ids.size(); ++i) {
     const Rgb8& c = pc.colors[i];
-    ASSERT_EQ(uint32_t(c.r) << 16 | uint32_t(c.g) << 8 | c.b, want[pc.ids[i]]) << i;
+    if (pc.ids[i] == 0) {
+      ++first;
+      EXPECT_TRUE(c.r == 0 && c.g == 255 && c.b == 0) << i;
+    } else if (pc.ids[i] == 5) {
+      ++gradient;
+      EXPECT_NEAR(int(c.r) + int(c.g) + int(c.b), 255, 2) << i;
+    }
   }
+  EXPECT_GT(first, 0);
+  EXPECT_GT(gradient, 0);
 }
 
 // 3MF: build items and components with their transforms (3MF multiplies row vectors), an object in
