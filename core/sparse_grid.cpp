@@ -33,15 +33,16 @@ VT_POPCNT_CLONES uint64_t count_bits(const BrickMask* m, size_t n) {
 }
 }  // namespace
 
-void expand_brick_values(const BrickMask& mask, int channels, const void* active, void* brick) {
+void expand_brick_values(const BrickMask& mask, int channels, const void* active, void* brick, bool all) {
   const size_t word = size_t(channels) * 4;  // bytes per voxel
   char* out = static_cast<char*>(brick);
   std::memset(out, 0, word * kBrickVoxels);
   const char* in = static_cast<const char*>(active);
   for (int w = 0; w < 8; ++w)
     for (uint64_t bits = mask.w[w]; bits; bits &= bits - 1) {
-      std::memcpy(out + size_t(w * 64 + __builtin_ctzll(bits)) * word, in, word);
-      in += word;
+      const size_t at = size_t(w * 64 + __builtin_ctzll(bits)) * word;
+      std::memcpy(out + at, all ? in + at : in, word);
+      if (!all) in += word;
     }
 }
 

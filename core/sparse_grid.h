@@ -181,9 +181,9 @@ struct SparseGrid {
 };
 
 // Writes one brick's values (channels * 512 32-bit words, the SparseGrid layout) from its active
-// voxels' alone: `active` holds each active voxel's `channels` words in ascending offset; the
-// other voxels' words are 0.
-void expand_brick_values(const BrickMask& mask, int channels, const void* active, void* brick);
+// voxels' alone: `active` holds each active voxel's `channels` words in ascending offset (or, with
+// `all`, every voxel's, of which the active ones are taken); the other voxels' words are 0.
+void expand_brick_values(const BrickMask& mask, int channels, const void* active, void* brick, bool all = false);
 // The same for bricks [b0, b1) of a grid, on all cores: `active` holds their active values brick by
 // brick, brick b's from active_begin[b] (in voxels); `values` is the grid's value array.
 void expand_active_values(const BrickMask* masks, const uint64_t* active_begin, size_t b0, size_t b1, int channels,

@@ -350,12 +350,7 @@ SparseGrid to_sparse_grid(const std::string& name, const Tree& t, const MetaMap&
         unpack(t.blocks[order[b]], values.data(), count * vb);
         char* dst = g.value_type == ValueType::kInt32 ? reinterpret_cast<char*>(g.ivalues.data() + b * per_brick)
                                                       : reinterpret_cast<char*>(g.fvalues.data() + b * per_brick);
-        std::memset(dst, 0, per_brick * 4);
-        for (int off = 0, k = 0; off < kBrickVoxels; ++off) {
-          if (!leaf.mask.test(off)) continue;
-          const size_t from = count == uint64_t(kBrickVoxels) ? size_t(off) : size_t(k++);
-          std::memcpy(dst + size_t(off) * vb, values.data() + from * vb, vb);
-        }
+        expand_brick_values(leaf.mask, channels, values.data(), dst, count == uint64_t(kBrickVoxels));
       } catch (const Defer&) {
         failed[b] = 1;
       }

@@ -509,7 +509,8 @@ TEST(SparseGridRuns, HugeInteriorsAreRefusedOutsideVdb) {
 }
 
 // Bricks written from their active values alone (what the GPU downloads) equal bricks written
-// voxel by voxel, for 1 and 3 channels, empty to full bricks, over a range of bricks only.
+// voxel by voxel, for 1 and 3 channels, empty to full bricks, over a range of bricks only; and from
+// all 512 voxels' values (a .vdb leaf stored whole), only the active ones kept.
 TEST(SparseGridValues, ActiveValuesExpandIntoTheirBricks) {
   std::mt19937 rng(7);
   for (int channels : {1, 3}) {
@@ -540,6 +541,13 @@ TEST(SparseGridValues, ActiveValuesExpandIntoTheirBricks) {
     for (size_t i = 0; i < size_t(100) * kBrickVoxels * channels; ++i) ASSERT_EQ(got[i], 0xdeadbeefu) << i;
     expand_active_values(masks.data(), begin.data(), 0, 100, channels, active.data(), got.data());
     EXPECT_EQ(got, want) << channels;
+    // From every voxel's values (inactive ones not 0): the active ones taken, the others 0.
+    std::vector<uint32_t> all(size_t(kBrickVoxels) * channels), brick(all.size(), 0xdeadbeefu);
+    for (size_t b = 0; b < n; b += 7) {
+      for (size_t i = 0; i < all.size(); ++i) all[i] = want[b * all.size() + i] ? want[b * all.size() + i] : 0x5au;
+      expand_brick_values(masks[b], channels, all.data(), brick.data(), true);
+      ASSERT_TRUE(std::equal(brick.begin(), brick.end(), want.begin() + std::ptrdiff_t(b * all.size()))) << b;
+    }
   }
 }
 
