@@ -13,6 +13,11 @@ double value_diff(double x, double y) {
   return std::fabs(x - y);
 }
 
+// Value word i of a grid's values (SparseGrid layout: the active voxels', channels interleaved).
+double value_at(const SparseGrid& g, uint64_t i) {
+  return g.value_type == ValueType::kInt32 ? double(g.ivalues[i]) : double(g.fvalues[i]);
+}
+
 }  // namespace
 
 bool same_transform(const GridSpec& a, const GridSpec& b) {
@@ -51,17 +56,26 @@ GridDiff compare_grids(const SparseGrid& grid_a, bool a_transform, const SparseG
     const BrickMask none{};
     const BrickMask& ma = take_a ? a.masks[i] : none;
     const BrickMask& mb = take_b ? b.masks[j] : none;
+    // (the values' indices: each brick's first, then the active voxels below, word by word)
+    uint64_t va = ch && take_a ? a.value_begin[i] : 0, vb = ch && take_b ? b.value_begin[j] : 0;
     for (int w = 0; w < 8; ++w) {
       const uint64_t both = ma.w[w] & mb.w[w];
       d.active_a += uint64_t(__builtin_popcountll(ma.w[w]));
       d.active_b += uint64_t(__builtin_popcountll(mb.w[w]));
       d.both += uint64_t(__builtin_popcountll(both));
       if (!ch) continue;
+      const uint64_t wa = va, wb = vb;  // (active voxels before this word)
+      va += uint64_t(__builtin_popcountll(ma.w[w]));
+      vb += uint64_t(__builtin_popcountll(mb.w[w]));
       for (uint64_t bits = both; bits;) {
         const int off = w * 64 + __builtin_ctzll(bits);
         bits &= bits - 1;
+        const uint64_t below = (uint64_t(1) << (off & 63)) - 1;
+        const uint64_t ia = (wa + uint64_t(__builtin_popcountll(ma.w[w] & below))) * uint64_t(ch);
+        const uint64_t ib = (wb + uint64_t(__builtin_popcountll(mb.w[w] & below))) * uint64_t(ch);
         double worst = 0;
-        for (int c = 0; c < ch; ++c) worst = std::max(worst, value_diff(a.value(i, off, c), b.value(j, off, c)));
+        for (int c = 0; c < ch; ++c)
+          worst = std::max(worst, value_diff(value_at(a, ia + uint64_t(c)), value_at(b, ib + uint64_t(c))));
         d.max_abs_diff = std::max(d.max_abs_diff, worst);
         if (worst > tolerance) ++d.values_differing;
       }

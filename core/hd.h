@@ -6,3 +6,16 @@
 #else
 #define VT_HD
 #endif
+
+#include <cstdint>
+
+namespace voxtile {
+// Set bits of a 64-bit word, on either side.
+VT_HD inline int popcount64(uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  return __popcll(x);
+#else
+  return __builtin_popcountll(x);
+#endif
+}
+}  // namespace voxtile

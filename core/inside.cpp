@@ -548,13 +548,13 @@ SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band) {
     if (masks[b].any()) kept.push_back(b);
   out.keys.resize(kept.size());
   out.masks.resize(kept.size());
-  out.fvalues.resize(kept.size() * kBrickVoxels);
+  for (size_t q = 0; q < kept.size(); ++q) out.masks[q] = masks[kept[q]];
+  out.index_values();
   tbb::parallel_for(tbb::blocked_range<size_t>(0, kept.size(), 256), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t q = r.begin(); q < r.end(); ++q) {
       const size_t b = kept[q];
       out.keys[q] = pairs[starts[b]].brick;
-      out.masks[q] = masks[b];
-      std::copy_n(values.begin() + b * kBrickVoxels, kBrickVoxels, out.fvalues.begin() + q * kBrickVoxels);
+      compact_brick_values(masks[b], 1, &values[b * kBrickVoxels], &out.fvalues[out.value_begin[q]]);
     }
   });
   return out;
@@ -575,15 +575,10 @@ void apply_sign(SparseGrid& band, const SparseGrid& inside) {
       while (q < inside.keys.size() && inside.keys[q] < band.keys[b]) ++q;
       if (!in_run && (q == inside.keys.size() || inside.keys[q] != band.keys[b])) continue;
       const BrickMask& in = in_run ? all : inside.masks[q];
-      float* v = &band.fvalues[b * kBrickVoxels];
-      for (int w = 0; w < 8; ++w) {
-        uint64_t bits = in.w[w] & band.masks[b].w[w];
-        while (bits) {
-          const int off = w * 64 + __builtin_ctzll(bits);
-          bits &= bits - 1;
-          v[off] = -v[off];
-        }
-      }
+      float* v = band.fvalues.data() + band.value_begin[b];  // (the brick's active voxels in offset order)
+      for (int w = 0; w < 8; ++w)
+        for (uint64_t bits = band.masks[b].w[w]; bits; bits &= bits - 1, ++v)
+          if ((in.w[w] >> __builtin_ctzll(bits)) & 1) *v = -*v;
     }
   });
 }

@@ -146,6 +146,7 @@ IsoGridView iso_view(const SparseGrid& g) {
   v.keys = g.keys.data();
   v.masks = g.masks.empty() ? nullptr : g.masks[0].w;
   v.values = g.value_type == ValueType::kFloat32 ? g.fvalues.data() : nullptr;
+  v.value_begin = g.value_type == ValueType::kFloat32 ? g.value_begin.data() : nullptr;
   v.bricks = g.keys.size();
   v.dims[0] = g.spec.dims.x, v.dims[1] = g.spec.dims.y, v.dims[2] = g.spec.dims.z;
   return v;
@@ -160,9 +161,7 @@ IsoField iso_field(const SparseGrid& grid, const SparseGrid* inside) {
     f.has_inside = true;
     double bg = grid.background;
     if (!(bg > 0))
-      grid.for_each_active([&](int32_t, int32_t, int32_t, size_t b, int off) {
-        bg = std::max(bg, std::abs(double(grid.fvalues[b * kBrickVoxels + size_t(off)])));
-      });
+      for (float x : grid.fvalues) bg = std::max(bg, std::abs(double(x)));
     f.background = bg > 0 ? bg : 1.0;
   }
   return f;

@@ -52,14 +52,16 @@ struct IsoKeys {
   }
 };
 
-// A sparse grid as arrays: sorted brick keys, 8 mask words per brick, values (float grids).
+// A sparse grid as arrays: sorted brick keys, 8 mask words per brick, values (float grids: the
+// active voxels', brick b's from value_begin[b]).
 struct IsoGridView {
   const uint64_t* keys = nullptr;
   const uint64_t* masks = nullptr;
   const float* values = nullptr;
+  const uint64_t* value_begin = nullptr;
   uint64_t bricks = 0;
   int32_t dims[3] = {0, 0, 0};
-  // Whether voxel (i, j, k) is active; its value index when it is.
+  // Whether voxel (i, j, k) is active; its value index when it is (with values).
   VT_HD bool find(int64_t i, int64_t j, int64_t k, uint64_t& at) const {
     if (i < 0 || j < 0 || k < 0 || i >= dims[0] || j >= dims[1] || k >= dims[2]) return false;
     const uint64_t key = brick_key(int32_t(i >> 3), int32_t(j >> 3), int32_t(k >> 3));
@@ -67,7 +69,12 @@ struct IsoGridView {
     if (lo == bricks || keys[lo] != key) return false;
     const int off = int((i & 7) << 6 | (j & 7) << 3 | (k & 7));
     if (!(masks[lo * 8 + uint64_t(off >> 6)] >> (off & 63) & 1)) return false;
-    at = lo * 512 + uint64_t(off);
+    if (values) {
+      const uint64_t* m = masks + lo * 8;
+      int r = popcount64(m[off >> 6] & ((uint64_t(1) << (off & 63)) - 1));
+      for (int w = 0; w < (off >> 6); ++w) r += popcount64(m[w]);
+      at = value_begin[lo] + uint64_t(r);
+    }
     return true;
   }
 };

@@ -267,7 +267,6 @@ std::vector<SparseGrid> bins_to_grids(const VoxelBins& bins, const GridSpec& spe
   // Bricks from the sorted keys (shared by every grid).
   BrickKeys brick_keys;
   BrickMasks masks;
-  std::vector<uint32_t> brick_of(bins.keys.size());
   const GridView view = GridView::make(spec);
   for (size_t v = 0; v < bins.keys.size(); ++v) {
     const uint64_t b = bins.keys[v] >> 9;
@@ -277,7 +276,6 @@ std::vector<SparseGrid> bins_to_grids(const VoxelBins& bins, const GridSpec& spe
       masks.push_back(BrickMask{});
     }
     masks.back().set(int(bins.keys[v] & 511));
-    brick_of[v] = uint32_t(brick_keys.size() - 1);
   }
   std::vector<SparseGrid> grids;
   for (const std::string& what : values) {
@@ -286,35 +284,20 @@ std::vector<SparseGrid> bins_to_grids(const VoxelBins& bins, const GridSpec& spe
     g.name = what;
     g.keys = brick_keys;
     g.masks = masks;
-    const size_t nb = brick_keys.size();
-    // (ValueArrays are not zero-filled on resize: the bricks are cleared and then the voxels written
-    // on all cores, each voxel its own slot; a scattered cloud's bricks hold gigabytes of zeros.)
-    size_t per_brick = 0;
-    if (what == "count" || what == "class") {
+    if (what == "count" || what == "class")
       g.value_type = ValueType::kInt32;
-      g.ivalues.resize(nb * kBrickVoxels);
-      per_brick = kBrickVoxels;
-    } else if (what == "intensity") {
+    else if (what == "intensity")
       g.value_type = ValueType::kFloat32;
-      g.fvalues.resize(nb * kBrickVoxels);
-      per_brick = kBrickVoxels;
-    } else if (what == "color" || what == "normal") {
+    else if (what == "color" || what == "normal")
       g.value_type = ValueType::kVec3f;
-      g.fvalues.resize(nb * kBrickVoxels * 3);
-      per_brick = 3 * kBrickVoxels;
-    }
-    if (per_brick == 0) {  // occupancy: the masks are the grid
+    if (g.value_type == ValueType::kNone) {  // occupancy: the masks are the grid
       grids.push_back(std::move(g));
       continue;
     }
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, nb, 256), [&](const tbb::blocked_range<size_t>& r) {
-      const size_t a = r.begin() * per_brick, n = (r.end() - r.begin()) * per_brick;
-      if (g.value_type == ValueType::kInt32) std::fill_n(g.ivalues.data() + a, n, 0);
-      else std::fill_n(g.fvalues.data() + a, n, 0.f);
-    });
+    g.index_values();  // (voxel v, in key order, is active voxel v: its values at v)
     tbb::parallel_for(tbb::blocked_range<size_t>(0, bins.keys.size(), 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
       for (size_t v = r.begin(); v < r.end(); ++v) {
-        const size_t at = size_t(brick_of[v]) * kBrickVoxels + size_t(bins.keys[v] & 511);
+        const size_t at = v;
         if (what == "count") {
           g.ivalues[at] = int32_t(std::min<uint32_t>(bins.counts[v], 2147483647u));
           continue;

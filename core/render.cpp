@@ -209,9 +209,9 @@ RenderScene make_scene(const std::vector<const SparseGrid*>& grids, const Render
     tbb::parallel_for(tbb::blocked_range<size_t>(0, shape.keys.size(), 256), [&](const tbb::blocked_range<size_t>& r) {
       for (size_t b = r.begin(); b < r.end(); ++b) {
         BrickMask m{};
-        const float* v = shape.fvalues.data() + b * kBrickVoxels;
+        const float* v = shape.fvalues.data() + shape.value_begin[b];  // (the active voxels' in offset order)
         for_each_bit(shape.masks[b].w, [&](int off) {
-          if (v[off] <= o.iso) m.set(off);
+          if (*v++ <= o.iso) m.set(off);
         });
         kept[b] = m;
       }
@@ -305,10 +305,7 @@ RenderScene make_scene(const std::vector<const SparseGrid*>& grids, const Render
     mode = kMap;
   s.color_mode = mode == kRgb ? "rgb" : mode == kNormal ? "normal" : mode == kClasses ? "classes" : "map";
   const bool ints = cg->value_type == ValueType::kInt32;
-  auto scalar = [&](size_t b, int off) {
-    return ints ? double(cg->ivalues[b * kBrickVoxels + size_t(off)])
-                : double(cg->fvalues[b * kBrickVoxels + size_t(off)]);
-  };
+  auto scalar = [&](uint64_t v) { return ints ? double(cg->ivalues[v]) : double(cg->fvalues[v]); };
   if (mode == kMap) {
     if (o.has_range) {
       s.lo_value = o.range_lo;
@@ -316,16 +313,15 @@ RenderScene make_scene(const std::vector<const SparseGrid*>& grids, const Render
     } else {
       using MinMax = std::pair<double, double>;
       const MinMax mm = tbb::parallel_reduce(
-          tbb::blocked_range<size_t>(0, cg->keys.size(), 256), MinMax{INFINITY, -INFINITY},
-          [&](const tbb::blocked_range<size_t>& r, MinMax m) {
-            for (size_t b = r.begin(); b < r.end(); ++b)
-              for_each_bit(cg->masks[b].w, [&](int off) {
-                const double x = scalar(b, off);
-                if (std::isfinite(x)) {
-                  m.first = std::min(m.first, x);
-                  m.second = std::max(m.second, x);
-                }
-              });
+          tbb::blocked_range<uint64_t>(0, cg->active_voxels(), 1 << 14), MinMax{INFINITY, -INFINITY},
+          [&](const tbb::blocked_range<uint64_t>& r, MinMax m) {
+            for (uint64_t v = r.begin(); v < r.end(); ++v) {
+              const double x = scalar(v);
+              if (std::isfinite(x)) {
+                m.first = std::min(m.first, x);
+                m.second = std::max(m.second, x);
+              }
+            }
             return m;
           },
           [](MinMax a, MinMax b) {
@@ -349,8 +345,7 @@ RenderScene make_scene(const std::vector<const SparseGrid*>& grids, const Render
       for_each_bit(&s.masks[8 * b], [&](int off) {
         uint32_t c = 0x808080;
         if (cb >= 0 && cg->masks[size_t(cb)].test(off)) {
-          const size_t i = size_t(cb);
-          const size_t v = i * kBrickVoxels + size_t(off);
+          const uint64_t v = cg->value_index(size_t(cb), off);
           switch (mode) {
             case kRgb:
               c = unit_rgb(cg->fvalues[3 * v], cg->fvalues[3 * v + 1], cg->fvalues[3 * v + 2]);
@@ -363,7 +358,7 @@ RenderScene make_scene(const std::vector<const SparseGrid*>& grids, const Render
               c = kCategories[((uint32_t(cg->ivalues[v]) * 2654435761u) >> 16) % 12];
               break;
             case kMap:
-              c = viridis(span > 0 ? (scalar(i, off) - s.lo_value) / span : 0.5);
+              c = viridis(span > 0 ? (scalar(v) - s.lo_value) / span : 0.5);
               break;
           }
         }

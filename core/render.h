@@ -97,14 +97,6 @@ VT_HD inline bool occupied(const RenderView& v, BrickFinder& f, const Int3& p) {
 
 VT_HD inline uint32_t channel(uint32_t rgb, int c) { return (rgb >> (8 * c)) & 255u; }
 
-VT_HD inline int popcount64(uint64_t x) {
-#if defined(__CUDA_ARCH__)
-  return __popcll(x);
-#else
-  return __builtin_popcountll(x);
-#endif
-}
-
 }  // namespace render_detail
 
 // The RGBA8 colour (0xAABBGGRR) of pixel (px, py).

@@ -31,6 +31,12 @@ VT_POPCNT_CLONES uint64_t count_bits(const BrickMask* m, size_t n) {
     for (uint64_t x : m[i].w) c += uint64_t(__builtin_popcountll(x));
   return c;
 }
+VT_POPCNT_CLONES int rank_bits(const BrickMask& m, int offset) {
+  int c = 0;
+  for (int w = 0; w < (offset >> 6); ++w) c += __builtin_popcountll(m.w[w]);
+  const uint64_t below = (uint64_t(1) << (offset & 63)) - 1;
+  return c + __builtin_popcountll(m.w[offset >> 6] & below);
+}
 }  // namespace
 
 void expand_brick_values(const BrickMask& mask, int channels, const void* active, void* brick, bool all) {
@@ -46,14 +52,16 @@ void expand_brick_values(const BrickMask& mask, int channels, const void* active
     }
 }
 
-void expand_active_values(const BrickMask* masks, const uint64_t* active_begin, size_t b0, size_t b1, int channels,
-                          const void* active, void* values) {
+size_t compact_brick_values(const BrickMask& mask, int channels, const void* brick, void* active) {
   const size_t word = size_t(channels) * 4;
-  tbb::parallel_for(tbb::blocked_range<size_t>(b0, b1, 256), [&](const tbb::blocked_range<size_t>& r) {
-    for (size_t b = r.begin(); b < r.end(); ++b)
-      expand_brick_values(masks[b], channels, static_cast<const char*>(active) + active_begin[b] * word,
-                          static_cast<char*>(values) + b * word * kBrickVoxels);
-  });
+  const char* in = static_cast<const char*>(brick);
+  char* out = static_cast<char*>(active);
+  for (int w = 0; w < 8; ++w)
+    for (uint64_t bits = mask.w[w]; bits; bits &= bits - 1) {
+      std::memcpy(out, in + size_t(w * 64 + __builtin_ctzll(bits)) * word, word);
+      out += word;
+    }
+  return size_t(out - static_cast<char*>(active)) / 4;
 }
 
 void advise_huge_pages(void* p, size_t bytes) {
@@ -69,6 +77,43 @@ void advise_huge_pages(void* p, size_t bytes) {
 }
 
 int BrickMask::count() const { return int(count_bits(this, 1)); }
+int BrickMask::rank(int offset) const { return rank_bits(*this, offset); }
+
+void SparseGrid::index_values(bool size_values) {
+  const size_t n = keys.size();
+  value_begin.resize(n + 1);
+  // Chunks' counts on all cores, their prefix, then each chunk's bricks.
+  constexpr size_t kChunk = 4096;
+  const size_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<uint64_t> chunk_begin(chunks + 1, 0);
+  tbb::parallel_for(size_t(0), chunks, [&](size_t c) {
+    chunk_begin[c + 1] = count_bits(masks.data() + c * kChunk, std::min(n, (c + 1) * kChunk) - c * kChunk);
+  });
+  for (size_t c = 0; c < chunks; ++c) chunk_begin[c + 1] += chunk_begin[c];
+  tbb::parallel_for(size_t(0), chunks, [&](size_t c) {
+    uint64_t at = chunk_begin[c];
+    for (size_t b = c * kChunk; b < std::min(n, (c + 1) * kChunk); ++b) {
+      value_begin[b] = at;
+      at += count_bits(&masks[b], 1);
+    }
+  });
+  value_begin[n] = chunk_begin[chunks];
+  if (!size_values) return;
+  const size_t words = size_t(value_begin[n]) * size_t(value_channels(value_type));
+  ivalues.clear();
+  fvalues.clear();
+  if (value_type == ValueType::kInt32)
+    ivalues.resize(words);
+  else if (value_type != ValueType::kNone)
+    fvalues.resize(words);
+}
+
+void SparseGrid::brick_values(size_t b, void* out) const {
+  const int ch = value_channels(value_type);
+  const char* base = value_type == ValueType::kInt32 ? reinterpret_cast<const char*>(ivalues.data())
+                                                     : reinterpret_cast<const char*>(fvalues.data());
+  expand_brick_values(masks[b], ch, base + value_begin[b] * size_t(ch) * 4, out);
+}
 
 const char* value_type_name(ValueType t) {
   switch (t) {
@@ -195,13 +240,17 @@ const SparseGrid& expanded_runs(const SparseGrid& g, SparseGrid& storage) {
 }
 
 double SparseGrid::value(size_t b, int offset, int c) const {
+  if (!masks[b].test(offset)) return 0.0;
   switch (value_type) {
-    case ValueType::kInt32: return ivalues[b * kBrickVoxels + offset];
-    case ValueType::kFloat32: return fvalues[b * kBrickVoxels + offset];
-    case ValueType::kVec3f: return fvalues[(b * kBrickVoxels + offset) * 3 + c];
+    case ValueType::kInt32:
+      return ivalues[value_index(b, offset)];
+    case ValueType::kFloat32:
+      return fvalues[value_index(b, offset)];
+    case ValueType::kVec3f:
+      return fvalues[value_index(b, offset) * 3 + uint64_t(c)];
     case ValueType::kNone: break;
   }
-  return masks[b].test(offset) ? 1.0 : 0.0;
+  return 1.0;
 }
 
 uint64_t SparseGrid::checksum() const {
@@ -227,41 +276,30 @@ uint64_t SparseGrid::checksum() const {
   h.bytes(keys.data(), keys.size() * sizeof(keys[0]));
   h.bytes(masks.data(), masks.size() * sizeof(masks[0]));
   if (value_type == ValueType::kNone) return h.digest();
-  // The values of active voxels, brick by brick (inactive voxels' storage does not count).
-  std::vector<uint32_t> active;
-  active.reserve(size_t(kBrickVoxels) * size_t(value_channels(value_type)));
-  for (size_t b = 0; b < keys.size(); ++b) {
-    active.clear();
-    append_active_bits(b, active);
-    h.bytes(active.data(), active.size() * sizeof(uint32_t));
-  }
+  // The values of the active voxels, brick by brick (as they are held).
+  if (value_type == ValueType::kInt32)
+    h.bytes(ivalues.data(), ivalues.size() * sizeof(int32_t));
+  else
+    h.bytes(fvalues.data(), fvalues.size() * sizeof(float));
   return h.digest();
-}
-
-void SparseGrid::append_active_bits(size_t b, std::vector<uint32_t>& out) const {
-  if (value_type == ValueType::kNone) return;
-  const int channels = value_channels(value_type);
-  for (int w = 0; w < 8; ++w)
-    for (uint64_t bits = masks[b].w[w]; bits; bits &= bits - 1) {
-      const int off = w * 64 + __builtin_ctzll(bits);
-      for (int c = 0; c < channels; ++c) {
-        const size_t i = (b * kBrickVoxels + size_t(off)) * size_t(channels) + size_t(c);
-        uint32_t v;
-        if (value_type == ValueType::kInt32)
-          std::memcpy(&v, &ivalues[i], 4);
-        else
-          std::memcpy(&v, &fvalues[i], 4);
-        out.push_back(v);
-      }
-    }
 }
 
 void SparseGrid::validate() const {
   if (masks.size() != keys.size()) fail(ErrorKind::kInternal, "sparse grid: masks and keys differ in length");
-  const size_t nv = keys.size() * kBrickVoxels;
-  if (value_type == ValueType::kInt32 && ivalues.size() != nv) fail(ErrorKind::kInternal, "sparse grid: bad value count");
-  if (value_type == ValueType::kFloat32 && fvalues.size() != nv) fail(ErrorKind::kInternal, "sparse grid: bad value count");
-  if (value_type == ValueType::kVec3f && fvalues.size() != 3 * nv) fail(ErrorKind::kInternal, "sparse grid: bad value count");
+  if (value_type != ValueType::kNone) {
+    const bool none = keys.empty() && value_begin.empty();  // (an empty grid need not be indexed)
+    if (!none && (value_begin.size() != keys.size() + 1 || value_begin[0] != 0))
+      fail(ErrorKind::kInternal, "sparse grid: value_begin not indexed");
+    for (size_t b = 0; b < keys.size(); ++b)
+      if (value_begin[b + 1] - value_begin[b] != uint64_t(masks[b].count()))
+        fail(ErrorKind::kInternal, "sparse grid: value_begin does not follow the masks");
+    const size_t nv = none ? 0 : size_t(value_begin.back()) * size_t(value_channels(value_type));
+    if ((value_type == ValueType::kInt32 ? ivalues.size() : fvalues.size()) != nv ||
+        (value_type == ValueType::kInt32 ? fvalues.size() : ivalues.size()) != 0)
+      fail(ErrorKind::kInternal, "sparse grid: bad value count");
+  } else if (!value_begin.empty() || !ivalues.empty() || !fvalues.empty()) {
+    fail(ErrorKind::kInternal, "sparse grid: values in an occupancy grid");
+  }
   for (size_t b = 0; b < keys.size(); ++b) {
     if (b > 0 && keys[b] <= keys[b - 1]) fail(ErrorKind::kInternal, "sparse grid: keys not strictly ascending");
     if (!masks[b].any()) fail(ErrorKind::kInternal, "sparse grid: empty brick stored");
@@ -318,15 +356,16 @@ SparseGrid SparseGridBuilder::build() {
     if (n == 0 || e.key != m_entries[n - 1].key) {
       m_grid.keys.push_back(e.key);
       m_grid.masks.push_back(BrickMask{});
-      if (type == ValueType::kInt32) m_grid.ivalues.insert(m_grid.ivalues.end(), kBrickVoxels, 0);
-      else if (ch) m_grid.fvalues.insert(m_grid.fvalues.end(), size_t(kBrickVoxels) * ch, 0.0f);
     }
-    const size_t b = m_grid.keys.size() - 1;
-    m_grid.masks[b].set(e.off);
-    for (int c = 0; c < ch; ++c) {
-      const uint32_t bits = m_values[e.value + c];
-      if (type == ValueType::kInt32) std::memcpy(&m_grid.ivalues[b * kBrickVoxels + e.off], &bits, 4);
-      else std::memcpy(&m_grid.fvalues[(b * kBrickVoxels + e.off) * ch + c], &bits, 4);
+    m_grid.masks[m_grid.keys.size() - 1].set(e.off);
+  }
+  if (ch) {
+    m_grid.index_values();  // (the entries' order is the values')
+    char* dst = type == ValueType::kInt32 ? reinterpret_cast<char*>(m_grid.ivalues.data())
+                                          : reinterpret_cast<char*>(m_grid.fvalues.data());
+    for (const Entry& e : m_entries) {
+      std::memcpy(dst, &m_values[e.value], size_t(ch) * 4);
+      dst += size_t(ch) * 4;
     }
   }
   m_entries.clear();

@@ -1,8 +1,9 @@
 // SparseGrid: the result type shared by the CPU path, the GPU path and every writer.
 //
 // The grid is stored as 8x8x8 bricks (the size of an OpenVDB leaf node), sorted by brick key, each
-// with a 512-bit occupancy mask and, for value targets, 512 values. Memory is proportional to the
-// number of non-empty bricks: the dense grid is never materialised. Occupancy grids may also hold
+// with a 512-bit occupancy mask and, for value targets, the values of its active voxels. Memory is
+// proportional to the number of non-empty bricks and active voxels: the dense grid is never
+// materialised. Occupancy grids may also hold
 // runs of full bricks (a solid's interior: OpenVDB's tiles), so memory is proportional to the
 // surface, not the volume.
 #pragma once
@@ -33,6 +34,7 @@ struct BrickMask {
   void set(int offset) { w[offset >> 6] |= uint64_t(1) << (offset & 63); }
   bool any() const { return (w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7]) != 0; }
   int count() const;
+  int rank(int offset) const;  // active voxels below `offset`
 };
 
 inline bool brick_full(const BrickMask& m) {
@@ -132,9 +134,14 @@ struct SparseGrid {
   // `keys`. Producers keep the canonical form of make_runs(); consumers that walk bricks (keys,
   // masks, for_each_active) see no run: they take expanded_runs() / expand_runs() first.
   std::vector<BrickRun> runs;
-  ValueArray<int32_t> ivalues;         // kInt32: 512 * num_bricks (0 where inactive)
-  ValueArray<float> fvalues;           // kFloat32: 512 * num_bricks; kVec3f: 3 * 512 * num_bricks,
-                                       // x,y,z of voxel `offset` at 3*offset (0 where inactive)
+  // Value grids: the values of the active voxels alone, brick by brick in key order and within a
+  // brick in ascending offset, value_channels(value_type) words each (x, y, z for kVec3f);
+  // value_begin[b] counts the active voxels of the bricks before b (num_bricks + 1 entries). A
+  // producer sets keys and masks, calls index_values(), then writes every value. Inactive voxels
+  // hold none (0 in dense outputs; a level set's +-background in files).
+  ValueArray<uint64_t> value_begin;
+  ValueArray<int32_t> ivalues;  // kInt32
+  ValueArray<float> fvalues;    // kFloat32, kVec3f
 
   size_t num_bricks() const { return keys.size(); }  // bricks with masks (runs not included)
   uint64_t run_bricks() const;                       // full bricks held in runs
@@ -153,18 +160,25 @@ struct SparseGrid {
   // Every run written out as full bricks (runs emptied). Error(kResource) when the bricks would take
   // more than half the machine's memory (a huge solid: write .vdb, which keeps the runs as tiles).
   void expand_runs();
-  // Appends the bits of brick b's active values (every channel, ascending offset) to `out`: what
-  // checksum() hashes per brick.
-  void append_active_bits(size_t b, std::vector<uint32_t>& out) const;
   // Throws Error(kInternal) if the invariants above do not hold.
   void validate() const;
-  // Value of voxel `offset` of brick `b` as a double (1 for occupancy-only grids); channel c of
-  // vector grids.
+  // Value of voxel `offset` of brick `b` as a double (1 for occupancy-only grids; 0 where inactive);
+  // channel c of vector grids.
   double value(size_t b, int offset, int c = 0) const;
+  // Sets value_begin from the masks (on all cores) and, with `size_values`, sizes the value array for
+  // the active voxels, leaving the values to the caller (resize: uninitialised).
+  void index_values(bool size_values = true);
+  // Where active voxel `offset` of brick b is among the values (in voxels: times the channels).
+  uint64_t value_index(size_t b, int offset) const { return value_begin[b] + uint64_t(masks[b].rank(offset)); }
+  // Brick b's values as 512 voxels' (value_channels words each, 32-bit), 0 where inactive.
+  void brick_values(size_t b, void* out) const;
 
-  // Calls f(i, j, k, brick_index, offset) for every active voxel in ascending key / offset order.
+  // Calls f(i, j, k, brick_index, offset) for every active voxel in ascending key / offset order,
+  // or f(i, j, k, brick_index, offset, index) where f takes it: the voxel's index among the active
+  // ones (where its values are: times the channels).
   template <class F>
   void for_each_active(F&& f) const {
+    uint64_t at = 0;
     for (size_t b = 0; b < keys.size(); ++b) {
       const Int3 bc = brick_coord(keys[b]);
       for (int word = 0; word < 8; ++word) {
@@ -173,21 +187,23 @@ struct SparseGrid {
           const int bit = __builtin_ctzll(bits);
           bits &= bits - 1;
           const int off = word * 64 + bit;
-          f(bc.x * 8 + (off >> 6), bc.y * 8 + ((off >> 3) & 7), bc.z * 8 + (off & 7), b, off);
+          if constexpr (std::is_invocable_v<F, int32_t, int32_t, int32_t, size_t, int, uint64_t>)
+            f(bc.x * 8 + (off >> 6), bc.y * 8 + ((off >> 3) & 7), bc.z * 8 + (off & 7), b, off, at++);
+          else
+            f(bc.x * 8 + (off >> 6), bc.y * 8 + ((off >> 3) & 7), bc.z * 8 + (off & 7), b, off);
         }
       }
     }
   }
 };
 
-// Writes one brick's values (channels * 512 32-bit words, the SparseGrid layout) from its active
-// voxels' alone: `active` holds each active voxel's `channels` words in ascending offset (or, with
-// `all`, every voxel's, of which the active ones are taken); the other voxels' words are 0.
+// Writes one brick's values as 512 voxels' (channels 32-bit words each) from its active voxels'
+// alone: `active` holds each active voxel's `channels` words in ascending offset (or, with `all`,
+// every voxel's, of which the active ones are taken); the other voxels' words are 0.
 void expand_brick_values(const BrickMask& mask, int channels, const void* active, void* brick, bool all = false);
-// The same for bricks [b0, b1) of a grid, on all cores: `active` holds their active values brick by
-// brick, brick b's from active_begin[b] (in voxels); `values` is the grid's value array.
-void expand_active_values(const BrickMask* masks, const uint64_t* active_begin, size_t b0, size_t b1, int channels,
-                          const void* active, void* values);
+// The reverse: the active voxels' words of a brick's 512 voxels' (`brick`), in ascending offset, to
+// `active`; returns the words written.
+size_t compact_brick_values(const BrickMask& mask, int channels, const void* brick, void* active);
 
 // Advises the kernel to back the whole 2 MB pages inside [p, p + bytes) with transparent huge pages
 // (Linux: madvise MADV_HUGEPAGE, which Ubuntu's and Debian's default THP mode `madvise` waits for;

@@ -75,18 +75,22 @@ void write_planes(const SparseGrid& g, AtomicFile& out) {
     for (size_t b = b0; b < g.num_bricks(); ++b) {
       const Int3 c = brick_coord(g.keys[b]);
       if (c.x != bx) break;
-      for (int ly = 0; ly < 8; ++ly)
-        for (int lz = 0; lz < 8; ++lz) {
-          const int off = brick_offset(lx, ly, lz);
-          if (!g.masks[b].test(off)) continue;
-          const size_t y = size_t(c.y) * 8 + ly, z = size_t(c.z) * 8 + lz;
-          if (y >= ny || z >= nz) continue;
-          unsigned char* dst = plane.data() + (y * nz + z) * vb;
-          if (g.value_type == ValueType::kNone) *dst = 1;
-          else if (g.value_type == ValueType::kInt32) std::memcpy(dst, &g.ivalues[b * kBrickVoxels + off], 4);
-          else if (g.value_type == ValueType::kFloat32) std::memcpy(dst, &g.fvalues[b * kBrickVoxels + off], 4);
-          else std::memcpy(dst, &g.fvalues[(b * kBrickVoxels + off) * 3], 12);
-        }
+      // The slab's voxels are mask word lx (offsets lx * 64 + ly * 8 + lz), their values in that order.
+      uint64_t at = g.value_type == ValueType::kNone ? 0 : g.value_index(b, lx * 64);
+      for (uint64_t bits = g.masks[b].w[lx]; bits; bits &= bits - 1, ++at) {
+        const int ly = __builtin_ctzll(bits) >> 3, lz = __builtin_ctzll(bits) & 7;
+        const size_t y = size_t(c.y) * 8 + size_t(ly), z = size_t(c.z) * 8 + size_t(lz);
+        if (y >= ny || z >= nz) continue;
+        unsigned char* dst = plane.data() + (y * nz + z) * vb;
+        if (g.value_type == ValueType::kNone)
+          *dst = 1;
+        else if (g.value_type == ValueType::kInt32)
+          std::memcpy(dst, &g.ivalues[at], 4);
+        else if (g.value_type == ValueType::kFloat32)
+          std::memcpy(dst, &g.fvalues[at], 4);
+        else
+          std::memcpy(dst, &g.fvalues[at * 3], 12);
+      }
     }
     if (g.level_set) fill_level_set_plane(plane.data(), ny, nz, g.background);
     out.write(plane.data(), plane.size());

@@ -430,7 +430,7 @@ void write_las_grids(const std::vector<const SparseGrid*>& grids, const std::str
           const int32_t q[3] = {qcoord(0, int64_t(bc.x) * 8 + (off >> 6)),
                                 qcoord(1, int64_t(bc.y) * 8 + ((off >> 3) & 7)),
                                 qcoord(2, int64_t(bc.z) * 8 + (off & 7))};
-          const size_t at = b * kBrickVoxels + size_t(off);
+          const size_t at = size_t(i);  // (the grids share g's voxels: their values in this order)
           uint16_t rgb[3];
           if (color)
             for (int c = 0; c < 3; ++c)

@@ -206,7 +206,7 @@ void write_ply_grids(const std::vector<const SparseGrid*>& grids, const std::str
   out.write(header.data(), header.size());
   PlyBody body(out);
   auto put = [&](const void* p, size_t n) { body.put(p, n); };
-  g.for_each_active([&](int32_t i, int32_t j, int32_t k, size_t b, int off) {
+  g.for_each_active([&](int32_t i, int32_t j, int32_t k, size_t, int, uint64_t at) {  // (every grid has g's voxels)
     const Vec3d c = g.spec.voxel_center(i, j, k);
     const float xyz[3] = {float(c.x), float(c.y), float(c.z)};
     put(xyz, sizeof(xyz));
@@ -215,11 +215,11 @@ void write_ply_grids(const std::vector<const SparseGrid*>& grids, const std::str
         const unsigned char one = 1;
         put(&one, 1);
       } else if (o->value_type == ValueType::kInt32) {
-        put(&o->ivalues[b * kBrickVoxels + off], 4);
+        put(&o->ivalues[at], 4);
       } else if (o->value_type == ValueType::kFloat32) {
-        put(&o->fvalues[b * kBrickVoxels + off], 4);
+        put(&o->fvalues[at], 4);
       } else {
-        const float* v = &o->fvalues[(b * kBrickVoxels + off) * 3];
+        const float* v = &o->fvalues[at * 3];
         if (o->name == "color") {
           unsigned char rgb[3];
           for (int c = 0; c < 3; ++c) rgb[c] = color_channel_8bit(v[c]);

@@ -558,10 +558,10 @@ void write_xyz_grids(const std::vector<const SparseGrid*>& grids, const std::str
   }
   AtomicFile out(path);
   XyzText text(out);
-  g.for_each_active([&](int32_t i, int32_t j, int32_t k, size_t b, int off) {
+  g.for_each_active([&](int32_t i, int32_t j, int32_t k, size_t, int, uint64_t v) {
     const Vec3d p = g.spec.voxel_center(i, j, k);
-    for (double v : {p.x, p.y, p.z}) text.number(float(v));
-    const size_t at = (b * kBrickVoxels + size_t(off)) * 3;
+    for (double x : {p.x, p.y, p.z}) text.number(float(x));
+    const size_t at = size_t(v) * 3;
     if (color)
       for (int q = 0; q < 3; ++q)
         text.integer(color_channel_8bit(color->fvalues[at + size_t(q)]));

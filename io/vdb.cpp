@@ -225,29 +225,32 @@ openvdb::GridBase::Ptr to_vdb(const SparseGrid& g, const Metadata& meta, bool bo
   } else if (g.value_type == ValueType::kInt32) {
     // Values written straight into the leaves' buffers (what setValueOnly would leave).
     base = build_grid<openvdb::Int32Grid>(g, 0, [&](openvdb::Int32Grid::TreeType::LeafNodeType& leaf, size_t b) {
-      std::memcpy(leaf.buffer().data(), g.ivalues.data() + b * kBrickVoxels, kBrickVoxels * sizeof(int32_t));
+      g.brick_values(b, leaf.buffer().data());
     });
   } else if (g.value_type == ValueType::kFloat32 && g.level_set) {
     // A level set: every active value (0 included), then inactive voxels and tiles set to -background
     // inside and +background outside from the signs of their neighbours (tools::signedFloodFill).
-    auto grid = build_grid<openvdb::FloatGrid>(g, g.background, [&](openvdb::FloatGrid::TreeType::LeafNodeType& leaf, size_t b) {
-      const float* v = g.fvalues.data() + b * kBrickVoxels;
-      float* dst = leaf.buffer().data();
-      for (int off = 0; off < kBrickVoxels; ++off) dst[off] = g.masks[b].test(off) ? v[off] : g.background;
-    });
+    auto grid = build_grid<openvdb::FloatGrid>(g, g.background,
+                                               [&](openvdb::FloatGrid::TreeType::LeafNodeType& leaf, size_t b) {
+                                                 float* dst = leaf.buffer().data();
+                                                 g.brick_values(b, dst);
+                                                 for (int off = 0; off < kBrickVoxels; ++off)
+                                                   if (!g.masks[b].test(off)) dst[off] = g.background;
+                                               });
     openvdb::tools::signedFloodFill(grid->tree());
     grid->setGridClass(openvdb::GRID_LEVEL_SET);
     base = grid;
   } else if (g.value_type == ValueType::kFloat32) {
     base = build_grid<openvdb::FloatGrid>(g, 0.0f, [&](openvdb::FloatGrid::TreeType::LeafNodeType& leaf, size_t b) {
-      const float* v = g.fvalues.data() + b * kBrickVoxels;
       float* dst = leaf.buffer().data();
-      for (int off = 0; off < kBrickVoxels; ++off) dst[off] = v[off] != 0.0f ? v[off] : 0.0f;  // -0 stays +0
+      g.brick_values(b, dst);
+      for (int off = 0; off < kBrickVoxels; ++off) dst[off] = dst[off] != 0.0f ? dst[off] : 0.0f;  // -0 stays +0
     });
   } else {
     const openvdb::Vec3s zero(0.0f, 0.0f, 0.0f);
     base = build_grid<openvdb::Vec3SGrid>(g, zero, [&](openvdb::Vec3SGrid::TreeType::LeafNodeType& leaf, size_t b) {
-      const float* v = g.fvalues.data() + b * kBrickVoxels * 3;
+      float v[3 * kBrickVoxels];
+      g.brick_values(b, v);
       for (int off = 0; off < kBrickVoxels; ++off) {
         const openvdb::Vec3s x(v[3 * off], v[3 * off + 1], v[3 * off + 2]);
         if (x != zero) leaf.setValueOnly(off, x);
@@ -763,7 +766,7 @@ void collect(const GridT& grid, const std::string& path, SparseGrid* out, Store&
   const size_t leaves = size_t(grid.tree().leafCount());
   out->keys.reserve(leaves);
   out->masks.reserve(leaves);
-  const size_t values = leaves * size_t(kBrickVoxels) * size_t(value_channels(out->value_type));
+  const size_t values = size_t(grid.tree().activeLeafVoxelCount()) * size_t(value_channels(out->value_type));
   if (out->value_type == ValueType::kInt32) out->ivalues.reserve(values);
   else if (out->value_type != ValueType::kNone) out->fvalues.reserve(values);
   for (auto it = grid.tree().cbeginLeaf(); it; ++it) {
@@ -849,7 +852,8 @@ SparseGrid to_sparse(const openvdb::GridBase::Ptr& base, const std::string& path
     out.value_type = ValueType::kInt32;
     g->tree().voxelizeActiveTiles();
     collect(*g, path, &out, [&](const auto& leaf, const BrickMask& m) {
-      for (int off = 0; off < kBrickVoxels; ++off) out.ivalues.push_back(m.test(off) ? leaf.getValue(off) : 0);
+      for (int off = 0; off < kBrickVoxels; ++off)
+        if (m.test(off)) out.ivalues.push_back(leaf.getValue(off));
     });
   } else if (auto g = openvdb::GridBase::grid<openvdb::FloatGrid>(base)) {
     out.value_type = ValueType::kFloat32;
@@ -857,16 +861,18 @@ SparseGrid to_sparse(const openvdb::GridBase::Ptr& base, const std::string& path
     if (out.level_set) out.background = g->background();
     g->tree().voxelizeActiveTiles();
     collect(*g, path, &out, [&](const auto& leaf, const BrickMask& m) {
-      for (int off = 0; off < kBrickVoxels; ++off) out.fvalues.push_back(m.test(off) ? leaf.getValue(off) : 0.0f);
+      for (int off = 0; off < kBrickVoxels; ++off)
+        if (m.test(off)) out.fvalues.push_back(leaf.getValue(off));
     });
   } else if (auto g = openvdb::GridBase::grid<openvdb::Vec3SGrid>(base)) {
     out.value_type = ValueType::kVec3f;
     g->tree().voxelizeActiveTiles();
     collect(*g, path, &out, [&](const auto& leaf, const BrickMask& m) {
-      for (int off = 0; off < kBrickVoxels; ++off) {
-        const openvdb::Vec3s v = m.test(off) ? leaf.getValue(off) : openvdb::Vec3s(0.0f, 0.0f, 0.0f);
-        out.fvalues.insert(out.fvalues.end(), {v.x(), v.y(), v.z()});
-      }
+      for (int off = 0; off < kBrickVoxels; ++off)
+        if (m.test(off)) {
+          const openvdb::Vec3s v = leaf.getValue(off);
+          out.fvalues.insert(out.fvalues.end(), {v.x(), v.y(), v.z()});
+        }
     });
   }
   sort_bricks_by_key(out);

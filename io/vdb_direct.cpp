@@ -65,9 +65,12 @@ uint64_t content_hash(const SparseGrid& g) {
     const size_t b0 = c * kChunk, b1 = std::min(g.keys.size(), b0 + kChunk);
     h.bytes(g.keys.data() + b0, (b1 - b0) * sizeof(uint64_t));
     h.bytes(g.masks.data() + b0, (b1 - b0) * sizeof(BrickMask));
-    std::vector<uint32_t> active;
-    for (size_t b = b0; b < b1; ++b) g.append_active_bits(b, active);
-    h.bytes(active.data(), active.size() * sizeof(uint32_t));
+    if (g.value_type != ValueType::kNone) {
+      const size_t ch = size_t(value_channels(g.value_type));
+      const char* v = g.value_type == ValueType::kInt32 ? reinterpret_cast<const char*>(g.ivalues.data())
+                                                        : reinterpret_cast<const char*>(g.fvalues.data());
+      h.bytes(v + g.value_begin[b0] * ch * 4, (g.value_begin[b1] - g.value_begin[b0]) * ch * 4);
+    }
     digests[c] = h.digest();
   });
   Hasher h;
@@ -465,8 +468,10 @@ template <>
 struct LeafValues<int32_t> {
   static constexpr const char* kType = vdb_format::kInt32TreeType;
   static constexpr vdb_format::NodeBytes kBytes = vdb_format::kScalarNodeBytes;
-  static void get(const SparseGrid& g, size_t b, int32_t* v) {
-    std::memcpy(v, g.ivalues.data() + b * kBrickVoxels, kBrickVoxels * sizeof(int32_t));
+  static void get(const SparseGrid& g, size_t b, int32_t* v) { g.brick_values(b, v); }
+  // The brick's active values as written (`scratch` where they change)
+  static const int32_t* active(const SparseGrid& g, size_t b, std::vector<int32_t>&) {
+    return g.ivalues.data() + g.value_begin[b];
   }
 };
 template <>
@@ -474,9 +479,15 @@ struct LeafValues<float> {
   static constexpr const char* kType = vdb_format::kFloatTreeType;
   static constexpr vdb_format::NodeBytes kBytes = vdb_format::kScalarNodeBytes;
   static void get(const SparseGrid& g, size_t b, float* v) {
-    const float* src = g.fvalues.data() + b * kBrickVoxels;
+    g.brick_values(b, v);
     for (int off = 0; off < kBrickVoxels; ++off)  // a level set's inactive voxels, the background; -0 stays +0
-      v[off] = g.level_set ? (g.masks[b].test(off) ? src[off] : g.background) : (src[off] != 0.0f ? src[off] : 0.0f);
+      v[off] = g.level_set ? (g.masks[b].test(off) ? v[off] : g.background) : (v[off] != 0.0f ? v[off] : 0.0f);
+  }
+  static const float* active(const SparseGrid& g, size_t b, std::vector<float>& scratch) {  // (-0 stays +0)
+    scratch.assign(g.fvalues.begin() + std::ptrdiff_t(g.value_begin[b]),
+                   g.fvalues.begin() + std::ptrdiff_t(g.value_begin[b + 1]));
+    for (float& x : scratch) x = x != 0.0f ? x : 0.0f;
+    return scratch.data();
   }
 };
 template <>
@@ -484,12 +495,23 @@ struct LeafValues<Vec3Value> {
   static constexpr const char* kType = vdb_format::kVec3sTreeType;
   static constexpr vdb_format::NodeBytes kBytes = vdb_format::kVec3sNodeBytes;
   static void get(const SparseGrid& g, size_t b, Vec3Value* v) {
-    const float* src = g.fvalues.data() + b * kBrickVoxels * 3;
+    float src[3 * kBrickVoxels];
+    g.brick_values(b, src);
     const Vec3Value zero{0.0f, 0.0f, 0.0f};
     for (int off = 0; off < kBrickVoxels; ++off) {
       const Vec3Value x{src[3 * off], src[3 * off + 1], src[3 * off + 2]};
       v[off] = same(x, zero) ? zero : x;
     }
+  }
+  static const Vec3Value* active(const SparseGrid& g, size_t b, std::vector<Vec3Value>& scratch) {
+    const float* src = g.fvalues.data() + 3 * g.value_begin[b];
+    const Vec3Value zero{0.0f, 0.0f, 0.0f};
+    scratch.resize(size_t(g.value_begin[b + 1] - g.value_begin[b]));
+    for (size_t k = 0; k < scratch.size(); ++k) {
+      const Vec3Value x{src[3 * k], src[3 * k + 1], src[3 * k + 2]};
+      scratch[k] = same(x, zero) ? zero : x;
+    }
+    return scratch.data();
   }
 };
 
@@ -691,6 +713,19 @@ void write_value_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& m
     std::vector<T> kept;
     for (size_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
       const size_t b = t.leaves[i];
+      if (!level_set) {
+        // Every inactive voxel holds the background (0): io::MaskCompress's NO_MASK_OR_INACTIVE_VALS,
+        // then the active values (what put_compressed_values finds for such a leaf), taken as the
+        // grid holds them.
+        put(parts[c], g.masks[b].w);
+        parts[c].push_back(char(vdb_format::kNoMaskOrInactiveVals));
+        const size_t before = parts[c].size();
+        const T* active = LeafValues<T>::active(g, b, kept);
+        put_blosc(parts[c], active, size_t(g.value_begin[b + 1] - g.value_begin[b]) * sizeof(T));
+        blocks[i] = int64_t(parts[c].size() - before);
+        codes[i] = vdb_format::kNoMaskOrInactiveVals;
+        continue;
+      }
       LeafValues<T>::get(g, b, v);
       if constexpr (std::is_same_v<T, float>)
         if (level_set) {
@@ -793,9 +828,8 @@ void write_value_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& m
   }
   offsets.pos[1] = int64_t(sink.pos());
   for (Bytes& part : parts) {
-    out.insert(out.end(), part.begin(), part.end());
+    sink.write(part);  // (to the file as it is: no copy into the sink's buffer)
     Bytes().swap(part);
-    sink.flush_if_full();
   }
   offsets.pos[2] = int64_t(sink.pos());
   patch_grid_offsets(sink, offsets);

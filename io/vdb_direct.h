@@ -78,7 +78,8 @@ bool write_direct_vdb(const std::vector<const SparseGrid*>& grids, const std::st
 // What both .vdb readers (this one and OpenVDB's in io/vdb.cpp) do with what they read:
 // an active tile of a binary grid (the voxels from `lo` to before `end`, multiples of 8, lo >= 0)
 // appended as runs of full bricks inside the grid's dims and bricks the dims cut as masks;
-// then the bricks (keys, masks, values) and runs in ascending key order.
+// then the bricks (keys, masks, and values: the active voxels', brick by brick in the bricks' given
+// order) and runs in ascending key order, the values indexed (SparseGrid::index_values).
 void append_active_tile(SparseGrid& g, const Int3& lo, const Int3& end);
 void sort_bricks_by_key(SparseGrid& g);
 

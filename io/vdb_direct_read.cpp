@@ -330,32 +330,34 @@ SparseGrid to_sparse_grid(const std::string& name, const Tree& t, const MetaMap&
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
   g.keys.resize(order.size());
   g.masks.resize(order.size());
+  for (size_t b = 0; b < order.size(); ++b) {
+    g.keys[b] = key(order[b]);
+    g.masks[b] = t.leaves[order[b]].mask;
+  }
   const int channels = value_channels(g.value_type);
-  const size_t per_brick = size_t(kBrickVoxels) * size_t(channels);
-  if (g.value_type == ValueType::kInt32)
-    g.ivalues.resize(order.size() * per_brick);
-  else if (channels > 0)
-    g.fvalues.resize(order.size() * per_brick);
+  if (channels) g.index_values();
   const size_t vb = value_bytes(t.kind);
   std::vector<char> failed(order.size(), 0);
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, order.size(), 64), [&](const tbb::blocked_range<size_t>& r) {
-    std::vector<char> values(kBrickVoxels * vb);
-    for (size_t b = r.begin(); b < r.end(); ++b) {
-      const Leaf& leaf = t.leaves[order[b]];
-      g.keys[b] = key(order[b]);
-      g.masks[b] = leaf.mask;
-      if (channels == 0) continue;
-      try {
-        const uint64_t count = t.counts[order[b]];
-        unpack(t.blocks[order[b]], values.data(), count * vb);
-        char* dst = g.value_type == ValueType::kInt32 ? reinterpret_cast<char*>(g.ivalues.data() + b * per_brick)
-                                                      : reinterpret_cast<char*>(g.fvalues.data() + b * per_brick);
-        expand_brick_values(leaf.mask, channels, values.data(), dst, count == uint64_t(kBrickVoxels));
-      } catch (const Defer&) {
-        failed[b] = 1;
+  if (channels)
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, order.size(), 64), [&](const tbb::blocked_range<size_t>& r) {
+      std::vector<char> values(kBrickVoxels * vb);
+      char* base = g.value_type == ValueType::kInt32 ? reinterpret_cast<char*>(g.ivalues.data())
+                                                     : reinterpret_cast<char*>(g.fvalues.data());
+      for (size_t b = r.begin(); b < r.end(); ++b) {
+        try {
+          const uint64_t count = t.counts[order[b]], active = g.value_begin[b + 1] - g.value_begin[b];
+          char* dst = base + g.value_begin[b] * vb;
+          if (count == active) {  // the active values alone, in offset order: the grid's layout
+            unpack(t.blocks[order[b]], dst, count * vb);
+          } else {  // all 512
+            unpack(t.blocks[order[b]], values.data(), count * vb);
+            compact_brick_values(g.masks[b], channels, values.data(), dst);
+          }
+        } catch (const Defer&) {
+          failed[b] = 1;
+        }
       }
-    }
-  });
+    });
   if (std::find(failed.begin(), failed.end(), 1) != failed.end()) throw Defer{};
   // A MaskGrid's active tiles: runs of whole bricks, bricks the dims cut as masks.
   for (const Tile& tile : t.tiles)
@@ -394,26 +396,38 @@ void append_active_tile(SparseGrid& g, const Int3& lo, const Int3& end) {
 
 void sort_bricks_by_key(SparseGrid& g) {
   std::sort(g.runs.begin(), g.runs.end(), [](const BrickRun& a, const BrickRun& b) { return a.key < b.key; });
-  if (std::is_sorted(g.keys.begin(), g.keys.end())) return;
+  const size_t ch = size_t(value_channels(g.value_type));
+  if (std::is_sorted(g.keys.begin(), g.keys.end())) {
+    if (ch) g.index_values(false);
+    return;
+  }
   std::vector<size_t> perm(g.keys.size());
-  for (size_t i = 0; i < perm.size(); ++i) perm[i] = i;
+  std::vector<uint64_t> begin(g.keys.size() + 1, 0);  // (of the values in the bricks' given order)
+  for (size_t i = 0; i < perm.size(); ++i) {
+    perm[i] = i;
+    begin[i + 1] = begin[i] + uint64_t(g.masks[i].count()) * ch;
+  }
   std::sort(perm.begin(), perm.end(), [&](size_t a, size_t b) { return g.keys[a] < g.keys[b]; });
-  const size_t vpb = size_t(kBrickVoxels) * size_t(value_channels(g.value_type));
   BrickKeys keys(perm.size());
   BrickMasks masks(perm.size());
-  ValueArray<int32_t> ivalues(g.ivalues.size());
-  ValueArray<float> fvalues(g.fvalues.size());
+  ValueArray<int32_t> ivalues;
+  ValueArray<float> fvalues;
+  ivalues.reserve(g.ivalues.size());
+  fvalues.reserve(g.fvalues.size());
   for (size_t j = 0; j < perm.size(); ++j) {
     const size_t i = perm[j];
     keys[j] = g.keys[i];
     masks[j] = g.masks[i];
-    if (!g.ivalues.empty()) std::copy_n(g.ivalues.begin() + i * vpb, vpb, ivalues.begin() + j * vpb);
-    if (!g.fvalues.empty()) std::copy_n(g.fvalues.begin() + i * vpb, vpb, fvalues.begin() + j * vpb);
+    if (!g.ivalues.empty())
+      ivalues.insert(ivalues.end(), g.ivalues.begin() + begin[i], g.ivalues.begin() + begin[i + 1]);
+    if (!g.fvalues.empty())
+      fvalues.insert(fvalues.end(), g.fvalues.begin() + begin[i], g.fvalues.begin() + begin[i + 1]);
   }
   g.keys = std::move(keys);
   g.masks = std::move(masks);
   g.ivalues = std::move(ivalues);
   g.fvalues = std::move(fvalues);
+  if (ch) g.index_values(false);
 }
 
 namespace vdb_read {

@@ -67,6 +67,16 @@ class Sink {
     m_written += m_buf.size();
     m_buf.clear();
   }
+  // Appends `b` (what the buffer holds goes first), handing it to the file as it is.
+  void write(const Bytes& b) {
+    if (m_buf.size() + b.size() < (size_t(1) << 20)) {
+      m_buf.insert(m_buf.end(), b.begin(), b.end());
+      return;
+    }
+    flush();
+    m_file.write(b.data(), b.size());
+    m_written += b.size();
+  }
   void patch(uint64_t at, const Bytes& b) { m_patches.emplace_back(at, b); }
   void finish() {
     flush();

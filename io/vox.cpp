@@ -54,7 +54,7 @@ void write_vox(const SparseGrid& g, const std::string& path) {
                 (g.spec.dims.z + kModel - 1) / kModel};
   uint64_t last_key = UINT64_MAX;
   Block* last = nullptr;  // a brick's voxels all go to one block: one map lookup per brick, not per voxel
-  g.for_each_active([&](int i, int j, int k, size_t b, int off) {
+  g.for_each_active([&](int i, int j, int k, size_t, int, uint64_t at) {
     const uint64_t key =
         (uint64_t(i / kModel) * uint64_t(nb.y) + uint64_t(j / kModel)) * uint64_t(nb.z) + uint64_t(k / kModel);
     if (key != last_key) {
@@ -68,7 +68,7 @@ void write_vox(const SparseGrid& g, const std::string& path) {
                  std::min(kModel, g.spec.dims.z - bl.origin.z)};
     }
     int colour = 1;
-    if (g.value_type == ValueType::kInt32) colour = std::clamp(g.ivalues[b * kBrickVoxels + size_t(off)], 1, 255);
+    if (g.value_type == ValueType::kInt32) colour = std::clamp(g.ivalues[at], 1, 255);
     bl.xyzi.insert(bl.xyzi.end(),
                    {uint8_t(i - bl.origin.x), uint8_t(j - bl.origin.y), uint8_t(k - bl.origin.z), uint8_t(colour)});
   });

@@ -188,6 +188,18 @@ void scan_counts(CountOf count_of, T* out, uint64_t num, uint64_t block_max, Cub
     return cub::DeviceScan::ExclusiveSum(temp, bytes, counts, out, int64_t(num) + 1, stream);
   });
 }
+// The active voxels of brick i of n bricks' masks (32-bit words), 0 past the last: with
+// scan_counts, where each brick's values begin among the active voxels' (SparseGrid::value_begin).
+struct BrickPopcount {
+  const uint32_t* masks;
+  uint64_t n;
+  __device__ uint64_t operator()(uint64_t i) const {
+    if (i >= n) return 0;
+    uint64_t c = 0;
+    for (int w = 0; w < kBrickMaskWords; ++w) c += uint64_t(__popc(masks[i * kBrickMaskWords + w]));
+    return c;
+  }
+};
 // The same for counts in memory: num + 1 of them, the last one 0 (CUB then reads them directly).
 template <class T>
 struct CountsAt {

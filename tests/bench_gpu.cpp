@@ -218,8 +218,8 @@ static int run_solid_bench(const std::vector<std::string>& jobs, int runs, int w
           std::vector<uint8_t> ours_inside;
           if (sdf) {
             auto acc = ls->getConstAccessor();
-            sdf->for_each_active([&](int32_t i, int32_t j, int32_t k, size_t b, int off) {
-              const float v = sdf->fvalues[b * kBrickVoxels + off];
+            sdf->for_each_active([&](int32_t i, int32_t j, int32_t k, size_t, int, uint64_t at) {
+              const float v = sdf->fvalues[at];
               const float w = acc.getValue(openvdb::Coord(i, j, k));
               if (std::fabs(v) < 0.5f * float(spec.voxel_size.x)) return;  // on the surface: either sign
               ++compared;
@@ -400,8 +400,8 @@ static int run_mesh_bench(const std::vector<std::string>& jobs, int runs, int wa
     openvdb::FloatGrid::Ptr ls = openvdb::FloatGrid::create(grids[0].background);
     ls->setGridClass(openvdb::GRID_LEVEL_SET);
     auto acc = ls->getAccessor();
-    grids[0].for_each_active([&](int32_t i, int32_t j, int32_t k, size_t b, int off) {
-      acc.setValue(openvdb::Coord(i, j, k), grids[0].fvalues[b * kBrickVoxels + size_t(off)]);
+    grids[0].for_each_active([&](int32_t i, int32_t j, int32_t k, size_t, int, uint64_t at) {
+      acc.setValue(openvdb::Coord(i, j, k), grids[0].fvalues[at]);
     });
     openvdb::tools::signedFloodFill(ls->tree());
     std::vector<double> vdb_ms;

@@ -21,8 +21,8 @@ using VoxelMap = std::map<std::tuple<int, int, int>, int>;
 
 VoxelMap to_map(const SparseGrid& g) {
   VoxelMap m;
-  g.for_each_active([&](int i, int j, int k, size_t b, int off) {
-    m[{i, j, k}] = g.value_type == ValueType::kInt32 ? g.ivalues[b * kBrickVoxels + off] : 1;
+  g.for_each_active([&](int i, int j, int k, size_t, int, uint64_t at) {
+    m[{i, j, k}] = g.value_type == ValueType::kInt32 ? g.ivalues[at] : 1;
   });
   return m;
 }
@@ -46,7 +46,7 @@ using FloatMap = std::map<std::tuple<int, int, int>, float>;
 
 FloatMap to_fmap(const SparseGrid& g) {
   FloatMap m;
-  g.for_each_active([&](int i, int j, int k, size_t b, int off) { m[{i, j, k}] = g.fvalues[b * kBrickVoxels + off]; });
+  g.for_each_active([&](int i, int j, int k, size_t, int, uint64_t at) { m[{i, j, k}] = g.fvalues[at]; });
   return m;
 }
 

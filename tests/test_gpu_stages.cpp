@@ -47,6 +47,7 @@ SparseGrid merge_on_host(const GpuStageProbe& p, const GridSpec& spec) {
     g.masks.push_back(m);
     if (T == Target::kBinary) continue;
     for (int v = 0; v < kBrickVoxels; ++v) {
+      if (!m.test(v)) continue;  // (a grid holds the active voxels' values)
       uint32_t out[3] = {0, 0, 0};
       if constexpr (kWord == Word::kAdd64) {
         uint64_t acc[3] = {0, 0, 0};
@@ -70,6 +71,7 @@ SparseGrid merge_on_host(const GpuStageProbe& p, const GridSpec& spec) {
       }
     }
   }
+  if (T != Target::kBinary) g.index_values(false);
   return g;
 }
 
@@ -78,6 +80,7 @@ void expect_equal_grids(const SparseGrid& a, const SparseGrid& b, const std::str
   ASSERT_EQ(a.masks.size(), b.masks.size()) << what;
   for (size_t i = 0; i < a.masks.size(); ++i)
     for (int w = 0; w < 8; ++w) ASSERT_EQ(a.masks[i].w[w], b.masks[i].w[w]) << what << " brick " << i;
+  ASSERT_EQ(a.value_begin, b.value_begin) << what;
   ASSERT_EQ(a.ivalues, b.ivalues) << what;
   ASSERT_EQ(a.fvalues.size(), b.fvalues.size()) << what;
   ASSERT_EQ(std::memcmp(a.fvalues.data(), b.fvalues.data(), a.fvalues.size() * sizeof(float)), 0) << what;

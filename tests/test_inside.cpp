@@ -5,10 +5,11 @@
 #include <gtest/gtest.h>
 #include <openvdb/openvdb.h>
 #include <openvdb/tools/MeshToVolume.h>
-
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <random>
 
@@ -108,7 +109,7 @@ bool grid_has(const SparseGrid& g, int32_t i, int32_t j, int32_t k) {
 float grid_value(const SparseGrid& g, int32_t i, int32_t j, int32_t k) {
   const uint64_t key = brick_key(i >> 3, j >> 3, k >> 3);
   const size_t b = size_t(std::lower_bound(g.keys.begin(), g.keys.end(), key) - g.keys.begin());
-  return g.fvalues[b * kBrickVoxels + brick_offset(i & 7, j & 7, k & 7)];
+  return float(g.value(b, brick_offset(i & 7, j & 7, k & 7)));
 }
 
 Mesh append(const Mesh& a, const Mesh& b) {
@@ -480,7 +481,8 @@ TEST(SparseGridRuns, CanonicalFormChecksumUnionAndSign) {
     band.keys.push_back(brick_key(2, 3, bz));
     band.masks.push_back(all);
   }
-  band.fvalues.assign(band.keys.size() * kBrickVoxels, 1.0f);
+  band.index_values();
+  std::fill(band.fvalues.begin(), band.fvalues.end(), 1.0f);
   SparseGrid s1 = band, s2 = band;
   apply_sign(s1, a);
   apply_sign(s2, ra);
@@ -508,46 +510,99 @@ TEST(SparseGridRuns, HugeInteriorsAreRefusedOutsideVdb) {
   EXPECT_FALSE(test::file_exists(dir.file("huge.ply")));
 }
 
-// Bricks written from their active values alone (what the GPU downloads) equal bricks written
-// voxel by voxel, for 1 and 3 channels, empty to full bricks, over a range of bricks only; and from
-// all 512 voxels' values (a .vdb leaf stored whole), only the active ones kept.
-TEST(SparseGridValues, ActiveValuesExpandIntoTheirBricks) {
+// A value grid holds its active voxels' values alone: indexed from the masks (value_begin,
+// value_index), expanded to bricks of 512 (brick_values, expand_brick_values from
+// all 512 values), compacted from them (compact_brick_values), and built from voxels in any order
+// (SparseGridBuilder) to the same values and checksum; for 1 and 3 channels, empty to full bricks.
+TEST(SparseGridValues, ActiveValuesAreIndexedByTheMasks) {
   std::mt19937 rng(7);
-  for (int channels : {1, 3}) {
+  for (ValueType type : {ValueType::kInt32, ValueType::kVec3f}) {
+    const int channels = value_channels(type);
     const size_t n = 3000;
-    std::vector<BrickMask> masks(n);
+    SparseGrid g;
+    g.spec.dims = {8 * 50, 8 * 60, 8};
+    g.value_type = type;
     for (size_t b = 0; b < n; ++b) {
-      const int kind = int(b % 5);  // empty-ish, sparse, half, dense, full
+      g.keys.push_back(brick_key(int32_t(b / 60), int32_t(b % 60), 0));
+      BrickMask m{};
+      const int kind = int(b % 5);  // one voxel, sparse, half, dense, full
       for (int off = 0; off < kBrickVoxels; ++off) {
         const bool on = kind == 4 || (kind == 1 && rng() % 17 == 0) || (kind == 2 && rng() % 2) ||
                         (kind == 3 && rng() % 8 != 0) || (kind == 0 && off == int(b % 512));
-        if (on) masks[b].set(off);
+        if (on) m.set(off);
+      }
+      if (!m.any()) m.set(3);
+      g.masks.push_back(m);
+    }
+    g.index_values();
+    ASSERT_EQ(g.value_begin.size(), n + 1);
+    std::vector<uint32_t> want(n * kBrickVoxels * channels, 0), garbage(want.size());
+    std::vector<uint32_t> bits;
+    SparseGridBuilder builder(g.spec, type, "v", "test");
+    std::vector<std::pair<Int3, std::vector<uint32_t>>> voxels;
+    for (size_t b = 0; b < n; ++b)
+      for (int off = 0; off < kBrickVoxels; ++off) {
+        for (int c = 0; c < channels; ++c) garbage[(b * kBrickVoxels + off) * channels + c] = uint32_t(rng());
+        if (!g.masks[b].test(off)) continue;
+        ASSERT_EQ(g.value_index(b, off), bits.size() / size_t(channels)) << b << " " << off;
+        std::vector<uint32_t> v(static_cast<size_t>(channels), 0u);
+        for (int c = 0; c < channels; ++c) {
+          v[c] = uint32_t(rng() % 1000) + 1;
+          want[(b * kBrickVoxels + off) * channels + c] = garbage[(b * kBrickVoxels + off) * channels + c] = v[c];
+          bits.push_back(v[c]);
+        }
+        const Int3 bc = brick_coord(g.keys[b]);
+        voxels.push_back({{bc.x * 8 + (off >> 6), bc.y * 8 + (off >> 3 & 7), bc.z * 8 + (off & 7)}, v});
+      }
+    ASSERT_EQ(g.value_begin[n] * uint64_t(channels), bits.size());
+    if (type == ValueType::kInt32)
+      std::memcpy(g.ivalues.data(), bits.data(), bits.size() * 4);
+    else
+      std::memcpy(g.fvalues.data(), bits.data(), bits.size() * 4);
+    EXPECT_NO_THROW(g.validate());
+    // Expanded: brick by brick, and a .vdb leaf stored with all 512 values.
+    std::vector<uint32_t> brick(size_t(kBrickVoxels) * channels);
+    for (size_t b = 0; b < n; ++b) {
+      std::fill(brick.begin(), brick.end(), 0xdeadbeefu);
+      g.brick_values(b, brick.data());
+      ASSERT_TRUE(std::equal(brick.begin(), brick.end(), want.begin() + std::ptrdiff_t(b * brick.size()))) << b;
+      expand_brick_values(g.masks[b], channels, garbage.data() + b * brick.size(), brick.data(), true);
+      ASSERT_TRUE(std::equal(brick.begin(), brick.end(), want.begin() + std::ptrdiff_t(b * brick.size()))) << b;
+      const int off = int(rng() % 512);
+      for (int c = 0; c < channels; ++c) {
+        const uint32_t w = want[(b * kBrickVoxels + off) * channels + c];
+        float f;
+        std::memcpy(&f, &w, 4);
+        ASSERT_EQ(g.value(b, off, c), !g.masks[b].test(off) ? 0.0 : type == ValueType::kInt32 ? double(w) : double(f));
       }
     }
-    std::vector<uint64_t> begin(n + 1, 0);
-    for (size_t b = 0; b < n; ++b) begin[b + 1] = begin[b] + uint64_t(masks[b].count());
-    std::vector<uint32_t> active(begin[n] * channels), want(n * kBrickVoxels * channels, 0);
-    for (size_t b = 0, k = 0; b < n; ++b)
-      for (int off = 0; off < kBrickVoxels; ++off)
-        if (masks[b].test(off))
-          for (int c = 0; c < channels; ++c, ++k) {
-            active[k] = uint32_t(rng()) | 1u;
-            want[(b * kBrickVoxels + off) * channels + c] = active[k];
-          }
-    std::vector<uint32_t> got(want.size(), 0xdeadbeefu);
-    advise_huge_pages(got.data() + 1, got.size() * 4 - 8);  // (advice: nothing changes; unaligned ends)
-    advise_huge_pages(got.data(), 100);
-    expand_active_values(masks.data(), begin.data(), 100, n, channels, active.data(), got.data());
-    for (size_t i = 0; i < size_t(100) * kBrickVoxels * channels; ++i) ASSERT_EQ(got[i], 0xdeadbeefu) << i;
-    expand_active_values(masks.data(), begin.data(), 0, 100, channels, active.data(), got.data());
-    EXPECT_EQ(got, want) << channels;
-    // From every voxel's values (inactive ones not 0): the active ones taken, the others 0.
-    std::vector<uint32_t> all(size_t(kBrickVoxels) * channels), brick(all.size(), 0xdeadbeefu);
-    for (size_t b = 0; b < n; b += 7) {
-      for (size_t i = 0; i < all.size(); ++i) all[i] = want[b * all.size() + i] ? want[b * all.size() + i] : 0x5au;
-      expand_brick_values(masks[b], channels, all.data(), brick.data(), true);
-      ASSERT_TRUE(std::equal(brick.begin(), brick.end(), want.begin() + std::ptrdiff_t(b * all.size()))) << b;
-    }
+    // Compacted from bricks whose inactive voxels hold anything.
+    SparseGrid h = g;
+    h.index_values();
+    char* hv = type == ValueType::kInt32 ? reinterpret_cast<char*>(h.ivalues.data())
+                                         : reinterpret_cast<char*>(h.fvalues.data());
+    for (size_t b = 0; b < n; ++b)
+      ASSERT_EQ(compact_brick_values(g.masks[b], channels, garbage.data() + b * brick.size(),
+                                     hv + 4 * h.value_index(b, 0) * size_t(channels)),
+                size_t(g.masks[b].count()) * size_t(channels));
+    ASSERT_EQ(bits.size() * 4, (h.ivalues.size() + h.fvalues.size()) * 4);
+    EXPECT_EQ(std::memcmp(hv, bits.data(), bits.size() * 4), 0);
+    // Built from the voxels in random order.
+    std::shuffle(voxels.begin(), voxels.end(), rng);
+    for (const auto& [p, v] : voxels) builder.add(p.x, p.y, p.z, v.data());
+    const SparseGrid built = builder.build();
+    EXPECT_EQ(built.keys, g.keys);
+    EXPECT_EQ(built.value_begin, g.value_begin);
+    EXPECT_EQ(built.ivalues, g.ivalues);
+    ASSERT_EQ(built.fvalues.size(), g.fvalues.size());
+    EXPECT_EQ(std::memcmp(built.fvalues.data(), g.fvalues.data(), g.fvalues.size() * 4), 0);
+    EXPECT_EQ(built.checksum(), g.checksum());
+    // A value changed changes the checksum.
+    if (type == ValueType::kInt32)
+      h.ivalues[h.ivalues.size() / 2] += 1;
+    else
+      h.fvalues[h.fvalues.size() / 2] += 1.0f;
+    EXPECT_NE(h.checksum(), g.checksum());
   }
 }
 
@@ -705,8 +760,8 @@ TEST(Inside, SdfSignEqualsOpenVdbsOnClosedMeshes) {
       const auto acc = ls->getConstAccessor();
       const float half = float(0.5 * spec.voxel_size.x);
       size_t compared = 0, inside = 0;
-      sdf.for_each_active([&](int i, int j, int k, size_t b, int off) {
-        const float v = sdf.fvalues[b * kBrickVoxels + size_t(off)];
+      sdf.for_each_active([&](int i, int j, int k, size_t, int, uint64_t at) {
+        const float v = sdf.fvalues[at];
         if (std::fabs(v) <= half) return;
         ++compared;
         inside += v < 0;

@@ -365,13 +365,13 @@ TEST(LasBinning, MajorityClassWithTiesToTheSmallerAndMeanIntensity) {
     ++n[v];
   }
   size_t checked = 0;
-  grids[0].for_each_active([&](int32_t i, int32_t j, int32_t, size_t b, int off) {
+  grids[0].for_each_active([&](int32_t i, int32_t j, int32_t, size_t, int, uint64_t at) {
     const auto& h = hist.at({i, j});
     int best = -1, count = 0;
     for (const auto& [c, k] : h)
       if (k > count) best = c, count = k;  // ascending classes: ties keep the smaller
-    ASSERT_EQ(grids[0].ivalues[b * 512 + size_t(off)], best) << i << " " << j;
-    ASSERT_FLOAT_EQ(grids[1].fvalues[b * 512 + size_t(off)], float(isum.at({i, j}) / n.at({i, j})));
+    ASSERT_EQ(grids[0].ivalues[at], best) << i << " " << j;
+    ASSERT_FLOAT_EQ(grids[1].fvalues[at], float(isum.at({i, j}) / n.at({i, j})));
     ++checked;
   });
   EXPECT_EQ(checked, hist.size());
@@ -478,7 +478,7 @@ TEST(LasWrite, VoxelCentresWithColourIntensityClassCountAndOtherGrids) {
   size_t i = 0;
   uint64_t total = 0;
   double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
-  grids[0].for_each_active([&](int32_t x, int32_t y, int32_t z, size_t b, int off) {
+  grids[0].for_each_active([&](int32_t x, int32_t y, int32_t z, size_t, int, uint64_t at) {
     const std::string& r = d.records[i++];
     const Vec3d c = spec.voxel_center(x, y, z);
     const double cc[3] = {c.x, c.y, c.z};
@@ -486,7 +486,6 @@ TEST(LasWrite, VoxelCentresWithColourIntensityClassCountAndOtherGrids) {
       ASSERT_NEAR(coord(d, r, a), cc[a], d.scale[a] * 0.5 + 1e-9);
       lo[a] = std::min(lo[a], coord(d, r, a)), hi[a] = std::max(hi[a], coord(d, r, a));
     }
-    const size_t at = b * 512 + size_t(off);
     const uint32_t count = rd<uint32_t>(r, size_t(d.extras.at("count").second));
     ASSERT_EQ(count, uint32_t(grids[0].ivalues[at]));
     total += count;

@@ -469,11 +469,11 @@ TEST(PointBinning, CountsAndMeansMatchADirectMapAndIgnoreOrder) {
   ASSERT_EQ(grids.size(), 4u);
   for (const SparseGrid& g : grids) g.validate();
   EXPECT_EQ(grids[0].active_voxels(), direct.size());
-  grids[0].for_each_active([&](int32_t i, int32_t j, int32_t k, size_t b, int off) {
+  grids[0].for_each_active([&](int32_t i, int32_t j, int32_t k, size_t, int, uint64_t at) {
     const auto it = direct.find({i, j, k});
     ASSERT_NE(it, direct.end());
-    ASSERT_EQ(grids[0].ivalues[b * 512 + size_t(off)], it->second.first);
-    ASSERT_NEAR(grids[1].fvalues[(b * 512 + size_t(off)) * 3], it->second.second[0] / 255.0 / it->second.first, 1e-6);
+    ASSERT_EQ(grids[0].ivalues[at], it->second.first);
+    ASSERT_NEAR(grids[1].fvalues[at * 3], it->second.second[0] / 255.0 / it->second.first, 1e-6);
   });
   // Any order of the points gives the same bytes.
   PointCloud shuffled = pc;

@@ -256,7 +256,8 @@ TEST(Render, ColoursFromValues) {
   SparseGrid normal = grid_of(
       spec, in, ValueType::kFloat32, [](int, int, int) { return 0.f; }, "normal");
   normal.value_type = ValueType::kVec3f;
-  normal.fvalues.assign(normal.keys.size() * kBrickVoxels * 3, 0.f);
+  normal.index_values();
+  std::fill(normal.fvalues.begin(), normal.fvalues.end(), 0.f);
   for (size_t i = 2; i < normal.fvalues.size(); i += 3) normal.fvalues[i] = 1.f;
   o = plain(64, 64, "front");
   scene = make_scene({&normal}, o);

@@ -115,7 +115,7 @@ void expect_blends_match_reference(const Mesh& mesh, const GridSpec& spec, const
       const SparseGrid& grid = grids[s];
       grid.validate();
       ASSERT_EQ(grid.active_voxels(), frags.size()) << w << " " << target_spec_name(specs[s]);
-      grid.for_each_active([&](int i, int j, int k, size_t b, int off) {
+      grid.for_each_active([&](int i, int j, int k, size_t, int, uint64_t at) {
         const std::vector<uint32_t>& tris = frags.at({i, j, k});
         auto tri_verts = [&](uint32_t t, Vec3f v[3]) {
           for (int q = 0; q < 3; ++q) v[q] = g[mesh.indices[3 * t + q]];
@@ -124,7 +124,7 @@ void expect_blends_match_reference(const Mesh& mesh, const GridSpec& spec, const
         if (ts.target == Target::kId) {
           const uint32_t want = ts.blend == Blend::kMin ? *std::min_element(tris.begin(), tris.end())
                                                         : *std::max_element(tris.begin(), tris.end());
-          ASSERT_EQ(grid.ivalues[b * kBrickVoxels + off], int32_t(want)) << w;
+          ASSERT_EQ(grid.ivalues[at], int32_t(want)) << w;
         } else if (ts.target == Target::kDistance) {
           double sum = 0;
           float lo = INFINITY, hi = 0;
@@ -136,7 +136,7 @@ void expect_blends_match_reference(const Mesh& mesh, const GridSpec& spec, const
             hi = std::max(hi, d);
             sum += d;
           }
-          const float got = grid.fvalues[b * kBrickVoxels + off];
+          const float got = grid.fvalues[at];
           const float want = ts.blend == Blend::kMin ? lo : (ts.blend == Blend::kMax ? hi : float(sum));
           if (ts.blend == Blend::kAdd) {
             ASSERT_NEAR(got, sum, 1e-6 * sum + 1e-9 * tris.size()) << w;
@@ -144,7 +144,7 @@ void expect_blends_match_reference(const Mesh& mesh, const GridSpec& spec, const
             ASSERT_EQ(got, want) << w;
           }
         } else if (ts.target == Target::kNormal) {
-          const float* got = &grid.fvalues[(b * kBrickVoxels + off) * 3];
+          const float* got = &grid.fvalues[at * 3];
           if (ts.blend == Blend::kAdd) {
             double sum[3] = {0, 0, 0};
             for (uint32_t t : tris) {
@@ -163,7 +163,7 @@ void expect_blends_match_reference(const Mesh& mesh, const GridSpec& spec, const
             ASSERT_TRUE(found) << w << " voxel " << i << "," << j << "," << k;
           }
         } else if (ts.target == Target::kCount) {
-          ASSERT_EQ(grid.ivalues[b * kBrickVoxels + off], int32_t(tris.size())) << w;
+          ASSERT_EQ(grid.ivalues[at], int32_t(tris.size())) << w;
         }
       });
     }

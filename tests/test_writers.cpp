@@ -102,11 +102,11 @@ TEST(Writers, VdbHasTheRightTypeTransformVoxelsAndMetadata) {
     const openvdb::math::Transform& xf = base->transform();
     auto ints = openvdb::GridBase::grid<openvdb::Int32Grid>(base);
     auto masks = openvdb::GridBase::grid<openvdb::MaskGrid>(base);
-    g.for_each_active([&](int i, int j, int k, size_t b, int off) {
+    g.for_each_active([&](int i, int j, int k, size_t, int, uint64_t at) {
       const openvdb::Coord c(i, j, k);
       if (ints) {
         ASSERT_TRUE(ints->tree().isValueOn(c));
-        ASSERT_EQ(ints->tree().getValue(c), g.ivalues[b * kBrickVoxels + off]);
+        ASSERT_EQ(ints->tree().getValue(c), g.ivalues[at]);
       } else {
         ASSERT_TRUE(masks->tree().isValueOn(c));
       }
@@ -442,10 +442,10 @@ TEST(Writers, ParallelVdbWriterGivesOpenVdbsBytes) {
   EXPECT_EQ(back.checksum(), band.checksum());
 }
 
-// Grids of values straight from the bricks (io/vdb_direct.h) against io::File::write, on values
-// chosen to reach every mask-compression code (inactive voxels holding 0, 1, 2 or more values,
-// -0, +-background), level sets whose flood fill crosses leaves, lower and upper nodes, and one
-// whose root gets an inside tile between two 4096^3 nodes of one z-scanline.
+// Grids of values straight from the bricks (io/vdb_direct.h) against io::File::write: full, sparse
+// and one-voxel leaves, active values of both signs and 0, level sets (inactive voxels +-background,
+// the background positive, negative or zero) whose flood fill crosses leaves, lower and upper
+// nodes, and one whose root gets an inside tile between two 4096^3 nodes of one z-scanline.
 TEST(Writers, DirectVdbWriterGivesOpenVdbsBytesForValues) {
   test::TempDir dir;
   const Metadata meta = {{"source", "test"}};
@@ -480,31 +480,9 @@ TEST(Writers, DirectVdbWriterGivesOpenVdbsBytesForValues) {
       g.keys.push_back(key);
       g.masks.push_back(mask);
     }
-    const size_t n = g.keys.size() * 512 * size_t(value_channels(type));
-    if (type == ValueType::kInt32)
-      g.ivalues.resize(n);
-    else
-      g.fvalues.resize(n);
-    for (size_t b = 0; b < g.keys.size(); ++b) {
-      // what inactive voxels hold: nothing (0), one value, two, many, the background and one value
-      const int inactive = int(next() % 5);
-      for (int off = 0; off < 512; ++off) {
-        const bool on = g.masks[b].test(off);
-        for (int c = 0; c < value_channels(type); ++c) {
-          const size_t i = (b * 512 + size_t(off)) * size_t(value_channels(type)) + size_t(c);
-          const int v = on              ? int(next() % 7) - 3
-                        : inactive == 0 ? 0
-                        : inactive == 1 ? 5
-                        : inactive == 2 ? 5 + off % 2
-                        : inactive == 3 ? int(next() % 50)
-                                        : 5 * (off % 2);
-          if (type == ValueType::kInt32)
-            g.ivalues[i] = v;
-          else
-            g.fvalues[i] = v == 0 && !on && next() % 2 ? -0.0f : 0.25f * float(v);  // (files keep no active -0)
-        }
-      }
-    }
+    g.index_values();
+    for (size_t i = 0; i < g.ivalues.size(); ++i) g.ivalues[i] = int(next() % 7) - 3;
+    for (size_t i = 0; i < g.fvalues.size(); ++i) g.fvalues[i] = 0.25f * float(int(next() % 7) - 3);
     g.validate();
     return g;
   };
@@ -530,8 +508,8 @@ TEST(Writers, DirectVdbWriterGivesOpenVdbsBytesForValues) {
   same({&counts}, "int32");
   same({&floats}, "float");
   same({&vectors}, "vec3");
-  // Level sets: active values of both signs, inactive voxels whatever they held (the writers put
-  // the background there, then flood-fill), the background positive, negative or zero.
+  // Level sets: active values of both signs, the background positive, negative or zero (the writers
+  // put it in inactive voxels, then flood-fill).
   for (const float background : {1.5f, -0.75f, 0.0f}) {
     SparseGrid band = random_grid(ValueType::kFloat32, wide, 1500, "band");
     band.level_set = true;
@@ -555,6 +533,7 @@ TEST(Writers, DirectVdbWriterGivesOpenVdbsBytesForValues) {
       gap.masks.push_back(m);
       for (int off = 0; off < 512; ++off) gap.fvalues.push_back(c.z == 1024 ? first_value : -1.0f);
     }
+    gap.index_values(false);
     gap.validate();
     same({&gap}, "root tile");
     openvdb::initialize();
@@ -572,6 +551,7 @@ TEST(Writers, DirectVdbWriterGivesOpenVdbsBytesForValues) {
   empty.keys.clear();
   empty.masks.clear();
   empty.fvalues.clear();
+  empty.value_begin.clear();
   EXPECT_FALSE(direct_vdb_writable({&empty}, meta));
 }
 
@@ -822,8 +802,10 @@ TEST(Writers, VoxModelsMatchAnIndependentDecoderAndReadBack) {
   for (const auto& [key, mv] : bricks) {
     g.keys.push_back(key);
     g.masks.push_back(mv.first);
-    g.ivalues.insert(g.ivalues.end(), mv.second.begin(), mv.second.end());
+    for (int off = 0; off < kBrickVoxels; ++off)
+      if (mv.first.test(off)) g.ivalues.push_back(mv.second[size_t(off)]);
   }
+  g.index_values(false);
   g.validate();
   const std::string path = dir.file("c.vox");
   write_grid(g, path, OutputFormat::kVox, {});
@@ -869,10 +851,10 @@ TEST(Writers, VoxModelsMatchAnIndependentDecoderAndReadBack) {
               translations[m][2] - sizes[m][2] / 2 + v[2]}] = v[3];
   }
   EXPECT_EQ(voxels.size(), g.active_voxels());
-  g.for_each_active([&](int i, int j, int k, size_t bi, int off) {
+  g.for_each_active([&](int i, int j, int k, size_t, int, uint64_t at) {
     const auto it = voxels.find({i, j, k});
     ASSERT_NE(it, voxels.end()) << i << "," << j << "," << k;
-    EXPECT_EQ(it->second, std::clamp(g.ivalues[bi * kBrickVoxels + size_t(off)], 1, 255));
+    EXPECT_EQ(it->second, std::clamp(g.ivalues[at], 1, 255));
   });
   // Read back: the same voxels (shifted so that the lowest is at 0: here it already is).
   const SparseGrid back = read_vox(path);
@@ -905,7 +887,7 @@ TEST(Writers, PlyHasOnePointPerVoxelAtItsCentre) {
   const char* body = data.data() + end + 11;
   ASSERT_EQ(data.size() - (end + 11), g.active_voxels() * 16);
   size_t n = 0;
-  g.for_each_active([&](int i, int j, int k, size_t b, int off) {
+  g.for_each_active([&](int i, int j, int k, size_t, int, uint64_t at) {
     float xyz[3];
     int32_t v;
     std::memcpy(xyz, body + n * 16, 12);
@@ -913,7 +895,7 @@ TEST(Writers, PlyHasOnePointPerVoxelAtItsCentre) {
     const Vec3d c = g.spec.voxel_center(i, j, k);
     ASSERT_FLOAT_EQ(xyz[0], float(c.x));
     ASSERT_FLOAT_EQ(xyz[2], float(c.z));
-    ASSERT_EQ(v, g.ivalues[b * kBrickVoxels + off]);
+    ASSERT_EQ(v, g.ivalues[at]);
     ++n;
   });
 }

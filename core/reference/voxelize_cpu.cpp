@@ -36,8 +36,8 @@ struct TileBricks {
   std::vector<uint64_t> keys;
   std::vector<BrickMask> masks;
   // The active voxels' values only, brick by brick in ascending offset (out_channels words each:
-  // int32 or float bits), brick b's from value_begin[b]; expanded into the grid's bricks of 512 when
-  // they are assembled (expand_brick_values).
+  // int32 or float bits), brick b's from value_begin[b]; copied to the grid's values when the bricks
+  // are assembled.
   std::vector<uint32_t> values;
   std::vector<uint32_t> value_begin;
 };
@@ -168,21 +168,25 @@ SparseGrid raster_target(const Mesh& mesh, const GridSpec& spec, VoxelMode mode,
   grid.value_type = target_value_type(T);
   grid.keys.resize(refs.size());
   grid.masks.resize(refs.size());
-  const size_t per_brick = size_t(kBrickVoxels) * kOut;
-  if (grid.value_type == ValueType::kInt32) grid.ivalues.resize(refs.size() * per_brick);
-  else if (kValues) grid.fvalues.resize(refs.size() * per_brick);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, refs.size(), 1024), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t b = r.begin(); b < r.end(); ++b) {
-      const Ref& ref = refs[b];
-      grid.keys[b] = ref.key;
-      grid.masks[b] = out[ref.tile].masks[ref.index];
-      if (!kValues) continue;
-      const TileBricks& tb = out[ref.tile];
-      void* dst = grid.value_type == ValueType::kInt32 ? static_cast<void*>(grid.ivalues.data() + b * per_brick)
-                                                       : static_cast<void*>(grid.fvalues.data() + b * per_brick);
-      expand_brick_values(grid.masks[b], kOut, tb.values.data() + size_t(tb.value_begin[ref.index]) * kOut, dst);
+      grid.keys[b] = refs[b].key;
+      grid.masks[b] = out[refs[b].tile].masks[refs[b].index];
     }
   });
+  if (kValues) {
+    grid.index_values();
+    char* values = grid.value_type == ValueType::kInt32 ? reinterpret_cast<char*>(grid.ivalues.data())
+                                                        : reinterpret_cast<char*>(grid.fvalues.data());
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, refs.size(), 1024), [&](const tbb::blocked_range<size_t>& r) {
+      for (size_t b = r.begin(); b < r.end(); ++b) {
+        const TileBricks& tb = out[refs[b].tile];
+        const size_t words = size_t(grid.value_begin[b + 1] - grid.value_begin[b]) * kOut;
+        std::memcpy(values + grid.value_begin[b] * kOut * 4,
+                    tb.values.data() + size_t(tb.value_begin[refs[b].index]) * kOut, words * 4);
+      }
+    });
+  }
   *ms_assemble = ms_since(t0);
   return grid;
 }

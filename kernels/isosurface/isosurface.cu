@@ -33,18 +33,23 @@ void upload_grid(const SparseGrid& g, bool values, DeviceGrid& d, StagedCopy& st
   d.masks.grow(std::max<size_t>(8 * nb, 1));
   staging.upload(d.keys.data(), g.keys.data(), nb * sizeof(uint64_t), stream);
   staging.upload(d.masks.data(), g.masks.data(), nb * sizeof(BrickMask), stream);
-  if (values) {
-    d.values.grow(std::max<size_t>(nb * kBrickVoxels, 1));
-    staging.upload(d.values.data(), g.fvalues.data(), nb * kBrickVoxels * sizeof(float), stream);
+  std::vector<uint64_t> first;
+  if (g.value_begin.size() != nb + 1) {  // (occupancy grids hold no index)
+    first.assign(nb + 1, 0);
+    for (size_t b = 0; b < nb; ++b) first[b + 1] = first[b] + uint64_t(g.masks[b].count());
   }
-  std::vector<uint64_t> first(nb + 1, 0);
-  for (size_t b = 0; b < nb; ++b) first[b + 1] = first[b] + uint64_t(g.masks[b].count());
-  d.voxels = first[nb];
+  const uint64_t* begin = first.empty() ? g.value_begin.data() : first.data();
+  d.voxels = begin[nb];
   d.first.grow(nb + 1);
-  staging.upload(d.first.data(), first.data(), (nb + 1) * sizeof(uint64_t), stream);
+  staging.upload(d.first.data(), begin, (nb + 1) * sizeof(uint64_t), stream);
+  if (values) {
+    d.values.grow(std::max<size_t>(d.voxels, 1));
+    staging.upload(d.values.data(), g.fvalues.data(), d.voxels * sizeof(float), stream);
+  }
   d.view.keys = d.keys.data();
   d.view.masks = d.masks.data();
   d.view.values = values ? d.values.data() : nullptr;
+  d.view.value_begin = values ? d.first.data() : nullptr;
 }
 
 __device__ void brick_voxel(const IsoGridView& g, uint64_t b, int off, int64_t& i, int64_t& j, int64_t& k) {

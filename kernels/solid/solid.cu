@@ -335,6 +335,21 @@ __global__ void k_gather(const T* in, const uint64_t* selected, uint64_t n, uint
   if (q < n * per) out[q] = in[selected[q / per] * per + q % per];
 }
 
+// The active voxels' values of every selected brick (of 512 values each), in brick order and
+// ascending offset from begin[q] (the SparseGrid layout): one thread per voxel.
+__global__ void k_gather_active(const float* in, const uint64_t* selected, const uint32_t* masks, const uint64_t* begin,
+                                uint64_t n, float* out) {
+  const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n * kBrickVoxels) return;
+  const uint64_t q = i / kBrickVoxels;
+  const uint32_t off = uint32_t(i % kBrickVoxels), w = off >> 5;
+  const uint32_t* m = masks + q * 16;
+  if (!(m[w] >> (off & 31) & 1u)) return;
+  uint32_t rank = uint32_t(__popc(m[w] & ((1u << (off & 31)) - 1u)));
+  for (uint32_t k = 0; k < w; ++k) rank += uint32_t(__popc(m[k]));
+  out[begin[q] + rank] = in[selected[q] * kBrickVoxels + off];
+}
+
 // ---- Band ------------------------------------------------------------------------------------
 
 struct BandView {
@@ -446,10 +461,15 @@ void SolidState::keep_bricks(GpuContext& ctx, uint64_t n, const uint32_t* mask_w
     d_kept_lin.grow(count + 1);
     launch_1d(k_gather<unsigned long long>, count, 256, s, lin, d_bricks.data(), count, uint64_t(1), d_kept_lin.data());
   }
-  if (values) {
-    d_kept_values.grow(count * kBrickVoxels + 1);
-    launch_1d(k_gather<float>, count * kBrickVoxels, 256, s, values, d_bricks.data(), count, uint64_t(kBrickVoxels),
-              d_kept_values.data());
+  if (values) {  // only the active voxels' values, as the grid holds them
+    d_value_begin.grow(count + 1);
+    scan_counts<uint64_t>(BrickPopcount{d_kept_masks.data(), count}, d_value_begin.data(), count, kBlockScanMax,
+                          ctx.cub, s);
+    out.value_begin.resize(count + 1);
+    ctx.download(out.value_begin.data(), d_value_begin.data(), (count + 1) * sizeof(uint64_t));
+    d_kept_values.grow(out.value_begin[count] + 1);
+    launch_1d(k_gather_active, count * kBrickVoxels, 256, s, values, d_bricks.data(), d_kept_masks.data(),
+              d_value_begin.data(), count, d_kept_values.data());
   }
   timer.begin((prefix + "download").c_str());
   std::vector<uint64_t> ids(count);
@@ -458,8 +478,8 @@ void SolidState::keep_bricks(GpuContext& ctx, uint64_t n, const uint32_t* mask_w
   out.masks.resize(count);
   if (count) ctx.download(out.masks.data(), d_kept_masks.data(), count * 64);
   if (values) {
-    out.fvalues.resize(count * kBrickVoxels);
-    if (count) ctx.download(out.fvalues.data(), d_kept_values.data(), count * kBrickVoxels * sizeof(float));
+    out.fvalues.resize(out.value_begin[count]);
+    ctx.download(out.fvalues.data(), d_kept_values.data(), out.value_begin[count] * sizeof(float));
   }
   out.keys.resize(count);
   const uint64_t nyz = uint64_t(nb.y) * uint64_t(nb.z);
@@ -773,6 +793,21 @@ SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& hos
   timer.end();
   add_gpu_stages(stats, timer.resolve(), wall0, "inside_");
   return out;
+}
+
+// The active voxels' values of every selected brick (of 512 values each), in brick order and
+// ascending offset from begin[q] (the SparseGrid layout): one thread per voxel.
+__global__ void k_gather_active(const float* in, const uint64_t* selected, const uint32_t* masks, const uint64_t* begin,
+                                uint64_t n, float* out) {
+  const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n * kBrickVoxels) return;
+  const uint64_t q = i / kBrickVoxels;
+  const uint32_t off = uint32_t(i % kBrickVoxels), w = off >> 5;
+  const uint32_t* m = masks + q * 16;
+  if (!(m[w] >> (off & 31) & 1u)) return;
+  uint32_t rank = uint32_t(__popc(m[w] & ((1u << (off & 31)) - 1u)));
+  for (uint32_t k = 0; k < w; ++k) rank += uint32_t(__popc(m[k]));
+  out[begin[q] + rank] = in[selected[q] * kBrickVoxels + off];
 }
 
 // ---- Band ------------------------------------------------------------------------------------

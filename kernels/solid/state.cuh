@@ -20,6 +20,7 @@ struct SolidState {
   DeviceBuffer<unsigned long long> d_kept_lin;
   DeviceBuffer<uint32_t> d_kept_masks;
   DeviceBuffer<float> d_kept_values;
+  DeviceBuffer<uint64_t> d_value_begin;
   DeviceBuffer<unsigned long long> d_keys[2], d_counter;
   DeviceBuffer<int32_t> d_signs[2];
   DeviceBuffer<uint32_t> d_tris[2], d_run_counts, d_bits, d_masks, d_list;

@@ -1,7 +1,7 @@
 // Brick merge: after the bricks are sorted by key, each run of equal keys (from virtual tiles of
 // one tile, or from triangle batches) becomes one brick: OR of the masks, the target's blend of
 // the values (add, max of codes, 64-bit fixed-point add), decoded into the output values of its
-// active voxels only (the host expands them into its bricks: core/sparse_grid.h expand_active_values). Binary
+// active voxels only (core/sparse_grid.h's layout of values: the host downloads them as they are). Binary
 // bricks may skip the sort: a bitmap of the grid's bricks ranks them (launch_bitmap_merge).
 #include <algorithm>
 
@@ -32,17 +32,6 @@ __global__ void merge_masks_kernel(const uint64_t* __restrict__ keys_in, const u
   }
   if (lane == 0) keys_out[u] = keys_in[perm[start]];
 }
-
-struct BrickPopcount {  // the active voxels of merged brick i, 0 past the last
-  const uint32_t* masks;
-  uint64_t n;
-  __device__ uint64_t operator()(uint64_t i) const {
-    if (i >= n) return 0;
-    uint64_t c = 0;
-    for (int w = 0; w < kBrickMaskWords; ++w) c += uint64_t(__popc(masks[i * kBrickMaskWords + w]));
-    return c;
-  }
-};
 
 // A warp per merged brick: the target's blend of its run's values, decoded, for its active voxels
 // only (masks_out: the merged masks), written in ascending offset from active_begin[u] (their

@@ -434,14 +434,11 @@ SparseGrid VoxelizeState::download_merged(GpuContext& ctx, size_t t, uint64_t nu
   ctx.download(grid.masks.data(), d_out_masks.data(), num_unique * sizeof(BrickMask));
   if (target == Target::kBinary || num_unique == 0) return grid;
   // Value targets: only the active voxels' values come down (5-8x fewer bytes on the benchmark
-  // meshes: their bricks are 10-25% full), then are expanded into the grid's bricks on all cores.
+  // meshes: their bricks are 10-25% full), in the grid's layout, with each brick's first.
   const int channels = out_channels(target);
-  active_begin.resize(num_unique + 1);
-  ctx.download(active_begin.data(), d_active_begin.data(), (num_unique + 1) * sizeof(uint64_t));
-  const uint64_t active = active_begin[num_unique];
-  active_values.resize(active * uint64_t(channels));
-  ctx.download(active_values.data(), d_out_values.data(), active * uint64_t(channels) * sizeof(uint32_t));
-  const uint64_t words = num_unique * kBrickVoxels * uint64_t(channels);
+  grid.value_begin.resize(num_unique + 1);
+  ctx.download(grid.value_begin.data(), d_active_begin.data(), (num_unique + 1) * sizeof(uint64_t));
+  const uint64_t words = grid.value_begin[num_unique] * uint64_t(channels);
   void* values = nullptr;
   if (grid.value_type == ValueType::kInt32) {
     grid.ivalues.resize(words);
@@ -450,12 +447,10 @@ SparseGrid VoxelizeState::download_merged(GpuContext& ctx, size_t t, uint64_t nu
     grid.fvalues.resize(words);
     values = grid.fvalues.data();
   }
-  // The bricks' fresh pages are faulted in as they are expanded: in 2 MB pages the download is
-  // 1.1-1.5x faster on an H200 machine than in 4 KB ones, whose faults take back most of what the
-  // smaller copy saves (CAD slivers' count: slower than the dense copy;
-  // scripts/bench-results/value-download-h200-2026-11-28.md).
+  // The fresh pages fault in as the staged copies write them: in 2 MB pages, about twice as fast on
+  // an H200 machine (scripts/bench-results/value-download-h200-2026-11-28.md).
   advise_huge_pages(values, words * sizeof(uint32_t));
-  expand_active_values(grid.masks.data(), active_begin.data(), 0, num_unique, channels, active_values.data(), values);
+  ctx.download(values, d_out_values.data(), words * sizeof(uint32_t));
   return grid;
 }
 

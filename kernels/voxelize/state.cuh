@@ -104,12 +104,9 @@ struct VoxelizeState {
   DeviceBuffer<uint32_t> d_brick_index, d_sorted_index;
   DeviceBuffer<uint32_t> d_iota, d_perm, d_starts, d_out_masks, d_out_values;
   DeviceBuffer<uint32_t> d_brick_bitmap, d_word_rank;  // binary merge without a sort (launch_bitmap_merge)
-  // Value targets: where each merged brick's active values begin in d_out_values (launch_brick_merge),
-  // and the host's copies of both before they are expanded into the grid's bricks (kept: a fresh
-  // array's pages cost more to fault in than to fill).
+  // Value targets: where each merged brick's active values begin in d_out_values (launch_brick_merge;
+  // the grid's value_begin).
   DeviceBuffer<uint64_t> d_active_begin;
-  ValueArray<uint64_t> active_begin;
-  ValueArray<uint32_t> active_values;
 
   // A single binary target rastered in one batch leaves its brick count on the device: the merge
   // reads it together with the merged count (one host round trip less). What the merge needs to
