@@ -795,21 +795,6 @@ SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& hos
   return out;
 }
 
-// The active voxels' values of every selected brick (of 512 values each), in brick order and
-// ascending offset from begin[q] (the SparseGrid layout): one thread per voxel.
-__global__ void k_gather_active(const float* in, const uint64_t* selected, const uint32_t* masks, const uint64_t* begin,
-                                uint64_t n, float* out) {
-  const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n * kBrickVoxels) return;
-  const uint64_t q = i / kBrickVoxels;
-  const uint32_t off = uint32_t(i % kBrickVoxels), w = off >> 5;
-  const uint32_t* m = masks + q * 16;
-  if (!(m[w] >> (off & 31) & 1u)) return;
-  uint32_t rank = uint32_t(__popc(m[w] & ((1u << (off & 31)) - 1u)));
-  for (uint32_t k = 0; k < w; ++k) rank += uint32_t(__popc(m[k]));
-  out[begin[q] + rank] = in[selected[q] * kBrickVoxels + off];
-}
-
 // ---- Band ------------------------------------------------------------------------------------
 
 SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& spec, int band, VoxelizeStats& stats) {
