@@ -290,6 +290,14 @@ constexpr uint64_t node_bytes() {  // tools::memUsage() of an internal node
 }
 static_assert(MaskUpper::DIM == 4096 && MaskLower::DIM == 128 && MaskLower::ChildNodeType::DIM == 8,
               "OpenVDB's 5-4-3 tree");
+// (a BoolGrid's leaf holds its value bits itself: LeafNode<bool>::memUsage is its size)
+constexpr bool same_bool_node_bytes(const vdb_format::NodeBytes& b) {
+  using TreeT = openvdb::BoolTree;
+  using Upper = TreeT::RootNodeType::ChildNodeType;
+  using Lower = Upper::ChildNodeType;
+  return b.tree == sizeof(TreeT) + sizeof(TreeT::RootNodeType) && b.upper == node_bytes<Upper>() &&
+         b.lower == node_bytes<Lower>() && b.leaf == sizeof(Lower::ChildNodeType);
+}
 template <class GridT>
 constexpr bool same_node_bytes(const vdb_format::NodeBytes& b) {
   using TreeT = typename GridT::TreeType;
@@ -303,6 +311,7 @@ constexpr bool same_node_bytes(const vdb_format::NodeBytes& b) {
          b.lower == node_bytes<Lower>() && b.leaf == leaf;
 }
 static_assert(same_node_bytes<openvdb::MaskGrid>(vdb_format::kMaskNodeBytes) &&
+                  same_bool_node_bytes(vdb_format::kBoolNodeBytes) &&
                   same_node_bytes<openvdb::Int32Grid>(vdb_format::kScalarNodeBytes) &&
                   same_node_bytes<openvdb::FloatGrid>(vdb_format::kScalarNodeBytes) &&
                   same_node_bytes<openvdb::Vec3SGrid>(vdb_format::kVec3sNodeBytes),

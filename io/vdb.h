@@ -19,13 +19,13 @@ void write_vdb(const SparseGrid& grid, const std::string& path, const Metadata& 
 // Several grids (distinct names) in one file, in the order given. Vector grids are Vec3SGrids.
 // Files of non-empty grids are written straight from the bricks (io/vdb_direct.h), in the bytes
 // OpenVDB's io::File::write gives (several times faster, without loading OpenVDB); the others
-// (empty grids, BoolGrids, grids over more than 1024 nodes of 4096^3) through trees OpenVDB
+// (empty grids, grids over more than 1024 nodes of 4096^3) through trees OpenVDB
 // builds, serialized with the leaves' buffers in parallel (the same bytes again) or, for grids
 // OpenVDB would rename, by io::File::write. The tests compare them: kDirect takes the first writer
 // that can (throws Error(kInternal) for names OpenVDB would change), kTree the trees' writer,
 // kOpenVdb io::File::write.
-// bool_grids: binary grids as BoolGrids (value true where active) instead of MaskGrids, through
-// OpenVDB, for readers that cannot read MaskGrids (Debian's pyopenvdb 10).
+// bool_grids: binary grids as BoolGrids (value true where active) instead of MaskGrids, for
+// readers that cannot read MaskGrids (Debian's pyopenvdb 10).
 enum class VdbWriter { kAuto, kDirect, kTree, kOpenVdb };
 void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta,
                      VdbWriter writer = VdbWriter::kAuto, bool bool_grids = false);

@@ -397,13 +397,16 @@ void patch_grid_offsets(vdb_io::Sink& sink, const GridOffsets& o) {
   sink.patch(o.at, patch);
 }
 
-// One grid's descriptor and data, as Archive::writeGrid writes a MaskGrid (seekable: with offsets).
-void write_mask_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& meta) {
+// One grid's descriptor and data, as Archive::writeGrid writes a MaskGrid (seekable: with offsets)
+// or, with `bools`, the BoolGrid io/vdb.cpp builds (the same nodes; a leaf's values are bits too,
+// true where active: its buffer holds them after the mask and origin).
+void write_mask_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& meta, bool bools) {
   Bytes& out = sink.bytes();
   const MaskTreeLayout t = mask_tree_layout(g);
   std::map<std::string, MetaValue> stats;
-  add_stats(stats, g, t, vdb_format::kMaskNodeBytes);
-  GridOffsets offsets = put_grid_head(sink, g, meta, vdb_format::kMaskTreeType, std::move(stats));
+  add_stats(stats, g, t, bools ? vdb_format::kBoolNodeBytes : vdb_format::kMaskNodeBytes);
+  GridOffsets offsets =
+      put_grid_head(sink, g, meta, bools ? vdb_format::kBoolTreeType : vdb_format::kMaskTreeType, std::move(stats));
 
   // Topology: Tree (buffer count), root (background, tiles, children), nodes, leaf masks.
   put(out, int32_t(1));
@@ -429,18 +432,19 @@ void write_mask_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& me
     }
   }
   offsets.pos[1] = int64_t(sink.pos());
-  // Buffers: per leaf its mask again and its origin.
-  constexpr size_t kLeafBufferBytes = sizeof(BrickMask) + 12;
+  // Buffers: per leaf its mask again and its origin (and a BoolGrid's values: the mask once more).
+  const size_t leaf_buffer_bytes = sizeof(BrickMask) + 12 + (bools ? sizeof(BrickMask) : 0);
   for (size_t first = 0; first < t.leaves.size(); first += 4096) {
     const size_t n = std::min<size_t>(4096, t.leaves.size() - first);
     size_t at = out.size();
-    out.resize(at + n * kLeafBufferBytes);
-    for (size_t i = first; i < first + n; ++i, at += kLeafBufferBytes) {
+    out.resize(at + n * leaf_buffer_bytes);
+    for (size_t i = first; i < first + n; ++i, at += leaf_buffer_bytes) {
       const size_t b = t.leaves[i];
       const Int3 c = brick_coord(g.keys[b]);
       const int32_t origin[3] = {c.x * 8, c.y * 8, c.z * 8};
       std::memcpy(out.data() + at, &g.masks[b], sizeof(BrickMask));
       std::memcpy(out.data() + at + sizeof(BrickMask), origin, sizeof(origin));
+      if (bools) std::memcpy(out.data() + at + sizeof(BrickMask) + 12, &g.masks[b], sizeof(BrickMask));
     }
     sink.flush_if_full();
   }
@@ -871,7 +875,8 @@ bool direct_vdb_writable(const std::vector<const SparseGrid*>& grids, const Meta
   return true;
 }
 
-bool write_direct_vdb(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta) {
+bool write_direct_vdb(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta,
+                      bool bool_grids) {
   if (!direct_vdb_writable(grids, meta)) return false;
   for (const SparseGrid* g : grids) vdb_transform_bytes(g->spec);  // a usage error before any file exists
   const std::string header = vdb_file_header(vdb_file_seed(grids, meta), grids.size());
@@ -881,7 +886,7 @@ bool write_direct_vdb(const std::vector<const SparseGrid*>& grids, const std::st
   for (const SparseGrid* g : grids) {
     switch (g->value_type) {
       case ValueType::kNone:
-        write_mask_grid(sink, *g, meta);
+        write_mask_grid(sink, *g, meta, bool_grids);
         break;
       case ValueType::kInt32:
         write_value_grid<int32_t>(sink, *g, meta);

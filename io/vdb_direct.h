@@ -27,6 +27,7 @@ constexpr uint32_t kCompression = 6;
 constexpr const char* kCompressionName = "blosc + active values";
 // Grid::gridType() of the grids written
 constexpr const char* kMaskTreeType = "Tree_mask_5_4_3";
+constexpr const char* kBoolTreeType = "Tree_bool_5_4_3";
 constexpr const char* kInt32TreeType = "Tree_int32_5_4_3";
 constexpr const char* kFloatTreeType = "Tree_float_5_4_3";
 constexpr const char* kVec3sTreeType = "Tree_vec3s_5_4_3";
@@ -36,6 +37,7 @@ struct NodeBytes {
   uint64_t tree, upper, lower, leaf;
 };
 constexpr NodeBytes kMaskNodeBytes{1232 + 72, 270348, 33804, 80};
+constexpr NodeBytes kBoolNodeBytes{1304, 270348, 33804, 144};
 constexpr NodeBytes kScalarNodeBytes{1304, 270348, 33804, 96 + 512 * 4};  // int32, float
 constexpr NodeBytes kVec3sNodeBytes{1320, 532492, 66572, 96 + 512 * 12};
 // io::writeCompressedValues' mask-compression codes (io/Compression.h)
@@ -72,8 +74,9 @@ bool vdb_distinct_names(const std::vector<const SparseGrid*>& grids);
 bool direct_vdb_writable(const std::vector<const SparseGrid*>& grids, const Metadata& meta);
 // Writes them (atomic, see AtomicFile) and returns true; returns false, writing
 // nothing, where direct_vdb_writable says no. Throws Error(kOutput), or Error(kUsage) for a voxel
-// size no .vdb transform holds.
-bool write_direct_vdb(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta);
+// size no .vdb transform holds. bool_grids: binary grids as BoolGrids (true where active).
+bool write_direct_vdb(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta,
+                      bool bool_grids = false);
 
 // What both .vdb readers (this one and OpenVDB's in io/vdb.cpp) do with what they read:
 // an active tile of a binary grid (the voxels from `lo` to before `end`, multiples of 8, lo >= 0)

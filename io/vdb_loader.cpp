@@ -76,7 +76,7 @@ void write_vdb(const SparseGrid& grid, const std::string& path, const Metadata& 
 // Grids are written without loading the module where io/vdb_direct.h can, the rest through OpenVDB.
 void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta,
                      VdbWriter writer, bool bool_grids) {
-  if (writer != VdbWriter::kOpenVdb && writer != VdbWriter::kTree && !bool_grids && write_direct_vdb(grids, path, meta))
+  if (writer != VdbWriter::kOpenVdb && writer != VdbWriter::kTree && write_direct_vdb(grids, path, meta, bool_grids))
     return;
   api().write_vdb_grids(grids, path, meta, writer, bool_grids);
 }

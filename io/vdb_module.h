@@ -1,10 +1,9 @@
 // OpenVDB support lives in a module of its own (libvoxtile_vdb.so, io/vdb.cpp), loaded with dlopen
-// the first time a .vdb file is read, or written in a form io/vdb_direct.h does not write (BoolGrids,
-// empty grids, grids over more than 1024 nodes of 4096^3): linking libopenvdb into the executable made every process pay for its 61k
-// symbol relocations at start-up (most of the 35-40 ms `voxtile --version` took on the H200
-// machine), whether it touched a .vdb file or not. The module resolves voxtile's
-// own functions (errors, atomic files, hashing) from the executable, which exports them, so state
-// such as the pending temporary files is shared.
+// the first time a .vdb file is read, or written in a form io/vdb_direct.h does not write (empty
+// grids, grids over more than 1024 nodes of 4096^3): linking libopenvdb into the executable made every process pay for
+// its 61k symbol relocations at start-up (most of the 35-40 ms `voxtile --version` took on the H200 machine), whether
+// it touched a .vdb file or not. The module resolves voxtile's own functions (errors, atomic files, hashing) from the
+// executable, which exports them, so state such as the pending temporary files is shared.
 #pragma once
 
 #include <string>

@@ -247,7 +247,8 @@ TEST(Writers, VdbRoundTripsEveryVoxelSizeFromTinyToHuge) {
 }
 
 // Binary grids are serialized straight from the bricks: the file must be the one OpenVDB writes,
-// byte for byte, for grids spanning several root, upper and lower nodes, and for several grids.
+// byte for byte, for grids spanning several root, upper and lower nodes, and for several grids; as
+// MaskGrids and as BoolGrids (--vdb-bool).
 TEST(Writers, DirectVdbWriterGivesOpenVdbsBytes) {
   test::TempDir dir;
   auto random_grid = [](uint32_t seed, Int3 dims, size_t bricks, const std::string& name) {
@@ -284,15 +285,16 @@ TEST(Writers, DirectVdbWriterGivesOpenVdbsBytes) {
                                          random_grid(2, {9000, 304, 5000}, 3000, "wide"),
                                          random_grid(3, {1024, 1024, 1024}, 20000, "dense")};
   const Metadata meta = {{"source", "test"}, {"options", "mode=conservative target=binary"}};
-  auto bytes_of = [&](const std::vector<const SparseGrid*>& gs, VdbWriter w, const std::string& name) {
-    write_vdb_grids(gs, dir.file(name), meta, w);
+  auto bytes_of = [&](const std::vector<const SparseGrid*>& gs, VdbWriter w, const std::string& name,
+                      bool bools = false) {
+    write_vdb_grids(gs, dir.file(name), meta, w, bools);
     return test::read_file(dir.file(name));
   };
   // The direct writer's file against OpenVDB's (d.vdb, o.vdb), then read back.
-  auto same_as_openvdb = [&](const SparseGrid& g) {
-    SCOPED_TRACE(g.name);
-    const std::string direct = bytes_of({&g}, VdbWriter::kDirect, "d.vdb");
-    const std::string openvdb = bytes_of({&g}, VdbWriter::kOpenVdb, "o.vdb");
+  auto same_as_openvdb = [&](const SparseGrid& g, bool bools = false) {
+    SCOPED_TRACE(g.name + (bools ? " as a BoolGrid" : ""));
+    const std::string direct = bytes_of({&g}, VdbWriter::kDirect, "d.vdb", bools);
+    const std::string openvdb = bytes_of({&g}, VdbWriter::kOpenVdb, "o.vdb", bools);
     ASSERT_EQ(direct.size(), openvdb.size());
     size_t first = 0;
     while (first < direct.size() && direct[first] == openvdb[first]) ++first;
@@ -300,7 +302,10 @@ TEST(Writers, DirectVdbWriterGivesOpenVdbsBytes) {
     EXPECT_EQ(read_vdb(dir.file("d.vdb")).checksum(), g.checksum());
     expect_same_as_openvdb_reads(dir.file("d.vdb"), g.name);
   };
-  for (const SparseGrid& g : grids) same_as_openvdb(g);
+  for (const SparseGrid& g : grids) {
+    same_as_openvdb(g);
+    same_as_openvdb(g, true);
+  }
   // Solids: their interior runs as active tiles (8^3 in lower nodes, 128^3 in upper nodes where a lower
   // node is all interior), pruned, next to leaves, alone or beside a surface grid.
   auto solid = [](const Mesh& m, Int3 dims, const std::string& name) {
@@ -317,6 +322,7 @@ TEST(Writers, DirectVdbWriterGivesOpenVdbsBytes) {
   for (const SparseGrid& g : solids) {
     SCOPED_TRACE(g.name);
     ASSERT_FALSE(g.runs.empty());
+    same_as_openvdb(g, true);
     same_as_openvdb(g);
     openvdb::initialize();
     openvdb::io::File f(dir.file("d.vdb"));
