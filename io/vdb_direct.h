@@ -88,8 +88,9 @@ void sort_bricks_by_key(SparseGrid& g);
 
 // Reads the grid named `name` (the first when empty) or, with `all`, every grid of a .vdb file into
 // `out`, as OpenVDB's reader would (io/vdb.cpp read_vdb, read_vdb_grids: the same SparseGrids), for
-// files of the grids write_direct_vdb writes, from any writer of the current format (224): MaskGrids,
-// Int32Grids, FloatGrids and Vec3SGrids, Blosc or no compression. Returns false, reading nothing,
+// files of the grids write_direct_vdb writes, from any writer of the current format (224): MaskGrids
+// and BoolGrids (their active voxels, whatever their values), Int32Grids, FloatGrids and Vec3SGrids,
+// Blosc or no compression. Returns false, reading nothing,
 // for anything else (other grid or map types, half floats, ZIP, active tiles in grids of values, a
 // missing or inconsistent file), which OpenVDB's reader then takes or names the problem of.
 bool read_direct_vdb(const std::string& path, const std::string& name, bool all, std::vector<SparseGrid>* out);

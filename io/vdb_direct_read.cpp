@@ -162,6 +162,7 @@ struct Leaf {
 // grids io/vdb_direct.cpp writes: a 5-4-3 tree, nodes of child and value masks, no half floats.
 struct Tree {
   ValueType kind;
+  bool bools = false;  // a BoolGrid (kind kNone): its leaves' value bits follow their origins (not read)
   uint32_t compression = 0;
   std::vector<char> background;
   std::vector<Leaf> leaves;
@@ -266,6 +267,10 @@ void read_buffers(Cursor& c, Tree& t) {
     if (t.kind == ValueType::kNone) {
       if (c.get<int32_t>() != leaf.origin.x || c.get<int32_t>() != leaf.origin.y || c.get<int32_t>() != leaf.origin.z)
         throw Defer{};
+      if (t.bools) {  // (the occupancy is the active voxels', whatever their values: as io/vdb.cpp reads it)
+        c.need(sizeof(BrickMask));
+        c.skip(sizeof(BrickMask));
+      }
       continue;
     }
     uint64_t count = 0;
@@ -438,6 +443,7 @@ namespace vdb_read {
 struct Descriptor {
   std::string name;
   ValueType kind;
+  bool bools = false;
   uint64_t grid, block, end;
 };
 std::vector<Descriptor> read_descriptors(const Mapped& f) {
@@ -458,8 +464,8 @@ std::vector<Descriptor> read_descriptors(const Mapped& f) {
     Descriptor d;
     d.name = c.str();
     const std::string type = c.str();
-    if (type == vdb_format::kMaskTreeType)
-      d.kind = ValueType::kNone;
+    if (type == vdb_format::kMaskTreeType || type == vdb_format::kBoolTreeType)
+      d.kind = ValueType::kNone, d.bools = type == vdb_format::kBoolTreeType;
     else if (type == vdb_format::kInt32TreeType)
       d.kind = ValueType::kInt32;
     else if (type == vdb_format::kFloatTreeType)
@@ -493,6 +499,7 @@ struct GridRead {
 };
 void read_grid(const Mapped& f, const Descriptor& d, GridRead& r) {
   r.t.kind = d.kind;
+  r.t.bools = d.bools;
   Cursor g(f, d.grid);
   read_tree(g, r.t, r.meta, r.xf, r.translated);
   if (g.at() > d.block) throw Defer{};
@@ -551,7 +558,8 @@ bool describe_direct_vdb(const std::string& path, std::vector<std::string>* line
       read_grid(f, d, r);
       VdbGridSummary g;
       g.name = d.name;
-      g.type = d.kind == ValueType::kNone      ? "mask"
+      g.type = d.bools                         ? "bool"
+               : d.kind == ValueType::kNone    ? "mask"
                : d.kind == ValueType::kInt32   ? "int32"
                : d.kind == ValueType::kFloat32 ? "float"
                                                : "vec3s";

@@ -850,15 +850,27 @@ TEST(Cli, WithoutTheOpenVdbModuleVoxtilesVdbsAreWrittenAndRead) {
   const std::string lines = test::read_file(dir.file("info.txt"));
   EXPECT_NE(lines.find("grids: 4\n"), std::string::npos) << lines;
   EXPECT_NE(lines.find("grid \"sdf\" type=float active_voxels="), std::string::npos) << lines;
-  // BoolGrids (--vdb-bool) are written without OpenVDB too (the same bytes as with it); reading them
-  // needs it.
+  // BoolGrids (--vdb-bool) are written and read without OpenVDB too (the same bytes as with it, the
+  // same voxels as the MaskGrid).
   EXPECT_EQ(run(exe, {"voxelize", bunny, "-o", dir.file("c.vdb"), "-r", "16", "-d", "cpu", "--vdb-bool"}), 0);
   const std::string without = test::read_file(dir.file("c.vdb"));
   EXPECT_EQ(run(test::voxtile_binary(),
                 {"voxelize", bunny, "-o", dir.file("c.vdb"), "-r", "16", "-d", "cpu", "--vdb-bool", "--force"}),
             0);
   EXPECT_EQ(without, test::read_file(dir.file("c.vdb")));
-  EXPECT_EQ(run(exe, {"info", dir.file("c.vdb")}), 5);
+  EXPECT_EQ(run(exe, {"voxelize", bunny, "-o", dir.file("d.vdb"), "-r", "16", "-d", "cpu"}), 0);
+  EXPECT_EQ(run(exe, {"compare", dir.file("c.vdb"), dir.file("d.vdb")}), 0);
+  const std::string bool_info =
+      "VOXTILE_LIB_DIR= '" + exe + "' info '" + dir.file("c.vdb") + "' >'" + dir.file("info.txt") + "'";
+  ASSERT_EQ(std::system(bool_info.c_str()), 0);
+  EXPECT_NE(test::read_file(dir.file("info.txt")).find("type=bool"), std::string::npos)
+      << test::read_file(dir.file("info.txt"));
+  // A file only OpenVDB's guarded reader takes (here a cut one) needs the module: one line, exit 5.
+  {
+    std::ofstream cut(dir.file("cut.vdb"), std::ios::binary);
+    cut << without.substr(0, 300);
+  }
+  EXPECT_EQ(run(exe, {"info", dir.file("cut.vdb")}), 5);
   const std::string err = test::read_file(dir.file("err.txt"));
   EXPECT_NE(err.find("cannot load libvoxtile_vdb.so"), std::string::npos) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;

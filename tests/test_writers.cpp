@@ -561,9 +561,9 @@ TEST(Writers, DirectVdbWriterGivesOpenVdbsBytesForValues) {
   EXPECT_FALSE(direct_vdb_writable({&empty}, meta));
 }
 
-// The direct reader takes the files of the grids voxtile writes, from any writer (OpenVDB's own,
-// with or without Blosc, without voxtile's metadata) and leaves the rest to OpenVDB's reader (ZIP,
-// half floats, BoolGrids, active tiles in grids of values, negative coordinates): read_vdb gives
+// The direct reader takes the files of the grids voxtile writes (BoolGrids too), from any writer
+// (OpenVDB's own, with or without Blosc, without voxtile's metadata) and leaves the rest to OpenVDB's
+// reader (ZIP, half floats, active tiles in grids of values, negative coordinates): read_vdb gives
 // what OpenVDB's reader gives either way, or the same error.
 TEST(Writers, DirectVdbReaderGivesWhatOpenVdbsReaderGives) {
   test::TempDir dir;
@@ -626,14 +626,21 @@ TEST(Writers, DirectVdbReaderGivesWhatOpenVdbsReaderGives) {
       EXPECT_EQ(g.checksum(), read_vdb_openvdb(dir.file("all.vdb"), g.name).checksum()) << g.name;
     expect_same_as_openvdb_reads(dir.file("all.vdb"), "");
   }
-  // Left to OpenVDB's reader: half floats, a BoolGrid, an active tile in a grid of values.
-  ls->setSaveFloatAsHalf(true);
-  expect_same_as_openvdb_reads(write(ls, "half.vdb", COMPRESS_BLOSC | COMPRESS_ACTIVE_MASK), "ls");
-  ls->setSaveFloatAsHalf(false);
+  // A BoolGrid, read directly: its active voxels (true or false) and active tiles are the occupancy.
   auto bools = openvdb::BoolGrid::create(false);
   bools->setName("bools");
   bools->tree().setValue(openvdb::Coord(3, 4, 5), true);
-  expect_same_as_openvdb_reads(write(bools, "bool.vdb", COMPRESS_BLOSC | COMPRESS_ACTIVE_MASK), "bools");
+  bools->tree().setValueOn(openvdb::Coord(20, 4, 5), false);
+  bools->tree().addTile(1, openvdb::Coord(128, 0, 0), true, true);
+  const std::string bool_file = write(bools, "bool.vdb", COMPRESS_BLOSC | COMPRESS_ACTIVE_MASK);
+  std::vector<SparseGrid> direct_bools;
+  EXPECT_TRUE(read_direct_vdb(bool_file, "bools", false, &direct_bools));
+  expect_same_as_openvdb_reads(bool_file, "bools");
+  EXPECT_EQ(read_vdb(bool_file).active_voxels(), 2u + 512u);
+  // Left to OpenVDB's reader: half floats, an active tile in a grid of values.
+  ls->setSaveFloatAsHalf(true);
+  expect_same_as_openvdb_reads(write(ls, "half.vdb", COMPRESS_BLOSC | COMPRESS_ACTIVE_MASK), "ls");
+  ls->setSaveFloatAsHalf(false);
   counts->tree().addTile(1, openvdb::Coord(0, 0, 0), 7, true);
   expect_same_as_openvdb_reads(write(counts, "tile.vdb", COMPRESS_BLOSC | COMPRESS_ACTIVE_MASK), "counts");
   // Negative coordinates: the same error, naming the file.
@@ -662,18 +669,20 @@ TEST(Writers, DirectVdbReaderSurvivesMutatedFiles) {
   band.background = float(2 * spec.voxel_size.x);
   band.name = "band";
   write_vdb_grids({&count, &binary, &solid, &band}, dir.file("g.vdb"), {{"source", "test"}});
-  const std::string bytes = test::read_file(dir.file("g.vdb"));
+  write_vdb_grids({&binary, &solid}, dir.file("b.vdb"), {{"source", "test"}}, VdbWriter::kAuto, true);  // BoolGrids
   std::vector<SparseGrid> grids;
   ASSERT_TRUE(read_direct_vdb(dir.file("g.vdb"), "", true, &grids));
   ASSERT_EQ(grids.size(), 4u);
+  ASSERT_TRUE(read_direct_vdb(dir.file("b.vdb"), "", true, &grids));
+  ASSERT_EQ(grids.size(), 2u);
   uint64_t state = 12345;
   auto next = [&] {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     return uint32_t(state >> 33);
   };
   size_t taken = 0, described = 0;
-  for (int m = 0; m < 600; ++m) {
-    std::string c = bytes;
+  for (int m = 0; m < 800; ++m) {
+    std::string c = test::read_file(dir.file(m % 4 == 3 ? "b.vdb" : "g.vdb"));
     const int kind = m % 3;
     if (kind == 0) {  // a few bytes overwritten anywhere
       for (int k = 1 + int(next() % 4); k > 0; --k) c[next() % c.size()] = char(next());
