@@ -465,15 +465,14 @@ int32_t negated(int32_t a) { return int32_t(0u - uint32_t(a)); }
 float negated(float a) { return -a; }
 Vec3Value negated(const Vec3Value& a) { return {-a.x, -a.y, -a.z}; }
 
-// A leaf's 512 values as io/vdb.cpp's to_vdb puts them in OpenVDB's leaf (before a level set's flood fill).
+// A value type's tree and node sizes, and a leaf's active values as io/vdb.cpp's to_vdb puts them in
+// OpenVDB's leaf (`scratch` holds them where they change: -0 becomes +0, a zero vector +0s).
 template <class T>
 struct LeafValues;
 template <>
 struct LeafValues<int32_t> {
   static constexpr const char* kType = vdb_format::kInt32TreeType;
   static constexpr vdb_format::NodeBytes kBytes = vdb_format::kScalarNodeBytes;
-  static void get(const SparseGrid& g, size_t b, int32_t* v) { g.brick_values(b, v); }
-  // The brick's active values as written (`scratch` where they change)
   static const int32_t* active(const SparseGrid& g, size_t b, std::vector<int32_t>&) {
     return g.ivalues.data() + g.value_begin[b];
   }
@@ -482,12 +481,7 @@ template <>
 struct LeafValues<float> {
   static constexpr const char* kType = vdb_format::kFloatTreeType;
   static constexpr vdb_format::NodeBytes kBytes = vdb_format::kScalarNodeBytes;
-  static void get(const SparseGrid& g, size_t b, float* v) {
-    g.brick_values(b, v);
-    for (int off = 0; off < kBrickVoxels; ++off)  // a level set's inactive voxels, the background; -0 stays +0
-      v[off] = g.level_set ? (g.masks[b].test(off) ? v[off] : g.background) : (v[off] != 0.0f ? v[off] : 0.0f);
-  }
-  static const float* active(const SparseGrid& g, size_t b, std::vector<float>& scratch) {  // (-0 stays +0)
+  static const float* active(const SparseGrid& g, size_t b, std::vector<float>& scratch) {
     scratch.assign(g.fvalues.begin() + std::ptrdiff_t(g.value_begin[b]),
                    g.fvalues.begin() + std::ptrdiff_t(g.value_begin[b + 1]));
     for (float& x : scratch) x = x != 0.0f ? x : 0.0f;
@@ -498,15 +492,6 @@ template <>
 struct LeafValues<Vec3Value> {
   static constexpr const char* kType = vdb_format::kVec3sTreeType;
   static constexpr vdb_format::NodeBytes kBytes = vdb_format::kVec3sNodeBytes;
-  static void get(const SparseGrid& g, size_t b, Vec3Value* v) {
-    float src[3 * kBrickVoxels];
-    g.brick_values(b, src);
-    const Vec3Value zero{0.0f, 0.0f, 0.0f};
-    for (int off = 0; off < kBrickVoxels; ++off) {
-      const Vec3Value x{src[3 * off], src[3 * off + 1], src[3 * off + 2]};
-      v[off] = same(x, zero) ? zero : x;
-    }
-  }
   static const Vec3Value* active(const SparseGrid& g, size_t b, std::vector<Vec3Value>& scratch) {
     const float* src = g.fvalues.data() + 3 * g.value_begin[b];
     const Vec3Value zero{0.0f, 0.0f, 0.0f};
@@ -630,37 +615,68 @@ MetaValue delayed_load_metadata(const std::vector<int8_t>& codes, const std::vec
   return m;
 }
 
-// tools::signedFloodFill of a leaf (SignedFloodFillOp): each inactive voxel takes the sign of the
-// last active voxel before it along z, else along y at z = 0, else along x at y = z = 0, starting
-// from the first active voxel's.
-void flood_fill_leaf(float* v, const BrickMask& m, float inside, float outside) {
-  int first = -1;
-  for (int w = 0; w < 8 && first < 0; ++w)
-    if (m.w[w]) first = w * 64 + __builtin_ctzll(m.w[w]);
-  if (first < 0) {
-    const float f = v[0] < 0 ? inside : outside;
-    for (int i = 0; i < kBrickVoxels; ++i) v[i] = f;
-    return;
-  }
-  bool x_in = v[first] < 0;
+// A level set's leaf as write_value_grid writes it after tools::signedFloodFill (each inactive
+// voxel -outside or +outside by flood_fill_leaf's rule) and io::writeCompressedValues: the mask
+// compression code (NO_MASK_OR_INACTIVE_VALS where the inactive voxels are all +outside, or when
+// outside is 0 and -0 counts as the same; NO_MASK_AND_MINUS_BG where all are -outside;
+// MASK_AND_NO_INACTIVE_VALS with a selection of the +outside ones where both occur: what
+// put_compressed_values finds for the filled leaf), then the Blosc block of the active values
+// (`active`, as held). Sets the filled leaf's first and last values and the block's size; returns
+// the code.
+int8_t put_level_set_leaf(Bytes& out, const BrickMask& m, const float* active, float outside, float* first, float* last,
+                          int64_t* block) {
+  using namespace vdb_format;
+  uint64_t neg[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // active voxels below 0
+  size_t count = 0;
+  for (int w = 0; w < 8; ++w)
+    for (uint64_t bits = m.w[w]; bits; bits &= bits - 1)
+      if (active[count++] < 0) neg[w] |= bits & (~bits + 1);
+  // flood_fill_leaf's rule: the sign of the last active voxel before it along z, else along y at z =
+  // 0, else along x at y = z = 0, starting from the first active voxel's.
+  int first_on = 0;
+  while (first_on < 8 && m.w[first_on] == 0) ++first_on;
+  bool x_in = first_on < 8 && (neg[first_on] >> __builtin_ctzll(m.w[first_on]) & 1);
+  uint64_t in[8];
   for (int x = 0; x < 8; ++x) {
-    const int x00 = x << 6;
-    if (m.test(x00)) x_in = v[x00] < 0;
+    if (m.w[x] & 1) x_in = neg[x] & 1;
     bool y_in = x_in;
+    uint64_t word = 0;
     for (int y = 0; y < 8; ++y) {
-      const int xy0 = x00 + (y << 3);
-      if (m.test(xy0)) y_in = v[xy0] < 0;
+      const unsigned on = unsigned(m.w[x] >> (8 * y)) & 0xffu, below = unsigned(neg[x] >> (8 * y)) & 0xffu;
+      if (on & 1) y_in = below & 1;
       bool z_in = y_in;
+      unsigned row = 0;
       for (int z = 0; z < 8; ++z) {
-        const int xyz = xy0 + z;
-        if (m.test(xyz))
-          z_in = v[xyz] < 0;
-        else
-          v[xyz] = z_in ? inside : outside;
+        if (on >> z & 1)
+          z_in = below >> z & 1;
+        else if (z_in)
+          row |= 1u << z;
       }
+      word |= uint64_t(row) << (8 * y);
     }
+    in[x] = word;
   }
+  bool any_in = false, any_out = false;
+  for (int w = 0; w < 8; ++w) {
+    any_in = any_in || in[w] != 0;
+    any_out = any_out || (~m.w[w] & ~in[w]) != 0;
+  }
+  auto filled = [&](int off, float active_value) {
+    return m.test(off) ? active_value : (in[off >> 6] >> (off & 63) & 1) ? -outside : outside;
+  };
+  *first = filled(0, count ? active[0] : 0.0f);
+  *last = filled(kBrickVoxels - 1, count ? active[count - 1] : 0.0f);
+  int8_t code = kNoMaskOrInactiveVals;
+  if (outside != 0.0f && any_in) code = any_out ? kMaskAndNoInactiveVals : kNoMaskAndMinusBg;
+  out.push_back(char(code));
+  if (code == kMaskAndNoInactiveVals)
+    for (int w = 0; w < 8; ++w) put(out, uint64_t(~m.w[w] & ~in[w]));  // the +outside voxels
+  const size_t before = out.size();
+  put_blosc(out, active, count * sizeof(float));
+  *block = int64_t(out.size() - before);
+  return code;
 }
+
 // The same for an internal node of 2^(3 log2) entries: its tiles from its children's first
 // (getFirstValue) and last values.
 template <int kLog2, class First, class Last>
@@ -713,7 +729,6 @@ void write_value_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& m
   constexpr size_t kChunk = 128;
   std::vector<Bytes> parts((n + kChunk - 1) / kChunk);
   tbb::parallel_for(size_t(0), parts.size(), [&](size_t c) {
-    T v[kBrickVoxels];
     std::vector<T> kept;
     for (size_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
       const size_t b = t.leaves[i];
@@ -730,15 +745,11 @@ void write_value_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& m
         codes[i] = vdb_format::kNoMaskOrInactiveVals;
         continue;
       }
-      LeafValues<T>::get(g, b, v);
-      if constexpr (std::is_same_v<T, float>)
-        if (level_set) {
-          flood_fill_leaf(v, g.masks[b], inside, outside);
-          first[i] = v[0];
-          last[i] = v[kBrickVoxels - 1];
-        }
-      put(parts[c], g.masks[b].w);
-      codes[i] = put_compressed_values(parts[c], v, g.masks[b].w, nullptr, kBrickVoxels, background, kept, &blocks[i]);
+      if constexpr (std::is_same_v<T, float>) {
+        put(parts[c], g.masks[b].w);
+        codes[i] = put_level_set_leaf(parts[c], g.masks[b], g.fvalues.data() + g.value_begin[b], outside, &first[i],
+                                      &last[i], &blocks[i]);
+      }
     }
   });
 
