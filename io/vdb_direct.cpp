@@ -616,7 +616,7 @@ MetaValue delayed_load_metadata(const std::vector<int8_t>& codes, const std::vec
 }
 
 // A level set's leaf as write_value_grid writes it after tools::signedFloodFill (each inactive
-// voxel -outside or +outside by flood_fill_leaf's rule) and io::writeCompressedValues: the mask
+// voxel -outside or +outside by SignedFloodFillOp's rule for a leaf) and io::writeCompressedValues: the mask
 // compression code (NO_MASK_OR_INACTIVE_VALS where the inactive voxels are all +outside, or when
 // outside is 0 and -0 counts as the same; NO_MASK_AND_MINUS_BG where all are -outside;
 // MASK_AND_NO_INACTIVE_VALS with a selection of the +outside ones where both occur: what
@@ -631,8 +631,8 @@ int8_t put_level_set_leaf(Bytes& out, const BrickMask& m, const float* active, f
   for (int w = 0; w < 8; ++w)
     for (uint64_t bits = m.w[w]; bits; bits &= bits - 1)
       if (active[count++] < 0) neg[w] |= bits & (~bits + 1);
-  // flood_fill_leaf's rule: the sign of the last active voxel before it along z, else along y at z =
-  // 0, else along x at y = z = 0, starting from the first active voxel's.
+  // tools::signedFloodFill in a leaf: an inactive voxel takes the sign of the last active voxel before
+  // it along z, else along y at z = 0, else along x at y = z = 0, starting from the first active one's.
   int first_on = 0;
   while (first_on < 8 && m.w[first_on] == 0) ++first_on;
   bool x_in = first_on < 8 && (neg[first_on] >> __builtin_ctzll(m.w[first_on]) & 1);
