@@ -616,8 +616,8 @@ MetaValue delayed_load_metadata(const std::vector<int8_t>& codes, const std::vec
 }
 
 // A level set's leaf as write_value_grid writes it after tools::signedFloodFill (each inactive
-// voxel -outside or +outside by SignedFloodFillOp's rule for a leaf) and io::writeCompressedValues: the mask
-// compression code (NO_MASK_OR_INACTIVE_VALS where the inactive voxels are all +outside, or when
+// voxel -outside or +outside by SignedFloodFillOp's rule for a leaf) and io::writeCompressedValues:
+// the mask compression code (NO_MASK_OR_INACTIVE_VALS where the inactive voxels are all +outside, or when
 // outside is 0 and -0 counts as the same; NO_MASK_AND_MINUS_BG where all are -outside;
 // MASK_AND_NO_INACTIVE_VALS with a selection of the +outside ones where both occur: what
 // put_compressed_values finds for the filled leaf), then the Blosc block of the active values
