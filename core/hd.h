@@ -18,4 +18,11 @@ VT_HD inline int popcount64(uint64_t x) {
   return __builtin_popcountll(x);
 #endif
 }
+// Set bits below bit `off` of an 8^3 brick's mask (8 words, bit off & 63 of word off >> 6): an
+// active voxel's place among its brick's active voxels, where its values are.
+VT_HD inline uint32_t mask_rank(const uint64_t* w, int off) {
+  uint32_t r = uint32_t(popcount64(w[off >> 6] & ((uint64_t(1) << (off & 63)) - 1)));
+  for (int q = 0; q < (off >> 6); ++q) r += uint32_t(popcount64(w[q]));
+  return r;
+}
 }  // namespace voxtile

@@ -69,12 +69,7 @@ struct IsoGridView {
     if (lo == bricks || keys[lo] != key) return false;
     const int off = int((i & 7) << 6 | (j & 7) << 3 | (k & 7));
     if (!(masks[lo * 8 + uint64_t(off >> 6)] >> (off & 63) & 1)) return false;
-    if (values) {
-      const uint64_t* m = masks + lo * 8;
-      int r = popcount64(m[off >> 6] & ((uint64_t(1) << (off & 63)) - 1));
-      for (int w = 0; w < (off >> 6); ++w) r += popcount64(m[w]);
-      at = value_begin[lo] + uint64_t(r);
-    }
+    at = values ? value_begin[lo] + mask_rank(masks + lo * 8, off) : 0;
     return true;
   }
 };

@@ -297,7 +297,7 @@ std::vector<SparseGrid> bins_to_grids(const VoxelBins& bins, const GridSpec& spe
     g.index_values();  // (voxel v, in key order, is active voxel v: its values at v)
     tbb::parallel_for(tbb::blocked_range<size_t>(0, bins.keys.size(), 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
       for (size_t v = r.begin(); v < r.end(); ++v) {
-        const size_t at = v;
+        const size_t at = v;  // (voxel v's values)
         if (what == "count") {
           g.ivalues[at] = int32_t(std::min<uint32_t>(bins.counts[v], 2147483647u));
           continue;

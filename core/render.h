@@ -231,12 +231,7 @@ VT_HD inline uint32_t render_pixel(const RenderView& v, int px, int py) {
   if ((eu > 0.0f && (u < eu || u > 1.0f - eu)) || (ew > 0.0f && (w < ew || w > 1.0f - ew))) shade = shade * 0.72f;
   uint32_t rgb = v.color;
   if (v.colors) {
-    const uint64_t* m = v.masks + 8 * brick;
-    uint32_t rank = v.first[brick];
-    for (int q = 0; q < (hit_off >> 6); ++q) rank += uint32_t(popcount64(m[q]));
-    const uint64_t below = (uint64_t(1) << (hit_off & 63)) - 1;
-    rank += uint32_t(popcount64(m[hit_off >> 6] & below));
-    rgb = v.colors[rank];
+    rgb = v.colors[v.first[brick] + mask_rank(v.masks + 8 * brick, hit_off)];
   }
   uint32_t out = 0xff000000u;
   for (int c = 0; c < 3; ++c) {

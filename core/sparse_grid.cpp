@@ -31,24 +31,17 @@ VT_POPCNT_CLONES uint64_t count_bits(const BrickMask* m, size_t n) {
     for (uint64_t x : m[i].w) c += uint64_t(__builtin_popcountll(x));
   return c;
 }
-VT_POPCNT_CLONES int rank_bits(const BrickMask& m, int offset) {
-  int c = 0;
-  for (int w = 0; w < (offset >> 6); ++w) c += __builtin_popcountll(m.w[w]);
-  const uint64_t below = (uint64_t(1) << (offset & 63)) - 1;
-  return c + __builtin_popcountll(m.w[offset >> 6] & below);
-}
 }  // namespace
 
-void expand_brick_values(const BrickMask& mask, int channels, const void* active, void* brick, bool all) {
+void expand_brick_values(const BrickMask& mask, int channels, const void* active, void* brick) {
   const size_t word = size_t(channels) * 4;  // bytes per voxel
   char* out = static_cast<char*>(brick);
   std::memset(out, 0, word * kBrickVoxels);
   const char* in = static_cast<const char*>(active);
   for (int w = 0; w < 8; ++w)
     for (uint64_t bits = mask.w[w]; bits; bits &= bits - 1) {
-      const size_t at = size_t(w * 64 + __builtin_ctzll(bits)) * word;
-      std::memcpy(out + at, all ? in + at : in, word);
-      if (!all) in += word;
+      std::memcpy(out + size_t(w * 64 + __builtin_ctzll(bits)) * word, in, word);
+      in += word;
     }
 }
 
@@ -77,7 +70,6 @@ void advise_huge_pages(void* p, size_t bytes) {
 }
 
 int BrickMask::count() const { return int(count_bits(this, 1)); }
-int BrickMask::rank(int offset) const { return rank_bits(*this, offset); }
 
 void SparseGrid::index_values(bool size_values) {
   const size_t n = keys.size();

@@ -34,7 +34,7 @@ struct BrickMask {
   void set(int offset) { w[offset >> 6] |= uint64_t(1) << (offset & 63); }
   bool any() const { return (w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7]) != 0; }
   int count() const;
-  int rank(int offset) const;  // active voxels below `offset`
+  int rank(int offset) const { return int(mask_rank(w, offset)); }  // active voxels below `offset`
 };
 
 inline bool brick_full(const BrickMask& m) {
@@ -198,9 +198,9 @@ struct SparseGrid {
 };
 
 // Writes one brick's values as 512 voxels' (channels 32-bit words each) from its active voxels'
-// alone: `active` holds each active voxel's `channels` words in ascending offset (or, with `all`,
-// every voxel's, of which the active ones are taken); the other voxels' words are 0.
-void expand_brick_values(const BrickMask& mask, int channels, const void* active, void* brick, bool all = false);
+// alone (`active`: each active voxel's `channels` words in ascending offset); the other voxels'
+// words are 0.
+void expand_brick_values(const BrickMask& mask, int channels, const void* active, void* brick);
 // The reverse: the active voxels' words of a brick's 512 voxels' (`brick`), in ascending offset, to
 // `active`; returns the words written.
 size_t compact_brick_values(const BrickMask& mask, int channels, const void* brick, void* active);

@@ -509,16 +509,16 @@ bool bit(const uint64_t* words, uint32_t i) { return (words[i >> 6] >> (i & 63))
 // io::writeCompressedValues of n values with mask compression (io::MaskCompress: up to two distinct
 // inactive values, children's slots skipped, are stored as a code, the values and a selection mask),
 // then writeData's Blosc block (put_blosc) of the values it keeps: the active ones, or all where the
-// inactive ones take more than two values. `child` may be null (leaves). Returns the mask code and
-// sets *block to the Blosc block's size with its count (the delayed-load metadata's).
+// inactive ones take more than two values: here internal nodes' tiles (`child`: their children's
+// slots; leaves are written from their active values, write_value_grid). Returns the mask code.
 template <class T>
 int8_t put_compressed_values(Bytes& out, const T* src, const uint64_t* active, const uint64_t* child, uint32_t n,
-                             const T& background, std::vector<T>& kept, int64_t* block = nullptr) {
+                             const T& background, std::vector<T>& kept) {
   using namespace vdb_format;
   T val[2] = {background, background};
   int unique = 0;
   for (uint32_t w = 0; w < n / 64 && unique < 3; ++w) {
-    uint64_t off = ~active[w] & (child ? ~child[w] : ~uint64_t(0));
+    uint64_t off = ~active[w] & ~child[w];
     for (; off != 0 && unique < 3; off &= off - 1) {
       const T& v = src[w * 64 + uint32_t(__builtin_ctzll(off))];
       if ((unique > 0 && same(v, val[0])) || (unique > 1 && same(v, val[1]))) continue;
@@ -568,9 +568,7 @@ int8_t put_compressed_values(Bytes& out, const T* src, const uint64_t* active, c
     data = kept.data();
     count = kept.size();
   }
-  const size_t before = out.size();
   put_blosc(out, data, count * sizeof(T));
-  if (block) *block = int64_t(out.size() - before);
   return code;
 }
 
@@ -617,8 +615,8 @@ MetaValue delayed_load_metadata(const std::vector<int8_t>& codes, const std::vec
 
 // A level set's leaf as write_value_grid writes it after tools::signedFloodFill (each inactive
 // voxel -outside or +outside by SignedFloodFillOp's rule for a leaf) and io::writeCompressedValues:
-// the mask compression code (NO_MASK_OR_INACTIVE_VALS where the inactive voxels are all +outside, or when
-// outside is 0 and -0 counts as the same; NO_MASK_AND_MINUS_BG where all are -outside;
+// the mask compression code (NO_MASK_OR_INACTIVE_VALS where the inactive voxels are all +outside,
+// or when outside is 0 and -0 counts as the same; NO_MASK_AND_MINUS_BG where all are -outside;
 // MASK_AND_NO_INACTIVE_VALS with a selection of the +outside ones where both occur: what
 // put_compressed_values finds for the filled leaf), then the Blosc block of the active values
 // (`active`, as held). Sets the filled leaf's first and last values and the block's size; returns
@@ -732,11 +730,11 @@ void write_value_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& m
     std::vector<T> kept;
     for (size_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
       const size_t b = t.leaves[i];
+      put(parts[c], g.masks[b].w);
       if (!level_set) {
         // Every inactive voxel holds the background (0): io::MaskCompress's NO_MASK_OR_INACTIVE_VALS,
         // then the active values (what put_compressed_values finds for such a leaf), taken as the
         // grid holds them.
-        put(parts[c], g.masks[b].w);
         parts[c].push_back(char(vdb_format::kNoMaskOrInactiveVals));
         const size_t before = parts[c].size();
         const T* active = LeafValues<T>::active(g, b, kept);
@@ -746,7 +744,6 @@ void write_value_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& m
         continue;
       }
       if constexpr (std::is_same_v<T, float>) {
-        put(parts[c], g.masks[b].w);
         codes[i] = put_level_set_leaf(parts[c], g.masks[b], g.fvalues.data() + g.value_begin[b], outside, &first[i],
                                       &last[i], &blocks[i]);
       }

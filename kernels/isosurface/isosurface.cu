@@ -59,13 +59,6 @@ __device__ void brick_voxel(const IsoGridView& g, uint64_t b, int off, int64_t& 
   k = int64_t(key & m) * 8 + (off & 7);
 }
 
-// Rank of offset `off` among the set bits of a brick's mask.
-__device__ uint64_t mask_rank(const uint64_t* w, int off) {
-  uint64_t r = 0;
-  for (int q = 0; q < (off >> 6); ++q) r += uint64_t(__popcll(w[q]));
-  return r + uint64_t(__popcll(w[off >> 6] & ((uint64_t(1) << (off & 63)) - 1)));
-}
-
 // One block of 512 threads per brick of `g`: the cells around (or at) each voxel set in `masks` (8
 // words per brick: the grid's own, or a subset), written at the voxel's rank from `first`.
 __global__ void cells_of_mask(IsoGridView g, const uint64_t* masks, const uint64_t* first, IsoKeys keys, bool around,

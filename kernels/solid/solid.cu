@@ -342,12 +342,10 @@ __global__ void k_gather_active(const float* in, const uint64_t* selected, const
   const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n * kBrickVoxels) return;
   const uint64_t q = i / kBrickVoxels;
-  const uint32_t off = uint32_t(i % kBrickVoxels), w = off >> 5;
-  const uint32_t* m = masks + q * 16;
-  if (!(m[w] >> (off & 31) & 1u)) return;
-  uint32_t rank = uint32_t(__popc(m[w] & ((1u << (off & 31)) - 1u)));
-  for (uint32_t k = 0; k < w; ++k) rank += uint32_t(__popc(m[k]));
-  out[begin[q] + rank] = in[selected[q] * kBrickVoxels + off];
+  const int off = int(i % kBrickVoxels);
+  const uint64_t* m = reinterpret_cast<const uint64_t*>(masks + q * kBrickMaskWords);  // (a BrickMask's words)
+  if (!(m[off >> 6] >> (off & 63) & 1)) return;
+  out[begin[q] + mask_rank(m, off)] = in[selected[q] * kBrickVoxels + uint64_t(off)];
 }
 
 // ---- Band ------------------------------------------------------------------------------------
