@@ -9,9 +9,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/band_min.h"
 #include "core/error.h"
-#include "core/progress.h"
 #include "core/inside_grid.h"
+#include "core/progress.h"
 #include "core/targets.h"
 #include "core/voxelize.h"
 
@@ -493,8 +494,12 @@ SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band) {
   // but a triangle at a time: its band box's test holds on a sub-box of the brick (per axis), found
   // with 24 tests instead of 512, and only the sub-box's voxels get a distance. The same pairs and the
   // same minimum (it does not depend on the order), 4-6x faster where bricks hold many triangles.
+  // The sub-box's voxels are listed and their distances taken 16 at a time without branches
+  // (core/band_min.h, vectorised; the same bits): on 2 cores the dragon's band at 512^3 859 -> 241-246
+  // ms, the bunny's at 1024^3 1539 -> 546.
   tbb::parallel_for(tbb::blocked_range<size_t>(0, nbricks, 1), [&](const tbb::blocked_range<size_t>& r) {
     float best[kBrickVoxels];
+    uint16_t offsets[kBrickVoxels + kBandMinBlock];  // a triangle's sub-box, listed for band_min_voxels (padded)
     for (size_t b = r.begin(); b < r.end(); ++b) {
       const Int3 bc = brick_coord(pairs[starts[b]].brick);
       const int32_t base[3] = {bc.x * 8, bc.y * 8, bc.z * 8};
@@ -517,13 +522,12 @@ SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band) {
           empty = lo[a] > hi[a];
         }
         if (empty) continue;
+        int n = 0;
         for (int32_t li = lo[0]; li <= hi[0]; ++li)
           for (int32_t lj = lo[1]; lj <= hi[1]; ++lj)
-            for (int32_t lk = lo[2]; lk <= hi[2]; ++lk) {
-              float& v = best[(li << 6) | (lj << 3) | lk];
-              const float d = voxel_distance(tri, base[0] + li, base[1] + lj, base[2] + lk, bs.vs);
-              v = d < v ? d : v;
-            }
+            for (int32_t lk = lo[2]; lk <= hi[2]; ++lk) offsets[n++] = uint16_t((li << 6) | (lj << 3) | lk);
+        for (const uint16_t last = offsets[n - 1]; n % kBandMinBlock != 0;) offsets[n++] = last;
+        band_min_voxels(tri, base, offsets, n, bs.vs, best);
       }
       BrickMask mk{};
       float* val = &values[b * kBrickVoxels];

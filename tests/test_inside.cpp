@@ -13,6 +13,7 @@
 #include <map>
 #include <random>
 
+#include "core/band_min.h"
 #include "core/inside_grid.h"
 #include "core/meshgen.h"
 #include "core/voxelizer.h"
@@ -701,6 +702,64 @@ TEST(Inside, SdfIsTheBruteForceDistanceSignedByTheWindingNumber) {
         }
     EXPECT_GT(active, 100u) << c.name;
   }
+}
+
+// The CPU band's vectorised distances (core/band_min.h) are voxel_distance's bits: triangles of
+// every shape (ordinary, slivers, needles, collinear, one point, tiny, far from the origin) against
+// voxels around them, one at a time and through band_min_voxels' padded lists; and a changed
+// operation is caught (the test can fail).
+TEST(Inside, BandDistancesVectorisedAreVoxelDistanceBits) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const Vec3f sizes[] = {{1.0f, 1.0f, 1.0f}, {0.37f, 0.37f, 0.37f}, {0.5f, 2.0f, 0.25f}, {3e-4f, 3e-4f, 3e-4f}};
+  size_t checked = 0;
+  for (int t = 0; t < 6000; ++t) {
+    const int kind = t % 6;
+    const float scale = kind == 4 ? 1e-3f : 6.0f;
+    const Vec3f centre{4.0f + 3.0f * u(rng), 4.0f + 3.0f * u(rng), 4.0f + 3.0f * u(rng)};
+    const float far = t % 7 == 0 ? 30000.0f : 0.0f;  // (coordinates of large grids)
+    Vec3f tri[3];
+    for (Vec3f& v : tri)
+      v = {centre.x + far + scale * u(rng), centre.y + scale * u(rng), centre.z + far + scale * u(rng)};
+    if (kind == 1) tri[2] = {tri[0].x + 1e-4f * u(rng), tri[0].y + 1e-4f * u(rng), tri[0].z};  // sliver
+    if (kind == 2) tri[2] = {0.5f * (tri[0].x + tri[1].x), 0.5f * (tri[0].y + tri[1].y), 0.5f * (tri[0].z + tri[1].z)};
+    if (kind == 3) tri[1] = tri[2] = tri[0];  // one point
+    if (kind == 5) tri[2] = tri[1];           // one edge
+    const Vec3f vs = sizes[t % 4];
+    const int32_t base[3] = {int32_t(std::floor(centre.x + far)) - 4, int32_t(std::floor(centre.y)) - 4,
+                             int32_t(std::floor(centre.z + far)) - 4};
+    float best[kBrickVoxels], want[kBrickVoxels];
+    uint16_t offsets[kBrickVoxels + kBandMinBlock];
+    int n = 0;
+    for (int o = 0; o < kBrickVoxels; ++o) {
+      best[o] = want[o] = t % 3 == 0 ? 1e30f : 0.8f;
+      if ((o * 7 + t) % 5 != 0) offsets[n++] = uint16_t(o);  // most of the brick, not all of it
+    }
+    for (const uint16_t last = offsets[n - 1]; n % kBandMinBlock != 0;) offsets[n++] = last;
+    band_min_voxels(tri, base, offsets, n, vs, best);
+    for (int q = 0; q < n; ++q) {
+      const int o = offsets[q];
+      const int32_t i = base[0] + (o >> 6), j = base[1] + ((o >> 3) & 7), k = base[2] + (o & 7);
+      const float d = voxel_distance(tri, i, j, k, vs);
+      ASSERT_EQ(float_bits(voxel_distance_select(tri, i, j, k, vs)), float_bits(d)) << "triangle " << t;
+      want[o] = d < want[o] ? d : want[o];
+      ++checked;
+    }
+    for (int o = 0; o < kBrickVoxels; ++o) ASSERT_EQ(float_bits(best[o]), float_bits(want[o])) << "triangle " << t;
+  }
+  EXPECT_GT(checked, 2000000u);
+  // A different rounding is seen: the distance with its vertices' order rotated differs somewhere.
+  size_t differ = 0;
+  for (int t = 0; t < 2000 && differ == 0; ++t) {
+    const Vec3f tri[3] = {{u(rng) * 5, u(rng) * 5, u(rng) * 5},
+                          {u(rng) * 5, u(rng) * 5, u(rng) * 5},
+                          {u(rng) * 5, u(rng) * 5, u(rng) * 5}};
+    const Vec3f rot[3] = {tri[1], tri[2], tri[0]};
+    for (int k = -6; k < 6; ++k)
+      differ += float_bits(voxel_distance_select(rot, 0, 1, k, sizes[0])) !=
+                float_bits(voxel_distance(tri, 0, 1, k, sizes[0]));
+  }
+  EXPECT_GT(differ, 0u);
 }
 
 // The CPU band (each brick's triangles a sub-box at a time) holds exactly the minimum of band_min
