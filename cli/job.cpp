@@ -2,7 +2,9 @@
 #include "cli/job.h"
 
 #include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
 #include <tbb/parallel_reduce.h>
+#include <tbb/parallel_sort.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,8 +14,10 @@
 
 #include "cli/preview.h"
 #include "core/error.h"
+#include "core/inside_grid.h"
 #include "core/progress.h"
 #include "core/timer.h"
+#include "core/voxelize.h"
 #include "io/files.h"
 
 namespace voxtile {
@@ -141,24 +145,96 @@ JobReport run_job(const std::function<Voxelizer&(const LoadedInput&)>& voxelizer
   return report;
 }
 
+namespace {
+
+// The voxels of the triangles' band boxes (band_voxel_range: the distances band_distance_cpu takes).
+double band_box_voxels(const Mesh& mesh, const GridSpec& spec, int band) {
+  const std::vector<Vec3f> g = to_grid_space(mesh, spec);
+  const BandSetup bs = band_setup(spec, band);
+  return tbb::parallel_reduce(
+      tbb::blocked_range<size_t>(0, mesh.num_triangles(), 4096), 0.0,
+      [&](const tbb::blocked_range<size_t>& r, double sum) {
+        for (size_t t = r.begin(); t < r.end(); ++t) {
+          const Vec3f tri[3] = {g[mesh.indices[3 * t]], g[mesh.indices[3 * t + 1]], g[mesh.indices[3 * t + 2]]};
+          Int3 lo, hi;
+          if (band_voxel_range(tri, bs, spec.dims, &lo, &hi))
+            sum += double(hi.x - lo.x + 1) * double(hi.y - lo.y + 1) * double(hi.z - lo.z + 1);
+        }
+        return sum;
+      },
+      std::plus<double>());
+}
+
+// The mesh's boundary edges: vertex index pairs used by an odd number of triangles (the winding
+// number's boundary term is summed over them for the columns the crossings leave open). A mesh whose
+// triangles share no indices (an unwelded STL) has every edge counted.
+double boundary_edges(const Mesh& mesh) {
+  const size_t n = mesh.num_triangles();
+  std::vector<uint64_t> edges(3 * n);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 4096), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t t = r.begin(); t < r.end(); ++t)
+      for (int c = 0; c < 3; ++c) {
+        const uint64_t a = mesh.indices[3 * t + c], b = mesh.indices[3 * t + (c + 1) % 3];
+        edges[3 * t + c] = std::min(a, b) << 32 | std::max(a, b);
+      }
+  });
+  tbb::parallel_sort(edges.begin(), edges.end());
+  double count = 0;
+  for (size_t i = 0; i < edges.size();) {
+    size_t j = i + 1;
+    while (j < edges.size() && edges[j] == edges[i]) ++j;
+    count += double((j - i) % 2);
+    i = j;
+  }
+  return count;
+}
+
+}  // namespace
+
 double estimated_cpu_ms(const Job& job, const Mesh& mesh, const GridSpec& spec, int threads) {
   const std::vector<TargetSpec> targets = parse_target_list(job.target);
-  for (const TargetSpec& t : targets)
-    if (is_field_target(t.target)) return std::numeric_limits<double>::infinity();
+  bool sdf = false, solid = false;
+  for (const TargetSpec& t : targets) {
+    sdf = sdf || t.target == Target::kSdf;
+    solid = solid || t.target == Target::kSolid;
+  }
   // Microseconds of one core per target, fitted to -d cpu runs (conservative binary, 30 runs: six
   // meshes from 600 to 100k triangles, scans, tubes, CAD slivers, a room, Sponza, at 64^3 to 1024^3;
   // the estimate was 0.79x to 1.23x the time taken on 2 cores): per triangle, per voxel its area
   // crosses, per voxel along its edges; then 2 ms whatever the job. The threads share it as
-  // threads^0.8 would (16 cores of the H200 machine took 1.6-2x the time of perfect sharing).
+  // threads^0.8 would (16 cores of the H200 machine took 1.6-2x the time of perfect sharing). A
+  // solid's surface is one such raster, an sdf has none.
   constexpr double kTriangleUs = 0.35, kAreaVoxelUs = 0.027, kEdgeVoxelUs = 0.16, kFixedMs = 2.0;
-  const double per_thread = double(targets.size()) / 1000.0 / std::pow(double(std::max(threads, 1)), 0.8);
-  const size_t n = mesh.num_triangles();
-  const double triangles_ms = kFixedMs + double(n) * kTriangleUs * per_thread;
-  if (triangles_ms >= kSmallJobCpuMs) return triangles_ms;  // (the voxels need not be counted)
+  // Solid and sdf targets add the inside test and the band, fitted to -d cpu runs on the H200
+  // machine's 16 cores (the 100k dragon, the bunny, a 359k-triangle sphere and 360k-triangle tubes at
+  // 128^3 to 1024^3: the estimate 0.74x to 1.3x the time taken, scripts/bench-results/cpu-fields-h200-2026-11-28.md):
+  // per triangle and per column of the inside test (three axes under vote), per boundary edge and
+  // column (winding), per triangle and per band voxel. Each step stops once the estimate is over the
+  // small jobs' limit (the boundary's edges are sorted only for small meshes).
+  constexpr double kInsideTriangleUs = 1.0, kInsideColumnUs = 0.01, kBoundaryColumnUs = 0.03;
+  constexpr double kBandTriangleUs = 1.0, kBandVoxelUs = 0.012;
+  const double share = 1.0 / 1000.0 / std::pow(double(std::max(threads, 1)), 0.8);
+  const double rasters = double(targets.size()) - (sdf ? 1.0 : 0.0);
+  const double n = double(mesh.num_triangles());
+  const double axes = job.inside == "vote" ? 3.0 : 1.0;
+  double ms = kFixedMs + n * kTriangleUs * rasters * share;
+  if (sdf || solid) ms += (axes * kInsideTriangleUs + (sdf ? kBandTriangleUs : 0.0)) * n * share;
+  if (ms >= kSmallJobCpuMs) return ms;
+  if (sdf || solid) {
+    const InsideRange range = inside_range(mesh, spec);
+    const double columns =
+        double(std::max(0, range.hi[0] - range.lo[0])) * double(std::max(0, range.hi[1] - range.lo[1]));
+    ms += axes * kInsideColumnUs * columns * share;
+    if (sdf && ms < kSmallJobCpuMs) ms += kBandVoxelUs * band_box_voxels(mesh, spec, job.band) * share;
+    if (job.inside == "winding" && ms < kSmallJobCpuMs)
+      ms += kBoundaryColumnUs * boundary_edges(mesh) * columns * share;
+    if (ms >= kSmallJobCpuMs || rasters == 0) return ms;
+  }
+  const double per_thread = rasters * share;
   const double vx = spec.voxel_size.x, vy = spec.voxel_size.y, vz = spec.voxel_size.z;
   const double vmin = std::min(vx, std::min(vy, vz));
   const double voxels = tbb::parallel_reduce(
-      tbb::blocked_range<size_t>(0, n, 4096), 0.0,
+      tbb::blocked_range<size_t>(0, mesh.num_triangles(), 4096), 0.0,
       [&](const tbb::blocked_range<size_t>& r, double sum) {
         for (size_t t = r.begin(); t < r.end(); ++t) {
           const Vec3f a = mesh.vertex(t, 0), b = mesh.vertex(t, 1), c = mesh.vertex(t, 2);
@@ -175,7 +251,7 @@ double estimated_cpu_ms(const Job& job, const Mesh& mesh, const GridSpec& spec, 
         return sum;
       },
       std::plus<double>());
-  return triangles_ms + voxels * per_thread;
+  return ms + voxels * per_thread;
 }
 
 // (Under auto the start says nothing: "no GPU; using the CPU" is said by the job that takes it.)

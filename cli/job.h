@@ -75,8 +75,9 @@ JobReport run_job(const std::function<Voxelizer&(const LoadedInput&)>& voxelizer
 // `threads` threads, estimated from a per-core cost per triangle and per voxel crossed (each
 // triangle's area across the voxels, its projections on the three axis planes over the voxel's
 // faces, plus half its perimeter in voxels): within about 1.3x of the times measured on 2 and 16
-// cores (README, "--device auto"). Jobs with a solid or sdf target (inside tests over the whole
-// grid) are not estimated: infinity.
+// cores (README, "--device auto"). Solid and sdf targets add their inside test (per triangle and
+// column, and per boundary edge and column under winding) and band (per band-box voxel), fitted on
+// 16 cores.
 double estimated_cpu_ms(const Job& job, const Mesh& mesh, const GridSpec& spec, int threads);
 
 // The voxelizer --device picks, started in the background (BackgroundStart) as soon as this is

@@ -718,8 +718,10 @@ TEST(Cli, OutputsReadAsUsersExpect) {
 }
 
 // The CPU estimate --device auto compares with the GPU's start-up (cli/job.h): it grows with the
-// triangles, the resolution and the targets, shrinks with threads, and leaves solids and sdfs to the
-// GPU. (Its fit to measured times is in the README; timings are not tested here.)
+// triangles, the resolution and the targets, shrinks with threads; for solids and sdfs it adds the
+// inside test (more under vote, much more on an open mesh under winding, whose boundary edges are
+// summed over the columns) and the band (wider bands, more). (Its fit to measured times is in the
+// README; timings are not tested here.)
 TEST(Cli, CpuEstimateForSmallJobs) {
   const Mesh sphere = make_uv_sphere(0, 0, 0, 1.0f, 64, 128), fine = make_uv_sphere(0, 0, 0, 1.0f, 1024, 2048);
   auto spec = [](const Mesh& m, int r) {
@@ -736,10 +738,32 @@ TEST(Cli, CpuEstimateForSmallJobs) {
   EXPECT_GT(estimated_cpu_ms(job, fine, spec(fine, 64), 16), kSmallJobCpuMs);  // 4M triangles
   job.target = "binary,count";
   EXPECT_GT(estimated_cpu_ms(job, sphere, spec(sphere, 1024), 16), s1024);
-  for (const char* t : {"sdf", "solid", "binary,solid"}) {
-    job.target = t;
-    EXPECT_EQ(estimated_cpu_ms(job, sphere, spec(sphere, 64), 16), std::numeric_limits<double>::infinity()) << t;
-  }
+  // Solids and sdfs: more than the surface alone, more with the grid and the band; a small one is
+  // left to the CPU, a large one to the GPU.
+  job.target = "solid";
+  const double solid64 = estimated_cpu_ms(job, sphere, spec(sphere, 64), 16);
+  EXPECT_GT(solid64, s64);
+  EXPECT_LT(solid64, kSmallJobCpuMs);
+  job.target = "sdf";
+  const double sdf64 = estimated_cpu_ms(job, sphere, spec(sphere, 64), 16);
+  EXPECT_LT(sdf64, kSmallJobCpuMs);
+  EXPECT_GT(estimated_cpu_ms(job, sphere, spec(sphere, 128), 16), sdf64);
+  job.band = 8;
+  EXPECT_GT(estimated_cpu_ms(job, sphere, spec(sphere, 64), 16), sdf64);
+  job.band = 3;
+  EXPECT_GT(estimated_cpu_ms(job, sphere, spec(sphere, 4096), 16), kSmallJobCpuMs);
+  EXPECT_GT(estimated_cpu_ms(job, fine, spec(fine, 64), 16), kSmallJobCpuMs);
+  job.inside = "vote";
+  EXPECT_GT(estimated_cpu_ms(job, sphere, spec(sphere, 64), 16), sdf64);
+  // An open mesh (the sphere less a band of triangles: two boundary loops) under winding.
+  job.inside = "winding";
+  Mesh open = sphere;
+  open.indices.erase(open.indices.begin() + 3 * 4000, open.indices.begin() + 3 * 4200);
+  const double closed = estimated_cpu_ms(job, sphere, spec(sphere, 256), 16);
+  const double open_winding = estimated_cpu_ms(job, open, spec(open, 256), 16);
+  EXPECT_GT(open_winding, 2 * closed);
+  job.inside = "parity";  // (no boundary term)
+  EXPECT_LT(estimated_cpu_ms(job, open, spec(open, 256), 16), closed);
 }
 
 TEST(Cli, GpuDeviceWithoutAGpuIsAResourceError) {
