@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/band_min.h"
 #include "core/error.h"
 #include "core/inside_grid.h"
 #include "core/progress.h"
 #include "core/targets.h"
+#include "core/vectorized.h"
 #include "core/voxelize.h"
 
 namespace voxtile {
@@ -207,6 +207,10 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
     return s;
   });
   const bool winding = method == InsideMethod::kWinding && !m.boundary.empty();
+  // The boundary term's sums eight edges at a time where the CPU can (core/vectorized.h: the same bits).
+  const bool vectorized = winding && inside_parts_vectorized();
+  const InsideEdgeLanes lanes =
+      vectorized ? inside_edge_lanes(m.boundary.data(), m.boundary.size()) : InsideEdgeLanes{};
   progress_total(ntiles);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, ntiles, 1), [&](const tbb::blocked_range<size_t>& r) {
     TileScratch& s = scratch.local();
@@ -250,7 +254,8 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
         }
         const int64_t pu = inside_column(i), pv = inside_column(j);
         const bool decided =
-            tile_decided || inside_column_decided(m.boundary.data(), m.boundary.size(), pu, pv, m.scale);
+            tile_decided || (vectorized ? inside_column_decided_vectorized(lanes, pu, pv, m.scale)
+                                        : inside_column_decided(m.boundary.data(), m.boundary.size(), pu, pv, m.scale));
         if (decided) {
           int64_t sum = 0;
           for (size_t q = c; q < end; ++q) {
@@ -263,7 +268,10 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
         } else {
           // Span by span through the mesh's extent along the column: w = c + B / 4pi.
           inside_winding_column(
-              [&](int64_t k) { return inside_boundary_parts(m.boundary.data(), m.boundary.size(), pu, pv, k, m.scale); },
+              [&](int64_t k) {
+                return vectorized ? inside_boundary_parts_vectorized(lanes, pu, pv, k, m.scale)
+                                  : inside_boundary_parts(m.boundary.data(), m.boundary.size(), pu, pv, k, m.scale);
+              },
               c, end, std::max<int64_t>(w_lo, 0), std::min<int64_t>(w_hi, m.dims.z),
               [&](uint64_t q, int64_t* k0, int32_t* sign) {
                 *k0 = int64_t(s.crossings[q].key & 0xffffffffffull);
@@ -495,7 +503,7 @@ SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band) {
   // with 24 tests instead of 512, and only the sub-box's voxels get a distance. The same pairs and the
   // same minimum (it does not depend on the order), 4-6x faster where bricks hold many triangles.
   // The sub-box's voxels are listed and their distances taken 16 at a time without branches
-  // (core/band_min.h, vectorised; the same bits): on 2 cores the dragon's band at 512^3 859 -> 241-246
+  // (core/vectorized.h, vectorised; the same bits): on 2 cores the dragon's band at 512^3 859 -> 241-246
   // ms, the bunny's at 1024^3 1539 -> 546.
   tbb::parallel_for(tbb::blocked_range<size_t>(0, nbricks, 1), [&](const tbb::blocked_range<size_t>& r) {
     float best[kBrickVoxels];

@@ -13,9 +13,9 @@
 #include <map>
 #include <random>
 
-#include "core/band_min.h"
 #include "core/inside_grid.h"
 #include "core/meshgen.h"
+#include "core/vectorized.h"
 #include "core/voxelizer.h"
 #include "io/grid_reader.h"
 #include "io/mesh_reader.h"
@@ -704,7 +704,7 @@ TEST(Inside, SdfIsTheBruteForceDistanceSignedByTheWindingNumber) {
   }
 }
 
-// The CPU band's vectorised distances (core/band_min.h) are voxel_distance's bits: triangles of
+// The CPU band's vectorised distances (core/vectorized.h) are voxel_distance's bits: triangles of
 // every shape (ordinary, slivers, needles, collinear, one point, tiny, far from the origin) against
 // voxels around them, one at a time and through band_min_voxels' padded lists; and a changed
 // operation is caught (the test can fail).
@@ -758,6 +758,77 @@ TEST(Inside, BandDistancesVectorisedAreVoxelDistanceBits) {
     for (int k = -6; k < 6; ++k)
       differ += float_bits(voxel_distance_select(rot, 0, 1, k, sizes[0])) !=
                 float_bits(voxel_distance(tri, 0, 1, k, sizes[0]));
+  }
+  EXPECT_GT(differ, 0u);
+}
+
+// The winding number's boundary term evaluated eight edges at a time (core/vectorized.h) gives
+// inside_boundary_parts' bits and inside_column_decided's answers: random boundaries (1 to 300 edges,
+// multiplicities -2 to 2, edges through the column, on its line, of zero length, far away) at columns
+// and depths around them; and a changed order of the sums is caught (the test can fail). Only on
+// CPUs with AVX-512 (elsewhere the scalar code runs).
+TEST(Inside, WindingBoundaryVectorisedIsTheScalarSum) {
+  if (!inside_parts_vectorized()) GTEST_SKIP() << "no AVX-512 with 64-bit lanes on this CPU";
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> cell(0, 40), pick(0, 9), mult(-2, 2);
+  std::uniform_real_distribution<float> depth(-5.0f, 45.0f);
+  const InsideScale scales[] = {{1.0, 1.0, 1.0}, {0.01, 0.02, 0.005}, {3.0, 1.0, 0.5}};
+  size_t parts = 0, decided = 0, open = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const int ne = 1 + (trial * 37) % 300;
+    std::vector<InsideEdge> edges(static_cast<size_t>(ne));
+    for (InsideEdge& e : edges) {
+      // snapped coordinates: whole columns (the column's own line), or anywhere
+      auto coord = [&] {
+        return pick(rng) < 3 ? inside_column(cell(rng)) : int64_t(cell(rng)) * 1024 + cell(rng) * 25;
+      };
+      e.au = coord();
+      e.av = coord();
+      e.bu = pick(rng) == 0 ? e.au : coord();
+      e.bv = pick(rng) == 0 ? e.av : coord();
+      e.aw = depth(rng);
+      e.bw = pick(rng) == 0 ? e.aw : depth(rng);
+      e.mult = mult(rng);
+      if (e.mult == 0) e.mult = 1;
+    }
+    const InsideScale& sc = scales[trial % 3];
+    const InsideEdgeLanes lanes = inside_edge_lanes(edges.data(), edges.size());
+    for (int q = 0; q < 20; ++q) {
+      const int64_t pu = inside_column(cell(rng)), pv = q % 4 == 0 ? edges[0].av : inside_column(cell(rng));
+      const bool want = inside_column_decided(edges.data(), edges.size(), pu, pv, sc);
+      ASSERT_EQ(inside_column_decided_vectorized(lanes, pu, pv, sc), want) << trial;
+      ++(want ? decided : open);
+      for (int64_t k = -3; k < 44; k += 7) {
+        const InsideParts a = inside_boundary_parts(edges.data(), edges.size(), pu, pv, k, sc);
+        const InsideParts b = inside_boundary_parts_vectorized(lanes, pu, pv, k, sc);
+        ASSERT_EQ(std::memcmp(&a.pos, &b.pos, sizeof(double)), 0) << trial << " " << a.pos << " " << b.pos;
+        ASSERT_EQ(std::memcmp(&a.neg, &b.neg, sizeof(double)), 0) << trial << " " << a.neg << " " << b.neg;
+        ++parts;
+      }
+    }
+  }
+  EXPECT_GT(decided, 50u);
+  EXPECT_GT(open, 100u);
+  EXPECT_GT(parts, 50000u);
+  // Summed in another order (the edges reversed), the bits differ somewhere.
+  size_t differ = 0;
+  for (int trial = 0; trial < 50 && differ == 0; ++trial) {
+    std::vector<InsideEdge> edges(200);
+    for (InsideEdge& e : edges)
+      e = {int64_t(cell(rng)) * 999,
+           int64_t(cell(rng)) * 777,
+           int64_t(cell(rng)) * 555,
+           int64_t(cell(rng)) * 333,
+           depth(rng),
+           depth(rng),
+           1};
+    std::vector<InsideEdge> reversed(edges.rbegin(), edges.rend());
+    const InsideEdgeLanes lanes = inside_edge_lanes(reversed.data(), reversed.size());
+    for (int64_t k = 0; k < 40; ++k) {
+      const InsideParts a = inside_boundary_parts(edges.data(), edges.size(), 20480, 20480, k, scales[0]);
+      const InsideParts b = inside_boundary_parts_vectorized(lanes, 20480, 20480, k, scales[0]);
+      differ += std::memcmp(&a.pos, &b.pos, sizeof(double)) != 0 || std::memcmp(&a.neg, &b.neg, sizeof(double)) != 0;
+    }
   }
   EXPECT_GT(differ, 0u);
 }

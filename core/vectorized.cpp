@@ -1,0 +1,241 @@
+// The CPU's vectorised loops (core/vectorized.h): the shared scalar code's operations without its
+// branches, a block of independent lanes at a time so that the compiler vectorises them (this file
+// is compiled with -fno-math-errno, so that square roots need no library call, and
+// -fno-trapping-math, so that operations may run on both sides of a select: the same IEEE results).
+#include "core/vectorized.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/targets.h"
+
+namespace voxtile {
+namespace {
+
+// segment_distance's operations without its branches (the same bits).
+inline float segment_distance_select(const Vec3f& a, const Vec3f& b) {
+  const Vec3f e = sub(b, a);
+  const float len2 = vt_dot(e, e);
+  const float q = -vt_dot(a, e) / len2;  // (not taken where len2 is 0)
+  float t = len2 > 0.0f ? q : 0.0f;
+  t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+  const Vec3f p{a.x + t * e.x, a.y + t * e.y, a.z + t * e.z};
+  return std::sqrt(vt_dot(p, p));
+}
+
+// origin_triangle_distance's operations without its branches: both the plane's distance and the
+// edges' are computed and one is selected, by the same tests (the same bits).
+inline float origin_triangle_distance_select(const Vec3f& a, const Vec3f& b, const Vec3f& c) {
+  const Vec3f n = cross(sub(b, a), sub(c, a));
+  const float n2 = vt_dot(n, n);
+  const Vec3f na{-a.x, -a.y, -a.z}, nb{-b.x, -b.y, -b.z}, nc{-c.x, -c.y, -c.z};
+  const bool inside = (n2 > 0.0f) & (vt_dot(cross(sub(b, a), na), n) >= 0.0f) &
+                      (vt_dot(cross(sub(c, b), nb), n) >= 0.0f) & (vt_dot(cross(sub(a, c), nc), n) >= 0.0f);
+  const float d = vt_dot(a, n);
+  const float plane = (d < 0.0f ? -d : d) / std::sqrt(n2);
+  const float d0 = segment_distance_select(a, b), d1 = segment_distance_select(b, c),
+              d2 = segment_distance_select(c, a);
+  const float edges = d0 < d1 ? (d0 < d2 ? d0 : d2) : (d1 < d2 ? d1 : d2);
+  return inside ? plane : edges;
+}
+
+}  // namespace
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(VT_NO_TARGET_CLONES)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void band_min_voxels(const Vec3f t[3], const int32_t base[3], const uint16_t* offsets, int n, const Vec3f& vs,
+                     float* best) {
+  const Vec3f t0 = t[0], t1 = t[1], t2 = t[2];
+  for (int c = 0; c < n; c += kBandMinBlock) {
+    float d[kBandMinBlock];
+    for (int l = 0; l < kBandMinBlock; ++l) {
+      const int32_t o = offsets[c + l];
+      // voxel_distance (core/targets.h) of voxel base + (o >> 6, o >> 3 & 7, o & 7)
+      const float cx = static_cast<float>(base[0] + (o >> 6)) + 0.5f;
+      const float cy = static_cast<float>(base[1] + ((o >> 3) & 7)) + 0.5f;
+      const float cz = static_cast<float>(base[2] + (o & 7)) + 0.5f;
+      const Vec3f w0{(t0.x - cx) * vs.x, (t0.y - cy) * vs.y, (t0.z - cz) * vs.z};
+      const Vec3f w1{(t1.x - cx) * vs.x, (t1.y - cy) * vs.y, (t1.z - cz) * vs.z};
+      const Vec3f w2{(t2.x - cx) * vs.x, (t2.y - cy) * vs.y, (t2.z - cz) * vs.z};
+      d[l] = origin_triangle_distance_select(w0, w1, w2);
+    }
+    for (int l = 0; l < kBandMinBlock; ++l) {
+      float& v = best[offsets[c + l]];
+      v = d[l] < v ? d[l] : v;
+    }
+  }
+}
+
+InsideEdgeLanes inside_edge_lanes(const InsideEdge* edges, uint64_t ne) {
+  InsideEdgeLanes l;
+  const size_t n = size_t((ne + kInsideLanes - 1) / kInsideLanes * kInsideLanes);
+  l.au.assign(n, 0);
+  l.av.assign(n, 0);
+  l.bu.assign(n, 0);
+  l.bv.assign(n, 0);
+  l.aw.assign(n, 0.0);
+  l.bw.assign(n, 0.0);
+  l.mult.assign(n, 0.0);
+  l.abs_mult.assign(n, 0.0);
+  for (uint64_t i = 0; i < ne; ++i) {
+    l.au[i] = edges[i].au;
+    l.av[i] = edges[i].av;
+    l.bu[i] = edges[i].bu;
+    l.bv[i] = edges[i].bv;
+    l.aw[i] = static_cast<double>(edges[i].aw);
+    l.bw[i] = static_cast<double>(edges[i].bw);
+    l.mult[i] = static_cast<double>(edges[i].mult);
+    l.abs_mult[i] = static_cast<double>(edges[i].mult < 0 ? -edges[i].mult : edges[i].mult);
+  }
+  l.count = size_t(ne);
+  return l;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(VT_NO_TARGET_CLONES)
+#define VT_X86_64_V4 1
+#endif
+
+bool inside_parts_vectorized() {
+#ifdef VT_X86_64_V4
+  static const bool v4 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+                         __builtin_cpu_supports("avx512cd");
+  return v4;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+// inside_atan's operations without its branches: the three range reductions' values selected.
+inline double inside_atan_select(double x) {
+  const double kT3P8 = 2.41421356237309504880, kMoreBits = 6.123233995736765886130e-17;
+  const bool big = x > kT3P8, small = x <= 0.66;
+  const double y = big ? 1.57079632679489661923 : (small ? 0.0 : 0.78539816339744830962);
+  const double flag_bits = big ? kMoreBits : (small ? 0.0 : 0.5 * kMoreBits);
+  const double xb = -1.0 / x, xm = (x - 1.0) / (x + 1.0);
+  x = big ? xb : (small ? x : xm);
+  const double z = x * x;
+  const double p =
+      (((-8.750608600031904122785e-1 * z - 1.615753718733365076637e1) * z - 7.500855792314704667340e1) * z -
+       1.228866684490136173410e2) *
+          z -
+      6.485021904942025371773e1;
+  const double q =
+      ((((z + 2.485846490142306297962e1) * z + 1.650270098316988542046e2) * z + 4.328810604912902668951e2) * z +
+       4.853903996359136964868e2) *
+          z +
+      1.945506571482613964425e2;
+  const double r = x * (z * p / q) + x;
+  return y + (r + flag_bits);
+}
+// inside_atan2's.
+inline double inside_atan2_select(double y, double x) {
+  const double kPi = 3.14159265358979323846;
+  const double ay = y < 0 ? -y : y, ax = x < 0 ? -x : x;
+  const double axis = y > 0 ? 0.5 * kPi : (y < 0 ? -0.5 * kPi : 0.0);
+  double a = inside_atan_select(ay / ax);
+  a = x < 0 ? kPi - a : a;
+  a = y < 0 ? -a : a;
+  return ax == 0.0 ? axis : a;
+}
+// inside_edge_solid_angle's, for an edge given by its fields.
+inline double inside_edge_solid_angle_select(int64_t au, int64_t av, int64_t bu, int64_t bv, double aw, double bw,
+                                             double mult, int64_t pu, int64_t pv, double pw, const InsideScale& s) {
+  const double kPi = 3.14159265358979323846;
+  const double inv = 1.0 / kInsideScale;
+  const double ax = static_cast<double>(au - pu) * inv * s.su, ay = static_cast<double>(av - pv) * inv * s.sv;
+  const double bx = static_cast<double>(bu - pu) * inv * s.su, by = static_cast<double>(bv - pv) * inv * s.sv;
+  const double az = (aw - pw) * s.sw, bz = (bw - pw) * s.sw;
+  const double la = std::sqrt((ax * ax + ay * ay) + az * az), lb = std::sqrt((bx * bx + by * by) + bz * bz);
+  const double d = ((la * lb + ((ax * bx + ay * by) + az * bz)) + az * lb) + bz * la;
+  const int64_t en = inside_edge(au, av, bu, bv, pu, pv);
+  // inside_side(0, ...): the sign of the gradient
+  const int64_t gu = av - bv, gv = bu - au;
+  const int64_t sg = gu != 0 ? gu : gv;
+  const double side = static_cast<double>((sg > 0) - (sg < 0));
+  const double on_edge = d < 0 ? 2.0 * kPi * side : 0.0;
+  const double n = static_cast<double>(en) * (inv * inv) * (s.su * s.sv);
+  const double omega = en == 0 ? on_edge : 2.0 * inside_atan2_select(n, d);
+  return omega * mult;
+}
+
+// inside_edge_azimuth's.
+inline double inside_edge_azimuth_select(int64_t au, int64_t av, int64_t bu, int64_t bv, double abs_mult, int64_t pu,
+                                         int64_t pv, const InsideScale& s) {
+  const double inv = 1.0 / kInsideScale;
+  const double ax = static_cast<double>(au - pu) * inv * s.su, ay = static_cast<double>(av - pv) * inv * s.sv;
+  const double bx = static_cast<double>(bu - pu) * inv * s.su, by = static_cast<double>(bv - pv) * inv * s.sv;
+  double cr = ax * by - ay * bx;
+  cr = cr < 0 ? -cr : cr;
+  return inside_atan2_select(cr, ax * bx + ay * by) * abs_mult;
+}
+
+}  // namespace
+
+#ifdef VT_X86_64_V4
+__attribute__((target("arch=x86-64-v4")))
+#endif
+bool inside_column_decided_vectorized(const InsideEdgeLanes& e, int64_t pu, int64_t pv, const InsideScale& s) {
+  // inside_sum_under_turn: the terms in edge order, summed one by one until the limit (the terms of
+  // a block are evaluated together, the sum is the same).
+  const double limit = kInsideDecidedTurn * 3.14159265358979323846;
+  const InsideScale sc = s;
+  double sum = 0;
+  for (size_t b = 0; b < e.count; b += kInsideLanes) {
+    const int64_t *au = e.au.data() + b, *av = e.av.data() + b, *bu = e.bu.data() + b, *bv = e.bv.data() + b;
+    const double* abs_mult = e.abs_mult.data() + b;
+    double t[kInsideLanes];
+    for (int l = 0; l < kInsideLanes; ++l)
+      t[l] = inside_edge_azimuth_select(au[l], av[l], bu[l], bv[l], abs_mult[l], pu, pv, sc);
+    const size_t real = std::min<size_t>(kInsideLanes, e.count - b);
+    for (size_t l = 0; l < real; ++l) {
+      sum += t[l];
+      if (sum >= limit) return false;
+    }
+  }
+  return true;
+}
+
+#ifdef VT_X86_64_V4
+__attribute__((target("arch=x86-64-v4")))
+#endif
+InsideParts
+inside_boundary_parts_vectorized(const InsideEdgeLanes& e, int64_t pu, int64_t pv, int64_t k, const InsideScale& s) {
+  double pos[kInsideLanes] = {}, neg[kInsideLanes] = {};
+  const double pw = static_cast<double>(k) + 0.5;
+  // Lane l sums edges l, l + 32, ... in order, as inside_lane_parts; an edge past the real ones adds
+  // +0.0 to both (which leaves either sum as it is: neither is ever -0.0).
+  const double su = s.su, sv = s.sv, sw = s.sw;
+  const InsideScale sc{su, sv, sw};
+  for (size_t b = 0; b < e.au.size(); b += kInsideLanes) {
+    const int64_t *au = e.au.data() + b, *av = e.av.data() + b, *bu = e.bu.data() + b, *bv = e.bv.data() + b;
+    const double *aw = e.aw.data() + b, *bw = e.bw.data() + b, *mult = e.mult.data() + b;
+    double o[kInsideLanes];
+    for (int l = 0; l < kInsideLanes; ++l)
+      o[l] = inside_edge_solid_angle_select(au[l], av[l], bu[l], bv[l], aw[l], bw[l], mult[l], pu, pv, pw, sc);
+    const size_t real = e.count - std::min(e.count, b);  // lanes with an edge
+    for (int l = 0; l < kInsideLanes; ++l) {
+      const bool use = size_t(l)<real, positive = o[l]> 0.0;
+      pos[l] += use & positive ? o[l] : 0.0;
+      neg[l] += use & !positive ? o[l] : 0.0;
+    }
+  }
+  for (int off = kInsideLanes / 2; off > 0; off /= 2)
+    for (int l = 0; l < off; ++l) {
+      pos[l] = pos[l] + pos[l + off];
+      neg[l] = neg[l] + neg[l + off];
+    }
+  return {pos[0], neg[0]};
+}
+
+float voxel_distance_select(const Vec3f t[3], int32_t i, int32_t j, int32_t k, const Vec3f& vs) {
+  const float cx = static_cast<float>(i) + 0.5f, cy = static_cast<float>(j) + 0.5f, cz = static_cast<float>(k) + 0.5f;
+  Vec3f w[3];
+  for (int q = 0; q < 3; ++q) w[q] = {(t[q].x - cx) * vs.x, (t[q].y - cy) * vs.y, (t[q].z - cz) * vs.z};
+  return origin_triangle_distance_select(w[0], w[1], w[2]);
+}
+
+}  // namespace voxtile

@@ -1,0 +1,45 @@
+// The CPU's vectorised loops (core/vectorized.cpp), each the same bits as the shared scalar code it
+// replaces: the band's distances (voxel_distance of many voxels of one brick to one triangle) and the
+// winding number's boundary term (inside_boundary_parts at one point, inside_column_decided).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/inside.h"
+#include "core/vec.h"
+
+namespace voxtile {
+
+// Voxels per step of band_min_voxels: lists of offsets are padded to a multiple of it.
+constexpr int kBandMinBlock = 16;
+
+// best[o] = min(best[o], voxel_distance(t, base + voxel o)) for the brick offsets o (x << 6 | y << 3 | z)
+// in offsets[0, n), n a multiple of kBandMinBlock (an offset listed twice is harmless: the same
+// minimum). t: a grid-space triangle; vs: the voxel size.
+void band_min_voxels(const Vec3f t[3], const int32_t base[3], const uint16_t* offsets, int n, const Vec3f& vs,
+                     float* best);
+
+// voxel_distance by band_min_voxels' branch-free operations (for the tests: the same bits).
+float voxel_distance_select(const Vec3f t[3], int32_t i, int32_t j, int32_t k, const Vec3f& vs);
+
+// A mesh's boundary edges (InsideEdge) field by field, padded to whole rounds of kInsideLanes (the
+// padding's multiplicity 0, never summed), for inside_boundary_parts_vectorized.
+struct InsideEdgeLanes {
+  std::vector<int64_t> au, av, bu, bv;
+  std::vector<double> aw, bw, mult, abs_mult;
+  size_t count = 0;  // the real edges
+};
+InsideEdgeLanes inside_edge_lanes(const InsideEdge* edges, uint64_t ne);
+// Whether this CPU runs inside_boundary_parts_vectorized (AVX-512 with 64-bit integer lanes: x86-64-v4).
+bool inside_parts_vectorized();
+// inside_boundary_parts (core/inside.h) at voxel k of column (pu, pv): the same sums in the same
+// order, the lanes' terms evaluated eight at a time without branches. Only where
+// inside_parts_vectorized().
+InsideParts inside_boundary_parts_vectorized(const InsideEdgeLanes& e, int64_t pu, int64_t pv, int64_t k,
+                                             const InsideScale& s);
+// inside_column_decided (core/inside.h) of column (pu, pv): the same answer (its terms summed in the
+// same order), the terms evaluated eight at a time. Only where inside_parts_vectorized().
+bool inside_column_decided_vectorized(const InsideEdgeLanes& e, int64_t pu, int64_t pv, const InsideScale& s);
+
+}  // namespace voxtile
