@@ -253,9 +253,14 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
           continue;
         }
         const int64_t pu = inside_column(i), pv = inside_column(j);
+        // A column outside the inside range (a tile's columns beyond the mesh's extent) is decided by
+        // its crossings (it has none) as on the GPU, whose undecided columns are those of the range:
+        // its boundary term can round to w >= 0.5 next to an open edge on the bounds' face.
+        const bool in_range = i >= u_lo && i < u_hi && j >= v_lo && j < v_hi;
         const bool decided =
-            tile_decided || (vectorized ? inside_column_decided_vectorized(lanes, pu, pv, m.scale)
-                                        : inside_column_decided(m.boundary.data(), m.boundary.size(), pu, pv, m.scale));
+            tile_decided || !in_range ||
+            (vectorized ? inside_column_decided_vectorized(lanes, pu, pv, m.scale)
+                        : inside_column_decided(m.boundary.data(), m.boundary.size(), pu, pv, m.scale));
         if (decided) {
           int64_t sum = 0;
           for (size_t q = c; q < end; ++q) {

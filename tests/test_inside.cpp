@@ -303,6 +303,54 @@ TEST(Inside, OpenMeshesLeakUnderParityButNotUnderWinding) {
   EXPECT_TRUE(grid_has(winding, mid, mid, mid));
 }
 
+// An open box (no face at y = top) from y = 1 to top, x and z from 1 to 7, in unit voxels of the
+// grid [0, 8]^3, whose rim lies on the bounds' top face just under a row of voxel centres (1/4096 of
+// a voxel: the same column once snapped); `flip` turns its faces inside out.
+Mesh rim_on_bounds_box(bool flip) {
+  const float top = 5.5f - 1.0f / 4096.0f;
+  const Mesh box = make_box_mesh(1, 1, 1, 7, top, 7);
+  Mesh open = box;
+  open.indices.clear();
+  for (size_t t = 0; t < box.num_triangles(); ++t) {
+    if (box.vertex(t, 0).y == top && box.vertex(t, 1).y == top && box.vertex(t, 2).y == top) continue;
+    const uint32_t* tri = &box.indices[3 * t];
+    const uint32_t order[3] = {tri[0], flip ? tri[2] : tri[1], flip ? tri[1] : tri[2]};
+    open.indices.insert(open.indices.end(), order, order + 3);
+  }
+  return open;
+}
+GridSpec unit_grid_8(const Mesh& m) {
+  GridOptions go;
+  go.voxel_size = Vec3d{1, 1, 1};
+  go.bbox = Bounds{{0, 0, 0}, {8, 8, 8}};
+  return make_grid_spec(m.bounds(), go);
+}
+
+// The winding test sets no voxel outside the inside range (inside_range: centres within the mesh's
+// bounds), as on the GPU, which evaluates only the range's columns: the row of centres just above
+// rim_on_bounds_box's rim stays empty in either orientation. (Those columns lie in the range's last
+// 8x8 tile; the CPU once evaluated them, and its boundary term rounded to w >= 0.5 there, here on 36
+// voxels, on Sponza's columns at 64^3 and 128^3.)
+TEST(Inside, WindingSetsNothingOutsideTheInsideRange) {
+  for (int flip = 0; flip < 2; ++flip) {
+    const Mesh open = rim_on_bounds_box(flip);
+    ASSERT_EQ(open.num_triangles(), 10u);
+    const GridSpec spec = unit_grid_8(open);
+    const InsideRange range = inside_range(open, spec);
+    ASSERT_EQ(range.hi[1], 5);  // the row of centres y = 5.5 is outside
+    SparseGrid winding = inside_cpu(open, spec, InsideMethod::kWinding);
+    winding.expand_runs();
+    size_t outside = 0, in = 0;
+    winding.for_each_active([&](int32_t i, int32_t j, int32_t k, size_t, int) {
+      const bool r = i >= range.lo[0] && i < range.hi[0] && j >= range.lo[1] && j < range.hi[1] && k >= range.lo[2] &&
+                     k < range.hi[2];
+      ++(r ? in : outside);
+    });
+    EXPECT_EQ(outside, 0u) << "flip " << flip;
+    if (!flip) EXPECT_GT(in, 100u);  // (the box's inside; inverted, it has none)
+  }
+}
+
 TEST(Inside, ACubeAtEightCubedIsEightByEightByEight) {
   Mesh cube = make_box_mesh(0, 0, 0, 1, 1, 1);
   CpuVoxelizer cpu;
@@ -1036,6 +1084,21 @@ TEST(InsideGpu, SolidAndSdfEqualTheCpuBitForBit) {
         }
       }
     }
+  // An open rim on the bounds' face, just under a row of voxel centres (the CPU once set voxels there).
+  for (int flip = 0; flip < 2; ++flip) {
+    const Mesh open = rim_on_bounds_box(flip);
+    cpu.set_mesh(open);
+    gpu->set_mesh(open);
+    VoxelizeOptions vo;
+    vo.inside = InsideMethod::kWinding;
+    const std::vector<TargetSpec> t = {make_target_spec(Target::kSolid), make_target_spec(Target::kSdf)};
+    const auto a = cpu.voxelize(unit_grid_8(open), vo, t);
+    const auto b = gpu->voxelize(unit_grid_8(open), vo, t);
+    for (size_t i = 0; i < t.size(); ++i) {
+      ASSERT_EQ(a[i].checksum(), b[i].checksum()) << "rim on the bounds, flip " << flip << " " << i;
+      ASSERT_EQ(a[i].fvalues, b[i].fvalues) << "rim on the bounds, flip " << flip << " " << i;
+    }
+  }
 }
 
 // The device holds the inside bits of one x-slab of bricks at a time when the grid is large: the same
