@@ -347,7 +347,9 @@ TEST(Inside, WindingSetsNothingOutsideTheInsideRange) {
       ++(r ? in : outside);
     });
     EXPECT_EQ(outside, 0u) << "flip " << flip;
-    if (!flip) EXPECT_GT(in, 100u);  // (the box's inside; inverted, it has none)
+    if (!flip) {
+      EXPECT_GT(in, 100u);  // (the box's inside; inverted, it has none)
+    }
   }
 }
 
