@@ -208,7 +208,7 @@ double estimated_cpu_ms(const Job& job, const Mesh& mesh, const GridSpec& spec, 
   constexpr double kTriangleUs = 0.35, kAreaVoxelUs = 0.027, kEdgeVoxelUs = 0.16, kFixedMs = 2.0;
   // Solid and sdf targets add the inside test and the band, fitted to -d cpu runs on the H200
   // machine's 16 cores (the 100k dragon, the bunny, a 359k-triangle sphere and 360k-triangle tubes at
-  // 128^3 to 1024^3: the estimate 0.7x to 1.8x the time taken, scripts/bench-results/cpu-fields-h200-2026-11-28.md):
+  // 128^3 to 1024^3: the estimate 0.6x to 1.9x the time taken, scripts/bench-results/cpu-fields-h200-2026-11-28.md):
   // per triangle and per column of the inside test (three axes under vote), per boundary edge and
   // column (winding), per triangle and per band voxel. Each step stops once the estimate is over the
   // small jobs' limit (the boundary's edges are sorted only for small meshes).
