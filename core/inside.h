@@ -119,6 +119,22 @@ VT_HD inline int64_t inside_first_above(double wc) {
   return f < -1.0 ? 0 : (f > 2147483646.0 ? 2147483647 : static_cast<int64_t>(f) + 1);
 }
 
+// Cephes' rational approximation of atan on the reduced range (|x| <= tan(pi/8) after inside_atan's
+// reduction), shared by inside_atan and the CPU's branch-free copy (core/vectorized.cpp).
+VT_HD inline double inside_atan_reduced(double x) {
+  const double z = x * x;
+  const double p =
+      (((-8.750608600031904122785e-1 * z - 1.615753718733365076637e1) * z - 7.500855792314704667340e1) * z -
+       1.228866684490136173410e2) *
+          z -
+      6.485021904942025371773e1;
+  const double q =
+      ((((z + 2.485846490142306297962e1) * z + 1.650270098316988542046e2) * z + 4.328810604912902668951e2) * z +
+       4.853903996359136964868e2) *
+          z +
+      1.945506571482613964425e2;
+  return x * (z * p / q) + x;
+}
 // atan of x >= 0 (Cephes' atan: range reduction and a rational approximation, ~1e-16 relative),
 // written out so that the host and the device compute the same bits.
 VT_HD inline double inside_atan(double x) {
@@ -135,19 +151,7 @@ VT_HD inline double inside_atan(double x) {
     flag_bits = 0.5 * kMoreBits;
     x = (x - 1.0) / (x + 1.0);
   }
-  const double z = x * x;
-  const double p =
-      (((-8.750608600031904122785e-1 * z - 1.615753718733365076637e1) * z - 7.500855792314704667340e1) * z -
-       1.228866684490136173410e2) *
-          z -
-      6.485021904942025371773e1;
-  const double q =
-      ((((z + 2.485846490142306297962e1) * z + 1.650270098316988542046e2) * z + 4.328810604912902668951e2) * z +
-       4.853903996359136964868e2) *
-          z +
-      1.945506571482613964425e2;
-  const double r = x * (z * p / q) + x;
-  return y + (r + flag_bits);
+  return y + (inside_atan_reduced(x) + flag_bits);
 }
 // atan2(y, x) in (-pi, pi], from inside_atan.
 VT_HD inline double inside_atan2(double y, double x) {

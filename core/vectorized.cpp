@@ -117,19 +117,7 @@ inline double inside_atan_select(double x) {
   const double flag_bits = big ? kMoreBits : (small ? 0.0 : 0.5 * kMoreBits);
   const double xb = -1.0 / x, xm = (x - 1.0) / (x + 1.0);
   x = big ? xb : (small ? x : xm);
-  const double z = x * x;
-  const double p =
-      (((-8.750608600031904122785e-1 * z - 1.615753718733365076637e1) * z - 7.500855792314704667340e1) * z -
-       1.228866684490136173410e2) *
-          z -
-      6.485021904942025371773e1;
-  const double q =
-      ((((z + 2.485846490142306297962e1) * z + 1.650270098316988542046e2) * z + 4.328810604912902668951e2) * z +
-       4.853903996359136964868e2) *
-          z +
-      1.945506571482613964425e2;
-  const double r = x * (z * p / q) + x;
-  return y + (r + flag_bits);
+  return y + (inside_atan_reduced(x) + flag_bits);
 }
 // inside_atan2's.
 inline double inside_atan2_select(double y, double x) {
