@@ -60,19 +60,19 @@ GridDiff compare_grids(const SparseGrid& grid_a, bool a_transform, const SparseG
     uint64_t va = ch && take_a ? a.value_begin[i] : 0, vb = ch && take_b ? b.value_begin[j] : 0;
     for (int w = 0; w < 8; ++w) {
       const uint64_t both = ma.w[w] & mb.w[w];
-      d.active_a += uint64_t(__builtin_popcountll(ma.w[w]));
-      d.active_b += uint64_t(__builtin_popcountll(mb.w[w]));
-      d.both += uint64_t(__builtin_popcountll(both));
+      d.active_a += uint64_t(popcount64(ma.w[w]));
+      d.active_b += uint64_t(popcount64(mb.w[w]));
+      d.both += uint64_t(popcount64(both));
       if (!ch) continue;
       const uint64_t wa = va, wb = vb;  // (active voxels before this word)
-      va += uint64_t(__builtin_popcountll(ma.w[w]));
-      vb += uint64_t(__builtin_popcountll(mb.w[w]));
+      va += uint64_t(popcount64(ma.w[w]));
+      vb += uint64_t(popcount64(mb.w[w]));
       for (uint64_t bits = both; bits;) {
         const int off = w * 64 + __builtin_ctzll(bits);
         bits &= bits - 1;
         const uint64_t below = (uint64_t(1) << (off & 63)) - 1;
-        const uint64_t ia = (wa + uint64_t(__builtin_popcountll(ma.w[w] & below))) * uint64_t(ch);
-        const uint64_t ib = (wb + uint64_t(__builtin_popcountll(mb.w[w] & below))) * uint64_t(ch);
+        const uint64_t ia = (wa + uint64_t(popcount64(ma.w[w] & below))) * uint64_t(ch);
+        const uint64_t ib = (wb + uint64_t(popcount64(mb.w[w] & below))) * uint64_t(ch);
         double worst = 0;
         for (int c = 0; c < ch; ++c)
           worst = std::max(worst, value_diff(value_at(a, ia + uint64_t(c)), value_at(b, ib + uint64_t(c))));

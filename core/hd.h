@@ -10,12 +10,19 @@
 #include <cstdint>
 
 namespace voxtile {
-// Set bits of a 64-bit word, on either side.
+// Set bits of a 64-bit word, on either side. On a host compiled for x86-64 without POPCNT (the
+// default target), __builtin_popcountll is a library call (libgcc's __popcountdi2: 12.6% of the CPU
+// marching cubes' time); the bit-parallel sum inlines instead.
 VT_HD inline int popcount64(uint64_t x) {
 #if defined(__CUDA_ARCH__)
   return __popcll(x);
-#else
+#elif defined(__POPCNT__) || !defined(__x86_64__)
   return __builtin_popcountll(x);
+#else
+  x = x - ((x >> 1) & 0x5555555555555555ull);
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return int((x * 0x0101010101010101ull) >> 56);
 #endif
 }
 // Set bits below bit `off` of an 8^3 brick's mask (8 words, bit off & 63 of word off >> 6): an

@@ -247,7 +247,7 @@ RenderScene make_scene(const std::vector<const SparseGrid*>& grids, const Render
     int xs = 8, xe = -1, count = 0;
     for (int x = 0; x < 8; ++x) {
       all |= w[x];
-      count += __builtin_popcountll(w[x]);
+      count += popcount64(w[x]);
       if (w[x]) {
         xs = std::min(xs, x);
         xe = x;
@@ -344,13 +344,13 @@ RenderScene make_scene(const std::vector<const SparseGrid*>& grids, const Render
       uint32_t at = s.first[b];
       uint64_t word_first[8] = {};  // where the colour brick's values of each mask word begin
       if (cb >= 0)
-        for (int w = 0, n = 0; w < 8; n += __builtin_popcountll(cg->masks[size_t(cb)].w[w]), ++w)
+        for (int w = 0, n = 0; w < 8; n += popcount64(cg->masks[size_t(cb)].w[w]), ++w)
           word_first[w] = cg->value_begin[size_t(cb)] + uint64_t(n);
       for_each_bit(&s.masks[8 * b], [&](int off) {
         uint32_t c = 0x808080;
         if (cb >= 0 && cg->masks[size_t(cb)].test(off)) {
           const uint64_t below = cg->masks[size_t(cb)].w[off >> 6] & ((uint64_t(1) << (off & 63)) - 1);
-          const uint64_t v = word_first[off >> 6] + uint64_t(__builtin_popcountll(below));
+          const uint64_t v = word_first[off >> 6] + uint64_t(popcount64(below));
           switch (mode) {
             case kRgb:
               c = unit_rgb(cg->fvalues[3 * v], cg->fvalues[3 * v + 1], cg->fvalues[3 * v + 2]);

@@ -28,7 +28,7 @@ namespace {
 VT_POPCNT_CLONES uint64_t count_bits(const BrickMask* m, size_t n) {
   uint64_t c = 0;
   for (size_t i = 0; i < n; ++i)
-    for (uint64_t x : m[i].w) c += uint64_t(__builtin_popcountll(x));
+    for (uint64_t x : m[i].w) c += uint64_t(popcount64(x));
   return c;
 }
 }  // namespace

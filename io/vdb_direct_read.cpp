@@ -145,7 +145,7 @@ void unpack(const Block& b, char* dst, uint64_t bytes) {
 
 uint32_t popcount(const uint64_t* w, size_t words) {
   uint32_t n = 0;
-  for (size_t i = 0; i < words; ++i) n += uint32_t(__builtin_popcountll(w[i]));
+  for (size_t i = 0; i < words; ++i) n += uint32_t(popcount64(w[i]));
   return n;
 }
 
