@@ -61,12 +61,24 @@ struct IsoGridView {
   const uint64_t* value_begin = nullptr;
   uint64_t bricks = 0;
   int32_t dims[3] = {0, 0, 0};
+  // Optional (the host's, iso_brick_table): each brick position's index among the bricks, or
+  // kIsoNoBrick, x-major over the grid's bricks; without it the keys are searched.
+  const uint32_t* brick_table = nullptr;
+  static constexpr uint32_t kIsoNoBrick = 0xffffffffu;
   // Whether voxel (i, j, k) is active; its value index when it is (with values).
   VT_HD bool find(int64_t i, int64_t j, int64_t k, uint64_t& at) const {
     if (i < 0 || j < 0 || k < 0 || i >= dims[0] || j >= dims[1] || k >= dims[2]) return false;
-    const uint64_t key = brick_key(int32_t(i >> 3), int32_t(j >> 3), int32_t(k >> 3));
-    const uint64_t lo = lower_bound_index<uint64_t>(keys, bricks, key);
-    if (lo == bricks || keys[lo] != key) return false;
+    uint64_t lo;
+    if (brick_table) {
+      const uint64_t by = uint64_t(dims[1] + 7) >> 3, bz = uint64_t(dims[2] + 7) >> 3;
+      const uint32_t b = brick_table[(uint64_t(i >> 3) * by + uint64_t(j >> 3)) * bz + uint64_t(k >> 3)];
+      if (b == kIsoNoBrick) return false;
+      lo = b;
+    } else {
+      const uint64_t key = brick_key(int32_t(i >> 3), int32_t(j >> 3), int32_t(k >> 3));
+      lo = lower_bound_index<uint64_t>(keys, bricks, key);
+      if (lo == bricks || keys[lo] != key) return false;
+    }
     const int off = int((i & 7) << 6 | (j & 7) << 3 | (k & 7));
     if (!(masks[lo * 8 + uint64_t(off >> 6)] >> (off & 63) & 1)) return false;
     at = values ? value_begin[lo] + mask_rank(masks + lo * 8, off) : 0;
