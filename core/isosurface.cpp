@@ -154,23 +154,24 @@ IsoGridView iso_view(const SparseGrid& g) {
 
 namespace {
 
-// A view's brick table (IsoGridView::brick_table), where the grid's brick positions number at most
-// 2^24 (64 MB) or 64 per brick: found by one load instead of a binary search over the keys (the
-// CPU marching cubes searched 24 times per cell and vertex). Empty (no table) otherwise.
-std::vector<uint32_t> iso_brick_table(const IsoGridView& v) {
+// Gives a host view a table of its brick positions (IsoGridView::brick_table), kept in `storage`,
+// where the grid's brick positions number at most 2^24 (64 MB) or 64 per brick: a brick found by
+// one load instead of a binary search over the keys (the CPU marching cubes searched 24 times per
+// cell and vertex). Otherwise the view keeps its search.
+void attach_brick_table(IsoGridView& v, std::vector<uint32_t>& storage) {
   const uint64_t bx = uint64_t(v.dims[0] + 7) >> 3, by = uint64_t(v.dims[1] + 7) >> 3,
                  bz = uint64_t(v.dims[2] + 7) >> 3;
   const uint64_t n = bx * by * bz;
   if (v.bricks == 0 || v.bricks >= IsoGridView::kIsoNoBrick || n > std::max<uint64_t>(uint64_t(1) << 24, 64 * v.bricks))
-    return {};
-  std::vector<uint32_t> table(n, IsoGridView::kIsoNoBrick);
+    return;
+  storage.assign(n, IsoGridView::kIsoNoBrick);
   tbb::parallel_for(tbb::blocked_range<uint64_t>(0, v.bricks, 1 << 14), [&](const tbb::blocked_range<uint64_t>& r) {
     for (uint64_t b = r.begin(); b < r.end(); ++b) {
       const Int3 c = brick_coord(v.keys[b]);
-      table[(uint64_t(c.x) * by + uint64_t(c.y)) * bz + uint64_t(c.z)] = uint32_t(b);
+      storage[(uint64_t(c.x) * by + uint64_t(c.y)) * bz + uint64_t(c.z)] = uint32_t(b);
     }
   });
-  return table;
+  v.brick_table = storage.data();
 }
 
 }  // namespace
@@ -194,7 +195,9 @@ namespace {
 
 // The candidate cells in ascending IsoKeys order: float grids alone, the active voxels; occupancy, or
 // with `inside`, every cell with an active corner, and around the inside's boundary voxels.
-std::vector<uint64_t> iso_candidate_cells(const SparseGrid& grid, const SparseGrid* inside, bool occupancy) {
+// (`in`: the inside's view.)
+std::vector<uint64_t> iso_candidate_cells(const SparseGrid& grid, const SparseGrid* inside, const IsoGridView& in,
+                                          bool occupancy) {
   const IsoKeys keys = IsoKeys::make(grid.spec.dims.x, grid.spec.dims.y, grid.spec.dims.z);
   const bool around_all = occupancy || inside;
   std::vector<uint64_t> cells;
@@ -210,7 +213,6 @@ std::vector<uint64_t> iso_candidate_cells(const SparseGrid& grid, const SparseGr
       cells.push_back(keys.key(i, j, k));
   });
   if (inside && !occupancy) {  // where the inside ends away from the band (holes)
-    const IsoGridView in = iso_view(*inside);
     inside->for_each_active([&](int32_t i, int32_t j, int32_t k, size_t, int) {
       if (on_boundary(in, i, j, k)) around(i, j, k);
     });
@@ -222,13 +224,15 @@ std::vector<uint64_t> iso_candidate_cells(const SparseGrid& grid, const SparseGr
 Mesh marching_cubes(const SparseGrid& grid, float iso, bool occupancy, const SparseGrid* inside) {
   const McTable& table = mc_table();
   IsoField field = iso_field(grid, inside);
-  const std::vector<uint32_t> grid_table = iso_brick_table(field.grid);
-  const std::vector<uint32_t> inside_table = field.has_inside ? iso_brick_table(field.inside) : std::vector<uint32_t>();
-  if (!grid_table.empty()) field.grid.brick_table = grid_table.data();
-  if (!inside_table.empty()) field.inside.brick_table = inside_table.data();
+  std::vector<uint32_t> grid_table, inside_table;
+  attach_brick_table(field.grid, grid_table);
+  // The inside's view, for the field and the candidate cells (one table for both).
+  IsoGridView in = inside ? (field.has_inside ? field.inside : iso_view(*inside)) : IsoGridView{};
+  if (field.has_inside || (inside && !occupancy)) attach_brick_table(in, inside_table);
+  if (field.has_inside) field.inside = in;
   const GridSpec& s = grid.spec;
   const IsoKeys keys = IsoKeys::make(s.dims.x, s.dims.y, s.dims.z);
-  const std::vector<uint64_t> cells = iso_candidate_cells(grid, inside, occupancy);
+  const std::vector<uint64_t> cells = iso_candidate_cells(grid, inside, in, occupancy);
   progress_total(2 * cells.size());
   // The pattern of every cell, triangles per cell and their offsets.
   std::vector<uint8_t> pattern(cells.size());
@@ -276,7 +280,9 @@ Mesh marching_cubes(const SparseGrid& grid, float iso, bool occupancy, const Spa
 
 // The faces between active and inactive voxels.
 Mesh voxel_cubes(const SparseGrid& grid) {
-  const IsoGridView lookup = iso_view(grid);
+  IsoGridView lookup = iso_view(grid);
+  std::vector<uint32_t> table;
+  attach_brick_table(lookup, table);
   // Voxel corners keyed as the voxels of a grid one larger.
   const IsoKeys keys = IsoKeys::make(grid.spec.dims.x + 1, grid.spec.dims.y + 1, grid.spec.dims.z + 1);
   // Per direction (-x +x -y +y -z +z), the four corners of the face, counter-clockwise from outside.
