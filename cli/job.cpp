@@ -216,10 +216,10 @@ double estimated_cpu_ms(const Job& job, const Mesh& mesh, const GridSpec& spec, 
   // open: 0.012-0.015 with the vectorised sums, core/vectorized.h) to a terrain and a scan fragment
   // (nearly all: 0.041-0.056), 2.5-3.5x that with the scalar sums; taken between them.
   constexpr double kInsideTriangleUs = 1.0, kInsideColumnUs = 0.01;
-  const double kBoundaryColumnUs = inside_parts_vectorized() ? 0.03 : 0.08;
+  const double kBoundaryColumnUs = cpu_has_x86_64_v4() ? 0.03 : 0.08;
   // The band per voxel: 0.012 fitted before its x86-64-v4 loop (e92e549), 0.008-0.010 with it.
   constexpr double kBandTriangleUs = 1.0;
-  const double kBandVoxelUs = inside_parts_vectorized() ? 0.010 : 0.012;
+  const double kBandVoxelUs = cpu_has_x86_64_v4() ? 0.010 : 0.012;
   const double share = 1.0 / 1000.0 / std::pow(double(std::max(threads, 1)), 0.8);
   const double rasters = double(targets.size()) - (sdf ? 1.0 : 0.0);
   const double n = double(mesh.num_triangles());

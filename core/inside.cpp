@@ -208,7 +208,7 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
   });
   const bool winding = method == InsideMethod::kWinding && !m.boundary.empty();
   // The boundary term's sums eight edges at a time where the CPU can (core/vectorized.h: the same bits).
-  const bool vectorized = winding && inside_parts_vectorized();
+  const bool vectorized = winding && cpu_has_x86_64_v4();
   const InsideEdgeLanes lanes =
       vectorized ? inside_edge_lanes(m.boundary.data(), m.boundary.size()) : InsideEdgeLanes{};
   progress_total(ntiles);

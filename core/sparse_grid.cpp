@@ -16,8 +16,9 @@
 
 namespace voxtile {
 
-// x86-64's baseline has no POPCNT instruction (the builtin becomes a library call, several times
-// slower); counting loops are compiled for both and the loader picks one for the CPU.
+// x86-64's baseline has no POPCNT instruction (popcount64, core/hd.h, is then a bit-parallel sum);
+// counting loops are compiled for both and the loader picks one for the CPU (GCC turns the sum into
+// the instruction in the popcnt clone).
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define VT_POPCNT_CLONES __attribute__((target_clones("popcnt", "default")))
 #else

@@ -44,10 +44,6 @@ inline float origin_triangle_distance_select(const Vec3f& a, const Vec3f& b, con
   return inside ? plane : edges;
 }
 
-}  // namespace
-
-namespace {
-
 // band_min_voxels' loop, compiled into each of its versions.
 __attribute__((always_inline)) inline void band_min_block(const Vec3f t[3], const int32_t base[3],
                                                           const uint16_t* offsets, int n, const Vec3f& vs,
@@ -96,7 +92,7 @@ void band_min_any(const Vec3f t[3], const int32_t base[3], const uint16_t* offse
 void band_min_voxels(const Vec3f t[3], const int32_t base[3], const uint16_t* offsets, int n, const Vec3f& vs,
                      float* best) {
 #ifdef VT_X86_64_V4
-  if (inside_parts_vectorized()) return band_min_v4(t, base, offsets, n, vs, best);
+  if (cpu_has_x86_64_v4()) return band_min_v4(t, base, offsets, n, vs, best);
 #endif
   band_min_any(t, base, offsets, n, vs, best);
 }
@@ -126,7 +122,7 @@ InsideEdgeLanes inside_edge_lanes(const InsideEdge* edges, uint64_t ne) {
   return l;
 }
 
-bool inside_parts_vectorized() {
+bool cpu_has_x86_64_v4() {
 #ifdef VT_X86_64_V4
   static const bool v4 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&

@@ -11,6 +11,10 @@
 
 namespace voxtile {
 
+// Whether this CPU has x86-64-v4 (AVX-512 F, VL, DQ, BW, CD): the level the vectorised loops below
+// are compiled for where they choose by the CPU (false on builds without those versions).
+bool cpu_has_x86_64_v4();
+
 // Voxels per step of band_min_voxels: lists of offsets are padded to a multiple of it.
 constexpr int kBandMinBlock = 16;
 
@@ -31,15 +35,13 @@ struct InsideEdgeLanes {
   size_t count = 0;  // the real edges
 };
 InsideEdgeLanes inside_edge_lanes(const InsideEdge* edges, uint64_t ne);
-// Whether this CPU runs inside_boundary_parts_vectorized (AVX-512 with 64-bit integer lanes: x86-64-v4).
-bool inside_parts_vectorized();
 // inside_boundary_parts (core/inside.h) at voxel k of column (pu, pv): the same sums in the same
 // order, the lanes' terms evaluated eight at a time without branches. Only where
-// inside_parts_vectorized().
+// cpu_has_x86_64_v4().
 InsideParts inside_boundary_parts_vectorized(const InsideEdgeLanes& e, int64_t pu, int64_t pv, int64_t k,
                                              const InsideScale& s);
 // inside_column_decided (core/inside.h) of column (pu, pv): the same answer (its terms summed in the
-// same order), the terms evaluated eight at a time. Only where inside_parts_vectorized().
+// same order), the terms evaluated eight at a time. Only where cpu_has_x86_64_v4().
 bool inside_column_decided_vectorized(const InsideEdgeLanes& e, int64_t pu, int64_t pv, const InsideScale& s);
 
 }  // namespace voxtile

@@ -818,7 +818,7 @@ TEST(Inside, BandDistancesVectorisedAreVoxelDistanceBits) {
 // and depths around them; and a changed order of the sums is caught (the test can fail). Only on
 // CPUs with AVX-512 (elsewhere the scalar code runs).
 TEST(Inside, WindingBoundaryVectorisedIsTheScalarSum) {
-  if (!inside_parts_vectorized()) GTEST_SKIP() << "no AVX-512 with 64-bit lanes on this CPU";
+  if (!cpu_has_x86_64_v4()) GTEST_SKIP() << "no AVX-512 with 64-bit lanes on this CPU";
   std::mt19937 rng(5);
   std::uniform_int_distribution<int> cell(0, 40), pick(0, 9), mult(-2, 2);
   std::uniform_real_distribution<float> depth(-5.0f, 45.0f);
