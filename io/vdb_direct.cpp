@@ -482,8 +482,10 @@ struct LeafValues<float> {
   static constexpr const char* kType = vdb_format::kFloatTreeType;
   static constexpr vdb_format::NodeBytes kBytes = vdb_format::kScalarNodeBytes;
   static const float* active(const SparseGrid& g, size_t b, std::vector<float>& scratch) {
-    scratch.assign(g.fvalues.begin() + std::ptrdiff_t(g.value_begin[b]),
-                   g.fvalues.begin() + std::ptrdiff_t(g.value_begin[b + 1]));
+    const float* v = g.fvalues.data() + g.value_begin[b];
+    const size_t n = size_t(g.value_begin[b + 1] - g.value_begin[b]);
+    if (std::none_of(v, v + n, [](float x) { return x == 0.0f && std::signbit(x); })) return v;  // (as held)
+    scratch.assign(v, v + n);
     for (float& x : scratch) x = x != 0.0f ? x : 0.0f;
     return scratch.data();
   }

@@ -513,6 +513,15 @@ TEST(Writers, DirectVdbWriterGivesOpenVdbsBytesForValues) {
   const SparseGrid vectors = random_grid(ValueType::kVec3f, small, 200, "vectors");
   same({&counts}, "int32");
   same({&floats}, "float");
+  {  // -0 among the values: OpenVDB's bytes (+0 there, as to_vdb puts them), read back as +0
+    SparseGrid zeros = floats, plus = floats;
+    for (size_t i = 0; i < zeros.fvalues.size(); i += 11) zeros.fvalues[i] = -0.0f, plus.fvalues[i] = 0.0f;
+    write_vdb_grids({&zeros}, dir.file("o.vdb"), meta, VdbWriter::kOpenVdb);
+    write_vdb_grids({&zeros}, dir.file("d.vdb"), meta, VdbWriter::kDirect);
+    EXPECT_EQ(test::read_file(dir.file("d.vdb")), test::read_file(dir.file("o.vdb")));
+    EXPECT_EQ(read_vdb(dir.file("d.vdb"), "floats").checksum(), plus.checksum());
+    EXPECT_NE(zeros.checksum(), plus.checksum());
+  }
   same({&vectors}, "vec3");
   // Level sets: active values of both signs, the background positive, negative or zero (the writers
   // put it in inactive voxels, then flood-fill).
