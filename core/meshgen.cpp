@@ -241,9 +241,9 @@ Mesh make_cad(uint32_t parts, uint32_t sides, uint64_t seed) {
                                float(cz + t * w[2] + cs * u[2] + sn * v[2])});
       }
     auto ring = [&](int end, uint32_t j) { return base + uint32_t(end) * sides + j % sides; };
-    for (uint32_t j = 0; j < sides; ++j) {  // the side: one quad per segment, end to end
-      add_triangle(m, ring(0, j), ring(1, j), ring(1, j + 1), p);
-      add_triangle(m, ring(0, j), ring(1, j + 1), ring(0, j + 1), p);
+    for (uint32_t j = 0; j < sides; ++j) {  // the side: one quad per segment, end to end, facing out as the caps
+      add_triangle(m, ring(0, j), ring(1, j + 1), ring(1, j), p);
+      add_triangle(m, ring(0, j), ring(0, j + 1), ring(1, j + 1), p);
     }
     for (uint32_t j = 1; j + 1 < sides; ++j) {  // the caps: fans from their first vertex
       add_triangle(m, ring(0, 0), ring(0, j + 1), ring(0, j), p);
