@@ -230,8 +230,12 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
         inside_column_range(std::min({v[0], v[1], v[2]}), std::max({v[0], v[1], v[2]}), m.dims.y, &v0, &v1);
         u0 = std::max(u0, tu * 8), u1 = std::min(u1, tu * 8 + 7);
         v0 = std::max(v0, tv * 8), v1 = std::min(v1, tv * 8 + 7);
-        for (int32_t i = u0; i <= u1; ++i)
-          for (int32_t j = v0; j <= v1; ++j) {
+        for (int32_t j = v0; j <= v1; ++j) {
+          // The row's crossed columns (inside_row_span), not the whole box, where the box's row is wide
+          // enough for the search to pay (the same crossings either way).
+          int32_t i0 = u0, i1 = u1;
+          if (u1 - u0 >= 3 && !inside_row_span(u, v, inside_column(j), u0, u1, &i0, &i1)) continue;
+          for (int32_t i = i0; i <= i1; ++i) {
             double wc;
             const int sgn = inside_crossing(u, v, &m.w[3 * t], inside_column(i), inside_column(j), &wc);
             if (!sgn) continue;
@@ -239,6 +243,7 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
             if (k0 >= m.dims.z) continue;
             s.crossings.push_back({uint64_t((i - tu * 8) * 8 + (j - tv * 8)) << 40 | uint64_t(k0), sgn});
           }
+        }
       }
       std::sort(s.crossings.begin(), s.crossings.end());
       const bool tile_decided = !winding || inside_tile_decided(m.boundary.data(), m.boundary.size(), tu, tv, m.scale);

@@ -113,6 +113,56 @@ VT_HD inline int inside_crossing(const int64_t u[3], const int64_t v[3], const f
   *wc = num / static_cast<double>(area);
   return -want;
 }
+// The columns i of [u0, u1] in row pv (a snapped column centre) whose column the triangle crosses
+// (inside_crossing's non-zero answer): one run, [*lo, *hi], false when there is none. Each edge's test
+// is monotone along the row (its edge function is linear in pu, a zero taking the sign of its
+// gradient), so each cuts the run at one end: estimated in double, then fixed up with the exact test.
+// Enumerating these runs instead of the triangle's bounding box of columns tests the columns a long
+// thin triangle crosses rather than its whole box.
+VT_HD inline bool inside_row_span(const int64_t u[3], const int64_t v[3], int64_t pv, int32_t u0, int32_t u1,
+                                  int32_t* lo, int32_t* hi) {
+  const int64_t area = (u[1] - u[0]) * (v[2] - v[0]) - (v[1] - v[0]) * (u[2] - u[0]);
+  if (area == 0 || u0 > u1) return false;
+  const int want = area > 0 ? 1 : -1;
+  int32_t a = u0, b = u1;
+  for (int k = 0; k < 3; ++k) {
+    const int p = k == 0 ? 1 : (k == 1 ? 2 : 0), q = k == 0 ? 2 : (k == 1 ? 0 : 1);  // e0: 1->2, e1: 2->0, e2: 0->1
+    const int64_t au = u[p], av = v[p], bu = u[q], bv = v[q];
+    const auto pass = [&](int32_t i) {
+      return inside_side(inside_edge(au, av, bu, bv, inside_column(i), pv), au, av, bu, bv) == want;
+    };
+    const int64_t s = bv - av;  // the edge function falls by s per unit of pu
+    if (s == 0) {
+      if (!pass(a)) return false;  // constant along the row
+      continue;
+    }
+    // Where the edge function is 0: pu = au + (bu - au)(pv - av) / s; column i at pu = i 2^f + 2^(f-1).
+    const double root =
+        (static_cast<double>(au) +
+         static_cast<double>(bu - au) * static_cast<double>(pv - av) / static_cast<double>(s) - 0.5 * kInsideScale) /
+        kInsideScale;
+    const bool upper = (want > 0) == (s > 0);  // passes for small pu: cuts the run's high end
+    if (upper) {
+      double e = floor(root);
+      e = e < static_cast<double>(a) - 1.0 ? static_cast<double>(a) - 1.0 : (e > static_cast<double>(b) ? b : e);
+      int32_t h = static_cast<int32_t>(e);  // the last passing column, within [a - 1, b]
+      while (h >= a && !pass(h)) --h;
+      while (h < b && pass(h + 1)) ++h;
+      b = h;
+    } else {
+      double e = ceil(root);
+      e = e < static_cast<double>(a) ? a : (e > static_cast<double>(b) + 1.0 ? static_cast<double>(b) + 1.0 : e);
+      int32_t l = static_cast<int32_t>(e);  // the first passing column, within [a, b + 1]
+      while (l <= b && !pass(l)) ++l;
+      while (l > a && pass(l - 1)) --l;
+      a = l;
+    }
+    if (a > b) return false;
+  }
+  *lo = a;
+  *hi = b;
+  return true;
+}
 // The first voxel (along w) whose centre lies above a crossing at wc: floor(wc - 0.5) + 1.
 VT_HD inline int64_t inside_first_above(double wc) {
   const double f = floor(wc - 0.5);

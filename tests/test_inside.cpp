@@ -812,6 +812,135 @@ TEST(Inside, BandDistancesVectorisedAreVoxelDistanceBits) {
   EXPECT_GT(differ, 0u);
 }
 
+// A row's crossed columns (inside_row_span) are exactly the columns inside_crossing crosses in the
+// row: random snapped triangles (large, long and thin, with edges along a row or a column, vertices
+// on column centres, degenerate), rows through and around them, ranges cut on either side.
+TEST(Inside, RowSpansAreTheCrossedColumns) {
+  std::mt19937_64 rng(5);
+  std::uniform_int_distribution<int64_t> coord(-40 * 1024, 40 * 1024);
+  size_t rows = 0, crossed = 0;
+  for (int t = 0; t < 20000; ++t) {
+    int64_t u[3], v[3];
+    const float w[3] = {0.5f, 1.5f, -2.0f};
+    for (int q = 0; q < 3; ++q) u[q] = coord(rng), v[q] = coord(rng);
+    const int kind = t % 6;
+    if (kind == 1) u[2] = u[0] + (u[1] - u[0]) / 2 + coord(rng) / 4096, v[2] = v[0] + (v[1] - v[0]) / 2;  // thin
+    if (kind == 2) v[1] = v[0];                                                                           // a row edge
+    if (kind == 3) u[2] = u[1];  // a column edge
+    if (kind == 4)
+      for (int q = 0; q < 3; ++q) u[q] = inside_column(int32_t(u[q] >> 10)), v[q] = inside_column(int32_t(v[q] >> 10));
+    if (kind == 5) u[2] = u[1], v[2] = v[1];  // degenerate
+    const int64_t umin = std::min({u[0], u[1], u[2]}), umax = std::max({u[0], u[1], u[2]});
+    const int32_t b0 = int32_t(umin >> 10) - 2 + int32_t(rng() % 3), b1 = int32_t(umax >> 10) + 2 - int32_t(rng() % 3);
+    const int32_t vlo = int32_t(std::min({v[0], v[1], v[2]}) >> 10) - 1,
+                  vhi = int32_t(std::max({v[0], v[1], v[2]}) >> 10) + 1;
+    for (int32_t j = vlo; j <= vhi; j += 1 + int32_t(rng() % 3)) {
+      const int64_t pv = inside_column(j);
+      int32_t want_lo = 1, want_hi = 0;
+      for (int32_t i = b0; i <= b1; ++i) {
+        double wc;
+        if (inside_crossing(u, v, w, inside_column(i), pv, &wc) == 0) continue;
+        if (want_lo > want_hi) want_lo = i;
+        ASSERT_EQ(want_hi, i - 1 < want_lo ? want_hi : i - 1) << "not one run: triangle " << t;
+        want_hi = i;
+      }
+      int32_t lo = 0, hi = -1;
+      const bool any = inside_row_span(u, v, pv, b0, b1, &lo, &hi);
+      ASSERT_EQ(any, want_lo <= want_hi) << "triangle " << t << " row " << j;
+      if (any) {
+        ASSERT_EQ(lo, want_lo) << "triangle " << t << " row " << j;
+        ASSERT_EQ(hi, want_hi) << "triangle " << t << " row " << j;
+        crossed += size_t(hi - lo + 1);
+      }
+      ++rows;
+    }
+  }
+  EXPECT_GT(rows, 200000u);
+  EXPECT_GT(crossed, 1000000u);
+}
+
+// The band's bound (band_cull) skips only voxels whose float distance is at least the width, and
+// whole bricks only where it skips all their voxels: triangles of every shape (ordinary, long and
+// thin, slivers at the limit of the bound's use, needles, degenerate, tiny, far from the origin,
+// huge), anisotropic voxels, every voxel of the bricks around them; and it does skip most of a
+// long thin triangle's band box (the test can fail both ways).
+TEST(Inside, BandBoundSkipsOnlyVoxelsBeyondTheWidth) {
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const Vec3f sizes[] = {{1.0f, 1.0f, 1.0f}, {0.37f, 0.37f, 0.37f}, {0.5f, 2.0f, 0.25f}, {3e-4f, 3e-4f, 3e-4f}};
+  size_t checked = 0, skipped = 0, bricks_skipped = 0;
+  for (int t = 0; t < 3000; ++t) {
+    const int kind = t % 8;
+    const float scale = kind == 4 ? 1e-3f : (kind == 7 ? 400.0f : 12.0f);
+    const Vec3f centre{12.0f + 3.0f * u(rng), 12.0f + 3.0f * u(rng), 12.0f + 3.0f * u(rng)};
+    const float far = t % 7 == 0 ? 30000.0f : 0.0f;
+    Vec3f tri[3];
+    for (Vec3f& v : tri)
+      v = {centre.x + far + scale * u(rng), centre.y + scale * u(rng), centre.z + far + scale * u(rng)};
+    const float w = std::pow(10.0f, -5.0f * (u(rng) + 1.0f) / 2.0f);  // 1e-5 .. 1
+    if (kind == 1 || kind == 6) {  // long and thin: the third vertex near the first edge's middle
+      const float m = kind == 1 ? 0.5f : 0.999f;
+      tri[2] = {tri[0].x + m * (tri[1].x - tri[0].x) + w * u(rng), tri[0].y + m * (tri[1].y - tri[0].y) + w * u(rng),
+                tri[0].z + m * (tri[1].z - tri[0].z) + w * u(rng)};
+    }
+    if (kind == 2) tri[2] = {0.5f * (tri[0].x + tri[1].x), 0.5f * (tri[0].y + tri[1].y), 0.5f * (tri[0].z + tri[1].z)};
+    if (kind == 3) tri[1] = tri[2] = tri[0];
+    if (kind == 5) tri[2] = tri[1];
+    BandSetup bs;
+    const Vec3f vs = sizes[t % 4];
+    const float band = float(1 + t % 3);
+    bs.vs = vs;
+    bs.width = band * std::min({vs.x, vs.y, vs.z});
+    bs.reach = {bs.width / vs.x, bs.width / vs.y, bs.width / vs.z};
+    // Bricks around the triangle (a long one: along it, as its band's pairs are).
+    for (int q = 0; q < 6; ++q) {
+      const float f = float(q) / 5.0f;
+      const Vec3f at{tri[0].x + f * (tri[1].x - tri[0].x) + 6.0f * u(rng),
+                     tri[0].y + f * (tri[1].y - tri[0].y) + 6.0f * u(rng),
+                     tri[0].z + f * (tri[1].z - tri[0].z) + 6.0f * u(rng)};
+      const int32_t base[3] = {int32_t(std::floor(at.x)) - 4, int32_t(std::floor(at.y)) - 4,
+                               int32_t(std::floor(at.z)) - 4};
+      const BandCull c = band_cull(band_bound(tri, bs), tri, base);
+      bool all = true;
+      for (int x = 0; x < 8; ++x)
+        for (int y = 0; y < 8; ++y)
+          for (int z = 0; z < 8; ++z) {
+            const float d = voxel_distance(tri, base[0] + x, base[1] + y, base[2] + z, vs);
+            const bool cut = band_culled(c, x, y, z);
+            ASSERT_TRUE(!cut || d >= bs.width) << "triangle " << t << " voxel " << x << y << z << " d " << d;
+            all = all && d >= bs.width;
+            skipped += cut;
+            ++checked;
+          }
+      if (band_brick_culled(c)) {
+        ASSERT_TRUE(all) << "triangle " << t;
+        ++bricks_skipped;
+      }
+    }
+  }
+  EXPECT_GT(checked, 9000000u);
+  EXPECT_GT(skipped, checked / 4);
+  EXPECT_GT(bricks_skipped, 400u);
+  // A long thin triangle across a 64^3 box: most of the voxels of its band box are skipped.
+  const Vec3f thin[3] = {{1.0f, 2.0f, 3.0f}, {60.0f, 61.0f, 58.0f}, {1.5f, 2.0f, 3.2f}};
+  BandSetup bs;
+  bs.vs = {1.0f, 1.0f, 1.0f};
+  bs.width = 3.0f;
+  bs.reach = {3.0f, 3.0f, 3.0f};
+  size_t in_box = 0, cut = 0;
+  for (int32_t bx = 0; bx < 8; ++bx)
+    for (int32_t by = 0; by < 8; ++by)
+      for (int32_t bz = 0; bz < 8; ++bz) {
+        const int32_t base[3] = {bx * 8, by * 8, bz * 8};
+        const BandCull c = band_cull(band_bound(thin, bs), thin, base);
+        for (int v = 0; v < kBrickVoxels; ++v) {
+          ++in_box;
+          cut += band_culled(c, v >> 6, (v >> 3) & 7, v & 7);
+        }
+      }
+  EXPECT_GT(cut, in_box * 95 / 100);
+}
+
 // The winding number's boundary term evaluated eight edges at a time (core/vectorized.h) gives
 // inside_boundary_parts' bits and inside_column_decided's answers: random boundaries (1 to 300 edges,
 // multiplicities -2 to 2, edges through the column, on its line, of zero length, far away) at columns
@@ -1065,6 +1194,7 @@ TEST(InsideGpu, SolidAndSdfEqualTheCpuBitForBit) {
   std::vector<Case> all = cases();
   all.push_back({"dragon-like subdivided sphere", subdivide(rotated(make_uv_sphere(0, 0, 0, 1, 20, 40), 9), 2), true});
   all.push_back({"tubes", make_tubes(20, 40, 6, 3), true});
+  all.push_back({"cad slivers", make_cad(8, 96, 4), true});  // (long slivers: the band's bound at its margins)
   for (const Case& c : all)
     for (int res : {16, 63, 128}) {
       const GridSpec spec = grid_for(c.mesh, res, 2);

@@ -64,11 +64,12 @@ __device__ inline bool tri_columns(const InsideView& m, uint64_t t, int32_t* u0,
   return *u0 <= *u1 && *v0 <= *v1;
 }
 
-__global__ void k_count_columns(InsideView m, uint64_t* counts) {
+// Rows (along v) of each triangle's box of columns.
+__global__ void k_count_rows(InsideView m, uint64_t* counts) {
   const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= m.num_tris) return;
   int32_t u0, u1, v0, v1;
-  counts[t] = tri_columns(m, t, &u0, &u1, &v0, &v1) ? uint64_t(u1 - u0 + 1) * uint64_t(v1 - v0 + 1) : 0;
+  counts[t] = tri_columns(m, t, &u0, &u1, &v0, &v1) ? uint64_t(v1 - v0 + 1) : 0;
 }
 
 // The item of an expansion: t with offsets[t] <= p < offsets[t + 1].
@@ -84,14 +85,30 @@ __device__ inline uint64_t find_item(const uint64_t* offsets, uint64_t n, uint64
   return lo;
 }
 
-__global__ void k_crossings(InsideView m, const uint64_t* offsets, uint64_t total, unsigned long long* keys,
-                            int32_t* signs, unsigned long long* counter) {
-  for (uint64_t p = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < total; p += uint64_t(gridDim.x) * blockDim.x) {
-    const uint64_t t = find_item(offsets, m.num_tris, p);
+// Each row's crossed columns (inside_row_span): their number, where they start, the row's triangle and v.
+__global__ void k_row_spans(InsideView m, const uint64_t* offsets, uint64_t rows, uint64_t* counts, uint32_t* row_tri,
+                            int32_t* row_lo, int32_t* row_j) {
+  for (uint64_t r = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < rows; r += uint64_t(gridDim.x) * blockDim.x) {
+    const uint64_t t = find_item(offsets, m.num_tris, r);
     int32_t u0, u1, v0, v1;
     tri_columns(m, t, &u0, &u1, &v0, &v1);
-    const uint64_t local = p - offsets[t], nv = uint64_t(v1 - v0 + 1);
-    const int32_t i = u0 + int32_t(local / nv), j = v0 + int32_t(local % nv);
+    const int32_t j = v0 + int32_t(r - offsets[t]);
+    int32_t lo, hi;
+    const bool any = inside_row_span(m.u + 3 * t, m.v + 3 * t, inside_column(j), u0, u1, &lo, &hi);
+    counts[r] = any ? uint64_t(hi - lo + 1) : 0;
+    row_tri[r] = uint32_t(t);
+    row_lo[r] = lo;
+    row_j[r] = j;
+  }
+}
+
+__global__ void k_crossings(InsideView m, const uint64_t* row_offsets, uint64_t rows, const uint32_t* row_tri,
+                            const int32_t* row_lo, const int32_t* row_j, uint64_t total, unsigned long long* keys,
+                            int32_t* signs, unsigned long long* counter) {
+  for (uint64_t p = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < total; p += uint64_t(gridDim.x) * blockDim.x) {
+    const uint64_t r = find_item(row_offsets, rows, p);
+    const uint64_t t = row_tri[r];
+    const int32_t i = row_lo[r] + int32_t(p - row_offsets[r]), j = row_j[r];
     double wc;
     const int s = inside_crossing(m.u + 3 * t, m.v + 3 * t, m.w + 3 * t, inside_column(i), inside_column(j), &wc);
     if (!s) continue;
@@ -355,6 +372,7 @@ struct BandView {
   uint64_t num_tris;
   BandSetup setup;
   Int3 dims, nb;
+  BandBound* bounds;  // each triangle's (band_bound), written by k_band_count
 };
 
 __device__ inline bool band_bricks(const BandView& b, uint64_t t, Int3* lo, Int3* hi) {
@@ -369,6 +387,9 @@ __device__ inline bool band_bricks(const BandView& b, uint64_t t, Int3* lo, Int3
 __global__ void k_band_count(BandView b, uint64_t* counts) {
   const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= b.num_tris) return;
+  Vec3f tri[3];
+  for (int c = 0; c < 3; ++c) tri[c] = b.mesh.d_grid[b.mesh.d_indices[3 * t + c]];
+  b.bounds[t] = band_bound(tri, b.setup);
   Int3 lo, hi;
   counts[t] = band_bricks(b, t, &lo, &hi)
                   ? uint64_t(hi.x - lo.x + 1) * uint64_t(hi.y - lo.y + 1) * uint64_t(hi.z - lo.z + 1)
@@ -385,7 +406,14 @@ __global__ void k_band_pairs(BandView b, const uint64_t* offsets, uint64_t total
     const uint64_t local = p - offsets[t];
     const int32_t bx = lo.x + int32_t(local / (ny * nz)), by = lo.y + int32_t((local / nz) % ny),
                   bz = lo.z + int32_t(local % nz);
-    keys[p] = (uint64_t(bx) * uint64_t(b.nb.y) + uint64_t(by)) * uint64_t(b.nb.z) + uint64_t(bz);
+    // A pair whose brick lies beyond the triangle's band (band_cull) is keyed past every brick: sorted
+    // to the end, its run skipped by k_band.
+    Vec3f tri[3];
+    for (int c = 0; c < 3; ++c) tri[c] = b.mesh.d_grid[b.mesh.d_indices[3 * t + c]];
+    const int32_t base[3] = {bx * 8, by * 8, bz * 8};
+    keys[p] = b.bounds[t].skips() && band_brick_culled(band_cull(b.bounds[t], tri, base))
+                  ? uint64_t(b.nb.x) * uint64_t(b.nb.y) * uint64_t(b.nb.z)
+                  : (uint64_t(bx) * uint64_t(b.nb.y) + uint64_t(by)) * uint64_t(b.nb.z) + uint64_t(bz);
     tris[p] = uint32_t(t);
   }
 }
@@ -396,12 +424,18 @@ __global__ void __launch_bounds__(kBandThreads)
     k_band(BandView b, const unsigned long long* bricks, const uint32_t* counts, const uint64_t* starts,
            const uint32_t* tris, float* values, uint32_t* masks) {
   __shared__ Vec3f s_tri[3 * kBandThreads];
+  __shared__ BandCull s_cull[kBandThreads];
   __shared__ uint32_t s_mask[16];
   const uint64_t run = blockIdx.x;
   const uint64_t lin = bricks[run];
+  if (lin == uint64_t(b.nb.x) * uint64_t(b.nb.y) * uint64_t(b.nb.z)) {  // the pairs beyond their bands
+    if (threadIdx.x < 16) masks[run * 16 + threadIdx.x] = 0;
+    return;
+  }
   const int32_t bz = int32_t(lin % uint64_t(b.nb.z)), by = int32_t((lin / uint64_t(b.nb.z)) % uint64_t(b.nb.y)),
                 bx = int32_t(lin / (uint64_t(b.nb.z) * uint64_t(b.nb.y)));
   if (threadIdx.x < 16) s_mask[threadIdx.x] = 0;
+  const int32_t first[3] = {bx * 8, by * 8, bz * 8};  // the brick's first voxel
   float best[4];
   int32_t vi[4], vj[4], vk[4];
   bool in_grid[4];
@@ -418,11 +452,22 @@ __global__ void __launch_bounds__(kBandThreads)
     if (threadIdx.x < n) {
       const uint32_t t = tris[start + base + threadIdx.x];
       for (int c = 0; c < 3; ++c) s_tri[3 * threadIdx.x + c] = b.mesh.d_grid[b.mesh.d_indices[3 * uint64_t(t) + c]];
+      const BandBound& w = b.bounds[t];
+      if (w.skips())
+        s_cull[threadIdx.x] = band_cull(w, &s_tri[3 * threadIdx.x], first);
+      else
+        s_cull[threadIdx.x].limit = INFINITY;
     }
     __syncthreads();
-    for (uint64_t t = 0; t < n; ++t)
+    // Voxels beyond a triangle's band (band_culled: their distance is at least the width) skip its
+    // distance: the same minimum. (Triangles whose bound skips nothing, small ones, are not tested:
+    // the same branch for the whole block.)
+    for (uint64_t t = 0; t < n; ++t) {
+      const bool bound = s_cull[t].limit < INFINITY;
       for (int q = 0; q < 4; ++q)
-        if (in_grid[q]) best[q] = band_min(&s_tri[3 * t], vi[q], vj[q], vk[q], b.setup, best[q]);
+        if (in_grid[q] && !(bound && band_culled(s_cull[t], vi[q] & 7, vj[q] & 7, vk[q] & 7)))
+          best[q] = band_min(&s_tri[3 * t], vi[q], vj[q], vk[q], b.setup, best[q]);
+    }
   }
   __syncthreads();
   for (int q = 0; q < 4; ++q) {
@@ -602,9 +647,31 @@ SolidState::AxisPrep SolidState::prepare_axis(GpuContext& ctx, const DeviceMesh&
   m.u = d_u.data();
   m.v = d_v.data();
   m.w = d_w.data();
+  // The crossings are listed row by row of each triangle's box of columns, each row's crossed columns
+  // found by inside_row_span: the columns a long thin triangle crosses, not its whole box (CAD
+  // slivers at 1024^3 had 4.1 billion box columns, more than the memory budget held).
   timer.begin("inside_columns");
-  const uint64_t total = expand(ctx, nt, 40, "triangle-column tests of the inside test",
-                                [&](uint64_t* counts) { launch_1d(k_count_columns, nt, 256, s, m, counts); });
+  const uint64_t rows = expand(ctx, nt, 32, "triangle rows of the inside test",
+                               [&](uint64_t* counts) { launch_1d(k_count_rows, nt, 256, s, m, counts); });
+  d_row_counts.grow(rows + 1);
+  d_row_offsets.grow(rows + 1);
+  d_row_tri.grow(rows + 1);
+  d_row_lo.grow(rows + 1);
+  d_row_j.grow(rows + 1);
+  VT_CUDA_CHECK(cudaMemsetAsync(d_row_offsets.data(), 0, sizeof(uint64_t), s));
+  if (rows) {
+    const unsigned blocks = unsigned(std::min<uint64_t>(blocks_for(rows, 256), uint64_t(ctx.num_sms) * 32));
+    k_row_spans<<<blocks, 256, 0, s>>>(m, d_offsets.data(), rows, d_row_counts.data(), d_row_tri.data(),
+                                       d_row_lo.data(), d_row_j.data());
+    VT_CUDA_CHECK_LAUNCH();
+    ctx.cub.run([&](void* t, size_t& bytes) {
+      return cub::DeviceScan::InclusiveSum(t, bytes, d_row_counts.data(), d_row_offsets.data() + 1, int64_t(rows), s);
+    });
+  }
+  const uint64_t total = read_scalar(d_row_offsets.data() + rows, s);
+  if (total > ctx.memory_budget() / 40)
+    fail(ErrorKind::kResource, "the job needs " + std::to_string(total) +
+                                   " column crossings of the inside test, more than the GPU memory budget holds");
   timer.begin("inside_crossings");
   for (int b = 0; b < 2; ++b) {
     d_keys[b].grow(total + 1);
@@ -614,8 +681,8 @@ SolidState::AxisPrep SolidState::prepare_axis(GpuContext& ctx, const DeviceMesh&
   VT_CUDA_CHECK(cudaMemsetAsync(d_counter.data(), 0, sizeof(unsigned long long), s));
   if (total) {
     const unsigned blocks = unsigned(std::min<uint64_t>(blocks_for(total, 256), uint64_t(ctx.num_sms) * 32));
-    k_crossings<<<blocks, 256, 0, s>>>(m, d_offsets.data(), total, d_keys[0].data(), d_signs[0].data(),
-                                       d_counter.data());
+    k_crossings<<<blocks, 256, 0, s>>>(m, d_row_offsets.data(), rows, d_row_tri.data(), d_row_lo.data(), d_row_j.data(),
+                                       total, d_keys[0].data(), d_signs[0].data(), d_counter.data());
     VT_CUDA_CHECK_LAUNCH();
   }
   const uint64_t n = read_scalar(d_counter.data(), s);
@@ -808,6 +875,8 @@ SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& s
   b.setup = band_setup(spec, band);
   b.dims = spec.dims;
   b.nb = grid_bricks(spec.dims);
+  d_bounds.grow(nt + 1);
+  b.bounds = d_bounds.data();
   timer.begin("band_pairs");
   const uint64_t total = expand(ctx, nt, 48, "(brick, triangle) pairs of the narrow band",
                                 [&](uint64_t* counts) { launch_1d(k_band_count, nt, 256, s, b, counts); });
@@ -823,7 +892,7 @@ SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& s
   timer.begin("band_sort");
   cub::DoubleBuffer<unsigned long long> dk(d_keys[0].data(), d_keys[1].data());
   cub::DoubleBuffer<uint32_t> dt(d_tris[0].data(), d_tris[1].data());
-  const int key_bits = bits_for(uint64_t(b.nb.x) * uint64_t(b.nb.y) * uint64_t(b.nb.z));
+  const int key_bits = bits_for(uint64_t(b.nb.x) * uint64_t(b.nb.y) * uint64_t(b.nb.z) + 1);  // (with the culled key)
   if (total)
     ctx.cub.run([&](void* t, size_t& bytes) {
       return cub::DeviceRadixSort::SortPairs(t, bytes, dk, dt, int64_t(total), 0, key_bits, s);

@@ -28,6 +28,10 @@ struct SolidState {
   DeviceBuffer<uint8_t> d_tile_flags, d_col_flags;
   DeviceBuffer<InsideEdge> d_edges;
   DeviceBuffer<float> d_values;
+  DeviceBuffer<BandBound> d_bounds;
+  DeviceBuffer<uint64_t> d_row_counts, d_row_offsets;  // the inside test's rows (prepare_axis)
+  DeviceBuffer<uint32_t> d_row_tri;
+  DeviceBuffer<int32_t> d_row_lo, d_row_j;
   DeviceBuffer<uint64_t> d_run_starts, d_run_ends;
 
   // Occupancy of the voxel centres inside the mesh: the same grid as inside_cpu.
