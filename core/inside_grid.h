@@ -144,18 +144,21 @@ struct BandCull {
   float limit;
 };
 // The bound for the voxels base + (0..7)^3 (base: the brick's first voxel).
-VT_HD inline BandCull band_cull(const BandBound& w, const Vec3f t[3], const int32_t base[3]) {
-  BandCull c;
+VT_HD inline void band_cull(const BandBound& w, const Vec3f t[3], const Int3& base, BandCull& c) {
   c.limit = w.limit;
   for (int k = 0; k < 4; ++k) {
     const Vec3f& v = t[k == 0 ? 0 : k - 1];
-    const double d[3] = {(static_cast<double>(base[0]) + 0.5) - static_cast<double>(v.x),
-                         (static_cast<double>(base[1]) + 0.5) - static_cast<double>(v.y),
-                         (static_cast<double>(base[2]) + 0.5) - static_cast<double>(v.z)};
+    const double d[3] = {(static_cast<double>(base.x) + 0.5) - static_cast<double>(v.x),
+                         (static_cast<double>(base.y) + 0.5) - static_cast<double>(v.y),
+                         (static_cast<double>(base.z) + 0.5) - static_cast<double>(v.z)};
     for (int a = 0; a < 3; ++a) c.a[k][a] = w.a[k][a];
     c.b[k] = static_cast<float>((static_cast<double>(w.a[k][0]) * d[0] + static_cast<double>(w.a[k][1]) * d[1]) +
                                 static_cast<double>(w.a[k][2]) * d[2]);
   }
+}
+VT_HD inline BandCull band_cull(const BandBound& w, const Vec3f t[3], const Int3& base) {
+  BandCull c;
+  band_cull(w, t, base, c);
   return c;
 }
 // Whether the bound skips voxel base + (x, y, z) (x, y, z in 0..7).

@@ -900,7 +900,7 @@ TEST(Inside, BandBoundSkipsOnlyVoxelsBeyondTheWidth) {
                      tri[0].z + f * (tri[1].z - tri[0].z) + 6.0f * u(rng)};
       const int32_t base[3] = {int32_t(std::floor(at.x)) - 4, int32_t(std::floor(at.y)) - 4,
                                int32_t(std::floor(at.z)) - 4};
-      const BandCull c = band_cull(band_bound(tri, bs), tri, base);
+      const BandCull c = band_cull(band_bound(tri, bs), tri, Int3{base[0], base[1], base[2]});
       bool all = true;
       for (int x = 0; x < 8; ++x)
         for (int y = 0; y < 8; ++y)
@@ -932,7 +932,7 @@ TEST(Inside, BandBoundSkipsOnlyVoxelsBeyondTheWidth) {
     for (int32_t by = 0; by < 8; ++by)
       for (int32_t bz = 0; bz < 8; ++bz) {
         const int32_t base[3] = {bx * 8, by * 8, bz * 8};
-        const BandCull c = band_cull(band_bound(thin, bs), thin, base);
+        const BandCull c = band_cull(band_bound(thin, bs), thin, Int3{base[0], base[1], base[2]});
         for (int v = 0; v < kBrickVoxels; ++v) {
           ++in_box;
           cut += band_culled(c, v >> 6, (v >> 3) & 7, v & 7);

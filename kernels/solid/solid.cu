@@ -410,7 +410,7 @@ __global__ void k_band_pairs(BandView b, const uint64_t* offsets, uint64_t total
     // to the end, its run skipped by k_band.
     Vec3f tri[3];
     for (int c = 0; c < 3; ++c) tri[c] = b.mesh.d_grid[b.mesh.d_indices[3 * t + c]];
-    const int32_t base[3] = {bx * 8, by * 8, bz * 8};
+    const Int3 base{bx * 8, by * 8, bz * 8};
     keys[p] = b.bounds[t].skips() && band_brick_culled(band_cull(b.bounds[t], tri, base))
                   ? uint64_t(b.nb.x) * uint64_t(b.nb.y) * uint64_t(b.nb.z)
                   : (uint64_t(bx) * uint64_t(b.nb.y) + uint64_t(by)) * uint64_t(b.nb.z) + uint64_t(bz);
@@ -435,7 +435,7 @@ __global__ void __launch_bounds__(kBandThreads)
   const int32_t bz = int32_t(lin % uint64_t(b.nb.z)), by = int32_t((lin / uint64_t(b.nb.z)) % uint64_t(b.nb.y)),
                 bx = int32_t(lin / (uint64_t(b.nb.z) * uint64_t(b.nb.y)));
   if (threadIdx.x < 16) s_mask[threadIdx.x] = 0;
-  const int32_t first[3] = {bx * 8, by * 8, bz * 8};  // the brick's first voxel
+  const Int3 first{bx * 8, by * 8, bz * 8};  // the brick's first voxel
   float best[4];
   int32_t vi[4], vj[4], vk[4];
   bool in_grid[4];
@@ -454,7 +454,7 @@ __global__ void __launch_bounds__(kBandThreads)
       for (int c = 0; c < 3; ++c) s_tri[3 * threadIdx.x + c] = b.mesh.d_grid[b.mesh.d_indices[3 * uint64_t(t) + c]];
       const BandBound& w = b.bounds[t];
       if (w.skips())
-        s_cull[threadIdx.x] = band_cull(w, &s_tri[3 * threadIdx.x], first);
+        band_cull(w, &s_tri[3 * threadIdx.x], first, s_cull[threadIdx.x]);
       else
         s_cull[threadIdx.x].limit = INFINITY;
     }
@@ -464,6 +464,7 @@ __global__ void __launch_bounds__(kBandThreads)
     // the same branch for the whole block.)
     for (uint64_t t = 0; t < n; ++t) {
       const bool bound = s_cull[t].limit < INFINITY;
+#pragma unroll
       for (int q = 0; q < 4; ++q)
         if (in_grid[q] && !(bound && band_culled(s_cull[t], vi[q] & 7, vj[q] & 7, vk[q] & 7)))
           best[q] = band_min(&s_tri[3 * t], vi[q], vj[q], vk[q], b.setup, best[q]);
