@@ -372,7 +372,7 @@ struct BandView {
   uint64_t num_tris;
   BandSetup setup;
   Int3 dims, nb;
-  BandBound* bounds;  // each triangle's (band_bound), written by k_band_count
+  BandBound* bounds;  // each triangle's (band_bound), written by k_band_bounds
 };
 
 __device__ inline bool band_bricks(const BandView& b, uint64_t t, Int3* lo, Int3* hi) {
@@ -384,37 +384,65 @@ __device__ inline bool band_bricks(const BandView& b, uint64_t t, Int3* lo, Int3
   return true;
 }
 
-__global__ void k_band_count(BandView b, uint64_t* counts) {
+__global__ void k_band_bounds(BandView b) {
   const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= b.num_tris) return;
   Vec3f tri[3];
   for (int c = 0; c < 3; ++c) tri[c] = b.mesh.d_grid[b.mesh.d_indices[3 * t + c]];
   b.bounds[t] = band_bound(tri, b.setup);
-  Int3 lo, hi;
-  counts[t] = band_bricks(b, t, &lo, &hi)
-                  ? uint64_t(hi.x - lo.x + 1) * uint64_t(hi.y - lo.y + 1) * uint64_t(hi.z - lo.z + 1)
-                  : 0;
 }
 
-__global__ void k_band_pairs(BandView b, const uint64_t* offsets, uint64_t total, unsigned long long* keys,
-                             uint32_t* tris) {
-  for (uint64_t p = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < total; p += uint64_t(gridDim.x) * blockDim.x) {
-    const uint64_t t = find_item(offsets, b.num_tris, p);
+// A warp per triangle goes over the bricks of its band box and keeps those that its bound does not
+// drop (band_brick_culled): counts them (kWrite false), or writes their (brick, triangle) pairs from
+// offsets[t] on, in the box's order. Memory and the sort follow the kept pairs, not the boxes (a CAD
+// sliver 800 voxels long has a box of a million bricks and keeps a few hundred).
+template <bool kWrite>
+__global__ void k_band_kept(BandView b, uint64_t* counts, const uint64_t* offsets, unsigned long long* keys,
+                            uint32_t* tris) {
+  const int lane = int(threadIdx.x & 31);
+  const uint64_t warps = uint64_t(gridDim.x) * (blockDim.x / 32);
+  for (uint64_t t = (uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; t < b.num_tris; t += warps) {
     Int3 lo, hi;
-    band_bricks(b, t, &lo, &hi);
-    const uint64_t ny = uint64_t(hi.y - lo.y + 1), nz = uint64_t(hi.z - lo.z + 1);
-    const uint64_t local = p - offsets[t];
-    const int32_t bx = lo.x + int32_t(local / (ny * nz)), by = lo.y + int32_t((local / nz) % ny),
-                  bz = lo.z + int32_t(local % nz);
-    // A pair whose brick lies beyond the triangle's band (band_cull) is keyed past every brick: sorted
-    // to the end, its run skipped by k_band.
+    if (!band_bricks(b, t, &lo, &hi)) {
+      if (!kWrite && lane == 0) counts[t] = 0;
+      continue;
+    }
     Vec3f tri[3];
     for (int c = 0; c < 3; ++c) tri[c] = b.mesh.d_grid[b.mesh.d_indices[3 * t + c]];
-    const Int3 base{bx * 8, by * 8, bz * 8};
-    keys[p] = b.bounds[t].skips() && band_brick_culled(band_cull(b.bounds[t], tri, base))
-                  ? uint64_t(b.nb.x) * uint64_t(b.nb.y) * uint64_t(b.nb.z)
-                  : (uint64_t(bx) * uint64_t(b.nb.y) + uint64_t(by)) * uint64_t(b.nb.z) + uint64_t(bz);
-    tris[p] = uint32_t(t);
+    const BandBound w = b.bounds[t];
+    const uint64_t ny = uint64_t(hi.y - lo.y + 1), nz = uint64_t(hi.z - lo.z + 1);
+    const uint64_t n = uint64_t(hi.x - lo.x + 1) * ny * nz;
+    uint64_t at = kWrite ? offsets[t] : 0;
+    if (!w.skips()) {  // a triangle the bound is not used for (a small one) keeps its whole box
+      if (!kWrite && lane == 0) counts[t] = n;
+      if (kWrite)
+        for (uint64_t local = uint64_t(lane); local < n; local += 32) {
+          const int32_t bx = lo.x + int32_t(local / (ny * nz)), by = lo.y + int32_t((local / nz) % ny),
+                        bz = lo.z + int32_t(local % nz);
+          keys[at + local] = (uint64_t(bx) * uint64_t(b.nb.y) + uint64_t(by)) * uint64_t(b.nb.z) + uint64_t(bz);
+          tris[at + local] = uint32_t(t);
+        }
+      continue;
+    }
+    for (uint64_t first = 0; first < n; first += 32) {
+      const uint64_t local = first + uint64_t(lane);
+      bool keep = false;
+      uint64_t lin = 0;
+      if (local < n) {
+        const int32_t bx = lo.x + int32_t(local / (ny * nz)), by = lo.y + int32_t((local / nz) % ny),
+                      bz = lo.z + int32_t(local % nz);
+        keep = !band_brick_culled(band_cull(w, tri, Int3{bx * 8, by * 8, bz * 8}));
+        lin = (uint64_t(bx) * uint64_t(b.nb.y) + uint64_t(by)) * uint64_t(b.nb.z) + uint64_t(bz);
+      }
+      const unsigned kept = __ballot_sync(0xffffffffu, keep);
+      if (kWrite && keep) {
+        const uint64_t slot = at + uint64_t(__popc(kept & ((1u << lane) - 1u)));
+        keys[slot] = lin;
+        tris[slot] = uint32_t(t);
+      }
+      at += uint64_t(__popc(kept));
+    }
+    if (!kWrite && lane == 0) counts[t] = at;
   }
 }
 
@@ -428,10 +456,6 @@ __global__ void __launch_bounds__(kBandThreads)
   __shared__ uint32_t s_mask[16];
   const uint64_t run = blockIdx.x;
   const uint64_t lin = bricks[run];
-  if (lin == uint64_t(b.nb.x) * uint64_t(b.nb.y) * uint64_t(b.nb.z)) {  // the pairs beyond their bands
-    if (threadIdx.x < 16) masks[run * 16 + threadIdx.x] = 0;
-    return;
-  }
   const int32_t bz = int32_t(lin % uint64_t(b.nb.z)), by = int32_t((lin / uint64_t(b.nb.z)) % uint64_t(b.nb.y)),
                 bx = int32_t(lin / (uint64_t(b.nb.z) * uint64_t(b.nb.y)));
   if (threadIdx.x < 16) s_mask[threadIdx.x] = 0;
@@ -879,21 +903,27 @@ SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& s
   d_bounds.grow(nt + 1);
   b.bounds = d_bounds.data();
   timer.begin("band_pairs");
-  const uint64_t total = expand(ctx, nt, 48, "(brick, triangle) pairs of the narrow band",
-                                [&](uint64_t* counts) { launch_1d(k_band_count, nt, 256, s, b, counts); });
+  const unsigned warp_blocks =
+      unsigned(std::max<uint64_t>(1, std::min<uint64_t>((nt + 7) / 8, uint64_t(ctx.num_sms) * 16)));
+  const uint64_t total = expand(ctx, nt, 48, "(brick, triangle) pairs of the narrow band", [&](uint64_t* counts) {
+    launch_1d(k_band_bounds, nt, 256, s, b);
+    if (nt) {
+      k_band_kept<false><<<warp_blocks, 256, 0, s>>>(b, counts, nullptr, nullptr, nullptr);
+      VT_CUDA_CHECK_LAUNCH();
+    }
+  });
   for (int i = 0; i < 2; ++i) {
     d_keys[i].grow(total + 1);
     d_tris[i].grow(total + 1);
   }
   if (total) {
-    const unsigned blocks = unsigned(std::min<uint64_t>(blocks_for(total, 256), uint64_t(ctx.num_sms) * 32));
-    k_band_pairs<<<blocks, 256, 0, s>>>(b, d_offsets.data(), total, d_keys[0].data(), d_tris[0].data());
+    k_band_kept<true><<<warp_blocks, 256, 0, s>>>(b, nullptr, d_offsets.data(), d_keys[0].data(), d_tris[0].data());
     VT_CUDA_CHECK_LAUNCH();
   }
   timer.begin("band_sort");
   cub::DoubleBuffer<unsigned long long> dk(d_keys[0].data(), d_keys[1].data());
   cub::DoubleBuffer<uint32_t> dt(d_tris[0].data(), d_tris[1].data());
-  const int key_bits = bits_for(uint64_t(b.nb.x) * uint64_t(b.nb.y) * uint64_t(b.nb.z) + 1);  // (with the culled key)
+  const int key_bits = bits_for(uint64_t(b.nb.x) * uint64_t(b.nb.y) * uint64_t(b.nb.z));
   if (total)
     ctx.cub.run([&](void* t, size_t& bytes) {
       return cub::DeviceRadixSort::SortPairs(t, bytes, dk, dt, int64_t(total), 0, key_bits, s);
