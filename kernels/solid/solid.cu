@@ -392,6 +392,11 @@ __global__ void k_band_bounds(BandView b) {
   b.bounds[t] = band_bound(tri, b.setup);
 }
 
+// Brick `local` of the box of bricks from lo with ny x nz bricks across, in x-major order.
+__device__ inline Int3 box_brick(const Int3& lo, uint64_t ny, uint64_t nz, uint64_t local) {
+  return {lo.x + int32_t(local / (ny * nz)), lo.y + int32_t((local / nz) % ny), lo.z + int32_t(local % nz)};
+}
+
 // A warp per triangle goes over the bricks of its band box and keeps those that its bound does not
 // drop (band_brick_culled): counts them (kWrite false), or writes their (brick, triangle) pairs from
 // offsets[t] on, in the box's order. Memory and the sort follow the kept pairs, not the boxes (a CAD
@@ -417,9 +422,8 @@ __global__ void k_band_kept(BandView b, uint64_t* counts, const uint64_t* offset
       if (!kWrite && lane == 0) counts[t] = n;
       if (kWrite)
         for (uint64_t local = uint64_t(lane); local < n; local += 32) {
-          const int32_t bx = lo.x + int32_t(local / (ny * nz)), by = lo.y + int32_t((local / nz) % ny),
-                        bz = lo.z + int32_t(local % nz);
-          keys[at + local] = (uint64_t(bx) * uint64_t(b.nb.y) + uint64_t(by)) * uint64_t(b.nb.z) + uint64_t(bz);
+          const Int3 k = box_brick(lo, ny, nz, local);
+          keys[at + local] = (uint64_t(k.x) * uint64_t(b.nb.y) + uint64_t(k.y)) * uint64_t(b.nb.z) + uint64_t(k.z);
           tris[at + local] = uint32_t(t);
         }
       continue;
@@ -429,10 +433,9 @@ __global__ void k_band_kept(BandView b, uint64_t* counts, const uint64_t* offset
       bool keep = false;
       uint64_t lin = 0;
       if (local < n) {
-        const int32_t bx = lo.x + int32_t(local / (ny * nz)), by = lo.y + int32_t((local / nz) % ny),
-                      bz = lo.z + int32_t(local % nz);
-        keep = !band_brick_culled(band_cull(w, tri, Int3{bx * 8, by * 8, bz * 8}));
-        lin = (uint64_t(bx) * uint64_t(b.nb.y) + uint64_t(by)) * uint64_t(b.nb.z) + uint64_t(bz);
+        const Int3 k = box_brick(lo, ny, nz, local);
+        keep = !band_brick_culled(band_cull(w, tri, Int3{k.x * 8, k.y * 8, k.z * 8}));
+        lin = (uint64_t(k.x) * uint64_t(b.nb.y) + uint64_t(k.y)) * uint64_t(b.nb.z) + uint64_t(k.z);
       }
       const unsigned kept = __ballot_sync(0xffffffffu, keep);
       if (kWrite && keep) {
