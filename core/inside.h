@@ -65,7 +65,7 @@ VT_HD inline int64_t inside_snap(float g) {
 }
 // The snapped coordinate of the centre of voxel column i.
 VT_HD inline int64_t inside_column(int32_t i) {
-  return (int64_t(i) << kInsideFracBits) + (int64_t(1) << (kInsideFracBits - 1));
+  return int64_t(i) * (int64_t(1) << kInsideFracBits) + (int64_t(1) << (kInsideFracBits - 1));  // (i may be < 0)
 }
 
 // Columns i whose snapped centre lies in [lo, hi]: [*first, *last] clamped to [0, n) (empty when
