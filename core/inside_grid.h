@@ -87,7 +87,9 @@ VT_HD inline float band_min(const Vec3f t[3], int32_t i, int32_t j, int32_t k, c
 // and the voxel's distance, 2^-12) and, where voxel_distance takes the plane's distance, its float
 // normal's error in direction (about 5 units of roundoff over the sine of the triangle's angle at
 // vertex 0; 64 are allowed). Triangles with that sine under 2^-16 (and degenerate ones) skip
-// nothing. tests/test_inside.cpp checks the bound voxel by voxel on slivers, needles, large and far
+// nothing, nor do triangles under twice the width across (their band box is mostly band: the tests
+// would cost more than they save). The GPU's band uses it (kernels/solid/solid.cu); the CPU's was no
+// faster with it. tests/test_inside.cpp checks the bound voxel by voxel on slivers, needles, large and far
 // triangles.
 struct BandBound {
   float a[4][3];  // change of f_k per voxel along x, y, z (world units); f_k is 0 at vertex k (f0: vertex 0)
@@ -167,19 +169,6 @@ VT_HD inline bool band_culled(const BandCull& c, int x, int y, int z) {
   float f[4];
   for (int k = 0; k < 4; ++k) f[k] = c.b[k] + ((c.a[k][0] * fx + c.a[k][1] * fy) + c.a[k][2] * fz);
   return f[0] > c.limit || -f[0] > c.limit || f[1] > c.limit || f[2] > c.limit || f[3] > c.limit;
-}
-// Whether the bound skips every voxel of the brick's row (x, y, z0..z1) (z0 <= z1, in 0..7).
-VT_HD inline bool band_row_culled(const BandCull& c, int x, int y, int z0, int z1) {
-  const float fx = static_cast<float>(x), fy = static_cast<float>(y), f0 = static_cast<float>(z0),
-              f1 = static_cast<float>(z1);
-  bool cut = false;
-  for (int k = 0; k < 4; ++k) {
-    const float r = c.b[k] + (c.a[k][0] * fx + c.a[k][1] * fy);
-    const float lo = r + c.a[k][2] * f0, hi = r + c.a[k][2] * f1;
-    const float mn = lo < hi ? lo : hi, mx = lo < hi ? hi : lo;
-    cut = cut || mn > c.limit || (k == 0 && mx < -c.limit);
-  }
-  return cut;
 }
 // Whether the bound skips every voxel of the brick (one of the functions beyond the limit on all of it).
 VT_HD inline bool band_brick_culled(const BandCull& c) {
