@@ -232,7 +232,9 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
         v0 = std::max(v0, tv * 8), v1 = std::min(v1, tv * 8 + 7);
         for (int32_t j = v0; j <= v1; ++j) {
           // The row's crossed columns (inside_row_span), not the whole box, where the box's row is wide
-          // enough for the search to pay (the same crossings either way).
+          // enough for the search to pay (the same crossings either way: on 2 cores the tubes' parity
+          // solid at 256^3 took 360 ms with the search on rows of 4 columns or more, 410 with it on
+          // every row, searched from its ends where it is narrow).
           int32_t i0 = u0, i1 = u1;
           if (u1 - u0 >= 3 && !inside_row_span(u, v, inside_column(j), u0, u1, &i0, &i1)) continue;
           for (int32_t i = i0; i <= i1; ++i) {

@@ -110,7 +110,6 @@ VT_HD inline BandBound band_bound(const Vec3f t[3], const BandSetup& bs) {
     for (int a = 0; a < 3; ++a) e[k][a] = p[k1][a] - p[k][a];
     len[k] = sqrt(e[k][0] * e[k][0] + e[k][1] * e[k][1] + e[k][2] * e[k][2]);
   }
-  // n = e0 x (p2 - p0) = e0 x -e2
   const double emax = len[0] > len[1] ? (len[0] > len[2] ? len[0] : len[2]) : (len[1] > len[2] ? len[1] : len[2]);
   c.limit = INFINITY;
   for (int k = 0; k < 4; ++k)
@@ -118,6 +117,7 @@ VT_HD inline BandBound band_bound(const Vec3f t[3], const BandSetup& bs) {
   // A triangle under twice the width across keeps most of its band box within its band: not worth the
   // bound's tests (the 100k dragon's band at 128^3 took 136 ms on 2 cores without them, 185 with them).
   if (!(emax >= 2.0 * static_cast<double>(bs.width))) return c;
+  // n = e0 x (p2 - p0) = e0 x -e2
   const double n[3] = {e[2][1] * e[0][2] - e[2][2] * e[0][1], e[2][2] * e[0][0] - e[2][0] * e[0][2],
                        e[2][0] * e[0][1] - e[2][1] * e[0][0]};
   const double nn = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
@@ -129,31 +129,26 @@ VT_HD inline BandBound band_bound(const Vec3f t[3], const BandSetup& bs) {
     const double m[3] = {e[k][1] * u[2] - e[k][2] * u[1], e[k][2] * u[0] - e[k][0] * u[2],
                          e[k][0] * u[1] - e[k][1] * u[0]};
     const double mm = sqrt(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]);
-    if (!(mm > 0.0)) {
-      c.limit = INFINITY;
-      return c;
-    }
+    if (!(mm > 0.0)) return c;
     for (int a = 0; a < 3; ++a) c.a[1 + k][a] = static_cast<float>(m[a] / mm * vs[a]);
   }
   const double kappa = 2.44140625e-4 + 3.814697265625e-6 / sine;  // 2^-12 + 2^-18 / sine
   c.limit = static_cast<float>(static_cast<double>(bs.width) + 2.0 * kappa * (static_cast<double>(bs.width) + emax));
   return c;
 }
-// The bound at one brick: f_k = b_k + a_k . (x, y, z) at its voxel (x, y, z) (0..7).
+// The bound at one brick: f_k = b_k + w.a_k . (x, y, z) at its voxel (x, y, z) (0..7).
 struct BandCull {
-  float a[4][3];
+  BandBound w;
   float b[4];  // f_k at the centre of the brick's voxel (0, 0, 0)
-  float limit;
 };
 // The bound for the voxels base + (0..7)^3 (base: the brick's first voxel).
 VT_HD inline void band_cull(const BandBound& w, const Vec3f t[3], const Int3& base, BandCull& c) {
-  c.limit = w.limit;
+  c.w = w;
   for (int k = 0; k < 4; ++k) {
     const Vec3f& v = t[k == 0 ? 0 : k - 1];
     const double d[3] = {(static_cast<double>(base.x) + 0.5) - static_cast<double>(v.x),
                          (static_cast<double>(base.y) + 0.5) - static_cast<double>(v.y),
                          (static_cast<double>(base.z) + 0.5) - static_cast<double>(v.z)};
-    for (int a = 0; a < 3; ++a) c.a[k][a] = w.a[k][a];
     c.b[k] = static_cast<float>((static_cast<double>(w.a[k][0]) * d[0] + static_cast<double>(w.a[k][1]) * d[1]) +
                                 static_cast<double>(w.a[k][2]) * d[2]);
   }
@@ -167,8 +162,9 @@ VT_HD inline BandCull band_cull(const BandBound& w, const Vec3f t[3], const Int3
 VT_HD inline bool band_culled(const BandCull& c, int x, int y, int z) {
   const float fx = static_cast<float>(x), fy = static_cast<float>(y), fz = static_cast<float>(z);
   float f[4];
-  for (int k = 0; k < 4; ++k) f[k] = c.b[k] + ((c.a[k][0] * fx + c.a[k][1] * fy) + c.a[k][2] * fz);
-  return f[0] > c.limit || -f[0] > c.limit || f[1] > c.limit || f[2] > c.limit || f[3] > c.limit;
+  for (int k = 0; k < 4; ++k) f[k] = c.b[k] + ((c.w.a[k][0] * fx + c.w.a[k][1] * fy) + c.w.a[k][2] * fz);
+  const float l = c.w.limit;
+  return f[0] > l || -f[0] > l || f[1] > l || f[2] > l || f[3] > l;
 }
 // Whether the bound skips every voxel of the brick (one of the functions beyond the limit on all of it).
 VT_HD inline bool band_brick_culled(const BandCull& c) {
@@ -176,13 +172,14 @@ VT_HD inline bool band_brick_culled(const BandCull& c) {
   for (int k = 0; k < 4; ++k) {
     lo[k] = hi[k] = c.b[k];
     for (int a = 0; a < 3; ++a) {
-      const float d = c.a[k][a] * 7.0f;
+      const float d = c.w.a[k][a] * 7.0f;
       lo[k] += d < 0.0f ? d : 0.0f;
       hi[k] += d > 0.0f ? d : 0.0f;
     }
   }
   // (the sums' rounding is far within the limit's margin)
-  return lo[0] > c.limit || hi[0] < -c.limit || lo[1] > c.limit || lo[2] > c.limit || lo[3] > c.limit;
+  const float l = c.w.limit;
+  return lo[0] > l || hi[0] < -l || lo[1] > l || lo[2] > l || lo[3] > l;
 }
 // Unsigned distance (world) of every voxel centre nearer than the band width to a triangle.
 SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band);

@@ -397,6 +397,11 @@ __device__ inline Int3 box_brick(const Int3& lo, uint64_t ny, uint64_t nz, uint6
   return {lo.x + int32_t(local / (ny * nz)), lo.y + int32_t((local / nz) % ny), lo.z + int32_t(local % nz)};
 }
 
+// The linear index of brick k in a grid of nb bricks (x-major).
+__device__ inline uint64_t brick_index(const Int3& nb, const Int3& k) {
+  return (uint64_t(k.x) * uint64_t(nb.y) + uint64_t(k.y)) * uint64_t(nb.z) + uint64_t(k.z);
+}
+
 // A warp per triangle goes over the bricks of its band box and keeps those that its bound does not
 // drop (band_brick_culled): counts them (kWrite false), or writes their (brick, triangle) pairs from
 // offsets[t] on, in the box's order. Memory and the sort follow the kept pairs, not the boxes (a CAD
@@ -422,8 +427,7 @@ __global__ void k_band_kept(BandView b, uint64_t* counts, const uint64_t* offset
       if (!kWrite && lane == 0) counts[t] = n;
       if (kWrite)
         for (uint64_t local = uint64_t(lane); local < n; local += 32) {
-          const Int3 k = box_brick(lo, ny, nz, local);
-          keys[at + local] = (uint64_t(k.x) * uint64_t(b.nb.y) + uint64_t(k.y)) * uint64_t(b.nb.z) + uint64_t(k.z);
+          keys[at + local] = brick_index(b.nb, box_brick(lo, ny, nz, local));
           tris[at + local] = uint32_t(t);
         }
       continue;
@@ -435,7 +439,7 @@ __global__ void k_band_kept(BandView b, uint64_t* counts, const uint64_t* offset
       if (local < n) {
         const Int3 k = box_brick(lo, ny, nz, local);
         keep = !band_brick_culled(band_cull(w, tri, Int3{k.x * 8, k.y * 8, k.z * 8}));
-        lin = (uint64_t(k.x) * uint64_t(b.nb.y) + uint64_t(k.y)) * uint64_t(b.nb.z) + uint64_t(k.z);
+        lin = brick_index(b.nb, k);
       }
       const unsigned kept = __ballot_sync(0xffffffffu, keep);
       if (kWrite && keep) {
@@ -483,14 +487,14 @@ __global__ void __launch_bounds__(kBandThreads)
       if (w.skips())
         band_cull(w, &s_tri[3 * threadIdx.x], first, s_cull[threadIdx.x]);
       else
-        s_cull[threadIdx.x].limit = INFINITY;
+        s_cull[threadIdx.x].w.limit = INFINITY;
     }
     __syncthreads();
     // Voxels beyond a triangle's band (band_culled: their distance is at least the width) skip its
     // distance: the same minimum. (Triangles whose bound skips nothing, small ones, are not tested:
     // the same branch for the whole block.)
     for (uint64_t t = 0; t < n; ++t) {
-      const bool bound = s_cull[t].limit < INFINITY;
+      const bool bound = s_cull[t].w.skips();
 #pragma unroll
       for (int q = 0; q < 4; ++q)
         if (in_grid[q] && !(bound && band_culled(s_cull[t], vi[q] & 7, vj[q] & 7, vk[q] & 7)))
@@ -560,16 +564,19 @@ void SolidState::keep_bricks(GpuContext& ctx, uint64_t n, const uint32_t* mask_w
 }
 
 template <class CountItems>
-uint64_t SolidState::expand(GpuContext& ctx, uint64_t n, uint64_t bytes_per_item, const char* what, CountItems&& count) {
-  d_counts.grow(n + 1);
-  d_offsets.grow(n + 1);
-  count(d_counts.data());
-  VT_CUDA_CHECK(cudaMemsetAsync(d_offsets.data(), 0, sizeof(uint64_t), ctx.stream));
+uint64_t SolidState::expand(GpuContext& ctx, uint64_t n, uint64_t bytes_per_item, const char* what, CountItems&& count,
+                            DeviceBuffer<uint64_t>* counts, DeviceBuffer<uint64_t>* offsets) {
+  if (!counts) counts = &d_counts;
+  if (!offsets) offsets = &d_offsets;
+  counts->grow(n + 1);
+  offsets->grow(n + 1);
+  count(counts->data());
+  VT_CUDA_CHECK(cudaMemsetAsync(offsets->data(), 0, sizeof(uint64_t), ctx.stream));
   if (n)
     ctx.cub.run([&](void* t, size_t& bytes) {
-      return cub::DeviceScan::InclusiveSum(t, bytes, d_counts.data(), d_offsets.data() + 1, int64_t(n), ctx.stream);
+      return cub::DeviceScan::InclusiveSum(t, bytes, counts->data(), offsets->data() + 1, int64_t(n), ctx.stream);
     });
-  const uint64_t total = read_scalar(d_offsets.data() + n, ctx.stream);
+  const uint64_t total = read_scalar(offsets->data() + n, ctx.stream);
   if (total > ctx.memory_budget() / bytes_per_item)
     fail(ErrorKind::kResource, "the job needs " + std::to_string(total) + " " + what +
                                    ", more than the GPU memory budget holds");
@@ -681,25 +688,19 @@ SolidState::AxisPrep SolidState::prepare_axis(GpuContext& ctx, const DeviceMesh&
   timer.begin("inside_columns");
   const uint64_t rows = expand(ctx, nt, 32, "triangle rows of the inside test",
                                [&](uint64_t* counts) { launch_1d(k_count_rows, nt, 256, s, m, counts); });
-  d_row_counts.grow(rows + 1);
-  d_row_offsets.grow(rows + 1);
   d_row_tri.grow(rows + 1);
   d_row_lo.grow(rows + 1);
   d_row_j.grow(rows + 1);
-  VT_CUDA_CHECK(cudaMemsetAsync(d_row_offsets.data(), 0, sizeof(uint64_t), s));
-  if (rows) {
-    const unsigned blocks = unsigned(std::min<uint64_t>(blocks_for(rows, 256), uint64_t(ctx.num_sms) * 32));
-    k_row_spans<<<blocks, 256, 0, s>>>(m, d_offsets.data(), rows, d_row_counts.data(), d_row_tri.data(),
-                                       d_row_lo.data(), d_row_j.data());
-    VT_CUDA_CHECK_LAUNCH();
-    ctx.cub.run([&](void* t, size_t& bytes) {
-      return cub::DeviceScan::InclusiveSum(t, bytes, d_row_counts.data(), d_row_offsets.data() + 1, int64_t(rows), s);
-    });
-  }
-  const uint64_t total = read_scalar(d_row_offsets.data() + rows, s);
-  if (total > ctx.memory_budget() / 40)
-    fail(ErrorKind::kResource, "the job needs " + std::to_string(total) +
-                                   " column crossings of the inside test, more than the GPU memory budget holds");
+  const unsigned row_blocks = unsigned(std::min<uint64_t>(blocks_for(rows, 256), uint64_t(ctx.num_sms) * 32));
+  const uint64_t total = expand(
+      ctx, rows, 40, "column crossings of the inside test",
+      [&](uint64_t* counts) {
+        if (!rows) return;
+        k_row_spans<<<row_blocks, 256, 0, s>>>(m, d_offsets.data(), rows, counts, d_row_tri.data(), d_row_lo.data(),
+                                               d_row_j.data());
+        VT_CUDA_CHECK_LAUNCH();
+      },
+      &d_row_counts, &d_row_offsets);
   timer.begin("inside_crossings");
   for (int b = 0; b < 2; ++b) {
     d_keys[b].grow(total + 1);

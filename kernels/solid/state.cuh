@@ -58,11 +58,13 @@ struct SolidState {
   void keep_bricks(GpuContext& ctx, uint64_t n, const uint32_t* mask_words, const unsigned long long* lin,
                    const float* values, const Int3& nb, const std::string& prefix, class StageTimer& timer,
                    SparseGrid& out);
-  // The expansion of n items into sub-items: count(d_counts) writes each item's count, then
-  // d_offsets = 0 followed by their inclusive sums; returns the total, refused (Error(kResource))
-  // when bytes_per_item per sub-item exceed the memory budget.
+  // The expansion of n items into sub-items: count(counts) writes each item's count, then
+  // offsets = 0 followed by their inclusive sums; returns the total, refused (Error(kResource))
+  // when bytes_per_item per sub-item exceed the memory budget. counts and offsets: d_counts and
+  // d_offsets unless given (a second expansion that reads the first's offsets).
   template <class CountItems>
-  uint64_t expand(GpuContext& ctx, uint64_t n, uint64_t bytes_per_item, const char* what, CountItems&& count);
+  uint64_t expand(GpuContext& ctx, uint64_t n, uint64_t bytes_per_item, const char* what, CountItems&& count,
+                  DeviceBuffer<uint64_t>* counts = nullptr, DeviceBuffer<uint64_t>* offsets = nullptr);
   // The mesh's boundary edges across column axis `axis` into d_edges (prepare_inside's, in its
   // order); returns their number.
   uint64_t boundary(GpuContext& ctx, const DeviceMesh& mesh, int axis);
