@@ -89,12 +89,17 @@ VT_HD inline float band_min(const Vec3f t[3], int32_t i, int32_t j, int32_t k, c
 // vertex 0; 64 are allowed). Triangles with that sine under 2^-16 (and degenerate ones) skip
 // nothing, nor do triangles under twice the width across (their band box is mostly band: the tests
 // would cost more than they save). The GPU's band uses it (kernels/solid/solid.cu); the CPU's was no
-// faster with it. tests/test_inside.cpp checks the bound voxel by voxel on slivers, needles, large and far
-// triangles.
+// faster with it. The same margin holds at any distance T: where the functions exceed
+// limit_at(T) = T + 2 kappa (T + emax), voxel_distance is at least T, so the GPU's band also skips a
+// triangle at a voxel where the bound exceeds the voxel's least distance so far (T, the running
+// minimum: a triangle no nearer leaves it unchanged). tests/test_inside.cpp checks the bound voxel by
+// voxel, at the width and below it, on slivers, needles, large and far triangles.
 struct BandBound {
   float a[4][3];  // change of f_k per voxel along x, y, z (world units); f_k is 0 at vertex k (f0: vertex 0)
-  float limit;    // skip where max(|f0|, f1, f2, f3) > limit (infinity: never)
+  float limit;    // skip where max(|f0|, f1, f2, f3) > limit (infinity: never): limit_at(width)
+  float k2, k2e;  // limit_at(T) = T + k2 T + k2e: 2 kappa and 2 kappa emax
   VT_HD bool skips() const { return limit < INFINITY; }
+  VT_HD float limit_at(float t) const { return t + (k2 * t + k2e); }
 };
 VT_HD inline BandBound band_bound(const Vec3f t[3], const BandSetup& bs) {
   BandBound c;
@@ -112,6 +117,7 @@ VT_HD inline BandBound band_bound(const Vec3f t[3], const BandSetup& bs) {
   }
   const double emax = len[0] > len[1] ? (len[0] > len[2] ? len[0] : len[2]) : (len[1] > len[2] ? len[1] : len[2]);
   c.limit = INFINITY;
+  c.k2 = c.k2e = 0.0f;
   for (int k = 0; k < 4; ++k)
     for (int a = 0; a < 3; ++a) c.a[k][a] = 0.0f;
   // A triangle under twice the width across keeps most of its band box within its band: not worth the
@@ -134,6 +140,9 @@ VT_HD inline BandBound band_bound(const Vec3f t[3], const BandSetup& bs) {
   }
   const double kappa = 2.44140625e-4 + 3.814697265625e-6 / sine;  // 2^-12 + 2^-18 / sine
   c.limit = static_cast<float>(static_cast<double>(bs.width) + 2.0 * kappa * (static_cast<double>(bs.width) + emax));
+  // (limit_at's float rounding, a few 2^-24 of T, is far within the margin: 2^-11 of T at least)
+  c.k2 = static_cast<float>(2.0 * kappa);
+  c.k2e = static_cast<float>(2.0 * kappa * emax);
   return c;
 }
 // The bound at one brick: f_k = b_k + w.a_k . (x, y, z) at its voxel (x, y, z) (0..7).
@@ -158,14 +167,15 @@ VT_HD inline BandCull band_cull(const BandBound& w, const Vec3f t[3], const Int3
   band_cull(w, t, base, c);
   return c;
 }
-// Whether the bound skips voxel base + (x, y, z) (x, y, z in 0..7).
-VT_HD inline bool band_culled(const BandCull& c, int x, int y, int z) {
+// Whether the bound skips voxel base + (x, y, z) (x, y, z in 0..7) at limit l (c.w.limit: beyond
+// the width; c.w.limit_at(T): at least T away).
+VT_HD inline bool band_culled(const BandCull& c, int x, int y, int z, float l) {
   const float fx = static_cast<float>(x), fy = static_cast<float>(y), fz = static_cast<float>(z);
   float f[4];
   for (int k = 0; k < 4; ++k) f[k] = c.b[k] + ((c.w.a[k][0] * fx + c.w.a[k][1] * fy) + c.w.a[k][2] * fz);
-  const float l = c.w.limit;
   return f[0] > l || -f[0] > l || f[1] > l || f[2] > l || f[3] > l;
 }
+VT_HD inline bool band_culled(const BandCull& c, int x, int y, int z) { return band_culled(c, x, y, z, c.w.limit); }
 // Whether the bound skips every voxel of the brick (one of the functions beyond the limit on all of it).
 VT_HD inline bool band_brick_culled(const BandCull& c) {
   float lo[4], hi[4];
@@ -180,6 +190,89 @@ VT_HD inline bool band_brick_culled(const BandCull& c) {
   // (the sums' rounding is far within the limit's margin)
   const float l = c.w.limit;
   return lo[0] > l || hi[0] < -l || lo[1] > l || lo[2] > l || lo[3] > l;
+}
+// Rows of bricks of a triangle's band box along the box's longest axis, for listing only the bricks
+// that band_brick_culled may keep. Over the box, each of band_brick_culled's five tests is an affine
+// function of the brick (its value at brick (i, j, m), m along the axis and i, j along the others, is
+// its value at the box's first brick plus i, j and m steps of eight voxels): solved for m once per
+// triangle in double, each row's range is then an affine function of (i, j), with a margin over the
+// tests' float rounding (2^-18 of the magnitudes over the box, where they round at 2^-22) and one
+// brick more at each end, so that testing the bricks within the rows' ranges finds the same bricks as
+// testing the whole box. For a bounded triangle (w.skips()).
+struct BandRows {
+  int axis, a1, a2;           // the rows' axis and the two others (i along a1, j along a2)
+  int32_t n;                  // bricks along the axis
+  double c[5], g1[5], g2[5];  // per test: m's bound c - i g1 - j g2 (or, kind 0, the row's slack)
+  int kind[5];                // 1: m at most the bound, -1: at least, 0: the row is empty where its slack < 0
+};
+// lo: the box's first brick, ext: its bricks along x, y, z; axis -1: the longest.
+VT_HD inline BandRows band_rows(const BandBound& w, const Vec3f t[3], const Int3& lo, const Int3& ext, int axis = -1) {
+  BandRows r;
+  const int32_t e[3] = {ext.x, ext.y, ext.z};
+  r.axis = axis >= 0 ? axis : (e[0] > e[1] ? (e[0] > e[2] ? 0 : 2) : (e[1] > e[2] ? 1 : 2));
+  r.a1 = r.axis == 0 ? 1 : 0;
+  r.a2 = r.axis == 2 ? 1 : 2;
+  const auto along = [&](int a) { return a == 0 ? ext.x : (a == 1 ? ext.y : ext.z); };  // (no local array)
+  r.n = along(r.axis);
+  const double l = static_cast<double>(w.limit);
+  const double p[3] = {8.0 * static_cast<double>(lo.x) + 0.5, 8.0 * static_cast<double>(lo.y) + 0.5,
+                       8.0 * static_cast<double>(lo.z) + 0.5};
+  for (int k = 0; k < 4; ++k) {
+    const Vec3f& v = t[k == 0 ? 0 : k - 1];
+    const double d[3] = {p[0] - static_cast<double>(v.x), p[1] - static_cast<double>(v.y),
+                         p[2] - static_cast<double>(v.z)};
+    double b = 0.0, neg = 0.0, pos = 0.0, mag = 0.0, step[3];
+    for (int a = 0; a < 3; ++a) {
+      const double g = static_cast<double>(w.a[k][a]);
+      b += g * d[a];
+      const double q = 7.0 * g;
+      neg += q < 0.0 ? q : 0.0;
+      pos += q > 0.0 ? q : 0.0;
+      step[a] = 8.0 * g;
+      mag += fabs(q) + fabs(step[a]) * static_cast<double>(along(a));
+    }
+    const double lim = l + 3.814697265625e-6 * (fabs(b) + mag + l);  // the limit and the margin (2^-18)
+    // kept only where the lowest value on the brick is at most the limit; for the plane, also where
+    // its highest is at least -limit: c0 + i s1 + j s2 + m s <= lim
+    for (int h = 0; h < (k == 0 ? 2 : 1); ++h) {
+      const double sign = h == 0 ? 1.0 : -1.0;
+      const auto pick = [&](int a) { return a == 0 ? step[0] : (a == 1 ? step[1] : step[2]); };
+      const double c0 = sign * (h == 0 ? b + neg : b + pos), s = sign * pick(r.axis);
+      const double s1 = sign * pick(r.a1), s2 = sign * pick(r.a2);
+      const int q = k == 0 ? h : k + 1;
+      if (s == 0.0) {
+        r.kind[q] = 0;
+        r.c[q] = lim - c0;
+        r.g1[q] = s1;
+        r.g2[q] = s2;
+      } else {  // (|s| >= 8 times the least float: the quotients are finite)
+        r.kind[q] = s > 0.0 ? 1 : -1;
+        r.c[q] = (lim - c0) / s;
+        r.g1[q] = s1 / s;
+        r.g2[q] = s2 / s;
+      }
+    }
+  }
+  return r;
+}
+// The range [*m0, *m1] of row (i, j) that may hold kept bricks (*m0 > *m1: none).
+VT_HD inline void band_row_range(const BandRows& r, int32_t i, int32_t j, int32_t* m0, int32_t* m1) {
+  double lo = 0.0, hi = static_cast<double>(r.n) - 1.0;
+  const double fi = static_cast<double>(i), fj = static_cast<double>(j);
+  for (int q = 0; q < 5; ++q) {
+    const double x = r.c[q] - fi * r.g1[q] - fj * r.g2[q];
+    if (r.kind[q] > 0) {
+      const double f = floor(x) + 1.0;
+      hi = f < hi ? f : hi;
+    } else if (r.kind[q] < 0) {
+      const double f = ceil(x) - 1.0;
+      lo = f > lo ? f : lo;
+    } else if (x < 0.0) {
+      hi = -1.0;
+    }
+  }
+  *m0 = static_cast<int32_t>(lo > static_cast<double>(r.n) ? static_cast<double>(r.n) : lo);
+  *m1 = static_cast<int32_t>(hi < -1.0 ? -1.0 : hi);
 }
 // Unsigned distance (world) of every voxel centre nearer than the band width to a triangle.
 SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band);

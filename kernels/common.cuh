@@ -230,6 +230,16 @@ __device__ inline void atomic_blend32(uint32_t* p, uint32_t v) {
   else if constexpr (W == Word::kAdd32) atomicAdd(p, v);
   else atomicMax(p, v);
 }
+
+// The first lane whose inclusive prefix sum `incl` (a warp-wide non-decreasing sequence) exceeds k.
+__device__ inline uint32_t find_owner(uint32_t incl, uint32_t k) {
+  uint32_t owner = 0;
+  for (uint32_t step = 16; step >= 1; step >>= 1) {
+    const uint32_t probe = __shfl_sync(kFull, incl, owner + step - 1);
+    if (probe <= k) owner += step;
+  }
+  return owner;
+}
 #endif
 
 // Records named stages with CUDA events; resolve() sums them after a synchronisation.

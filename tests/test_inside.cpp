@@ -859,8 +859,9 @@ TEST(Inside, RowSpansAreTheCrossedColumns) {
   EXPECT_GT(crossed, 1000000u);
 }
 
-// The band's bound (band_cull) skips only voxels whose float distance is at least the width, and
-// whole bricks only where it skips all their voxels: triangles of every shape (ordinary, long and
+// The band's bound (band_cull) skips only voxels whose float distance is at least the width (and,
+// at limit_at(T), at least T, for T from 1e-4 of the width to the width), and whole bricks only
+// where it skips all their voxels: triangles of every shape (ordinary, long and
 // thin, slivers at the limit of the bound's use, needles, degenerate, tiny, far from the origin,
 // huge), anisotropic voxels, every voxel of the bricks around them; and it does skip most of a
 // long thin triangle's band box (the test can fail both ways).
@@ -868,7 +869,7 @@ TEST(Inside, BandBoundSkipsOnlyVoxelsBeyondTheWidth) {
   std::mt19937 rng(23);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   const Vec3f sizes[] = {{1.0f, 1.0f, 1.0f}, {0.37f, 0.37f, 0.37f}, {0.5f, 2.0f, 0.25f}, {3e-4f, 3e-4f, 3e-4f}};
-  size_t checked = 0, skipped = 0, bricks_skipped = 0;
+  size_t checked = 0, skipped = 0, bricks_skipped = 0, skipped_below = 0;
   for (int t = 0; t < 3000; ++t) {
     const int kind = t % 8;
     const float scale = kind == 4 ? 1e-3f : (kind == 7 ? 400.0f : 12.0f);
@@ -901,6 +902,9 @@ TEST(Inside, BandBoundSkipsOnlyVoxelsBeyondTheWidth) {
       const int32_t base[3] = {int32_t(std::floor(at.x)) - 4, int32_t(std::floor(at.y)) - 4,
                                int32_t(std::floor(at.z)) - 4};
       const BandCull c = band_cull(band_bound(tri, bs), tri, Int3{base[0], base[1], base[2]});
+      // and at a distance below the width (a voxel's least distance so far), 1e-4 to 1 of it
+      const float below = bs.width * std::pow(10.0f, -2.0f * (u(rng) + 1.0f));
+      const float lim_below = c.w.limit_at(below);
       bool all = true;
       for (int x = 0; x < 8; ++x)
         for (int y = 0; y < 8; ++y)
@@ -911,6 +915,10 @@ TEST(Inside, BandBoundSkipsOnlyVoxelsBeyondTheWidth) {
             all = all && d >= bs.width;
             skipped += cut;
             ++checked;
+            const bool cut_below = band_culled(c, x, y, z, lim_below);
+            ASSERT_TRUE(!cut_below || d >= below)
+                << "triangle " << t << " voxel " << x << y << z << " d " << d << " at " << below;
+            skipped_below += cut_below && !cut;
           }
       if (band_brick_culled(c)) {
         ASSERT_TRUE(all) << "triangle " << t;
@@ -921,6 +929,7 @@ TEST(Inside, BandBoundSkipsOnlyVoxelsBeyondTheWidth) {
   EXPECT_GT(checked, 9000000u);
   EXPECT_GT(skipped, checked / 4);
   EXPECT_GT(bricks_skipped, 400u);
+  EXPECT_GT(skipped_below, checked / 20);
   // A long thin triangle across a 64^3 box: most of the voxels of its band box are skipped.
   const Vec3f thin[3] = {{1.0f, 2.0f, 3.0f}, {60.0f, 61.0f, 58.0f}, {1.5f, 2.0f, 3.2f}};
   BandSetup bs;
@@ -939,6 +948,90 @@ TEST(Inside, BandBoundSkipsOnlyVoxelsBeyondTheWidth) {
         }
       }
   EXPECT_GT(cut, in_box * 95 / 100);
+}
+
+// The range of a row of bricks that band_rows and band_row_range give holds every brick of the row that
+// band_brick_culled keeps, along each axis, for triangles of the kinds above (long and thin, needles,
+// tiny, huge, far from the origin, anisotropic voxels), and is tight: at most two bricks beyond the kept
+// ones at each end of a row, and most rows of a long thin triangle's box empty.
+TEST(Inside, BandBrickRowRangeHoldsTheKeptBricks) {
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const Vec3f sizes[] = {{1.0f, 1.0f, 1.0f}, {0.37f, 0.37f, 0.37f}, {0.5f, 2.0f, 0.25f}, {3e-4f, 3e-4f, 3e-4f}};
+  size_t rows = 0, empty = 0, kept = 0, in_ranges = 0, box = 0;
+  for (int t = 0; t < 1200; ++t) {
+    const int kind = t % 6;
+    const float scale = kind == 4 ? 1.0f : (kind == 5 ? 300.0f : 120.0f);
+    const float far = t % 7 == 0 ? 30000.0f : 0.0f;
+    const Vec3f centre{far + 40.0f * u(rng), 40.0f * u(rng), far + 40.0f * u(rng)};
+    Vec3f tri[3];
+    for (Vec3f& v : tri) v = {centre.x + scale * u(rng), centre.y + scale * u(rng), centre.z + scale * u(rng)};
+    const float w = std::pow(10.0f, -5.0f * (u(rng) + 1.0f) / 2.0f);  // 1e-5 .. 1
+    if (kind == 1 || kind == 2) {                                     // long and thin
+      const float m = kind == 1 ? 0.5f : 0.999f;
+      tri[2] = {tri[0].x + m * (tri[1].x - tri[0].x) + w * u(rng), tri[0].y + m * (tri[1].y - tri[0].y) + w * u(rng),
+                tri[0].z + m * (tri[1].z - tri[0].z) + w * u(rng)};
+    }
+    if (kind == 3) {  // in an axis plane, a long side along an axis (CAD caps and sides)
+      tri[1] = {tri[0].x + scale, tri[0].y, tri[0].z};
+      tri[2] = {tri[0].x + 0.3f * scale, tri[0].y + w * scale, tri[0].z};
+    }
+    BandSetup bs;
+    const Vec3f vs = sizes[t % 4];
+    bs.vs = vs;
+    bs.width = float(1 + t % 3) * std::min({vs.x, vs.y, vs.z});
+    bs.reach = {bs.width / vs.x, bs.width / vs.y, bs.width / vs.z};
+    const BandBound bound = band_bound(tri, bs);
+    if (!bound.skips()) continue;
+    // The band box's bricks, at most 48 along each axis (a piece of a huge triangle's box).
+    const BandBox x = band_box(tri, bs);
+    int32_t lo[3], n[3];
+    for (int a = 0; a < 3; ++a) {
+      const int32_t v0 = int32_t(std::ceil(x.lo[a] - 0.5f)), v1 = int32_t(std::floor(x.hi[a] - 0.5f));
+      lo[a] = v0 >> 3;
+      n[a] = std::min((v1 >> 3) - lo[a] + 1, 48);
+    }
+    box += size_t(n[0]) * size_t(n[1]) * size_t(n[2]);
+    for (int axis = 0; axis < 3; ++axis) {
+      const BandRows r = band_rows(bound, tri, Int3{lo[0], lo[1], lo[2]}, Int3{n[0], n[1], n[2]}, axis);
+      const int a1 = r.a1, a2 = r.a2;
+      ASSERT_EQ(r.axis, axis);
+      ASSERT_EQ(r.n, n[axis]);
+      for (int32_t i = 0; i < n[a1]; ++i)
+        for (int32_t j = 0; j < n[a2]; ++j) {
+          int32_t k[3] = {lo[0], lo[1], lo[2]};
+          k[a1] += i;
+          k[a2] += j;
+          int32_t m0 = 0, m1 = -1;
+          band_row_range(r, i, j, &m0, &m1);
+          ASSERT_GE(m0, 0);
+          ASSERT_LE(m1, n[axis] - 1);
+          int32_t first = n[axis], last = -1;
+          for (int32_t m = 0; m < n[axis]; ++m) {
+            int32_t q[3] = {k[0], k[1], k[2]};
+            q[axis] += m;
+            if (band_brick_culled(band_cull(bound, tri, Int3{q[0] * 8, q[1] * 8, q[2] * 8}))) continue;
+            ASSERT_TRUE(m >= m0 && m <= m1)
+                << "triangle " << t << " axis " << axis << " brick " << m << " range " << m0 << ".." << m1;
+            first = std::min(first, m);
+            last = std::max(last, m);
+            ++kept;
+          }
+          ++rows;
+          if (last < 0) {
+            empty += m1 < m0;
+          } else {
+            EXPECT_LE(first - m0, 2) << "triangle " << t;
+            EXPECT_LE(m1 - last, 2) << "triangle " << t;
+          }
+          in_ranges += size_t(std::max(0, m1 - m0 + 1));
+        }
+    }
+  }
+  EXPECT_GT(kept, 100000u);
+  EXPECT_GT(empty, rows / 2);
+  EXPECT_LT(in_ranges, kept * 3);
+  EXPECT_LT(in_ranges * 10, box * 3);  // under a tenth of the rows' bricks (box: each axis's rows)
 }
 
 // The winding number's boundary term evaluated eight edges at a time (core/vectorized.h) gives

@@ -402,13 +402,25 @@ __device__ inline uint64_t brick_index(const Int3& nb, const Int3& k) {
   return (uint64_t(k.x) * uint64_t(nb.y) + uint64_t(k.y)) * uint64_t(nb.z) + uint64_t(k.z);
 }
 
+// Boxes at least this many bricks long go row by row (k_band_kept).
+#ifndef VT_BAND_ROWS_FROM  // (A/B builds: scripts/kernel-variant.sh)
+#define VT_BAND_ROWS_FROM 8
+#endif
+#ifndef VT_BAND_KEPT_MIN_BLOCKS
+#define VT_BAND_KEPT_MIN_BLOCKS 3
+#endif
+constexpr int32_t kBandRowsFrom = VT_BAND_ROWS_FROM;
+constexpr int kKeptThreads = 256;
+
 // A warp per triangle goes over the bricks of its band box and keeps those that its bound does not
 // drop (band_brick_culled): counts them (kWrite false), or writes their (brick, triangle) pairs from
-// offsets[t] on, in the box's order. Memory and the sort follow the kept pairs, not the boxes (a CAD
-// sliver 800 voxels long has a box of a million bricks and keeps a few hundred).
+// offsets[t] on (in any order: the stable sort by brick that follows keeps each brick's triangles in
+// triangle order). Memory and the sort follow the kept pairs, not the boxes (a CAD sliver 800 voxels
+// long has a box of a million bricks and keeps a few hundred).
 template <bool kWrite>
-__global__ void k_band_kept(BandView b, uint64_t* counts, const uint64_t* offsets, unsigned long long* keys,
-                            uint32_t* tris) {
+__global__ void __launch_bounds__(kKeptThreads, VT_BAND_KEPT_MIN_BLOCKS)
+    k_band_kept(BandView b, uint64_t* counts, const uint64_t* offsets, unsigned long long* keys, uint32_t* tris) {
+  __shared__ BandRows s_rows[kKeptThreads / 32];
   const int lane = int(threadIdx.x & 31);
   const uint64_t warps = uint64_t(gridDim.x) * (blockDim.x / 32);
   for (uint64_t t = (uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; t < b.num_tris; t += warps) {
@@ -432,22 +444,59 @@ __global__ void k_band_kept(BandView b, uint64_t* counts, const uint64_t* offset
         }
       continue;
     }
-    for (uint64_t first = 0; first < n; first += 32) {
-      const uint64_t local = first + uint64_t(lane);
-      bool keep = false;
-      uint64_t lin = 0;
-      if (local < n) {
-        const Int3 k = box_brick(lo, ny, nz, local);
-        keep = !band_brick_culled(band_cull(w, tri, Int3{k.x * 8, k.y * 8, k.z * 8}));
-        lin = brick_index(b.nb, k);
-      }
-      const unsigned kept = __ballot_sync(0xffffffffu, keep);
+    const Int3 ext{hi.x - lo.x + 1, hi.y - lo.y + 1, hi.z - lo.z + 1};
+    const auto keep_brick = [&](const Int3& k, bool valid) {
+      const bool keep = valid && !band_brick_culled(band_cull(w, tri, Int3{k.x * 8, k.y * 8, k.z * 8}));
+      const unsigned kept = __ballot_sync(kFull, keep);
       if (kWrite && keep) {
         const uint64_t slot = at + uint64_t(__popc(kept & ((1u << lane) - 1u)));
-        keys[slot] = lin;
+        keys[slot] = brick_index(b.nb, k);
         tris[slot] = uint32_t(t);
       }
       at += uint64_t(__popc(kept));
+    };
+    if (max(ext.x, max(ext.y, ext.z)) < kBandRowsFrom) {  // a small box: every brick tested
+      for (uint64_t first = 0; first < n; first += 32) {
+        const uint64_t local = first + uint64_t(lane);
+        keep_brick(box_brick(lo, ny, nz, local < n ? local : 0), local < n);
+      }
+      if (!kWrite && lane == 0) counts[t] = at;
+      continue;
+    }
+    // A long box: rows of bricks along its longest axis, a lane per row finding the range its bound
+    // allows (band_rows), then the rows' ranges' bricks tested 32 at a time (the same bricks kept as
+    // testing the whole box; a CAD sliver 800 voxels long has a box of a million bricks, about ten
+    // thousand rows and a few hundred bricks in their ranges).
+    BandRows& r = s_rows[threadIdx.x / 32];  // (kept in shared memory: 15 doubles)
+    {
+      const BandRows mine = band_rows(w, tri, lo, ext);
+      __syncwarp();
+      if (lane == 0) r = mine;
+      __syncwarp();
+    }
+    const auto along = [](int axis, const Int3& v) { return axis == 0 ? v.x : (axis == 1 ? v.y : v.z); };
+    const uint64_t n2 = uint64_t(along(r.a2, ext)), rows = uint64_t(along(r.a1, ext)) * n2;
+    for (uint64_t first = 0; first < rows; first += 32) {
+      const uint64_t row = first + uint64_t(lane);
+      int32_t m0 = 0, m1 = -1;
+      if (row < rows) band_row_range(r, int32_t(row / n2), int32_t(row % n2), &m0, &m1);
+      const uint32_t len = uint32_t(m1 >= m0 ? m1 - m0 + 1 : 0);
+      uint32_t incl = len;  // the rows' bricks, inclusive prefix sum over the lanes
+      for (int d = 1; d < 32; d <<= 1) {
+        const uint32_t o = __shfl_up_sync(kFull, incl, d);
+        if (lane >= d) incl += o;
+      }
+      const uint32_t total = __shfl_sync(kFull, incl, 31);
+      for (uint32_t c = 0; c < total; c += 32) {
+        const uint32_t k = c + uint32_t(lane);
+        const uint32_t owner = find_owner(incl, k < total ? k : total - 1);
+        const uint32_t o_incl = __shfl_sync(kFull, incl, owner), o_len = __shfl_sync(kFull, len, owner);
+        const int32_t o_m0 = __shfl_sync(kFull, m0, owner);
+        const uint64_t o_row = first + owner;
+        const int32_t q1 = int32_t(o_row / n2), q2 = int32_t(o_row % n2), qa = o_m0 + int32_t(k - (o_incl - o_len));
+        const auto at_axis = [&](int axis) { return axis == r.axis ? qa : (axis == r.a1 ? q1 : q2); };
+        keep_brick(Int3{lo.x + at_axis(0), lo.y + at_axis(1), lo.z + at_axis(2)}, k < total);
+      }
     }
     if (!kWrite && lane == 0) counts[t] = at;
   }
@@ -490,14 +539,16 @@ __global__ void __launch_bounds__(kBandThreads)
         s_cull[threadIdx.x].w.limit = INFINITY;
     }
     __syncthreads();
-    // Voxels beyond a triangle's band (band_culled: their distance is at least the width) skip its
-    // distance: the same minimum. (Triangles whose bound skips nothing, small ones, are not tested:
-    // the same branch for the whole block.)
+    // Voxels where a triangle's bound is beyond their least distance so far (band_culled at
+    // limit_at(best): its distance is at least that) skip its distance: the same minimum.
+    // (Triangles whose bound skips nothing, small ones, are not tested: the same branch for the
+    // whole block.)
     for (uint64_t t = 0; t < n; ++t) {
       const bool bound = s_cull[t].w.skips();
 #pragma unroll
       for (int q = 0; q < 4; ++q)
-        if (in_grid[q] && !(bound && band_culled(s_cull[t], vi[q] & 7, vj[q] & 7, vk[q] & 7)))
+        if (in_grid[q] &&
+            !(bound && band_culled(s_cull[t], vi[q] & 7, vj[q] & 7, vk[q] & 7, s_cull[t].w.limit_at(best[q]))))
           best[q] = band_min(&s_tri[3 * t], vi[q], vj[q], vk[q], b.setup, best[q]);
     }
   }
@@ -912,7 +963,7 @@ SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& s
   const uint64_t total = expand(ctx, nt, 48, "(brick, triangle) pairs of the narrow band", [&](uint64_t* counts) {
     launch_1d(k_band_bounds, nt, 256, s, b);
     if (nt) {
-      k_band_kept<false><<<warp_blocks, 256, 0, s>>>(b, counts, nullptr, nullptr, nullptr);
+      k_band_kept<false><<<warp_blocks, kKeptThreads, 0, s>>>(b, counts, nullptr, nullptr, nullptr);
       VT_CUDA_CHECK_LAUNCH();
     }
   });
@@ -921,7 +972,8 @@ SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& s
     d_tris[i].grow(total + 1);
   }
   if (total) {
-    k_band_kept<true><<<warp_blocks, 256, 0, s>>>(b, nullptr, d_offsets.data(), d_keys[0].data(), d_tris[0].data());
+    k_band_kept<true>
+        <<<warp_blocks, kKeptThreads, 0, s>>>(b, nullptr, d_offsets.data(), d_keys[0].data(), d_tris[0].data());
     VT_CUDA_CHECK_LAUNCH();
   }
   timer.begin("band_sort");

@@ -138,16 +138,6 @@ struct TriRecord {
   }
 };
 
-// The first lane whose inclusive prefix sum `incl` (a warp-wide non-decreasing sequence) exceeds k.
-__device__ inline uint32_t find_owner(uint32_t incl, uint32_t k) {
-  uint32_t owner = 0;
-  for (uint32_t step = 16; step >= 1; step >>= 1) {
-    const uint32_t probe = __shfl_sync(kFull, incl, owner + step - 1);
-    if (probe <= k) owner += step;
-  }
-  return owner;
-}
-
 // The rows of a triangle in a tile (f: its setup in its dominant frame, r: its box there): only
 // those that can hold pixels (core/overlap.h conservative_row_range), along the axis with fewer of
 // them. Returns the first row << 1 | 1 for rows along u (spans along v); *rows: their number.
