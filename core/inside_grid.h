@@ -116,34 +116,51 @@ VT_HD inline BandBound band_bound(const Vec3f t[3], const BandSetup& bs) {
     len[k] = sqrt(e[k][0] * e[k][0] + e[k][1] * e[k][1] + e[k][2] * e[k][2]);
   }
   const double emax = len[0] > len[1] ? (len[0] > len[2] ? len[0] : len[2]) : (len[1] > len[2] ? len[1] : len[2]);
-  c.limit = INFINITY;
-  c.k2 = c.k2e = 0.0f;
+  c.limit = c.k2 = c.k2e = INFINITY;
   for (int k = 0; k < 4; ++k)
     for (int a = 0; a < 3; ++a) c.a[k][a] = 0.0f;
-  // A triangle under twice the width across keeps most of its band box within its band: not worth the
-  // bound's tests (the 100k dragon's band at 128^3 took 136 ms on 2 cores without them, 185 with them).
-  if (!(emax >= 2.0 * static_cast<double>(bs.width))) return c;
   // n = e0 x (p2 - p0) = e0 x -e2
   const double n[3] = {e[2][1] * e[0][2] - e[2][2] * e[0][1], e[2][2] * e[0][0] - e[2][0] * e[0][2],
                        e[2][0] * e[0][1] - e[2][1] * e[0][0]};
   const double nn = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
   const double sine = nn / (len[0] * len[2]);
   if (!(sine >= 1.52587890625e-5) || !(nn <= 1e300)) return c;  // 2^-16 (NaN: degenerate)
+  const double kappa = 2.44140625e-4 + 3.814697265625e-6 / sine;  // 2^-12 + 2^-18 / sine
+  // (limit_at's float rounding, a few 2^-24 of T, is far within the margin: 2^-11 of T at least)
+  c.k2 = static_cast<float>(2.0 * kappa);
+  c.k2e = static_cast<float>(2.0 * kappa * emax);
+  // A triangle under twice the width across keeps most of its band box within its band: not worth the
+  // bound's tests (the 100k dragon's band at 128^3 took 136 ms on 2 cores without them, 185 with them).
+  if (!(emax >= 2.0 * static_cast<double>(bs.width))) return c;
   const double u[3] = {n[0] / nn, n[1] / nn, n[2] / nn};
-  for (int a = 0; a < 3; ++a) c.a[0][a] = static_cast<float>(u[a] * vs[a]);
+  BandBound f = c;
+  for (int a = 0; a < 3; ++a) f.a[0][a] = static_cast<float>(u[a] * vs[a]);
   for (int k = 0; k < 3; ++k) {  // m = e_k x u, outward in the plane (the vertices run counter-clockwise about n)
     const double m[3] = {e[k][1] * u[2] - e[k][2] * u[1], e[k][2] * u[0] - e[k][0] * u[2],
                          e[k][0] * u[1] - e[k][1] * u[0]};
     const double mm = sqrt(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]);
     if (!(mm > 0.0)) return c;
-    for (int a = 0; a < 3; ++a) c.a[1 + k][a] = static_cast<float>(m[a] / mm * vs[a]);
+    for (int a = 0; a < 3; ++a) f.a[1 + k][a] = static_cast<float>(m[a] / mm * vs[a]);
   }
-  const double kappa = 2.44140625e-4 + 3.814697265625e-6 / sine;  // 2^-12 + 2^-18 / sine
-  c.limit = static_cast<float>(static_cast<double>(bs.width) + 2.0 * kappa * (static_cast<double>(bs.width) + emax));
-  // (limit_at's float rounding, a few 2^-24 of T, is far within the margin: 2^-11 of T at least)
-  c.k2 = static_cast<float>(2.0 * kappa);
-  c.k2e = static_cast<float>(2.0 * kappa * emax);
-  return c;
+  f.limit = static_cast<float>(static_cast<double>(bs.width) + 2.0 * kappa * (static_cast<double>(bs.width) + emax));
+  return f;
+}
+// The same margin over the distance to the triangle's box (grid-space lo, hi; the world distance
+// from voxel (i, j, k)'s centre): a voxel whose box distance exceeds w.limit_at(T) is at least T
+// from the triangle. For triangles of any size where w.k2 is finite (their angle's sine at vertex 0
+// at least 2^-16); the GPU's band uses it for those the plane and edges do not bound.
+VT_HD inline bool band_box_culled(const BandBound& w, const float lo[3], const float hi[3], int32_t i, int32_t j,
+                                  int32_t k, const Vec3f& vs, float t) {
+  const float c[3] = {static_cast<float>(i) + 0.5f, static_cast<float>(j) + 0.5f, static_cast<float>(k) + 0.5f};
+  const float s[3] = {vs.x, vs.y, vs.z};
+  float d2 = 0.0f;
+  for (int a = 0; a < 3; ++a) {
+    const float below = lo[a] - c[a], above = c[a] - hi[a];
+    const float d = (below > above ? (below > 0.0f ? below : 0.0f) : (above > 0.0f ? above : 0.0f)) * s[a];
+    d2 += d * d;
+  }
+  const float l = w.limit_at(t);
+  return d2 > l * l;
 }
 // The bound at one brick: f_k = b_k + w.a_k . (x, y, z) at its voxel (x, y, z) (0..7).
 struct BandCull {

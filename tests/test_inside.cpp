@@ -860,8 +860,8 @@ TEST(Inside, RowSpansAreTheCrossedColumns) {
 }
 
 // The band's bound (band_cull) skips only voxels whose float distance is at least the width (and,
-// at limit_at(T), at least T, for T from 1e-4 of the width to the width), and whole bricks only
-// where it skips all their voxels: triangles of every shape (ordinary, long and
+// at limit_at(T), at least T, for T from 1e-4 of the width to the width; so does the box's bound,
+// band_box_culled), and whole bricks only where it skips all their voxels: triangles of every shape (ordinary, long and
 // thin, slivers at the limit of the bound's use, needles, degenerate, tiny, far from the origin,
 // huge), anisotropic voxels, every voxel of the bricks around them; and it does skip most of a
 // long thin triangle's band box (the test can fail both ways).
@@ -869,10 +869,10 @@ TEST(Inside, BandBoundSkipsOnlyVoxelsBeyondTheWidth) {
   std::mt19937 rng(23);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   const Vec3f sizes[] = {{1.0f, 1.0f, 1.0f}, {0.37f, 0.37f, 0.37f}, {0.5f, 2.0f, 0.25f}, {3e-4f, 3e-4f, 3e-4f}};
-  size_t checked = 0, skipped = 0, bricks_skipped = 0, skipped_below = 0;
+  size_t checked = 0, skipped = 0, bricks_skipped = 0, skipped_below = 0, skipped_box = 0;
   for (int t = 0; t < 3000; ++t) {
     const int kind = t % 8;
-    const float scale = kind == 4 ? 1e-3f : (kind == 7 ? 400.0f : 12.0f);
+    const float scale = kind == 4 ? 1e-3f : (kind == 7 ? 400.0f : (kind == 0 && t % 16 == 8 ? 1.5f : 12.0f));
     const Vec3f centre{12.0f + 3.0f * u(rng), 12.0f + 3.0f * u(rng), 12.0f + 3.0f * u(rng)};
     const float far = t % 7 == 0 ? 30000.0f : 0.0f;
     Vec3f tri[3];
@@ -902,6 +902,10 @@ TEST(Inside, BandBoundSkipsOnlyVoxelsBeyondTheWidth) {
       const int32_t base[3] = {int32_t(std::floor(at.x)) - 4, int32_t(std::floor(at.y)) - 4,
                                int32_t(std::floor(at.z)) - 4};
       const BandCull c = band_cull(band_bound(tri, bs), tri, Int3{base[0], base[1], base[2]});
+      const float lo[3] = {std::min({tri[0].x, tri[1].x, tri[2].x}), std::min({tri[0].y, tri[1].y, tri[2].y}),
+                           std::min({tri[0].z, tri[1].z, tri[2].z})};
+      const float hi[3] = {std::max({tri[0].x, tri[1].x, tri[2].x}), std::max({tri[0].y, tri[1].y, tri[2].y}),
+                           std::max({tri[0].z, tri[1].z, tri[2].z})};
       // and at a distance below the width (a voxel's least distance so far), 1e-4 to 1 of it
       const float below = bs.width * std::pow(10.0f, -2.0f * (u(rng) + 1.0f));
       const float lim_below = c.w.limit_at(below);
@@ -919,6 +923,12 @@ TEST(Inside, BandBoundSkipsOnlyVoxelsBeyondTheWidth) {
             ASSERT_TRUE(!cut_below || d >= below)
                 << "triangle " << t << " voxel " << x << y << z << " d " << d << " at " << below;
             skipped_below += cut_below && !cut;
+            for (const float at : {bs.width, below}) {  // the box's bound, for triangles of every size
+              const bool cut_box = band_box_culled(c.w, lo, hi, base[0] + x, base[1] + y, base[2] + z, vs, at);
+              ASSERT_TRUE(!cut_box || d >= at)
+                  << "triangle " << t << " voxel " << x << y << z << " d " << d << " at " << at;
+              skipped_box += cut_box;
+            }
           }
       if (band_brick_culled(c)) {
         ASSERT_TRUE(all) << "triangle " << t;
@@ -930,6 +940,7 @@ TEST(Inside, BandBoundSkipsOnlyVoxelsBeyondTheWidth) {
   EXPECT_GT(skipped, checked / 4);
   EXPECT_GT(bricks_skipped, 400u);
   EXPECT_GT(skipped_below, checked / 20);
+  EXPECT_GT(skipped_box, checked / 4);
   // A long thin triangle across a 64^3 box: most of the voxels of its band box are skipped.
   const Vec3f thin[3] = {{1.0f, 2.0f, 3.0f}, {60.0f, 61.0f, 58.0f}, {1.5f, 2.0f, 3.2f}};
   BandSetup bs;
