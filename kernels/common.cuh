@@ -231,6 +231,15 @@ __device__ inline void atomic_blend32(uint32_t* p, uint32_t v) {
   else atomicMax(p, v);
 }
 
+// The inclusive prefix sum of v over the warp's lanes (every lane of the warp calls it).
+__device__ inline uint32_t warp_inclusive_sum(uint32_t v) {
+  const uint32_t lane = threadIdx.x & 31u;
+  for (uint32_t d = 1; d < 32; d <<= 1) {
+    const uint32_t x = __shfl_up_sync(kFull, v, d);
+    if (lane >= d) v += x;
+  }
+  return v;
+}
 // The first lane whose inclusive prefix sum `incl` (a warp-wide non-decreasing sequence) exceeds k.
 __device__ inline uint32_t find_owner(uint32_t incl, uint32_t k) {
   uint32_t owner = 0;

@@ -481,11 +481,7 @@ __global__ void __launch_bounds__(kKeptThreads, VT_BAND_KEPT_MIN_BLOCKS)
       int32_t m0 = 0, m1 = -1;
       if (row < rows) band_row_range(r, int32_t(row / n2), int32_t(row % n2), &m0, &m1);
       const uint32_t len = uint32_t(m1 >= m0 ? m1 - m0 + 1 : 0);
-      uint32_t incl = len;  // the rows' bricks, inclusive prefix sum over the lanes
-      for (int d = 1; d < 32; d <<= 1) {
-        const uint32_t o = __shfl_up_sync(kFull, incl, d);
-        if (lane >= d) incl += o;
-      }
+      const uint32_t incl = warp_inclusive_sum(len);  // the rows' bricks up to this lane's
       const uint32_t total = __shfl_sync(kFull, incl, 31);
       for (uint32_t c = 0; c < total; c += 32) {
         const uint32_t k = c + uint32_t(lane);

@@ -198,11 +198,7 @@ __global__ void large_emit_kernel(CoarseParams p, const uint32_t* __restrict__ l
         footprint_column(fp, k, &ta, &tb);
         for_each_tile_in_column(fp, p.tiles, ta, tb, [&](uint64_t) { ++n; });
       }
-      uint32_t incl = n;
-      for (int d = 1; d < 32; d <<= 1) {
-        const uint32_t x = __shfl_up_sync(kFull, incl, d);
-        if (lane >= uint32_t(d)) incl += x;
-      }
+      const uint32_t incl = warp_inclusive_sum(n);
       uint64_t mine = o + (incl - n);
       if (k < cols) {
         for_each_tile_in_column(fp, p.tiles, ta, tb,

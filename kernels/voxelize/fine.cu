@@ -419,11 +419,7 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
           __syncwarp();
         }
       }
-      uint32_t incl = rows;
-      for (int d = 1; d < 32; d <<= 1) {
-        const uint32_t n = __shfl_up_sync(kFull, incl, d);
-        if (lane >= d) incl += n;
-      }
+      const uint32_t incl = warp_inclusive_sum(rows);
       const uint32_t total = __shfl_sync(kFull, incl, 31);
       for (uint32_t k0 = 0; k0 < total; k0 += 32) {
         const uint32_t k = k0 + uint32_t(lane);
@@ -455,12 +451,7 @@ __global__ void __launch_bounds__(fine_threads(word_kind(kTarget, kBlend), kTeam
         }
         const uint32_t cols = uint32_t(uhi - ulo + 1);
         uint32_t cincl = cols;
-        if constexpr (kSpread) {
-          for (int d = 1; d < 32; d <<= 1) {
-            const uint32_t n = __shfl_up_sync(kFull, cincl, d);
-            if (lane >= d) cincl += n;
-          }
-        }
+        if constexpr (kSpread) cincl = warp_inclusive_sum(cols);
         const uint32_t ctotal = kSpread ? __shfl_sync(kFull, cincl, 31) : 0u;
         // Rows alone, a lane each (the kernel without the column code). The kernel with it spreads
         // every round's columns, also where rows are short: a path for rows alone there made the
