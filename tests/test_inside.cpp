@@ -754,6 +754,9 @@ TEST(Inside, SdfIsTheBruteForceDistanceSignedByTheWindingNumber) {
   }
 }
 
+// Voxel sizes of the band's tests: cubes, small, anisotropic, tiny.
+const Vec3f kBandVoxelSizes[] = {{1.0f, 1.0f, 1.0f}, {0.37f, 0.37f, 0.37f}, {0.5f, 2.0f, 0.25f}, {3e-4f, 3e-4f, 3e-4f}};
+
 // The CPU band's vectorised distances (core/vectorized.h) are voxel_distance's bits: triangles of
 // every shape (ordinary, slivers, needles, collinear, one point, tiny, far from the origin) against
 // voxels around them, one at a time and through band_min_voxels' padded lists; and a changed
@@ -761,7 +764,6 @@ TEST(Inside, SdfIsTheBruteForceDistanceSignedByTheWindingNumber) {
 TEST(Inside, BandDistancesVectorisedAreVoxelDistanceBits) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  const Vec3f sizes[] = {{1.0f, 1.0f, 1.0f}, {0.37f, 0.37f, 0.37f}, {0.5f, 2.0f, 0.25f}, {3e-4f, 3e-4f, 3e-4f}};
   size_t checked = 0;
   for (int t = 0; t < 6000; ++t) {
     const int kind = t % 6;
@@ -775,7 +777,7 @@ TEST(Inside, BandDistancesVectorisedAreVoxelDistanceBits) {
     if (kind == 2) tri[2] = {0.5f * (tri[0].x + tri[1].x), 0.5f * (tri[0].y + tri[1].y), 0.5f * (tri[0].z + tri[1].z)};
     if (kind == 3) tri[1] = tri[2] = tri[0];  // one point
     if (kind == 5) tri[2] = tri[1];           // one edge
-    const Vec3f vs = sizes[t % 4];
+    const Vec3f vs = kBandVoxelSizes[t % 4];
     const int32_t base[3] = {int32_t(std::floor(centre.x + far)) - 4, int32_t(std::floor(centre.y)) - 4,
                              int32_t(std::floor(centre.z + far)) - 4};
     float best[kBrickVoxels], want[kBrickVoxels];
@@ -806,8 +808,8 @@ TEST(Inside, BandDistancesVectorisedAreVoxelDistanceBits) {
                           {u(rng) * 5, u(rng) * 5, u(rng) * 5}};
     const Vec3f rot[3] = {tri[1], tri[2], tri[0]};
     for (int k = -6; k < 6; ++k)
-      differ += float_bits(voxel_distance_select(rot, 0, 1, k, sizes[0])) !=
-                float_bits(voxel_distance(tri, 0, 1, k, sizes[0]));
+      differ += float_bits(voxel_distance_select(rot, 0, 1, k, kBandVoxelSizes[0])) !=
+                float_bits(voxel_distance(tri, 0, 1, k, kBandVoxelSizes[0]));
   }
   EXPECT_GT(differ, 0u);
 }
@@ -859,6 +861,22 @@ TEST(Inside, RowSpansAreTheCrossedColumns) {
   EXPECT_GT(crossed, 1000000u);
 }
 
+// The band of `band` voxels of size vs, as band_setup makes it for a grid.
+BandSetup band_of(const Vec3f& vs, int band) {
+  BandSetup bs;
+  bs.vs = vs;
+  bs.width = float(band) * std::min({vs.x, vs.y, vs.z});
+  bs.reach = {bs.width / vs.x, bs.width / vs.y, bs.width / vs.z};
+  return bs;
+}
+// A point at fraction m along the edge from a to b, moved by up to w along each axis (the third vertex
+// of a long thin triangle).
+template <class Rand>
+Vec3f near_edge(const Vec3f& a, const Vec3f& b, float m, float w, Rand&& u) {
+  const float dx = w * u(), dy = w * u(), dz = w * u();
+  return {a.x + m * (b.x - a.x) + dx, a.y + m * (b.y - a.y) + dy, a.z + m * (b.z - a.z) + dz};
+}
+
 // The band's bound (band_cull) skips only voxels whose float distance is at least the width (and,
 // at limit_at(T), at least T, for T from 1e-4 of the width to the width; so does the box's bound,
 // band_box_culled), and whole bricks only where it skips all their voxels: triangles of every shape (ordinary, long and
@@ -868,7 +886,6 @@ TEST(Inside, RowSpansAreTheCrossedColumns) {
 TEST(Inside, BandBoundSkipsOnlyVoxelsBeyondTheWidth) {
   std::mt19937 rng(23);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  const Vec3f sizes[] = {{1.0f, 1.0f, 1.0f}, {0.37f, 0.37f, 0.37f}, {0.5f, 2.0f, 0.25f}, {3e-4f, 3e-4f, 3e-4f}};
   size_t checked = 0, skipped = 0, bricks_skipped = 0, skipped_below = 0, skipped_box = 0;
   for (int t = 0; t < 3000; ++t) {
     const int kind = t % 8;
@@ -879,20 +896,13 @@ TEST(Inside, BandBoundSkipsOnlyVoxelsBeyondTheWidth) {
     for (Vec3f& v : tri)
       v = {centre.x + far + scale * u(rng), centre.y + scale * u(rng), centre.z + far + scale * u(rng)};
     const float w = std::pow(10.0f, -5.0f * (u(rng) + 1.0f) / 2.0f);  // 1e-5 .. 1
-    if (kind == 1 || kind == 6) {  // long and thin: the third vertex near the first edge's middle
-      const float m = kind == 1 ? 0.5f : 0.999f;
-      tri[2] = {tri[0].x + m * (tri[1].x - tri[0].x) + w * u(rng), tri[0].y + m * (tri[1].y - tri[0].y) + w * u(rng),
-                tri[0].z + m * (tri[1].z - tri[0].z) + w * u(rng)};
-    }
+    if (kind == 1 || kind == 6)  // long and thin: the third vertex near the first edge's middle
+      tri[2] = near_edge(tri[0], tri[1], kind == 1 ? 0.5f : 0.999f, w, [&] { return u(rng); });
     if (kind == 2) tri[2] = {0.5f * (tri[0].x + tri[1].x), 0.5f * (tri[0].y + tri[1].y), 0.5f * (tri[0].z + tri[1].z)};
     if (kind == 3) tri[1] = tri[2] = tri[0];
     if (kind == 5) tri[2] = tri[1];
-    BandSetup bs;
-    const Vec3f vs = sizes[t % 4];
-    const float band = float(1 + t % 3);
-    bs.vs = vs;
-    bs.width = band * std::min({vs.x, vs.y, vs.z});
-    bs.reach = {bs.width / vs.x, bs.width / vs.y, bs.width / vs.z};
+    const Vec3f vs = kBandVoxelSizes[t % 4];
+    const BandSetup bs = band_of(vs, 1 + t % 3);
     // Bricks around the triangle (a long one: along it, as its band's pairs are).
     for (int q = 0; q < 6; ++q) {
       const float f = float(q) / 5.0f;
@@ -943,10 +953,7 @@ TEST(Inside, BandBoundSkipsOnlyVoxelsBeyondTheWidth) {
   EXPECT_GT(skipped_box, checked / 4);
   // A long thin triangle across a 64^3 box: most of the voxels of its band box are skipped.
   const Vec3f thin[3] = {{1.0f, 2.0f, 3.0f}, {60.0f, 61.0f, 58.0f}, {1.5f, 2.0f, 3.2f}};
-  BandSetup bs;
-  bs.vs = {1.0f, 1.0f, 1.0f};
-  bs.width = 3.0f;
-  bs.reach = {3.0f, 3.0f, 3.0f};
+  const BandSetup bs = band_of({1.0f, 1.0f, 1.0f}, 3);
   size_t in_box = 0, cut = 0;
   for (int32_t bx = 0; bx < 8; ++bx)
     for (int32_t by = 0; by < 8; ++by)
@@ -968,7 +975,6 @@ TEST(Inside, BandBoundSkipsOnlyVoxelsBeyondTheWidth) {
 TEST(Inside, BandBrickRowRangeHoldsTheKeptBricks) {
   std::mt19937 rng(29);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  const Vec3f sizes[] = {{1.0f, 1.0f, 1.0f}, {0.37f, 0.37f, 0.37f}, {0.5f, 2.0f, 0.25f}, {3e-4f, 3e-4f, 3e-4f}};
   size_t rows = 0, empty = 0, kept = 0, in_ranges = 0, box = 0;
   for (int t = 0; t < 1200; ++t) {
     const int kind = t % 6;
@@ -978,20 +984,14 @@ TEST(Inside, BandBrickRowRangeHoldsTheKeptBricks) {
     Vec3f tri[3];
     for (Vec3f& v : tri) v = {centre.x + scale * u(rng), centre.y + scale * u(rng), centre.z + scale * u(rng)};
     const float w = std::pow(10.0f, -5.0f * (u(rng) + 1.0f) / 2.0f);  // 1e-5 .. 1
-    if (kind == 1 || kind == 2) {                                     // long and thin
-      const float m = kind == 1 ? 0.5f : 0.999f;
-      tri[2] = {tri[0].x + m * (tri[1].x - tri[0].x) + w * u(rng), tri[0].y + m * (tri[1].y - tri[0].y) + w * u(rng),
-                tri[0].z + m * (tri[1].z - tri[0].z) + w * u(rng)};
-    }
+    if (kind == 1 || kind == 2)                                       // long and thin
+      tri[2] = near_edge(tri[0], tri[1], kind == 1 ? 0.5f : 0.999f, w, [&] { return u(rng); });
     if (kind == 3) {  // in an axis plane, a long side along an axis (CAD caps and sides)
       tri[1] = {tri[0].x + scale, tri[0].y, tri[0].z};
       tri[2] = {tri[0].x + 0.3f * scale, tri[0].y + w * scale, tri[0].z};
     }
-    BandSetup bs;
-    const Vec3f vs = sizes[t % 4];
-    bs.vs = vs;
-    bs.width = float(1 + t % 3) * std::min({vs.x, vs.y, vs.z});
-    bs.reach = {bs.width / vs.x, bs.width / vs.y, bs.width / vs.z};
+    const Vec3f vs = kBandVoxelSizes[t % 4];
+    const BandSetup bs = band_of(vs, 1 + t % 3);
     const BandBound bound = band_bound(tri, bs);
     if (!bound.skips()) continue;
     // The band box's bricks, at most 48 along each axis (a piece of a huge triangle's box).
