@@ -87,17 +87,18 @@ VT_HD inline float band_min(const Vec3f t[3], int32_t i, int32_t j, int32_t k, c
 // and the voxel's distance, 2^-12) and, where voxel_distance takes the plane's distance, its float
 // normal's error in direction (about 5 units of roundoff over the sine of the triangle's angle at
 // vertex 0; 64 are allowed). Triangles with that sine under 2^-16 (and degenerate ones) skip
-// nothing, nor do triangles under twice the width across (their band box is mostly band: the tests
+// nothing (k2 and limit infinite); triangles under twice the width across keep only the margin (k2,
+// k2e) for the box's bound, band_box_culled (their band box is mostly band: the plane and edges
 // would cost more than they save). The GPU's band uses it (kernels/solid/solid.cu); the CPU's was no
 // faster with it. The same margin holds at any distance T: where the functions exceed
 // limit_at(T) = T + 2 kappa (T + emax), voxel_distance is at least T, so the GPU's band also skips a
 // triangle at a voxel where the bound exceeds the voxel's least distance so far (T, the running
 // minimum: a triangle no nearer leaves it unchanged). tests/test_inside.cpp checks the bound voxel by
-// voxel, at the width and below it, on slivers, needles, large and far triangles.
+// voxel, at the width and below it, on slivers, needles, small, large and far triangles.
 struct BandBound {
   float a[4][3];  // change of f_k per voxel along x, y, z (world units); f_k is 0 at vertex k (f0: vertex 0)
   float limit;    // skip where max(|f0|, f1, f2, f3) > limit (infinity: never): limit_at(width)
-  float k2, k2e;  // limit_at(T) = T + k2 T + k2e: 2 kappa and 2 kappa emax
+  float k2, k2e;  // limit_at(T) = T + k2 T + k2e: 2 kappa and 2 kappa emax (infinity: no margin holds)
   VT_HD bool skips() const { return limit < INFINITY; }
   VT_HD float limit_at(float t) const { return t + (k2 * t + k2e); }
 };
