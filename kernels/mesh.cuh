@@ -19,10 +19,15 @@ struct MeshView {
   const uint32_t* d_indices;  // 3 * num_triangles
 };
 
+// Triangle `tri`'s grid-space corners.
+__device__ inline void load_corners(const MeshView& m, uint64_t tri, Vec3f out[3]) {
+  for (int c = 0; c < 3; ++c) out[c] = m.d_grid[m.d_indices[3 * tri + c]];
+}
 // Triangle `tri` set up for the overlap tests (core/overlap.h), from its grid-space corners.
 __device__ inline TriSetup load_triangle(const MeshView& m, uint32_t tri) {
-  const uint32_t i0 = m.d_indices[3 * tri], i1 = m.d_indices[3 * tri + 1], i2 = m.d_indices[3 * tri + 2];
-  return setup_triangle(m.d_grid[i0], m.d_grid[i1], m.d_grid[i2]);
+  Vec3f v[3];
+  load_corners(m, tri, v);
+  return setup_triangle(v[0], v[1], v[2]);
 }
 
 struct DeviceMesh {

@@ -375,9 +375,8 @@ struct BandView {
   BandBound* bounds;  // each triangle's (band_bound), written by k_band_bounds
 };
 
-__device__ inline bool band_bricks(const BandView& b, uint64_t t, Int3* lo, Int3* hi) {
-  Vec3f tri[3];
-  for (int c = 0; c < 3; ++c) tri[c] = b.mesh.d_grid[b.mesh.d_indices[3 * t + c]];
+// The bricks of triangle tri's band box in the grid: [lo, hi] (false: none).
+__device__ inline bool band_bricks(const BandView& b, const Vec3f tri[3], Int3* lo, Int3* hi) {
   if (!band_voxel_range(tri, b.setup, b.dims, lo, hi)) return false;
   *lo = {lo->x >> 3, lo->y >> 3, lo->z >> 3};
   *hi = {hi->x >> 3, hi->y >> 3, hi->z >> 3};
@@ -388,7 +387,7 @@ __global__ void k_band_bounds(BandView b) {
   const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= b.num_tris) return;
   Vec3f tri[3];
-  for (int c = 0; c < 3; ++c) tri[c] = b.mesh.d_grid[b.mesh.d_indices[3 * t + c]];
+  load_corners(b.mesh, t, tri);
   b.bounds[t] = band_bound(tri, b.setup);
 }
 
@@ -406,6 +405,9 @@ __device__ inline uint64_t brick_index(const Int3& nb, const Int3& k) {
 #ifndef VT_BAND_ROWS_FROM  // (A/B builds: scripts/kernel-variant.sh)
 #define VT_BAND_ROWS_FROM 8
 #endif
+// The pairs kernel at 3 blocks per SM (80 registers, a few spills) listed CAD's pairs at 1024^3 in
+// 3.9 ms against 4.2 at 1 block (122 registers, no spills), the tubes' in 3.7 against 4.1; 4 blocks
+// (64 registers) were no faster (scripts/bench-results/band-rows-h200-2026-11-28.md).
 #ifndef VT_BAND_KEPT_MIN_BLOCKS
 #define VT_BAND_KEPT_MIN_BLOCKS 3
 #endif
@@ -424,13 +426,13 @@ __global__ void __launch_bounds__(kKeptThreads, VT_BAND_KEPT_MIN_BLOCKS)
   const int lane = int(threadIdx.x & 31);
   const uint64_t warps = uint64_t(gridDim.x) * (blockDim.x / 32);
   for (uint64_t t = (uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; t < b.num_tris; t += warps) {
+    Vec3f tri[3];
+    load_corners(b.mesh, t, tri);
     Int3 lo, hi;
-    if (!band_bricks(b, t, &lo, &hi)) {
+    if (!band_bricks(b, tri, &lo, &hi)) {
       if (!kWrite && lane == 0) counts[t] = 0;
       continue;
     }
-    Vec3f tri[3];
-    for (int c = 0; c < 3; ++c) tri[c] = b.mesh.d_grid[b.mesh.d_indices[3 * t + c]];
     const BandBound w = b.bounds[t];
     const uint64_t ny = uint64_t(hi.y - lo.y + 1), nz = uint64_t(hi.z - lo.z + 1);
     const uint64_t n = uint64_t(hi.x - lo.x + 1) * ny * nz;
@@ -528,7 +530,7 @@ __global__ void __launch_bounds__(kBandThreads)
     const uint64_t n = min(uint64_t(kBandThreads), count - base);
     if (threadIdx.x < n) {
       const uint32_t t = tris[start + base + threadIdx.x];
-      for (int c = 0; c < 3; ++c) s_tri[3 * threadIdx.x + c] = b.mesh.d_grid[b.mesh.d_indices[3 * uint64_t(t) + c]];
+      load_corners(b.mesh, t, &s_tri[3 * threadIdx.x]);
       const BandBound& w = b.bounds[t];
       if (w.skips()) {
         band_cull(w, &s_tri[3 * threadIdx.x], first, s_cull[threadIdx.x]);
