@@ -206,11 +206,21 @@ __global__ void k_column_decided(const InsideEdge* edges, uint64_t ne, InsideSca
 
 // One warp per undecided column: w = c + B / 4pi, span by span (inside_winding_column), each
 // evaluation of B spread over the lanes and reduced in the order of inside_boundary_parts.
+// The sums wait on chains of double square roots and divisions (issue slots 54% busy, ncu), so the
+// kernel holds 6 blocks per SM (80 registers, 92 bytes spilled) instead of the 5 that nvcc's 96
+// registers allowed: H200, sdf GPU total ms, Sponza's columns and shrubbery at 512^3 243.1-243.5 ->
+// 235.0-235.8, at 1024^3 1019.5 -> 980.1, the scan fragment at 512^3 34.8 -> 34.0-34.3, the bunny and
+// the terrain within 1.5%. 8 blocks (64 registers, 392 bytes spilled): 2% faster on Sponza, 7% slower
+// on the bunny at 1024^3; two edges per lane at a time (108 registers): slower, with 6 blocks 4%
+// faster on Sponza but 25% slower on the terrain (scripts/bench-results/winding-h200-2026-11-28.md).
 constexpr int kWindingWarps = 4;
-__global__ void __launch_bounds__(32 * kWindingWarps)
+#ifndef VT_WINDING_MIN_BLOCKS  // (A/B builds: scripts/kernel-variant.sh)
+#define VT_WINDING_MIN_BLOCKS 6
+#endif
+__global__ void __launch_bounds__(32 * kWindingWarps, VT_WINDING_MIN_BLOCKS)
     k_undecided(InsideView m, const uint32_t* list, uint64_t nlist, Columns cols, int32_t w_lo, int32_t w_hi,
-                const unsigned long long* keys, const int32_t* signs, uint64_t n, const InsideEdge* edges,
-                uint64_t ne, InsideScale sc, uint32_t* bits) {
+                const unsigned long long* keys, const int32_t* signs, uint64_t n, const InsideEdge* edges, uint64_t ne,
+                InsideScale sc, uint32_t* bits) {
   const uint64_t q = uint64_t(blockIdx.x) * kWindingWarps + threadIdx.x / 32;
   const int lane = int(threadIdx.x % 32);
   if (q >= nlist) return;  // whole warps
