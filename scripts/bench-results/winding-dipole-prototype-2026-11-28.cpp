@@ -58,7 +58,7 @@ int main(int argc, char** argv){
   printf("dipole sign corr %g, worst |B-dip| / (A r/(d-r)^3) %g (with -dip: %g)\n", sgnsum, worst, worst_neg); if (sgnsum < 0) worst = worst_neg;
   const double sign = sgnsum > 0 ? 1 : -1;
   // counting over sample columns
-  long vox=0, settled=0; double near_edges=0; const double C = std::max(worst*1.5, 1.0);
+  long vox=0, settled=0; double near_edges=0; const double C = 2.0;  // proved: |g(x) - g(c)| <= |x - c| 2 / rho^3, rho >= d - r (the fan lies in the loop's ball)
   const double kPi=3.14159265358979323846;
   for (int t=0;t<(res>256?60:300);++t){ const int32_t i=rng()%m.dims.x, j=rng()%m.dims.y; const int64_t pu=inside_column(i), pv=inside_column(j);
     for (int64_t k=0;k<m.dims.z;++k){ V3 p{double(pu)/1024*s.su, double(pv)/1024*s.sv, (k+0.5)*s.sw};
