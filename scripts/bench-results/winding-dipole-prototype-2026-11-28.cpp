@@ -72,4 +72,32 @@ int main(int argc, char** argv){
       const bool open_ = std::floor(lo-0.5) != std::floor(hi-0.5);
       ++vox; settled += !open_; near_edges += nn; } }
   printf("res %d: voxels %ld settled %.2f%% near edges per voxel %.0f of %zu\n", res, vox, 100.0*settled/vox, near_edges/vox, E.size());
+  // A walk over ranges of a column: the near loops' edges summed exactly at the range's ends (their
+  // positive and negative parts are monotone along the column), the far loops' dipoles at its middle
+  // with their change over the range (|grad| <= 2 |m| / rho^3) and their remainders; a range is
+  // settled when its B interval holds no half turn (any crossing count), else split; a single voxel
+  // left open takes the exact sum over every edge.
+  {
+    long near_terms=0, dipoles=0, full=0, cols=0, voxels=0;
+    std::mt19937 rng2(7);
+    for (int t=0;t<(res>256?60:200);++t){ const int32_t i=rng2()%m.dims.x, j=rng2()%m.dims.y; const int64_t pu=inside_column(i), pv=inside_column(j);
+      const double px=double(pu)/1024*s.su, py=double(pv)/1024*s.sv;
+      std::vector<size_t> nearE(open.begin(), open.end()); std::vector<const Loop*> far;
+      for (const Loop& q: LP){ const double duv=std::hypot(q.c.x-px,q.c.y-py); if (duv < 3*q.r) nearE.insert(nearE.end(), q.e.begin(), q.e.end()); else far.push_back(&q); }
+      auto parts=[&](int64_t k){ double P=0,N=0; for(size_t e: nearE){ const double o=inside_edge_solid_angle(E[e],pu,pv,k+0.5,s); if(o>0) P+=o; else N+=o; } near_terms+=nearE.size(); return std::make_pair(P,N); };
+      std::vector<std::tuple<int64_t,int64_t>> stack{{0, m.dims.z-1}};
+      while(!stack.empty()){ auto [a,b]=stack.back(); stack.pop_back();
+        auto pa=parts(a), pb = a==b ? pa : parts(b);
+        const double wm=0.5*(a+b)+0.5, h=0.5*(b-a)*s.sw; double D=0, R=0;
+        for (const Loop* q: far){ V3 p{px,py,wm*s.sw}; V3 dv=sub(q->c,p); const double d=len(dv); const double duv=std::hypot(dv.x,dv.y);
+          const double rho = std::max(duv, std::fabs(dv.z) > h ? std::hypot(duv, std::fabs(dv.z)-h) : duv);
+          D+=dot(q->mvec,dv)/(d*d*d); R+=2*len(q->mvec)*h/(rho*rho*rho) + 2*q->area*q->r/std::pow(rho-q->r,3); }
+        dipoles+=far.size();
+        const double lo=(pa.first+pb.second+D-R)/(4*kPi), hi=(pb.first+pa.second+D+R)/(4*kPi);
+        if (std::floor(lo-0.5)==std::floor(hi-0.5)) { voxels+=b-a+1; continue; }
+        if (a==b) { full++; voxels++; continue; }
+        const int64_t mid=a+(b-a)/2; stack.push_back({mid+1,b}); stack.push_back({a,mid}); }
+      cols++; }
+    printf("walk res %d: %ld columns, per column: exact near terms %.0f, dipoles %.0f, full sums %.2f (x %zu edges); now about 20 x %zu edges\n", res, cols, double(near_terms)/cols, double(dipoles)/cols, double(full)/cols, E.size(), E.size());
+  }
 }
