@@ -2,7 +2,8 @@
 // decision per voxel. Build from the repository root after a build:
 //   g++ -O2 -std=c++17 -I. scripts/bench-results/winding-dipole-prototype-2026-11-28.cpp build/libvoxtile_io.a \
 //     build/libvoxtile_core.a -ltbb -lxxhash -lassimp -lz -lpng -lstb -lblosc -ldeflate -ldl -o proto
-//   ./proto RES [MESH]   (no MESH: 1.2M triangles of open tubes, generate tubes --tubes 2500 --rings 40 --sides 6 --length 0.5)
+//   [SPLIT=N] ./proto RES [MESH]   (no MESH: 1.2M triangles of open tubes, generate tubes --tubes 2500 --rings 40
+//   --sides 6 --length 0.5; SPLIT: loops cut into closed pieces of N edges)
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -41,9 +42,29 @@ int main(int argc, char** argv){
     if (ok && L.size()>=3) loops.push_back(L); else for (size_t x: L) open.push_back(x); }
   struct Loop { V3 c; V3 mvec; double area, r; std::vector<size_t> e; };
   std::vector<Loop> LP;
-  for (auto& L: loops){ Loop q; q.e=L; V3 c{0,0,0}; for(size_t e:L){ V3 a=world(O[e].au,O[e].av,O[e].aw); c.x+=a.x;c.y+=a.y;c.z+=a.z;} c.x/=L.size();c.y/=L.size();c.z/=L.size(); q.c=c; V3 mv{0,0,0}; double A=0, r=0;
-    for(size_t e:L){ V3 a=sub(world(O[e].au,O[e].av,O[e].aw),c), b=sub(world(O[e].bu,O[e].bv,O[e].bw),c); V3 x=crs(a,b); mv.x+=0.5*x.x; mv.y+=0.5*x.y; mv.z+=0.5*x.z; A+=0.5*len(x); r=std::max(r,len(a)); }
-    q.mvec=mv; q.area=A; q.r=r; LP.push_back(q); }
+  // Loops longer than `split` edges are cut into closed pieces of `split` edges, each closed through
+  // the loop's centroid by two added edges (they cancel between neighbouring pieces).
+  const size_t split = getenv("SPLIT") ? size_t(atoi(getenv("SPLIT"))) : 0;
+  std::vector<InsideEdge> E2(E.begin(), E.end());  // E, then the added edges
+  auto snap_pt = [&](V3 p, int64_t* u, int64_t* v, float* w) { *u = std::llround(p.x / s.su * 1024.0); *v = std::llround(p.y / s.sv * 1024.0); *w = float(p.z / s.sw); };
+  for (auto& L: loops){ V3 c{0,0,0}; for(size_t e:L){ V3 a=world(O[e].au,O[e].av,O[e].aw); c.x+=a.x;c.y+=a.y;c.z+=a.z;} c.x/=L.size();c.y/=L.size();c.z/=L.size();
+    int64_t cu, cv; float cw; snap_pt(c, &cu, &cv, &cw); const V3 cs = world(cu, cv, cw);
+    const size_t piece = split && L.size() > split ? split : L.size();
+    for (size_t b0 = 0; b0 < L.size(); b0 += piece) {
+      Loop q; const size_t b1 = std::min(L.size(), b0 + piece);
+      for (size_t x = b0; x < b1; ++x) q.e.push_back(L[x]);
+      if (piece < L.size()) {  // the two added edges: c -> first vertex, last vertex -> c
+        const InsideEdge& f = O[L[b0]]; const InsideEdge& l = O[L[b1 - 1]];
+        E2.push_back({cu, cv, f.au, f.av, cw, f.aw, 1}); q.e.push_back(E2.size() - 1);
+        E2.push_back({l.bu, l.bv, cu, cv, l.bw, cw, 1}); q.e.push_back(E2.size() - 1);
+      }
+      V3 cc{0,0,0}; size_t nv = 0; for (size_t x = b0; x < b1; ++x) { V3 a = world(O[L[x]].au,O[L[x]].av,O[L[x]].aw); cc.x+=a.x; cc.y+=a.y; cc.z+=a.z; ++nv; }
+      if (piece < L.size()) { V3 a = world(O[L[b1-1]].bu,O[L[b1-1]].bv,O[L[b1-1]].bw); cc.x+=a.x+cs.x; cc.y+=a.y+cs.y; cc.z+=a.z+cs.z; nv += 2; }
+      cc.x/=nv; cc.y/=nv; cc.z/=nv; q.c = cc;
+      V3 mv{0,0,0}; double A=0, r=len(sub(cs, cc));
+      for (size_t x = b0; x < b1; ++x) { V3 a=sub(world(O[L[x]].au,O[L[x]].av,O[L[x]].aw),cs), b=sub(world(O[L[x]].bu,O[L[x]].bv,O[L[x]].bw),cs); V3 y=crs(a,b); mv.x+=0.5*y.x; mv.y+=0.5*y.y; mv.z+=0.5*y.z; A+=0.5*len(y);
+        r = std::max(r, len(sub(world(O[L[x]].au,O[L[x]].av,O[L[x]].aw), cc))); r = std::max(r, len(sub(world(O[L[x]].bu,O[L[x]].bv,O[L[x]].bw), cc))); }
+      q.mvec=mv; q.area=A; q.r=r; LP.push_back(q); } }
   printf("edges %zu loops %zu open edges %zu\n", E.size(), LP.size(), open.size());
   if (LP.empty()) { size_t multi=0, dead=0; for (size_t i=0;i<E.size();++i){ auto it=from.find(key(E[i].bu,E[i].bv,E[i].bw)); if(it==from.end()) dead++; else if(it->second.size()!=1) multi++; } printf("dead %zu multi %zu mult0 %d\n", dead, multi, E.empty()?0:E[0].mult); return 0; }
   // validate dipole: B_loop vs sign * m.(c-p)/|c-p|^3 at far points
@@ -51,7 +72,7 @@ int main(int argc, char** argv){
   for (int t=0;t<20000;++t){ const Loop& q=LP[rng()%LP.size()]; const int32_t i=rng()%m.dims.x, j=rng()%m.dims.y; const int64_t k=rng()%m.dims.z;
     const int64_t pu=inside_column(i), pv=inside_column(j); V3 p{double(pu)/1024*s.su, double(pv)/1024*s.sv, (k+0.5)*s.sw};
     V3 dvec=sub(q.c,p); const double d=len(dvec); const double duv=std::hypot(dvec.x,dvec.y); if (duv < 3*q.r) continue;
-    double B=0; for(size_t e:q.e) B+=inside_edge_solid_angle(E[e],pu,pv,k+0.5,s);
+    double B=0; for(size_t e:q.e) B+=inside_edge_solid_angle(E2[e],pu,pv,k+0.5,s);
     const double dip=dot(q.mvec,dvec)/(d*d*d); sgnsum += B*dip;
     const double rem=q.area*q.r/std::pow(d-q.r,3);
     worst=std::max(worst, std::fabs(B - dip)/rem); worst_neg=std::max(worst_neg, std::fabs(B + dip)/rem); }
@@ -64,7 +85,7 @@ int main(int argc, char** argv){
     for (int64_t k=0;k<m.dims.z;++k){ V3 p{double(pu)/1024*s.su, double(pv)/1024*s.sv, (k+0.5)*s.sw};
       double B=0, R=0; long nn=0;
       for (const Loop& q: LP){ V3 dvec=sub(q.c,p); const double d=len(dvec), duv=std::hypot(dvec.x,dvec.y);
-        if (duv < 3*q.r) { for(size_t e:q.e) B+=inside_edge_solid_angle(E[e],pu,pv,k+0.5,s); nn+=q.e.size(); }
+        if (duv < 3*q.r) { for(size_t e:q.e) B+=inside_edge_solid_angle(E2[e],pu,pv,k+0.5,s); nn+=q.e.size(); }
         else { B+=sign*dot(q.mvec,dvec)/(d*d*d); R+=C*q.area*q.r/std::pow(d-q.r,3); } }
       for (size_t e: open) { B+=inside_edge_solid_angle(E[e],pu,pv,k+0.5,s); ++nn; }
       // settled unless [B-R, B+R]/4pi contains a half-integer
@@ -84,7 +105,7 @@ int main(int argc, char** argv){
       const double px=double(pu)/1024*s.su, py=double(pv)/1024*s.sv;
       std::vector<size_t> nearE(open.begin(), open.end()); std::vector<const Loop*> far;
       for (const Loop& q: LP){ const double duv=std::hypot(q.c.x-px,q.c.y-py); if (duv < 3*q.r) nearE.insert(nearE.end(), q.e.begin(), q.e.end()); else far.push_back(&q); }
-      auto parts=[&](int64_t k){ double P=0,N=0; for(size_t e: nearE){ const double o=inside_edge_solid_angle(E[e],pu,pv,k+0.5,s); if(o>0) P+=o; else N+=o; } near_terms+=nearE.size(); return std::make_pair(P,N); };
+      auto parts=[&](int64_t k){ double P=0,N=0; for(size_t e: nearE){ const double o=inside_edge_solid_angle(E2[e],pu,pv,k+0.5,s); if(o>0) P+=o; else N+=o; } near_terms+=nearE.size(); return std::make_pair(P,N); };
       std::vector<std::tuple<int64_t,int64_t>> stack{{0, m.dims.z-1}};
       while(!stack.empty()){ auto [a,b]=stack.back(); stack.pop_back();
         auto pa=parts(a), pb = a==b ? pa : parts(b);
