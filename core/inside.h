@@ -424,13 +424,21 @@ struct BandSetup {
   Vec3f vs;     // voxel size (float)
 };
 
+// A grid-space triangle's bounds along x, y, z.
+VT_HD inline void band_tri_bounds(const Vec3f t[3], float lo[3], float hi[3]) {
+  lo[0] = fminf(fminf(t[0].x, t[1].x), t[2].x);
+  lo[1] = fminf(fminf(t[0].y, t[1].y), t[2].y);
+  lo[2] = fminf(fminf(t[0].z, t[1].z), t[2].z);
+  hi[0] = fmaxf(fmaxf(t[0].x, t[1].x), t[2].x);
+  hi[1] = fmaxf(fmaxf(t[0].y, t[1].y), t[2].y);
+  hi[2] = fmaxf(fmaxf(t[0].z, t[1].z), t[2].z);
+}
+
 // The voxels whose centre may lie within the band of a grid-space triangle (a superset):
 // false when none is in the grid.
 VT_HD inline bool band_voxel_range(const Vec3f t[3], const BandSetup& b, const Int3& dims, Int3* lo, Int3* hi) {
-  const float mn[3] = {fminf(fminf(t[0].x, t[1].x), t[2].x), fminf(fminf(t[0].y, t[1].y), t[2].y),
-                       fminf(fminf(t[0].z, t[1].z), t[2].z)};
-  const float mx[3] = {fmaxf(fmaxf(t[0].x, t[1].x), t[2].x), fmaxf(fmaxf(t[0].y, t[1].y), t[2].y),
-                       fmaxf(fmaxf(t[0].z, t[1].z), t[2].z)};
+  float mn[3], mx[3];
+  band_tri_bounds(t, mn, mx);
   const float r[3] = {b.reach.x, b.reach.y, b.reach.z};
   const int32_t d[3] = {dims.x, dims.y, dims.z};
   int32_t l[3], h[3];

@@ -49,10 +49,8 @@ struct BandBox {
 };
 VT_HD inline BandBox band_box(const Vec3f t[3], const BandSetup& b) {
   const float r[3] = {b.reach.x * 1.001f + 1e-3f, b.reach.y * 1.001f + 1e-3f, b.reach.z * 1.001f + 1e-3f};
-  const float mn[3] = {fminf(fminf(t[0].x, t[1].x), t[2].x), fminf(fminf(t[0].y, t[1].y), t[2].y),
-                       fminf(fminf(t[0].z, t[1].z), t[2].z)};
-  const float mx[3] = {fmaxf(fmaxf(t[0].x, t[1].x), t[2].x), fmaxf(fmaxf(t[0].y, t[1].y), t[2].y),
-                       fmaxf(fmaxf(t[0].z, t[1].z), t[2].z)};
+  float mn[3], mx[3];
+  band_tri_bounds(t, mn, mx);
   BandBox x;
   for (int a = 0; a < 3; ++a) {
     x.lo[a] = mn[a] - r[a];
@@ -146,7 +144,7 @@ VT_HD inline BandBound band_bound(const Vec3f t[3], const BandSetup& bs) {
   f.limit = static_cast<float>(static_cast<double>(bs.width) + 2.0 * kappa * (static_cast<double>(bs.width) + emax));
   return f;
 }
-// The same margin over the distance to the triangle's box (grid-space lo, hi; the world distance
+// The same margin over the distance to the triangle's box (grid-space lo, hi from band_tri_bounds; the world distance
 // from voxel (i, j, k)'s centre): a voxel whose box distance exceeds w.limit_at(T) is at least T
 // from the triangle. For triangles of any size where w.k2 is finite (their angle's sine at vertex 0
 // at least 2^-16); the GPU's band uses it for those the plane and edges do not bound.

@@ -912,10 +912,8 @@ TEST(Inside, BandBoundSkipsOnlyVoxelsBeyondTheWidth) {
       const int32_t base[3] = {int32_t(std::floor(at.x)) - 4, int32_t(std::floor(at.y)) - 4,
                                int32_t(std::floor(at.z)) - 4};
       const BandCull c = band_cull(band_bound(tri, bs), tri, Int3{base[0], base[1], base[2]});
-      const float lo[3] = {std::min({tri[0].x, tri[1].x, tri[2].x}), std::min({tri[0].y, tri[1].y, tri[2].y}),
-                           std::min({tri[0].z, tri[1].z, tri[2].z})};
-      const float hi[3] = {std::max({tri[0].x, tri[1].x, tri[2].x}), std::max({tri[0].y, tri[1].y, tri[2].y}),
-                           std::max({tri[0].z, tri[1].z, tri[2].z})};
+      float lo[3], hi[3];
+      band_tri_bounds(tri, lo, hi);
       // and at a distance below the width (a voxel's least distance so far), 1e-4 to 1 of it
       const float below = bs.width * std::pow(10.0f, -2.0f * (u(rng) + 1.0f));
       const float lim_below = c.w.limit_at(below);

@@ -546,13 +546,12 @@ __global__ void __launch_bounds__(kBandThreads)
         band_cull(w, &s_tri[3 * threadIdx.x], first, s_cull[threadIdx.x]);
       } else {
         s_cull[threadIdx.x].w = w;
-        const Vec3f* v = &s_tri[3 * threadIdx.x];
-        s_box[0][threadIdx.x] = fminf(fminf(v[0].x, v[1].x), v[2].x);
-        s_box[1][threadIdx.x] = fminf(fminf(v[0].y, v[1].y), v[2].y);
-        s_box[2][threadIdx.x] = fminf(fminf(v[0].z, v[1].z), v[2].z);
-        s_box[3][threadIdx.x] = fmaxf(fmaxf(v[0].x, v[1].x), v[2].x);
-        s_box[4][threadIdx.x] = fmaxf(fmaxf(v[0].y, v[1].y), v[2].y);
-        s_box[5][threadIdx.x] = fmaxf(fmaxf(v[0].z, v[1].z), v[2].z);
+        float lo[3], hi[3];
+        band_tri_bounds(&s_tri[3 * threadIdx.x], lo, hi);
+        for (int a = 0; a < 3; ++a) {
+          s_box[a][threadIdx.x] = lo[a];
+          s_box[3 + a][threadIdx.x] = hi[a];
+        }
       }
     }
     __syncthreads();
