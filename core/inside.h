@@ -350,57 +350,12 @@ inline InsideParts inside_boundary_parts(const InsideEdge* edges, uint64_t ne, i
   return p[0];
 }
 
-// The winding test over voxels [k0, k1) of a column whose crossing sum below the centres is c, with
-// eval(k) giving B's parts at voxel k: set(a, b) for each run [a, b) of voxels inside. Bisection
-// with the bounds above: the span [k0, last] is decided whole when its bounds allow, else split at
-// its middle, left half first, the evaluated right ends kept on a stack; a voxel the bounds leave
-// open is decided by its own B = pos + neg. Two evaluations for a span in which w does not cross
-// 0.5, about log2(length) more per place where it does, instead of one per voxel; the same steps on
-// the host and the device.
-template <class Eval, class Set>
-VT_HD inline void inside_winding_span(Eval&& eval, int64_t c, int64_t k0, int64_t k1, Set&& set) {
-  const double kPi = 3.14159265358979323846;
-  if (k0 >= k1) return;
-  constexpr int kDepth = 33;  // each push halves b - a < 2^31
-  int64_t stack_k[kDepth];
-  InsideParts stack_p[kDepth];
-  int top = 0;
-  const int64_t last = k1 - 1;
-  int64_t a = k0;
-  InsideParts pa = eval(a);
-  if (last > a) {
-    stack_k[0] = last;
-    stack_p[0] = eval(last);
-    top = 1;
-  }
-  while (top > 0) {
-    const int64_t b = stack_k[top - 1];
-    const InsideParts pb = stack_p[top - 1];
-    const bool all_in = inside_winding_at_least_half(c, pa.pos + pb.neg, kPi);
-    const bool all_out = !inside_winding_at_least_half(c, pb.pos + pa.neg, kPi);
-    if (all_in || all_out || b - a == 1) {
-      if (all_in)
-        set(a, b);
-      else if (!all_out && inside_winding_at_least_half(c, pa.pos + pa.neg, kPi))
-        set(a, a + 1);
-      a = b;
-      pa = pb;
-      --top;
-    } else {
-      const int64_t m = a + (b - a) / 2;
-      stack_k[top] = m;
-      stack_p[top] = eval(m);
-      ++top;
-    }
-  }
-  if (inside_winding_at_least_half(c, pa.pos + pa.neg, kPi)) set(last, last + 1);
-}
-
 // The winding test over voxels [k_lo, k_hi) of a column whose crossings q0 <= q < q1 are given by
-// crossing(q, &first_voxel_above, &sign) in ascending order: span by span between crossings.
-template <class Eval, class Crossing, class Set>
-VT_HD inline void inside_winding_column(Eval&& eval, uint64_t q0, uint64_t q1, int64_t k_lo, int64_t k_hi,
-                                        Crossing&& crossing, Set&& set) {
+// crossing(q, &first_voxel_above, &sign) in ascending order: span(c, k0, k1) for each span between
+// crossings (core/inside_tree.h inside_winding_walk), c its crossing sum.
+template <class Span, class Crossing>
+VT_HD inline void inside_winding_column(Span&& span, uint64_t q0, uint64_t q1, int64_t k_lo, int64_t k_hi,
+                                        Crossing&& crossing) {
   int64_t c = 0, kq = 0;
   int32_t sign = 0;
   uint64_t q = q0;
@@ -411,7 +366,7 @@ VT_HD inline void inside_winding_column(Eval&& eval, uint64_t q0, uint64_t q1, i
       if (++q < q1) crossing(q, &kq, &sign);
     }
     const int64_t next = q < q1 && kq < k_hi ? kq : k_hi;
-    inside_winding_span(eval, c, k, next, set);
+    span(c, k, next);
     k = next;
   }
 }

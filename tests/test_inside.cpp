@@ -14,6 +14,7 @@
 #include <random>
 
 #include "core/inside_grid.h"
+#include "core/inside_tree.h"
 #include "core/meshgen.h"
 #include "core/vectorized.h"
 #include "core/voxelizer.h"
@@ -221,31 +222,87 @@ TEST(Inside, WindingNumberEqualsTheBruteForceSumOfSolidAnglesOnEveryKindOfMesh) 
     }
 }
 
-TEST(Inside, TheSpanWalkDecidesEveryVoxelAsItsOwnSumWould) {
-  // Parts that rise (pos) and fall (neg) as along a column, with B = pos + neg wandering across the
-  // threshold: the bisection must set exactly the voxels whose own sum is >= the threshold, each once.
+TEST(Inside, TheWindingWalkDecidesEveryVoxelAsItsOwnSumWould) {
+  // Near parts that rise (pos) and fall (neg) as along a column, a far part that wanders with a known
+  // bound on its change, and B = pos + neg + far crossing the threshold back and forth: the walk must
+  // set exactly the voxels whose own sum is >= the threshold, each once, whatever the bounds leave open.
   const double kPi = 3.14159265358979323846;
   std::mt19937 rng(5);
-  std::uniform_real_distribution<double> step(0.0, 0.08);
-  for (int trial = 0; trial < 300; ++trial) {
-    const int64_t k0 = int64_t(rng() % 40), len = 1 + int64_t(rng() % (trial < 150 ? 40 : 3000));
+  std::uniform_real_distribution<double> step(0.0, 0.08), unit(-1.0, 1.0);
+  for (int trial = 0; trial < 400; ++trial) {
+    const int64_t k0 = int64_t(rng() % 40), len = 1 + int64_t(rng() % (trial < 200 ? 40 : 3000));
     const int64_t c = int64_t(rng() % 3) - 1;
     const double threshold = 4 * kPi * (0.5 - double(c));
     std::vector<InsideParts> parts(size_t(k0 + len));
-    double pos = threshold + 1.0, neg = -1.0 - step(rng);
-    for (auto& p : parts) {
+    // The far part: a rising minus a rising sequence (as far terms of both signs), each step <= lip,
+    // so that the exact parts (near and far together) rise and fall too.
+    std::vector<double> far(size_t(k0 + len)), far_pos(far.size()), far_neg(far.size());
+    double pos = threshold + 1.0, neg = -1.0 - step(rng), fp = std::fabs(unit(rng)), fn = std::fabs(unit(rng));
+    const double lip = 0.05 * std::fabs(unit(rng));  // |far(k + 1) - far(k)| <= lip
+    for (size_t k = 0; k < parts.size(); ++k) {
       if (rng() % 2) pos += step(rng);
       if (rng() % 2) neg -= step(rng);
-      p = {pos, neg};
+      fp += lip * std::fabs(unit(rng)) * (rng() % 2);
+      fn += lip * std::fabs(unit(rng)) * (rng() % 2);
+      parts[k] = {pos, neg};
+      far[k] = fp - fn;
+      far_pos[k] = fp;
+      far_neg[k] = -fn;
     }
+    const double rest = trial % 3 == 0 ? 0.0 : 0.02 * std::fabs(unit(rng));  // a rest about each far value
+    int exact_calls = 0;
     std::vector<int> got(parts.size(), 0);
-    inside_winding_span([&](int64_t k) { return parts[size_t(k)]; }, c, k0, k0 + len, [&](int64_t a, int64_t b) {
-      ASSERT_TRUE(k0 <= a && a < b && b <= k0 + len);
-      for (int64_t k = a; k < b; ++k) got[size_t(k)]++;
-    });
+    inside_winding_walk(
+        [&](int64_t k) { return parts[size_t(k)]; },
+        [&](int64_t a, int64_t b) {
+          const int64_t m = a + (b - a) / 2;  // any point of the range, with the change to the ends
+          return InsideFar{far[size_t(m)], lip * double(std::max(m - a, b - m)) + rest, std::fabs(far[size_t(m)])};
+        },
+        [&](int64_t k) {
+          ++exact_calls;
+          return InsideParts{parts[size_t(k)].pos + far_pos[size_t(k)], parts[size_t(k)].neg + far_neg[size_t(k)]};
+        },
+        c, k0, k0 + len,
+        [&](int64_t a, int64_t b) {
+          ASSERT_TRUE(k0 <= a && a < b && b <= k0 + len);
+          for (int64_t k = a; k < b; ++k) got[size_t(k)]++;
+        });
     for (int64_t k = 0; k < k0 + len; ++k) {
-      const bool in = k >= k0 && double(c) + (parts[size_t(k)].pos + parts[size_t(k)].neg) / (4 * kPi) >= 0.5;
+      const double b = parts[size_t(k)].pos + far[size_t(k)] + parts[size_t(k)].neg;
+      const bool in = k >= k0 && double(c) + b / (4 * kPi) >= 0.5;
       ASSERT_EQ(got[size_t(k)], in ? 1 : 0) << "trial " << trial << " voxel " << k;
+    }
+    // With a patience, the walk stops after that many exact sums; the rest with every edge exactly
+    // (no far part) completes the same answer.
+    int patience = 1 + trial % 3;
+    std::vector<int> got2(parts.size(), 0);
+    auto set2 = [&](int64_t a, int64_t b) {
+      for (int64_t k = a; k < b; ++k) got2[size_t(k)]++;
+    };
+    auto exact_parts = [&](int64_t k) {
+      return InsideParts{parts[size_t(k)].pos + far_pos[size_t(k)], parts[size_t(k)].neg + far_neg[size_t(k)]};
+    };
+    const int64_t stop = inside_winding_walk(
+        [&](int64_t k) { return parts[size_t(k)]; },
+        [&](int64_t a, int64_t b) {
+          const int64_t m = a + (b - a) / 2;
+          return InsideFar{far[size_t(m)], lip * double(std::max(m - a, b - m)) + rest, std::fabs(far[size_t(m)])};
+        },
+        exact_parts, c, k0, k0 + len, set2, &patience);
+    ASSERT_TRUE(stop >= k0 && stop <= k0 + len);
+    if (stop < k0 + len) {
+      ASSERT_EQ(patience, 0);
+    }
+    for (int64_t k = stop; k < k0 + len; ++k) ASSERT_EQ(got2[size_t(k)], 0) << "trial " << trial << " voxel " << k;
+    inside_winding_walk(
+        exact_parts,
+        [](int64_t, int64_t) {
+          return InsideFar{0.0, 0.0, 0.0};
+        },
+        exact_parts, c, stop, k0 + len, set2);
+    ASSERT_EQ(got, got2) << "trial " << trial;
+    if (rest == 0.0 && lip == 0.0) {
+      EXPECT_LE(exact_calls, 2) << trial;  // (only voxels at the threshold)
     }
   }
   // One crossing in a long span: about log2(length) evaluations, not one per voxel.
@@ -254,15 +311,134 @@ TEST(Inside, TheSpanWalkDecidesEveryVoxelAsItsOwnSumWould) {
     int64_t first = -1, want = -1;
     auto parts = [&](int64_t k) { return InsideParts{4 * kPi * double(k) / double(len), -kPi}; };
     for (int64_t k = len - 1; k >= 0 && parts(k).pos + parts(k).neg >= 2 * kPi; --k) want = k;  // about 3 len / 4
-    inside_winding_span(
+    inside_winding_walk(
         [&](int64_t k) {
           ++evals;
           return parts(k);
         },
-        0, 0, len, [&](int64_t a, int64_t) { first = first < 0 ? a : first; });
+        [&](int64_t, int64_t) {
+          return InsideFar{0.0, 0.0, 0.0};
+        },
+        [&](int64_t k) { return parts(k); }, 0, 0, len, [&](int64_t a, int64_t) { first = first < 0 ? a : first; });
     EXPECT_EQ(first, want) << len;
     EXPECT_LE(evals, int(std::log2(double(len))) + 4) << len;
   }
+}
+
+// Meshes whose boundaries take every path through build_inside_tree: many small loops (open tubes),
+// one long loop (a sheet: pieces of pieces), holes meeting at vertices (chains that end), edges of
+// multiplicity 2 (loose), a triangle soup, and the test cases' open meshes.
+Mesh sheet(int n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> h(-0.05f, 0.05f);
+  Mesh m;
+  for (int y = 0; y <= n; ++y)
+    for (int x = 0; x <= n; ++x)
+      m.positions.push_back(
+          {float(x) / float(n) - 0.5f, float(y) / float(n) - 0.5f, 0.3f * float(x * x) / float(n * n) + h(rng)});
+  for (int y = 0; y < n; ++y)
+    for (int x = 0; x < n; ++x) {
+      const uint32_t a = uint32_t(y * (n + 1) + x), b = a + 1, c = a + uint32_t(n + 1), d = c + 1;
+      m.indices.insert(m.indices.end(), {a, b, d, a, d, c});
+    }
+  return m;
+}
+std::vector<Case> boundary_cases() {
+  std::vector<Case> c;
+  c.push_back({"open tubes", make_tubes(60, 6, 6, 3, 0.06, 0.4), false});
+  c.push_back({"sheet", rotated(sheet(40, 1), 2), false});
+  Mesh bowtie = sheet(6, 4);  // every other triangle of a row gone: holes meeting at vertices
+  bowtie.indices.erase(bowtie.indices.begin() + 3 * 12, bowtie.indices.begin() + 3 * 13);
+  bowtie.indices.erase(bowtie.indices.begin() + 3 * 14, bowtie.indices.begin() + 3 * 16);
+  bowtie.indices.erase(bowtie.indices.begin() + 3 * 17, bowtie.indices.begin() + 3 * 18);
+  c.push_back({"holes meeting at vertices", bowtie, false});
+  const Mesh strip = sheet(5, 5);
+  c.push_back({"a doubled sheet", append(strip, strip), false});
+  Mesh soup;
+  std::mt19937_64 rng(6);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (uint32_t t = 0; t < 150; ++t) {
+    const Vec3f a{u(rng), u(rng), u(rng)};
+    for (int k = 0; k < 3; ++k)
+      soup.positions.push_back({a.x + 0.2f * u(rng), a.y + 0.2f * u(rng), a.z + 0.2f * u(rng)});
+    soup.indices.insert(soup.indices.end(), {3 * t, 3 * t + 1, 3 * t + 2});
+  }
+  c.push_back({"triangle soup", soup, false});
+  for (Case& x : cases())
+    if (!x.closed) c.push_back(std::move(x));
+  return c;
+}
+
+TEST(Inside, TheWindingWalkOnPieceTreesGivesTheGridOfExactSums) {
+  // The walk on the trees (with any patience) and the walk with every edge summed exactly decide
+  // every voxel alike.
+  for (const Case& c : boundary_cases()) {
+    uint64_t active = 0;
+    for (int res : {24, 61}) {
+      const GridSpec spec = grid_for(c.mesh, res);
+      const std::vector<Vec3f> g = to_grid_space(c.mesh, spec);
+      InsideMesh m = prepare_inside(c.mesh, g, spec, 2, true);
+      const InsideRange range = inside_range(c.mesh, spec);
+      m.tree_min_edges = SIZE_MAX;
+      const SparseGrid exact = inside_grid_cpu(m, InsideMethod::kWinding, range);
+      m.tree_min_edges = 0;
+      const SparseGrid trees = inside_grid_cpu(m, InsideMethod::kWinding, range);
+      active += exact.active_voxels();
+      ASSERT_EQ(exact.keys, trees.keys) << c.name << " r" << res;
+      ASSERT_EQ(exact.checksum(), trees.checksum()) << c.name << " r" << res;
+    }
+    EXPECT_GT(active, 0u) << c.name;
+  }
+}
+
+TEST(Inside, PieceTreesBoundTheBoundaryTermOnEveryKindOfBoundary) {
+  // The pieces' exact terms plus the loose edges are the boundary's B; and over any range of any
+  // column the near parts at its ends with the far part's bounds hold B at every voxel of the range.
+  std::mt19937 rng(9);
+  for (const Case& c : boundary_cases())
+    for (int res : {24, 61}) {
+      const GridSpec spec = grid_for(c.mesh, res);
+      const std::vector<Vec3f> g = to_grid_space(c.mesh, spec);
+      const InsideMesh m = prepare_inside(c.mesh, g, spec, 2, true, false);
+      ASSERT_FALSE(m.boundary.empty()) << c.name;
+      const InsideTree tree = build_inside_tree(m.boundary, m.scale);
+      const InsideTreeView view = inside_tree_view(tree);
+      size_t far_ranges = 0;
+      for (int trial = 0; trial < 60; ++trial) {
+        const int32_t i = int32_t(rng() % uint32_t(m.dims.x)), j = int32_t(rng() % uint32_t(m.dims.y));
+        const InsideColumn col = inside_column_at(i, j, m.scale);
+        // Every piece's and loose edge's exact term summed: B.
+        const int64_t k = int64_t(rng() % uint32_t(m.dims.z));
+        double all = 0, mag = 0;
+        for (const InsideEdge& e : tree.edges) {
+          const double o = inside_edge_solid_angle(e, col.pu, col.pv, double(k) + 0.5, m.scale);
+          all += o;
+          mag += std::fabs(o);
+        }
+        for (const InsideEdge& e : tree.loose)
+          all += inside_edge_solid_angle(e, col.pu, col.pv, double(k) + 0.5, m.scale);
+        const InsideParts x = inside_boundary_parts(m.boundary.data(), m.boundary.size(), col.pu, col.pv, k, m.scale);
+        ASSERT_NEAR(all, x.pos + x.neg, 1e-9 * (1 + mag)) << c.name << " r" << res;
+        // A range and its bounds.
+        const int64_t a = int64_t(rng() % uint32_t(m.dims.z)),
+                      b = std::min<int64_t>(m.dims.z - 1, a + int64_t(rng() % 12));
+        const InsideParts na = inside_tree_near(view, 0, 1, col, a, m.scale),
+                          nb = inside_tree_near(view, 0, 1, col, b, m.scale);
+        const InsideFar f = inside_tree_far(view, 0, 1, col, a, b, m.scale);
+        far_ranges += f.mag > 0;
+        for (int64_t q = a; q <= b; ++q) {
+          const InsideParts e = inside_boundary_parts(m.boundary.data(), m.boundary.size(), col.pu, col.pv, q, m.scale);
+          const double bq = e.pos + e.neg, tol = 1e-9 * (1 + (e.pos - e.neg));
+          ASSERT_GE(bq, na.pos + nb.neg + f.d - f.r - tol)
+              << c.name << " r" << res << " column " << i << "," << j << " voxel " << q;
+          ASSERT_LE(bq, nb.pos + na.neg + f.d + f.r + tol)
+              << c.name << " r" << res << " column " << i << "," << j << " voxel " << q;
+        }
+      }
+      if (c.name == "open tubes" || c.name == "sheet") {
+        EXPECT_GT(far_ranges, 0u) << c.name;
+      }
+    }
 }
 
 TEST(Inside, ParityAndVoteEqualRayParityOnClosedMeshes) {
@@ -1297,6 +1473,7 @@ TEST(InsideGpu, SolidAndSdfEqualTheCpuBitForBit) {
   all.push_back({"dragon-like subdivided sphere", subdivide(rotated(make_uv_sphere(0, 0, 0, 1, 20, 40), 9), 2), true});
   all.push_back({"tubes", make_tubes(20, 40, 6, 3), true});
   all.push_back({"cad slivers", make_cad(8, 96, 4), true});  // (long slivers: the band's bound at its margins)
+  all.push_back({"open tubes", make_tubes(300, 6, 6, 8, 0.01, 0.4), false});  // (3,600 boundary edges: the piece trees)
   for (const Case& c : all)
     for (int res : {16, 63, 128}) {
       const GridSpec spec = grid_for(c.mesh, res, 2);

@@ -24,6 +24,7 @@
 #include <cuda/std/functional>
 
 #include "core/inside_grid.h"
+#include "core/inside_tree.h"
 #include "core/search.h"
 #include "kernels/compact.cuh"
 #include "kernels/gpu_voxelizer.cuh"
@@ -214,13 +215,25 @@ __global__ void k_column_decided(const InsideEdge* edges, uint64_t ne, InsideSca
 // on the bunny at 1024^3; two edges per lane at a time (108 registers): slower, with 6 blocks 4%
 // faster on Sponza but 25% slower on the terrain (scripts/bench-results/winding-h200-2026-11-28.md).
 constexpr int kWindingWarps = 4;
+// Boundary edges from which the columns walk the piece trees (inside_tree_patience).
+#ifndef VT_INSIDE_TREE_MIN_EDGES_GPU  // (A/B builds: scripts/kernel-variant.sh)
+#define VT_INSIDE_TREE_MIN_EDGES_GPU 2048
+#endif
+constexpr size_t kTreeMinEdges = VT_INSIDE_TREE_MIN_EDGES_GPU;
+// Room per warp for a column's cut of the trees (far balls and near edges): 8 KB per warp, 32 KB per
+// block. Columns of the 1.2M open tubes at 512^3 list up to ~1,700 far balls (median 926); Sponza's
+// columns at 512^3 a median of 369 far balls and 119 near edges, a tenth of them over 1,700 in all.
+constexpr int kCutRoom = 2048;
 #ifndef VT_WINDING_MIN_BLOCKS  // (A/B builds: scripts/kernel-variant.sh)
 #define VT_WINDING_MIN_BLOCKS 6
 #endif
+// kTrees: the columns walk the piece trees first (core/inside_tree.h); the kernel without them (fewer
+// than kTreeMinEdges boundary edges) keeps no shared memory and no tree code.
+template <bool kTrees>
 __global__ void __launch_bounds__(32 * kWindingWarps, VT_WINDING_MIN_BLOCKS)
     k_undecided(InsideView m, const uint32_t* list, uint64_t nlist, Columns cols, int32_t w_lo, int32_t w_hi,
                 const unsigned long long* keys, const int32_t* signs, uint64_t n, const InsideEdge* edges, uint64_t ne,
-                InsideScale sc, uint32_t* bits) {
+                InsideTreeView trees, int tree_patience, InsideScale sc, uint32_t* bits) {
   const uint64_t q = uint64_t(blockIdx.x) * kWindingWarps + threadIdx.x / 32;
   const int lane = int(threadIdx.x % 32);
   if (q >= nlist) return;  // whole warps
@@ -228,29 +241,91 @@ __global__ void __launch_bounds__(32 * kWindingWarps, VT_WINDING_MIN_BLOCKS)
   const uint64_t nv = uint64_t(cols.v_hi - cols.v_lo);
   const int32_t i = cols.u_lo + int32_t(c / nv), j = cols.v_lo + int32_t(c % nv);
   if (i < m.bx0 * 8 || i >= m.bx1 * 8) return;  // whole warps: a column of another slab (axis 2: i is x)
-  const int64_t pu = inside_column(i), pv = inside_column(j);
-  const uint64_t col = uint64_t(i) * uint64_t(m.dims.y) + uint64_t(j);
-  // The column's crossings: [first key >= col << kK0Bits, first key >= (col + 1) << kK0Bits).
+  const InsideColumn col = inside_column_at(i, j, sc);
+  const uint64_t column = uint64_t(i) * uint64_t(m.dims.y) + uint64_t(j);
+  // The column's crossings: [first key >= column << kK0Bits, first key >= (column + 1) << kK0Bits).
   auto lower = [&](unsigned long long target) {
     return lower_bound_index(keys, n, target);
   };
-  const uint64_t q0 = lower(col << kK0Bits), q1 = lower((col + 1) << kK0Bits);
-  auto eval = [&](int64_t k) {
-    InsideParts p = inside_lane_parts(edges, ne, lane, pu, pv, k, sc);
+  const uint64_t q0 = lower(column << kK0Bits), q1 = lower((column + 1) << kK0Bits);
+  // The column's cut of the trees, listed once in shared memory (the far balls, then the near pieces'
+  // edges; trees.loose are near everywhere): each evaluation then spreads the lists evenly over the
+  // lanes instead of each lane walking its own chunks' trees (H200, the column kernel: Sponza at
+  // 512^3 382 -> 202 ms). Where the lists do not fit, the column sums every edge exactly (patience
+  // 0): walking the trees there was slower than that on Sponza (358 against 202 ms).
+  __shared__ uint32_t s_cut[kTrees ? kWindingWarps : 1][kTrees ? kCutRoom : 1];
+  uint32_t* cut = s_cut[kTrees ? threadIdx.x / 32 : 0];
+  int patience = kTrees ? tree_patience : 0;
+  uint32_t nfar = 0, nnear = 0;
+  if (patience > 0) {
+    auto walk_cut = [&](auto&& on_far, auto&& on_near) {
+      for (uint32_t t = uint32_t(lane); t < trees.num_chunks; t += 32)
+        for (uint32_t x = trees.chunks[t], end = trees.chunks[t + 1]; x < end;) {
+          const InsideNode& node = trees.nodes[x];
+          if (inside_node_far(node, col)) {
+            on_far(x);
+            x = node.skip;
+            continue;
+          }
+          for (uint32_t e = node.first; e < node.first + node.count; ++e) on_near(e);
+          ++x;
+        }
+    };
+    uint32_t cf = 0, cn = 0;
+    walk_cut([&](uint32_t) { ++cf; }, [&](uint32_t) { ++cn; });
+    const uint32_t if_ = warp_inclusive_sum(cf), in_ = warp_inclusive_sum(cn);
+    nfar = __shfl_sync(kFull, if_, 31);
+    nnear = __shfl_sync(kFull, in_, 31);
+    if (nfar + nnear <= uint32_t(kCutRoom)) {
+      uint32_t of = if_ - cf, on = nfar + in_ - cn;
+      walk_cut([&](uint32_t x) { cut[of++] = x; }, [&](uint32_t e) { cut[on++] = e; });
+    } else {
+      patience = 0;
+    }
+    __syncwarp();
+  }
+  auto all_sum = [](double x) {  // every lane gets the same bits (each step adds the same two values)
+    for (int off = 16; off > 0; off /= 2) x = x + __shfl_xor_sync(kFull, x, off);
+    return x;
+  };
+  auto near = [&](int64_t k) {
+    double pos = 0.0, neg = 0.0;
+    const double pw = double(k) + 0.5;
+    for (uint32_t q = nfar + uint32_t(lane); q < nfar + nnear; q += 32)
+      inside_parts_add(trees.edges[cut[q]], col, pw, sc, pos, neg);
+    for (uint64_t e = uint64_t(lane); e < trees.num_loose; e += 32)
+      inside_parts_add(trees.loose[e], col, pw, sc, pos, neg);
+    return InsideParts{all_sum(pos), all_sum(neg)};
+  };
+  auto far = [&](int64_t a, int64_t b) {
+    InsideFar f{0.0, 0.0, 0.0};
+    double wm, h;
+    inside_range_middle(a, b, sc, &wm, &h);
+    for (uint32_t q = uint32_t(lane); q < nfar; q += 32) inside_far_add(trees.nodes[cut[q]], col, wm, h, f);
+    return InsideFar{all_sum(f.d), all_sum(f.r), all_sum(f.mag)};
+  };
+  auto exact = [&](int64_t k) {  // inside_boundary_parts' order
+    InsideParts p = inside_lane_parts(edges, ne, lane, col.pu, col.pv, k, sc);
     for (int off = 16; off > 0; off /= 2) {
       p.pos = p.pos + __shfl_down_sync(kFull, p.pos, off);
       p.neg = p.neg + __shfl_down_sync(kFull, p.neg, off);
     }
     return InsideParts{__shfl_sync(kFull, p.pos, 0), __shfl_sync(kFull, p.neg, 0)};
   };
+  auto set = [&](int64_t k0, int64_t k1) {
+    if (lane == 0) set_span_bits(m, bits, i, j, k0, k1);
+  };
+  auto no_far = [](int64_t, int64_t) { return InsideFar{0.0, 0.0, 0.0}; };
+  // The trees while they decide (inside_winding_walk's patience), then every edge exactly.
   inside_winding_column(
-      eval, q0, q1, int64_t(w_lo), int64_t(w_hi),
+      [&](int64_t sum, int64_t k0, int64_t k1) {
+        if (kTrees && patience > 0) k0 = inside_winding_walk(near, far, exact, sum, k0, k1, set, &patience);
+        inside_winding_walk(exact, no_far, exact, sum, k0, k1, set);
+      },
+      q0, q1, int64_t(w_lo), int64_t(w_hi),
       [&](uint64_t r, int64_t* k0, int32_t* sign) {
         *k0 = int64_t(keys[r] & ((1ull << kK0Bits) - 1));
         *sign = signs[r];
-      },
-      [&](int64_t k0, int64_t k1) {
-        if (lane == 0) set_span_bits(m, bits, i, j, k0, k1);
       });
 }
 
@@ -720,6 +795,26 @@ uint64_t SolidState::boundary(GpuContext& ctx, const DeviceMesh& mesh, int axis)
   return ne;
 }
 
+void SolidState::upload_trees(GpuContext& ctx, uint64_t ne, const InsideScale& sc) {
+  tree_patience = inside_tree_patience(ne, kTreeMinEdges);
+  trees = InsideTreeView{};
+  if (!tree_patience) return;
+  std::vector<InsideEdge> edges(ne);
+  if (ne) ctx.download(edges.data(), d_edges.data(), ne * sizeof(InsideEdge));
+  const InsideTree t = build_inside_tree(edges, sc);
+  auto up = [&](auto& buf, const auto& v) {
+    buf.grow(v.size() + 1);
+    if (!v.empty()) ctx.staging.upload(buf.data(), v.data(), v.size() * sizeof(v[0]), ctx.stream);
+  };
+  up(d_nodes, t.nodes);
+  up(d_chunks, t.chunks);
+  up(d_piece_edges, t.edges);
+  up(d_loose, t.loose);
+  trees = InsideTreeView{d_nodes.data(),       d_chunks.data(), uint32_t(t.chunks.empty() ? 0 : t.chunks.size() - 1),
+                         d_piece_edges.data(), d_loose.data(),  uint64_t(t.loose.size())};
+  if (t.nodes.empty()) tree_patience = 0;
+}
+
 struct SolidState::AxisPrep {
   InsideView m;
   unsigned long long* keys = nullptr;  // crossings by (column, first voxel above)
@@ -848,9 +943,10 @@ void SolidState::paint_axis(GpuContext& ctx, const AxisPrep& prep, const InsideR
   const int axis = m.axis;
   if (prep.nlist && range.hi[axis] > range.lo[axis]) {
     timer.begin("inside_winding");
-    k_undecided<<<blocks_for(prep.nlist, kWindingWarps), 32 * kWindingWarps, 0, s>>>(
+    auto kernel = tree_patience > 0 ? k_undecided<true> : k_undecided<false>;
+    kernel<<<blocks_for(prep.nlist, kWindingWarps), 32 * kWindingWarps, 0, s>>>(
         m, d_list.data(), prep.nlist, prep.cr, std::max(range.lo[axis], 0), std::min(range.hi[axis], m.dims.z),
-        prep.keys, prep.signs, prep.n, d_edges.data(), prep.ne, prep.sc, bits);
+        prep.keys, prep.signs, prep.n, d_edges.data(), prep.ne, trees, tree_patience, prep.sc, bits);
     VT_CUDA_CHECK_LAUNCH();
   }
 }
@@ -937,6 +1033,8 @@ SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& hos
   if (winding) {
     timer.begin("inside_weld");
     ne = boundary(ctx, mesh, 2);
+    timer.begin("inside_trees");
+    upload_trees(ctx, ne, InsideScale{spec.voxel_size.x, spec.voxel_size.y, spec.voxel_size.z});
   }
   AxisPrep prep;
   if (method != InsideMethod::kVote) prep = prepare_axis(ctx, mesh, spec, 2, winding, ne, range, timer);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/inside_grid.h"
+#include "core/inside_tree.h"
 #include "core/voxelize.h"
 #include "kernels/common.cuh"
 #include "kernels/mesh.cuh"
@@ -27,6 +28,11 @@ struct SolidState {
   DeviceBuffer<uint32_t> d_vkeys[2], d_vidx[2], d_head, d_weld, d_rep;
   DeviceBuffer<uint8_t> d_tile_flags, d_col_flags;
   DeviceBuffer<InsideEdge> d_edges;
+  DeviceBuffer<InsideNode> d_nodes;  // the winding test's piece trees (core/inside_tree.h)
+  DeviceBuffer<uint32_t> d_chunks;
+  DeviceBuffer<InsideEdge> d_piece_edges, d_loose;
+  InsideTreeView trees{};  // their device view for the job in progress
+  int tree_patience = 0;   // inside_tree_patience (0: no trees)
   DeviceBuffer<float> d_values;
   DeviceBuffer<BandBound> d_bounds;
   DeviceBuffer<uint64_t> d_row_counts, d_row_offsets;  // the inside test's rows (prepare_axis)
@@ -68,6 +74,9 @@ struct SolidState {
   // The mesh's boundary edges across column axis `axis` into d_edges (prepare_inside's, in its
   // order); returns their number.
   uint64_t boundary(GpuContext& ctx, const DeviceMesh& mesh, int axis);
+  // The piece trees of the ne edges in d_edges (built on the host: the boundary is small beside the
+  // mesh) into the device buffers and `trees`.
+  void upload_trees(GpuContext& ctx, uint64_t ne, const InsideScale& s);
 };
 
 }  // namespace voxtile

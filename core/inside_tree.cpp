@@ -1,0 +1,239 @@
+// The winding test's piece trees (core/inside_tree.h): the boundary chained into loops, the loops cut
+// into closed pieces, the pieces ordered along a Morton curve and gathered into small trees.
+#include "core/inside_tree.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <tuple>
+
+namespace voxtile {
+namespace {
+
+struct V3 {
+  double x, y, z;
+};
+V3 sub(V3 a, V3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
+V3 cross(V3 a, V3 b) { return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x}; }
+double norm(V3 a) { return std::sqrt(a.x * a.x + a.y * a.y + a.z * a.z); }
+
+uint32_t wbits(float f) {
+  if (f == 0.0f) f = 0.0f;  // -0 and +0 are one position
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+InsideEdge reversed(const InsideEdge& e) { return {e.bu, e.bv, e.au, e.av, e.bw, e.aw, e.mult}; }
+// The edge from `first`'s start to `last`'s end (multiplicity 1).
+InsideEdge spanning(const InsideEdge& first, const InsideEdge& last) {
+  return {first.au, first.av, last.bu, last.bv, first.aw, last.bw, 1};
+}
+bool zero_length(const InsideEdge& e) { return e.au == e.bu && e.av == e.bv && wbits(e.aw) == wbits(e.bw); }
+
+struct Piece {
+  std::vector<InsideEdge> edges;
+  V3 c, m;
+  double r, area;
+};
+
+// Bits of x spread to every third position (21 bits).
+uint64_t spread3(uint64_t x) {
+  x &= 0x1fffff;
+  x = (x | x << 32) & 0x1f00000000ffffull;
+  x = (x | x << 16) & 0x1f0000ff0000ffull;
+  x = (x | x << 8) & 0x100f00f00f00f00full;
+  x = (x | x << 4) & 0x10c30c30c30c30c3ull;
+  x = (x | x << 2) & 0x1249249249249249ull;
+  return x;
+}
+
+}  // namespace
+
+InsideTree build_inside_tree(const std::vector<InsideEdge>& boundary, const InsideScale& s) {
+  InsideTree t;
+  auto world = [&](int64_t u, int64_t v, float w) {
+    return V3{static_cast<double>(u) / kInsideScale * s.su, static_cast<double>(v) / kInsideScale * s.sv,
+              static_cast<double>(w) * s.sw};
+  };
+  // Edges of multiplicity +-1, oriented; the others are loose.
+  std::vector<InsideEdge> unit;
+  for (const InsideEdge& e : boundary) {
+    if (e.mult == 1)
+      unit.push_back(e);
+    else if (e.mult == -1)
+      unit.push_back(reversed(InsideEdge{e.au, e.av, e.bu, e.bv, e.aw, e.bw, 1}));
+    else
+      t.loose.push_back(e);
+  }
+  const size_t n = unit.size();
+  // Vertex ids by position.
+  using Key = std::tuple<int64_t, int64_t, uint32_t>;
+  std::vector<std::pair<Key, uint32_t>> ends(2 * n);
+  for (size_t e = 0; e < n; ++e) {
+    ends[2 * e] = {Key{unit[e].au, unit[e].av, wbits(unit[e].aw)}, uint32_t(2 * e)};
+    ends[2 * e + 1] = {Key{unit[e].bu, unit[e].bv, wbits(unit[e].bw)}, uint32_t(2 * e + 1)};
+  }
+  std::sort(ends.begin(), ends.end());
+  std::vector<uint32_t> from(n), to(n);
+  uint32_t nv = 0;
+  for (size_t i = 0; i < ends.size(); ++i) {
+    if (i > 0 && ends[i].first != ends[i - 1].first) ++nv;
+    (ends[i].second & 1 ? to : from)[ends[i].second >> 1] = nv;
+  }
+  nv = ends.empty() ? 0 : nv + 1;
+  constexpr uint32_t kNone = ~0u;
+  std::vector<uint32_t> outs(nv, 0), ins(nv, 0), out_edge(nv, kNone);
+  for (size_t e = 0; e < n; ++e) {
+    ++outs[from[e]];
+    ++ins[to[e]];
+    out_edge[from[e]] = uint32_t(e);
+  }
+  // Chains through vertices with one edge in and one out.
+  std::vector<uint32_t> next(n, kNone);
+  std::vector<uint8_t> has_prev(n, 0), used(n, 0);
+  for (size_t e = 0; e < n; ++e) {
+    const uint32_t v = to[e];
+    if (outs[v] == 1 && ins[v] == 1) {
+      next[e] = out_edge[v];
+      has_prev[next[e]] = 1;
+    }
+  }
+  std::vector<Piece> pieces;
+  auto add_piece = [&](std::vector<InsideEdge> edges) {
+    Piece p;
+    V3 lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
+    for (const InsideEdge& e : edges)
+      for (const V3 q : {world(e.au, e.av, e.aw), world(e.bu, e.bv, e.bw)}) {
+        lo = {std::min(lo.x, q.x), std::min(lo.y, q.y), std::min(lo.z, q.z)};
+        hi = {std::max(hi.x, q.x), std::max(hi.y, q.y), std::max(hi.z, q.z)};
+      }
+    p.c = {0.5 * (lo.x + hi.x), 0.5 * (lo.y + hi.y), 0.5 * (lo.z + hi.z)};
+    p.m = {0, 0, 0};
+    p.r = p.area = 0;
+    for (const InsideEdge& e : edges) {
+      const V3 a = sub(world(e.au, e.av, e.aw), p.c), b = sub(world(e.bu, e.bv, e.bw), p.c);
+      const V3 x = cross(a, b);
+      p.m = {p.m.x + 0.5 * x.x, p.m.y + 0.5 * x.y, p.m.z + 0.5 * x.z};
+      p.area += 0.5 * norm(x);
+      p.r = std::max({p.r, norm(a), norm(b)});
+    }
+    p.r *= 1.0 + 1e-9;  // (over the rounding of the world positions)
+    p.area *= 1.0 + 1e-9;
+    p.edges = std::move(edges);
+    pieces.push_back(std::move(p));
+  };
+  // A closed loop into pieces: runs of at most kInsidePieceEdges edges, each closed by its chord; the
+  // chords forward, a loop again.
+  auto decompose = [&](std::vector<InsideEdge> loop) {
+    while (!loop.empty()) {
+      const size_t m = loop.size();
+      if (m <= size_t(kInsidePieceEdges)) {
+        add_piece(std::move(loop));
+        return;
+      }
+      const size_t k = (m + kInsidePieceEdges - 1) / kInsidePieceEdges;
+      std::vector<InsideEdge> coarse;
+      for (size_t i = 0; i < k; ++i) {
+        const size_t b0 = i * m / k, b1 = (i + 1) * m / k;
+        std::vector<InsideEdge> run(loop.begin() + std::ptrdiff_t(b0), loop.begin() + std::ptrdiff_t(b1));
+        const InsideEdge forward = spanning(loop[b0], loop[b1 - 1]);  // the run's first vertex to its last
+        if (!zero_length(forward)) {
+          run.push_back(reversed(forward));
+          coarse.push_back(forward);
+        }
+        add_piece(std::move(run));
+      }
+      if (coarse.size() <= 2) return;  // (two chords: one edge both ways, their terms cancel)
+      loop = std::move(coarse);
+    }
+  };
+  auto chain_from = [&](uint32_t e0) {
+    std::vector<InsideEdge> c;
+    for (uint32_t e = e0; e != kNone && !used[e]; e = next[e]) {
+      used[e] = 1;
+      c.push_back(unit[e]);
+    }
+    return c;
+  };
+  for (size_t e = 0; e < n; ++e)  // open chains a0 -> ... -> an: closed by an -> a0; a0 -> an loose
+    if (!has_prev[e] && !used[e]) {
+      std::vector<InsideEdge> c = chain_from(uint32_t(e));
+      const InsideEdge across = spanning(c.front(), c.back());
+      if (!zero_length(across)) {
+        c.push_back(reversed(across));
+        t.loose.push_back(across);
+      }
+      decompose(std::move(c));
+    }
+  for (size_t e = 0; e < n; ++e)  // closed loops
+    if (!used[e]) decompose(chain_from(uint32_t(e)));
+  if (pieces.empty()) return t;
+
+  // Pieces along a Morton curve of their centres, in chunks of about 8, each chunk a binary tree.
+  V3 lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
+  for (const Piece& p : pieces) {
+    lo = {std::min(lo.x, p.c.x), std::min(lo.y, p.c.y), std::min(lo.z, p.c.z)};
+    hi = {std::max(hi.x, p.c.x), std::max(hi.y, p.c.y), std::max(hi.z, p.c.z)};
+  }
+  const double span = std::max({hi.x - lo.x, hi.y - lo.y, hi.z - lo.z, 1e-300});
+  std::vector<std::pair<uint64_t, uint32_t>> order(pieces.size());
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    auto q = [&](double x, double l) {
+      return uint64_t(std::min(2097151.0, std::max(0.0, (x - l) / span * 2097151.0)));
+    };
+    const V3& c = pieces[i].c;
+    order[i] = {spread3(q(c.x, lo.x)) << 2 | spread3(q(c.y, lo.y)) << 1 | spread3(q(c.z, lo.z)), uint32_t(i)};
+  }
+  std::sort(order.begin(), order.end());
+  auto node_of = [&](size_t b, size_t e) {  // the ball and sums of sorted pieces [b, e)
+    InsideNode x{};
+    V3 l{INFINITY, INFINITY, INFINITY}, h{-INFINITY, -INFINITY, -INFINITY}, m{0, 0, 0};
+    double area = 0;
+    for (size_t i = b; i < e; ++i) {
+      const Piece& p = pieces[order[i].second];
+      l = {std::min(l.x, p.c.x - p.r), std::min(l.y, p.c.y - p.r), std::min(l.z, p.c.z - p.r)};
+      h = {std::max(h.x, p.c.x + p.r), std::max(h.y, p.c.y + p.r), std::max(h.z, p.c.z + p.r)};
+      m = {m.x + p.m.x, m.y + p.m.y, m.z + p.m.z};
+      area += p.area;
+    }
+    const V3 c = e - b == 1 ? pieces[order[b].second].c : V3{0.5 * (l.x + h.x), 0.5 * (l.y + h.y), 0.5 * (l.z + h.z)};
+    double r = 0;
+    for (size_t i = b; i < e; ++i) {
+      const Piece& p = pieces[order[i].second];
+      r = std::max(r, norm(sub(p.c, c)) + p.r);
+    }
+    r *= 1.0 + 1e-9;
+    x.c[0] = c.x, x.c[1] = c.y, x.c[2] = c.z;
+    x.m[0] = m.x, x.m[1] = m.y, x.m[2] = m.z;
+    x.r = r;
+    x.ar2 = 2.0 * area * r;
+    x.m2 = 2.0 * norm(m);
+    return x;
+  };
+  auto emit = [&](auto&& self, size_t b, size_t e) -> void {
+    const size_t at = t.nodes.size();
+    t.nodes.push_back(node_of(b, e));
+    if (e - b == 1) {
+      const Piece& p = pieces[order[b].second];
+      t.nodes[at].first = uint32_t(t.edges.size());
+      t.nodes[at].count = uint32_t(p.edges.size());
+      t.edges.insert(t.edges.end(), p.edges.begin(), p.edges.end());
+    } else {
+      self(self, b, b + (e - b) / 2);
+      self(self, b + (e - b) / 2, e);
+    }
+    t.nodes[at].skip = uint32_t(t.nodes.size());
+  };
+  const size_t np = pieces.size();
+  const size_t chunks = std::min<size_t>(1024, std::max<size_t>(1, (np + 7) / 8));
+  for (size_t q = 0; q < chunks; ++q) {
+    t.chunks.push_back(uint32_t(t.nodes.size()));
+    emit(emit, q * np / chunks, (q + 1) * np / chunks);
+  }
+  t.chunks.push_back(uint32_t(t.nodes.size()));
+  return t;
+}
+
+}  // namespace voxtile

@@ -1,0 +1,272 @@
+// The winding test's boundary term B (core/inside.h) summed far from the column in few operations:
+// the boundary edges chained into closed pieces of a few edges each, the pieces gathered into trees,
+// and a piece or a subtree whose ball the column passes far from taken as its dipole term with a
+// proved bound on the rest. Shared host/device code (the CPU reference and the GPU walk the same
+// trees); the bounds only ever settle a voxel whose answer they prove, so where the two sides sum
+// them in different orders their answers still agree (inside_winding_walk).
+//
+// Why a far closed piece is a dipole. Where a column misses a closed polygon's projection, the strips
+// swept from its edges along +w and any surface spanning it (the fan from a point c) bound a volume
+// without the point p, so the strips' solid angle (the polygon's share of B) equals the fan's, the
+// integral of n . g(x) over the fan with g(x) = (x - p) / |x - p|^3: m . g(c) (m the fan's vector
+// area) plus at most A r |g'| (A the fan's area, r the radius of a ball about c that holds it), where
+// g's Jacobian has norm 2 / |x - p|^3, so the rest is at most 2 A r / (d - r)^3 at distance d from c.
+// Over a range of voxels along the column, m . g(c) moves by at most 2 |m| h / rho^3 from its value at
+// the range's middle (h its half length, rho the least distance from c to the range). A subtree's
+// pieces lie in one ball about its centre: the same bound with their summed m and A.
+//
+// Pieces. The boundary's edges of multiplicity +-1, oriented by their sign, are chained through
+// vertices with one edge in and one out; an open chain a0 -> ... -> an is closed by an -> a0, and
+// its opposite a0 -> an is summed exactly always (a loose edge). A loop of more than kInsidePieceEdges
+// edges is cut into runs of consecutive edges, each closed by its chord (the run's last vertex back
+// to its first): the pieces; the chords taken forward form a loop of their own (the first loop minus
+// its pieces), cut again, until a loop has few enough edges to be a piece itself. A chord appears
+// once in each direction, whose terms cancel bit for bit (inside_edge_solid_angle is odd in the
+// edge's direction), so the pieces sum to the boundary exactly. Edges of another multiplicity are
+// loose.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/inside.h"
+
+namespace voxtile {
+
+constexpr int kInsidePieceEdges = 8;     // a loop's run (a piece: its edges and its chord)
+constexpr double kInsideFarRadii = 3.0;  // a ball is far when the column passes > 3 radii from its centre
+
+// A node of a piece tree: a piece (count > 0: its edges) or a subtree (count 0, its nodes follow it
+// in preorder up to `skip`). World units relative to the grid's origin, along (u, v, w).
+struct InsideNode {
+  double c[3];     // centre of the ball
+  double m[3];     // vector area of the fans
+  double r;        // radius of the ball (holds every fan)
+  double ar2;      // 2 x fans' area x r
+  double m2;       // 2 |m|
+  uint32_t skip;   // the node after this subtree
+  uint32_t first;  // a piece's edges in InsideTree::edges
+  uint32_t count;  // their number (0: a subtree)
+  uint32_t pad;
+};
+
+// A boundary's trees (host): chunk q's tree is nodes [chunks[q], chunks[q + 1]) in preorder.
+struct InsideTree {
+  std::vector<InsideNode> nodes;
+  std::vector<uint32_t> chunks;   // chunk starts, then the number of nodes
+  std::vector<InsideEdge> edges;  // the pieces' edges (multiplicity 1)
+  std::vector<InsideEdge> loose;  // edges summed exactly at every voxel
+  bool empty() const { return nodes.empty() && loose.empty(); }
+};
+InsideTree build_inside_tree(const std::vector<InsideEdge>& boundary, const InsideScale& s);
+
+struct InsideTreeView {
+  const InsideNode* nodes;
+  const uint32_t* chunks;
+  uint32_t num_chunks;
+  const InsideEdge* edges;
+  const InsideEdge* loose;
+  uint64_t num_loose;
+};
+inline InsideTreeView inside_tree_view(const InsideTree& t) {
+  return {t.nodes.data(), t.chunks.data(), uint32_t(t.chunks.empty() ? 0 : t.chunks.size() - 1),
+          t.edges.data(), t.loose.data(),  uint64_t(t.loose.size())};
+}
+
+// A column: its snapped centre and its world position across w.
+struct InsideColumn {
+  int64_t pu, pv;
+  double px, py;
+};
+VT_HD inline InsideColumn inside_column_at(int32_t i, int32_t j, const InsideScale& s) {
+  const int64_t pu = inside_column(i), pv = inside_column(j);
+  return {pu, pv, static_cast<double>(pu) / kInsideScale * s.su, static_cast<double>(pv) / kInsideScale * s.sv};
+}
+
+VT_HD inline bool inside_node_far(const InsideNode& n, const InsideColumn& col) {
+  const double du = n.c[0] - col.px, dv = n.c[1] - col.py, f = kInsideFarRadii * n.r;
+  return du * du + dv * dv > f * f;
+}
+
+// Edge e's exact term at w = pw (grid units) into its part.
+VT_HD inline void inside_parts_add(const InsideEdge& e, const InsideColumn& col, double pw, const InsideScale& s,
+                                   double& pos, double& neg) {
+  const double o = inside_edge_solid_angle(e, col.pu, col.pv, pw, s);
+  if (o > 0.0)
+    pos += o;
+  else
+    neg += o;
+}
+
+// The near part of B at voxel k (the exact terms of the pieces whose ball is near the column and of
+// the loose edges) as positive and negative parts, which rise and fall along the column
+// (InsideParts): chunks and loose edges lane, lane + lanes, ...
+VT_HD inline InsideParts inside_tree_near(const InsideTreeView& t, int lane, int lanes, const InsideColumn& col,
+                                          int64_t k, const InsideScale& s) {
+  double pos = 0.0, neg = 0.0;
+  const double pw = static_cast<double>(k) + 0.5;
+  auto add = [&](const InsideEdge& e) { inside_parts_add(e, col, pw, s, pos, neg); };
+  for (uint32_t q = static_cast<uint32_t>(lane); q < t.num_chunks; q += static_cast<uint32_t>(lanes))
+    for (uint32_t i = t.chunks[q], end = t.chunks[q + 1]; i < end;) {
+      const InsideNode& n = t.nodes[i];
+      if (inside_node_far(n, col)) {
+        i = n.skip;
+        continue;
+      }
+      for (uint32_t e = n.first; e < n.first + n.count; ++e) add(t.edges[e]);
+      ++i;
+    }
+  for (uint64_t e = static_cast<uint64_t>(lane); e < t.num_loose; e += static_cast<uint64_t>(lanes)) add(t.loose[e]);
+  return {pos, neg};
+}
+
+// The number of edges that inside_tree_near sums at the column (chunks lane, lane + lanes, ...).
+VT_HD inline uint64_t inside_tree_near_edges(const InsideTreeView& t, int lane, int lanes, const InsideColumn& col) {
+  uint64_t n = 0;
+  for (uint32_t q = static_cast<uint32_t>(lane); q < t.num_chunks; q += static_cast<uint32_t>(lanes))
+    for (uint32_t i = t.chunks[q], end = t.chunks[q + 1]; i < end;) {
+      const InsideNode& x = t.nodes[i];
+      if (inside_node_far(x, col)) {
+        i = x.skip;
+        continue;
+      }
+      n += x.count;
+      ++i;
+    }
+  for (uint64_t e = static_cast<uint64_t>(lane); e < t.num_loose; e += static_cast<uint64_t>(lanes)) ++n;
+  return n;
+}
+
+// The far part of B over voxels [a, b] of the column: within [d - r, d + r] (d: the far balls'
+// dipole terms at the range's middle, r: their change over the range and their rests); mag: the
+// terms' magnitudes (for the rounding margin).
+struct InsideFar {
+  double d, r, mag;
+};
+// Far ball n's dipole term at the range's middle w = wm (half length h) into f.
+VT_HD inline void inside_far_add(const InsideNode& n, const InsideColumn& col, double wm, double h, InsideFar& f) {
+  const double du = n.c[0] - col.px, dv = n.c[1] - col.py, dz = n.c[2] - wm;
+  const double duv2 = du * du + dv * dv, d2 = duv2 + dz * dz, dist = sqrt(d2);
+  const double term = ((n.m[0] * du + n.m[1] * dv) + n.m[2] * dz) / (d2 * dist);
+  const double az = (dz < 0.0 ? -dz : dz) - h, ez = az > 0.0 ? az : 0.0;
+  const double rho = sqrt(duv2 + ez * ez), rho3 = rho * rho * rho, g = rho - n.r;
+  f.d += term;
+  f.mag += term < 0.0 ? -term : term;
+  f.r += n.m2 * h / rho3 + n.ar2 / (g * g * g);
+}
+// The middle and half length (world units) of voxels [a, b] along the column.
+VT_HD inline void inside_range_middle(int64_t a, int64_t b, const InsideScale& s, double* wm, double* h) {
+  const double wa = (static_cast<double>(a) + 0.5) * s.sw, wb = (static_cast<double>(b) + 0.5) * s.sw;
+  *wm = 0.5 * (wa + wb);
+  *h = 0.5 * (wb - wa);
+}
+VT_HD inline InsideFar inside_tree_far(const InsideTreeView& t, int lane, int lanes, const InsideColumn& col, int64_t a,
+                                       int64_t b, const InsideScale& s) {
+  InsideFar f{0.0, 0.0, 0.0};
+  double wm, h;
+  inside_range_middle(a, b, s, &wm, &h);
+  for (uint32_t q = static_cast<uint32_t>(lane); q < t.num_chunks; q += static_cast<uint32_t>(lanes))
+    for (uint32_t i = t.chunks[q], end = t.chunks[q + 1]; i < end;) {
+      const InsideNode& n = t.nodes[i];
+      if (!inside_node_far(n, col)) {
+        ++i;
+        continue;
+      }
+      inside_far_add(n, col, wm, h, f);
+      i = n.skip;
+    }
+  return f;
+}
+
+// Whether B in [lo, hi] (radians, before the margin) decides w = c + B / 4pi >= 0.5: +1 every such
+// w is inside, -1 none is, 0 open. The margin (1e-6 rad plus 1e-8 of the terms' magnitudes) covers
+// the rounding of the bounds' sums and of the exact sums the walk falls back to, so a bound decides
+// only what the exact sums of any order would: the host and the device agree whatever their orders.
+VT_HD inline int inside_bounds_decide(int64_t c, double lo, double hi, double mag) {
+  const double kPi = 3.14159265358979323846;
+  const double eps = 1e-6 + 1e-8 * mag;
+  if (inside_winding_at_least_half(c, lo - eps, kPi)) return 1;
+  if (!inside_winding_at_least_half(c, hi + eps, kPi)) return -1;
+  return 0;
+}
+
+// Voxels per column that the trees may leave to the exact sum over every edge before the column goes
+// on with every edge exactly: none (no trees) under `min_edges` boundary edges, whose exact sums cost
+// less than the trees' walk (on the CPU they are summed eight edges at a time: 2 cores, the open
+// terrain at 256^3 took 504 ms with every edge exactly, 950 with the trees; the scan fragment at 128^3,
+// 1,493 edges, 392 and 330), else one per 1024 edges, 1 to 16.
+#ifndef VT_INSIDE_TREE_MIN_EDGES_CPU  // (A/B builds)
+#define VT_INSIDE_TREE_MIN_EDGES_CPU 2048
+#endif
+constexpr size_t kInsideTreeMinEdgesCpu = VT_INSIDE_TREE_MIN_EDGES_CPU;
+inline int inside_tree_patience(size_t boundary_edges, size_t min_edges) {
+  if (boundary_edges < min_edges) return 0;
+  const size_t p = boundary_edges / 1024;
+  return p < 1 ? 1 : (p > 16 ? 16 : int(p));
+}
+
+// The winding test over voxels [k0, k1) of a span with crossing sum c: near(k) gives the near parts at
+// voxel k (inside_tree_near), far(a, b) the far part over [a, b] (inside_tree_far), exact(k) B's
+// parts at voxel k summed over every boundary edge in the canonical order (inside_boundary_parts):
+// set(a, b) for each run [a, b) of voxels inside. The range [a, last] is decided whole when its
+// bounds allow, else split at its middle, left half first, the right ends' near parts kept on a
+// stack (a bisection); a voxel the bounds leave open is decided by its exact sum. Each such voxel
+// takes one from *patience (null: no limit); once none is left the walk stops and returns the first
+// voxel it has not decided (else k1), so that the caller can go on with every edge summed exactly
+// (near = exact, no far part), which needs no fallback: where the boundary hugs the threshold
+// (a large open sheet: w about 0.5 all along its columns) that is cheaper than the trees.
+template <class Near, class Far, class Exact, class Set>
+VT_HD inline int64_t inside_winding_walk(Near&& near, Far&& far, Exact&& exact, int64_t c, int64_t k0, int64_t k1,
+                                         Set&& set, int* patience = nullptr) {
+  const double kPi = 3.14159265358979323846;
+  if (k0 >= k1) return k1;
+  // One voxel: its own bounds, else its exact sum; false when the patience has run out after it.
+  auto voxel = [&](int64_t k, const InsideParts& p) {
+    const InsideFar f = far(k, k);
+    const double b = p.pos + p.neg + f.d;
+    int in = inside_bounds_decide(c, b - f.r, b + f.r, (p.pos - p.neg) + f.mag + f.r);
+    bool go_on = true;
+    if (in == 0) {
+      const InsideParts x = exact(k);
+      in = inside_winding_at_least_half(c, x.pos + x.neg, kPi) ? 1 : -1;
+      if (patience) go_on = --*patience > 0;
+    }
+    if (in > 0) set(k, k + 1);
+    return go_on;
+  };
+  constexpr int kDepth = 33;  // each push halves b - a < 2^31
+  int64_t stack_k[kDepth];
+  InsideParts stack_p[kDepth];
+  int top = 0;
+  const int64_t last = k1 - 1;
+  int64_t a = k0;
+  InsideParts pa = near(a);
+  if (last > a) {
+    stack_k[0] = last;
+    stack_p[0] = near(last);
+    top = 1;
+  }
+  while (top > 0) {
+    const int64_t b = stack_k[top - 1];
+    const InsideParts pb = stack_p[top - 1];
+    const InsideFar f = far(a, b);
+    const int in = inside_bounds_decide(c, pa.pos + pb.neg + f.d - f.r, pb.pos + pa.neg + f.d + f.r,
+                                        (pb.pos - pa.neg) + f.mag + f.r);
+    if (in != 0 || b - a == 1) {  // [a, b) decided, or a alone
+      if (in > 0) set(a, b);
+      if (in == 0 && !voxel(a, pa)) return b;
+      a = b;
+      pa = pb;
+      --top;
+    } else {
+      const int64_t m = a + (b - a) / 2;
+      stack_k[top] = m;
+      stack_p[top] = near(m);
+      ++top;
+    }
+  }
+  voxel(last, pa);
+  return k1;
+}
+
+}  // namespace voxtile
