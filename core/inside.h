@@ -30,9 +30,11 @@
 //            inverted parts: negative, so an inverted closed mesh encloses nothing). Where the
 //            boundary subtends less than half a turn around a column (the sum of the azimuth angles
 //            of its edges seen from the column is < 0.99 pi), |B| < 2pi, so w >= 0.5 exactly when
-//            c >= 1 and B is not evaluated. In the columns through or near holes B is bounded span
-//            by span between crossings (inside_winding_span) and summed only where the bounds
-//            leave the answer open.
+//            c >= 1 and B is not evaluated. In the columns through or near holes B is bounded over
+//            ranges of voxels span by span between crossings (core/inside_tree.h
+//            inside_winding_walk) and summed over every edge only where the bounds leave a voxel
+//            open; the bounds decide only what that sum would, so the answer is each voxel's own
+//            exact sum.
 //   vote     parity along x, along y and along z; inside where at least two agree (binvox's carving
 //            vote, without its depth buffers).
 #pragma once

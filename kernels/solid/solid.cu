@@ -220,6 +220,7 @@ constexpr int kWindingWarps = 4;
 #define VT_INSIDE_TREE_MIN_EDGES_GPU 2048
 #endif
 constexpr size_t kTreeMinEdges = VT_INSIDE_TREE_MIN_EDGES_GPU;
+constexpr size_t kTreeMaxEdges = 65536;
 // Room per warp for a column's cut of the trees (far balls and near edges): 8 KB per warp, 32 KB per
 // block. Columns of the 1.2M open tubes at 512^3 list up to ~1,700 far balls (median 926); Sponza's
 // columns at 512^3 a median of 369 far balls and 119 near edges, a tenth of them over 1,700 in all.
@@ -791,12 +792,16 @@ uint64_t SolidState::boundary(GpuContext& ctx, const DeviceMesh& mesh, int axis)
   });
   const uint64_t ne = read_scalar(d_num.data(), s);
   d_edges.grow(ne + 1);
+  // (zeroed first: the edges' padding bytes go down with them to the host's piece trees)
+  if (ne) VT_CUDA_CHECK(cudaMemsetAsync(d_edges.data(), 0, ne * sizeof(InsideEdge), s));
   launch_1d(k_make_edges, ne, 256, s, unique, nets, d_list.data(), ne, d_rep.data(), g, axis, d_edges.data());
   return ne;
 }
 
 void SolidState::upload_trees(GpuContext& ctx, uint64_t ne, const InsideScale& sc) {
-  tree_patience = inside_tree_patience(ne, kTreeMinEdges);
+  // Beyond kTreeMaxEdges the columns' cuts would not fit their room (the far balls grow with the
+  // pieces: up to 1,657 for 5,000 pieces): the host's build would be wasted.
+  tree_patience = ne <= kTreeMaxEdges ? inside_tree_patience(ne, kTreeMinEdges) : 0;
   trees = InsideTreeView{};
   if (!tree_patience) return;
   std::vector<InsideEdge> edges(ne);
