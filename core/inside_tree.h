@@ -98,6 +98,24 @@ VT_HD inline void inside_parts_add(const InsideEdge& e, const InsideColumn& col,
     neg += o;
 }
 
+// The column's cut of the trees of chunks lane, lane + lanes, ...: on_far(x) for each node x whose
+// ball is far (its subtree skipped), on_near(e) for each edge e of the near pieces.
+template <class OnFar, class OnNear>
+VT_HD inline void inside_tree_cut(const InsideTreeView& t, int lane, int lanes, const InsideColumn& col, OnFar&& on_far,
+                                  OnNear&& on_near) {
+  for (uint32_t q = static_cast<uint32_t>(lane); q < t.num_chunks; q += static_cast<uint32_t>(lanes))
+    for (uint32_t i = t.chunks[q], end = t.chunks[q + 1]; i < end;) {
+      const InsideNode& n = t.nodes[i];
+      if (inside_node_far(n, col)) {
+        on_far(i);
+        i = n.skip;
+        continue;
+      }
+      for (uint32_t e = n.first; e < n.first + n.count; ++e) on_near(e);
+      ++i;
+    }
+}
+
 // The near part of B at voxel k (the exact terms of the pieces whose ball is near the column and of
 // the loose edges) as positive and negative parts, which rise and fall along the column
 // (InsideParts): chunks and loose edges lane, lane + lanes, ...
@@ -105,36 +123,11 @@ VT_HD inline InsideParts inside_tree_near(const InsideTreeView& t, int lane, int
                                           int64_t k, const InsideScale& s) {
   double pos = 0.0, neg = 0.0;
   const double pw = static_cast<double>(k) + 0.5;
-  auto add = [&](const InsideEdge& e) { inside_parts_add(e, col, pw, s, pos, neg); };
-  for (uint32_t q = static_cast<uint32_t>(lane); q < t.num_chunks; q += static_cast<uint32_t>(lanes))
-    for (uint32_t i = t.chunks[q], end = t.chunks[q + 1]; i < end;) {
-      const InsideNode& n = t.nodes[i];
-      if (inside_node_far(n, col)) {
-        i = n.skip;
-        continue;
-      }
-      for (uint32_t e = n.first; e < n.first + n.count; ++e) add(t.edges[e]);
-      ++i;
-    }
-  for (uint64_t e = static_cast<uint64_t>(lane); e < t.num_loose; e += static_cast<uint64_t>(lanes)) add(t.loose[e]);
+  inside_tree_cut(
+      t, lane, lanes, col, [](uint32_t) {}, [&](uint32_t e) { inside_parts_add(t.edges[e], col, pw, s, pos, neg); });
+  for (uint64_t e = static_cast<uint64_t>(lane); e < t.num_loose; e += static_cast<uint64_t>(lanes))
+    inside_parts_add(t.loose[e], col, pw, s, pos, neg);
   return {pos, neg};
-}
-
-// The number of edges that inside_tree_near sums at the column (chunks lane, lane + lanes, ...).
-VT_HD inline uint64_t inside_tree_near_edges(const InsideTreeView& t, int lane, int lanes, const InsideColumn& col) {
-  uint64_t n = 0;
-  for (uint32_t q = static_cast<uint32_t>(lane); q < t.num_chunks; q += static_cast<uint32_t>(lanes))
-    for (uint32_t i = t.chunks[q], end = t.chunks[q + 1]; i < end;) {
-      const InsideNode& x = t.nodes[i];
-      if (inside_node_far(x, col)) {
-        i = x.skip;
-        continue;
-      }
-      n += x.count;
-      ++i;
-    }
-  for (uint64_t e = static_cast<uint64_t>(lane); e < t.num_loose; e += static_cast<uint64_t>(lanes)) ++n;
-  return n;
 }
 
 // The far part of B over voxels [a, b] of the column: within [d - r, d + r] (d: the far balls'
@@ -165,16 +158,8 @@ VT_HD inline InsideFar inside_tree_far(const InsideTreeView& t, int lane, int la
   InsideFar f{0.0, 0.0, 0.0};
   double wm, h;
   inside_range_middle(a, b, s, &wm, &h);
-  for (uint32_t q = static_cast<uint32_t>(lane); q < t.num_chunks; q += static_cast<uint32_t>(lanes))
-    for (uint32_t i = t.chunks[q], end = t.chunks[q + 1]; i < end;) {
-      const InsideNode& n = t.nodes[i];
-      if (!inside_node_far(n, col)) {
-        ++i;
-        continue;
-      }
-      inside_far_add(n, col, wm, h, f);
-      i = n.skip;
-    }
+  inside_tree_cut(
+      t, lane, lanes, col, [&](uint32_t x) { inside_far_add(t.nodes[x], col, wm, h, f); }, [](uint32_t) {});
   return f;
 }
 

@@ -259,19 +259,7 @@ __global__ void __launch_bounds__(32 * kWindingWarps, VT_WINDING_MIN_BLOCKS)
   int patience = kTrees ? tree_patience : 0;
   uint32_t nfar = 0, nnear = 0;
   if (patience > 0) {
-    auto walk_cut = [&](auto&& on_far, auto&& on_near) {
-      for (uint32_t t = uint32_t(lane); t < trees.num_chunks; t += 32)
-        for (uint32_t x = trees.chunks[t], end = trees.chunks[t + 1]; x < end;) {
-          const InsideNode& node = trees.nodes[x];
-          if (inside_node_far(node, col)) {
-            on_far(x);
-            x = node.skip;
-            continue;
-          }
-          for (uint32_t e = node.first; e < node.first + node.count; ++e) on_near(e);
-          ++x;
-        }
-    };
+    auto walk_cut = [&](auto&& on_far, auto&& on_near) { inside_tree_cut(trees, lane, 32, col, on_far, on_near); };
     uint32_t cf = 0, cn = 0;
     walk_cut([&](uint32_t) { ++cf; }, [&](uint32_t) { ++cn; });
     const uint32_t if_ = warp_inclusive_sum(cf), in_ = warp_inclusive_sum(cn);
