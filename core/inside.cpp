@@ -212,11 +212,8 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
   const bool vectorized = winding && cpu_has_x86_64_v4();
   const InsideEdgeLanes lanes =
       vectorized ? inside_edge_lanes(m.boundary.data(), m.boundary.size()) : InsideEdgeLanes{};
-  const InsideTree trees = winding && inside_tree_patience(m.boundary.size(), m.tree_min_edges) > 0
-                               ? build_inside_tree(m.boundary, m.scale)
-                               : InsideTree{};
+  const InsideTree trees = winding ? inside_walk_trees(m.boundary, m.scale, m.tree_min_edges) : InsideTree{};
   const InsideTreeView tree = inside_tree_view(trees);
-  const int tree_patience = trees.nodes.empty() ? 0 : inside_tree_patience(m.boundary.size(), m.tree_min_edges);
   progress_total(ntiles);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, ntiles, 1), [&](const tbb::blocked_range<size_t>& r) {
     TileScratch& s = scratch.local();
@@ -291,16 +288,13 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
             return vectorized ? inside_boundary_parts_vectorized(lanes, pu, pv, k, m.scale)
                               : inside_boundary_parts(m.boundary.data(), m.boundary.size(), pu, pv, k, m.scale);
           };
-          // The trees while they decide (inside_winding_walk's patience), then every edge exactly.
-          int patience = tree_patience;
+          int patience = trees.patience;
           auto tree_near = [&](int64_t k) { return inside_tree_near(tree, 0, 1, col, k, m.scale); };
           auto tree_far = [&](int64_t a, int64_t b) { return inside_tree_far(tree, 0, 1, col, a, b, m.scale); };
-          auto no_far = [](int64_t, int64_t) { return InsideFar{0.0, 0.0, 0.0}; };
           auto set = [&](int64_t k0, int64_t k1) { set_span(s, axis, lu, lv, k0, k1); };
           inside_winding_column(
               [&](int64_t sum, int64_t k0, int64_t k1) {
-                if (patience > 0) k0 = inside_winding_walk(tree_near, tree_far, exact, sum, k0, k1, set, &patience);
-                inside_winding_walk(exact, no_far, exact, sum, k0, k1, set);
+                inside_winding_span(tree_near, tree_far, exact, sum, k0, k1, set, patience);
               },
               c, end, std::max<int64_t>(w_lo, 0), std::min<int64_t>(w_hi, m.dims.z),
               [&](uint64_t q, int64_t* k0, int32_t* sign) {

@@ -21,7 +21,7 @@ struct InsideMesh {
   std::vector<int64_t> u, v;         // 3 per triangle: snapped coordinates across the column
   std::vector<float> w;              // 3 per triangle: grid coordinate along the column
   std::vector<InsideEdge> boundary;  // directed edges with a non-zero net count, in welded-edge order
-  size_t tree_min_edges = kInsideTreeMinEdgesCpu;  // boundary edges from which the walk takes the piece trees
+  size_t tree_min_edges = kInsideTreeMinEdges;  // boundary edges from which the walk takes the piece trees
 };
 // `g` = to_grid_space(mesh, spec). The boundary only when `boundary` is set; the snapped
 // triangles unless `triangles` is false (the GPU snaps them itself).

@@ -63,7 +63,7 @@ InsideTree build_inside_tree(const std::vector<InsideEdge>& boundary, const Insi
     if (e.mult == 1)
       unit.push_back(e);
     else if (e.mult == -1)
-      unit.push_back(reversed(InsideEdge{e.au, e.av, e.bu, e.bv, e.aw, e.bw, 1}));
+      unit.push_back(reversed(InsideEdge{e.au, e.av, e.bu, e.bv, e.aw, e.bw, 1}));  // (multiplicity 1)
     else
       t.loose.push_back(e);
   }
@@ -233,6 +233,15 @@ InsideTree build_inside_tree(const std::vector<InsideEdge>& boundary, const Insi
     emit(emit, q * np / chunks, (q + 1) * np / chunks);
   }
   t.chunks.push_back(uint32_t(t.nodes.size()));
+  return t;
+}
+
+InsideTree inside_walk_trees(const std::vector<InsideEdge>& boundary, const InsideScale& s, size_t min_edges,
+                             size_t max_edges) {
+  const size_t n = boundary.size();
+  if (n < min_edges || n > max_edges) return InsideTree{};
+  InsideTree t = build_inside_tree(boundary, s);
+  t.patience = t.nodes.empty() ? 0 : int(std::min<size_t>(16, std::max<size_t>(1, n / 1024)));
   return t;
 }
 

@@ -26,6 +26,7 @@
 // loose.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -56,9 +57,20 @@ struct InsideTree {
   std::vector<uint32_t> chunks;   // chunk starts, then the number of nodes
   std::vector<InsideEdge> edges;  // the pieces' edges (multiplicity 1)
   std::vector<InsideEdge> loose;  // edges summed exactly at every voxel
-  bool empty() const { return nodes.empty() && loose.empty(); }
+  // Voxels per column that the trees may leave to the exact sum over every edge before the column
+  // goes on with every edge exactly (inside_winding_span): one per 1024 boundary edges, 1 to 16; 0
+  // where there are no trees.
+  int patience = 0;
 };
 InsideTree build_inside_tree(const std::vector<InsideEdge>& boundary, const InsideScale& s);
+// Boundary edges from which the walk takes the trees: under it the exact sums cost less than the trees'
+// walk (on the CPU they are summed eight edges at a time: 2 cores, the open terrain at 256^3 took 504 ms
+// with every edge exactly, 950 with the trees; the scan fragment at 128^3, 1,493 edges, 392 and 330; on
+// an H200 with trees from 256 edges the terrain at 512^3 took 91.5 ms against 14.8).
+constexpr size_t kInsideTreeMinEdges = 2048;
+// The trees of a boundary of min_edges to max_edges edges (else none: patience 0), for the walk.
+InsideTree inside_walk_trees(const std::vector<InsideEdge>& boundary, const InsideScale& s,
+                             size_t min_edges = kInsideTreeMinEdges, size_t max_edges = SIZE_MAX);
 
 struct InsideTreeView {
   const InsideNode* nodes;
@@ -175,21 +187,6 @@ VT_HD inline int inside_bounds_decide(int64_t c, double lo, double hi, double ma
   return 0;
 }
 
-// Voxels per column that the trees may leave to the exact sum over every edge before the column goes
-// on with every edge exactly: none (no trees) under `min_edges` boundary edges, whose exact sums cost
-// less than the trees' walk (on the CPU they are summed eight edges at a time: 2 cores, the open
-// terrain at 256^3 took 504 ms with every edge exactly, 950 with the trees; the scan fragment at 128^3,
-// 1,493 edges, 392 and 330), else one per 1024 edges, 1 to 16.
-#ifndef VT_INSIDE_TREE_MIN_EDGES_CPU  // (A/B builds)
-#define VT_INSIDE_TREE_MIN_EDGES_CPU 2048
-#endif
-constexpr size_t kInsideTreeMinEdgesCpu = VT_INSIDE_TREE_MIN_EDGES_CPU;
-inline int inside_tree_patience(size_t boundary_edges, size_t min_edges) {
-  if (boundary_edges < min_edges) return 0;
-  const size_t p = boundary_edges / 1024;
-  return p < 1 ? 1 : (p > 16 ? 16 : int(p));
-}
-
 // The winding test over voxels [k0, k1) of a span with crossing sum c: near(k) gives the near parts at
 // voxel k (inside_tree_near), far(a, b) the far part over [a, b] (inside_tree_far), exact(k) B's
 // parts at voxel k summed over every boundary edge in the canonical order (inside_boundary_parts):
@@ -252,6 +249,21 @@ VT_HD inline int64_t inside_winding_walk(Near&& near, Far&& far, Exact&& exact, 
   }
   voxel(last, pa);
   return k1;
+}
+
+// The winding test over the span [k0, k1) with crossing sum c: the trees' walk (near, far) while
+// `patience` lasts (it carries over the column's spans), then every edge exactly (exact as the near
+// parts, no far part: no voxel is left open but where B is within the margin of the threshold).
+template <class Near, class Far, class Exact, class Set>
+VT_HD inline void inside_winding_span(Near&& near, Far&& far, Exact&& exact, int64_t c, int64_t k0, int64_t k1,
+                                      Set&& set, int& patience) {
+  if (patience > 0) k0 = inside_winding_walk(near, far, exact, c, k0, k1, set, &patience);
+  inside_winding_walk(
+      exact,
+      [](int64_t, int64_t) {
+        return InsideFar{0.0, 0.0, 0.0};
+      },
+      exact, c, k0, k1, set);
 }
 
 }  // namespace voxtile

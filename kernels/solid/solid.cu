@@ -215,11 +215,8 @@ __global__ void k_column_decided(const InsideEdge* edges, uint64_t ne, InsideSca
 // on the bunny at 1024^3; two edges per lane at a time (108 registers): slower, with 6 blocks 4%
 // faster on Sponza but 25% slower on the terrain (scripts/bench-results/winding-h200-2026-11-28.md).
 constexpr int kWindingWarps = 4;
-// Boundary edges from which the columns walk the piece trees (inside_tree_patience).
-#ifndef VT_INSIDE_TREE_MIN_EDGES_GPU  // (A/B builds: scripts/kernel-variant.sh)
-#define VT_INSIDE_TREE_MIN_EDGES_GPU 2048
-#endif
-constexpr size_t kTreeMinEdges = VT_INSIDE_TREE_MIN_EDGES_GPU;
+// Boundary edges up to which the columns walk the piece trees: beyond, their cuts would not fit their
+// room (the far balls grow with the pieces: up to 1,657 for 5,000 pieces), the trees' build wasted.
 constexpr size_t kTreeMaxEdges = 65536;
 // Room per warp for a column's cut of the trees (far balls and near edges): 8 KB per warp, 32 KB per
 // block. Columns of the 1.2M open tubes at 512^3 list up to ~1,700 far balls (median 926); Sponza's
@@ -229,7 +226,8 @@ constexpr int kCutRoom = 2048;
 #define VT_WINDING_MIN_BLOCKS 6
 #endif
 // kTrees: the columns walk the piece trees first (core/inside_tree.h); the kernel without them (fewer
-// than kTreeMinEdges boundary edges) keeps no shared memory and no tree code.
+// than kInsideTreeMinEdges boundary edges, or more than kTreeMaxEdges) keeps no shared memory and no
+// tree code.
 template <bool kTrees>
 __global__ void __launch_bounds__(32 * kWindingWarps, VT_WINDING_MIN_BLOCKS)
     k_undecided(InsideView m, const uint32_t* list, uint64_t nlist, Columns cols, int32_t w_lo, int32_t w_hi,
@@ -259,15 +257,16 @@ __global__ void __launch_bounds__(32 * kWindingWarps, VT_WINDING_MIN_BLOCKS)
   int patience = kTrees ? tree_patience : 0;
   uint32_t nfar = 0, nnear = 0;
   if (patience > 0) {
-    auto walk_cut = [&](auto&& on_far, auto&& on_near) { inside_tree_cut(trees, lane, 32, col, on_far, on_near); };
     uint32_t cf = 0, cn = 0;
-    walk_cut([&](uint32_t) { ++cf; }, [&](uint32_t) { ++cn; });
+    inside_tree_cut(
+        trees, lane, 32, col, [&](uint32_t) { ++cf; }, [&](uint32_t) { ++cn; });
     const uint32_t if_ = warp_inclusive_sum(cf), in_ = warp_inclusive_sum(cn);
     nfar = __shfl_sync(kFull, if_, 31);
     nnear = __shfl_sync(kFull, in_, 31);
     if (nfar + nnear <= uint32_t(kCutRoom)) {
       uint32_t of = if_ - cf, on = nfar + in_ - cn;
-      walk_cut([&](uint32_t x) { cut[of++] = x; }, [&](uint32_t e) { cut[on++] = e; });
+      inside_tree_cut(
+          trees, lane, 32, col, [&](uint32_t x) { cut[of++] = x; }, [&](uint32_t e) { cut[on++] = e; });
     } else {
       patience = 0;
     }
@@ -304,13 +303,8 @@ __global__ void __launch_bounds__(32 * kWindingWarps, VT_WINDING_MIN_BLOCKS)
   auto set = [&](int64_t k0, int64_t k1) {
     if (lane == 0) set_span_bits(m, bits, i, j, k0, k1);
   };
-  auto no_far = [](int64_t, int64_t) { return InsideFar{0.0, 0.0, 0.0}; };
-  // The trees while they decide (inside_winding_walk's patience), then every edge exactly.
   inside_winding_column(
-      [&](int64_t sum, int64_t k0, int64_t k1) {
-        if (kTrees && patience > 0) k0 = inside_winding_walk(near, far, exact, sum, k0, k1, set, &patience);
-        inside_winding_walk(exact, no_far, exact, sum, k0, k1, set);
-      },
+      [&](int64_t sum, int64_t k0, int64_t k1) { inside_winding_span(near, far, exact, sum, k0, k1, set, patience); },
       q0, q1, int64_t(w_lo), int64_t(w_hi),
       [&](uint64_t r, int64_t* k0, int32_t* sign) {
         *k0 = int64_t(keys[r] & ((1ull << kK0Bits) - 1));
@@ -787,14 +781,12 @@ uint64_t SolidState::boundary(GpuContext& ctx, const DeviceMesh& mesh, int axis)
 }
 
 void SolidState::upload_trees(GpuContext& ctx, uint64_t ne, const InsideScale& sc) {
-  // Beyond kTreeMaxEdges the columns' cuts would not fit their room (the far balls grow with the
-  // pieces: up to 1,657 for 5,000 pieces): the host's build would be wasted.
-  tree_patience = ne <= kTreeMaxEdges ? inside_tree_patience(ne, kTreeMinEdges) : 0;
+  tree_patience = 0;
   trees = InsideTreeView{};
-  if (!tree_patience) return;
+  if (ne < kInsideTreeMinEdges || ne > kTreeMaxEdges) return;
   std::vector<InsideEdge> edges(ne);
-  if (ne) ctx.download(edges.data(), d_edges.data(), ne * sizeof(InsideEdge));
-  const InsideTree t = build_inside_tree(edges, sc);
+  ctx.download(edges.data(), d_edges.data(), ne * sizeof(InsideEdge));
+  const InsideTree t = inside_walk_trees(edges, sc, kInsideTreeMinEdges, kTreeMaxEdges);
   auto up = [&](auto& buf, const auto& v) {
     buf.grow(v.size() + 1);
     if (!v.empty()) ctx.staging.upload(buf.data(), v.data(), v.size() * sizeof(v[0]), ctx.stream);
@@ -805,7 +797,7 @@ void SolidState::upload_trees(GpuContext& ctx, uint64_t ne, const InsideScale& s
   up(d_loose, t.loose);
   trees = InsideTreeView{d_nodes.data(),       d_chunks.data(), uint32_t(t.chunks.empty() ? 0 : t.chunks.size() - 1),
                          d_piece_edges.data(), d_loose.data(),  uint64_t(t.loose.size())};
-  if (t.nodes.empty()) tree_patience = 0;
+  tree_patience = t.patience;
 }
 
 struct SolidState::AxisPrep {

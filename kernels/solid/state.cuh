@@ -32,7 +32,7 @@ struct SolidState {
   DeviceBuffer<uint32_t> d_chunks;
   DeviceBuffer<InsideEdge> d_piece_edges, d_loose;
   InsideTreeView trees{};  // their device view for the job in progress
-  int tree_patience = 0;   // inside_tree_patience (0: no trees)
+  int tree_patience = 0;   // InsideTree::patience (0: no trees)
   DeviceBuffer<float> d_values;
   DeviceBuffer<BandBound> d_bounds;
   DeviceBuffer<uint64_t> d_row_counts, d_row_offsets;  // the inside test's rows (prepare_axis)
