@@ -150,8 +150,9 @@ VT_HD inline float origin_triangle_distance(const Vec3f& a, const Vec3f& b, cons
     const Vec3f na{-a.x, -a.y, -a.z}, nb{-b.x, -b.y, -b.z}, nc{-c.x, -c.y, -c.z};
     if (vt_dot(cross(sub(b, a), na), n) >= 0.0f && vt_dot(cross(sub(c, b), nb), n) >= 0.0f &&
         vt_dot(cross(sub(a, c), nc), n) >= 0.0f) {
-      const float d = vt_dot(a, n);
-      return (d < 0.0f ? -d : d) / std::sqrt(n2);
+      // (|d| as fabs: a plane through the voxel centre gives +0, never -0, so that the minimum of
+      // several triangles' distances does not depend on their order)
+      return std::fabs(vt_dot(a, n)) / std::sqrt(n2);
     }
   }
   const float d0 = segment_distance(a, b), d1 = segment_distance(b, c), d2 = segment_distance(c, a);

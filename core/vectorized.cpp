@@ -36,8 +36,7 @@ inline float origin_triangle_distance_select(const Vec3f& a, const Vec3f& b, con
   const Vec3f na{-a.x, -a.y, -a.z}, nb{-b.x, -b.y, -b.z}, nc{-c.x, -c.y, -c.z};
   const bool inside = (n2 > 0.0f) & (vt_dot(cross(sub(b, a), na), n) >= 0.0f) &
                       (vt_dot(cross(sub(c, b), nb), n) >= 0.0f) & (vt_dot(cross(sub(a, c), nc), n) >= 0.0f);
-  const float d = vt_dot(a, n);
-  const float plane = (d < 0.0f ? -d : d) / std::sqrt(n2);
+  const float plane = std::fabs(vt_dot(a, n)) / std::sqrt(n2);
   const float d0 = segment_distance_select(a, b), d1 = segment_distance_select(b, c),
               d2 = segment_distance_select(c, a);
   const float edges = d0 < d1 ? (d0 < d2 ? d0 : d2) : (d1 < d2 ? d1 : d2);

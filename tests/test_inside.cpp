@@ -1294,6 +1294,23 @@ TEST(Inside, WindingBoundaryVectorisedIsTheScalarSum) {
 // over every triangle for every voxel, as the GPU takes it voxel by voxel: the same voxels and the
 // same bits, with triangles far smaller than voxels (many per brick), larger than bricks, and grids
 // whose dims are not multiples of 8.
+// A voxel centre on a triangle's plane is at distance +0, never -0, whatever the normal's signs: the
+// band's minimum of several triangles through one centre is then the same whatever their order (the
+// GPU's band takes its distances in any order). The plane's distance was |d| as d < 0 ? -d : d,
+// which keeps -0 for a normal with no positive component.
+TEST(Inside, DistanceOnTheSurfaceIsPlusZero) {
+  const Vec3f vs{1.0f, 1.0f, 1.0f};
+  // vertex 0 at voxel (3, 4, 5)'s centre; the normal (-1, -1, -1), then (1, 1, 1)
+  const Vec3f a{3.5f, 4.5f, 5.5f}, p{3.5f, 5.5f, 4.5f}, q{4.5f, 3.5f, 5.5f};
+  for (const bool flip : {false, true}) {
+    const Vec3f tri[3] = {a, flip ? q : p, flip ? p : q};
+    for (const float d : {voxel_distance(tri, 3, 4, 5, vs), voxel_distance_select(tri, 3, 4, 5, vs)}) {
+      EXPECT_EQ(d, 0.0f);
+      EXPECT_FALSE(std::signbit(d)) << (flip ? "normal (1, 1, 1)" : "normal (-1, -1, -1)");
+    }
+  }
+}
+
 TEST(Inside, BandIsEveryVoxelsMinimumOverAllTriangles) {
   std::vector<std::pair<std::string, Mesh>> meshes;
   for (const Case& c : cases()) meshes.push_back({c.name, c.mesh});

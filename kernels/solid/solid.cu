@@ -12,7 +12,8 @@
 // are selected, their masks gathered and downloaded.
 //
 // Band: count the bricks of each triangle's band range, scan, emit (brick, triangle) pairs, sort by
-// brick, run-length encode; one block per brick takes the minimum distance over its triangles.
+// brick, run-length encode; one block per brick takes the minimum distance over its triangles, the
+// distances that the triangles' bounds do not skip queued per warp and taken 32 at a time.
 #include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
@@ -569,21 +570,45 @@ __global__ void __launch_bounds__(kKeptThreads, VT_BAND_KEPT_MIN_BLOCKS)
 }
 
 constexpr int kBandThreads = 128;
+constexpr int kBandWarps = kBandThreads / 32;
+// A warp's queue of (voxel, triangle) distances: fewer than 32 left over, then one triangle's
+// entries (up to four per lane).
+constexpr int kBandQueue = 32 + 4 * 32;
 
-__global__ void __launch_bounds__(kBandThreads)
+// A block per brick, four voxels per thread (voxel threadIdx.x + 128 q, so that each warp owns 128
+// voxels), takes the brick's triangles in chunks of 128. A voxel skips a triangle whose band box
+// misses its centre (band_min's own test) or whose bound lies beyond the voxel's least distance so
+// far (band_culled with limit_at where the plane and edges bound it, else band_box_culled where its
+// shape allows the margin). The rest are queued per warp, and the queue's distances are taken 32 at
+// a time, one per lane, into the voxels' minima (shared atomics on the bits of non-negative floats:
+// the minimum whatever the order, band_min's). So a warp no longer runs a distance for the few of its
+// voxels that a long thin triangle's band covers (a voxel's least distance is read back after each
+// round of the queue, so its bound skips a little less than before). H200, band_distance ms against a
+// distance per voxel as each triangle came: the closed 1M tubes at 1024^3 82.6 -> 58.0, CAD at 1024^3
+// 112.3 -> 83.5, the 100k dragon at 1024^3 2.65 -> 1.75, the bunny at 1024^3 2.57 -> 1.74. Capped
+// at 64 registers (8 blocks per SM, a few spills): a first form took 80 (6 blocks), and the cap took
+// its sdf GPU total on the tubes 92.4 -> 74.2 ms, CAD 120.5 -> 98.9. Measured and not kept: each chunk nearest the
+// brick's centre first (the bounds skip more, the sort costs more), a warp's part of the brick tested as a whole first
+// (more instructions on the tubes), the bound's terms in y and z shared by a thread's voxels (the same instructions)
+// (scripts/bench-results/band-queue-h200-2026-11-29.md).
+__global__ void __launch_bounds__(kBandThreads, 8)
     k_band(BandView b, const unsigned long long* bricks, const uint32_t* counts, const uint64_t* starts,
            const uint32_t* tris, float* values, uint32_t* masks) {
   __shared__ Vec3f s_tri[3 * kBandThreads];
   __shared__ BandCull s_cull[kBandThreads];
-  __shared__ float s_box[6][kBandThreads];  // the box of each triangle the plane and edges do not bound
+  __shared__ float s_box[6][kBandThreads];              // the box of each triangle the plane and edges do not bound
+  __shared__ float s_band[6][kBandThreads];             // each triangle's band box
+  __shared__ uint32_t s_best[kBrickVoxels];             // the voxels' least distances so far (float bits)
+  __shared__ uint16_t s_queue[kBandWarps][kBandQueue];  // voxel offset << 7 | the triangle's slot
   __shared__ uint32_t s_mask[16];
   const uint64_t run = blockIdx.x;
   const uint64_t lin = bricks[run];
   const int32_t bz = int32_t(lin % uint64_t(b.nb.z)), by = int32_t((lin / uint64_t(b.nb.z)) % uint64_t(b.nb.y)),
                 bx = int32_t(lin / (uint64_t(b.nb.z) * uint64_t(b.nb.y)));
+  const int lane = int(threadIdx.x & 31);
   if (threadIdx.x < 16) s_mask[threadIdx.x] = 0;
   const Int3 first{bx * 8, by * 8, bz * 8};  // the brick's first voxel
-  float best[4];
+  float best[4];  // this thread's voxels' least distances as of the warp's last round of distances
   int32_t vi[4], vj[4], vk[4];
   bool in_grid[4];
   for (int q = 0; q < 4; ++q) {
@@ -591,52 +616,85 @@ __global__ void __launch_bounds__(kBandThreads)
     vi[q] = bx * 8 + (off >> 6), vj[q] = by * 8 + ((off >> 3) & 7), vk[q] = bz * 8 + (off & 7);
     in_grid[q] = vi[q] < b.dims.x && vj[q] < b.dims.y && vk[q] < b.dims.z;
     best[q] = b.setup.width;
+    s_best[off] = __float_as_uint(b.setup.width);
   }
+  uint16_t* queue = s_queue[threadIdx.x >> 5];
+  // The queue's entries from `at` on (n <= 32 of them), a lane each, then the lanes' voxels' minima
+  // read back.
+  auto distances = [&](uint32_t at, uint32_t n) {
+    __syncwarp();
+    if (uint32_t(lane) < n) {
+      const uint32_t e = queue[at + uint32_t(lane)];
+      const int off = int(e >> 7), t = int(e & 127u);
+      const float d = voxel_distance(&s_tri[3 * t], first.x + (off >> 6), first.y + ((off >> 3) & 7),
+                                     first.z + (off & 7), b.setup.vs);
+      atomicMin(&s_best[off], __float_as_uint(d));  // (d >= +0: the bits order as the values)
+    }
+    __syncwarp();
+    for (int q = 0; q < 4; ++q) best[q] = __uint_as_float(s_best[int(threadIdx.x) + q * kBandThreads]);
+  };
   const uint64_t start = starts[run], count = counts[run];
   for (uint64_t base = 0; base < count; base += kBandThreads) {
     __syncthreads();
     const uint64_t n = min(uint64_t(kBandThreads), count - base);
     if (threadIdx.x < n) {
       const uint32_t t = tris[start + base + threadIdx.x];
+      const Vec3f* tri = &s_tri[3 * threadIdx.x];
       load_corners(b.mesh, t, &s_tri[3 * threadIdx.x]);
       const BandBound& w = b.bounds[t];
       if (w.skips()) {
-        band_cull(w, &s_tri[3 * threadIdx.x], first, s_cull[threadIdx.x]);
+        band_cull(w, tri, first, s_cull[threadIdx.x]);
       } else {
         s_cull[threadIdx.x].w = w;
         float lo[3], hi[3];
-        band_tri_bounds(&s_tri[3 * threadIdx.x], lo, hi);
+        band_tri_bounds(tri, lo, hi);
         for (int a = 0; a < 3; ++a) {
           s_box[a][threadIdx.x] = lo[a];
           s_box[3 + a][threadIdx.x] = hi[a];
         }
       }
+      const BandBox x = band_box(tri, b.setup);
+      for (int a = 0; a < 3; ++a) {
+        s_band[a][threadIdx.x] = x.lo[a];
+        s_band[3 + a][threadIdx.x] = x.hi[a];
+      }
     }
     __syncthreads();
-    // Voxels where a triangle's bound is beyond their least distance so far (limit_at(best): its
-    // distance is at least that) skip its distance: the same minimum. The bound is its plane and
-    // edges (band_culled) where they bound it, else the distance to its box (band_box_culled) where
-    // its shape allows the margin, else none. (The same branch for the whole block.)
-    for (uint64_t t = 0; t < n; ++t) {
+    uint32_t queued = 0;  // (the same in every lane of the warp)
+    for (int t = 0; t < int(n); ++t) {
+      BandBox x;
+      for (int a = 0; a < 3; ++a) {
+        x.lo[a] = s_band[a][t];
+        x.hi[a] = s_band[3 + a][t];
+      }
       const BandCull& c = s_cull[t];
       const bool bound = c.w.skips(), boxed = !bound && c.w.k2 < INFINITY;
       const float lo[3] = {s_box[0][t], s_box[1][t], s_box[2][t]}, hi[3] = {s_box[3][t], s_box[4][t], s_box[5][t]};
-      // (one call of the distance: a loop per kind of bound measured up to 2x slower where the kinds
-      // mix, the 100k dragon at 1024^3, and this form's variants 2-5% slower on the tubes)
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
-        if (!in_grid[q]) continue;
-        if (bound && band_culled(c, vi[q] & 7, vj[q] & 7, vk[q] & 7, c.w.limit_at(best[q]))) continue;
-        if (boxed && band_box_culled(c.w, lo, hi, vi[q], vj[q], vk[q], b.setup.vs, best[q])) continue;
-        best[q] = band_min(&s_tri[3 * t], vi[q], vj[q], vk[q], b.setup, best[q]);
+        bool need =
+            in_grid[q] && band_box_holds(x, 0, vi[q]) && band_box_holds(x, 1, vj[q]) && band_box_holds(x, 2, vk[q]);
+        if (need && bound) need = !band_culled(c, vi[q] & 7, vj[q] & 7, vk[q] & 7, c.w.limit_at(best[q]));
+        if (need && boxed) need = !band_box_culled(c.w, lo, hi, vi[q], vj[q], vk[q], b.setup.vs, best[q]);
+        const unsigned m = __ballot_sync(kFull, need);
+        if (need)
+          queue[queued + uint32_t(__popc(m & ((1u << lane) - 1u)))] =
+              uint16_t(((int(threadIdx.x) + q * kBandThreads) << 7) | t);
+        queued += uint32_t(__popc(m));
+      }
+      while (queued >= 32) {
+        queued -= 32;
+        distances(queued, 32);
       }
     }
+    if (queued) distances(0, queued);
   }
   __syncthreads();
   for (int q = 0; q < 4; ++q) {
     const int off = int(threadIdx.x) + q * kBandThreads;
-    const bool active = in_grid[q] && best[q] < b.setup.width;
-    values[run * kBrickVoxels + off] = active ? best[q] : 0.0f;
+    const float v = __uint_as_float(s_best[off]);
+    const bool active = in_grid[q] && v < b.setup.width;
+    values[run * kBrickVoxels + off] = active ? v : 0.0f;
     if (active) atomicOr(&s_mask[off >> 5], 1u << (off & 31));
   }
   __syncthreads();
