@@ -575,6 +575,20 @@ constexpr int kBandWarps = kBandThreads / 32;
 // entries (up to four per lane).
 constexpr int kBandQueue = 32 + 4 * 32;
 
+// What the band kernel's voxels test of one triangle at one brick, 128 bytes, so that every thread
+// reads it with eight 16-byte loads of shared memory: its bound at the brick (b zero where its plane
+// and edges do not bound it), its band box and its box. H200, band_distance ms against a load per
+// field from arrays of each: the closed 1M tubes at 1024^3 58.0 -> 52.7, CAD 83.5 -> 76.6, at 256^3
+// 15.4 -> 13.9, the dragon at 1024^3 1.74 -> 1.66, the bunny 1.74 -> 1.64; the dragon at 256^3 2.05 ->
+// 2.10 (scripts/bench-results/band-queue-h200-2026-11-29.md).
+struct BandRecord {
+  BandCull c;
+  float pad;
+  BandBox x;
+  float lo[3], hi[3];
+};
+static_assert(sizeof(BandRecord) == 8 * sizeof(float4), "eight 16-byte words");
+
 // A block per brick, four voxels per thread (voxel threadIdx.x + 128 q, so that each warp owns 128
 // voxels), takes the brick's triangles in chunks of 128. A voxel skips a triangle whose band box
 // misses its centre (band_min's own test) or whose bound lies beyond the voxel's least distance so
@@ -585,7 +599,8 @@ constexpr int kBandQueue = 32 + 4 * 32;
 // voxels that a long thin triangle's band covers (a voxel's least distance is read back after each
 // round of the queue, so its bound skips a little less than before). H200, band_distance ms against a
 // distance per voxel as each triangle came: the closed 1M tubes at 1024^3 82.6 -> 58.0, CAD at 1024^3
-// 112.3 -> 83.5, the 100k dragon at 1024^3 2.65 -> 1.75, the bunny at 1024^3 2.57 -> 1.74. Capped
+// 112.3 -> 83.5, the 100k dragon at 1024^3 2.65 -> 1.75, the bunny at 1024^3 2.57 -> 1.74 (then the
+// triangles' records, BandRecord, to 52.7, 76.6, 1.66 and 1.64). Capped
 // at 64 registers (8 blocks per SM, a few spills): a first form took 80 (6 blocks), and the cap took
 // its sdf GPU total on the tubes 92.4 -> 74.2 ms, CAD 120.5 -> 98.9. Measured and not kept: each chunk nearest the
 // brick's centre first (the bounds skip more, the sort costs more), a warp's part of the brick tested as a whole first
@@ -595,9 +610,7 @@ __global__ void __launch_bounds__(kBandThreads, 8)
     k_band(BandView b, const unsigned long long* bricks, const uint32_t* counts, const uint64_t* starts,
            const uint32_t* tris, float* values, uint32_t* masks) {
   __shared__ Vec3f s_tri[3 * kBandThreads];
-  __shared__ BandCull s_cull[kBandThreads];
-  __shared__ float s_box[6][kBandThreads];              // the box of each triangle the plane and edges do not bound
-  __shared__ float s_band[6][kBandThreads];             // each triangle's band box
+  __shared__ float4 s_rec[kBandThreads][8];             // each triangle's BandRecord
   __shared__ uint32_t s_best[kBrickVoxels];             // the voxels' least distances so far (float bits)
   __shared__ uint16_t s_queue[kBandWarps][kBandQueue];  // voxel offset << 7 | the triangle's slot
   __shared__ uint32_t s_mask[16];
@@ -641,35 +654,31 @@ __global__ void __launch_bounds__(kBandThreads, 8)
       const uint32_t t = tris[start + base + threadIdx.x];
       const Vec3f* tri = &s_tri[3 * threadIdx.x];
       load_corners(b.mesh, t, &s_tri[3 * threadIdx.x]);
-      const BandBound& w = b.bounds[t];
-      if (w.skips()) {
-        band_cull(w, tri, first, s_cull[threadIdx.x]);
-      } else {
-        s_cull[threadIdx.x].w = w;
-        float lo[3], hi[3];
-        band_tri_bounds(tri, lo, hi);
-        for (int a = 0; a < 3; ++a) {
-          s_box[a][threadIdx.x] = lo[a];
-          s_box[3 + a][threadIdx.x] = hi[a];
-        }
-      }
-      const BandBox x = band_box(tri, b.setup);
-      for (int a = 0; a < 3; ++a) {
-        s_band[a][threadIdx.x] = x.lo[a];
-        s_band[3 + a][threadIdx.x] = x.hi[a];
-      }
+      BandRecord rec;
+      rec.c.w = b.bounds[t];
+      if (rec.c.w.skips())
+        band_cull(rec.c.w, tri, first, rec.c);
+      else
+        rec.c.b[0] = rec.c.b[1] = rec.c.b[2] = rec.c.b[3] = 0.0f;
+      rec.pad = 0.0f;
+      band_tri_bounds(tri, rec.lo, rec.hi);
+      rec.x = band_box(tri, b.setup);
+      float4 v[8];
+      memcpy(v, &rec, sizeof rec);
+      for (int i = 0; i < 8; ++i) s_rec[threadIdx.x][i] = v[i];
     }
     __syncthreads();
     uint32_t queued = 0;  // (the same in every lane of the warp)
     for (int t = 0; t < int(n); ++t) {
-      BandBox x;
-      for (int a = 0; a < 3; ++a) {
-        x.lo[a] = s_band[a][t];
-        x.hi[a] = s_band[3 + a][t];
-      }
-      const BandCull& c = s_cull[t];
+      float4 v[8];
+      for (int i = 0; i < 8; ++i) v[i] = s_rec[t][i];
+      BandRecord rec;
+      memcpy(&rec, v, sizeof rec);
+      const BandCull& c = rec.c;
+      const BandBox& x = rec.x;
+      const float* lo = rec.lo;
+      const float* hi = rec.hi;
       const bool bound = c.w.skips(), boxed = !bound && c.w.k2 < INFINITY;
-      const float lo[3] = {s_box[0][t], s_box[1][t], s_box[2][t]}, hi[3] = {s_box[3][t], s_box[4][t], s_box[5][t]};
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         bool need =
