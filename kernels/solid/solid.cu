@@ -600,12 +600,12 @@ static_assert(sizeof(BandRecord) == 8 * sizeof(float4), "eight 16-byte words");
 // round of the queue, so its bound skips a little less than before). H200, band_distance ms against a
 // distance per voxel as each triangle came: the closed 1M tubes at 1024^3 82.6 -> 58.0, CAD at 1024^3
 // 112.3 -> 83.5, the 100k dragon at 1024^3 2.65 -> 1.75, the bunny at 1024^3 2.57 -> 1.74 (then the
-// triangles' records, BandRecord, to 52.7, 76.6, 1.66 and 1.64). Capped
-// at 64 registers (8 blocks per SM, a few spills): a first form took 80 (6 blocks), and the cap took
-// its sdf GPU total on the tubes 92.4 -> 74.2 ms, CAD 120.5 -> 98.9. Measured and not kept: each chunk nearest the
-// brick's centre first (the bounds skip more, the sort costs more), a warp's part of the brick tested as a whole first
-// (more instructions on the tubes), the bound's terms in y and z shared by a thread's voxels (the same instructions)
-// (scripts/bench-results/band-queue-h200-2026-11-29.md).
+// triangles' records, BandRecord, to 52.7, 76.6, 1.66 and 1.64). Capped at 64 registers (8 blocks per
+// SM, a few spills): a first form took 80 (6 blocks), and the cap took its sdf GPU total on the tubes
+// 92.4 -> 74.2 ms, CAD 120.5 -> 98.9. Measured and not kept: each chunk nearest the brick's centre
+// first (the bounds skip more, the sort costs more), a warp's part of the brick tested as a whole
+// first (more instructions on the tubes), the bound's terms in y and z shared by a thread's voxels
+// (the same instructions) (scripts/bench-results/band-queue-h200-2026-11-29.md).
 __global__ void __launch_bounds__(kBandThreads, 8)
     k_band(BandView b, const unsigned long long* bricks, const uint32_t* counts, const uint64_t* starts,
            const uint32_t* tris, float* values, uint32_t* masks) {
