@@ -7,7 +7,6 @@
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/error.h"
 #include "core/inside_grid.h"
@@ -41,13 +40,6 @@ struct PosKey {
   }
 };
 
-uint32_t bits(float f) {
-  if (f == 0.0f) f = 0.0f;  // -0 and +0 are one position
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
 }  // namespace
 
 InsideMesh prepare_inside(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int axis, bool boundary,
@@ -77,7 +69,8 @@ InsideMesh prepare_inside(const Mesh& mesh, const std::vector<Vec3f>& g, const G
   if (!boundary || nt == 0) return m;
   // Weld vertices by grid-space position, then count directed edges between welded vertices.
   std::vector<PosKey> keys(g.size());
-  for (size_t i = 0; i < g.size(); ++i) keys[i] = {bits(g[i].x), bits(g[i].y), bits(g[i].z), uint32_t(i)};
+  for (size_t i = 0; i < g.size(); ++i)
+    keys[i] = {inside_position_bits(g[i].x), inside_position_bits(g[i].y), inside_position_bits(g[i].z), uint32_t(i)};
   tbb::parallel_sort(keys.begin(), keys.end());
   std::vector<uint32_t> weld(g.size());
   uint32_t id = 0;

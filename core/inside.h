@@ -41,6 +41,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,14 @@ VT_HD inline int64_t inside_snap(float g) {
   double d = static_cast<double>(g);
   d = d < -kInsideMaxVoxels ? -kInsideMaxVoxels : (d > kInsideMaxVoxels ? kInsideMaxVoxels : d);
   return static_cast<int64_t>(floor(d * kInsideScale + 0.5));
+}
+// A vertex coordinate's bits as a position for welding (the boundary's vertices, its loops): -0 and
+// +0 are one position. The same on the host and the device.
+VT_HD inline uint32_t inside_position_bits(float f) {
+  if (f == 0.0f) f = 0.0f;
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
 }
 // The snapped coordinate of the centre of voxel column i.
 VT_HD inline int64_t inside_column(int32_t i) {

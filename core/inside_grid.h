@@ -49,16 +49,20 @@ BandSetup band_setup(const GridSpec& spec, int band);
 struct BandBox {
   float lo[3], hi[3];
 };
-VT_HD inline BandBox band_box(const Vec3f t[3], const BandSetup& b) {
+// (From the triangle's bounds mn, mx, band_tri_bounds, where the caller has them.)
+VT_HD inline BandBox band_box(const float mn[3], const float mx[3], const BandSetup& b) {
   const float r[3] = {b.reach.x * 1.001f + 1e-3f, b.reach.y * 1.001f + 1e-3f, b.reach.z * 1.001f + 1e-3f};
-  float mn[3], mx[3];
-  band_tri_bounds(t, mn, mx);
   BandBox x;
   for (int a = 0; a < 3; ++a) {
     x.lo[a] = mn[a] - r[a];
     x.hi[a] = mx[a] + r[a];
   }
   return x;
+}
+VT_HD inline BandBox band_box(const Vec3f t[3], const BandSetup& b) {
+  float mn[3], mx[3];
+  band_tri_bounds(t, mn, mx);
+  return band_box(mn, mx, b);
 }
 // Whether voxel index v's centre along `axis` lies within the band box (the box holds a centre
 // when it holds it along all three axes).

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <cstring>
 #include <tuple>
 
 namespace voxtile {
@@ -18,19 +17,14 @@ V3 sub(V3 a, V3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
 V3 cross(V3 a, V3 b) { return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x}; }
 double norm(V3 a) { return std::sqrt(a.x * a.x + a.y * a.y + a.z * a.z); }
 
-uint32_t wbits(float f) {
-  if (f == 0.0f) f = 0.0f;  // -0 and +0 are one position
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
 InsideEdge reversed(const InsideEdge& e) { return {e.bu, e.bv, e.au, e.av, e.bw, e.aw, e.mult}; }
 // The edge from `first`'s start to `last`'s end (multiplicity 1).
 InsideEdge spanning(const InsideEdge& first, const InsideEdge& last) {
   return {first.au, first.av, last.bu, last.bv, first.aw, last.bw, 1};
 }
-bool zero_length(const InsideEdge& e) { return e.au == e.bu && e.av == e.bv && wbits(e.aw) == wbits(e.bw); }
+bool zero_length(const InsideEdge& e) {
+  return e.au == e.bu && e.av == e.bv && inside_position_bits(e.aw) == inside_position_bits(e.bw);
+}
 
 struct Piece {
   std::vector<InsideEdge> edges;
@@ -72,8 +66,8 @@ InsideTree build_inside_tree(const std::vector<InsideEdge>& boundary, const Insi
   using Key = std::tuple<int64_t, int64_t, uint32_t>;
   std::vector<std::pair<Key, uint32_t>> ends(2 * n);
   for (size_t e = 0; e < n; ++e) {
-    ends[2 * e] = {Key{unit[e].au, unit[e].av, wbits(unit[e].aw)}, uint32_t(2 * e)};
-    ends[2 * e + 1] = {Key{unit[e].bu, unit[e].bv, wbits(unit[e].bw)}, uint32_t(2 * e + 1)};
+    ends[2 * e] = {Key{unit[e].au, unit[e].av, inside_position_bits(unit[e].aw)}, uint32_t(2 * e)};
+    ends[2 * e + 1] = {Key{unit[e].bu, unit[e].bv, inside_position_bits(unit[e].bw)}, uint32_t(2 * e + 1)};
   }
   std::sort(ends.begin(), ends.end());
   std::vector<uint32_t> from(n), to(n);

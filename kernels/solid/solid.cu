@@ -323,14 +323,12 @@ __global__ void k_majority(uint32_t* a, const uint32_t* b, const uint32_t* c, ui
 // bits: three stable radix sorts, least significant first), directed edges between welded vertices
 // sorted by (lo, hi) and their signs summed; the edges with a non-zero net count, in that order.
 
-__device__ inline uint32_t pos_bits(float f) { return f == 0.0f ? 0u : __float_as_uint(f); }  // -0 = +0
-
 __global__ void k_vertex_keys(const Vec3f* g, const uint32_t* order, uint64_t nv, int a, uint32_t* keys,
                               uint32_t* idx) {
   const uint64_t r = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= nv) return;
   const uint32_t i = order ? order[r] : uint32_t(r);
-  keys[r] = pos_bits(axis_comp(g[i], a));
+  keys[r] = inside_position_bits(axis_comp(g[i], a));
   idx[r] = i;
 }
 
@@ -340,7 +338,9 @@ __global__ void k_weld_heads(const Vec3f* g, const uint32_t* idx, uint64_t nv, u
   bool differ = r == 0;
   if (!differ) {
     const Vec3f p = g[idx[r]], q = g[idx[r - 1]];
-    differ = pos_bits(p.x) != pos_bits(q.x) || pos_bits(p.y) != pos_bits(q.y) || pos_bits(p.z) != pos_bits(q.z);
+    differ = inside_position_bits(p.x) != inside_position_bits(q.x) ||
+             inside_position_bits(p.y) != inside_position_bits(q.y) ||
+             inside_position_bits(p.z) != inside_position_bits(q.z);
   }
   head[r] = differ ? 1u : 0u;
 }
@@ -574,6 +574,7 @@ constexpr int kBandWarps = kBandThreads / 32;
 // A warp's queue of (voxel, triangle) distances: fewer than 32 left over, then one triangle's
 // entries (up to four per lane).
 constexpr int kBandQueue = 32 + 4 * 32;
+static_assert(kBandThreads <= 128, "a queue entry holds the triangle's slot in a chunk in 7 bits");
 
 // What the band kernel's voxels test of one triangle at one brick, 128 bytes, so that every thread
 // reads it with eight 16-byte loads of shared memory: its bound at the brick (b zero where its plane
@@ -662,7 +663,7 @@ __global__ void __launch_bounds__(kBandThreads, 8)
         rec.c.b[0] = rec.c.b[1] = rec.c.b[2] = rec.c.b[3] = 0.0f;
       rec.pad = 0.0f;
       band_tri_bounds(tri, rec.lo, rec.hi);
-      rec.x = band_box(tri, b.setup);
+      rec.x = band_box(rec.lo, rec.hi, b.setup);
       float4 v[8];
       memcpy(v, &rec, sizeof rec);
       for (int i = 0; i < 8; ++i) s_rec[threadIdx.x][i] = v[i];
