@@ -7,7 +7,10 @@
 #     NAME         the variant: writes BUILD_DIR/variants/voxtile_bench_NAME
 #     FLAGS        extra nvcc flags, e.g. "-DVT_SOMETHING=2 -Xptxas -v" ("" for none)
 #     SOURCE       the file to compile instead of the tree's (default: the tree's KERNEL_FILE)
-#     KERNEL_FILE  the tree's kernel source (default: kernels/voxelize/fine.cu)
+#     KERNEL_FILE  the tree's kernel source (default: kernels/voxelize/fine.cu, the binary target's fine
+#                  raster; each value target's is fine_<target>.cu, all instantiating the kernel
+#                  template of fine.cuh: flags reach the file's own target only, and a SOURCE standing
+#                  for fine.cu that changes the template includes its own copy of fine.cuh)
 #
 # Do not compile an object by hand and then run ninja: ninja finds the object's dependency record
 # stale and compiles it again without the flags, so every "variant" is the same binary (this is how

@@ -1,6 +1,7 @@
 // Launchers of the voxelization pipeline's stages (needs nvcc). One .cu file per stage:
-// coarse.cu (count, emit), tiles.cu (virtual tiles), fine.cu (fine raster and brick write-out),
-// bricks.cu (brick merge); the transform is kernels/mesh.cu, run starts kernels/compact.cuh.
+// coarse.cu (count, emit), tiles.cu (virtual tiles), the fine raster and brick write-out (fine.cuh:
+// its kernels in fine.cu for binary, fine_<target>.cu for the others), bricks.cu (brick merge); the
+// transform is kernels/mesh.cu, run starts kernels/compact.cuh.
 #pragma once
 
 #include <cuda_runtime.h>
