@@ -207,6 +207,9 @@ void add_grid_output_options(CLI::App& app, GridOutputArgs& a) {
   app.add_flag("--force", a.force, "Write dense outputs over --dense-limit");
   app.add_flag("--vdb-bool", a.vdb_bool,
                "Write binary grids to .vdb as BoolGrids instead of MaskGrids (for Debian's pyopenvdb 10, which reads no MaskGrid)");
+  app.add_flag("--vdb-half", a.vdb_half,
+               "Store float and vector values (sdf, distance, normal) in .vdb files as 16-bit half floats: half the "
+               "bytes, each value rounded to the nearest half (11 significant bits)");
 }
 
 WriteOptions GridOutputArgs::write_options(const Metadata& meta) const {
@@ -214,7 +217,8 @@ WriteOptions GridOutputArgs::write_options(const Metadata& meta) const {
   w.dense.force = force;
   if (limit) w.dense.limit_bytes = limit;
   w.meta = meta;
-  w.vdb_bool = vdb_bool;
+  w.vdb.bool_grids = vdb_bool;
+  w.vdb.half = vdb_half;
   return w;
 }
 

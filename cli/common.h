@@ -61,11 +61,12 @@ void add_solid_options(CLI::App& app, SolidArgs& args);
 // An option taking a byte count ("512M", "8G", "1000000"): 1 to 2^62 bytes, anything else a usage error.
 CLI::Option* add_bytes_option(CLI::App& app, const std::string& name, uint64_t& out, const std::string& help);
 // How grids are written, for every command that writes them: --dense-limit and --force (.raw/.npy),
-// --vdb-bool (.vdb).
+// --vdb-bool and --vdb-half (.vdb).
 struct GridOutputArgs {
   uint64_t limit = 0;  // 0: the default limit
   bool force = false;
   bool vdb_bool = false;  // binary grids as BoolGrids in .vdb files
+  bool vdb_half = false;  // float and vector values as half floats in .vdb files
   WriteOptions write_options(const Metadata& meta) const;  // these and the metadata
 };
 void add_grid_output_options(CLI::App& app, GridOutputArgs& args);

@@ -208,9 +208,9 @@ void describe(openvdb::GridBase& base, const SparseGrid& g, const Metadata& meta
   for (const auto& [key, value] : meta) base.insertMeta("voxtile_" + key, openvdb::StringMetadata(value));
 }
 
-openvdb::GridBase::Ptr to_vdb(const SparseGrid& g, const Metadata& meta, bool bool_grids) {
+openvdb::GridBase::Ptr to_vdb(const SparseGrid& g, const Metadata& meta, const VdbWriteOptions& options) {
   openvdb::GridBase::Ptr base;
-  if (g.value_type == ValueType::kNone && bool_grids) {
+  if (g.value_type == ValueType::kNone && options.bool_grids) {
     const bool on = true;
     base = build_grid<openvdb::BoolGrid>(
         g, false,
@@ -258,6 +258,8 @@ openvdb::GridBase::Ptr to_vdb(const SparseGrid& g, const Metadata& meta, bool bo
     });
   }
   describe(*base, g, meta);
+  if (options.half && (g.value_type == ValueType::kFloat32 || g.value_type == ValueType::kVec3f))
+    base->setSaveFloatAsHalf(true);
   return base;
 }
 
@@ -526,7 +528,7 @@ void write_tree_file(AtomicFile& file, const openvdb::GridPtrVec& grids, uint64_
 void write_vdb(const SparseGrid& g, const std::string& path, const Metadata& meta) { write_vdb_grids({&g}, path, meta); }
 
 void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta,
-                     VdbWriter writer, bool bool_grids) {
+                     VdbWriter writer, const VdbWriteOptions& options) {
   init_openvdb();
   // (Files write_direct_vdb takes come here only with VdbWriter::kTree or kOpenVdb: io/vdb_loader.cpp.)
   const uint64_t seed = vdb_file_seed(grids, meta);
@@ -535,7 +537,7 @@ void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::str
     fail(ErrorKind::kInternal, path + ": voxtile's VDB writers take grids with distinct, non-empty names");
   if (writer != VdbWriter::kOpenVdb && named) {
     openvdb::GridPtrVec vdb_grids;
-    for (const SparseGrid* g : grids) vdb_grids.push_back(to_vdb(*g, meta, bool_grids));
+    for (const SparseGrid* g : grids) vdb_grids.push_back(to_vdb(*g, meta, options));
     AtomicFile out(path);
     try {
       write_tree_file(out, vdb_grids, seed);
@@ -549,7 +551,7 @@ void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::str
   openvdb::GridPtrVec vdb_grids;
   std::vector<StandIn> stand_ins;
   for (const SparseGrid* g : grids) {
-    vdb_grids.push_back(to_vdb(*g, meta, bool_grids));
+    vdb_grids.push_back(to_vdb(*g, meta, options));
     // io::File::write copies every grid, and the copy rebuilds the transform through AffineMap,
     // which refuses voxels under about 1.44e-5: such a grid is written with a stand-in transform of
     // the same map type and size, whose bytes are then replaced by the real ones.
@@ -944,9 +946,8 @@ extern "C" const voxtile::VdbApi* voxtile_vdb_api() {
   using namespace voxtile;
   static const VdbApi api = {
       kVdbApiVersion,
-      [](const std::vector<const SparseGrid*>& g, const std::string& p, const Metadata& m, VdbWriter w, bool b) {
-        write_vdb_grids(g, p, m, w, b);
-      },
+      [](const std::vector<const SparseGrid*>& g, const std::string& p, const Metadata& m, VdbWriter w,
+         const VdbWriteOptions& o) { write_vdb_grids(g, p, m, w, o); },
       [](const std::string& p, const std::string& n) { return read_vdb(p, n); },
       [](const std::string& p) { return read_vdb_grids(p); },
       [](const std::string& p, const std::string& k) { return read_vdb_meta(p, k); },

@@ -24,11 +24,18 @@ void write_vdb(const SparseGrid& grid, const std::string& path, const Metadata& 
 // OpenVDB would rename, by io::File::write. The tests compare them: kDirect takes the first writer
 // that can (throws Error(kInternal) for names OpenVDB would change), kTree the trees' writer,
 // kOpenVdb io::File::write.
-// bool_grids: binary grids as BoolGrids (value true where active) instead of MaskGrids, for
-// readers that cannot read MaskGrids (Debian's pyopenvdb 10).
 enum class VdbWriter { kAuto, kDirect, kTree, kOpenVdb };
+struct VdbWriteOptions {
+  // Binary grids as BoolGrids (value true where active) instead of MaskGrids, for readers that
+  // cannot read MaskGrids (Debian's pyopenvdb 10).
+  bool bool_grids = false;
+  // Float and vector values stored as 16-bit half floats (OpenVDB's saveFloatAsHalf: the grid
+  // type gets the suffix "_HalfFloat", every reader of OpenVDB files turns them back into floats),
+  // rounded to the nearest half: half the bytes of a level set or a distance grid.
+  bool half = false;
+};
 void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta,
-                     VdbWriter writer = VdbWriter::kAuto, bool bool_grids = false);
+                     VdbWriter writer = VdbWriter::kAuto, const VdbWriteOptions& options = {});
 
 // Reads one grid (the first of a supported type, or the one named) back into a SparseGrid.
 // Grid dims come from voxtile's metadata when present, else from the active bounding box.

@@ -9,6 +9,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <set>
 #include <tuple>
@@ -25,6 +26,48 @@ namespace voxtile {
 using vdb_io::Bytes;
 using vdb_io::put;
 using vdb_io::put_string;
+
+uint16_t half_bits(float x) {
+  uint32_t i;
+  std::memcpy(&i, &x, 4);
+  const uint32_t sign = (i >> 16) & 0x8000u, mag = i & 0x7fffffffu;
+  if (mag >= 0x7f800000u) {  // infinity; a NaN keeps its payload's top bits (at least one)
+    const uint32_t payload = (mag & 0x7fffffu) >> 13;
+    return uint16_t(sign | 0x7c00u | (mag > 0x7f800000u ? (payload ? payload : 1u) : 0u));
+  }
+  if (mag >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // rounds beyond 65504: infinity
+  if (mag < 0x38800000u) {                                  // below 2^-14: a subnormal half, or 0
+    if (mag < 0x33000000u) return uint16_t(sign);           // at most 2^-25: rounds to 0 (a tie, to even)
+    const uint32_t m = (mag & 0x7fffffu) | 0x800000u;
+    const int shift = 126 - int(mag >> 23);  // 14 + (113 - exponent)
+    const uint32_t half_ulp = 1u << (shift - 1), rest = m & ((1u << shift) - 1u);
+    uint32_t h = m >> shift;
+    if (rest > half_ulp || (rest == half_ulp && (h & 1u))) ++h;
+    return uint16_t(sign | h);
+  }
+  // Normal: rebias the exponent, round the significand to 10 bits (a carry raises the exponent).
+  const uint32_t rebased = mag - 0x38000000u;
+  return uint16_t(sign | ((rebased + 0xfffu + ((rebased >> 13) & 1u)) >> 13));
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  uint32_t i;
+  if (e == 0x1fu) {
+    i = sign | 0x7f800000u | (m << 13);
+  } else if (e != 0) {
+    i = sign | ((e + 112u) << 23) | (m << 13);
+  } else if (m == 0) {
+    i = sign;
+  } else {  // subnormal: m 2^-24
+    const float f = float(m) * (1.0f / 16777216.0f);
+    std::memcpy(&i, &f, 4);
+    i |= sign;
+  }
+  float x;
+  std::memcpy(&x, &i, 4);
+  return x;
+}
 
 std::string vdb_deterministic_uuid(uint64_t seed) {
   uint64_t hi = seed, lo = seed ^ 0x9e3779b97f4a7c15ull;
@@ -508,14 +551,43 @@ struct LeafValues<Vec3Value> {
 
 bool bit(const uint64_t* words, uint32_t i) { return (words[i >> 6] >> (i & 63)) & 1; }
 
+// Half floats (a grid's saveFloatAsHalf): io::RealToHalf's type of a value type's values (float:
+// half, Vec3s: Vec3H; int32 keeps its own) and io::truncateRealToHalf.
+struct Vec3Half {
+  uint16_t x, y, z;
+};
+static_assert(sizeof(Vec3Half) == 6, "Vec3H: three halves");
+uint16_t to_half(float v) { return half_bits(v); }
+Vec3Half to_half(const Vec3Value& v) { return {half_bits(v.x), half_bits(v.y), half_bits(v.z)}; }
+int32_t truncated(int32_t v) { return v; }
+float truncated(float v) { return half_to_float(half_bits(v)); }
+Vec3Value truncated(const Vec3Value& v) { return {truncated(v.x), truncated(v.y), truncated(v.z)}; }
+
+// io::writeData's Blosc block of n values (put_blosc) or, with `half`, io::HalfWriter's: the values
+// as halves, and nothing at all for none.
+template <class T>
+void put_values(Bytes& out, const T* v, size_t n, bool half) {
+  if constexpr (!std::is_same_v<T, int32_t>) {
+    if (half) {
+      if (n == 0) return;
+      std::vector<decltype(to_half(v[0]))> h(n);
+      for (size_t i = 0; i < n; ++i) h[i] = to_half(v[i]);
+      put_blosc(out, h.data(), n * sizeof(h[0]));
+      return;
+    }
+  }
+  put_blosc(out, v, n * sizeof(T));
+}
+
 // io::writeCompressedValues of n values with mask compression (io::MaskCompress: up to two distinct
 // inactive values, children's slots skipped, are stored as a code, the values and a selection mask),
 // then writeData's Blosc block (put_blosc) of the values it keeps: the active ones, or all where the
 // inactive ones take more than two values: here internal nodes' tiles (`child`: their children's
-// slots; leaves are written from their active values, write_value_grid). Returns the mask code.
+// slots; leaves are written from their active values, write_value_grid). With `half`, the inactive
+// values truncated to half precision and the kept values as halves (put_values). Returns the mask code.
 template <class T>
 int8_t put_compressed_values(Bytes& out, const T* src, const uint64_t* active, const uint64_t* child, uint32_t n,
-                             const T& background, std::vector<T>& kept) {
+                             const T& background, bool half, std::vector<T>& kept) {
   using namespace vdb_format;
   T val[2] = {background, background};
   int unique = 0;
@@ -546,8 +618,8 @@ int8_t put_compressed_values(Bytes& out, const T* src, const uint64_t* active, c
   }
   out.push_back(char(code));
   if (code == kNoMaskAndOneInactiveVal || code == kMaskAndOneInactiveVal || code == kMaskAndTwoInactiveVals) {
-    put(out, val[0]);
-    if (code == kMaskAndTwoInactiveVals) put(out, val[1]);
+    put(out, half ? truncated(val[0]) : val[0]);
+    if (code == kMaskAndTwoInactiveVals) put(out, half ? truncated(val[1]) : val[1]);
   }
   const T* data = src;
   size_t count = n;
@@ -570,7 +642,7 @@ int8_t put_compressed_values(Bytes& out, const T* src, const uint64_t* active, c
     data = kept.data();
     count = kept.size();
   }
-  put_blosc(out, data, count * sizeof(T));
+  put_values(out, data, count, half);
   return code;
 }
 
@@ -621,10 +693,10 @@ MetaValue delayed_load_metadata(const std::vector<int8_t>& codes, const std::vec
 // or when outside is 0 and -0 counts as the same; NO_MASK_AND_MINUS_BG where all are -outside;
 // MASK_AND_NO_INACTIVE_VALS with a selection of the +outside ones where both occur: what
 // put_compressed_values finds for the filled leaf), then the Blosc block of the active values
-// (`active`, as held). Sets the filled leaf's first and last values and the block's size; returns
-// the code.
-int8_t put_level_set_leaf(Bytes& out, const BrickMask& m, const float* active, float outside, float* first, float* last,
-                          int64_t* block) {
+// (`active`, as held; as halves with `half`). Sets the filled leaf's first and last values and the
+// block's size; returns the code.
+int8_t put_level_set_leaf(Bytes& out, const BrickMask& m, const float* active, float outside, bool half, float* first,
+                          float* last, int64_t* block) {
   using namespace vdb_format;
   uint64_t neg[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // active voxels below 0
   size_t count = 0;
@@ -672,7 +744,7 @@ int8_t put_level_set_leaf(Bytes& out, const BrickMask& m, const float* active, f
   if (code == kMaskAndNoInactiveVals)
     for (int w = 0; w < 8; ++w) put(out, uint64_t(~m.w[w] & ~in[w]));  // the +outside voxels
   const size_t before = out.size();
-  put_blosc(out, active, count * sizeof(float));
+  put_values(out, active, count, half);
   *block = int64_t(out.size() - before);
   return code;
 }
@@ -713,9 +785,13 @@ void flood_fill_node(float* table, const uint64_t* children, float inside, float
 // One grid of values, as Archive::writeGrid writes the tree to_vdb builds (a leaf per brick; a
 // level set flood-filled): the leaves' buffers first, compressed in parallel and kept (the
 // delayed-load metadata, written before the topology, is read off them), then the grid's head,
-// the topology (internal nodes' tiles: the background, or a level set's signs), the buffers.
+// the topology (internal nodes' tiles: the background, or a level set's signs), the buffers. With
+// `half` (float and vector values), as OpenVDB writes a grid whose saveFloatAsHalf is set: the tree
+// type with the suffix "_HalfFloat", the metadata "is_saved_as_half_float", the root's background
+// truncated to half precision (its tiles as they are), internal nodes' and leaves' values through
+// put_compressed_values' and put_values' half forms.
 template <class T>
-void write_value_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& meta) {
+void write_value_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& meta, bool half) {
   const MaskTreeLayout t = mask_tree_layout(g);  // (no runs: a leaf per brick, no tiles)
   const bool level_set = std::is_same_v<T, float> && g.level_set;
   const float outside = std::fabs(g.background), inside = -outside;
@@ -740,14 +816,14 @@ void write_value_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& m
         parts[c].push_back(char(vdb_format::kNoMaskOrInactiveVals));
         const size_t before = parts[c].size();
         const T* active = LeafValues<T>::active(g, b, kept);
-        put_blosc(parts[c], active, size_t(g.value_begin[b + 1] - g.value_begin[b]) * sizeof(T));
+        put_values(parts[c], active, size_t(g.value_begin[b + 1] - g.value_begin[b]), half);
         blocks[i] = int64_t(parts[c].size() - before);
         codes[i] = vdb_format::kNoMaskOrInactiveVals;
         continue;
       }
       if constexpr (std::is_same_v<T, float>) {
-        codes[i] = put_level_set_leaf(parts[c], g.masks[b], g.fvalues.data() + g.value_begin[b], outside, &first[i],
-                                      &last[i], &blocks[i]);
+        codes[i] = put_level_set_leaf(parts[c], g.masks[b], g.fvalues.data() + g.value_begin[b], outside, half,
+                                      &first[i], &last[i], &blocks[i]);
       }
     }
   });
@@ -808,11 +884,13 @@ void write_value_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& m
   add_stats(entries, g, t, LeafValues<T>::kBytes);
   entries["file_delayed_load"] = delayed_load_metadata(codes, blocks);
   if (level_set) entries["class"] = {"string", "level set"};
-  GridOffsets offsets = put_grid_head(sink, g, meta, LeafValues<T>::kType, std::move(entries));
+  if (half) entries["is_saved_as_half_float"] = {"bool", std::string(1, '\1')};  // (GridBase::META_SAVE_HALF_FLOAT)
+  const std::string type = std::string(LeafValues<T>::kType) + (half ? "_HalfFloat" : "");
+  GridOffsets offsets = put_grid_head(sink, g, meta, type.c_str(), std::move(entries));
   Bytes& out = sink.bytes();
   std::vector<T> kept;
   put(out, int32_t(1));  // Tree: one buffer
-  put(out, background);
+  put(out, half ? truncated(background) : background);
   put(out, uint32_t(root_tiles.size()));
   put(out, uint32_t(t.uppers.size()));
   for (const Int3& c : root_tiles) {
@@ -828,14 +906,14 @@ void write_value_grid(vdb_io::Sink& sink, const SparseGrid& g, const Metadata& m
     put(out, no_upper_tiles.w);
     fill_upper(u);
     put_compressed_values(out, upper_tiles.data(), no_upper_tiles.w.data(), u.children.w.data(), 32768, background,
-                          kept);
+                          half, kept);
     for (size_t l = u.first; l < u.first + u.count; ++l) {
       const MaskTreeLayout::Lower& low = t.lowers[l];
       put(out, low.children.w);
       put(out, no_lower_tiles.w);
       fill_lower(l);
       put_compressed_values(out, lower_tiles.data(), no_lower_tiles.w.data(), low.children.w.data(), 4096, background,
-                            kept);
+                            half, kept);
       for (size_t i = low.first; i < low.first + low.count; ++i) put(out, g.masks[t.leaves[i]].w);
       sink.flush_if_full();
     }
@@ -886,7 +964,7 @@ bool direct_vdb_writable(const std::vector<const SparseGrid*>& grids, const Meta
 }
 
 bool write_direct_vdb(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta,
-                      bool bool_grids) {
+                      const VdbWriteOptions& options) {
   if (!direct_vdb_writable(grids, meta)) return false;
   for (const SparseGrid* g : grids) vdb_transform_bytes(g->spec);  // a usage error before any file exists
   const std::string header = vdb_file_header(vdb_file_seed(grids, meta), grids.size());
@@ -896,16 +974,16 @@ bool write_direct_vdb(const std::vector<const SparseGrid*>& grids, const std::st
   for (const SparseGrid* g : grids) {
     switch (g->value_type) {
       case ValueType::kNone:
-        write_mask_grid(sink, *g, meta, bool_grids);
+        write_mask_grid(sink, *g, meta, options.bool_grids);
         break;
       case ValueType::kInt32:
-        write_value_grid<int32_t>(sink, *g, meta);
+        write_value_grid<int32_t>(sink, *g, meta, false);
         break;
       case ValueType::kFloat32:
-        write_value_grid<float>(sink, *g, meta);
+        write_value_grid<float>(sink, *g, meta, options.half);
         break;
       case ValueType::kVec3f:
-        write_value_grid<Vec3Value>(sink, *g, meta);
+        write_value_grid<Vec3Value>(sink, *g, meta, options.half);
         break;
     }
   }

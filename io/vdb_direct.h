@@ -16,6 +16,7 @@
 #include "core/grid_spec.h"
 #include "core/sparse_grid.h"
 #include "io/metadata.h"
+#include "io/vdb.h"
 
 namespace voxtile {
 
@@ -74,9 +75,15 @@ bool vdb_distinct_names(const std::vector<const SparseGrid*>& grids);
 bool direct_vdb_writable(const std::vector<const SparseGrid*>& grids, const Metadata& meta);
 // Writes them (atomic, see AtomicFile) and returns true; returns false, writing
 // nothing, where direct_vdb_writable says no. Throws Error(kOutput), or Error(kUsage) for a voxel
-// size no .vdb transform holds. bool_grids: binary grids as BoolGrids (true where active).
+// size no .vdb transform holds. options: binary grids as BoolGrids (true where active), float and
+// vector values as half floats (io/vdb.h).
 bool write_direct_vdb(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta,
-                      bool bool_grids = false);
+                      const VdbWriteOptions& options = {});
+
+// A float as OpenVDB's math::half(float) stores it (IEEE binary16, rounded to nearest, ties to even;
+// beyond its range infinity), and the float a half's bits hold (exact).
+uint16_t half_bits(float x);
+float half_to_float(uint16_t h);
 
 // What both .vdb readers (this one and OpenVDB's in io/vdb.cpp) do with what they read:
 // an active tile of a binary grid (the voxels from `lo` to before `end`, multiples of 8, lo >= 0)

@@ -71,14 +71,14 @@ const VdbApi& api() {
 }  // namespace
 
 void write_vdb(const SparseGrid& grid, const std::string& path, const Metadata& meta) {
-  write_vdb_grids({&grid}, path, meta, VdbWriter::kAuto, false);
+  write_vdb_grids({&grid}, path, meta, VdbWriter::kAuto, {});
 }
 // Grids are written without loading the module where io/vdb_direct.h can, the rest through OpenVDB.
 void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta,
-                     VdbWriter writer, bool bool_grids) {
-  if (writer != VdbWriter::kOpenVdb && writer != VdbWriter::kTree && write_direct_vdb(grids, path, meta, bool_grids))
+                     VdbWriter writer, const VdbWriteOptions& options) {
+  if (writer != VdbWriter::kOpenVdb && writer != VdbWriter::kTree && write_direct_vdb(grids, path, meta, options))
     return;
-  api().write_vdb_grids(grids, path, meta, writer, bool_grids);
+  api().write_vdb_grids(grids, path, meta, writer, options);
 }
 // Files of the grids io/vdb_direct.h writes are read without the module too.
 SparseGrid read_vdb(const std::string& path, const std::string& grid_name) {

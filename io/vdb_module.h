@@ -13,12 +13,13 @@
 
 namespace voxtile {
 
-constexpr int kVdbApiVersion = 2;
+constexpr int kVdbApiVersion = 3;
 
 // The module's entry points (io/vdb.h and read_vdb_grids of io/grid_reader.h).
 struct VdbApi {
   int version;
-  void (*write_vdb_grids)(const std::vector<const SparseGrid*>&, const std::string&, const Metadata&, VdbWriter, bool);
+  void (*write_vdb_grids)(const std::vector<const SparseGrid*>&, const std::string&, const Metadata&, VdbWriter,
+                          const VdbWriteOptions&);
   SparseGrid (*read_vdb)(const std::string&, const std::string&);
   std::vector<SparseGrid> (*read_vdb_grids)(const std::string&);
   std::string (*read_vdb_meta)(const std::string&, const std::string&);

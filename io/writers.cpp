@@ -82,7 +82,9 @@ void write_grid(const SparseGrid& solid_or_surface, const std::string& path, Out
   const SparseGrid& grid =
       format == OutputFormat::kVdb ? solid_or_surface : expanded_runs(solid_or_surface, storage);
   switch (format) {
-    case OutputFormat::kVdb: write_vdb_grids({&grid}, path, options.meta, VdbWriter::kAuto, options.vdb_bool); return;
+    case OutputFormat::kVdb:
+      write_vdb_grids({&grid}, path, options.meta, VdbWriter::kAuto, options.vdb);
+      return;
     case OutputFormat::kPly: write_ply(grid, path, options.meta); return;
     case OutputFormat::kRaw: write_raw(grid, path, options.dense, options.meta); return;
     case OutputFormat::kNpy: write_npy(grid, path, options.dense); return;
@@ -135,7 +137,7 @@ void write_grids(const std::vector<SparseGrid>& grids, const std::string& path, 
   for (size_t i = 0; i < grids.size(); ++i)
     ptrs.push_back(format == OutputFormat::kVdb ? &grids[i] : &expanded_runs(grids[i], storage[i]));
   if (format == OutputFormat::kVdb)
-    write_vdb_grids(ptrs, path, options.meta, VdbWriter::kAuto, options.vdb_bool);
+    write_vdb_grids(ptrs, path, options.meta, VdbWriter::kAuto, options.vdb);
   else if (format == OutputFormat::kLas)
     write_las_grids(ptrs, path, options.meta);
   else if (format == OutputFormat::kXyz)

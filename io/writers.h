@@ -7,6 +7,7 @@
 #include "core/sparse_grid.h"
 #include "io/dense.h"
 #include "io/metadata.h"
+#include "io/vdb.h"
 
 namespace voxtile {
 
@@ -28,7 +29,7 @@ OutputFormat format_from_path(const std::string& path);
 struct WriteOptions {
   Metadata meta;
   DenseOptions dense;
-  bool vdb_bool = false;  // binary grids as BoolGrids in .vdb (readers that cannot read MaskGrids)
+  VdbWriteOptions vdb;  // .vdb: BoolGrids for binary grids, half floats (io/vdb.h)
 };
 
 void write_grid(const SparseGrid& grid, const std::string& path, OutputFormat format, const WriteOptions& options);

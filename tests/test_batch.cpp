@@ -118,6 +118,22 @@ TEST(Batch, SkipExistingResumesOnlyWhatChanged) {
   EXPECT_NE(r.err.find("6 ok, 0 failed, 0 skipped"), std::string::npos) << r.err;
 }
 
+// .vdb outputs asked for in another form (--vdb-half, --vdb-bool) are redone.
+TEST(Batch, SkipExistingRedoesVdbsOfAnotherForm) {
+  test::TempDir dir;
+  const std::vector<std::string> base = args(
+      args({"batch"}, meshes()), {"--out", dir.path() + "/{stem}.vdb", "-t", "sdf", "-r", "16", "--devices", "cpu"});
+  ASSERT_EQ(test::run_voxtile(base).exit_code, 0);
+  auto r = test::run_voxtile(args(base, {"--skip-existing"}));
+  EXPECT_NE(r.err.find("0 ok, 0 failed, 6 skipped"), std::string::npos) << r.err;
+  r = test::run_voxtile(args(base, {"--skip-existing", "--vdb-half"}));
+  EXPECT_NE(r.err.find("6 ok, 0 failed, 0 skipped"), std::string::npos) << r.err;
+  r = test::run_voxtile(args(base, {"--skip-existing", "--vdb-half"}));
+  EXPECT_NE(r.err.find("0 ok, 0 failed, 6 skipped"), std::string::npos) << r.err;
+  r = test::run_voxtile(args(base, {"--skip-existing"}));
+  EXPECT_NE(r.err.find("6 ok, 0 failed, 0 skipped"), std::string::npos) << r.err;
+}
+
 TEST(Batch, ShardsInParallelGiveTheUnshardedOutputs) {
   test::TempDir dir;
   ASSERT_EQ(std::system(("mkdir -p " + dir.path() + "/one " + dir.path() + "/many").c_str()), 0);

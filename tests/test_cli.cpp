@@ -666,8 +666,8 @@ TEST(Cli, AbsurdSizesAndCutHeadersFailAtOnce) {
 }
 
 // What a careful user found (issue 20): ids of triangle 0 survive dense output; info describes point
-// clouds and every output; downsampled colours are what viewers read; BoolGrids on request; LAS is
-// diagnosed; csg statistics, help and batch reports say all they should.
+// clouds and every output; downsampled colours are what viewers read; BoolGrids and half floats on
+// request; LAS is diagnosed; csg statistics, help and batch reports say all they should.
 TEST(Cli, OutputsReadAsUsersExpect) {
   test::TempDir dir;
   const std::string tet = dir.file("t.obj");
@@ -703,6 +703,17 @@ TEST(Cli, OutputsReadAsUsersExpect) {
   ASSERT_EQ(run_voxtile({"voxelize", tet, "-o", dir.file("m.vdb"), "-r", "16", "-d", "cpu"}).exit_code, 0);
   EXPECT_NE(run_voxtile({"info", dir.file("b.vdb")}).out.find("type=bool"), std::string::npos);
   EXPECT_EQ(run_voxtile({"compare", dir.file("b.vdb"), dir.file("m.vdb")}).exit_code, 0);
+  // Half floats on request: a smaller file of the same voxels, their values within a half's rounding.
+  for (const char* t : {"sdf", "distance"}) {
+    SCOPED_TRACE(t);
+    ASSERT_EQ(run_voxtile({"voxelize", tet, "-o", dir.file("f.vdb"), "-r", "16", "-d", "cpu", "-t", t}).exit_code, 0);
+    ASSERT_EQ(run_voxtile({"voxelize", tet, "-o", dir.file("h.vdb"), "-r", "16", "-d", "cpu", "-t", t, "--vdb-half"})
+                  .exit_code,
+              0);
+    EXPECT_LT(test::read_file(dir.file("h.vdb")).size(), test::read_file(dir.file("f.vdb")).size());
+    EXPECT_EQ(run_voxtile({"compare", dir.file("f.vdb"), dir.file("h.vdb"), "-q"}).exit_code, 1);
+    EXPECT_EQ(run_voxtile({"compare", dir.file("f.vdb"), dir.file("h.vdb"), "--tolerance", "0.01"}).exit_code, 0);
+  }
   // A malformed LAS: an input problem named as such (tests/test_las.cpp has the rest).
   std::ofstream(dir.file("scan.laz"), std::ios::binary) << "LASF" << std::string(400, '\0');
   r = run_voxtile({"points", dir.file("scan.laz"), "-o", dir.file("x.vdb")});

@@ -287,7 +287,7 @@ TEST(Writers, DirectVdbWriterGivesOpenVdbsBytes) {
   const Metadata meta = {{"source", "test"}, {"options", "mode=conservative target=binary"}};
   auto bytes_of = [&](const std::vector<const SparseGrid*>& gs, VdbWriter w, const std::string& name,
                       bool bools = false) {
-    write_vdb_grids(gs, dir.file(name), meta, w, bools);
+    write_vdb_grids(gs, dir.file(name), meta, w, VdbWriteOptions{bools});
     return test::read_file(dir.file(name));
   };
   // The direct writer's file against OpenVDB's (d.vdb, o.vdb), then read back.
@@ -388,7 +388,7 @@ TEST(Writers, ParallelVdbWriterGivesOpenVdbsBytes) {
   const Metadata meta = {{"source", "test"}};
   auto bytes_of = [&](const std::vector<const SparseGrid*>& gs, VdbWriter w, const std::string& name,
                       bool bools = false) {
-    write_vdb_grids(gs, dir.file(name), meta, w, bools);
+    write_vdb_grids(gs, dir.file(name), meta, w, VdbWriteOptions{bools});
     return test::read_file(dir.file(name));
   };
   // The direct writer's file (io/vdb_direct.h, without OpenVDB's tree) and, for the last cases,
@@ -438,6 +438,24 @@ TEST(Writers, ParallelVdbWriterGivesOpenVdbsBytes) {
   }
   same({&normal}, "vec3");
   same({&count, &normal, &band}, "three grids", false, true);
+  {  // Half floats (OpenVDB's saveFloatAsHalf) for float and vector grids: counts stay int32.
+    auto bytes_half = [&](const std::vector<const SparseGrid*>& gs, VdbWriter w, const std::string& name) {
+      write_vdb_grids(gs, dir.file(name), meta, w, VdbWriteOptions{false, true});
+      return test::read_file(dir.file(name));
+    };
+    const std::vector<const SparseGrid*> gs = {&count, &normal, &band, &plain};
+    const std::string theirs = bytes_half(gs, VdbWriter::kOpenVdb, "oh.vdb");
+    EXPECT_TRUE(bytes_half(gs, VdbWriter::kDirect, "dh.vdb") == theirs);
+    EXPECT_TRUE(bytes_half(gs, VdbWriter::kTree, "th.vdb") == theirs);
+    EXPECT_NE(theirs, bytes_of(gs, VdbWriter::kOpenVdb, "of.vdb"));
+    // Read back: the values rounded to halves, the counts as they were.
+    const SparseGrid back = read_vdb(dir.file("dh.vdb"), band.name);
+    EXPECT_TRUE(back.level_set);
+    ASSERT_EQ(back.fvalues.size(), band.fvalues.size());
+    for (size_t i = 0; i < band.fvalues.size(); ++i)
+      ASSERT_EQ(back.fvalues[i], half_to_float(half_bits(band.fvalues[i]))) << i;
+    EXPECT_EQ(read_vdb(dir.file("dh.vdb"), count.name).checksum(), count.checksum());
+  }
   const SparseGrid binary = sphere_grid(Target::kBinary);
   same({&binary}, "bool grid", true, true);
   // And it reads back as it was written, the level set's class and background included.
@@ -446,6 +464,36 @@ TEST(Writers, ParallelVdbWriterGivesOpenVdbsBytes) {
   EXPECT_TRUE(back.level_set);  // (read_vdb's reordering of the leaves used to drop it)
   EXPECT_EQ(back.background, band.background);
   EXPECT_EQ(back.checksum(), band.checksum());
+}
+
+// The direct writer's half floats are OpenVDB's math::half: every half's float, and floats across
+// the whole range (every 251st bit pattern, then the boundaries: subnormal halves, ties, overflow).
+TEST(Writers, HalfFloatsRoundAsOpenVdbs) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    openvdb::math::half ref;
+    ref.setBits(uint16_t(h));
+    const float a = half_to_float(uint16_t(h)), b = float(ref);
+    if (std::isnan(b)) {
+      ASSERT_TRUE(std::isnan(a)) << h;
+      continue;
+    }
+    uint32_t ab, bb;
+    std::memcpy(&ab, &a, 4);
+    std::memcpy(&bb, &b, 4);
+    ASSERT_EQ(ab, bb) << h;
+  }
+  auto check = [](uint32_t i) {
+    float f;
+    std::memcpy(&f, &i, 4);
+    ASSERT_EQ(half_bits(f), openvdb::math::half(f).bits()) << std::hex << i;
+  };
+  for (uint64_t i = 0; i < (uint64_t(1) << 32); i += 251) check(uint32_t(i));
+  for (const uint32_t base : {0x33000000u, 0x38800000u, 0x387fe000u, 0x477fe000u, 0x477ff000u, 0x3f801000u, 0x3f803000u,
+                              0x7f800000u, 0x7fc00000u, 0x7f802000u})
+    for (uint32_t d = 0; d < 8192; ++d) {
+      check(base + d - 4096);
+      check((base + d - 4096) | 0x80000000u);
+    }
 }
 
 // Grids of values straight from the bricks (io/vdb_direct.h) against io::File::write: full, sparse
@@ -492,19 +540,27 @@ TEST(Writers, DirectVdbWriterGivesOpenVdbsBytesForValues) {
     g.validate();
     return g;
   };
+  // Each case also with half floats (its float and vector values stored as halves), read back as the
+  // values rounded to halves.
   auto same = [&](const std::vector<const SparseGrid*>& gs, const std::string& what) {
-    SCOPED_TRACE(what);
     ASSERT_TRUE(direct_vdb_writable(gs, meta));
-    write_vdb_grids(gs, dir.file("o.vdb"), meta, VdbWriter::kOpenVdb);
-    write_vdb_grids(gs, dir.file("d.vdb"), meta, VdbWriter::kDirect);
-    const std::string theirs = test::read_file(dir.file("o.vdb")), mine = test::read_file(dir.file("d.vdb"));
-    ASSERT_EQ(mine.size(), theirs.size());
-    size_t first = 0;
-    while (first < mine.size() && mine[first] == theirs[first]) ++first;
-    EXPECT_EQ(first, mine.size()) << "first difference at byte " << first;
-    for (const SparseGrid* g : gs) {
-      EXPECT_EQ(read_vdb(dir.file("d.vdb"), g->name).checksum(), g->checksum());
-      expect_same_as_openvdb_reads(dir.file("d.vdb"), g->name);
+    for (const bool half : {false, true}) {
+      SCOPED_TRACE(what + (half ? ", half floats" : ""));
+      const VdbWriteOptions options{false, half};
+      write_vdb_grids(gs, dir.file("o.vdb"), meta, VdbWriter::kOpenVdb, options);
+      write_vdb_grids(gs, dir.file("d.vdb"), meta, VdbWriter::kDirect, options);
+      const std::string theirs = test::read_file(dir.file("o.vdb")), mine = test::read_file(dir.file("d.vdb"));
+      ASSERT_EQ(mine.size(), theirs.size());
+      size_t first = 0;
+      while (first < mine.size() && mine[first] == theirs[first]) ++first;
+      EXPECT_EQ(first, mine.size()) << "first difference at byte " << first;
+      for (const SparseGrid* g : gs) {
+        SparseGrid rounded = *g;
+        if (half)
+          for (float& x : rounded.fvalues) x = half_to_float(half_bits(x));
+        EXPECT_EQ(read_vdb(dir.file("d.vdb"), g->name).checksum(), rounded.checksum());
+        expect_same_as_openvdb_reads(dir.file("d.vdb"), g->name);
+      }
     }
   };
   const Int3 wide{9000, 304, 5000}, small{64, 64, 64};
@@ -525,7 +581,7 @@ TEST(Writers, DirectVdbWriterGivesOpenVdbsBytesForValues) {
   same({&vectors}, "vec3");
   // Level sets: active values of both signs, the background positive, negative or zero (the writers
   // put it in inactive voxels, then flood-fill).
-  for (const float background : {1.5f, -0.75f, 0.0f}) {
+  for (const float background : {1.5f, -0.75f, 0.0f, 0.1f}) {  // (0.1: no half holds it)
     SparseGrid band = random_grid(ValueType::kFloat32, wide, 1500, "band");
     band.level_set = true;
     band.background = background;
@@ -678,7 +734,8 @@ TEST(Writers, DirectVdbReaderSurvivesMutatedFiles) {
   band.background = float(2 * spec.voxel_size.x);
   band.name = "band";
   write_vdb_grids({&count, &binary, &solid, &band}, dir.file("g.vdb"), {{"source", "test"}});
-  write_vdb_grids({&binary, &solid}, dir.file("b.vdb"), {{"source", "test"}}, VdbWriter::kAuto, true);  // BoolGrids
+  write_vdb_grids({&binary, &solid}, dir.file("b.vdb"), {{"source", "test"}}, VdbWriter::kAuto,
+                  VdbWriteOptions{true});  // BoolGrids
   std::vector<SparseGrid> grids;
   ASSERT_TRUE(read_direct_vdb(dir.file("g.vdb"), "", true, &grids));
   ASSERT_EQ(grids.size(), 4u);

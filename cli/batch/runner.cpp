@@ -97,14 +97,17 @@ class Progress {
   std::mutex m_mutex;
 };
 
-// Fingerprint of a job: the input's bytes, the options and the tool version.
-std::string fingerprint(const Job& j) {
+// Fingerprint of a job: the input's bytes, the options and the tool version, and for .vdb outputs
+// the grids' forms (BoolGrids, half floats) where asked for.
+std::string fingerprint(const Job& j, const WriteOptions& w) {
   Hasher h;
   std::ifstream f(j.input, std::ios::binary);
   if (!f) return "";
   std::vector<char> buf(1 << 20);
   while (f.read(buf.data(), std::streamsize(buf.size())) || f.gcount() > 0) h.bytes(buf.data(), size_t(f.gcount()));
-  const std::string opts = job_options(j) + " version=" + VOXTILE_VERSION;
+  std::string opts = job_options(j) + " version=" + VOXTILE_VERSION;
+  if (j.format == OutputFormat::kVdb)
+    opts += std::string(w.vdb.bool_grids ? " vdb-bool" : "") + (w.vdb.half ? " vdb-half" : "");
   h.bytes(opts.data(), opts.size());
   return hex64(h.digest());
 }
@@ -324,7 +327,7 @@ int run_batch_jobs(const BatchCmdOptions& o, const std::vector<Job>& jobs) {
     const Job& j = *w->job;
     const auto t0 = Clock::now();
     try {
-      if (!o.load_only) w->fingerprint = fingerprint(j);
+      if (!o.load_only) w->fingerprint = fingerprint(j, base_write);
       if (o.skip_existing && !w->fingerprint.empty() && recorded_metadata(j.output, j.format, "job") == w->fingerprint) {
         finish(*w, "skipped", "");
         return w;
