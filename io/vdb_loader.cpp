@@ -1,10 +1,14 @@
 // io/vdb.h through the dlopen'ed OpenVDB module (io/vdb_module.h).
 #include <dlfcn.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_reduce.h>
 #include <unistd.h>
 
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <mutex>
+#include <sstream>
 
 #include "core/error.h"
 #include "io/grid_reader.h"
@@ -73,9 +77,38 @@ const VdbApi& api() {
 void write_vdb(const SparseGrid& grid, const std::string& path, const Metadata& meta) {
   write_vdb_grids({&grid}, path, meta, VdbWriter::kAuto, {});
 }
+namespace {
+
+// With half floats, a usage error (before any file exists) where a value lies beyond a half's range:
+// it would be stored as infinity.
+void check_half_range(const std::vector<const SparseGrid*>& grids, const std::string& path) {
+  constexpr float kHalfMax = 65504.0f;
+  for (const SparseGrid* g : grids) {
+    if (g->value_type != ValueType::kFloat32 && g->value_type != ValueType::kVec3f) continue;
+    const auto& v = g->fvalues;
+    const float largest = tbb::parallel_reduce(
+        tbb::blocked_range<size_t>(0, v.size(), 1 << 16), std::fabs(g->background),
+        [&](const tbb::blocked_range<size_t>& r, float m) {
+          for (size_t i = r.begin(); i != r.end(); ++i) m = std::fmax(m, std::fabs(v[i]));
+          return m;
+        },
+        [](float a, float b) { return std::fmax(a, b); });
+    // (a value rounding to 65504 or below is kept: math::half rounds below 65520 to 65504)
+    if (largest >= 65520.0f) {
+      std::ostringstream msg;
+      msg << path << ": grid \"" << g->name << "\" holds values up to " << largest << ", beyond a half float's range ("
+          << kHalfMax << "): write it without --vdb-half, or in larger units";
+      fail(ErrorKind::kUsage, msg.str());
+    }
+  }
+}
+
+}  // namespace
+
 // Grids are written without loading the module where io/vdb_direct.h can, the rest through OpenVDB.
 void write_vdb_grids(const std::vector<const SparseGrid*>& grids, const std::string& path, const Metadata& meta,
                      VdbWriter writer, const VdbWriteOptions& options) {
+  if (options.half) check_half_range(grids, path);
   if (writer != VdbWriter::kOpenVdb && writer != VdbWriter::kTree && write_direct_vdb(grids, path, meta, options))
     return;
   api().write_vdb_grids(grids, path, meta, writer, options);

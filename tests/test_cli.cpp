@@ -714,6 +714,15 @@ TEST(Cli, OutputsReadAsUsersExpect) {
     EXPECT_EQ(run_voxtile({"compare", dir.file("f.vdb"), dir.file("h.vdb"), "-q"}).exit_code, 1);
     EXPECT_EQ(run_voxtile({"compare", dir.file("f.vdb"), dir.file("h.vdb"), "--tolerance", "0.01"}).exit_code, 0);
   }
+  {  // distances beyond a half's range (a mesh in small units): a usage error naming the file, no file
+    const std::string big = dir.file("big.obj");
+    std::ofstream(big) << "v 0 0 0\nv 1e7 0 0\nv 0 1e7 0\nv 0 0 1e7\nf 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n";
+    const auto r =
+        run_voxtile({"voxelize", big, "-o", dir.file("big.vdb"), "-r", "16", "-d", "cpu", "-t", "sdf", "--vdb-half"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("big.vdb: grid \"sdf\" holds values up to"), std::string::npos) << r.err;
+    EXPECT_FALSE(test::file_exists(dir.file("big.vdb")));
+  }
   // A malformed LAS: an input problem named as such (tests/test_las.cpp has the rest).
   std::ofstream(dir.file("scan.laz"), std::ios::binary) << "LASF" << std::string(400, '\0');
   r = run_voxtile({"points", dir.file("scan.laz"), "-o", dir.file("x.vdb")});

@@ -455,6 +455,21 @@ TEST(Writers, ParallelVdbWriterGivesOpenVdbsBytes) {
     for (size_t i = 0; i < band.fvalues.size(); ++i)
       ASSERT_EQ(back.fvalues[i], half_to_float(half_bits(band.fvalues[i]))) << i;
     EXPECT_EQ(read_vdb(dir.file("dh.vdb"), count.name).checksum(), count.checksum());
+    // A value beyond a half's range (it would be stored as infinity) is a usage error, and no file.
+    SparseGrid far = plain;
+    far.fvalues[far.fvalues.size() / 2] = -65520.0f;
+    try {
+      write_vdb_grids({&far}, dir.file("far.vdb"), meta, VdbWriter::kAuto, VdbWriteOptions{false, true});
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+      EXPECT_NE(std::string(e.what()).find("far.vdb: grid \"distance\" holds values up to 65520"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_FALSE(test::file_exists(dir.file("far.vdb")));
+    far.fvalues[far.fvalues.size() / 2] = -65519.0f;  // (rounds to 65504)
+    write_vdb_grids({&far}, dir.file("far.vdb"), meta, VdbWriter::kAuto, VdbWriteOptions{false, true});
+    EXPECT_EQ(read_vdb(dir.file("far.vdb"), far.name).fvalues[far.fvalues.size() / 2], -65504.0f);
   }
   const SparseGrid binary = sphere_grid(Target::kBinary);
   same({&binary}, "bool grid", true, true);
