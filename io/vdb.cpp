@@ -916,6 +916,7 @@ std::vector<std::string> describe_vdb(const std::string& path) {
     VdbGridSummary s;
     s.name = g->getName();
     s.type = g->isType<openvdb::MaskGrid>() ? std::string("mask") : g->valueType();
+    s.half = g->saveFloatAsHalf();
     s.active_voxels = g->activeVoxelCount();
     const openvdb::CoordBBox bb = g->evalActiveVoxelBoundingBox();
     s.has_bbox = !bb.empty();

@@ -107,6 +107,7 @@ bool read_direct_vdb(const std::string& path, const std::string& name, bool all,
 // origin's corner (-0.5, -0.5, -0.5) in world space, and voxtile's dims metadata where present.
 struct VdbGridSummary {
   std::string name, type;
+  bool half = false;  // values stored as half floats (saveFloatAsHalf): " storage=half" after the type
   uint64_t active_voxels = 0;
   bool has_bbox = false;
   Int3 bbox_lo{0, 0, 0}, bbox_hi{0, 0, 0};

@@ -536,7 +536,8 @@ bool read_direct_vdb(const std::string& path, const std::string& name, bool all,
 std::string describe_vdb_grid(const VdbGridSummary& g) {
   std::ostringstream s;
   s.precision(9);
-  s << "grid \"" << g.name << "\" type=" << g.type << " active_voxels=" << g.active_voxels;
+  s << "grid \"" << g.name << "\" type=" << g.type << (g.half ? " storage=half" : "")
+    << " active_voxels=" << g.active_voxels;
   if (g.has_bbox)
     s << " index_bbox=[" << g.bbox_lo.x << "," << g.bbox_lo.y << "," << g.bbox_lo.z << "]..[" << g.bbox_hi.x << ","
       << g.bbox_hi.y << "," << g.bbox_hi.z << "]";

@@ -711,6 +711,9 @@ TEST(Cli, OutputsReadAsUsersExpect) {
                   .exit_code,
               0);
     EXPECT_LT(test::read_file(dir.file("h.vdb")).size(), test::read_file(dir.file("f.vdb")).size());
+    EXPECT_NE(run_voxtile({"info", dir.file("h.vdb")}).out.find("type=float storage=half active_voxels="),
+              std::string::npos);
+    EXPECT_EQ(run_voxtile({"info", dir.file("f.vdb")}).out.find("storage=half"), std::string::npos);
     EXPECT_EQ(run_voxtile({"compare", dir.file("f.vdb"), dir.file("h.vdb"), "-q"}).exit_code, 1);
     EXPECT_EQ(run_voxtile({"compare", dir.file("f.vdb"), dir.file("h.vdb"), "--tolerance", "0.01"}).exit_code, 0);
   }
