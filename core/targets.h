@@ -318,26 +318,32 @@ VT_HD inline void decode64(const uint64_t* acc, const ShadeConsts& c, uint32_t* 
   }
 }
 
+// Every target with each of its blends, X(target, blend) per combination (the enumerators' names), so
+// that what is compiled per combination lists them once (with_target; the fine raster's kernels,
+// kernels/voxelize/fine.cuh).
+// clang-format off
+#define VT_TARGET_BLENDS(X) \
+  X(kBinary, kOr)           \
+  X(kCount, kAdd)           \
+  X(kId, kMin)              \
+  X(kId, kMax)              \
+  X(kDistance, kMin)        \
+  X(kDistance, kMax)        \
+  X(kDistance, kAdd)        \
+  X(kNormal, kMax)          \
+  X(kNormal, kAdd)
+// clang-format on
+
 // Runtime-to-template dispatch: calls f(std::integral_constant<Target, T>, std::integral_constant<Blend, B>)
 // for the spec's combination, so every shader is compiled once per combination.
 template <class F>
 decltype(auto) with_target(const TargetSpec& s, F&& f) {
-  using T = Target;
-  using B = Blend;
-#define VT_TARGET_CASE(tv, bv)                                                             \
-  if (s.target == tv && s.blend == bv)                                                     \
-    return f(std::integral_constant<Target, tv>{}, std::integral_constant<Blend, bv>{});
-  VT_TARGET_CASE(T::kBinary, B::kOr)
-  VT_TARGET_CASE(T::kCount, B::kAdd)
-  VT_TARGET_CASE(T::kId, B::kMin)
-  VT_TARGET_CASE(T::kId, B::kMax)
-  VT_TARGET_CASE(T::kDistance, B::kMin)
-  VT_TARGET_CASE(T::kDistance, B::kMax)
-  VT_TARGET_CASE(T::kDistance, B::kAdd)
-  VT_TARGET_CASE(T::kNormal, B::kMax)
+#define VT_TARGET_CASE(t, b)                        \
+  if (s.target == Target::t && s.blend == Blend::b) \
+    return f(std::integral_constant<Target, Target::t>{}, std::integral_constant<Blend, Blend::b>{});
+  VT_TARGET_BLENDS(VT_TARGET_CASE)
 #undef VT_TARGET_CASE
-  if (!(s.target == T::kNormal && s.blend == B::kAdd)) fail(ErrorKind::kInternal, "unresolved target blend");
-  return f(std::integral_constant<Target, T::kNormal>{}, std::integral_constant<Blend, B::kAdd>{});
+  fail(ErrorKind::kInternal, "unresolved target blend");
 }
 
 }  // namespace voxtile

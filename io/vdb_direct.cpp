@@ -551,28 +551,28 @@ struct LeafValues<Vec3Value> {
 
 bool bit(const uint64_t* words, uint32_t i) { return (words[i >> 6] >> (i & 63)) & 1; }
 
-// Half floats (a grid's saveFloatAsHalf): io::RealToHalf's type of a value type's values (float:
-// half, Vec3s: Vec3H; int32 keeps its own) and io::truncateRealToHalf.
-struct Vec3Half {
-  uint16_t x, y, z;
-};
-static_assert(sizeof(Vec3Half) == 6, "Vec3H: three halves");
-uint16_t to_half(float v) { return half_bits(v); }
-Vec3Half to_half(const Vec3Value& v) { return {half_bits(v.x), half_bits(v.y), half_bits(v.z)}; }
+// Half floats (a grid's saveFloatAsHalf): a value's halves as io::RealToHalf gives them (float: a
+// half, Vec3s: a Vec3H, three halves) and io::truncateRealToHalf.
+void put_halves(uint16_t* h, float v) { h[0] = half_bits(v); }
+void put_halves(uint16_t* h, const Vec3Value& v) {
+  h[0] = half_bits(v.x), h[1] = half_bits(v.y), h[2] = half_bits(v.z);
+}
 int32_t truncated(int32_t v) { return v; }
 float truncated(float v) { return half_to_float(half_bits(v)); }
 Vec3Value truncated(const Vec3Value& v) { return {truncated(v.x), truncated(v.y), truncated(v.z)}; }
 
 // io::writeData's Blosc block of n values (put_blosc) or, with `half`, io::HalfWriter's: the values
-// as halves, and nothing at all for none.
+// as halves (converted in a buffer of the thread's, not one per leaf), and nothing at all for none.
 template <class T>
 void put_values(Bytes& out, const T* v, size_t n, bool half) {
   if constexpr (!std::is_same_v<T, int32_t>) {
     if (half) {
       if (n == 0) return;
-      std::vector<decltype(to_half(v[0]))> h(n);
-      for (size_t i = 0; i < n; ++i) h[i] = to_half(v[i]);
-      put_blosc(out, h.data(), n * sizeof(h[0]));
+      constexpr size_t k = sizeof(T) / sizeof(float);  // halves per value
+      thread_local std::vector<uint16_t> h;
+      h.resize(n * k);
+      for (size_t i = 0; i < n; ++i) put_halves(&h[i * k], v[i]);
+      put_blosc(out, h.data(), h.size() * sizeof(uint16_t));
       return;
     }
   }

@@ -80,9 +80,8 @@ void write_vdb(const SparseGrid& grid, const std::string& path, const Metadata& 
 namespace {
 
 // With half floats, a usage error (before any file exists) where a value lies beyond a half's range:
-// it would be stored as infinity.
+// half_bits would store it as infinity.
 void check_half_range(const std::vector<const SparseGrid*>& grids, const std::string& path) {
-  constexpr float kHalfMax = 65504.0f;
   for (const SparseGrid* g : grids) {
     if (g->value_type != ValueType::kFloat32 && g->value_type != ValueType::kVec3f) continue;
     const auto& v = g->fvalues;
@@ -93,11 +92,10 @@ void check_half_range(const std::vector<const SparseGrid*>& grids, const std::st
           return m;
         },
         [](float a, float b) { return std::fmax(a, b); });
-    // (a value rounding to 65504 or below is kept: math::half rounds below 65520 to 65504)
-    if (largest >= 65520.0f) {
+    if (std::isinf(half_to_float(half_bits(largest)))) {
       std::ostringstream msg;
-      msg << path << ": grid \"" << g->name << "\" holds values up to " << largest << ", beyond a half float's range ("
-          << kHalfMax << "): write it without --vdb-half, or in larger units";
+      msg << path << ": grid \"" << g->name << "\" holds values up to " << largest
+          << ", beyond a half float's range (65504): write it without --vdb-half, or in larger units";
       fail(ErrorKind::kUsage, msg.str());
     }
   }

@@ -29,7 +29,7 @@ OutputFormat format_from_path(const std::string& path);
 struct WriteOptions {
   Metadata meta;
   DenseOptions dense;
-  VdbWriteOptions vdb;  // .vdb: BoolGrids for binary grids, half floats (io/vdb.h)
+  VdbWriteOptions vdb{};  // .vdb: BoolGrids for binary grids, half floats (io/vdb.h)
 };
 
 void write_grid(const SparseGrid& grid, const std::string& path, OutputFormat format, const WriteOptions& options);

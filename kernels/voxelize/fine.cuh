@@ -651,13 +651,10 @@ void launch_target(const FineParams& p, VoxelMode mode, bool sub_tiles, int num_
   else launch_mode<VoxelMode::kConservative, kTarget, kBlend>(p, sub_tiles, num_sms, stream);
 }
 
-// Every target and blend (core/targets.h with_target), each instantiated in one file only.
-#define VT_FINE_TARGETS(X)                                                                            \
-  X(kBinary, kOr) X(kCount, kAdd) X(kId, kMin) X(kId, kMax) X(kDistance, kMin) X(kDistance, kMax) \
-      X(kDistance, kAdd) X(kNormal, kMax) X(kNormal, kAdd)
+// Every target and blend (core/targets.h VT_TARGET_BLENDS), each instantiated in one file only.
 #define VT_FINE_EXTERN(t, b)                                                                          \
   extern template void launch_target<Target::t, Blend::b>(const FineParams&, VoxelMode, bool, int, cudaStream_t);
-VT_FINE_TARGETS(VT_FINE_EXTERN)
+VT_TARGET_BLENDS(VT_FINE_EXTERN)
 #undef VT_FINE_EXTERN
 #define VT_FINE_INSTANTIATE(t, b) \
   template void launch_target<Target::t, Blend::b>(const FineParams&, VoxelMode, bool, int, cudaStream_t);
