@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "core/error.h"
@@ -127,15 +128,12 @@ void sort_unique(std::vector<uint64_t>& v) {
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
-// A mesh of one source with a vertex for each of the distinct keys of `corners` (`verts`: them, in
-// ascending order); positions sized, not set.
-Mesh mesh_on(const std::vector<uint64_t>& corners, std::vector<uint64_t>& verts) {
-  verts = corners;
-  sort_unique(verts);
+// A mesh of one source and material with `vertices` vertices (positions sized, not set).
+Mesh mesh_with_vertices(size_t vertices) {
   Mesh m;
   m.num_source_meshes = 1;
   m.num_materials = 1;
-  m.positions.resize(verts.size());
+  m.positions.resize(vertices);
   return m;
 }
 
@@ -157,8 +155,22 @@ namespace {
 // Gives a host view a table of its brick positions (IsoGridView::brick_table), kept in `storage`,
 // where the grid's brick positions number at most 2^24 (64 MB) or 64 per brick: a brick found by
 // one load instead of a binary search over the keys (the CPU marching cubes searched 24 times per
-// cell and vertex). Otherwise the view keeps its search.
-void attach_brick_table(IsoGridView& v, std::vector<uint32_t>& storage) {
+// cell and vertex). Otherwise the view keeps its search. With values, also each mask word's first
+// value (IsoGridView::word_values, in `words`).
+void attach_brick_table(IsoGridView& v, std::vector<uint32_t>& storage, std::vector<uint64_t>& words) {
+  if (v.values) {
+    words.resize(8 * v.bricks);
+    tbb::parallel_for(tbb::blocked_range<uint64_t>(0, v.bricks, 1 << 12), [&](const tbb::blocked_range<uint64_t>& r) {
+      for (uint64_t b = r.begin(); b < r.end(); ++b) {
+        uint64_t at = v.value_begin[b];
+        for (uint64_t w = 8 * b; w < 8 * b + 8; ++w) {
+          words[w] = at;
+          at += uint64_t(popcount64(v.masks[w]));
+        }
+      }
+    });
+    v.word_values = words.data();
+  }
   const uint64_t bx = uint64_t(v.dims[0] + 7) >> 3, by = uint64_t(v.dims[1] + 7) >> 3,
                  bz = uint64_t(v.dims[2] + 7) >> 3;
   const uint64_t n = bx * by * bz;
@@ -193,74 +205,229 @@ IsoField iso_field(const SparseGrid& grid, const SparseGrid* inside) {
 
 namespace {
 
-// The candidate cells in ascending IsoKeys order: float grids alone, the active voxels; occupancy, or
-// with `inside`, every cell with an active corner, and around the inside's boundary voxels.
-// (`in`: the inside's view.)
-std::vector<uint64_t> iso_candidate_cells(const SparseGrid& grid, const SparseGrid* inside, const IsoGridView& in,
-                                          bool occupancy) {
-  const IsoKeys keys = IsoKeys::make(grid.spec.dims.x, grid.spec.dims.y, grid.spec.dims.z);
-  const bool around_all = occupancy || inside;
-  std::vector<uint64_t> cells;
-  cells.reserve(grid.active_voxels() * (around_all ? 8 : 1));
-  auto around = [&](int32_t i, int32_t j, int32_t k) {
-    cells.resize(cells.size() + 8);
-    keys.cells_around(i, j, k, &cells[cells.size() - 8]);
-  };
-  grid.for_each_active([&](int32_t i, int32_t j, int32_t k, size_t, int) {
-    if (around_all)
-      around(i, j, k);
-    else
-      cells.push_back(keys.key(i, j, k));
-  });
-  if (inside && !occupancy) {  // where the inside ends away from the band (holes)
-    inside->for_each_active([&](int32_t i, int32_t j, int32_t k, size_t, int) {
-      if (on_boundary(in, i, j, k)) around(i, j, k);
+// A set of keys of the grown grid (IsoKeys: brick << 9 | offset, shifted left by `code_bits` for a
+// vertex's code), held as a bitmap per brick of a sorted list of the bricks that may hold one:
+// inserted from many threads, then numbered in ascending order. It gives the same sorted, unique
+// keys and indices as sorting them and searching (what the CPU did before: most of its time).
+class BrickKeySet {
+ public:
+  // `bricks`: ascending grown-brick indices; `num_bricks`: bricks of the grown grid.
+  BrickKeySet(std::vector<uint64_t> bricks, int code_bits, uint64_t num_bricks)
+      : bricks_(std::move(bricks)), shift_(9 + code_bits), words_(size_t(1) << (3 + code_bits)) {
+    bits_.assign(bricks_.size() * words_, 0);
+    if (num_bricks <= std::max<uint64_t>(uint64_t(1) << 24, 64 * uint64_t(bricks_.size()))) {
+      table_.assign(num_bricks, kNone);
+      for (size_t s = 0; s < bricks_.size(); ++s) table_[bricks_[s]] = uint32_t(s);
+    }
+  }
+  // (thread-safe)
+  void insert(uint64_t key) {
+    const uint64_t w = word(key);
+    __atomic_fetch_or(&bits_[w], uint64_t(1) << (key & 63), __ATOMIC_RELAXED);
+  }
+  // Numbers the keys (after every insert); returns how many there are.
+  uint64_t number() {
+    first_.resize(bits_.size() + 1);
+    uint64_t n = 0;
+    for (size_t w = 0; w < bits_.size(); ++w) {
+      first_[w] = n;
+      n += uint64_t(popcount64(bits_[w]));
+    }
+    first_[bits_.size()] = n;
+    return n;
+  }
+  // The index of an inserted key among all, in ascending order.
+  uint64_t index(uint64_t key) const {
+    const uint64_t w = word(key);
+    return first_[w] + uint64_t(popcount64(bits_[w] & ((uint64_t(1) << (key & 63)) - 1)));
+  }
+  // The keys in ascending order, into out[0, number()).
+  void keys(uint64_t* out) const {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, bricks_.size(), 256), [&](const tbb::blocked_range<size_t>& r) {
+      for (size_t s = r.begin(); s < r.end(); ++s)
+        for (size_t w = s * words_; w < (s + 1) * words_; ++w) {
+          uint64_t n = first_[w];
+          for (uint64_t m = bits_[w]; m; m &= m - 1)
+            out[n++] = bricks_[s] << shift_ | uint64_t(w - s * words_) << 6 | uint64_t(__builtin_ctzll(m));
+        }
     });
   }
-  sort_unique(cells);
-  return cells;
+
+ private:
+  static constexpr uint32_t kNone = 0xffffffffu;
+  uint64_t word(uint64_t key) const {
+    const uint64_t brick = key >> shift_;
+    uint64_t s;
+    if (!table_.empty()) {
+      s = table_[brick];
+    } else {
+      s = lower_bound_index<uint64_t>(bricks_.data(), bricks_.size(), brick);
+      if (s == bricks_.size() || bricks_[s] != brick) s = kNone;
+    }
+    if (s == kNone) throw std::logic_error("marching cubes: a key outside the candidate bricks");
+    return s * words_ + ((key >> 6) & (words_ - 1));
+  }
+  std::vector<uint64_t> bricks_;
+  int shift_;
+  size_t words_;
+  std::vector<uint64_t> bits_, first_;
+  std::vector<uint32_t> table_;
+};
+
+// The bricks of the grown grid (IsoKeys, x-major index) that may hold a cell with an active corner
+// of `g`, or (for an occupancy grid) a vertex on such a cell: grid brick (bx, by, bz)'s voxels are
+// corners of cells bx * 8 - 1 to bx * 8 + 7, grown coordinates bx * 8 to bx * 8 + 8, so in grown bricks
+// bx and bx + 1 on each axis. With `interior_skipped`, a brick that is full and whose six
+// neighbours are full is left out (its voxels are no cell's boundary corner).
+void add_grown_bricks(const IsoGridView& g, const IsoKeys& keys, bool interior_skipped, std::vector<uint64_t>& out) {
+  const int64_t nbx = (int64_t(g.dims[0]) + 7) >> 3, nby = (int64_t(g.dims[1]) + 7) >> 3,
+                nbz = (int64_t(g.dims[2]) + 7) >> 3;
+  auto full = [&](int64_t bx, int64_t by, int64_t bz) {
+    uint64_t b;
+    if (bx < 0 || by < 0 || bz < 0 || bx >= nbx || by >= nby || bz >= nbz || !g.brick(bx, by, bz, b)) return false;
+    for (int w = 0; w < 8; ++w)
+      if (g.masks[8 * b + uint64_t(w)] != ~uint64_t(0)) return false;
+    return true;
+  };
+  const size_t first = out.size();
+  out.resize(first + 8 * g.bricks);
+  tbb::parallel_for(tbb::blocked_range<uint64_t>(0, g.bricks, 4096), [&](const tbb::blocked_range<uint64_t>& r) {
+    for (uint64_t b = r.begin(); b < r.end(); ++b) {
+      const Int3 c = brick_coord(g.keys[b]);
+      uint64_t* o = &out[first + 8 * b];
+      if (interior_skipped && full(c.x, c.y, c.z) && full(c.x - 1, c.y, c.z) && full(c.x + 1, c.y, c.z) &&
+          full(c.x, c.y - 1, c.z) && full(c.x, c.y + 1, c.z) && full(c.x, c.y, c.z - 1) && full(c.x, c.y, c.z + 1)) {
+        std::fill(o, o + 8, ~uint64_t(0));
+        continue;
+      }
+      // (the brick above only where the grown grid has it: it holds cells only where the grid has
+      // voxels 8 b + 7)
+      auto up = [&](int32_t x, int axis, int n) {
+        return uint64_t(std::min<int64_t>(x + (n >> axis & 1), keys.nb[axis] - 1));
+      };
+      for (int n = 0; n < 8; ++n)
+        o[n] = (up(c.x, 0, n) * uint64_t(keys.nb[1]) + up(c.y, 1, n)) * uint64_t(keys.nb[2]) + up(c.z, 2, n);
+    }
+  });
 }
 
+// The active voxels of `g` among the 9^3 voxels (gx * 8 - 1 + x, ...), 0 <= x, y, z <= 8, that are the
+// corners of grown brick (gx, gy, gz)'s cells: f(x * 81 + y * 9 + z, value index).
+template <class F>
+void for_each_window_voxel(const IsoGridView& g, int64_t gx, int64_t gy, int64_t gz, F&& f) {
+  const int64_t nb[3] = {(int64_t(g.dims[0]) + 7) >> 3, (int64_t(g.dims[1]) + 7) >> 3, (int64_t(g.dims[2]) + 7) >> 3};
+  for (int n = 0; n < 8; ++n) {
+    const int dx = -(n & 1), dy = -(n >> 1 & 1), dz = -(n >> 2 & 1);  // the brick below on these axes
+    const int64_t bx = gx + dx, by = gy + dy, bz = gz + dz;
+    uint64_t b;
+    if (bx < 0 || by < 0 || bz < 0 || bx >= nb[0] || by >= nb[1] || bz >= nb[2] || !g.brick(bx, by, bz, b)) continue;
+    // In a brick below, only its last plane on that axis (mask word x, bit y << 3 | z).
+    const uint64_t yz = (dy ? uint64_t(0xff) << 56 : ~uint64_t(0)) & (dz ? 0x8080808080808080ull : ~uint64_t(0));
+    uint64_t rank = g.values ? g.value_begin[b] : 0;
+    for (int x = 0; x < 8; ++x) {
+      const uint64_t word = g.masks[8 * b + uint64_t(x)];
+      if (!dx || x == 7) {
+        for (uint64_t m = word & yz; m; m &= m - 1) {
+          const int bit = __builtin_ctzll(m);
+          const int lx = x + 1 + 8 * dx, ly = (bit >> 3) + 1 + 8 * dy, lz = (bit & 7) + 1 + 8 * dz;
+          f(lx * 81 + ly * 9 + lz, rank + uint64_t(popcount64(word & ((uint64_t(1) << bit) - 1))));
+        }
+      }
+      rank += uint64_t(popcount64(word));
+    }
+  }
+}
+
+// Marching cubes brick by brick over the grown grid: for each brick that may hold a cell with
+// triangles (add_grown_bricks), the field's 9^3 corner voxels are read from the bricks that hold
+// them and the patterns of its 512 cells taken from them, in ascending cell order; the vertices are
+// the keys of the triangles' corners (BrickKeySet). Every cell with triangles has a corner the
+// candidate bricks cover (an active voxel of the grid, or with `inside`, one of the inside's
+// boundary), so the mesh is that of every cell's pattern (IsoField::pattern): the same bytes as the
+// kernels' (kernels/isosurface/).
 Mesh marching_cubes(const SparseGrid& grid, float iso, bool occupancy, const SparseGrid* inside) {
   const McTable& table = mc_table();
   IsoField field = iso_field(grid, inside);
   std::vector<uint32_t> grid_table, inside_table;
-  attach_brick_table(field.grid, grid_table);
-  // The inside's view, for the field and the candidate cells (one table for both).
-  IsoGridView in = inside ? (field.has_inside ? field.inside : iso_view(*inside)) : IsoGridView{};
-  if (field.has_inside || (inside && !occupancy)) attach_brick_table(in, inside_table);
-  if (field.has_inside) field.inside = in;
+  std::vector<uint64_t> grid_words, inside_words;
+  attach_brick_table(field.grid, grid_table, grid_words);
+  if (field.has_inside) attach_brick_table(field.inside, inside_table, inside_words);
   const GridSpec& s = grid.spec;
   const IsoKeys keys = IsoKeys::make(s.dims.x, s.dims.y, s.dims.z);
-  const std::vector<uint64_t> cells = iso_candidate_cells(grid, inside, in, occupancy);
-  progress_total(2 * cells.size());
-  // The pattern of every cell, triangles per cell and their offsets.
-  std::vector<uint8_t> pattern(cells.size());
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, cells.size(), 4096), [&](const tbb::blocked_range<size_t>& r) {
+  const uint64_t num_grown = uint64_t(keys.nb[0]) * uint64_t(keys.nb[1]) * uint64_t(keys.nb[2]);
+
+  std::vector<uint64_t> bricks;
+  add_grown_bricks(field.grid, keys, false, bricks);
+  if (field.has_inside) add_grown_bricks(field.inside, keys, true, bricks);
+  sort_unique(bricks);
+  if (!bricks.empty() && bricks.back() == ~uint64_t(0)) bricks.pop_back();  // (the interior's mark)
+  progress_total(2 * bricks.size());
+
+  // Each brick's cells with triangles (offset << 8 | pattern, ascending) and their triangles.
+  const int default_state =
+      (occupancy || field.has_inside ? 1 : 0) | ((field.has_inside ? field.background : 1.0) < double(iso) ? 2 : 0);
+  const int inside_state = 1 | (-field.background < double(iso) ? 2 : 0);
+  std::vector<std::vector<uint32_t>> cells(bricks.size());
+  std::vector<uint64_t> first(bricks.size() + 1, 0);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, bricks.size(), 16), [&](const tbb::blocked_range<size_t>& r) {
+    uint8_t state[729];  // bit 0: known, bit 1: below iso (IsoField::value)
     for (size_t n = r.begin(); n < r.end(); ++n) {
-      int64_t i, j, k;
-      keys.ijk(cells[n], i, j, k);
-      pattern[n] = uint8_t(field.pattern(i, j, k, iso));
+      const int64_t gz = int64_t(bricks[n] % uint64_t(keys.nb[2])),
+                    gy = int64_t(bricks[n] / uint64_t(keys.nb[2]) % uint64_t(keys.nb[1])),
+                    gx = int64_t(bricks[n] / (uint64_t(keys.nb[2]) * uint64_t(keys.nb[1])));
+      std::fill(state, state + 729, uint8_t(default_state));
+      if (field.has_inside)
+        for_each_window_voxel(field.inside, gx, gy, gz, [&](int at, uint64_t) { state[at] = uint8_t(inside_state); });
+      for_each_window_voxel(field.grid, gx, gy, gz, [&](int at, uint64_t v) {
+        state[at] = uint8_t(1 | ((occupancy ? -1.0 : double(field.grid.values[v])) < double(iso) ? 2 : 0));
+      });
+      std::vector<uint32_t>& out = cells[n];
+      uint64_t tris = 0;
+      for (int a = 0; a < 8; ++a)
+        for (int b = 0; b < 8; ++b)
+          for (int c = 0; c < 8; ++c) {
+            const int at = a * 81 + b * 9 + c;
+            const int corner[8] = {at, at + 81, at + 9, at + 90, at + 1, at + 82, at + 10, at + 91};
+            int p = 0, known = 1;
+            for (int q = 0; q < 8; ++q) {
+              known &= state[corner[q]];
+              p |= (state[corner[q]] >> 1) << q;
+            }
+            if (!known || !table.count[p]) continue;
+            out.push_back(uint32_t(a << 6 | b << 3 | c) << 8 | uint32_t(p));
+            tris += table.count[p];
+          }
+      first[n + 1] = tris;
     }
     progress_advance(r.size());
   });
-  std::vector<uint64_t> first(cells.size() + 1, 0);
-  for (size_t n = 0; n < cells.size(); ++n) first[n + 1] = first[n] + table.count[pattern[n]];
+  for (size_t n = 0; n < bricks.size(); ++n) first[n + 1] += first[n];
   const uint64_t ntri = first.back();
   if (ntri > uint64_t(UINT32_MAX) / 3) fail(ErrorKind::kUsage, "the mesh would have more than 1.4 billion triangles");
+  // The triangles' corners (vertex keys), and the set of them.
   std::vector<uint64_t> corners(3 * ntri);
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, cells.size(), 4096), [&](const tbb::blocked_range<size_t>& r) {
+  BrickKeySet vertex_keys(bricks, 3, num_grown);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, bricks.size(), 16), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t n = r.begin(); n < r.end(); ++n) {
-      if (!table.count[pattern[n]]) continue;
-      int64_t i, j, k;
-      keys.ijk(cells[n], i, j, k);
-      iso_cell_corners(table, keys, pattern[n], i, j, k, &corners[3 * first[n]]);
+      const int64_t gz = int64_t(bricks[n] % uint64_t(keys.nb[2])),
+                    gy = int64_t(bricks[n] / uint64_t(keys.nb[2]) % uint64_t(keys.nb[1])),
+                    gx = int64_t(bricks[n] / (uint64_t(keys.nb[2]) * uint64_t(keys.nb[1])));
+      uint64_t* out = &corners[3 * first[n]];
+      for (uint32_t cell : cells[n]) {
+        const int off = int(cell >> 8), p = int(cell & 255);
+        iso_cell_corners(table, keys, p, gx * 8 + (off >> 6) - 1, gy * 8 + (off >> 3 & 7) - 1, gz * 8 + (off & 7) - 1,
+                         out);
+        for (int c = 0; c < 3 * table.count[p]; ++c) vertex_keys.insert(out[c]);
+        out += 3 * table.count[p];
+      }
+      std::vector<uint32_t>().swap(cells[n]);
     }
     progress_advance(r.size());
   });
   // Vertices: the vertex keys used, in ascending order.
-  std::vector<uint64_t> verts;
-  Mesh m = mesh_on(corners, verts);
+  std::vector<uint64_t> verts(vertex_keys.number());
+  vertex_keys.keys(verts.data());
+  Mesh m = mesh_with_vertices(verts.size());
   m.normals.resize(verts.size());
   const double origin[3] = {s.origin.x, s.origin.y, s.origin.z},
                size[3] = {s.voxel_size.x, s.voxel_size.y, s.voxel_size.z};
@@ -270,19 +437,20 @@ Mesh marching_cubes(const SparseGrid& grid, float iso, bool occupancy, const Spa
   });
   m.indices.resize(3 * ntri);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, corners.size(), 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
-    for (size_t c = r.begin(); c < r.end(); ++c)
-      m.indices[c] = uint32_t(std::lower_bound(verts.begin(), verts.end(), corners[c]) - verts.begin());
+    for (size_t c = r.begin(); c < r.end(); ++c) m.indices[c] = uint32_t(vertex_keys.index(corners[c]));
   });
   m.mesh_ids.assign(ntri, 0);
   m.material_ids.assign(ntri, 0);
   return m;
 }
 
-// The faces between active and inactive voxels.
+// The faces between active and inactive voxels, brick by brick in parallel (faces in voxel order,
+// each voxel's in direction order; corners numbered by BrickKeySet).
 Mesh voxel_cubes(const SparseGrid& grid) {
   IsoGridView lookup = iso_view(grid);
   std::vector<uint32_t> table;
-  attach_brick_table(lookup, table);
+  std::vector<uint64_t> words;
+  attach_brick_table(lookup, table, words);
   // Voxel corners keyed as the voxels of a grid one larger.
   const IsoKeys keys = IsoKeys::make(grid.spec.dims.x + 1, grid.spec.dims.y + 1, grid.spec.dims.z + 1);
   // Per direction (-x +x -y +y -z +z), the four corners of the face, counter-clockwise from outside.
@@ -290,34 +458,117 @@ Mesh voxel_cubes(const SparseGrid& grid) {
       {{0, 0, 0}, {0, 0, 1}, {0, 1, 1}, {0, 1, 0}}, {{1, 0, 0}, {1, 1, 0}, {1, 1, 1}, {1, 0, 1}},
       {{0, 0, 0}, {1, 0, 0}, {1, 0, 1}, {0, 0, 1}}, {{0, 1, 0}, {0, 1, 1}, {1, 1, 1}, {1, 1, 0}},
       {{0, 0, 0}, {0, 1, 0}, {1, 1, 0}, {1, 0, 0}}, {{0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}}};
-  static const int kDir[6][3] = {{-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 1, 0}, {0, 0, -1}, {0, 0, 1}};
-  std::vector<uint64_t> quads;  // 4 corner keys per boundary face, in voxel order
-  grid.for_each_active([&](int32_t i, int32_t j, int32_t k, size_t, int) {
-    for (int d = 0; d < 6; ++d) {
+  const size_t nb = grid.num_bricks();
+  const int64_t gb[3] = {(int64_t(grid.spec.dims.x) + 7) >> 3, (int64_t(grid.spec.dims.y) + 7) >> 3,
+                         (int64_t(grid.spec.dims.z) + 7) >> 3};
+  // Brick b's exposed faces: per direction d and mask word x, its active voxels whose neighbour
+  // across face d is inactive (the neighbours from the masks: shifted within the brick, the
+  // neighbouring brick's plane across its faces; nothing beyond the grid).
+  auto exposed = [&](size_t b, uint64_t(&e)[6][8]) {
+    const Int3 c = brick_coord(grid.keys[b]);
+    const uint64_t* w = grid.masks[b].w;
+    auto words = [&](int axis, int dir) -> const uint64_t* {
+      int64_t n[3] = {c.x, c.y, c.z};
+      n[axis] += dir;
       uint64_t at;
-      if (lookup.find(i + kDir[d][0], j + kDir[d][1], k + kDir[d][2], at)) continue;
-      for (int c = 0; c < 4; ++c) quads.push_back(keys.key(i + kFace[d][c][0], j + kFace[d][c][1], k + kFace[d][c][2]));
+      if (n[axis] < 0 || n[axis] >= gb[axis] || !lookup.brick(n[0], n[1], n[2], at)) return nullptr;
+      return grid.masks[at].w;
+    };
+    constexpr uint64_t kZ0 = 0x0101010101010101ull, kZ7 = 0x8080808080808080ull;
+    const uint64_t* lx = words(0, -1);
+    const uint64_t* hx = words(0, 1);
+    const uint64_t* ly = words(1, -1);
+    const uint64_t* hy = words(1, 1);
+    const uint64_t* lz = words(2, -1);
+    const uint64_t* hz = words(2, 1);
+    for (int x = 0; x < 8; ++x) {
+      const uint64_t n[6] = {x > 0 ? w[x - 1]
+                             : lx  ? lx[7]
+                                   : 0,
+                             x < 7 ? w[x + 1]
+                             : hx  ? hx[0]
+                                   : 0,
+                             w[x] << 8 | (ly ? ly[x] >> 56 : 0),
+                             w[x] >> 8 | (hy ? hy[x] << 56 : 0),
+                             (w[x] << 1 & ~kZ0) | (lz ? lz[x] >> 7 & kZ0 : 0),
+                             (w[x] >> 1 & ~kZ7) | (hz ? hz[x] << 7 & kZ7 : 0)};
+      for (int d = 0; d < 6; ++d) e[d][x] = w[x] & ~n[d];
+    }
+  };
+  std::vector<uint64_t> first(nb + 1, 0);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, nb, 256), [&](const tbb::blocked_range<size_t>& r) {
+    uint64_t e[6][8];
+    for (size_t b = r.begin(); b < r.end(); ++b) {
+      exposed(b, e);
+      uint64_t n = 0;
+      for (int d = 0; d < 6; ++d)
+        for (int x = 0; x < 8; ++x) n += uint64_t(popcount64(e[d][x]));
+      first[b + 1] = n;
     }
   });
-  std::vector<uint64_t> verts;
-  Mesh m = mesh_on(quads, verts);
-  const GridSpec& s = grid.spec;
-  for (size_t v = 0; v < verts.size(); ++v) {
-    int64_t i, j, k;
-    keys.ijk(verts[v], i, j, k);
-    m.positions[v] = {float(s.origin.x + double(i) * s.voxel_size.x), float(s.origin.y + double(j) * s.voxel_size.y),
-                      float(s.origin.z + double(k) * s.voxel_size.z)};
-  }
-  const size_t nq = quads.size() / 4;
+  for (size_t b = 0; b < nb; ++b) first[b + 1] += first[b];
+  const uint64_t nq = first.back();
   if (nq > uint64_t(UINT32_MAX) / 6) fail(ErrorKind::kUsage, "the mesh would have more than 1.4 billion triangles");
+  // The corners' bricks: grid brick (bx, by, bz)'s corners bx * 8 to bx * 8 + 8 are keyed at + 1.
+  std::vector<uint64_t> bricks(8 * nb);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, nb, 4096), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t b = r.begin(); b < r.end(); ++b) {
+      const Int3 c = brick_coord(grid.keys[b]);
+      auto up = [&](int32_t x, int axis, int n) {
+        return uint64_t(std::min<int64_t>(x + (n >> axis & 1), keys.nb[axis] - 1));
+      };
+      for (int n = 0; n < 8; ++n)
+        bricks[8 * b + size_t(n)] =
+            (up(c.x, 0, n) * uint64_t(keys.nb[1]) + up(c.y, 1, n)) * uint64_t(keys.nb[2]) + up(c.z, 2, n);
+    }
+  });
+  sort_unique(bricks);
+  BrickKeySet corner_keys(std::move(bricks), 0, uint64_t(keys.nb[0]) * uint64_t(keys.nb[1]) * uint64_t(keys.nb[2]));
+  std::vector<uint64_t> quads(4 * nq);  // 4 corner keys per boundary face, in voxel order
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, nb, 256), [&](const tbb::blocked_range<size_t>& r) {
+    uint64_t e[6][8];
+    for (size_t b = r.begin(); b < r.end(); ++b) {
+      if (first[b + 1] == first[b]) continue;
+      exposed(b, e);
+      const Int3 bc = brick_coord(grid.keys[b]);
+      uint64_t* q = &quads[4 * first[b]];
+      for (int x = 0; x < 8; ++x) {
+        const uint64_t any = e[0][x] | e[1][x] | e[2][x] | e[3][x] | e[4][x] | e[5][x];
+        for (uint64_t m = any; m; m &= m - 1) {  // the voxels in ascending offset, their faces in order
+          const int bit = __builtin_ctzll(m);
+          const int32_t i = bc.x * 8 + x, j = bc.y * 8 + (bit >> 3), k = bc.z * 8 + (bit & 7);
+          for (int d = 0; d < 6; ++d) {
+            if (!(e[d][x] >> bit & 1)) continue;
+            for (int c = 0; c < 4; ++c) {
+              *q = keys.key(i + kFace[d][c][0], j + kFace[d][c][1], k + kFace[d][c][2]);
+              corner_keys.insert(*q++);
+            }
+          }
+        }
+      }
+    }
+  });
+  std::vector<uint64_t> verts(corner_keys.number());
+  corner_keys.keys(verts.data());
+  Mesh m = mesh_with_vertices(verts.size());
+  const GridSpec& s = grid.spec;
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, verts.size(), 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t v = r.begin(); v < r.end(); ++v) {
+      int64_t i, j, k;
+      keys.ijk(verts[v], i, j, k);
+      m.positions[v] = {float(s.origin.x + double(i) * s.voxel_size.x), float(s.origin.y + double(j) * s.voxel_size.y),
+                        float(s.origin.z + double(k) * s.voxel_size.z)};
+    }
+  });
   m.indices.resize(6 * nq);
-  for (size_t q = 0; q < nq; ++q) {
-    uint32_t id[4];
-    for (int c = 0; c < 4; ++c)
-      id[c] = uint32_t(std::lower_bound(verts.begin(), verts.end(), quads[4 * q + size_t(c)]) - verts.begin());
-    const uint32_t tri[6] = {id[0], id[1], id[2], id[0], id[2], id[3]};
-    std::copy(tri, tri + 6, &m.indices[6 * q]);
-  }
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, nq, 1 << 12), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t q = r.begin(); q < r.end(); ++q) {
+      uint32_t id[4];
+      for (int c = 0; c < 4; ++c) id[c] = uint32_t(corner_keys.index(quads[4 * q + size_t(c)]));
+      const uint32_t tri[6] = {id[0], id[1], id[2], id[0], id[2], id[3]};
+      std::copy(tri, tri + 6, &m.indices[6 * q]);
+    }
+  });
   m.mesh_ids.assign(2 * nq, 0);
   m.material_ids.assign(2 * nq, 0);
   return m;

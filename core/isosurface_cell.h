@@ -65,23 +65,33 @@ struct IsoGridView {
   // kIsoNoBrick, x-major over the grid's bricks; without it the keys are searched.
   const uint32_t* brick_table = nullptr;
   static constexpr uint32_t kIsoNoBrick = 0xffffffffu;
+  // Optional (the host's, with values): the value index of each mask word's first active voxel, so
+  // that a voxel's value is found with one word's count instead of its brick's rank.
+  const uint64_t* word_values = nullptr;
+  // The index of brick (bx, by, bz) (brick coordinates, within the grid), if the grid has it.
+  VT_HD bool brick(int64_t bx, int64_t by, int64_t bz, uint64_t& b) const {
+    if (brick_table) {
+      const uint64_t nby = uint64_t(dims[1] + 7) >> 3, nbz = uint64_t(dims[2] + 7) >> 3;
+      const uint32_t t = brick_table[(uint64_t(bx) * nby + uint64_t(by)) * nbz + uint64_t(bz)];
+      b = t;
+      return t != kIsoNoBrick;
+    }
+    const uint64_t key = brick_key(int32_t(bx), int32_t(by), int32_t(bz));
+    b = lower_bound_index<uint64_t>(keys, bricks, key);
+    return b < bricks && keys[b] == key;
+  }
   // Whether voxel (i, j, k) is active; its value index when it is (with values).
   VT_HD bool find(int64_t i, int64_t j, int64_t k, uint64_t& at) const {
     if (i < 0 || j < 0 || k < 0 || i >= dims[0] || j >= dims[1] || k >= dims[2]) return false;
     uint64_t lo;
-    if (brick_table) {
-      const uint64_t by = uint64_t(dims[1] + 7) >> 3, bz = uint64_t(dims[2] + 7) >> 3;
-      const uint32_t b = brick_table[(uint64_t(i >> 3) * by + uint64_t(j >> 3)) * bz + uint64_t(k >> 3)];
-      if (b == kIsoNoBrick) return false;
-      lo = b;
-    } else {
-      const uint64_t key = brick_key(int32_t(i >> 3), int32_t(j >> 3), int32_t(k >> 3));
-      lo = lower_bound_index<uint64_t>(keys, bricks, key);
-      if (lo == bricks || keys[lo] != key) return false;
-    }
+    if (!brick(i >> 3, j >> 3, k >> 3, lo)) return false;
     const int off = int((i & 7) << 6 | (j & 7) << 3 | (k & 7));
-    if (!(masks[lo * 8 + uint64_t(off >> 6)] >> (off & 63) & 1)) return false;
-    at = values ? value_begin[lo] + mask_rank(masks + lo * 8, off) : 0;
+    const uint64_t word = masks[lo * 8 + uint64_t(off >> 6)];
+    if (!(word >> (off & 63) & 1)) return false;
+    if (word_values)
+      at = word_values[lo * 8 + uint64_t(off >> 6)] + uint64_t(popcount64(word & ((uint64_t(1) << (off & 63)) - 1)));
+    else
+      at = values ? value_begin[lo] + mask_rank(masks + lo * 8, off) : 0;
     return true;
   }
 };
@@ -162,7 +172,7 @@ VT_HD inline void iso_cell_corners(const McTable& t, const IsoKeys& keys, int p,
       continue;
     }
     const int low = mc_edge_low(e);
-    out[c] = keys.key(i + (low & 1), j + (low >> 1 & 1), k + (low >> 2 & 1)) * 8 + uint64_t(e / 4);
+    out[c] = keys.key(i + (low & 1) + 0, j + (low >> 1 & 1), k + (low >> 2 & 1)) * 8 + uint64_t(e / 4);
   }
 }
 

@@ -2,6 +2,8 @@
 // occupancy (every ambiguous case), analytic spheres and tori; cubes exact in volume; the command.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -172,6 +174,137 @@ TEST(Isosurface, NormalsInEveryFormatThatHoldsThem) {
   }
 }
 
+void expect_same_mesh(const Mesh& a, const Mesh& b, const std::string& what) {
+  ASSERT_EQ(a.positions.size(), b.positions.size()) << what;
+  ASSERT_EQ(a.indices.size(), b.indices.size()) << what;
+  ASSERT_EQ(a.normals.size(), b.normals.size()) << what;
+  EXPECT_EQ(0, std::memcmp(a.positions.data(), b.positions.data(), a.positions.size() * sizeof(Vec3f))) << what;
+  EXPECT_EQ(0, std::memcmp(a.normals.data(), b.normals.data(), a.normals.size() * sizeof(Vec3f))) << what;
+  EXPECT_TRUE(a.indices == b.indices) << what;
+}
+
+// Cubes the slow way: each active voxel's faces towards inactive voxels (a set of the voxels), in
+// voxel order, the corners sorted and searched.
+Mesh every_voxel_faces(const SparseGrid& g) {
+  std::set<std::array<int32_t, 3>> active;
+  g.for_each_active([&](int32_t i, int32_t j, int32_t k, size_t, int) { active.insert({i, j, k}); });
+  const IsoKeys keys = IsoKeys::make(g.spec.dims.x + 1, g.spec.dims.y + 1, g.spec.dims.z + 1);
+  const int face[6][4][3] = {
+      {{0, 0, 0}, {0, 0, 1}, {0, 1, 1}, {0, 1, 0}}, {{1, 0, 0}, {1, 1, 0}, {1, 1, 1}, {1, 0, 1}},
+      {{0, 0, 0}, {1, 0, 0}, {1, 0, 1}, {0, 0, 1}}, {{0, 1, 0}, {0, 1, 1}, {1, 1, 1}, {1, 1, 0}},
+      {{0, 0, 0}, {0, 1, 0}, {1, 1, 0}, {1, 0, 0}}, {{0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}}};
+  const int dir[6][3] = {{-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 1, 0}, {0, 0, -1}, {0, 0, 1}};
+  std::vector<uint64_t> quads;
+  g.for_each_active([&](int32_t i, int32_t j, int32_t k, size_t, int) {
+    for (int d = 0; d < 6; ++d) {
+      if (active.count({i + dir[d][0], j + dir[d][1], k + dir[d][2]})) continue;
+      for (int c = 0; c < 4; ++c) quads.push_back(keys.key(i + face[d][c][0], j + face[d][c][1], k + face[d][c][2]));
+    }
+  });
+  std::vector<uint64_t> verts = quads;
+  std::sort(verts.begin(), verts.end());
+  verts.erase(std::unique(verts.begin(), verts.end()), verts.end());
+  Mesh m;
+  for (uint64_t v : verts) {
+    int64_t i, j, k;
+    keys.ijk(v, i, j, k);
+    m.positions.push_back({float(g.spec.origin.x + double(i) * g.spec.voxel_size.x),
+                           float(g.spec.origin.y + double(j) * g.spec.voxel_size.y),
+                           float(g.spec.origin.z + double(k) * g.spec.voxel_size.z)});
+  }
+  auto index = [&](uint64_t key) {
+    return uint32_t(std::lower_bound(verts.begin(), verts.end(), key) - verts.begin());
+  };
+  for (size_t q = 0; q < quads.size(); q += 4) {
+    const uint32_t id[4] = {index(quads[q]), index(quads[q + 1]), index(quads[q + 2]), index(quads[q + 3])};
+    for (uint32_t t : {id[0], id[1], id[2], id[0], id[2], id[3]}) m.indices.push_back(t);
+  }
+  return m;
+}
+
+// Marching cubes the slow way: every cell of the grown grid (-1 to dims - 1 on each axis) in
+// ascending key order, each with its pattern, the vertex keys sorted and searched.
+Mesh every_cell_mesh(const SparseGrid& g, float iso, const SparseGrid* inside) {
+  const McTable& t = mc_table();
+  const IsoField f = iso_field(g, inside);
+  const IsoKeys keys = IsoKeys::make(g.spec.dims.x, g.spec.dims.y, g.spec.dims.z);
+  std::vector<uint64_t> cells;
+  for (int64_t i = -1; i < g.spec.dims.x; ++i)
+    for (int64_t j = -1; j < g.spec.dims.y; ++j)
+      for (int64_t k = -1; k < g.spec.dims.z; ++k) cells.push_back(keys.key(i, j, k));
+  std::sort(cells.begin(), cells.end());
+  std::vector<uint64_t> corners;
+  for (uint64_t c : cells) {
+    int64_t i, j, k;
+    keys.ijk(c, i, j, k);
+    const int p = f.pattern(i, j, k, iso);
+    uint64_t out[36];
+    iso_cell_corners(t, keys, p, i, j, k, out);
+    corners.insert(corners.end(), out, out + 3 * t.count[p]);
+  }
+  std::vector<uint64_t> verts = corners;
+  std::sort(verts.begin(), verts.end());
+  verts.erase(std::unique(verts.begin(), verts.end()), verts.end());
+  Mesh m;
+  m.positions.resize(verts.size());
+  m.normals.resize(verts.size());
+  const double origin[3] = {g.spec.origin.x, g.spec.origin.y, g.spec.origin.z},
+               size[3] = {g.spec.voxel_size.x, g.spec.voxel_size.y, g.spec.voxel_size.z};
+  for (size_t v = 0; v < verts.size(); ++v)
+    iso_vertex(f, t, keys, verts[v], iso, origin, size, &m.positions[v].x, &m.normals[v].x);
+  for (uint64_t c : corners)
+    m.indices.push_back(uint32_t(std::lower_bound(verts.begin(), verts.end(), c) - verts.begin()));
+  return m;
+}
+
+TEST(Isosurface, BrickByBrickEqualsEveryCellsPattern) {
+  // (and the cubes: every voxel's faces)
+  // The CPU's marching cubes visits only the grown grid's bricks near active voxels (and near the
+  // inside's boundary), reading each brick's 9^3 corners from the grid's bricks: on grids of every
+  // size modulo 8 (a brick above that the grown grid lacks, bricks cut by the grid's end), random
+  // occupancy, random bands of float values with and without an inside grid (interior bricks of it
+  // skipped) and iso values off 0, it must give the mesh of every cell's pattern.
+  const Int3 sizes[] = {{1, 1, 1}, {6, 7, 5}, {8, 9, 15}, {17, 16, 3}, {23, 10, 31}, {40, 6, 33}, {35, 34, 41}};
+  unsigned seed = 0;
+  for (const Int3& d : sizes) {
+    GridSpec spec = unit_spec(1);
+    spec.dims = d;
+    std::mt19937 rng(++seed);
+    const int fill = 20 + int(rng() % 50);
+    const SparseGrid occ = occupancy(spec, [&](int, int, int) { return int(rng() % 100) < fill; });
+    const std::string at = std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
+    expect_same_mesh(grid_to_mesh(occ, {0.0f, true}), every_cell_mesh(occ, 0.0f, nullptr), "occupancy " + at);
+    expect_same_mesh(grid_to_mesh(occ, {0.0f, false}), every_voxel_faces(occ), "cubes " + at);
+    // A solid ball (full interior bricks) with a band of values around a sphere.
+    const double cx = d.x / 2.0, cy = d.y / 2.0, cz = d.z / 2.0, r = 0.35 * std::min({d.x, d.y, d.z}) + 0.7;
+    auto sphere = [&](double x, double y, double z) {
+      return std::sqrt((x - cx) * (x - cx) + (y - cy) * (y - cy) + (z - cz) * (z - cz)) - r;
+    };
+    const SparseGrid band = level_set(spec, sphere, 1.0 + double(rng() % 3));
+    const SparseGrid ball = occupancy(spec, [&](int i, int j, int k) { return sphere(i + 0.5, j + 0.5, k + 0.5) < 0; });
+    // An inside of full bricks (one of them interior) whose faces lie on brick faces, away from the
+    // band of a small sphere in a corner (as across a hole).
+    const SparseGrid box =
+        occupancy(spec, [&](int i, int j, int k) { return i >= 8 && i < 32 && j >= 8 && j < 32 && k >= 8 && k < 32; });
+    expect_same_mesh(grid_to_mesh(box, {0.0f, false}), every_voxel_faces(box), "cubes of the box " + at);
+    expect_same_mesh(grid_to_mesh(ball, {0.0f, false}), every_voxel_faces(ball), "cubes of the ball " + at);
+    const SparseGrid corner = level_set(
+        spec,
+        [](double x, double y, double z) {
+          return std::sqrt((x - 3) * (x - 3) + (y - 2.5) * (y - 2.5) + (z - 3) * (z - 3)) - 1.8;
+        },
+        1.5);
+    for (float iso : {0.0f, 0.37f, -0.61f}) {
+      const std::string what = at + " iso " + std::to_string(iso);
+      expect_same_mesh(grid_to_mesh(band, {iso, true}), every_cell_mesh(band, iso, nullptr), "band " + what);
+      expect_same_mesh(grid_to_mesh(band, {iso, true}, &ball), every_cell_mesh(band, iso, &ball), "band, ball " + what);
+      expect_same_mesh(grid_to_mesh(band, {iso, true}, &occ), every_cell_mesh(band, iso, &occ), "band, random " + what);
+      expect_same_mesh(grid_to_mesh(corner, {iso, true}, &box), every_cell_mesh(corner, iso, &box),
+                       "corner, box " + what);
+    }
+  }
+}
+
 TEST(Isosurface, CubesOfABoxAndSmoothOccupancy) {
   const GridSpec spec = unit_spec(20, 0.5);
   const SparseGrid box =
@@ -287,15 +420,6 @@ TEST(MeshCli, CsgSolidsHaveTheirVolumeAndArea) {
       }
     }
   }
-}
-
-void expect_same_mesh(const Mesh& a, const Mesh& b, const std::string& what) {
-  ASSERT_EQ(a.positions.size(), b.positions.size()) << what;
-  ASSERT_EQ(a.indices.size(), b.indices.size()) << what;
-  ASSERT_EQ(a.normals.size(), b.normals.size()) << what;
-  EXPECT_EQ(0, std::memcmp(a.positions.data(), b.positions.data(), a.positions.size() * sizeof(Vec3f))) << what;
-  EXPECT_EQ(0, std::memcmp(a.normals.data(), b.normals.data(), a.normals.size() * sizeof(Vec3f))) << what;
-  EXPECT_TRUE(a.indices == b.indices) << what;
 }
 
 TEST(IsosurfaceGpu, EqualsTheCpuBitForBit) {
