@@ -3,6 +3,7 @@
 // (sdf for smooth, solid for cubes), point clouds binned into occupancy.
 #include "cli/cmd_mesh.h"
 
+#include <cmath>
 #include <sstream>
 
 #include "cli/job.h"
@@ -48,6 +49,24 @@ void setup_mesh(CLI::App& app, MeshCmdOptions& o) {
   app.add_flag("--stats", o.stats, "Print a JSON summary to stdout (counts, timings)");
   add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
 }
+
+namespace {
+// The CPU's marching cubes (or cubes) of `grid` in ms on `threads` threads, for --device auto
+// (small_job_on_cpu: a grid the CPU meshes sooner than the GPU would start is meshed on the CPU): per
+// brick it visits (a float grid's bricks; an occupancy grid's bricks that are not full, since its
+// interior is skipped), shared by the threads as threads^0.8 would, then 2 ms. Fitted to -d cpu runs
+// (the bunny at 160^3, the dragon at 512^3 and 1024^3, the bunny at 1024^3: level sets, occupancy of
+// a surface and of a solid; 11-27 us per brick on 2 cores, 1 to 2 times the estimate).
+double estimated_cpu_mesh_ms(const SparseGrid& grid, int threads) {
+  constexpr double kBrickUs = 35.0, kFixedMs = 2.0;
+  uint64_t bricks = grid.num_bricks();
+  if (grid.value_type != ValueType::kFloat32) {
+    bricks = 0;
+    for (const BrickMask& m : grid.masks) bricks += !brick_full(m);
+  }
+  return kFixedMs + kBrickUs * double(bricks) / 1000.0 / std::pow(double(std::max(threads, 1)), 0.8);
+}
+}  // namespace
 
 int run_mesh(const MeshCmdOptions& o) {
   Log log{o.verbosity};
@@ -100,8 +119,16 @@ int run_mesh(const MeshCmdOptions& o) {
   IsoOptions iso;
   iso.iso = o.iso;
   iso.smooth = !cubes;
-  // Marching cubes on the GPU when --device picks one (the same bytes); cubes on the CPU.
-  const int gpu = cubes ? -1 : gpu_choice >= -1 ? gpu_choice : pick_gpu(o.device.device, log);
+  // Marching cubes on the GPU when --device picks one (the same bytes; a grid or point cloud the CPU
+  // meshes sooner than the GPU would start, on the CPU under auto); cubes on the CPU.
+  int gpu = -1;
+  if (!cubes && gpu_choice >= -1) {
+    gpu = gpu_choice;  // (the GPU that voxelized a mesh input, or -1)
+  } else if (!cubes && !small_job_on_cpu(
+                           o.device.device, false, [&] { return estimated_cpu_mesh_ms(grid, cpu_threads()); }, log,
+                           o.input, "meshed")) {
+    gpu = pick_gpu(o.device.device, log);
+  }
   const auto tm = Clock::now();
   Mesh mesh;
   std::vector<std::pair<std::string, double>> gpu_stages;

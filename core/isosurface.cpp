@@ -214,11 +214,20 @@ class BrickKeySet {
   // `bricks`: ascending grown-brick indices; `num_bricks`: bricks of the grown grid.
   BrickKeySet(std::vector<uint64_t> bricks, int code_bits, uint64_t num_bricks)
       : bricks_(std::move(bricks)), shift_(9 + code_bits), words_(size_t(1) << (3 + code_bits)) {
-    bits_.assign(bricks_.size() * words_, 0);
-    if (num_bricks <= std::max<uint64_t>(uint64_t(1) << 24, 64 * uint64_t(bricks_.size()))) {
-      table_.assign(num_bricks, kNone);
-      for (size_t s = 0; s < bricks_.size(); ++s) table_[bricks_[s]] = uint32_t(s);
-    }
+    bits_.resize(bricks_.size() * words_);
+    const bool table = num_bricks <= std::max<uint64_t>(uint64_t(1) << 24, 64 * uint64_t(bricks_.size()));
+    if (table) table_.resize(num_bricks);
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, bits_.size(), 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
+      std::fill(bits_.begin() + std::ptrdiff_t(r.begin()), bits_.begin() + std::ptrdiff_t(r.end()), 0);
+    });
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, table_.size(), 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
+      std::fill(table_.begin() + std::ptrdiff_t(r.begin()), table_.begin() + std::ptrdiff_t(r.end()), kNone);
+    });
+    if (table)
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, bricks_.size(), 1 << 14),
+                        [&](const tbb::blocked_range<size_t>& r) {
+                          for (size_t s = r.begin(); s < r.end(); ++s) table_[bricks_[s]] = uint32_t(s);
+                        });
   }
   // (thread-safe)
   void insert(uint64_t key) {
@@ -227,14 +236,28 @@ class BrickKeySet {
   }
   // Numbers the keys (after every insert); returns how many there are.
   uint64_t number() {
-    first_.resize(bits_.size() + 1);
-    uint64_t n = 0;
-    for (size_t w = 0; w < bits_.size(); ++w) {
-      first_[w] = n;
-      n += uint64_t(popcount64(bits_[w]));
-    }
-    first_[bits_.size()] = n;
-    return n;
+    first_.resize(bits_.size());
+    std::vector<uint64_t> base(bricks_.size() + 1, 0);
+    auto bricks = [&](auto&& f) {
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, bricks_.size(), 1 << 10),
+                        [&](const tbb::blocked_range<size_t>& r) {
+                          for (size_t s = r.begin(); s < r.end(); ++s) f(s);
+                        });
+    };
+    bricks([&](size_t s) {
+      uint64_t n = 0;
+      for (size_t w = s * words_; w < (s + 1) * words_; ++w) n += uint64_t(popcount64(bits_[w]));
+      base[s + 1] = n;
+    });
+    for (size_t s = 0; s < bricks_.size(); ++s) base[s + 1] += base[s];
+    bricks([&](size_t s) {
+      uint64_t n = base[s];
+      for (size_t w = s * words_; w < (s + 1) * words_; ++w) {
+        first_[w] = n;
+        n += uint64_t(popcount64(bits_[w]));
+      }
+    });
+    return base.back();
   }
   // The index of an inserted key among all, in ascending order.
   uint64_t index(uint64_t key) const {
@@ -270,15 +293,28 @@ class BrickKeySet {
   std::vector<uint64_t> bricks_;
   int shift_;
   size_t words_;
-  std::vector<uint64_t> bits_, first_;
-  std::vector<uint32_t> table_;
+  ValueArray<uint64_t> bits_, first_;
+  ValueArray<uint32_t> table_;
 };
+
+// Fills a mesh's per-triangle ids with 0 (one source mesh and material), in parallel.
+void single_source_ids(Mesh& m) {
+  const size_t n = m.num_triangles();
+  m.mesh_ids.resize(n);
+  m.material_ids.resize(n);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
+    std::fill(m.mesh_ids.begin() + std::ptrdiff_t(r.begin()), m.mesh_ids.begin() + std::ptrdiff_t(r.end()), 0u);
+    std::fill(m.material_ids.begin() + std::ptrdiff_t(r.begin()), m.material_ids.begin() + std::ptrdiff_t(r.end()), 0u);
+  });
+}
 
 // The bricks of the grown grid (IsoKeys, x-major index) that may hold a cell with an active corner
 // of `g`, or (for an occupancy grid) a vertex on such a cell: grid brick (bx, by, bz)'s voxels are
 // corners of cells bx * 8 - 1 to bx * 8 + 7, grown coordinates bx * 8 to bx * 8 + 8, so in grown bricks
-// bx and bx + 1 on each axis. With `interior_skipped`, a brick that is full and whose six
-// neighbours are full is left out (its voxels are no cell's boundary corner).
+// bx and bx + 1 on each axis. With `interior_skipped` (occupancy: the inside, or an occupancy grid),
+// a brick that is full and whose six neighbours are full is left out: a cell with triangles has an
+// inactive corner, and among the 2^3 bricks that hold its corners, the last full brick on a path of
+// face neighbours from one with an active corner to one without is not interior and adds its brick.
 void add_grown_bricks(const IsoGridView& g, const IsoKeys& keys, bool interior_skipped, std::vector<uint64_t>& out) {
   const int64_t nbx = (int64_t(g.dims[0]) + 7) >> 3, nby = (int64_t(g.dims[1]) + 7) >> 3,
                 nbz = (int64_t(g.dims[2]) + 7) >> 3;
@@ -357,7 +393,7 @@ Mesh marching_cubes(const SparseGrid& grid, float iso, bool occupancy, const Spa
   const uint64_t num_grown = uint64_t(keys.nb[0]) * uint64_t(keys.nb[1]) * uint64_t(keys.nb[2]);
 
   std::vector<uint64_t> bricks;
-  add_grown_bricks(field.grid, keys, false, bricks);
+  add_grown_bricks(field.grid, keys, occupancy, bricks);
   if (field.has_inside) add_grown_bricks(field.inside, keys, true, bricks);
   sort_unique(bricks);
   if (!bricks.empty() && bricks.back() == ~uint64_t(0)) bricks.pop_back();  // (the interior's mark)
@@ -405,7 +441,7 @@ Mesh marching_cubes(const SparseGrid& grid, float iso, bool occupancy, const Spa
   const uint64_t ntri = first.back();
   if (ntri > uint64_t(UINT32_MAX) / 3) fail(ErrorKind::kUsage, "the mesh would have more than 1.4 billion triangles");
   // The triangles' corners (vertex keys), and the set of them.
-  std::vector<uint64_t> corners(3 * ntri);
+  ValueArray<uint64_t> corners(3 * ntri);
   BrickKeySet vertex_keys(bricks, 3, num_grown);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, bricks.size(), 16), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t n = r.begin(); n < r.end(); ++n) {
@@ -425,7 +461,7 @@ Mesh marching_cubes(const SparseGrid& grid, float iso, bool occupancy, const Spa
     progress_advance(r.size());
   });
   // Vertices: the vertex keys used, in ascending order.
-  std::vector<uint64_t> verts(vertex_keys.number());
+  ValueArray<uint64_t> verts(vertex_keys.number());
   vertex_keys.keys(verts.data());
   Mesh m = mesh_with_vertices(verts.size());
   m.normals.resize(verts.size());
@@ -439,8 +475,7 @@ Mesh marching_cubes(const SparseGrid& grid, float iso, bool occupancy, const Spa
   tbb::parallel_for(tbb::blocked_range<size_t>(0, corners.size(), 1 << 14), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t c = r.begin(); c < r.end(); ++c) m.indices[c] = uint32_t(vertex_keys.index(corners[c]));
   });
-  m.mesh_ids.assign(ntri, 0);
-  m.material_ids.assign(ntri, 0);
+  single_source_ids(m);
   return m;
 }
 
@@ -524,7 +559,7 @@ Mesh voxel_cubes(const SparseGrid& grid) {
   });
   sort_unique(bricks);
   BrickKeySet corner_keys(std::move(bricks), 0, uint64_t(keys.nb[0]) * uint64_t(keys.nb[1]) * uint64_t(keys.nb[2]));
-  std::vector<uint64_t> quads(4 * nq);  // 4 corner keys per boundary face, in voxel order
+  ValueArray<uint64_t> quads(4 * nq);  // 4 corner keys per boundary face, in voxel order
   tbb::parallel_for(tbb::blocked_range<size_t>(0, nb, 256), [&](const tbb::blocked_range<size_t>& r) {
     uint64_t e[6][8];
     for (size_t b = r.begin(); b < r.end(); ++b) {
@@ -548,7 +583,7 @@ Mesh voxel_cubes(const SparseGrid& grid) {
       }
     }
   });
-  std::vector<uint64_t> verts(corner_keys.number());
+  ValueArray<uint64_t> verts(corner_keys.number());
   corner_keys.keys(verts.data());
   Mesh m = mesh_with_vertices(verts.size());
   const GridSpec& s = grid.spec;
@@ -569,8 +604,7 @@ Mesh voxel_cubes(const SparseGrid& grid) {
       std::copy(tri, tri + 6, &m.indices[6 * q]);
     }
   });
-  m.mesh_ids.assign(2 * nq, 0);
-  m.material_ids.assign(2 * nq, 0);
+  single_source_ids(m);
   return m;
 }
 

@@ -287,6 +287,7 @@ TEST(Isosurface, BrickByBrickEqualsEveryCellsPattern) {
     const SparseGrid box =
         occupancy(spec, [&](int i, int j, int k) { return i >= 8 && i < 32 && j >= 8 && j < 32 && k >= 8 && k < 32; });
     expect_same_mesh(grid_to_mesh(box, {0.0f, false}), every_voxel_faces(box), "cubes of the box " + at);
+    expect_same_mesh(grid_to_mesh(box, {0.0f, true}), every_cell_mesh(box, 0.0f, nullptr), "the box " + at);
     expect_same_mesh(grid_to_mesh(ball, {0.0f, false}), every_voxel_faces(ball), "cubes of the ball " + at);
     const SparseGrid corner = level_set(
         spec,
