@@ -51,12 +51,19 @@ void setup_mesh(CLI::App& app, MeshCmdOptions& o) {
 }
 
 namespace {
-// The CPU's marching cubes (or cubes) of `grid` in ms on `threads` threads, for --device auto
-// (small_job_on_cpu: a grid the CPU meshes sooner than the GPU would start is meshed on the CPU): per
-// brick it visits (a float grid's bricks; an occupancy grid's bricks that are not full, since its
-// interior is skipped), shared by the threads as threads^0.8 would, then 2 ms. Fitted to -d cpu runs
-// (the bunny at 160^3, the dragon at 512^3 and 1024^3, the bunny at 1024^3: level sets, occupancy of
-// a surface and of a solid; 11-27 us per brick on 2 cores, 1 to 2 times the estimate).
+// The CPU's marching cubes of `grid` in ms on `threads` threads, for --device auto: per brick it
+// visits (a float grid's bricks; an occupancy grid's bricks that are not full, since its interior is
+// skipped), shared by the threads as threads^0.8 would, then 2 ms. Fitted to -d cpu runs (the bunny's
+// level set and occupancy at 160^3, the dragon's level set at 512^3 and 1024^3, the bunny's at
+// 1024^3, the dragon's solid at 1024^3): 11-27 us per brick on 2 cores; on 16 cores (H200 machine)
+// the time taken was 0.7 to 1.1 times the estimate.
+// A grid is meshed on the CPU under auto up to kMeshCpuMs estimated (small_job_on_cpu): nothing
+// overlaps the GPU's start here (150-340 ms), and the GPU's marching cubes with its transfers takes
+// about half the CPU's time on 16 cores, so the CPU finishes first up to about twice the start (H200
+// machine, 16 cores, processes: the dragon's level set at 1024^3, estimated 220 ms, 369-387 ms on the
+// CPU, 552-589 on the GPU; the bunny's, 298 ms estimated, 478-507 against 630-681;
+// scripts/bench-results/mesh-cpu-h200-2026-11-29.md).
+constexpr double kMeshCpuMs = 400;
 double estimated_cpu_mesh_ms(const SparseGrid& grid, int threads) {
   constexpr double kBrickUs = 35.0, kFixedMs = 2.0;
   uint64_t bricks = grid.num_bricks();
@@ -119,14 +126,14 @@ int run_mesh(const MeshCmdOptions& o) {
   IsoOptions iso;
   iso.iso = o.iso;
   iso.smooth = !cubes;
-  // Marching cubes on the GPU when --device picks one (the same bytes; a grid or point cloud the CPU
-  // meshes sooner than the GPU would start, on the CPU under auto); cubes on the CPU.
+  // Marching cubes on the GPU when --device picks one (the same bytes; under auto a grid or point cloud
+  // the CPU meshes sooner than the GPU would, its start included, on the CPU); cubes on the CPU.
   int gpu = -1;
   if (!cubes && gpu_choice >= -1) {
     gpu = gpu_choice;  // (the GPU that voxelized a mesh input, or -1)
   } else if (!cubes && !small_job_on_cpu(
                            o.device.device, false, [&] { return estimated_cpu_mesh_ms(grid, cpu_threads()); }, log,
-                           o.input, "meshed")) {
+                           o.input, "meshed", kMeshCpuMs)) {
     gpu = pick_gpu(o.device.device, log);
   }
   const auto tm = Clock::now();

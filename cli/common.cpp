@@ -281,13 +281,13 @@ void add_device_options(CLI::App& app, DeviceArgs& a, const std::string& gpu_mem
   app.add_option("--threads", a.threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
 }
 
-bool small_job_on_cpu(const std::string& device, bool gpu_done, const std::function<double()>& cpu_ms,
-                      const Log& log, const std::string& input, const std::string& verb) {
+bool small_job_on_cpu(const std::string& device, bool gpu_done, const std::function<double()>& cpu_ms, const Log& log,
+                      const std::string& input, const std::string& verb, double limit_ms) {
   static const bool driver = access("/dev/nvidiactl", F_OK) == 0;
   if (device != "auto" || !driver || gpu_done) return false;
   const double ms = cpu_ms();
   const std::string estimate = std::isfinite(ms) ? std::to_string(int(std::ceil(ms))) + " ms" : "not estimated";
-  if (ms < kSmallJobCpuMs) {
+  if (ms < limit_ms) {
     log.detail("voxtile: " + input + ": " + verb + " on the CPU (estimated " + estimate + ") while the GPU starts");
     return true;
   }

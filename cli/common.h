@@ -133,8 +133,9 @@ class BackgroundStart {
 // on the H100 and H200 machines (a `voxelize -d gpu` process 260-370 ms for meshes up to 400k
 // triangles, whatever the grid); the outputs are the same bytes.
 constexpr double kSmallJobCpuMs = 100;
-bool small_job_on_cpu(const std::string& device, bool gpu_done, const std::function<double()>& cpu_ms,
-                      const Log& log, const std::string& input, const std::string& verb);
+// (`limit_ms`: another limit, for a job whose GPU path also waits for its start.)
+bool small_job_on_cpu(const std::string& device, bool gpu_done, const std::function<double()>& cpu_ms, const Log& log,
+                      const std::string& input, const std::string& verb, double limit_ms = kSmallJobCpuMs);
 // The one-line notice of --device auto without a usable GPU: "voxtile: WHY; using the CPU".
 void note_cpu_fallback(const Log& log);
 // The threads a CPU job gets (TBB's arena and --threads).
