@@ -615,7 +615,11 @@ const McTable& mc_table() {
   return table;
 }
 
-Mesh grid_to_mesh(const SparseGrid& grid, const IsoOptions& options, const SparseGrid* inside) {
+Mesh grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, const SparseGrid* inside_in) {
+  // (bricks walked: full bricks held as runs written out first)
+  SparseGrid grid_storage, inside_storage;
+  const SparseGrid& grid = expanded_runs(grid_in, grid_storage);
+  const SparseGrid* inside = inside_in ? &expanded_runs(*inside_in, inside_storage) : nullptr;
   if (grid.value_type == ValueType::kVec3f)
     fail(ErrorKind::kUsage, "grid '" + grid.name + "' holds vectors; mesh a level set, a float field or occupancy");
   if (grid.value_type == ValueType::kFloat32) {

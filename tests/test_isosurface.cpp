@@ -288,6 +288,10 @@ TEST(Isosurface, BrickByBrickEqualsEveryCellsPattern) {
         occupancy(spec, [&](int i, int j, int k) { return i >= 8 && i < 32 && j >= 8 && j < 32 && k >= 8 && k < 32; });
     expect_same_mesh(grid_to_mesh(box, {0.0f, false}), every_voxel_faces(box), "cubes of the box " + at);
     expect_same_mesh(grid_to_mesh(box, {0.0f, true}), every_cell_mesh(box, 0.0f, nullptr), "the box " + at);
+    SparseGrid box_runs = box;  // full bricks held as runs, as solids come from the voxelizers
+    box_runs.make_runs();
+    expect_same_mesh(grid_to_mesh(box_runs, {0.0f, true}), every_cell_mesh(box, 0.0f, nullptr), "the box's runs " + at);
+    expect_same_mesh(grid_to_mesh(box_runs, {0.0f, false}), every_voxel_faces(box), "cubes of the box's runs " + at);
     expect_same_mesh(grid_to_mesh(ball, {0.0f, false}), every_voxel_faces(ball), "cubes of the ball " + at);
     const SparseGrid corner = level_set(
         spec,
@@ -302,6 +306,8 @@ TEST(Isosurface, BrickByBrickEqualsEveryCellsPattern) {
       expect_same_mesh(grid_to_mesh(band, {iso, true}, &occ), every_cell_mesh(band, iso, &occ), "band, random " + what);
       expect_same_mesh(grid_to_mesh(corner, {iso, true}, &box), every_cell_mesh(corner, iso, &box),
                        "corner, box " + what);
+      expect_same_mesh(grid_to_mesh(corner, {iso, true}, &box_runs), every_cell_mesh(corner, iso, &box),
+                       "corner, box held as runs " + what);
     }
   }
 }
@@ -453,8 +459,11 @@ TEST(IsosurfaceGpu, EqualsTheCpuBitForBit) {
   VoxelizeOptions vo;
   vo.band = 3;
   const std::vector<SparseGrid> grids = cpu.voxelize(bs, vo, parse_target_list("sdf,solid"));
+  ASSERT_FALSE(grids[1].runs.empty());  // the solid's full bricks as runs, as the voxelizers give them
+  SparseGrid expanded = grids[1];
+  expanded.expand_runs();
   const Mesh gm = gpu_grid_to_mesh(grids[0], {0.0f, true}, &grids[1], 0);
-  expect_same_mesh(gm, grid_to_mesh(grids[0], {0.0f, true}, &grids[1]), "bunny");
+  expect_same_mesh(gm, grid_to_mesh(grids[0], {0.0f, true}, &expanded), "bunny");
   expect_closed_manifold(gm, "bunny on the GPU");
   // Empty grids.
   const SparseGrid none = occupancy(unit_spec(9), [](int, int, int) { return false; });

@@ -172,8 +172,12 @@ uint64_t sort_unique(DeviceBuffer<uint64_t>& in, DeviceBuffer<uint64_t>& tmp, De
 
 }  // namespace
 
-Mesh gpu_grid_to_mesh(const SparseGrid& grid, const IsoOptions& options, const SparseGrid* inside, int device,
+Mesh gpu_grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, const SparseGrid* inside_in, int device,
                       std::vector<std::pair<std::string, double>>* stage_ms) {
+  // (bricks walked: full bricks held as runs written out first)
+  SparseGrid grid_storage, inside_storage;
+  const SparseGrid& grid = expanded_runs(grid_in, grid_storage);
+  const SparseGrid* inside = inside_in ? &expanded_runs(*inside_in, inside_storage) : nullptr;
   if (grid.value_type == ValueType::kVec3f || (!options.smooth && grid.value_type != ValueType::kFloat32))
     return grid_to_mesh(grid, options, inside);  // errors and cubes: the CPU's
   if (grid.value_type == ValueType::kFloat32 && !std::isfinite(options.iso)) fail(ErrorKind::kUsage, "--iso must be finite");
