@@ -250,10 +250,11 @@ class BrickKeySet {
       base[s + 1] = n;
     });
     for (size_t s = 0; s < bricks_.size(); ++s) base[s + 1] += base[s];
+    if (base.back() > UINT32_MAX) fail(ErrorKind::kUsage, "the mesh would have more than 4 billion vertices");
     bricks([&](size_t s) {
       uint64_t n = base[s];
       for (size_t w = s * words_; w < (s + 1) * words_; ++w) {
-        first_[w] = n;
+        first_[w] = uint32_t(n);
         n += uint64_t(popcount64(bits_[w]));
       }
     });
@@ -293,7 +294,8 @@ class BrickKeySet {
   std::vector<uint64_t> bricks_;
   int shift_;
   size_t words_;
-  ValueArray<uint64_t> bits_, first_;
+  ValueArray<uint64_t> bits_;
+  ValueArray<uint32_t> first_;  // each word's first key's index (fewer than 2^32 keys: the meshes' limit)
   ValueArray<uint32_t> table_;
 };
 
@@ -448,7 +450,7 @@ Mesh marching_cubes(const SparseGrid& grid, float iso, bool occupancy, const Spa
       const int64_t gz = int64_t(bricks[n] % uint64_t(keys.nb[2])),
                     gy = int64_t(bricks[n] / uint64_t(keys.nb[2]) % uint64_t(keys.nb[1])),
                     gx = int64_t(bricks[n] / (uint64_t(keys.nb[2]) * uint64_t(keys.nb[1])));
-      uint64_t* out = &corners[3 * first[n]];
+      uint64_t* out = corners.data() + 3 * first[n];
       for (uint32_t cell : cells[n]) {
         const int off = int(cell >> 8), p = int(cell & 255);
         iso_cell_corners(table, keys, p, gx * 8 + (off >> 6) - 1, gy * 8 + (off >> 3 & 7) - 1, gz * 8 + (off & 7) - 1,
@@ -566,7 +568,7 @@ Mesh voxel_cubes(const SparseGrid& grid) {
       if (first[b + 1] == first[b]) continue;
       exposed(b, e);
       const Int3 bc = brick_coord(grid.keys[b]);
-      uint64_t* q = &quads[4 * first[b]];
+      uint64_t* q = quads.data() + 4 * first[b];
       for (int x = 0; x < 8; ++x) {
         const uint64_t any = e[0][x] | e[1][x] | e[2][x] | e[3][x] | e[4][x] | e[5][x];
         for (uint64_t m = any; m; m &= m - 1) {  // the voxels in ascending offset, their faces in order

@@ -178,8 +178,9 @@ void expect_same_mesh(const Mesh& a, const Mesh& b, const std::string& what) {
   ASSERT_EQ(a.positions.size(), b.positions.size()) << what;
   ASSERT_EQ(a.indices.size(), b.indices.size()) << what;
   ASSERT_EQ(a.normals.size(), b.normals.size()) << what;
-  EXPECT_EQ(0, std::memcmp(a.positions.data(), b.positions.data(), a.positions.size() * sizeof(Vec3f))) << what;
-  EXPECT_EQ(0, std::memcmp(a.normals.data(), b.normals.data(), a.normals.size() * sizeof(Vec3f))) << what;
+  auto same_bits = [](const Vec3f& x, const Vec3f& y) { return std::memcmp(&x, &y, sizeof x) == 0; };
+  EXPECT_TRUE(std::equal(a.positions.begin(), a.positions.end(), b.positions.begin(), same_bits)) << what;
+  EXPECT_TRUE(std::equal(a.normals.begin(), a.normals.end(), b.normals.begin(), same_bits)) << what;
   EXPECT_TRUE(a.indices == b.indices) << what;
 }
 
