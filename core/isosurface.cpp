@@ -338,11 +338,13 @@ void add_grown_bricks(const IsoGridView& g, const IsoKeys& keys, bool interior_s
         std::fill(o, o + 8, ~uint64_t(0));
         continue;
       }
-      // (the brick above only where the grown grid has it: it holds cells only where the grid has
-      // voxels 8 b + 7)
-      auto up = [&](int32_t x, int axis, int n) {
-        return uint64_t(std::min<int64_t>(x + (n >> axis & 1), keys.nb[axis] - 1));
-      };
+      // The brick above on an axis only where the brick has active voxels in its last plane across it
+      // (cells bx * 8 + 7 on: what sparse grids, a voxel here and there, mostly lack).
+      const uint64_t* m = g.masks + 8 * b;
+      uint64_t any = 0;
+      for (int w = 0; w < 8; ++w) any |= m[w];
+      const bool last[3] = {m[7] != 0, (any & (uint64_t(0xff) << 56)) != 0, (any & 0x8080808080808080ull) != 0};
+      auto up = [&](int32_t x, int axis, int n) { return uint64_t(x + ((n >> axis & 1) && last[axis] ? 1 : 0)); };
       for (int n = 0; n < 8; ++n)
         o[n] = (up(c.x, 0, n) * uint64_t(keys.nb[1]) + up(c.y, 1, n)) * uint64_t(keys.nb[2]) + up(c.z, 2, n);
     }
@@ -401,40 +403,54 @@ Mesh marching_cubes(const SparseGrid& grid, float iso, bool occupancy, const Spa
   if (!bricks.empty() && bricks.back() == ~uint64_t(0)) bricks.pop_back();  // (the interior's mark)
   progress_total(2 * bricks.size());
 
-  // Each brick's cells with triangles (offset << 8 | pattern, ascending) and their triangles.
-  const int default_state =
-      (occupancy || field.has_inside ? 1 : 0) | ((field.has_inside ? field.background : 1.0) < double(iso) ? 2 : 0);
-  const int inside_state = 1 | (-field.background < double(iso) ? 2 : 0);
+  // Each brick's cells with triangles (offset << 8 | pattern, ascending) and their triangles. The
+  // corners' states (IsoField::value: known, and below iso) as bits along z, a row of 9 per (x, y);
+  // the cells that have triangles (all corners known, some below and some not: the table has
+  // triangles for every other pattern) are found 8 at a time, so that bricks of a few voxels cost
+  // little.
+  const bool default_known = occupancy || field.has_inside;
+  const bool default_below = (field.has_inside ? field.background : 1.0) < double(iso);
+  const bool inside_below = -field.background < double(iso);
   std::vector<std::vector<uint32_t>> cells(bricks.size());
   std::vector<uint64_t> first(bricks.size() + 1, 0);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, bricks.size(), 16), [&](const tbb::blocked_range<size_t>& r) {
-    uint8_t state[729];  // bit 0: known, bit 1: below iso (IsoField::value)
+    uint16_t known[81], below[81];
     for (size_t n = r.begin(); n < r.end(); ++n) {
       const int64_t gz = int64_t(bricks[n] % uint64_t(keys.nb[2])),
                     gy = int64_t(bricks[n] / uint64_t(keys.nb[2]) % uint64_t(keys.nb[1])),
                     gx = int64_t(bricks[n] / (uint64_t(keys.nb[2]) * uint64_t(keys.nb[1])));
-      std::fill(state, state + 729, uint8_t(default_state));
+      std::fill(known, known + 81, uint16_t(default_known ? 0x1ff : 0));
+      std::fill(below, below + 81, uint16_t(default_below ? 0x1ff : 0));
+      auto set = [&](int at, bool b) {
+        const int row = at / 9, z = at % 9;
+        known[row] = uint16_t(known[row] | 1u << z);
+        below[row] = uint16_t(b ? below[row] | 1u << z : below[row] & ~(1u << z));
+      };
       if (field.has_inside)
-        for_each_window_voxel(field.inside, gx, gy, gz, [&](int at, uint64_t) { state[at] = uint8_t(inside_state); });
+        for_each_window_voxel(field.inside, gx, gy, gz, [&](int at, uint64_t) { set(at, inside_below); });
       for_each_window_voxel(field.grid, gx, gy, gz, [&](int at, uint64_t v) {
-        state[at] = uint8_t(1 | ((occupancy ? -1.0 : double(field.grid.values[v])) < double(iso) ? 2 : 0));
+        set(at, (occupancy ? -1.0 : double(field.grid.values[v])) < double(iso));
       });
       std::vector<uint32_t>& out = cells[n];
       uint64_t tris = 0;
       for (int a = 0; a < 8; ++a)
-        for (int b = 0; b < 8; ++b)
-          for (int c = 0; c < 8; ++c) {
-            const int at = a * 81 + b * 9 + c;
-            const int corner[8] = {at, at + 81, at + 9, at + 90, at + 1, at + 82, at + 10, at + 91};
-            int p = 0, known = 1;
-            for (int q = 0; q < 8; ++q) {
-              known &= state[corner[q]];
-              p |= (state[corner[q]] >> 1) << q;
-            }
-            if (!known || !table.count[p]) continue;
+        for (int b = 0; b < 8; ++b) {
+          const int r0 = a * 9 + b, r1 = r0 + 9, r2 = r0 + 1,
+                    r3 = r0 + 10;  // rows (a, b), (a+1, b), (a, b+1), (a+1, b+1)
+          const unsigned k = known[r0] & known[r1] & known[r2] & known[r3];
+          const unsigned all = below[r0] & below[r1] & below[r2] & below[r3];
+          const unsigned some = below[r0] | below[r1] | below[r2] | below[r3];
+          // cell c: corners z = c and c + 1
+          for (unsigned m = (k & k >> 1) & (some | some >> 1) & ~(all & all >> 1) & 0xffu; m; m &= m - 1) {
+            const int c = __builtin_ctz(m);
+            const int p =
+                int((below[r0] >> c & 1) | (below[r1] >> c & 1) << 1 | (below[r2] >> c & 1) << 2 |
+                    (below[r3] >> c & 1) << 3 | (below[r0] >> (c + 1) & 1) << 4 | (below[r1] >> (c + 1) & 1) << 5 |
+                    (below[r2] >> (c + 1) & 1) << 6 | (below[r3] >> (c + 1) & 1) << 7);
             out.push_back(uint32_t(a << 6 | b << 3 | c) << 8 | uint32_t(p));
             tris += table.count[p];
           }
+        }
       first[n + 1] = tris;
     }
     progress_advance(r.size());

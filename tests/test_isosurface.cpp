@@ -276,6 +276,11 @@ TEST(Isosurface, BrickByBrickEqualsEveryCellsPattern) {
     const std::string at = std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
     expect_same_mesh(grid_to_mesh(occ, {0.0f, true}), every_cell_mesh(occ, 0.0f, nullptr), "occupancy " + at);
     expect_same_mesh(grid_to_mesh(occ, {0.0f, false}), every_voxel_faces(occ), "cubes " + at);
+    // Sparse occupancy (a voxel here and there, as from points binned finely): bricks above are
+    // visited only where a brick's last plane holds voxels.
+    const SparseGrid sparse = occupancy(spec, [&](int, int, int) { return rng() % 300 == 0; });
+    expect_same_mesh(grid_to_mesh(sparse, {0.0f, true}), every_cell_mesh(sparse, 0.0f, nullptr), "sparse " + at);
+    expect_same_mesh(grid_to_mesh(sparse, {0.0f, false}), every_voxel_faces(sparse), "sparse cubes " + at);
     // A solid ball (full interior bricks) with a band of values around a sphere.
     const double cx = d.x / 2.0, cy = d.y / 2.0, cz = d.z / 2.0, r = 0.35 * std::min({d.x, d.y, d.z}) + 0.7;
     auto sphere = [&](double x, double y, double z) {
