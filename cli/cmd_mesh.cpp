@@ -56,7 +56,7 @@ namespace {
 // skipped), shared by the threads as threads^0.8 would, then 2 ms. Fitted to -d cpu runs (the bunny's
 // level set and occupancy at 160^3, the dragon's level set at 512^3 and 1024^3, the bunny's at
 // 1024^3, the dragon's solid at 1024^3): 11-27 us per brick on 2 cores; on 16 cores (H200 machine)
-// the time taken was 0.7 to 1.1 times the estimate.
+// the time taken was 0.5 to 1.1 times the estimate (less on sparse grids, whose bricks cost less).
 // A grid is meshed on the CPU under auto up to kMeshCpuMs estimated (small_job_on_cpu): nothing
 // overlaps the GPU's start here (150-340 ms), and the GPU's marching cubes with its transfers takes
 // about half the CPU's time on 16 cores, so the CPU finishes first up to about twice the start (H200
