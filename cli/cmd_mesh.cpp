@@ -57,11 +57,12 @@ namespace {
 // level set and occupancy at 160^3, the dragon's level set at 512^3 and 1024^3, the bunny's at
 // 1024^3, the dragon's solid at 1024^3): 11-27 us per brick on 2 cores; on 16 cores (H200 machine)
 // the time taken was 0.5 to 1.1 times the estimate (less on sparse grids, whose bricks cost less).
-// A grid is meshed on the CPU under auto up to kMeshCpuMs estimated (small_job_on_cpu): nothing
-// overlaps the GPU's start here (150-340 ms), and the GPU's marching cubes with its transfers takes
-// about half the CPU's time on 16 cores, so the CPU finishes first up to about twice the start (H200
-// machine, 16 cores, processes: the dragon's level set at 1024^3, estimated 220 ms, 369-387 ms on the
-// CPU, 552-589 on the GPU; the bunny's, 298 ms estimated, 478-507 against 630-681;
+// A grid is meshed on the CPU under auto up to kMeshCpuMs estimated (small_job_on_cpu), unless the
+// GPU has started by then: it starts while the grid is read, but most grids read sooner than it
+// starts (150-340 ms), and the GPU's marching cubes with its transfers takes about half the CPU's
+// time on 16 cores, so the CPU finishes first up to about twice the start (H200 machine, 16 cores,
+// processes before the start overlapped the read: the dragon's level set at 1024^3, estimated 220 ms,
+// 369-387 ms on the CPU, 552-589 on the GPU; the bunny's, 298 ms estimated, 478-507 against 630-681;
 // scripts/bench-results/mesh-cpu-h200-2026-11-29.md).
 constexpr double kMeshCpuMs = 400;
 double estimated_cpu_mesh_ms(const SparseGrid& grid, int threads) {
@@ -87,6 +88,20 @@ int run_mesh(const MeshCmdOptions& o) {
   std::string source;
   int gpu_choice = -2;  // not chosen yet
   const InputKind kind = input_kind(o.input);
+  // A grid or point cloud for marching cubes: the GPU starts on a thread of its own while it is read
+  // (BackgroundStart; a mesh input starts its voxelizer so, cubes run on the CPU).
+  struct StartedGpu {
+    int index = -1;
+  };
+  std::unique_ptr<BackgroundStart<StartedGpu>> start;
+  if (kind != InputKind::kMesh && !cubes && o.device.device != "cpu")
+    start = std::make_unique<BackgroundStart<StartedGpu>>(
+        [device = o.device.device, log = o.device.device == "auto" ? Log{0} : log] {
+          auto s = std::make_unique<StartedGpu>();
+          s->index = pick_gpu(device, log);
+          if (s->index >= 0) start_gpu(s->index);
+          return s;
+        });
   if (kind == InputKind::kGrid) {
     GridFile f = read_grid_input(o.input, stages);
     size_t pick = 0;
@@ -131,10 +146,11 @@ int run_mesh(const MeshCmdOptions& o) {
   int gpu = -1;
   if (!cubes && gpu_choice >= -1) {
     gpu = gpu_choice;  // (the GPU that voxelized a mesh input, or -1)
-  } else if (!cubes && !small_job_on_cpu(
-                           o.device.device, false, [&] { return estimated_cpu_mesh_ms(grid, cpu_threads()); }, log,
-                           o.input, "meshed", kMeshCpuMs)) {
-    gpu = pick_gpu(o.device.device, log);
+  } else if (start && !small_job_on_cpu(
+                          o.device.device, start->done(), [&] { return estimated_cpu_mesh_ms(grid, cpu_threads()); },
+                          log, o.input, "meshed", kMeshCpuMs)) {
+    gpu = start->take()->index;
+    if (o.device.device == "auto" && gpu < 0) note_cpu_fallback(log);
   }
   const auto tm = Clock::now();
   Mesh mesh;

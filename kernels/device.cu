@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/api.h"
+#include "kernels/common.cuh"
 
 namespace voxtile {
 
@@ -49,6 +50,11 @@ int gpu_count() {
     return 0;
   }
   return count;
+}
+
+void start_gpu(int device) {
+  VT_CUDA_CHECK(cudaSetDevice(device));
+  VT_CUDA_CHECK(cudaFree(nullptr));  // (creates the primary context)
 }
 
 }  // namespace voxtile

@@ -14,6 +14,8 @@ bool gpu_compiled() { return false; }
 
 int gpu_count() { return 0; }
 
+void start_gpu(int) { no_cuda(); }
+
 GpuInfo query_gpu(int) {
   GpuInfo info;
   info.reason = "this voxtile was built without CUDA";
