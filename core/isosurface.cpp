@@ -299,6 +299,8 @@ class BrickKeySet {
   ValueArray<uint32_t> table_;
 };
 
+constexpr uint64_t kNoBrick = ~uint64_t(0);  // (add_bricks_around: an interior brick's)
+
 // Fills a mesh's per-triangle ids with 0 (one source mesh and material), in parallel.
 void single_source_ids(Mesh& m) {
   const size_t n = m.num_triangles();
@@ -310,23 +312,28 @@ void single_source_ids(Mesh& m) {
   });
 }
 
-// The bricks of the grown grid (IsoKeys, x-major index) that may hold a cell with an active corner
-// of `g`, or (for an occupancy grid) a vertex on such a cell: grid brick (bx, by, bz)'s voxels are
-// corners of cells bx * 8 - 1 to bx * 8 + 7, grown coordinates bx * 8 to bx * 8 + 8, so in grown bricks
-// bx and bx + 1 on each axis. With `interior_skipped` (occupancy: the inside, or an occupancy grid),
-// a brick that is full and whose six neighbours are full is left out: a cell with triangles has an
-// inactive corner, and among the 2^3 bricks that hold its corners, the last full brick on a path of
-// face neighbours from one with an active corner to one without is not interior and adds its brick.
-void add_grown_bricks(const IsoGridView& g, const IsoKeys& keys, bool interior_skipped, std::vector<uint64_t>& out) {
-  const int64_t nbx = (int64_t(g.dims[0]) + 7) >> 3, nby = (int64_t(g.dims[1]) + 7) >> 3,
-                nbz = (int64_t(g.dims[2]) + 7) >> 3;
+// The bricks of a grown grid (`keys`: IsoKeys, x-major brick index) that may hold the keys made from
+// the active voxels of `g`, appended to `out` (then sorted_bricks). A voxel's keys lie in its own
+// brick or, where its place in the brick along an axis is `reach` or more, in the next one along it:
+// marching cubes' cells around voxel v, grown coordinates v and v + 1 (reach 7); the cubes' corners of
+// voxel v, keyed at v + 1 and v + 2 (reach 6). So grid brick (bx, by, bz) adds grown bricks bx and,
+// where it has active voxels from plane `reach` on, bx + 1 on each axis (sparse grids, a voxel here
+// and there, mostly have none). With `interior_skipped` (occupancy), a brick that is full and whose
+// six neighbours are full adds none: it has no boundary face, and for marching cubes a cell with
+// triangles has an inactive corner, and among the 2^3 bricks that hold its corners, the last full
+// brick on a path of face neighbours from one with an active corner to one without is not interior
+// and adds its brick.
+void add_bricks_around(const IsoGridView& g, const IsoKeys& keys, int reach, bool interior_skipped,
+                       std::vector<uint64_t>& out) {
   auto full = [&](int64_t bx, int64_t by, int64_t bz) {
     uint64_t b;
-    if (bx < 0 || by < 0 || bz < 0 || bx >= nbx || by >= nby || bz >= nbz || !g.brick(bx, by, bz, b)) return false;
+    if (!g.brick(bx, by, bz, b)) return false;
     for (int w = 0; w < 8; ++w)
       if (g.masks[8 * b + uint64_t(w)] != ~uint64_t(0)) return false;
     return true;
   };
+  // Mask bits (y << 3 | z) of the planes from `reach` on, across y and across z.
+  const uint64_t planes_y = ~uint64_t(0) << (8 * reach), planes_z = 0x0101010101010101ull * ((0xffu << reach) & 0xffu);
   const size_t first = out.size();
   out.resize(first + 8 * g.bricks);
   tbb::parallel_for(tbb::blocked_range<uint64_t>(0, g.bricks, 4096), [&](const tbb::blocked_range<uint64_t>& r) {
@@ -335,32 +342,36 @@ void add_grown_bricks(const IsoGridView& g, const IsoKeys& keys, bool interior_s
       uint64_t* o = &out[first + 8 * b];
       if (interior_skipped && full(c.x, c.y, c.z) && full(c.x - 1, c.y, c.z) && full(c.x + 1, c.y, c.z) &&
           full(c.x, c.y - 1, c.z) && full(c.x, c.y + 1, c.z) && full(c.x, c.y, c.z - 1) && full(c.x, c.y, c.z + 1)) {
-        std::fill(o, o + 8, ~uint64_t(0));
+        std::fill(o, o + 8, kNoBrick);
         continue;
       }
-      // The brick above on an axis only where the brick has active voxels in its last plane across it
-      // (cells bx * 8 + 7 on: what sparse grids, a voxel here and there, mostly lack).
       const uint64_t* m = g.masks + 8 * b;
-      uint64_t any = 0;
-      for (int w = 0; w < 8; ++w) any |= m[w];
-      const bool last[3] = {m[7] != 0, (any & (uint64_t(0xff) << 56)) != 0, (any & 0x8080808080808080ull) != 0};
-      auto up = [&](int32_t x, int axis, int n) { return uint64_t(x + ((n >> axis & 1) && last[axis] ? 1 : 0)); };
-      for (int n = 0; n < 8; ++n)
-        o[n] = (up(c.x, 0, n) * uint64_t(keys.nb[1]) + up(c.y, 1, n)) * uint64_t(keys.nb[2]) + up(c.z, 2, n);
+      uint64_t any = 0, any_x = 0;
+      for (int w = 0; w < 8; ++w) {
+        any |= m[w];
+        if (w >= reach) any_x |= m[w];
+      }
+      const int up[3] = {any_x != 0, (any & planes_y) != 0, (any & planes_z) != 0};
+      for (int n = 0; n < 8; ++n) o[n] = keys.brick(c.x + (n & up[0]), c.y + (n >> 1 & up[1]), c.z + (n >> 2 & up[2]));
     }
   });
+}
+
+// The bricks add_bricks_around gave, ascending and unique.
+void sorted_bricks(std::vector<uint64_t>& bricks) {
+  sort_unique(bricks);
+  if (!bricks.empty() && bricks.back() == kNoBrick) bricks.pop_back();
 }
 
 // The active voxels of `g` among the 9^3 voxels (gx * 8 - 1 + x, ...), 0 <= x, y, z <= 8, that are the
 // corners of grown brick (gx, gy, gz)'s cells: f(x * 81 + y * 9 + z, value index).
 template <class F>
 void for_each_window_voxel(const IsoGridView& g, int64_t gx, int64_t gy, int64_t gz, F&& f) {
-  const int64_t nb[3] = {(int64_t(g.dims[0]) + 7) >> 3, (int64_t(g.dims[1]) + 7) >> 3, (int64_t(g.dims[2]) + 7) >> 3};
   for (int n = 0; n < 8; ++n) {
     const int dx = -(n & 1), dy = -(n >> 1 & 1), dz = -(n >> 2 & 1);  // the brick below on these axes
     const int64_t bx = gx + dx, by = gy + dy, bz = gz + dz;
     uint64_t b;
-    if (bx < 0 || by < 0 || bz < 0 || bx >= nb[0] || by >= nb[1] || bz >= nb[2] || !g.brick(bx, by, bz, b)) continue;
+    if (!g.brick(bx, by, bz, b)) continue;
     // In a brick below, only its last plane on that axis (mask word x, bit y << 3 | z).
     const uint64_t yz = (dy ? uint64_t(0xff) << 56 : ~uint64_t(0)) & (dz ? 0x8080808080808080ull : ~uint64_t(0));
     uint64_t rank = g.values ? g.value_begin[b] : 0;
@@ -379,7 +390,7 @@ void for_each_window_voxel(const IsoGridView& g, int64_t gx, int64_t gy, int64_t
 }
 
 // Marching cubes brick by brick over the grown grid: for each brick that may hold a cell with
-// triangles (add_grown_bricks), the field's 9^3 corner voxels are read from the bricks that hold
+// triangles (add_bricks_around), the field's 9^3 corner voxels are read from the bricks that hold
 // them and the patterns of its 512 cells taken from them, in ascending cell order; the vertices are
 // the keys of the triangles' corners (BrickKeySet). Every cell with triangles has a corner the
 // candidate bricks cover (an active voxel of the grid, or with `inside`, one of the inside's
@@ -394,13 +405,10 @@ Mesh marching_cubes(const SparseGrid& grid, float iso, bool occupancy, const Spa
   if (field.has_inside) attach_brick_table(field.inside, inside_table, inside_words);
   const GridSpec& s = grid.spec;
   const IsoKeys keys = IsoKeys::make(s.dims.x, s.dims.y, s.dims.z);
-  const uint64_t num_grown = uint64_t(keys.nb[0]) * uint64_t(keys.nb[1]) * uint64_t(keys.nb[2]);
-
-  std::vector<uint64_t> bricks;
-  add_grown_bricks(field.grid, keys, occupancy, bricks);
-  if (field.has_inside) add_grown_bricks(field.inside, keys, true, bricks);
-  sort_unique(bricks);
-  if (!bricks.empty() && bricks.back() == ~uint64_t(0)) bricks.pop_back();  // (the interior's mark)
+  std::vector<uint64_t> bricks;  // (of cells)
+  add_bricks_around(field.grid, keys, 7, occupancy, bricks);
+  if (field.has_inside) add_bricks_around(field.inside, keys, 7, true, bricks);
+  sorted_bricks(bricks);
   progress_total(2 * bricks.size());
 
   // Each brick's cells with triangles (offset << 8 | pattern, ascending) and their triangles. The
@@ -416,9 +424,8 @@ Mesh marching_cubes(const SparseGrid& grid, float iso, bool occupancy, const Spa
   tbb::parallel_for(tbb::blocked_range<size_t>(0, bricks.size(), 16), [&](const tbb::blocked_range<size_t>& r) {
     uint16_t known[81], below[81];
     for (size_t n = r.begin(); n < r.end(); ++n) {
-      const int64_t gz = int64_t(bricks[n] % uint64_t(keys.nb[2])),
-                    gy = int64_t(bricks[n] / uint64_t(keys.nb[2]) % uint64_t(keys.nb[1])),
-                    gx = int64_t(bricks[n] / (uint64_t(keys.nb[2]) * uint64_t(keys.nb[1])));
+      int64_t gx, gy, gz;
+      keys.brick_coords(bricks[n], gx, gy, gz);
       std::fill(known, known + 81, uint16_t(default_known ? 0x1ff : 0));
       std::fill(below, below + 81, uint16_t(default_below ? 0x1ff : 0));
       auto set = [&](int at, bool b) {
@@ -460,12 +467,11 @@ Mesh marching_cubes(const SparseGrid& grid, float iso, bool occupancy, const Spa
   if (ntri > uint64_t(UINT32_MAX) / 3) fail(ErrorKind::kUsage, "the mesh would have more than 1.4 billion triangles");
   // The triangles' corners (vertex keys), and the set of them.
   ValueArray<uint64_t> corners(3 * ntri);
-  BrickKeySet vertex_keys(bricks, 3, num_grown);
+  BrickKeySet vertex_keys(bricks, 3, keys.bricks());
   tbb::parallel_for(tbb::blocked_range<size_t>(0, bricks.size(), 16), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t n = r.begin(); n < r.end(); ++n) {
-      const int64_t gz = int64_t(bricks[n] % uint64_t(keys.nb[2])),
-                    gy = int64_t(bricks[n] / uint64_t(keys.nb[2]) % uint64_t(keys.nb[1])),
-                    gx = int64_t(bricks[n] / (uint64_t(keys.nb[2]) * uint64_t(keys.nb[1])));
+      int64_t gx, gy, gz;
+      keys.brick_coords(bricks[n], gx, gy, gz);
       uint64_t* out = corners.data() + 3 * first[n];
       for (uint32_t cell : cells[n]) {
         const int off = int(cell >> 8), p = int(cell & 255);
@@ -512,8 +518,6 @@ Mesh voxel_cubes(const SparseGrid& grid) {
       {{0, 0, 0}, {1, 0, 0}, {1, 0, 1}, {0, 0, 1}}, {{0, 1, 0}, {0, 1, 1}, {1, 1, 1}, {1, 1, 0}},
       {{0, 0, 0}, {0, 1, 0}, {1, 1, 0}, {1, 0, 0}}, {{0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}}};
   const size_t nb = grid.num_bricks();
-  const int64_t gb[3] = {(int64_t(grid.spec.dims.x) + 7) >> 3, (int64_t(grid.spec.dims.y) + 7) >> 3,
-                         (int64_t(grid.spec.dims.z) + 7) >> 3};
   // Brick b's exposed faces: per direction d and mask word x, its active voxels whose neighbour
   // across face d is inactive (the neighbours from the masks: shifted within the brick, the
   // neighbouring brick's plane across its faces; nothing beyond the grid).
@@ -524,7 +528,7 @@ Mesh voxel_cubes(const SparseGrid& grid) {
       int64_t n[3] = {c.x, c.y, c.z};
       n[axis] += dir;
       uint64_t at;
-      if (n[axis] < 0 || n[axis] >= gb[axis] || !lookup.brick(n[0], n[1], n[2], at)) return nullptr;
+      if (!lookup.brick(n[0], n[1], n[2], at)) return nullptr;
       return grid.masks[at].w;
     };
     constexpr uint64_t kZ0 = 0x0101010101010101ull, kZ7 = 0x8080808080808080ull;
@@ -562,21 +566,10 @@ Mesh voxel_cubes(const SparseGrid& grid) {
   for (size_t b = 0; b < nb; ++b) first[b + 1] += first[b];
   const uint64_t nq = first.back();
   if (nq > uint64_t(UINT32_MAX) / 6) fail(ErrorKind::kUsage, "the mesh would have more than 1.4 billion triangles");
-  // The corners' bricks: grid brick (bx, by, bz)'s corners bx * 8 to bx * 8 + 8 are keyed at + 1.
-  std::vector<uint64_t> bricks(8 * nb);
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, nb, 4096), [&](const tbb::blocked_range<size_t>& r) {
-    for (size_t b = r.begin(); b < r.end(); ++b) {
-      const Int3 c = brick_coord(grid.keys[b]);
-      auto up = [&](int32_t x, int axis, int n) {
-        return uint64_t(std::min<int64_t>(x + (n >> axis & 1), keys.nb[axis] - 1));
-      };
-      for (int n = 0; n < 8; ++n)
-        bricks[8 * b + size_t(n)] =
-            (up(c.x, 0, n) * uint64_t(keys.nb[1]) + up(c.y, 1, n)) * uint64_t(keys.nb[2]) + up(c.z, 2, n);
-    }
-  });
-  sort_unique(bricks);
-  BrickKeySet corner_keys(std::move(bricks), 0, uint64_t(keys.nb[0]) * uint64_t(keys.nb[1]) * uint64_t(keys.nb[2]));
+  std::vector<uint64_t> bricks;  // (of the corners)
+  add_bricks_around(lookup, keys, 6, true, bricks);
+  sorted_bricks(bricks);
+  BrickKeySet corner_keys(std::move(bricks), 0, keys.bricks());
   ValueArray<uint64_t> quads(4 * nq);  // 4 corner keys per boundary face, in voxel order
   tbb::parallel_for(tbb::blocked_range<size_t>(0, nb, 256), [&](const tbb::blocked_range<size_t>& r) {
     uint64_t e[6][8];

@@ -34,18 +34,26 @@ struct IsoKeys {
   VT_HD static IsoKeys make(int32_t dx, int32_t dy, int32_t dz) {
     return {{(int64_t(dx) + 9) / 8, (int64_t(dy) + 9) / 8, (int64_t(dz) + 9) / 8}};
   }
+  VT_HD uint64_t bricks() const { return uint64_t(nb[0]) * uint64_t(nb[1]) * uint64_t(nb[2]); }
+  // The index of brick (bx, by, bz) of the grown grid (a key's high bits), and back.
+  VT_HD uint64_t brick(int64_t bx, int64_t by, int64_t bz) const { return uint64_t((bx * nb[1] + by) * nb[2] + bz); }
+  VT_HD void brick_coords(uint64_t brick, int64_t& bx, int64_t& by, int64_t& bz) const {
+    bz = int64_t(brick % uint64_t(nb[2]));
+    by = int64_t(brick / uint64_t(nb[2]) % uint64_t(nb[1]));
+    bx = int64_t(brick / (uint64_t(nb[2]) * uint64_t(nb[1])));
+  }
   VT_HD uint64_t key(int64_t i, int64_t j, int64_t k) const {
     const int64_t a = i + 1, b = j + 1, c = k + 1;
-    return uint64_t(((a >> 3) * nb[1] + (b >> 3)) * nb[2] + (c >> 3)) << 9 |
-           uint64_t((a & 7) << 6 | (b & 7) << 3 | (c & 7));
+    return brick(a >> 3, b >> 3, c >> 3) << 9 | uint64_t((a & 7) << 6 | (b & 7) << 3 | (c & 7));
   }
   // The keys of the 8 cells that have voxel (i, j, k) as a corner.
   VT_HD void cells_around(int64_t i, int64_t j, int64_t k, uint64_t* out) const {
     for (int c = 0; c < 8; ++c) out[c] = key(i - (c & 1), j - (c >> 1 & 1), k - (c >> 2 & 1));
   }
   VT_HD void ijk(uint64_t key, int64_t& i, int64_t& j, int64_t& k) const {
-    const int64_t brick = int64_t(key >> 9), off = int64_t(key & 511);
-    const int64_t bz = brick % nb[2], by = brick / nb[2] % nb[1], bx = brick / (nb[2] * nb[1]);
+    const int64_t off = int64_t(key & 511);
+    int64_t bx, by, bz;
+    brick_coords(key >> 9, bx, by, bz);
     i = bx * 8 + (off >> 6) - 1;
     j = by * 8 + (off >> 3 & 7) - 1;
     k = bz * 8 + (off & 7) - 1;
@@ -68,11 +76,13 @@ struct IsoGridView {
   // Optional (the host's, with values): the value index of each mask word's first active voxel, so
   // that a voxel's value is found with one word's count instead of its brick's rank.
   const uint64_t* word_values = nullptr;
-  // The index of brick (bx, by, bz) (brick coordinates, within the grid), if the grid has it.
+  // The index of brick (bx, by, bz) (brick coordinates, any: none outside the grid), if the grid has it.
   VT_HD bool brick(int64_t bx, int64_t by, int64_t bz, uint64_t& b) const {
+    const int64_t nbx = (int64_t(dims[0]) + 7) >> 3, nby = (int64_t(dims[1]) + 7) >> 3,
+                  nbz = (int64_t(dims[2]) + 7) >> 3;
+    if (bx < 0 || by < 0 || bz < 0 || bx >= nbx || by >= nby || bz >= nbz) return false;
     if (brick_table) {
-      const uint64_t nby = uint64_t(dims[1] + 7) >> 3, nbz = uint64_t(dims[2] + 7) >> 3;
-      const uint32_t t = brick_table[(uint64_t(bx) * nby + uint64_t(by)) * nbz + uint64_t(bz)];
+      const uint32_t t = brick_table[(uint64_t(bx) * uint64_t(nby) + uint64_t(by)) * uint64_t(nbz) + uint64_t(bz)];
       b = t;
       return t != kIsoNoBrick;
     }

@@ -231,7 +231,7 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, cons
                                                                 cand.data() + ncand);
   VT_CUDA_CHECK_LAUNCH();
   // Cell keys are below the grown grid's bricks x 512, vertex keys 8 times that.
-  const uint64_t key_end = uint64_t(keys.nb[0] * keys.nb[1] * keys.nb[2]) * 512;
+  const uint64_t key_end = keys.bricks() * 512;
   int key_bits = 1;
   while (key_bits < 61 && (uint64_t(1) << key_bits) < key_end) ++key_bits;
   const uint64_t ncells = total ? sort_unique(cand, tmp, cells, total, key_bits, cub, count, stream) : 0;
