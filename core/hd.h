@@ -25,6 +25,14 @@ VT_HD inline int popcount64(uint64_t x) {
   return int((x * 0x0101010101010101ull) >> 56);
 #endif
 }
+// The index of the lowest set bit of a nonzero word, on either side.
+VT_HD inline int ctz64(uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  return __ffsll((long long)x) - 1;
+#else
+  return __builtin_ctzll(x);
+#endif
+}
 // Set bits below bit `off` of an 8^3 brick's mask (8 words, bit off & 63 of word off >> 6): an
 // active voxel's place among its brick's active voxels, where its values are.
 VT_HD inline uint32_t mask_rank(const uint64_t* w, int off) {

@@ -299,8 +299,6 @@ class BrickKeySet {
   ValueArray<uint32_t> table_;
 };
 
-constexpr uint64_t kNoBrick = ~uint64_t(0);  // (add_bricks_around: an interior brick's)
-
 // Fills a mesh's per-triangle ids with 0 (one source mesh and material), in parallel.
 void single_source_ids(Mesh& m) {
   const size_t n = m.num_triangles();
@@ -312,81 +310,22 @@ void single_source_ids(Mesh& m) {
   });
 }
 
-// The bricks of a grown grid (`keys`: IsoKeys, x-major brick index) that may hold the keys made from
-// the active voxels of `g`, appended to `out` (then sorted_bricks). A voxel's keys lie in its own
-// brick or, where its place in the brick along an axis is `reach` or more, in the next one along it:
-// marching cubes' cells around voxel v, grown coordinates v and v + 1 (reach 7); the cubes' corners of
-// voxel v, keyed at v + 1 and v + 2 (reach 6). So grid brick (bx, by, bz) adds grown bricks bx and,
-// where it has active voxels from plane `reach` on, bx + 1 on each axis (sparse grids, a voxel here
-// and there, mostly have none). With `interior_skipped` (occupancy), a brick that is full and whose
-// six neighbours are full adds none: it has no boundary face, and for marching cubes a cell with
-// triangles has an inactive corner, and among the 2^3 bricks that hold its corners, the last full
-// brick on a path of face neighbours from one with an active corner to one without is not interior
-// and adds its brick.
+// The bricks of the grown grid `keys` that may hold the keys made from the active voxels of `g`
+// (iso_bricks_around), appended to `out` (then sorted_bricks; keys.bricks() where none).
 void add_bricks_around(const IsoGridView& g, const IsoKeys& keys, int reach, bool interior_skipped,
                        std::vector<uint64_t>& out) {
-  auto full = [&](int64_t bx, int64_t by, int64_t bz) {
-    uint64_t b;
-    if (!g.brick(bx, by, bz, b)) return false;
-    for (int w = 0; w < 8; ++w)
-      if (g.masks[8 * b + uint64_t(w)] != ~uint64_t(0)) return false;
-    return true;
-  };
-  // Mask bits (y << 3 | z) of the planes from `reach` on, across y and across z.
-  const uint64_t planes_y = ~uint64_t(0) << (8 * reach), planes_z = 0x0101010101010101ull * ((0xffu << reach) & 0xffu);
   const size_t first = out.size();
   out.resize(first + 8 * g.bricks);
   tbb::parallel_for(tbb::blocked_range<uint64_t>(0, g.bricks, 4096), [&](const tbb::blocked_range<uint64_t>& r) {
-    for (uint64_t b = r.begin(); b < r.end(); ++b) {
-      const Int3 c = brick_coord(g.keys[b]);
-      uint64_t* o = &out[first + 8 * b];
-      if (interior_skipped && full(c.x, c.y, c.z) && full(c.x - 1, c.y, c.z) && full(c.x + 1, c.y, c.z) &&
-          full(c.x, c.y - 1, c.z) && full(c.x, c.y + 1, c.z) && full(c.x, c.y, c.z - 1) && full(c.x, c.y, c.z + 1)) {
-        std::fill(o, o + 8, kNoBrick);
-        continue;
-      }
-      const uint64_t* m = g.masks + 8 * b;
-      uint64_t any = 0, any_x = 0;
-      for (int w = 0; w < 8; ++w) {
-        any |= m[w];
-        if (w >= reach) any_x |= m[w];
-      }
-      const int up[3] = {any_x != 0, (any & planes_y) != 0, (any & planes_z) != 0};
-      for (int n = 0; n < 8; ++n) o[n] = keys.brick(c.x + (n & up[0]), c.y + (n >> 1 & up[1]), c.z + (n >> 2 & up[2]));
-    }
+    for (uint64_t b = r.begin(); b < r.end(); ++b)
+      iso_bricks_around(g, keys, b, reach, interior_skipped, keys.bricks(), &out[first + 8 * b]);
   });
 }
 
 // The bricks add_bricks_around gave, ascending and unique.
-void sorted_bricks(std::vector<uint64_t>& bricks) {
+void sorted_bricks(std::vector<uint64_t>& bricks, const IsoKeys& keys) {
   sort_unique(bricks);
-  if (!bricks.empty() && bricks.back() == kNoBrick) bricks.pop_back();
-}
-
-// The active voxels of `g` among the 9^3 voxels (gx * 8 - 1 + x, ...), 0 <= x, y, z <= 8, that are the
-// corners of grown brick (gx, gy, gz)'s cells: f(x * 81 + y * 9 + z, value index).
-template <class F>
-void for_each_window_voxel(const IsoGridView& g, int64_t gx, int64_t gy, int64_t gz, F&& f) {
-  for (int n = 0; n < 8; ++n) {
-    const int dx = -(n & 1), dy = -(n >> 1 & 1), dz = -(n >> 2 & 1);  // the brick below on these axes
-    const int64_t bx = gx + dx, by = gy + dy, bz = gz + dz;
-    uint64_t b;
-    if (!g.brick(bx, by, bz, b)) continue;
-    // In a brick below, only its last plane on that axis (mask word x, bit y << 3 | z).
-    const uint64_t yz = (dy ? uint64_t(0xff) << 56 : ~uint64_t(0)) & (dz ? 0x8080808080808080ull : ~uint64_t(0));
-    uint64_t rank = g.values ? g.value_begin[b] : 0;
-    for (int x = 0; x < 8; ++x) {
-      const uint64_t word = g.masks[8 * b + uint64_t(x)];
-      if (!dx || x == 7) {
-        for (uint64_t m = word & yz; m; m &= m - 1) {
-          const int bit = __builtin_ctzll(m);
-          const int lx = x + 1 + 8 * dx, ly = (bit >> 3) + 1 + 8 * dy, lz = (bit & 7) + 1 + 8 * dz;
-          f(lx * 81 + ly * 9 + lz, rank + uint64_t(popcount64(word & ((uint64_t(1) << bit) - 1))));
-        }
-      }
-      rank += uint64_t(popcount64(word));
-    }
-  }
+  if (!bricks.empty() && bricks.back() == keys.bricks()) bricks.pop_back();
 }
 
 // Marching cubes brick by brick over the grown grid: for each brick that may hold a cell with
@@ -396,7 +335,7 @@ void for_each_window_voxel(const IsoGridView& g, int64_t gx, int64_t gy, int64_t
 // candidate bricks cover (an active voxel of the grid, or with `inside`, one of the inside's
 // boundary), so the mesh is that of every cell's pattern (IsoField::pattern): the same bytes as the
 // kernels' (kernels/isosurface/).
-Mesh marching_cubes(const SparseGrid& grid, float iso, bool occupancy, const SparseGrid* inside) {
+Mesh marching_cubes(const SparseGrid& grid, float iso, const SparseGrid* inside) {
   const McTable& table = mc_table();
   IsoField field = iso_field(grid, inside);
   std::vector<uint32_t> grid_table, inside_table;
@@ -406,58 +345,24 @@ Mesh marching_cubes(const SparseGrid& grid, float iso, bool occupancy, const Spa
   const GridSpec& s = grid.spec;
   const IsoKeys keys = IsoKeys::make(s.dims.x, s.dims.y, s.dims.z);
   std::vector<uint64_t> bricks;  // (of cells)
-  add_bricks_around(field.grid, keys, 7, occupancy, bricks);
+  add_bricks_around(field.grid, keys, 7, field.occupancy, bricks);
   if (field.has_inside) add_bricks_around(field.inside, keys, 7, true, bricks);
-  sorted_bricks(bricks);
+  sorted_bricks(bricks, keys);
   progress_total(2 * bricks.size());
 
-  // Each brick's cells with triangles (offset << 8 | pattern, ascending) and their triangles. The
-  // corners' states (IsoField::value: known, and below iso) as bits along z, a row of 9 per (x, y);
-  // the cells that have triangles (all corners known, some below and some not: the table has
-  // triangles for every other pattern) are found 8 at a time, so that bricks of a few voxels cost
-  // little.
-  const bool default_known = occupancy || field.has_inside;
-  const bool default_below = (field.has_inside ? field.background : 1.0) < double(iso);
-  const bool inside_below = -field.background < double(iso);
+  // Each brick's cells with triangles (offset << 8 | pattern, ascending) and their triangles.
   std::vector<std::vector<uint32_t>> cells(bricks.size());
   std::vector<uint64_t> first(bricks.size() + 1, 0);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, bricks.size(), 16), [&](const tbb::blocked_range<size_t>& r) {
-    uint16_t known[81], below[81];
     for (size_t n = r.begin(); n < r.end(); ++n) {
       int64_t gx, gy, gz;
       keys.brick_coords(bricks[n], gx, gy, gz);
-      std::fill(known, known + 81, uint16_t(default_known ? 0x1ff : 0));
-      std::fill(below, below + 81, uint16_t(default_below ? 0x1ff : 0));
-      auto set = [&](int at, bool b) {
-        const int row = at / 9, z = at % 9;
-        known[row] = uint16_t(known[row] | 1u << z);
-        below[row] = uint16_t(b ? below[row] | 1u << z : below[row] & ~(1u << z));
-      };
-      if (field.has_inside)
-        for_each_window_voxel(field.inside, gx, gy, gz, [&](int at, uint64_t) { set(at, inside_below); });
-      for_each_window_voxel(field.grid, gx, gy, gz, [&](int at, uint64_t v) {
-        set(at, (occupancy ? -1.0 : double(field.grid.values[v])) < double(iso));
-      });
       std::vector<uint32_t>& out = cells[n];
       uint64_t tris = 0;
-      for (int a = 0; a < 8; ++a)
-        for (int b = 0; b < 8; ++b) {
-          const int r0 = a * 9 + b, r1 = r0 + 9, r2 = r0 + 1,
-                    r3 = r0 + 10;  // rows (a, b), (a+1, b), (a, b+1), (a+1, b+1)
-          const unsigned k = known[r0] & known[r1] & known[r2] & known[r3];
-          const unsigned all = below[r0] & below[r1] & below[r2] & below[r3];
-          const unsigned some = below[r0] | below[r1] | below[r2] | below[r3];
-          // cell c: corners z = c and c + 1
-          for (unsigned m = (k & k >> 1) & (some | some >> 1) & ~(all & all >> 1) & 0xffu; m; m &= m - 1) {
-            const int c = __builtin_ctz(m);
-            const int p =
-                int((below[r0] >> c & 1) | (below[r1] >> c & 1) << 1 | (below[r2] >> c & 1) << 2 |
-                    (below[r3] >> c & 1) << 3 | (below[r0] >> (c + 1) & 1) << 4 | (below[r1] >> (c + 1) & 1) << 5 |
-                    (below[r2] >> (c + 1) & 1) << 6 | (below[r3] >> (c + 1) & 1) << 7);
-            out.push_back(uint32_t(a << 6 | b << 3 | c) << 8 | uint32_t(p));
-            tris += table.count[p];
-          }
-        }
+      iso_brick_cells(field, gx, gy, gz, iso, [&](int off, int p) {
+        out.push_back(uint32_t(off) << 8 | uint32_t(p));
+        tris += table.count[p];
+      });
       first[n + 1] = tris;
     }
     progress_advance(r.size());
@@ -568,7 +473,7 @@ Mesh voxel_cubes(const SparseGrid& grid) {
   if (nq > uint64_t(UINT32_MAX) / 6) fail(ErrorKind::kUsage, "the mesh would have more than 1.4 billion triangles");
   std::vector<uint64_t> bricks;  // (of the corners)
   add_bricks_around(lookup, keys, 6, true, bricks);
-  sorted_bricks(bricks);
+  sorted_bricks(bricks, keys);
   BrickKeySet corner_keys(std::move(bricks), 0, keys.bricks());
   ValueArray<uint64_t> quads(4 * nq);  // 4 corner keys per boundary face, in voxel order
   tbb::parallel_for(tbb::blocked_range<size_t>(0, nb, 256), [&](const tbb::blocked_range<size_t>& r) {
@@ -635,9 +540,9 @@ Mesh grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, const Sp
     fail(ErrorKind::kUsage, "grid '" + grid.name + "' holds vectors; mesh a level set, a float field or occupancy");
   if (grid.value_type == ValueType::kFloat32) {
     if (!std::isfinite(options.iso)) fail(ErrorKind::kUsage, "--iso must be finite");
-    return marching_cubes(grid, options.iso, false, inside);
+    return marching_cubes(grid, options.iso, inside);
   }
-  return options.smooth ? marching_cubes(grid, 0.0f, true, nullptr) : voxel_cubes(grid);
+  return options.smooth ? marching_cubes(grid, 0.0f, nullptr) : voxel_cubes(grid);
 }
 
 }  // namespace voxtile

@@ -171,6 +171,115 @@ struct IsoField {
   }
 };
 
+// Whether grid brick (bx, by, bz) of `g` exists and is full.
+VT_HD inline bool iso_brick_full(const IsoGridView& g, int64_t bx, int64_t by, int64_t bz) {
+  uint64_t b;
+  if (!g.brick(bx, by, bz, b)) return false;
+  for (int w = 0; w < 8; ++w)
+    if (g.masks[8 * b + uint64_t(w)] != ~uint64_t(0)) return false;
+  return true;
+}
+
+// The bricks of the grown grid (`keys`: IsoKeys, x-major brick index) that may hold the keys made
+// from the active voxels of brick b of `g`, into o[0, 8) (`none` where there are fewer). A voxel's keys
+// lie in its own brick or, where its place in the brick along an axis is `reach` or more, in the next
+// one along it: marching cubes' cells around voxel v, grown coordinates v and v + 1 (reach 7); the
+// cubes' corners of voxel v, keyed at v + 1 and v + 2 (reach 6). So grid brick (bx, by, bz) gives
+// grown bricks bx and, where it has active voxels from plane `reach` on, bx + 1 on each axis (sparse
+// grids, a voxel here and there, mostly have none). With `interior_skipped` (occupancy), a brick that
+// is full and whose six neighbours are full gives none: it has no boundary face, and for marching
+// cubes a cell with triangles has an inactive corner, and among the 2^3 bricks that hold its corners,
+// the last full brick on a path of face neighbours from one with an active corner to one without is
+// not interior and gives its brick.
+VT_HD inline void iso_bricks_around(const IsoGridView& g, const IsoKeys& keys, uint64_t b, int reach,
+                                    bool interior_skipped, uint64_t none, uint64_t* o) {
+  const Int3 c = brick_coord(g.keys[b]);
+  if (interior_skipped && iso_brick_full(g, c.x, c.y, c.z) && iso_brick_full(g, c.x - 1, c.y, c.z) &&
+      iso_brick_full(g, c.x + 1, c.y, c.z) && iso_brick_full(g, c.x, c.y - 1, c.z) &&
+      iso_brick_full(g, c.x, c.y + 1, c.z) && iso_brick_full(g, c.x, c.y, c.z - 1) &&
+      iso_brick_full(g, c.x, c.y, c.z + 1)) {
+    for (int n = 0; n < 8; ++n) o[n] = none;
+    return;
+  }
+  // Mask bits (y << 3 | z) of the planes from `reach` on, across y and across z.
+  const uint64_t planes_y = ~uint64_t(0) << (8 * reach), planes_z = 0x0101010101010101ull * ((0xffu << reach) & 0xffu);
+  const uint64_t* m = g.masks + 8 * b;
+  uint64_t any = 0, any_x = 0;
+  for (int w = 0; w < 8; ++w) {
+    any |= m[w];
+    if (w >= reach) any_x |= m[w];
+  }
+  const int up[3] = {any_x != 0, (any & planes_y) != 0, (any & planes_z) != 0};
+  for (int n = 0; n < 8; ++n) o[n] = keys.brick(c.x + (n & up[0]), c.y + (n >> 1 & up[1]), c.z + (n >> 2 & up[2]));
+}
+
+// The active voxels of `g` among the 9^3 voxels (gx * 8 - 1 + x, ...), 0 <= x, y, z <= 8, that are the
+// corners of grown brick (gx, gy, gz)'s cells: f(x * 81 + y * 9 + z, value index).
+template <class F>
+VT_HD void iso_window_voxels(const IsoGridView& g, int64_t gx, int64_t gy, int64_t gz, F&& f) {
+  for (int n = 0; n < 8; ++n) {
+    const int dx = -(n & 1), dy = -(n >> 1 & 1), dz = -(n >> 2 & 1);  // the brick below on these axes
+    uint64_t b;
+    if (!g.brick(gx + dx, gy + dy, gz + dz, b)) continue;
+    // In a brick below, only its last plane on that axis (mask word x, bit y << 3 | z).
+    const uint64_t yz = (dy ? uint64_t(0xff) << 56 : ~uint64_t(0)) & (dz ? 0x8080808080808080ull : ~uint64_t(0));
+    uint64_t rank = g.values ? g.value_begin[b] : 0;
+    for (int x = 0; x < 8; ++x) {
+      const uint64_t word = g.masks[8 * b + uint64_t(x)];
+      if (!dx || x == 7) {
+        for (uint64_t m = word & yz; m; m &= m - 1) {
+          const int bit = ctz64(m);
+          const int lx = x + 1 + 8 * dx, ly = (bit >> 3) + 1 + 8 * dy, lz = (bit & 7) + 1 + 8 * dz;
+          f(lx * 81 + ly * 9 + lz, rank + uint64_t(popcount64(word & ((uint64_t(1) << bit) - 1))));
+        }
+      }
+      rank += uint64_t(popcount64(word));
+    }
+  }
+}
+
+// The cells of grown brick (gx, gy, gz) that have triangles, in ascending order: f(offset, pattern),
+// offset a << 6 | b << 3 | c (IsoKeys), pattern as IsoField::pattern. The corners' states (IsoField::
+// value: known, and below iso) are bits along z, a row of 9 per (x, y), read from the bricks that hold
+// them; the cells with triangles (all corners known, some below and some not: the table has triangles
+// for every other pattern) are found 8 at a time, so that bricks of a few voxels cost little.
+template <class F>
+VT_HD void iso_brick_cells(const IsoField& field, int64_t gx, int64_t gy, int64_t gz, float iso, F&& f) {
+  const bool default_known = field.occupancy || field.has_inside;
+  const bool default_below = (field.has_inside ? field.background : 1.0) < double(iso);
+  const bool inside_below = -field.background < double(iso);
+  uint16_t known[81], below[81];
+  for (int r = 0; r < 81; ++r) {
+    known[r] = uint16_t(default_known ? 0x1ff : 0);
+    below[r] = uint16_t(default_below ? 0x1ff : 0);
+  }
+  auto set = [&](int at, bool b) {
+    const int row = at / 9, z = at % 9;
+    known[row] = uint16_t(known[row] | 1u << z);
+    below[row] = uint16_t(b ? below[row] | 1u << z : below[row] & ~(1u << z));
+  };
+  if (field.has_inside) iso_window_voxels(field.inside, gx, gy, gz, [&](int at, uint64_t) { set(at, inside_below); });
+  iso_window_voxels(field.grid, gx, gy, gz, [&](int at, uint64_t v) {
+    set(at, (field.occupancy ? -1.0 : double(field.grid.values[v])) < double(iso));
+  });
+  for (int a = 0; a < 8; ++a)
+    for (int b = 0; b < 8; ++b) {
+      const int r0 = a * 9 + b, r1 = r0 + 9, r2 = r0 + 1, r3 = r0 + 10;  // rows (a, b), (a+1, b), (a, b+1), (a+1, b+1)
+      const unsigned k = known[r0] & known[r1] & known[r2] & known[r3];
+      const unsigned all = below[r0] & below[r1] & below[r2] & below[r3];
+      const unsigned some = below[r0] | below[r1] | below[r2] | below[r3];
+      // cell c: corners z = c and c + 1
+      for (unsigned m = (k & k >> 1) & (some | some >> 1) & ~(all & all >> 1) & 0xffu; m; m &= m - 1) {
+        const int c = ctz64(m);
+        const int p =
+            int((below[r0] >> c & 1) | (below[r1] >> c & 1) << 1 | (below[r2] >> c & 1) << 2 |
+                (below[r3] >> c & 1) << 3 | (below[r0] >> (c + 1) & 1) << 4 | (below[r1] >> (c + 1) & 1) << 5 |
+                (below[r2] >> (c + 1) & 1) << 6 | (below[r3] >> (c + 1) & 1) << 7);
+        f(a << 6 | b << 3 | c, p);
+      }
+    }
+}
+
 // The vertex keys of the triangles of the cell at (i, j, k) with sign pattern p (3 per triangle).
 VT_HD inline void iso_cell_corners(const McTable& t, const IsoKeys& keys, int p, int64_t i, int64_t j, int64_t k,
                                    uint64_t* out) {

@@ -63,7 +63,7 @@ VT_HD inline uint64_t brick_key(int32_t bx, int32_t by, int32_t bz) {
 VT_HD inline Int3 grid_bricks(const Int3& dims) {
   return {(dims.x + kBrickDim - 1) / kBrickDim, (dims.y + kBrickDim - 1) / kBrickDim, (dims.z + kBrickDim - 1) / kBrickDim};
 }
-inline Int3 brick_coord(uint64_t key) {
+VT_HD inline Int3 brick_coord(uint64_t key) {
   const uint64_t m = (uint64_t(1) << kBrickKeyBits) - 1;
   return {int32_t(key >> (2 * kBrickKeyBits)), int32_t((key >> kBrickKeyBits) & m), int32_t(key & m)};
 }

@@ -471,6 +471,29 @@ TEST(IsosurfaceGpu, EqualsTheCpuBitForBit) {
   const Mesh gm = gpu_grid_to_mesh(grids[0], {0.0f, true}, &grids[1], 0);
   expect_same_mesh(gm, grid_to_mesh(grids[0], {0.0f, true}, &expanded), "bunny");
   expect_closed_manifold(gm, "bunny on the GPU");
+  // The kernels walk the CPU's bricks with its functions; checked against every cell's pattern too:
+  // balls with full interior bricks (skipped, so the bricks' sort ends with "none"), grids of sizes
+  // off a multiple of 8, and a few voxels scattered over a large grid (wide keys).
+  for (int n : {41, 50, 64}) {
+    const SparseGrid ball = occupancy(unit_spec(n), [&](int i, int j, int k) {
+      return (i - 20) * (i - 20) + (j - 22) * (j - 22) + (k - 19) * (k - 19) < 18 * 18;
+    });
+    const std::string at = "ball " + std::to_string(n);
+    expect_same_mesh(gpu_grid_to_mesh(ball, {0.0f, true}, nullptr, 0), every_cell_mesh(ball, 0.0f, nullptr), at);
+    const SparseGrid shell = level_set(
+        unit_spec(n), [](double x, double y, double z) { return std::sqrt(x * x + y * y + z * z) - 30.3; }, 2.0);
+    const SparseGrid solid = occupancy(unit_spec(n), [](int i, int j, int k) {
+      return std::sqrt((i + 0.5) * (i + 0.5) + (j + 0.5) * (j + 0.5) + (k + 0.5) * (k + 0.5)) < 30.3;
+    });
+    expect_same_mesh(gpu_grid_to_mesh(shell, {0.25f, true}, &solid, 0), every_cell_mesh(shell, 0.25f, &solid),
+                     "shell with its inside " + at);
+  }
+  const SparseGrid scattered = occupancy(unit_spec(300), [](int i, int j, int k) {
+    return (uint32_t(i) * 73856093u ^ uint32_t(j) * 19349663u ^ uint32_t(k) * 83492791u) % 50021u == 0;
+  });
+  ASSERT_GT(scattered.keys.size(), 100u);
+  expect_same_mesh(gpu_grid_to_mesh(scattered, {0.0f, true}, nullptr, 0), grid_to_mesh(scattered, {0.0f, true}),
+                   "scattered");
   // Empty grids.
   const SparseGrid none = occupancy(unit_spec(9), [](int, int, int) { return false; });
   EXPECT_EQ(gpu_grid_to_mesh(none, {0.0f, true}, nullptr, 0).num_triangles(), 0u);

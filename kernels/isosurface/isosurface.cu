@@ -1,10 +1,10 @@
-// Marching cubes on the GPU: the same mesh as grid_to_mesh (core/isosurface.h), bit for bit. The
-// candidate cells (8 around every active voxel, or the active voxels of a level set, and around the
-// inside's boundary voxels) are written in parallel at ranks from per-brick popcounts, radix-sorted
-// and made unique; then per cell the sign pattern and triangle count, a scan for the offsets, the
-// triangles' vertex keys; the keys sorted and made unique are the vertices (computed by the shared
-// host/device functions of core/isosurface_cell.h), and the triangles' indices are found by binary
-// search. Every step keeps the CPU's order, so the arrays are the CPU's.
+// Marching cubes on the GPU: the same mesh as grid_to_mesh (core/isosurface.h), bit for bit, brick by
+// brick over the grown grid as the CPU goes (the shared functions of core/isosurface_cell.h): the
+// bricks that may hold cells with triangles (8 per brick of the grid and of the inside, radix-sorted
+// and made unique), a thread per brick counting its cells' triangles, a scan for the offsets, the
+// triangles' vertex keys written by the same threads; the keys sorted and made unique are the
+// vertices, and the triangles' indices are found by binary search. Every step keeps the CPU's order,
+// so the arrays are the CPU's.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
@@ -21,7 +21,7 @@ namespace {
 struct DeviceGrid {
   DeviceBuffer<uint64_t> keys, masks;
   DeviceBuffer<float> values;
-  DeviceBuffer<uint64_t> first;  // active voxels before each brick (bricks + 1)
+  DeviceBuffer<uint64_t> first;  // a float grid's active voxels before each brick (bricks + 1)
   IsoGridView view;
   uint64_t voxels = 0;
 };
@@ -33,92 +33,57 @@ void upload_grid(const SparseGrid& g, bool values, DeviceGrid& d, StagedCopy& st
   d.masks.grow(std::max<size_t>(8 * nb, 1));
   staging.upload(d.keys.data(), g.keys.data(), nb * sizeof(uint64_t), stream);
   staging.upload(d.masks.data(), g.masks.data(), nb * sizeof(BrickMask), stream);
-  std::vector<uint64_t> first;
-  if (g.value_begin.size() != nb + 1) {  // (occupancy grids hold no index)
-    first.assign(nb + 1, 0);
-    for (size_t b = 0; b < nb; ++b) first[b + 1] = first[b] + uint64_t(g.masks[b].count());
-  }
-  const uint64_t* begin = first.empty() ? g.value_begin.data() : first.data();
-  d.voxels = begin[nb];
-  d.first.grow(nb + 1);
-  staging.upload(d.first.data(), begin, (nb + 1) * sizeof(uint64_t), stream);
-  if (values) {
-    d.values.grow(std::max<size_t>(d.voxels, 1));
-    staging.upload(d.values.data(), g.fvalues.data(), d.voxels * sizeof(float), stream);
-  }
   d.view.keys = d.keys.data();
   d.view.masks = d.masks.data();
-  d.view.values = values ? d.values.data() : nullptr;
-  d.view.value_begin = values ? d.first.data() : nullptr;
-}
-
-__device__ void brick_voxel(const IsoGridView& g, uint64_t b, int off, int64_t& i, int64_t& j, int64_t& k) {
-  const uint64_t m = (uint64_t(1) << kBrickKeyBits) - 1, key = g.keys[b];
-  i = int64_t(key >> (2 * kBrickKeyBits)) * 8 + (off >> 6);
-  j = int64_t((key >> kBrickKeyBits) & m) * 8 + (off >> 3 & 7);
-  k = int64_t(key & m) * 8 + (off & 7);
-}
-
-// One block of 512 threads per brick of `g`: the cells around (or at) each voxel set in `masks` (8
-// words per brick: the grid's own, or a subset), written at the voxel's rank from `first`.
-__global__ void cells_of_mask(IsoGridView g, const uint64_t* masks, const uint64_t* first, IsoKeys keys, bool around,
-                              uint64_t* out) {
-  const uint64_t b = blockIdx.x;
-  const int off = int(threadIdx.x);
-  const uint64_t* w = masks + 8 * b;
-  if (!(w[off >> 6] >> (off & 63) & 1)) return;
-  int64_t i, j, k;
-  brick_voxel(g, b, off, i, j, k);
-  const uint64_t at = first[b] + mask_rank(w, off);
-  if (around)
-    keys.cells_around(i, j, k, out + 8 * at);
-  else
-    out[at] = keys.key(i, j, k);
-}
-
-// The inside's boundary voxels: per brick, a mask of them and their number (cells_of_mask then
-// writes the cells around each).
-__global__ void inside_boundary(IsoGridView in, uint64_t* bmask, uint32_t* count) {
-  const uint64_t b = blockIdx.x;
-  const int off = int(threadIdx.x);
-  const uint64_t* w = in.masks + 8 * b;
-  bool flag = false;
-  if (w[off >> 6] >> (off & 63) & 1) {
-    int64_t i, j, k;
-    brick_voxel(in, b, off, i, j, k);
-    flag = on_boundary(in, i, j, k);
-  }
-  const unsigned bits = __ballot_sync(kFull, flag);
-  __shared__ unsigned words[16];
-  if ((threadIdx.x & 31) == 0) words[threadIdx.x >> 5] = bits;
-  __syncthreads();
-  if (threadIdx.x < 8) bmask[8 * b + threadIdx.x] = uint64_t(words[2 * threadIdx.x]) | uint64_t(words[2 * threadIdx.x + 1]) << 32;
-  if (threadIdx.x == 0) {
-    uint32_t n = 0;
-    for (int q = 0; q < 16; ++q) n += uint32_t(__popc(words[q]));
-    count[b] = n;
+  d.view.values = nullptr;
+  d.view.value_begin = nullptr;
+  if (values) {  // (float grids: their value index)
+    std::vector<uint64_t> first;
+    if (g.value_begin.size() != nb + 1) {
+      first.assign(nb + 1, 0);
+      for (size_t b = 0; b < nb; ++b) first[b + 1] = first[b] + uint64_t(g.masks[b].count());
+    }
+    const uint64_t* begin = first.empty() ? g.value_begin.data() : first.data();
+    d.voxels = begin[nb];
+    d.first.grow(nb + 1);
+    staging.upload(d.first.data(), begin, (nb + 1) * sizeof(uint64_t), stream);
+    d.values.grow(std::max<size_t>(d.voxels, 1));
+    staging.upload(d.values.data(), g.fvalues.data(), d.voxels * sizeof(float), stream);
+    d.view.values = d.values.data();
+    d.view.value_begin = d.first.data();
   }
 }
 
-__global__ void classify(IsoField f, const McTable* t, IsoKeys keys, const uint64_t* cells, uint64_t n, float iso,
-                         uint8_t* pattern, uint32_t* count) {
-  for (uint64_t c = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; c < n; c += uint64_t(gridDim.x) * blockDim.x) {
-    int64_t i, j, k;
-    keys.ijk(cells[c], i, j, k);
-    const int p = f.pattern(i, j, k, iso);
-    pattern[c] = uint8_t(p);
-    count[c] = t->count[p];
+// Grid brick b's grown bricks (iso_bricks_around, marching cubes' reach), 8 per brick into `out`.
+__global__ void bricks_around(IsoGridView g, IsoKeys keys, bool interior_skipped, uint64_t* out) {
+  for (uint64_t b = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; b < g.bricks;
+       b += uint64_t(gridDim.x) * blockDim.x)
+    iso_bricks_around(g, keys, b, 7, interior_skipped, keys.bricks(), out + 8 * b);
+}
+
+// Per grown brick: the triangles of its cells (iso_brick_cells).
+__global__ void brick_triangles(IsoField f, const McTable* t, IsoKeys keys, const uint64_t* bricks, uint64_t n,
+                                float iso, uint32_t* count) {
+  for (uint64_t q = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; q < n; q += uint64_t(gridDim.x) * blockDim.x) {
+    int64_t gx, gy, gz;
+    keys.brick_coords(bricks[q], gx, gy, gz);
+    uint32_t tris = 0;
+    iso_brick_cells(f, gx, gy, gz, iso, [&](int, int p) { tris += t->count[p]; });
+    count[q] = tris;
   }
 }
 
-__global__ void emit(const McTable* t, IsoKeys keys, const uint64_t* cells, const uint8_t* pattern, const uint64_t* first,
-                     uint64_t n, uint64_t* corners) {
-  for (uint64_t c = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; c < n; c += uint64_t(gridDim.x) * blockDim.x) {
-    const int p = pattern[c];
-    if (!t->count[p]) continue;
-    int64_t i, j, k;
-    keys.ijk(cells[c], i, j, k);
-    iso_cell_corners(*t, keys, p, i, j, k, corners + 3 * first[c]);
+// Per grown brick: its triangles' vertex keys, from its first triangle on.
+__global__ void brick_corners(IsoField f, const McTable* t, IsoKeys keys, const uint64_t* bricks, uint64_t n, float iso,
+                              const uint64_t* first, uint64_t* corners) {
+  for (uint64_t q = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; q < n; q += uint64_t(gridDim.x) * blockDim.x) {
+    int64_t gx, gy, gz;
+    keys.brick_coords(bricks[q], gx, gy, gz);
+    uint64_t* out = corners + 3 * first[q];
+    iso_brick_cells(f, gx, gy, gz, iso, [&](int off, int p) {
+      iso_cell_corners(*t, keys, p, gx * 8 + (off >> 6) - 1, gy * 8 + (off >> 3 & 7) - 1, gz * 8 + (off & 7) - 1, out);
+      out += 3 * t->count[p];
+    });
   }
 }
 
@@ -150,7 +115,9 @@ uint64_t offsets_of(const uint32_t* counts, uint64_t* first, uint64_t n, CubTemp
   return total;
 }
 
-unsigned grid_blocks(uint64_t n) { return unsigned(std::max<uint64_t>(1, std::min<uint64_t>((n + 255) / 256, 65536))); }
+unsigned grid_blocks(uint64_t n, unsigned threads = 256) {
+  return unsigned(std::max<uint64_t>(1, std::min<uint64_t>((n + threads - 1) / threads, 65536)));
+}
 
 // Sorted unique keys of `in[0, n)` into `out`; returns their number.
 // Sorts on the `bits` low bits only (the keys' range: half the passes of a full 64-bit sort).
@@ -205,55 +172,51 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, cons
   const IsoKeys keys = IsoKeys::make(s.dims.x, s.dims.y, s.dims.z);
   DeviceBuffer<int64_t> count(1);
 
-  timer.begin("cells");
-  const bool around = occupancy || use_inside;
-  uint64_t ncand = dg.voxels * (around ? 8 : 1);
-  DeviceBuffer<uint32_t> bcount;
-  DeviceBuffer<uint64_t> bmask, bfirst;
-  uint64_t nboundary = 0;
-  if (use_inside && di.view.bricks > 0) {
-    const uint64_t nb = di.view.bricks;
-    bmask.grow(8 * nb);
-    bcount.grow(nb);
-    bfirst.grow(nb + 1);
-    inside_boundary<<<unsigned(nb), 512, 0, stream>>>(di.view, bmask.data(), bcount.data());
-    VT_CUDA_CHECK_LAUNCH();
-    nboundary = offsets_of(bcount.data(), bfirst.data(), nb, cub, stream);
-  }
-  const uint64_t total = ncand + 8 * nboundary;
-  DeviceBuffer<uint64_t> cand(std::max<uint64_t>(total, 1)), tmp, cells;
-  if (dg.view.bricks)
-    cells_of_mask<<<unsigned(dg.view.bricks), 512, 0, stream>>>(dg.view, dg.view.masks, dg.first.data(), keys, around,
-                                                                cand.data());
-  VT_CUDA_CHECK_LAUNCH();
-  if (nboundary)
-    cells_of_mask<<<unsigned(di.view.bricks), 512, 0, stream>>>(di.view, bmask.data(), bfirst.data(), keys, true,
-                                                                cand.data() + ncand);
-  VT_CUDA_CHECK_LAUNCH();
   // Cell keys are below the grown grid's bricks x 512, vertex keys 8 times that.
   const uint64_t key_end = keys.bricks() * 512;
   int key_bits = 1;
   while (key_bits < 61 && (uint64_t(1) << key_bits) < key_end) ++key_bits;
-  const uint64_t ncells = total ? sort_unique(cand, tmp, cells, total, key_bits, cub, count, stream) : 0;
 
-  timer.begin("classify");
-  DeviceBuffer<uint8_t> pattern(std::max<uint64_t>(ncells, 1));
-  DeviceBuffer<uint32_t> tris(std::max<uint64_t>(ncells, 1));
-  DeviceBuffer<uint64_t> first(ncells + 1);
-  uint64_t ntri = 0;
-  if (ncells) {
-    classify<<<grid_blocks(ncells), 256, 0, stream>>>(field, table.data(), keys, cells.data(), ncells, iso,
-                                                      pattern.data(), tris.data());
+  timer.begin("bricks");
+  const uint64_t ncand = 8 * (dg.view.bricks + (use_inside ? di.view.bricks : 0));
+  DeviceBuffer<uint64_t> cand(std::max<uint64_t>(ncand, 1)), tmp, bricks;
+  if (dg.view.bricks) {
+    bricks_around<<<grid_blocks(dg.view.bricks), 256, 0, stream>>>(dg.view, keys, occupancy, cand.data());
     VT_CUDA_CHECK_LAUNCH();
-    ntri = offsets_of(tris.data(), first.data(), ncells, cub, stream);
+  }
+  if (use_inside && di.view.bricks) {
+    bricks_around<<<grid_blocks(di.view.bricks), 256, 0, stream>>>(di.view, keys, true,
+                                                                   cand.data() + 8 * dg.view.bricks);
+    VT_CUDA_CHECK_LAUNCH();
+  }
+  // Grown brick indices up to keys.bricks() (none).
+  int brick_bits = 1;
+  while (brick_bits < 61 && (uint64_t(1) << brick_bits) <= keys.bricks()) ++brick_bits;
+  uint64_t nbricks = ncand ? sort_unique(cand, tmp, bricks, ncand, brick_bits, cub, count, stream) : 0;
+  if (nbricks) {
+    uint64_t last = 0;
+    VT_CUDA_CHECK(cudaMemcpyAsync(&last, bricks.data() + nbricks - 1, sizeof(last), cudaMemcpyDeviceToHost, stream));
+    VT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (last == keys.bricks()) --nbricks;
+  }
+
+  timer.begin("cells");
+  DeviceBuffer<uint32_t> tris(std::max<uint64_t>(nbricks, 1));
+  DeviceBuffer<uint64_t> first(nbricks + 1);
+  uint64_t ntri = 0;
+  if (nbricks) {
+    brick_triangles<<<grid_blocks(nbricks, 128), 128, 0, stream>>>(field, table.data(), keys, bricks.data(), nbricks,
+                                                                   iso, tris.data());
+    VT_CUDA_CHECK_LAUNCH();
+    ntri = offsets_of(tris.data(), first.data(), nbricks, cub, stream);
   }
   if (ntri > uint64_t(UINT32_MAX) / 3) fail(ErrorKind::kUsage, "the mesh would have more than 1.4 billion triangles");
 
   timer.begin("emit");
   DeviceBuffer<uint64_t> corners(std::max<uint64_t>(3 * ntri, 1)), verts;
   if (ntri) {
-    emit<<<grid_blocks(ncells), 256, 0, stream>>>(table.data(), keys, cells.data(), pattern.data(), first.data(), ncells,
-                                                  corners.data());
+    brick_corners<<<grid_blocks(nbricks, 128), 128, 0, stream>>>(field, table.data(), keys, bricks.data(), nbricks, iso,
+                                                                 first.data(), corners.data());
     VT_CUDA_CHECK_LAUNCH();
   }
   timer.begin("vertices");
