@@ -203,6 +203,16 @@ IsoField iso_field(const SparseGrid& grid, const SparseGrid* inside) {
   return f;
 }
 
+void single_source_ids(Mesh& m) {
+  const size_t n = m.num_triangles();
+  m.mesh_ids.resize(n);
+  m.material_ids.resize(n);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
+    std::fill(m.mesh_ids.begin() + std::ptrdiff_t(r.begin()), m.mesh_ids.begin() + std::ptrdiff_t(r.end()), 0u);
+    std::fill(m.material_ids.begin() + std::ptrdiff_t(r.begin()), m.material_ids.begin() + std::ptrdiff_t(r.end()), 0u);
+  });
+}
+
 namespace {
 
 // A set of keys of the grown grid (IsoKeys: brick << 9 | offset, shifted left by `code_bits` for a
@@ -298,17 +308,6 @@ class BrickKeySet {
   ValueArray<uint32_t> first_;  // each word's first key's index (fewer than 2^32 keys: the meshes' limit)
   ValueArray<uint32_t> table_;
 };
-
-// Fills a mesh's per-triangle ids with 0 (one source mesh and material), in parallel.
-void single_source_ids(Mesh& m) {
-  const size_t n = m.num_triangles();
-  m.mesh_ids.resize(n);
-  m.material_ids.resize(n);
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
-    std::fill(m.mesh_ids.begin() + std::ptrdiff_t(r.begin()), m.mesh_ids.begin() + std::ptrdiff_t(r.end()), 0u);
-    std::fill(m.material_ids.begin() + std::ptrdiff_t(r.begin()), m.material_ids.begin() + std::ptrdiff_t(r.end()), 0u);
-  });
-}
 
 // The bricks of the grown grid `keys` that may hold the keys made from the active voxels of `g`
 // (iso_bricks_around), appended to `out` (then sorted_bricks; keys.bricks() where none).

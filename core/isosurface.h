@@ -51,5 +51,7 @@ Mesh grid_to_mesh(const SparseGrid& grid, const IsoOptions& options, const Spars
 // grid_to_mesh finds it).
 IsoGridView iso_view(const SparseGrid& grid);
 IsoField iso_field(const SparseGrid& grid, const SparseGrid* inside);
+// Sizes a mesh's per-triangle ids and fills them with 0 (one source mesh and material), in parallel.
+void single_source_ids(Mesh& m);
 
 }  // namespace voxtile

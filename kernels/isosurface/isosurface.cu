@@ -5,13 +5,13 @@
 // triangles' vertex keys written by the same threads; the keys sorted and made unique are the
 // vertices, and the triangles' indices are found by binary search. Every step keeps the CPU's order,
 // so the arrays are the CPU's.
+#include <algorithm>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 
-#include <algorithm>
-
 #include "core/isosurface.h"
+#include "core/timer.h"
 #include "kernels/api.h"
 #include "kernels/common.cuh"
 
@@ -148,104 +148,111 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, cons
   if (grid.value_type == ValueType::kVec3f || (!options.smooth && grid.value_type != ValueType::kFloat32))
     return grid_to_mesh(grid, options, inside);  // errors and cubes: the CPU's
   if (grid.value_type == ValueType::kFloat32 && !std::isfinite(options.iso)) fail(ErrorKind::kUsage, "--iso must be finite");
-  const DeviceStream owned(device);
-  const cudaStream_t stream = owned.get();
-  const bool occupancy = grid.value_type != ValueType::kFloat32;
-  const float iso = occupancy ? 0.0f : options.iso;
-  const bool use_inside = inside && !occupancy;
-  StagedCopy staging;
-  CubTemp cub;
-  StageTimer timer(stream);
-  timer.begin("upload");
-  DeviceGrid dg, di;
-  upload_grid(grid, !occupancy, dg, staging, stream);
-  IsoField field = iso_field(grid, use_inside ? inside : nullptr);
-  field.grid = dg.view;
-  if (use_inside) {
-    upload_grid(*inside, false, di, staging, stream);
-    field.inside = di.view;
-  }
-  const McTable& host_table = mc_table();
-  DeviceBuffer<McTable> table(1);
-  VT_CUDA_CHECK(cudaMemcpyAsync(table.data(), &host_table, sizeof(McTable), cudaMemcpyHostToDevice, stream));
-  const GridSpec& s = grid.spec;
-  const IsoKeys keys = IsoKeys::make(s.dims.x, s.dims.y, s.dims.z);
-  DeviceBuffer<int64_t> count(1);
-
-  // Cell keys are below the grown grid's bricks x 512, vertex keys 8 times that.
-  const uint64_t key_end = keys.bricks() * 512;
-  int key_bits = 1;
-  while (key_bits < 61 && (uint64_t(1) << key_bits) < key_end) ++key_bits;
-
-  timer.begin("bricks");
-  const uint64_t ncand = 8 * (dg.view.bricks + (use_inside ? di.view.bricks : 0));
-  DeviceBuffer<uint64_t> cand(std::max<uint64_t>(ncand, 1)), tmp, bricks;
-  if (dg.view.bricks) {
-    bricks_around<<<grid_blocks(dg.view.bricks), 256, 0, stream>>>(dg.view, keys, occupancy, cand.data());
-    VT_CUDA_CHECK_LAUNCH();
-  }
-  if (use_inside && di.view.bricks) {
-    bricks_around<<<grid_blocks(di.view.bricks), 256, 0, stream>>>(di.view, keys, true,
-                                                                   cand.data() + 8 * dg.view.bricks);
-    VT_CUDA_CHECK_LAUNCH();
-  }
-  // Grown brick indices up to keys.bricks() (none).
-  int brick_bits = 1;
-  while (brick_bits < 61 && (uint64_t(1) << brick_bits) <= keys.bricks()) ++brick_bits;
-  uint64_t nbricks = ncand ? sort_unique(cand, tmp, bricks, ncand, brick_bits, cub, count, stream) : 0;
-  if (nbricks) {
-    uint64_t last = 0;
-    VT_CUDA_CHECK(cudaMemcpyAsync(&last, bricks.data() + nbricks - 1, sizeof(last), cudaMemcpyDeviceToHost, stream));
-    VT_CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (last == keys.bricks()) --nbricks;
-  }
-
-  timer.begin("cells");
-  DeviceBuffer<uint32_t> tris(std::max<uint64_t>(nbricks, 1));
-  DeviceBuffer<uint64_t> first(nbricks + 1);
-  uint64_t ntri = 0;
-  if (nbricks) {
-    brick_triangles<<<grid_blocks(nbricks, 128), 128, 0, stream>>>(field, table.data(), keys, bricks.data(), nbricks,
-                                                                   iso, tris.data());
-    VT_CUDA_CHECK_LAUNCH();
-    ntri = offsets_of(tris.data(), first.data(), nbricks, cub, stream);
-  }
-  if (ntri > uint64_t(UINT32_MAX) / 3) fail(ErrorKind::kUsage, "the mesh would have more than 1.4 billion triangles");
-
-  timer.begin("emit");
-  DeviceBuffer<uint64_t> corners(std::max<uint64_t>(3 * ntri, 1)), verts;
-  if (ntri) {
-    brick_corners<<<grid_blocks(nbricks, 128), 128, 0, stream>>>(field, table.data(), keys, bricks.data(), nbricks, iso,
-                                                                 first.data(), corners.data());
-    VT_CUDA_CHECK_LAUNCH();
-  }
-  timer.begin("vertices");
-  const uint64_t nv = ntri ? sort_unique(corners, tmp, verts, 3 * ntri, key_bits + 3, cub, count, stream) : 0;
-  Frame frame = {{s.origin.x, s.origin.y, s.origin.z}, {s.voxel_size.x, s.voxel_size.y, s.voxel_size.z}};
-  DeviceBuffer<Vec3f> pos(std::max<uint64_t>(nv, 1)), nrm(std::max<uint64_t>(nv, 1));
-  DeviceBuffer<uint32_t> idx(std::max<uint64_t>(3 * ntri, 1));
-  if (nv) {
-    vertices<<<grid_blocks(nv), 256, 0, stream>>>(field, table.data(), keys, verts.data(), nv, iso, frame, pos.data(),
-                                                  nrm.data());
-    VT_CUDA_CHECK_LAUNCH();
-    indices<<<grid_blocks(3 * ntri), 256, 0, stream>>>(corners.data(), 3 * ntri, verts.data(), nv, idx.data());
-    VT_CUDA_CHECK_LAUNCH();
-  }
-  timer.begin("download");
   Mesh m;
   m.num_source_meshes = 1;
   m.num_materials = 1;
-  m.positions.resize(nv);
-  m.normals.resize(nv);
-  m.indices.resize(3 * ntri);
-  staging.download(m.positions.data(), pos.data(), nv * sizeof(Vec3f), stream);
-  staging.download(m.normals.data(), nrm.data(), nv * sizeof(Vec3f), stream);
-  staging.download(m.indices.data(), idx.data(), 3 * ntri * sizeof(uint32_t), stream);
-  timer.end();
-  const auto ms = timer.resolve();
+  std::vector<std::pair<std::string, double>> ms;
+  Clock::time_point downloaded;
+  {
+    const DeviceStream owned(device);
+    const cudaStream_t stream = owned.get();
+    const bool occupancy = grid.value_type != ValueType::kFloat32;
+    const float iso = occupancy ? 0.0f : options.iso;
+    const bool use_inside = inside && !occupancy;
+    StagedCopy staging;
+    CubTemp cub;
+    StageTimer timer(stream);
+    timer.begin("upload");
+    DeviceGrid dg, di;
+    upload_grid(grid, !occupancy, dg, staging, stream);
+    IsoField field = iso_field(grid, use_inside ? inside : nullptr);
+    field.grid = dg.view;
+    if (use_inside) {
+      upload_grid(*inside, false, di, staging, stream);
+      field.inside = di.view;
+    }
+    const McTable& host_table = mc_table();
+    DeviceBuffer<McTable> table(1);
+    VT_CUDA_CHECK(cudaMemcpyAsync(table.data(), &host_table, sizeof(McTable), cudaMemcpyHostToDevice, stream));
+    const GridSpec& s = grid.spec;
+    const IsoKeys keys = IsoKeys::make(s.dims.x, s.dims.y, s.dims.z);
+    DeviceBuffer<int64_t> count(1);
+
+    // Cell keys are below the grown grid's bricks x 512, vertex keys 8 times that.
+    const uint64_t key_end = keys.bricks() * 512;
+    int key_bits = 1;
+    while (key_bits < 61 && (uint64_t(1) << key_bits) < key_end) ++key_bits;
+
+    timer.begin("bricks");
+    const uint64_t ncand = 8 * (dg.view.bricks + (use_inside ? di.view.bricks : 0));
+    DeviceBuffer<uint64_t> cand(std::max<uint64_t>(ncand, 1)), tmp, bricks;
+    if (dg.view.bricks) {
+      bricks_around<<<grid_blocks(dg.view.bricks), 256, 0, stream>>>(dg.view, keys, occupancy, cand.data());
+      VT_CUDA_CHECK_LAUNCH();
+    }
+    if (use_inside && di.view.bricks) {
+      bricks_around<<<grid_blocks(di.view.bricks), 256, 0, stream>>>(di.view, keys, true,
+                                                                     cand.data() + 8 * dg.view.bricks);
+      VT_CUDA_CHECK_LAUNCH();
+    }
+    // Grown brick indices up to keys.bricks() (none).
+    int brick_bits = 1;
+    while (brick_bits < 61 && (uint64_t(1) << brick_bits) <= keys.bricks()) ++brick_bits;
+    uint64_t nbricks = ncand ? sort_unique(cand, tmp, bricks, ncand, brick_bits, cub, count, stream) : 0;
+    if (nbricks) {
+      uint64_t last = 0;
+      VT_CUDA_CHECK(cudaMemcpyAsync(&last, bricks.data() + nbricks - 1, sizeof(last), cudaMemcpyDeviceToHost, stream));
+      VT_CUDA_CHECK(cudaStreamSynchronize(stream));
+      if (last == keys.bricks()) --nbricks;
+    }
+
+    timer.begin("cells");
+    DeviceBuffer<uint32_t> tris(std::max<uint64_t>(nbricks, 1));
+    DeviceBuffer<uint64_t> first(nbricks + 1);
+    uint64_t ntri = 0;
+    if (nbricks) {
+      brick_triangles<<<grid_blocks(nbricks, 128), 128, 0, stream>>>(field, table.data(), keys, bricks.data(), nbricks,
+                                                                     iso, tris.data());
+      VT_CUDA_CHECK_LAUNCH();
+      ntri = offsets_of(tris.data(), first.data(), nbricks, cub, stream);
+    }
+    if (ntri > uint64_t(UINT32_MAX) / 3) fail(ErrorKind::kUsage, "the mesh would have more than 1.4 billion triangles");
+
+    timer.begin("emit");
+    DeviceBuffer<uint64_t> corners(std::max<uint64_t>(3 * ntri, 1)), verts;
+    if (ntri) {
+      brick_corners<<<grid_blocks(nbricks, 128), 128, 0, stream>>>(field, table.data(), keys, bricks.data(), nbricks,
+                                                                   iso, first.data(), corners.data());
+      VT_CUDA_CHECK_LAUNCH();
+    }
+    timer.begin("vertices");
+    const uint64_t nv = ntri ? sort_unique(corners, tmp, verts, 3 * ntri, key_bits + 3, cub, count, stream) : 0;
+    Frame frame = {{s.origin.x, s.origin.y, s.origin.z}, {s.voxel_size.x, s.voxel_size.y, s.voxel_size.z}};
+    DeviceBuffer<Vec3f> pos(std::max<uint64_t>(nv, 1)), nrm(std::max<uint64_t>(nv, 1));
+    DeviceBuffer<uint32_t> idx(std::max<uint64_t>(3 * ntri, 1));
+    if (nv) {
+      vertices<<<grid_blocks(nv), 256, 0, stream>>>(field, table.data(), keys, verts.data(), nv, iso, frame, pos.data(),
+                                                    nrm.data());
+      VT_CUDA_CHECK_LAUNCH();
+      indices<<<grid_blocks(3 * ntri), 256, 0, stream>>>(corners.data(), 3 * ntri, verts.data(), nv, idx.data());
+      VT_CUDA_CHECK_LAUNCH();
+    }
+    timer.begin("download");
+    m.positions.resize(nv);
+    m.normals.resize(nv);
+    m.indices.resize(3 * ntri);
+    staging.download(m.positions.data(), pos.data(), nv * sizeof(Vec3f), stream);
+    staging.download(m.normals.data(), nrm.data(), nv * sizeof(Vec3f), stream);
+    staging.download(m.indices.data(), idx.data(), 3 * ntri * sizeof(uint32_t), stream);
+    timer.end();
+    ms = timer.resolve();
+    downloaded = Clock::now();
+  }  // (the device buffers released)
+  ms.emplace_back("release", ms_since(downloaded));
+  const Clock::time_point ids = Clock::now();
+  single_source_ids(m);
+  ms.emplace_back("ids", ms_since(ids));
   if (stage_ms) *stage_ms = ms;
-  m.mesh_ids.assign(ntri, 0);
-  m.material_ids.assign(ntri, 0);
   return m;
 }
 
