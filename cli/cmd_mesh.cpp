@@ -59,12 +59,13 @@ namespace {
 // the time taken was 0.5 to 1.1 times the estimate (less on sparse grids, whose bricks cost less).
 // A grid is meshed on the CPU under auto up to kMeshCpuMs estimated (small_job_on_cpu), unless the
 // GPU has started by then: it starts while the grid is read, but most grids read sooner than it
-// starts (150-340 ms), and the GPU's marching cubes with its transfers takes about half the CPU's
-// time on 16 cores, so the CPU finishes first up to about twice the start (H200 machine, 16 cores,
-// processes before the start overlapped the read: the dragon's level set at 1024^3, estimated 220 ms,
-// 369-387 ms on the CPU, 552-589 on the GPU; the bunny's, 298 ms estimated, 478-507 against 630-681;
-// scripts/bench-results/mesh-cpu-h200-2026-11-29.md).
-constexpr double kMeshCpuMs = 400;
+// starts (150-340 ms), and the GPU's marching cubes with its transfers takes a quarter to a third of
+// the CPU's time on 16 cores (a level set at 1024^3: 40-80 ms against 150-280), so the CPU finishes
+// first up to a little more than the start (H200 machine, 16 cores, whole processes in turns: the
+// dragon's level set at 1024^3, estimated 220 ms, 340-435 ms on the CPU, 408-576 on the GPU; the
+// bunny's, estimated 298 ms, 448-584 on the CPU, 413-455 on the GPU; scripts/bench-results/
+// mesh-gpu-bricks-h200-2026-11-29.md).
+constexpr double kMeshCpuMs = 250;
 double estimated_cpu_mesh_ms(const SparseGrid& grid, int threads) {
   constexpr double kBrickUs = 35.0, kFixedMs = 2.0;
   uint64_t bricks = grid.num_bricks();
