@@ -45,7 +45,9 @@ void setup_mesh(CLI::App& app, MeshCmdOptions& o) {
   app.add_option("--mode,-m", o.mode, "Mesh inputs: the surface voxelization of the solid (thin or conservative)")
       ->check(CLI::IsMember({"thin", "conservative"}))
       ->capture_default_str();
-  add_device_options(app, o.device, "GPU memory budget in bytes for mesh inputs (default 80% of free)");
+  add_device_options(app, o.device,
+                     "GPU memory budget in bytes (default 80% of free): a mesh input's voxelization is split into "
+                     "batches; marching cubes that would need more runs on the CPU under auto, else exit 5");
   app.add_flag("--stats", o.stats, "Print a JSON summary to stdout (counts, timings)");
   add_verbosity_flags(app, o.verbosity, "Per-stage details on stderr");
 }
@@ -160,7 +162,21 @@ int run_mesh(const MeshCmdOptions& o) {
     const ProgressStage stage(std::string(cubes ? "cubes" : "marching cubes") + (gpu >= 0 ? " (gpu)" : " (cpu)"));
     try {
       const SparseGrid* inside = solid.keys.empty() ? nullptr : &solid;
-      mesh = gpu >= 0 ? gpu_grid_to_mesh(grid, iso, inside, gpu, &gpu_stages) : grid_to_mesh(grid, iso, inside);
+      if (gpu >= 0) {
+        try {
+          mesh = gpu_grid_to_mesh(grid, iso, inside, gpu, &gpu_stages, o.device.gpu_memory);
+        } catch (const Error& e) {
+          // Under auto, a mesh the GPU cannot hold (over --gpu-memory or its free memory) is made on
+          // the CPU: the same bytes.
+          if (o.device.device != "auto" || e.kind() != ErrorKind::kResource) throw;
+          log.warn(o.input + ": " + e.what() + "; meshing on the CPU");
+          gpu = -1;
+          gpu_stages.clear();
+          mesh = grid_to_mesh(grid, iso, inside);
+        }
+      } else {
+        mesh = grid_to_mesh(grid, iso, inside);
+      }
     } catch (const Error& e) {
       throw Error(e.kind(), o.input + ": " + e.what());
     }

@@ -155,9 +155,11 @@ class GpuPoints {
 };
 
 // Marching cubes on GPU `device` (kernels/isosurface/): the same mesh as grid_to_mesh
-// (core/isosurface.h), bit for bit; voxel cubes and refused grids go to grid_to_mesh itself.
+// (core/isosurface.h), bit for bit; voxel cubes and refused grids go to grid_to_mesh itself. A mesh
+// whose arrays would take more than `memory_budget` bytes of GPU memory (0: 80% of the free memory)
+// is refused (ErrorKind::kResource), before its arrays are made.
 Mesh gpu_grid_to_mesh(const SparseGrid& grid, const IsoOptions& options, const SparseGrid* inside, int device,
-                      std::vector<std::pair<std::string, double>>* stage_ms = nullptr);
+                      std::vector<std::pair<std::string, double>>* stage_ms = nullptr, uint64_t memory_budget = 0);
 
 // The picture of `scene` on GPU `device` (kernels/render/): the same image as render_cpu, bit for bit.
 Image gpu_render(const RenderScene& scene, const RenderOptions& options, int device,

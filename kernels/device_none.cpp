@@ -25,7 +25,7 @@ GpuInfo query_gpu(int) {
 std::unique_ptr<Voxelizer> make_gpu_voxelizer(const GpuOptions&) { no_cuda(); }
 
 Mesh gpu_grid_to_mesh(const SparseGrid&, const IsoOptions&, const SparseGrid*, int,
-                      std::vector<std::pair<std::string, double>>*) {
+                      std::vector<std::pair<std::string, double>>*, uint64_t) {
   no_cuda();
 }
 

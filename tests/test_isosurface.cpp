@@ -499,5 +499,62 @@ TEST(IsosurfaceGpu, EqualsTheCpuBitForBit) {
   EXPECT_EQ(gpu_grid_to_mesh(none, {0.0f, true}, nullptr, 0).num_triangles(), 0u);
 }
 
+// The GPU's marching cubes keeps to its memory budget: refused before the grid goes up when the
+// grid and its bricks do not fit, after counting when the triangles do not, the CPU's mesh when they
+// fit; the command line refuses with -d gpu (exit 5, no output).
+TEST(IsosurfaceGpu, KeepsToItsMemoryBudget) {
+  const GpuInfo info = query_gpu();
+  if (!info.available) GTEST_SKIP() << "no GPU: " << info.reason;
+  const SparseGrid sphere = level_set(
+      unit_spec(64),
+      [](double x, double y, double z) {
+        return std::sqrt((x - 30) * (x - 30) + (y - 33.3) * (y - 33.3) + (z - 31.7) * (z - 31.7)) - 21.1;
+      },
+      3.0);
+  auto refused = [&](uint64_t budget) {
+    try {
+      gpu_grid_to_mesh(sphere, {0.0f, true}, nullptr, 0, nullptr, budget);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kResource);
+      EXPECT_NE(std::string(e.what()).find("--gpu-memory"), std::string::npos) << e.what();
+      return true;
+    }
+    return false;
+  };
+  const uint64_t nb = sphere.keys.size();
+  const uint64_t grid_and_bricks = nb * 80 + 4 * sphere.active_voxels() + sizeof(McTable) + (1 << 20) + 256 * nb;
+  EXPECT_TRUE(refused(4096));
+  EXPECT_TRUE(refused(grid_and_bricks - 1));
+  const Mesh cpu = grid_to_mesh(sphere, {0.0f, true});
+  ASSERT_GT(cpu.num_triangles(), 5000u);
+  EXPECT_TRUE(refused(grid_and_bricks + 50 * cpu.num_triangles()));  // the triangles do not fit
+  expect_same_mesh(
+      gpu_grid_to_mesh(sphere, {0.0f, true}, nullptr, 0, nullptr, grid_and_bricks + 1000 * cpu.num_triangles()), cpu,
+      "within the budget");
+
+  test::TempDir dir;
+  const std::string bunny = test::data_path("meshes/stanford_bunny.ply");
+  test::RunResult r =
+      test::run_voxtile({"voxelize", bunny, "-o", dir.file("b.vdb"), "-r", "64", "-t", "sdf", "-d", "cpu", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = test::run_voxtile({"mesh", dir.file("b.vdb"), "-o", dir.file("x.ply"), "-d", "gpu", "--gpu-memory", "64K"});
+  EXPECT_EQ(r.exit_code, 5) << r.err;
+  EXPECT_NE(r.err.find(dir.file("b.vdb")), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--gpu-memory"), std::string::npos) << r.err;
+  EXPECT_FALSE(test::file_exists(dir.file("x.ply")));
+  // Under auto, a grid that one thread would take long to mesh waits for the GPU; marching cubes over
+  // the budget then runs on the CPU, with a warning: the same bytes.
+  r = test::run_voxtile({"voxelize", bunny, "-o", dir.file("occ.vdb"), "-r", "768", "-t", "binary", "-d", "cpu", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = test::run_voxtile({"mesh", dir.file("occ.vdb"), "-o", dir.file("auto.ply"), "-d", "auto", "--threads", "1",
+                         "--gpu-memory", "2M", "-v"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("waiting for the GPU"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--gpu-memory); meshing on the CPU"), std::string::npos) << r.err;
+  r = test::run_voxtile({"mesh", dir.file("occ.vdb"), "-o", dir.file("cpu.ply"), "-d", "cpu", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(test::read_file(dir.file("auto.ply")) == test::read_file(dir.file("cpu.ply")));
+}
+
 }  // namespace
 }  // namespace voxtile

@@ -140,7 +140,7 @@ uint64_t sort_unique(DeviceBuffer<uint64_t>& in, DeviceBuffer<uint64_t>& tmp, De
 }  // namespace
 
 Mesh gpu_grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, const SparseGrid* inside_in, int device,
-                      std::vector<std::pair<std::string, double>>* stage_ms) {
+                      std::vector<std::pair<std::string, double>>* stage_ms, uint64_t memory_budget) {
   // (bricks walked: full bricks held as runs written out first)
   SparseGrid grid_storage, inside_storage;
   const SparseGrid& grid = expanded_runs(grid_in, grid_storage);
@@ -159,6 +159,25 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, cons
     const bool occupancy = grid.value_type != ValueType::kFloat32;
     const float iso = occupancy ? 0.0f : options.iso;
     const bool use_inside = inside && !occupancy;
+    // The arrays' GPU memory at its largest, checked against the budget before they are made (CUB's
+    // sorts take as much again as the keys they sort).
+    uint64_t budget = memory_budget;
+    if (!budget) {
+      size_t free_bytes = 0, total_bytes = 0;
+      VT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+      budget = uint64_t(double(free_bytes) * 0.8);
+    }
+    auto need = [&](uint64_t bytes) {
+      if (bytes > budget)
+        fail(ErrorKind::kResource, "marching cubes needs " + std::to_string((bytes + (1 << 20) - 1) >> 20) +
+                                       " MB of GPU memory, over its budget of " + std::to_string(budget >> 20) +
+                                       " MB (--gpu-memory)");
+    };
+    const uint64_t nbg = grid.keys.size(), nbi = use_inside ? inside->keys.size() : 0;
+    const uint64_t grid_bytes =
+        nbg * (8 + 64 + 8) + (occupancy ? 0 : 4 * grid.active_voxels()) + nbi * (8 + 64) + sizeof(McTable) + (1 << 20);
+    const uint64_t ncand = 8 * (nbg + nbi);
+    need(grid_bytes + 4 * 8 * ncand);  // candidate bricks, sorted, unique, CUB's
     StagedCopy staging;
     CubTemp cub;
     StageTimer timer(stream);
@@ -184,7 +203,6 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, cons
     while (key_bits < 61 && (uint64_t(1) << key_bits) < key_end) ++key_bits;
 
     timer.begin("bricks");
-    const uint64_t ncand = 8 * (dg.view.bricks + (use_inside ? di.view.bricks : 0));
     DeviceBuffer<uint64_t> cand(std::max<uint64_t>(ncand, 1)), tmp, bricks;
     if (dg.view.bricks) {
       bricks_around<<<grid_blocks(dg.view.bricks), 256, 0, stream>>>(dg.view, keys, occupancy, cand.data());
@@ -205,6 +223,7 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, cons
       VT_CUDA_CHECK(cudaStreamSynchronize(stream));
       if (last == keys.bricks()) --nbricks;
     }
+    cand = DeviceBuffer<uint64_t>();
 
     timer.begin("cells");
     DeviceBuffer<uint32_t> tris(std::max<uint64_t>(nbricks, 1));
@@ -217,6 +236,10 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, cons
       ntri = offsets_of(tris.data(), first.data(), nbricks, cub, stream);
     }
     if (ntri > uint64_t(UINT32_MAX) / 3) fail(ErrorKind::kUsage, "the mesh would have more than 1.4 billion triangles");
+    // The bricks and the sort's buffer, each brick's triangles and first, the corners, their sort's
+    // buffers (sorted, unique, CUB's), the indices; then the vertices (checked when counted).
+    const uint64_t mesh_bytes = grid_bytes + 16 * ncand + 12 * nbricks + (4 * 24 + 12) * ntri;
+    need(mesh_bytes);
 
     timer.begin("emit");
     DeviceBuffer<uint64_t> corners(std::max<uint64_t>(3 * ntri, 1)), verts;
@@ -227,6 +250,7 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, cons
     }
     timer.begin("vertices");
     const uint64_t nv = ntri ? sort_unique(corners, tmp, verts, 3 * ntri, key_bits + 3, cub, count, stream) : 0;
+    need(mesh_bytes + 24 * nv);
     Frame frame = {{s.origin.x, s.origin.y, s.origin.z}, {s.voxel_size.x, s.voxel_size.y, s.voxel_size.z}};
     DeviceBuffer<Vec3f> pos(std::max<uint64_t>(nv, 1)), nrm(std::max<uint64_t>(nv, 1));
     DeviceBuffer<uint32_t> idx(std::max<uint64_t>(3 * ntri, 1));
