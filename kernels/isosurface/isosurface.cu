@@ -2,13 +2,14 @@
 // brick over the grown grid as the CPU goes (the shared functions of core/isosurface_cell.h): the
 // bricks that may hold cells with triangles (8 per brick of the grid and of the inside, radix-sorted
 // and made unique), a thread per brick counting its cells' triangles, a scan for the offsets, the
-// triangles' vertex keys written by the same threads; the keys sorted and made unique are the
-// vertices, and the triangles' indices are found by binary search. Every step keeps the CPU's order,
-// so the arrays are the CPU's.
+// triangles' vertex keys written by the same threads and set in a bitmap per brick; the bitmap's
+// counts number the vertices in ascending key order and give each corner its vertex, as the CPU's
+// BrickKeySet does. Every step keeps the CPU's order, so the arrays are the CPU's.
 #include <algorithm>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
+#include <stdexcept>
 
 #include "core/isosurface.h"
 #include "core/timer.h"
@@ -73,17 +74,71 @@ __global__ void brick_triangles(IsoField f, const McTable* t, IsoKeys keys, cons
   }
 }
 
-// Per grown brick: its triangles' vertex keys, from its first triangle on.
+// The CPU's BrickKeySet for the vertex keys (core/isosurface.cpp) on the device: 8 x 512 bits per
+// candidate brick (a vertex key is its brick << 12 | offset << 3 | code), a key's brick found by a
+// table of the grown grid's bricks where that is small enough, else by searching the bricks; the keys
+// numbered in ascending order by the words' counts.
+struct VertexBits {
+  const uint64_t* bricks = nullptr;
+  uint64_t nbricks = 0;
+  const uint32_t* table = nullptr;  // grown brick -> its place among `bricks` (kNone), or null
+  uint64_t* bits = nullptr;         // 64 words per brick
+  const uint64_t* first = nullptr;  // the keys before each word, once numbered
+  unsigned* outside = nullptr;      // set when a key lies outside the bricks (add_bricks_around: never)
+  static constexpr uint32_t kNone = 0xffffffffu;
+  __device__ bool word(uint64_t key, uint64_t& w) const {
+    const uint64_t brick = key >> 12;
+    uint64_t s;
+    if (table) {
+      s = table[brick];
+      if (s == kNone) s = nbricks;
+    } else {
+      s = lower_bound_index<uint64_t>(bricks, nbricks, brick);
+      if (s < nbricks && bricks[s] != brick) s = nbricks;
+    }
+    if (s == nbricks) {
+      atomicExch(outside, 1u);
+      return false;
+    }
+    w = s * 64 + ((key >> 6) & 63);
+    return true;
+  }
+};
+
+// Per grown brick: its triangles' vertex keys, from its first triangle on, each set in `vb`.
 __global__ void brick_corners(IsoField f, const McTable* t, IsoKeys keys, const uint64_t* bricks, uint64_t n, float iso,
-                              const uint64_t* first, uint64_t* corners) {
+                              const uint64_t* first, uint64_t* corners, VertexBits vb) {
   for (uint64_t q = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; q < n; q += uint64_t(gridDim.x) * blockDim.x) {
     int64_t gx, gy, gz;
     keys.brick_coords(bricks[q], gx, gy, gz);
     uint64_t* out = corners + 3 * first[q];
     iso_brick_cells(f, gx, gy, gz, iso, [&](int off, int p) {
       iso_cell_corners(*t, keys, p, gx * 8 + (off >> 6) - 1, gy * 8 + (off >> 3 & 7) - 1, gz * 8 + (off & 7) - 1, out);
+      for (int c = 0; c < 3 * t->count[p]; ++c) {
+        uint64_t w;
+        if (vb.word(out[c], w)) atomicOr(reinterpret_cast<unsigned long long*>(vb.bits + w), 1ull << (out[c] & 63));
+      }
       out += 3 * t->count[p];
     });
+  }
+}
+
+__global__ void brick_slots(const uint64_t* bricks, uint64_t n, uint32_t* table) {
+  for (uint64_t s = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; s < n; s += uint64_t(gridDim.x) * blockDim.x)
+    table[bricks[s]] = uint32_t(s);
+}
+
+__global__ void word_counts(const uint64_t* bits, uint64_t n, uint32_t* counts) {
+  for (uint64_t w = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; w < n; w += uint64_t(gridDim.x) * blockDim.x)
+    counts[w] = uint32_t(__popcll(bits[w]));
+}
+
+// The vertex keys in ascending order, word by word.
+__global__ void vertex_keys(VertexBits vb, uint64_t words, uint64_t* verts) {
+  for (uint64_t w = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; w < words; w += uint64_t(gridDim.x) * blockDim.x) {
+    uint64_t at = vb.first[w];
+    for (uint64_t m = vb.bits[w]; m; m &= m - 1)
+      verts[at++] = vb.bricks[w >> 6] << 12 | (w & 63) << 6 | uint64_t(ctz64(m));
   }
 }
 
@@ -97,9 +152,12 @@ __global__ void vertices(IsoField f, const McTable* t, IsoKeys keys, const uint6
     iso_vertex(f, *t, keys, verts[v], iso, frame.origin, frame.size, &pos[v].x, &nrm[v].x);
 }
 
-__global__ void indices(const uint64_t* corners, uint64_t n, const uint64_t* verts, uint64_t nv, uint32_t* out) {
+// Each corner's vertex: its key's place among the keys.
+__global__ void indices(const uint64_t* corners, uint64_t n, VertexBits vb, uint32_t* out) {
   for (uint64_t c = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; c < n; c += uint64_t(gridDim.x) * blockDim.x) {
-    out[c] = uint32_t(lower_bound_index<uint64_t>(verts, nv, corners[c]));
+    const uint64_t key = corners[c];
+    uint64_t w = 0;
+    out[c] = vb.word(key, w) ? uint32_t(vb.first[w] + uint64_t(__popcll(vb.bits[w] & ((1ull << (key & 63)) - 1)))) : 0u;
   }
 }
 
@@ -197,11 +255,6 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, cons
     const IsoKeys keys = IsoKeys::make(s.dims.x, s.dims.y, s.dims.z);
     DeviceBuffer<int64_t> count(1);
 
-    // Cell keys are below the grown grid's bricks x 512, vertex keys 8 times that.
-    const uint64_t key_end = keys.bricks() * 512;
-    int key_bits = 1;
-    while (key_bits < 61 && (uint64_t(1) << key_bits) < key_end) ++key_bits;
-
     timer.begin("bricks");
     DeviceBuffer<uint64_t> cand(std::max<uint64_t>(ncand, 1)), tmp, bricks;
     if (dg.view.bricks) {
@@ -224,6 +277,7 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, cons
       if (last == keys.bricks()) --nbricks;
     }
     cand = DeviceBuffer<uint64_t>();
+    tmp = DeviceBuffer<uint64_t>();
 
     timer.begin("cells");
     DeviceBuffer<uint32_t> tris(std::max<uint64_t>(nbricks, 1));
@@ -236,29 +290,61 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, cons
       ntri = offsets_of(tris.data(), first.data(), nbricks, cub, stream);
     }
     if (ntri > uint64_t(UINT32_MAX) / 3) fail(ErrorKind::kUsage, "the mesh would have more than 1.4 billion triangles");
-    // The bricks and the sort's buffer, each brick's triangles and first, the corners, their sort's
-    // buffers (sorted, unique, CUB's), the indices; then the vertices (checked when counted).
-    const uint64_t mesh_bytes = grid_bytes + 16 * ncand + 12 * nbricks + (4 * 24 + 12) * ntri;
+    // The bricks, each brick's triangles and first, its vertex bits, their counts and firsts, the grown
+    // bricks' table (where used), the corners and the indices; then the vertices (checked when counted).
+    const uint64_t words = 64 * nbricks;
+    const bool use_table = keys.bricks() <= std::max<uint64_t>(uint64_t(1) << 24, 64 * nbricks);
+    const uint64_t mesh_bytes = grid_bytes + 8 * ncand + 12 * nbricks + words * (8 + 4 + 8) +
+                                (use_table ? 4 * keys.bricks() : 0) + (24 + 12) * ntri;
     need(mesh_bytes);
 
     timer.begin("emit");
-    DeviceBuffer<uint64_t> corners(std::max<uint64_t>(3 * ntri, 1)), verts;
+    DeviceBuffer<uint64_t> corners(std::max<uint64_t>(3 * ntri, 1)), bits(std::max<uint64_t>(words, 1)), verts;
+    DeviceBuffer<uint32_t> slots;
+    DeviceBuffer<unsigned> outside(1);
+    VT_CUDA_CHECK(cudaMemsetAsync(outside.data(), 0, sizeof(unsigned), stream));
+    VertexBits vb;
+    vb.bricks = bricks.data();
+    vb.nbricks = nbricks;
+    vb.bits = bits.data();
+    vb.outside = outside.data();
     if (ntri) {
+      VT_CUDA_CHECK(cudaMemsetAsync(bits.data(), 0, words * sizeof(uint64_t), stream));
+      if (use_table) {
+        slots.grow(keys.bricks());
+        VT_CUDA_CHECK(cudaMemsetAsync(slots.data(), 0xff, keys.bricks() * sizeof(uint32_t), stream));
+        brick_slots<<<grid_blocks(nbricks), 256, 0, stream>>>(bricks.data(), nbricks, slots.data());
+        VT_CUDA_CHECK_LAUNCH();
+        vb.table = slots.data();
+      }
       brick_corners<<<grid_blocks(nbricks, 128), 128, 0, stream>>>(field, table.data(), keys, bricks.data(), nbricks,
-                                                                   iso, first.data(), corners.data());
+                                                                   iso, first.data(), corners.data(), vb);
       VT_CUDA_CHECK_LAUNCH();
     }
     timer.begin("vertices");
-    const uint64_t nv = ntri ? sort_unique(corners, tmp, verts, 3 * ntri, key_bits + 3, cub, count, stream) : 0;
-    need(mesh_bytes + 24 * nv);
+    uint64_t nv = 0;
+    DeviceBuffer<uint64_t> word_first;
+    if (ntri) {
+      DeviceBuffer<uint32_t> counts(words);
+      word_first.grow(words + 1);
+      word_counts<<<grid_blocks(words), 256, 0, stream>>>(bits.data(), words, counts.data());
+      VT_CUDA_CHECK_LAUNCH();
+      nv = offsets_of(counts.data(), word_first.data(), words, cub, stream);
+      vb.first = word_first.data();
+    }
+    if (nv > uint64_t(UINT32_MAX)) fail(ErrorKind::kUsage, "the mesh would have more than 4 billion vertices");
+    need(mesh_bytes + 32 * nv);
+    verts.grow(std::max<uint64_t>(nv, 1));
     Frame frame = {{s.origin.x, s.origin.y, s.origin.z}, {s.voxel_size.x, s.voxel_size.y, s.voxel_size.z}};
     DeviceBuffer<Vec3f> pos(std::max<uint64_t>(nv, 1)), nrm(std::max<uint64_t>(nv, 1));
     DeviceBuffer<uint32_t> idx(std::max<uint64_t>(3 * ntri, 1));
     if (nv) {
+      vertex_keys<<<grid_blocks(words), 256, 0, stream>>>(vb, words, verts.data());
+      VT_CUDA_CHECK_LAUNCH();
       vertices<<<grid_blocks(nv), 256, 0, stream>>>(field, table.data(), keys, verts.data(), nv, iso, frame, pos.data(),
                                                     nrm.data());
       VT_CUDA_CHECK_LAUNCH();
-      indices<<<grid_blocks(3 * ntri), 256, 0, stream>>>(corners.data(), 3 * ntri, verts.data(), nv, idx.data());
+      indices<<<grid_blocks(3 * ntri), 256, 0, stream>>>(corners.data(), 3 * ntri, vb, idx.data());
       VT_CUDA_CHECK_LAUNCH();
     }
     timer.begin("download");
@@ -268,6 +354,10 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, cons
     staging.download(m.positions.data(), pos.data(), nv * sizeof(Vec3f), stream);
     staging.download(m.normals.data(), nrm.data(), nv * sizeof(Vec3f), stream);
     staging.download(m.indices.data(), idx.data(), 3 * ntri * sizeof(uint32_t), stream);
+    unsigned outside_keys = 0;
+    VT_CUDA_CHECK(cudaMemcpyAsync(&outside_keys, outside.data(), sizeof(unsigned), cudaMemcpyDeviceToHost, stream));
+    VT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (outside_keys) throw std::logic_error("marching cubes: a key outside the candidate bricks");
     timer.end();
     ms = timer.resolve();
     downloaded = Clock::now();
