@@ -290,11 +290,12 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, cons
       ntri = offsets_of(tris.data(), first.data(), nbricks, cub, stream);
     }
     if (ntri > uint64_t(UINT32_MAX) / 3) fail(ErrorKind::kUsage, "the mesh would have more than 1.4 billion triangles");
-    // The bricks, each brick's triangles and first, its vertex bits, their counts and firsts, the grown
-    // bricks' table (where used), the corners and the indices; then the vertices (checked when counted).
+    // The bricks (and CUB's room from their sort, kept), each brick's triangles and first, its vertex
+    // bits, their counts and firsts, the grown bricks' table (where used), the corners and the indices;
+    // then the vertices (checked when counted).
     const uint64_t words = 64 * nbricks;
     const bool use_table = keys.bricks() <= std::max<uint64_t>(uint64_t(1) << 24, 64 * nbricks);
-    const uint64_t mesh_bytes = grid_bytes + 8 * ncand + 12 * nbricks + words * (8 + 4 + 8) +
+    const uint64_t mesh_bytes = grid_bytes + 2 * 8 * ncand + 12 * nbricks + words * (8 + 4 + 8) +
                                 (use_table ? 4 * keys.bricks() : 0) + (24 + 12) * ntri;
     need(mesh_bytes);
 
