@@ -227,7 +227,7 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, cons
     }
     auto need = [&](uint64_t bytes) {
       if (bytes > budget)
-        fail(ErrorKind::kResource, "marching cubes needs " + std::to_string((bytes + (1 << 20) - 1) >> 20) +
+        fail(ErrorKind::kResource, "marching cubes needs at least " + std::to_string((bytes + (1 << 20) - 1) >> 20) +
                                        " MB of GPU memory, over its budget of " + std::to_string(budget >> 20) +
                                        " MB (--gpu-memory)");
     };
