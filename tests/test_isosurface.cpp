@@ -435,6 +435,62 @@ TEST(MeshCli, CsgSolidsHaveTheirVolumeAndArea) {
   }
 }
 
+// A copy of a grid's voxels (and values) shifted by `shift` voxels into a grid of `dims`, with its
+// origin moved back by as much, so that every voxel keeps its world place.
+SparseGrid shifted_copy(const SparseGrid& g, const Int3& dims, const Int3& shift) {
+  GridSpec spec = g.spec;
+  spec.dims = dims;
+  spec.origin = {g.spec.origin.x - shift.x * g.spec.voxel_size.x, g.spec.origin.y - shift.y * g.spec.voxel_size.y,
+                 g.spec.origin.z - shift.z * g.spec.voxel_size.z};
+  SparseGridBuilder b(spec, g.value_type, g.name, "test");
+  g.for_each_active([&](int32_t i, int32_t j, int32_t k, size_t, int, uint64_t at) {
+    uint32_t bits = 0;
+    if (g.value_type == ValueType::kFloat32) std::memcpy(&bits, &g.fvalues[at], 4);
+    b.add(i + shift.x, j + shift.y, k + shift.z, g.value_type == ValueType::kFloat32 ? &bits : nullptr);
+  });
+  SparseGrid out = b.build();
+  out.background = g.background;
+  return out;
+}
+
+// The same mesh (indices and normals bit for bit, positions to a float's step at their magnitude,
+// since the shifted grid computes them from other grid coordinates).
+void expect_same_mesh_moved(const Mesh& a, const Mesh& b, const std::string& what) {
+  ASSERT_EQ(a.positions.size(), b.positions.size()) << what;
+  ASSERT_GT(a.num_triangles(), 0u) << what;
+  EXPECT_TRUE(a.indices == b.indices) << what;
+  EXPECT_EQ(std::memcmp(a.normals.data(), b.normals.data(), a.normals.size() * sizeof(Vec3f)), 0) << what;
+  double worst = 0;
+  for (size_t v = 0; v < a.positions.size(); ++v)
+    worst = std::max({worst, std::abs(double(a.positions[v].x) - b.positions[v].x),
+                      std::abs(double(a.positions[v].y) - b.positions[v].y),
+                      std::abs(double(a.positions[v].z) - b.positions[v].z)});
+  EXPECT_LE(worst, 1e-3) << what;
+}
+
+// Grids far larger than their active voxels (points binned finely): over 2^24 brick positions and 64
+// per brick, the brick lookups and the vertices' bitmaps search the bricks instead of tabling them
+// (the CPU's and the kernels'). A small grid's voxels moved by whole bricks into a 3100 x 2100 x 4100
+// grid mesh to the small grid's mesh: occupancy (smooth and cubes) and a level set with its inside.
+std::vector<std::pair<SparseGrid, SparseGrid>> huge_sparse_pairs() {
+  GridSpec spec = unit_spec(40);
+  spec.origin = {3000, 2000, 4000};  // (world places of the size the big grid's are)
+  auto sphere = [](double x, double y, double z) {
+    return std::sqrt((x - 3019.3) * (x - 3019.3) + (y - 2021.1) * (y - 2021.1) + (z - 4018.7) * (z - 4018.7)) - 11.2;
+  };
+  std::mt19937 rng(5);
+  const SparseGrid occ = occupancy(spec, [&](int i, int j, int k) {
+    return sphere(3000 + i + 0.5, 2000 + j + 0.5, 4000 + k + 0.5) < 0 || rng() % 400 == 0;
+  });
+  const SparseGrid band = level_set(spec, sphere, 2.5);
+  const SparseGrid ball =
+      occupancy(spec, [&](int i, int j, int k) { return sphere(3000 + i + 0.5, 2000 + j + 0.5, 4000 + k + 0.5) < 0; });
+  const Int3 dims = {3100, 2100, 4100}, shift = {3000, 2000, 4000};
+  return {{occ, shifted_copy(occ, dims, shift)},
+          {band, shifted_copy(band, dims, shift)},
+          {ball, shifted_copy(ball, dims, shift)}};
+}
+
 TEST(IsosurfaceGpu, EqualsTheCpuBitForBit) {
   const GpuInfo info = query_gpu();
   if (!info.available) GTEST_SKIP() << "no GPU: " << info.reason;
@@ -494,9 +550,27 @@ TEST(IsosurfaceGpu, EqualsTheCpuBitForBit) {
   ASSERT_GT(scattered.keys.size(), 100u);
   expect_same_mesh(gpu_grid_to_mesh(scattered, {0.0f, true}, nullptr, 0), grid_to_mesh(scattered, {0.0f, true}),
                    "scattered");
+  // Huge sparse grids (bricks searched, not tabled: HugeSparseGridsMeshAsTheirSmallCopies).
+  const auto pairs = huge_sparse_pairs();
+  expect_same_mesh(gpu_grid_to_mesh(pairs[0].second, {0.0f, true}, nullptr, 0),
+                   grid_to_mesh(pairs[0].second, {0.0f, true}), "huge sparse occupancy");
+  expect_same_mesh(gpu_grid_to_mesh(pairs[1].second, {0.3f, true}, &pairs[2].second, 0),
+                   grid_to_mesh(pairs[1].second, {0.3f, true}, &pairs[2].second), "huge sparse level set");
   // Empty grids.
   const SparseGrid none = occupancy(unit_spec(9), [](int, int, int) { return false; });
   EXPECT_EQ(gpu_grid_to_mesh(none, {0.0f, true}, nullptr, 0).num_triangles(), 0u);
+}
+
+TEST(Isosurface, HugeSparseGridsMeshAsTheirSmallCopies) {
+  const auto pairs = huge_sparse_pairs();
+  const SparseGrid &occ = pairs[0].first, &big_occ = pairs[0].second;
+  const SparseGrid &band = pairs[1].first, &big_band = pairs[1].second;
+  const SparseGrid &ball = pairs[2].first, &big_ball = pairs[2].second;
+  ASSERT_GT(IsoKeys::make(big_occ.spec.dims.x, big_occ.spec.dims.y, big_occ.spec.dims.z).bricks(), uint64_t(1) << 24);
+  expect_same_mesh_moved(grid_to_mesh(big_occ, {0.0f, true}), grid_to_mesh(occ, {0.0f, true}), "occupancy");
+  expect_same_mesh_moved(grid_to_mesh(big_occ, {0.0f, false}), grid_to_mesh(occ, {0.0f, false}), "cubes");
+  expect_same_mesh_moved(grid_to_mesh(big_band, {0.3f, true}, &big_ball), grid_to_mesh(band, {0.3f, true}, &ball),
+                         "level set");
 }
 
 // The GPU's marching cubes keeps to its memory budget: refused before the grid goes up when the
