@@ -459,7 +459,10 @@ void expect_same_mesh_moved(const Mesh& a, const Mesh& b, const std::string& wha
   ASSERT_EQ(a.positions.size(), b.positions.size()) << what;
   ASSERT_GT(a.num_triangles(), 0u) << what;
   EXPECT_TRUE(a.indices == b.indices) << what;
-  EXPECT_EQ(std::memcmp(a.normals.data(), b.normals.data(), a.normals.size() * sizeof(Vec3f)), 0) << what;
+  ASSERT_EQ(a.normals.size(), b.normals.size()) << what;
+  EXPECT_TRUE(std::equal(a.normals.begin(), a.normals.end(), b.normals.begin(), [](const Vec3f& x, const Vec3f& y) {
+    return std::memcmp(&x, &y, sizeof x) == 0;
+  })) << what;
   double worst = 0;
   for (size_t v = 0; v < a.positions.size(); ++v)
     worst = std::max({worst, std::abs(double(a.positions[v].x) - b.positions[v].x),
