@@ -153,10 +153,9 @@ IsoGridView iso_view(const SparseGrid& g) {
 namespace {
 
 // Gives a host view a table of its brick positions (IsoGridView::brick_table), kept in `storage`,
-// where the grid's brick positions number at most 2^24 (64 MB) or 64 per brick: a brick found by
-// one load instead of a binary search over the keys (the CPU marching cubes searched 24 times per
-// cell and vertex). Otherwise the view keeps its search. With values, also each mask word's first
-// value (IsoGridView::word_values, in `words`).
+// where it pays (iso_table_pays): a brick found by one load instead of a binary search over the keys (the CPU marching
+// cubes searched 24 times per cell and vertex). Otherwise the view keeps its search. With values, also each mask word's
+// first value (IsoGridView::word_values, in `words`).
 void attach_brick_table(IsoGridView& v, std::vector<uint32_t>& storage, std::vector<uint64_t>& words) {
   if (v.values) {
     words.resize(8 * v.bricks);
@@ -174,8 +173,7 @@ void attach_brick_table(IsoGridView& v, std::vector<uint32_t>& storage, std::vec
   const uint64_t bx = uint64_t(v.dims[0] + 7) >> 3, by = uint64_t(v.dims[1] + 7) >> 3,
                  bz = uint64_t(v.dims[2] + 7) >> 3;
   const uint64_t n = bx * by * bz;
-  if (v.bricks == 0 || v.bricks >= IsoGridView::kIsoNoBrick || n > std::max<uint64_t>(uint64_t(1) << 24, 64 * v.bricks))
-    return;
+  if (v.bricks == 0 || v.bricks >= IsoGridView::kIsoNoBrick || !iso_table_pays(n, v.bricks)) return;
   storage.assign(n, IsoGridView::kIsoNoBrick);
   tbb::parallel_for(tbb::blocked_range<uint64_t>(0, v.bricks, 1 << 14), [&](const tbb::blocked_range<uint64_t>& r) {
     for (uint64_t b = r.begin(); b < r.end(); ++b) {
@@ -225,7 +223,7 @@ class BrickKeySet {
   BrickKeySet(std::vector<uint64_t> bricks, int code_bits, uint64_t num_bricks)
       : bricks_(std::move(bricks)), shift_(9 + code_bits), words_(size_t(1) << (3 + code_bits)) {
     bits_.resize(bricks_.size() * words_);
-    const bool table = num_bricks <= std::max<uint64_t>(uint64_t(1) << 24, 64 * uint64_t(bricks_.size()));
+    const bool table = iso_table_pays(num_bricks, bricks_.size());
     if (table) table_.resize(num_bricks);
     tbb::parallel_for(tbb::blocked_range<size_t>(0, bits_.size(), 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
       std::fill(bits_.begin() + std::ptrdiff_t(r.begin()), bits_.begin() + std::ptrdiff_t(r.end()), 0);

@@ -60,6 +60,13 @@ struct IsoKeys {
   }
 };
 
+// Whether a table of `positions` brick positions (4 bytes each) pays for finding `bricks` bricks among
+// them by one load instead of a search: up to 2^24 positions (64 MB), or 64 per brick. The grids'
+// brick tables (IsoGridView::brick_table) and the vertices' bitmaps (CPU and GPU) take it.
+VT_HD inline bool iso_table_pays(uint64_t positions, uint64_t bricks) {
+  return positions <= (uint64_t(1) << 24) || positions <= 64 * bricks;
+}
+
 // A sparse grid as arrays: sorted brick keys, 8 mask words per brick, values (float grids: the
 // active voxels', brick b's from value_begin[b]).
 struct IsoGridView {

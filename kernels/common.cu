@@ -19,6 +19,14 @@ void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int l
   throw Error(kind, msg);
 }
 
+uint64_t budget_or_free_share(uint64_t budget, uint64_t* free_bytes) {
+  if (budget) return budget;
+  size_t free_b = 0, total_b = 0;
+  VT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  if (free_bytes) *free_bytes = free_b;
+  return uint64_t(double(free_b) * 0.8);
+}
+
 void* pinned_scalar_slot() {
   // Portable: the slot serves every device this thread reads from. Never freed: the driver
   // reclaims it at exit, and freeing it from a thread_local destructor could run after the

@@ -134,6 +134,10 @@ class StagedCopy {
   cudaEvent_t m_done[2] = {nullptr, nullptr};
 };
 
+// A GPU memory budget: `budget`, or where it is 0 (the default of every --gpu-memory) 80% of the
+// current device's free memory, whose size then goes to *free_bytes when given.
+uint64_t budget_or_free_share(uint64_t budget, uint64_t* free_bytes = nullptr);
+
 // Temporary storage for CUB calls: query the size with a null pointer, grow, run.
 class CubTemp {
  public:

@@ -219,12 +219,7 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, cons
     const bool use_inside = inside && !occupancy;
     // The arrays' GPU memory at its largest, checked against the budget before they are made (CUB's
     // sorts take as much again as the keys they sort).
-    uint64_t budget = memory_budget;
-    if (!budget) {
-      size_t free_bytes = 0, total_bytes = 0;
-      VT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-      budget = uint64_t(double(free_bytes) * 0.8);
-    }
+    const uint64_t budget = budget_or_free_share(memory_budget);
     auto need = [&](uint64_t bytes) {
       if (bytes > budget)
         fail(ErrorKind::kResource, "marching cubes needs at least " + std::to_string((bytes + (1 << 20) - 1) >> 20) +
@@ -294,7 +289,7 @@ Mesh gpu_grid_to_mesh(const SparseGrid& grid_in, const IsoOptions& options, cons
     // bits, their counts and firsts, the grown bricks' table (where used), the corners and the indices;
     // then the vertices (checked when counted).
     const uint64_t words = 64 * nbricks;
-    const bool use_table = keys.bricks() <= std::max<uint64_t>(uint64_t(1) << 24, 64 * nbricks);
+    const bool use_table = iso_table_pays(keys.bricks(), nbricks);
     const uint64_t mesh_bytes = grid_bytes + 2 * 8 * ncand + 12 * nbricks + words * (8 + 4 + 8) +
                                 (use_table ? 4 * keys.bricks() : 0) + (24 + 12) * ntri;
     need(mesh_bytes);

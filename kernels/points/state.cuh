@@ -52,12 +52,7 @@ struct GpuPoints::Impl {
   CubTemp cub;
   StagedCopy staging;
 
-  uint64_t memory_budget() const {
-    if (budget) return budget;
-    size_t free_b = 0, total_b = 0;
-    VT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    return uint64_t(double(free_b) * 0.8);
-  }
+  uint64_t memory_budget() const { return budget_or_free_share(budget); }
 };
 
 // The live sample count (synchronises the stream).

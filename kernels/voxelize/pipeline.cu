@@ -38,13 +38,7 @@ std::unique_ptr<Voxelizer> make_gpu_voxelizer(const GpuOptions& options) {
   return std::make_unique<GpuVoxelizer>(options);
 }
 
-uint64_t GpuContext::memory_budget() const {
-  if (opt.memory_budget) return opt.memory_budget;
-  size_t free_bytes = 0, total_bytes = 0;
-  VT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  known_free = free_bytes;
-  return uint64_t(free_bytes * 0.8);
-}
+uint64_t GpuContext::memory_budget() const { return budget_or_free_share(opt.memory_budget, &known_free); }
 
 bool GpuContext::fits_budget(uint64_t bytes) const {
   if (!opt.memory_budget && bytes <= known_free / 64) return true;
