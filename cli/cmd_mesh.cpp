@@ -106,7 +106,8 @@ int run_mesh(const MeshCmdOptions& o) {
           return s;
         });
   if (kind == InputKind::kGrid) {
-    GridFile f = read_grid_input(o.input, stages);
+    GridFile f = read_grid_input(o.input, o.grid.to_options(), stages);
+    warn_voxel_units(f, log);
     size_t pick = 0;
     if (!o.grid_name.empty()) {
       pick = f.grids.size();

@@ -72,9 +72,11 @@ double SamplingArgs::per_area(const Bounds& bounds) const {
 // ---- voxtile points ------------------------------------------------------------------------
 
 void setup_points(CLI::App& app, PointsCmdOptions& o) {
-  app.add_option("input", o.input,
-                 "A mesh (-> .ply/.las/.xyz surface samples), a point cloud .ply/.xyz/.pts/.las (-> voxels, or a "
-                 "voxel-downsampled .ply/.las/.xyz), or a .vdb (-> .ply/.las/.xyz voxel centres)")
+  app.add_option(
+         "input", o.input,
+         "A mesh (-> .ply/.las/.xyz surface samples), a point cloud .ply/.xyz/.pts/.las (-> voxels, or a "
+         "voxel-downsampled .ply/.las/.xyz), or a grid .vdb/.npy/.raw/.npz/.binvox/.vox (-> .ply/.las/.xyz voxel "
+         "centres)")
       ->required();
   app.add_option("-o,--output", o.output, "Output file (.ply .las .xyz, or for point clouds .vdb .ply .las .xyz .raw .npy .binvox .vox; - for stdout)")
       ->required();
@@ -86,7 +88,7 @@ void setup_points(CLI::App& app, PointsCmdOptions& o) {
                  "Points -> voxels: occupancy, count, color (mean), normal (mean), intensity (mean), class "
                  "(majority), comma-separated; auto = count plus whatever the points have (.raw/.npy: count)")
       ->capture_default_str();
-  app.add_option("--grid", o.grid_name, "Voxels -> points: the .vdb grid to write (default: all)");
+  app.add_option("--grid", o.grid_name, "Voxels -> points: the grid to write (default: all)");
   add_device_options(app, o.device, "GPU memory budget in bytes (default 80% of free)");
   app.add_flag("--stats", o.stats, "Print a JSON summary to stdout (counts, timings, checksum)");
   add_grid_output_options(app, o.writing);
@@ -111,10 +113,14 @@ int run_points(const PointsCmdOptions& o) {
   int gpu_index = -2;  // not chosen yet
   auto preview_gpu = [&] { return gpu_index >= -1 ? gpu_index : (gpu_index = picture_gpu(o.device.device, picture, log)); };
 
-  if (in_ext == "vdb") {  // voxels -> points
+  // Voxels -> points from any grid file (a .ply without faces is a point cloud here, even voxtile's
+  // voxel centres: binned again).
+  if (in_ext != "ply" && input_kind(o.input) == InputKind::kGrid) {
     if (format != OutputFormat::kPly && format != OutputFormat::kLas && format != OutputFormat::kXyz)
       fail(ErrorKind::kUsage, o.output + ": voxels -> points writes .ply, .las or .xyz");
-    std::vector<SparseGrid> grids = read_vdb_grids(o.input);
+    GridFile f = read_grid_input(o.input, o.grid.to_options(), stages);
+    warn_voxel_units(f, log);
+    std::vector<SparseGrid> grids = std::move(f.grids);
     if (!o.grid_name.empty()) {
       std::vector<SparseGrid> pick;
       for (SparseGrid& g : grids)

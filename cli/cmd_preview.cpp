@@ -50,7 +50,7 @@ int run_preview(const PreviewCmdOptions& o) {
   int gpu = -2;  // not chosen yet
   const InputKind kind = input_kind(o.input);
   if (kind == InputKind::kGrid) {
-    grids = std::move(read_grid_input(o.input, stages).grids);
+    grids = std::move(read_grid_input(o.input, o.grid.to_options(), stages).grids);
     source = std::to_string(grids.size()) + (grids.size() == 1 ? " grid" : " grids");
   } else if (kind == InputKind::kPoints) {
     grids = read_point_input(o.input, o.grid.to_options(), log, source, stages);

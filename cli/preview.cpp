@@ -178,7 +178,13 @@ std::vector<SparseGrid> read_point_input(const std::string& path, const GridOpti
   return grids;
 }
 
-GridFile read_grid_input(const std::string& path, std::vector<std::pair<std::string, double>>& stages) {
+GridFile read_grid_input(const std::string& path, const GridOptions& grid,
+                         std::vector<std::pair<std::string, double>>& stages) {
+  if (grid.resolution || grid.dims || grid.pad)
+    fail(ErrorKind::kUsage, path +
+                                ": a grid file keeps its grid; -r, --dims and --pad shape the grid of a mesh or "
+                                "point cloud");
+  const bool place = grid.voxel_size || grid.bbox;
   const auto t0 = Clock::now();
   GridFile f;
   {
@@ -187,7 +193,33 @@ GridFile read_grid_input(const std::string& path, std::vector<std::pair<std::str
   }
   stages.emplace_back("read", ms_since(t0));
   if (f.grids.empty()) fail(ErrorKind::kInput, path + ": no grid");
+  if (place && f.has_transform)
+    fail(ErrorKind::kUsage, path + ": the ." + f.format +
+                                " file keeps its voxel size and origin; --voxel-size and --bbox place .npy and .vox "
+                                "grids, which keep none");
+  if (place) {
+    GridOptions fit = grid;
+    fit.dims = f.grids[0].spec.dims;
+    GridSpec spec;
+    try {
+      spec = make_grid_spec(Bounds{{0, 0, 0}, {double(fit.dims->x), double(fit.dims->y), double(fit.dims->z)}}, fit);
+    } catch (const Error& e) {
+      throw Error(e.kind(), path + ": " + e.what());
+    }
+    for (SparseGrid& g : f.grids) {
+      g.spec.origin = spec.origin;
+      g.spec.voxel_size = spec.voxel_size;
+    }
+    f.has_transform = true;
+  }
   return f;
+}
+
+void warn_voxel_units(const GridFile& f, const Log& log) {
+  if (!f.has_transform)
+    log.warn(f.path + ": ." + f.format +
+             " keeps no voxel size or origin: positions are in voxel units (voxel (i,j,k) spans [i,i+1] x [j,j+1] x "
+             "[k,k+1]); --voxel-size or --bbox place the grid");
 }
 
 InputKind input_kind(const std::string& path) {

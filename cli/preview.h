@@ -75,7 +75,15 @@ std::vector<SparseGrid> cloud_grids(const PointCloud& cloud, const GridSpec& spe
 std::vector<SparseGrid> read_point_input(const std::string& path, const GridOptions& grid, const Log& log,
                                          std::string& source, std::vector<std::pair<std::string, double>>& stages);
 // Reads a grid file (InputKind::kGrid; a progress stage, its time as "read" in `stages`); Error(kInput)
-// when it holds no grid.
-GridFile read_grid_input(const std::string& path, std::vector<std::pair<std::string, double>>& stages);
+// when it holds no grid. `grid` places a grid whose file keeps no voxel size or origin (.npy, .vox) in
+// the world as make_grid_spec would with the file's dims: --voxel-size (origin 0 unless --bbox),
+// --bbox (its min corner the origin; the voxel size fitting the box unless given), and then the
+// GridFile's has_transform is set; on a file that keeps its own, and for -r and --pad (which shape the
+// grid of a mesh or point cloud), Error(kUsage) naming `path`.
+GridFile read_grid_input(const std::string& path, const GridOptions& grid,
+                         std::vector<std::pair<std::string, double>>& stages);
+// A warning that `f`'s positions are in voxel units (a file that keeps no voxel size or origin), for
+// commands whose output has positions.
+void warn_voxel_units(const GridFile& f, const Log& log);
 
 }  // namespace voxtile

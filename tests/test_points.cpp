@@ -18,6 +18,7 @@
 #include "core/csg.h"
 #include "core/error.h"
 #include "core/points.h"
+#include "io/grid_reader.h"
 #include "io/grid_set.h"
 #include "io/mesh_reader.h"
 #include "io/points_io.h"
@@ -782,6 +783,91 @@ TEST(PointsCli, CpuBinEstimateGrowsWithPointsAndShrinksWithThreads) {
   EXPECT_LT(estimated_cpu_bin_ms(1000000, 16), estimated_cpu_bin_ms(1000000, 2));
   EXPECT_LT(estimated_cpu_bin_ms(100000, 1), kSmallJobCpuMs);
   EXPECT_GT(estimated_cpu_bin_ms(100000000, 64), kSmallJobCpuMs);
+}
+
+// Every grid file gives its voxel centres; a grid file that keeps no voxel size or origin (.npy, .vox)
+// is placed by --voxel-size and --bbox (points, mesh and preview alike), else its positions are in
+// voxel units with a warning; the options that shape a mesh's grid are refused on grid files.
+TEST(PointsCli, GridFilesGiveTheirVoxelsAndArePlacedByTheGridOptions) {
+  test::TempDir dir;
+  const std::string bunny = test::data_path("meshes/stanford_bunny.ply");
+  for (const char* ext : {"vdb", "npy", "binvox", "vox"})
+    ASSERT_EQ(test::run_voxtile({"voxelize", bunny, "-o", dir.file(std::string("v.") + ext), "-r", "16", "-d", "cpu"})
+                  .exit_code,
+              0);
+  const GridFile vdb = read_grid_file(dir.file("v.vdb"));
+  const GridSpec& spec = vdb.grids[0].spec;
+  auto text = [](double v) {
+    char b[40];
+    std::snprintf(b, sizeof(b), "%.17g", v);
+    return std::string(b);
+  };
+  const std::vector<std::string> place = {"--voxel-size",
+                                          text(spec.voxel_size.x),
+                                          "--bbox",
+                                          text(spec.origin.x),
+                                          text(spec.origin.y),
+                                          text(spec.origin.z),
+                                          "1e3",
+                                          "1e3",
+                                          "1e3"};
+  auto run = [&](std::vector<std::string> args, bool placed) {
+    if (placed) args.insert(args.end(), place.begin(), place.end());
+    return test::run_voxtile(args);
+  };
+  // The .vdb's voxel centres and mesh against the .npy's placed where the .vdb is: the same.
+  ASSERT_EQ(run({"points", dir.file("v.vdb"), "-o", dir.file("pv.ply")}, false).exit_code, 0);
+  auto r = run({"points", dir.file("v.npy"), "-o", dir.file("pn.ply")}, true);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("voxel units"), std::string::npos) << r.err;
+  r = test::run_voxtile({"compare", dir.file("pv.ply"), dir.file("pn.ply")});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_EQ(run({"mesh", dir.file("v.vdb"), "-o", dir.file("mv.ply"), "-d", "cpu"}, false).exit_code, 0);
+  ASSERT_EQ(run({"mesh", dir.file("v.npy"), "-o", dir.file("mn.ply"), "-d", "cpu"}, true).exit_code, 0);
+  EXPECT_EQ(test::read_file(dir.file("mv.ply")), test::read_file(dir.file("mn.ply")));
+  // Unplaced: voxel units, said once.
+  for (const char* in : {"v.npy", "v.vox"}) {
+    r = run({"points", dir.file(in), "-o", dir.file("pu.ply")}, false);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(
+        r.err.find(std::string(in) + ": ." + (in + 2) + " keeps no voxel size or origin: positions are in voxel units"),
+        std::string::npos)
+        << r.err;
+    const GridFile pu = read_grid_file(dir.file("pu.ply"));
+    EXPECT_EQ(pu.grids[0].spec.voxel_size.x, 1.0);
+    EXPECT_EQ(pu.grids[0].spec.origin.z, 0.0);
+    EXPECT_EQ(pu.grids[0].active_voxels(), vdb.grids[0].active_voxels());
+  }
+  // --bbox alone fits the voxel size to the box: 16 voxels along x over 0..8.
+  ASSERT_EQ(
+      test::run_voxtile({"points", dir.file("v.npy"), "-o", dir.file("pb.ply"), "--bbox", "0", "0", "0", "8", "8", "8"})
+          .exit_code,
+      0);
+  EXPECT_EQ(read_grid_file(dir.file("pb.ply")).grids[0].spec.voxel_size.x, 0.5);
+  // The binvox keeps its transform: its centres are the .vdb's.
+  ASSERT_EQ(run({"points", dir.file("v.binvox"), "-o", dir.file("pbv.ply")}, false).exit_code, 0);
+  EXPECT_EQ(read_grid_file(dir.file("pbv.ply")).grids[0].active_voxels(), vdb.grids[0].active_voxels());
+  EXPECT_EQ(run({"preview", dir.file("v.npy"), "-o", dir.file("p.png"), "--size", "32", "-d", "cpu"}, true).exit_code,
+            0);
+  // Refused, with nothing written: placing a file that keeps its transform, shaping a grid file.
+  for (const auto& [args, placed, message] : std::vector<std::tuple<std::vector<std::string>, bool, std::string>>{
+           {{"points", dir.file("v.vdb"), "-o", dir.file("x.ply")}, true, "keeps its voxel size and origin"},
+           {{"mesh", dir.file("v.binvox"), "-o", dir.file("x.ply")}, true, "keeps its voxel size and origin"},
+           {{"mesh", dir.file("v.vdb"), "-o", dir.file("x.ply"), "-r", "32"}, false, "a grid file keeps its grid"},
+           {{"points", dir.file("v.npy"), "-o", dir.file("x.ply"), "--pad", "1"}, false, "a grid file keeps its grid"},
+           {{"preview", dir.file("v.npy"), "-o", dir.file("x.png"), "--dims", "4", "4", "4"},
+            false,
+            "a grid file keeps its grid"},
+           {{"points", dir.file("v.npy"), "-o", dir.file("x.ply"), "--voxel-size", "0"},
+            false,
+            "v.npy: --voxel-size must be positive"},
+           {{"points", dir.file("v.npy"), "-o", dir.file("x.vdb")}, false, "voxels -> points writes"}}) {
+    r = run(args, placed);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << message;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_FALSE(test::file_exists(dir.file("x.ply")) || test::file_exists(dir.file("x.png")) ||
+                 test::file_exists(dir.file("x.vdb")));
+  }
 }
 
 // ---- GPU --------------------------------------------------------------------------------------
