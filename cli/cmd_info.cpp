@@ -25,6 +25,7 @@ void setup_info(CLI::App& app, InfoCmdOptions& o) {
 
 int run_info(const InfoCmdOptions& o) {
   const std::string ext = lower_extension(o.input);
+  check_input_file(o.input);  // (a missing file or a directory: the error alone, no partial description)
   std::cout << "file: " << o.input << "\n";
   if (ext == "vdb") {
     const auto lines = describe_vdb(o.input);

@@ -427,6 +427,12 @@ TEST(Cli, LibraryErrorsCausedByTheUserAreNeverInternal) {
   }
   EXPECT_FALSE(test::file_exists(dir.file("m.vdb")));
   EXPECT_FALSE(test::file_exists(dir.file("p.ply")));
+  // info of a missing file or a directory: the error alone, nothing on standard output.
+  for (const std::string& path : {dir.file("missing.obj"), dir.path()}) {
+    const auto r = run_voxtile({"info", path});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_EQ(r.out, "") << path;
+  }
   // A file name that is not UTF-8 (Latin-1) in JSON statistics, sidecars and reports.
   const std::string latin1 = dir.file("bunny\xe9.ply");
   std::ofstream(latin1, std::ios::binary) << test::read_file(kBunny);
