@@ -7,10 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cctype>
+#include <charconv>
 #include <chrono>
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +18,7 @@
 
 #include "cli/progress_bar.h"
 #include "core/error.h"
+#include "core/inside_grid.h"
 #include "core/progress.h"
 #include "io/atomic_file.h"
 #include "io/json_text.h"
@@ -80,8 +80,21 @@ void add_solid_options(CLI::App& app, SolidArgs& a) {
                  "vote (parity along x, y and z, majority)")
       ->check(CLI::IsMember({"parity", "winding", "vote"}))
       ->capture_default_str();
-  app.add_option("--band", a.band, "sdf target: half-width of the narrow band in voxels (1 to 64)")
-      ->check(CLI::Range(1, 64))
+  app.add_option("--band", a.band,
+                 "sdf target: half-width of the narrow band in voxels (1 to 65536), or all: every voxel's distance")
+      ->transform(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "all") {
+              v = std::to_string(kBandAll);
+              return "";
+            }
+            char* end = nullptr;
+            const long n = std::strtol(v.c_str(), &end, 10);
+            if (v.empty() || *end != 0 || n < 1 || n > kMaxBand)
+              return "Value " + v + " is not a width from 1 to " + std::to_string(kMaxBand) + " voxels or all";
+            return "";
+          },
+          "WIDTH|all"))
       ->capture_default_str();
 }
 

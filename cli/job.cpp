@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli/preview.h"
+#include "core/band_search.h"
 #include "core/error.h"
 #include "core/inside_grid.h"
 #include "core/progress.h"
@@ -30,7 +31,9 @@ void check_job(const Job& job) {
   job.grid.to_options();
   parse_loader(job.loader);
   parse_inside(job.inside);
-  if (job.band < 1 || job.band > 64) fail(ErrorKind::kUsage, "--band must be 1 to 64 voxels (got " + std::to_string(job.band) + ")");
+  if (job.band != kBandAll && (job.band < 1 || job.band > kMaxBand))
+    fail(ErrorKind::kUsage,
+         "--band must be 1 to " + std::to_string(kMaxBand) + " voxels or all (got " + std::to_string(job.band) + ")");
   if (targets.size() > 1 && holds_one_grid(job.format))
     fail(ErrorKind::kUsage, job.output + ": a ." + format_name(job.format) +
                                 " file holds one target; write several targets to .vdb or .ply");
@@ -53,7 +56,7 @@ std::string job_options(const Job& job) {
     sdf |= t.target == Target::kSdf;
   }
   if (solid || sdf) s += " inside=" + job.inside;
-  if (sdf) s += " band=" + std::to_string(job.band);
+  if (sdf) s += " band=" + (job.band == kBandAll ? std::string("all") : std::to_string(job.band));
   return s;
 }
 
@@ -148,24 +151,6 @@ JobReport run_job(const std::function<Voxelizer&(const LoadedInput&)>& voxelizer
 
 namespace {
 
-// The voxels of the triangles' band boxes (band_voxel_range: the distances band_distance_cpu takes).
-double band_box_voxels(const Mesh& mesh, const GridSpec& spec, int band) {
-  const std::vector<Vec3f> g = to_grid_space(mesh, spec);
-  const BandSetup bs = band_setup(spec, band);
-  return tbb::parallel_reduce(
-      tbb::blocked_range<size_t>(0, mesh.num_triangles(), 4096), 0.0,
-      [&](const tbb::blocked_range<size_t>& r, double sum) {
-        for (size_t t = r.begin(); t < r.end(); ++t) {
-          const Vec3f tri[3] = {g[mesh.indices[3 * t]], g[mesh.indices[3 * t + 1]], g[mesh.indices[3 * t + 2]]};
-          Int3 lo, hi;
-          if (band_voxel_range(tri, bs, spec.dims, &lo, &hi))
-            sum += double(hi.x - lo.x + 1) * double(hi.y - lo.y + 1) * double(hi.z - lo.z + 1);
-        }
-        return sum;
-      },
-      std::plus<double>());
-}
-
 // The mesh's boundary edges: vertex index pairs used by an odd number of triangles (the winding
 // number's boundary term is summed over them for the columns the crossings leave open). A mesh whose
 // triangles share no indices (an unwelded STL) has every edge counted.
@@ -220,6 +205,8 @@ double estimated_cpu_ms(const Job& job, const Mesh& mesh, const GridSpec& spec, 
   // The band per voxel: 0.012 fitted before its x86-64-v4 loop (e92e549), 0.008-0.010 with it.
   constexpr double kBandTriangleUs = 1.0;
   const double kBandVoxelUs = cpu_has_x86_64_v4() ? 0.010 : 0.012;
+  // A wide band's search (core/band_search.h), per voxel it walks.
+  constexpr double kBandSearchVoxelUs = 4.0;  // (2 cores: the bunny at 128^3, every voxel or a band of 16)
   const double share = 1.0 / 1000.0 / std::pow(double(std::max(threads, 1)), 0.8);
   const double rasters = double(targets.size()) - (sdf ? 1.0 : 0.0);
   const double n = double(mesh.num_triangles());
@@ -232,7 +219,15 @@ double estimated_cpu_ms(const Job& job, const Mesh& mesh, const GridSpec& spec, 
     const double columns =
         double(std::max(0, range.hi[0] - range.lo[0])) * double(std::max(0, range.hi[1] - range.lo[1]));
     ms += axes * kInsideColumnUs * columns * share;
-    if (sdf && ms < kSmallJobCpuMs) ms += kBandVoxelUs * band_box_voxels(mesh, spec, job.band) * share;
+    if (sdf && ms < kSmallJobCpuMs) {
+      const std::vector<Vec3f> g = to_grid_space(mesh, spec);
+      const BandSetup bs = band_setup(spec, job.band);
+      const bool search = job.band == kBandAll || (job.band >= kBandSearchMinCpu &&
+                                                   band_by_search(mesh, g, spec, job.band, kBandSearchRatioCpu));
+      ms += (search ? kBandSearchVoxelUs * band_search_voxels(mesh, g, spec, bs)
+                    : kBandVoxelUs * band_box_voxels(mesh, g, spec, bs)) *
+            share;
+    }
     if (job.inside == "winding" && ms < kSmallJobCpuMs)
       ms += kBoundaryColumnUs * boundary_edges(mesh) * columns * share;
     if (ms >= kSmallJobCpuMs || rasters == 0) return ms;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "core/band_search.h"
 #include "core/error.h"
 #include "core/inside_grid.h"
 #include "core/inside_tree.h"
@@ -474,7 +475,7 @@ SparseGrid inside_cpu(const Mesh& mesh, const GridSpec& spec, InsideMethod metho
 BandSetup band_setup(const GridSpec& spec, int band) {
   BandSetup b;
   const double h = std::min({spec.voxel_size.x, spec.voxel_size.y, spec.voxel_size.z});
-  b.width = float(double(band) * h);
+  b.width = band == kBandAll ? INFINITY : float(double(band) * h);
   b.reach = {float(double(b.width) / spec.voxel_size.x), float(double(b.width) / spec.voxel_size.y),
              float(double(b.width) / spec.voxel_size.z)};
   b.vs = {float(spec.voxel_size.x), float(spec.voxel_size.y), float(spec.voxel_size.z)};
@@ -483,6 +484,12 @@ BandSetup band_setup(const GridSpec& spec, int band) {
 
 SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band) {
   const std::vector<Vec3f> g = to_grid_space(mesh, spec);
+  const bool search =
+      band == kBandAll || (band >= kBandSearchMinCpu && band_by_search(mesh, g, spec, band, kBandSearchRatioCpu));
+  return search ? band_search_cpu(mesh, g, spec, band) : band_pairs_cpu(mesh, g, spec, band);
+}
+
+SparseGrid band_pairs_cpu(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int band) {
   const BandSetup bs = band_setup(spec, band);
   const size_t nt = mesh.num_triangles();
   struct Pair {

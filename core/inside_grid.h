@@ -43,6 +43,10 @@ SparseGrid inside_cpu(const Mesh& mesh, const GridSpec& spec, InsideMethod metho
 // Masks of voxels set in at least `at_least` (1..3) of up to three grids (sorted merge).
 SparseGrid combine_masks(const std::vector<const SparseGrid*>& grids, int at_least);
 
+// `--band all`: every voxel of the grid gets its distance (the width infinite; core/band_search.h).
+constexpr int kBandAll = 0;
+// Widths --band takes: kBandAll, or 1 to this many voxels.
+constexpr int kMaxBand = 65536;
 BandSetup band_setup(const GridSpec& spec, int band);
 // A triangle's band box: its bounds grown by the reach, plus a margin, in grid space. A voxel whose
 // centre is outside it is farther from the triangle than the width.
@@ -154,8 +158,8 @@ VT_HD inline BandBound band_bound(const Vec3f t[3], const BandSetup& bs) {
 // from voxel (i, j, k)'s centre): a voxel whose box distance exceeds w.limit_at(T) is at least T
 // from the triangle. For triangles of any size where w.k2 is finite (their angle's sine at vertex 0
 // at least 2^-16); the GPU's band uses it for those the plane and edges do not bound.
-VT_HD inline bool band_box_culled(const BandBound& w, const float lo[3], const float hi[3], int32_t i, int32_t j,
-                                  int32_t k, const Vec3f& vs, float t) {
+// The squared world distance from voxel (i, j, k)'s centre to the grid-space box [lo, hi].
+VT_HD inline float band_box_d2(const float lo[3], const float hi[3], int32_t i, int32_t j, int32_t k, const Vec3f& vs) {
   const float c[3] = {static_cast<float>(i) + 0.5f, static_cast<float>(j) + 0.5f, static_cast<float>(k) + 0.5f};
   const float s[3] = {vs.x, vs.y, vs.z};
   float d2 = 0.0f;
@@ -164,8 +168,22 @@ VT_HD inline bool band_box_culled(const BandBound& w, const float lo[3], const f
     const float d = (below > above ? (below > 0.0f ? below : 0.0f) : (above > 0.0f ? above : 0.0f)) * s[a];
     d2 += d * d;
   }
-  const float l = w.limit_at(t);
+  return d2;
+}
+// band_box_culled with the margins k2, k2e given (core/band_search.h: a box of several triangles with
+// the largest of their margins, which each of them would pass over).
+// Whether a box at squared distance d2 lies beyond limit_at(t) with margins k2, k2e.
+VT_HD inline bool band_beyond(float d2, float t, float k2, float k2e) {
+  const float l = t + (k2 * t + k2e);  // (BandBound::limit_at)
   return d2 > l * l;
+}
+VT_HD inline bool band_box_beyond(const float lo[3], const float hi[3], int32_t i, int32_t j, int32_t k,
+                                  const Vec3f& vs, float t, float k2, float k2e) {
+  return band_beyond(band_box_d2(lo, hi, i, j, k, vs), t, k2, k2e);
+}
+VT_HD inline bool band_box_culled(const BandBound& w, const float lo[3], const float hi[3], int32_t i, int32_t j,
+                                  int32_t k, const Vec3f& vs, float t) {
+  return band_box_beyond(lo, hi, i, j, k, vs, t, w.k2, w.k2e);
 }
 // The bound at one brick: f_k = b_k + w.a_k . (x, y, z) at its voxel (x, y, z) (0..7).
 struct BandCull {
@@ -297,7 +315,11 @@ VT_HD inline void band_row_range(const BandRows& r, int32_t i, int32_t j, int32_
   *m1 = static_cast<int32_t>(hi < -1.0 ? -1.0 : hi);
 }
 // Unsigned distance (world) of every voxel centre nearer than the band width to a triangle.
+// (By the band's pairs, below, or for wide bands by the search: band_by_search, the same bits.)
 SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band);
+// The band by its (brick, triangle) pairs: every brick of every triangle's band box (g: the mesh's
+// grid-space vertices).
+SparseGrid band_pairs_cpu(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int band);
 // Negates the band's values at the voxels set in `inside`.
 void apply_sign(SparseGrid& band, const SparseGrid& inside);
 

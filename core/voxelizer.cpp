@@ -3,9 +3,10 @@
 
 #include <algorithm>
 
+#include "core/band_search.h"
 #include "core/error.h"
-#include "core/progress.h"
 #include "core/inside_grid.h"
+#include "core/progress.h"
 #include "core/timer.h"
 
 namespace voxtile {
@@ -60,7 +61,8 @@ std::vector<SparseGrid> Voxelizer::voxelize(const GridSpec& spec, const Voxelize
                                             const std::vector<TargetSpec>& targets, VoxelizeStats* stats) {
   check_grid_dims(spec);
   const TargetPlan plan = plan_targets(targets, mesh().num_triangles());
-  if (plan.sdf && (options.band < 1 || options.band > 64)) fail(ErrorKind::kUsage, "--band must be 1 to 64 voxels");
+  if (plan.sdf && options.band != kBandAll && (options.band < 1 || options.band > kMaxBand))
+    fail(ErrorKind::kUsage, "--band must be 1 to " + std::to_string(kMaxBand) + " voxels or all");
   VoxelizeStats local;
   VoxelizeStats& st = stats ? *stats : local;
   st.device = device_name();
@@ -91,7 +93,7 @@ std::vector<SparseGrid> Voxelizer::voxelize(const GridSpec& spec, const Voxelize
       const auto t0 = Clock::now();
       apply_sign(grids[i], inside);
       grids[i].level_set = true;
-      grids[i].background = band_setup(spec, options.band).width;
+      grids[i].background = band_background(grids[i], spec, options.band);
       st.add_stage("sdf_sign", ms_since(t0));
     } else if (plan.masks_only[i]) {
       const SparseGrid& src = rastered[plan.source[i]];

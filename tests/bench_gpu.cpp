@@ -7,10 +7,16 @@
 //   voxtile_bench --bucket [--attrs bary] [--runs 10] [--check] MESH:RES[,RES...] ...   (A-buffer)
 // Each target is timed on its own (a run of `voxtile voxelize -t T`); --targets a+b+c times one
 // multi-target run (stage names then carry the target, e.g. fine:count).
+#include <openvdb/openvdb.h>
+#include <openvdb/tools/MeshToVolume.h>
+#include <openvdb/tools/SignedFloodFill.h>
+#include <openvdb/tools/VolumeToMesh.h>
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -21,19 +27,12 @@
 
 #include "core/bucket.h"
 #include "core/error.h"
+#include "core/inside_grid.h"
+#include "core/timer.h"
 #include "core/voxelize.h"
 #include "io/mesh_reader.h"
 #include "io/png.h"
 #include "kernels/api.h"
-#include "core/inside_grid.h"
-#include "core/timer.h"
-
-#include <tbb/parallel_for.h>
-
-#include <openvdb/openvdb.h>
-#include <openvdb/tools/MeshToVolume.h>
-#include <openvdb/tools/SignedFloodFill.h>
-#include <openvdb/tools/VolumeToMesh.h>
 
 using namespace voxtile;
 
@@ -460,8 +459,11 @@ int main(int argc, char** argv) {
     else if (a == "--mesh") mesh_bench = true;
     else if (a == "--render") render_bench = true;
     else if (a == "--inside" && i + 1 < argc) inside = parse_inside(argv[++i]);
-    else if (a == "--band" && i + 1 < argc) band = std::atoi(argv[++i]);
-    else if (a == "--attrs" && i + 1 < argc) attrs = argv[++i];
+    else if (a == "--band" && i + 1 < argc) {
+      const std::string w = argv[++i];
+      band = w == "all" ? kBandAll : std::atoi(w.c_str());
+    } else if (a == "--attrs" && i + 1 < argc)
+      attrs = argv[++i];
     else if (a == "--merge-by-key") gopt.merge_by_brick_key = true;
     else if (a == "--sort-pairs") gopt.sort_pairs = true;
     else if (a == "--read-pairs-first") gopt.read_pairs_first = true;

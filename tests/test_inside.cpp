@@ -10,9 +10,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <random>
 
+#include "core/band_search.h"
 #include "core/inside_grid.h"
 #include "core/inside_tree.h"
 #include "core/meshgen.h"
@@ -1316,13 +1318,31 @@ TEST(Inside, BandIsEveryVoxelsMinimumOverAllTriangles) {
   for (const Case& c : cases()) meshes.push_back({c.name, c.mesh});
   meshes.push_back({"soup", test::random_soup(300, 1.0f, 0.05f, 7)});
   for (const auto& [name, mesh] : meshes) {
-    for (const auto& [res, band] : std::vector<std::pair<int, int>>{{5, 3}, {13, 2}, {29, 3}, {37, 1}}) {
-      SCOPED_TRACE(name + " -r " + std::to_string(res) + " --band " + std::to_string(band));
+    for (const auto& [res, band, path] : std::vector<std::tuple<int, int, int>>{{5, 3, 0},
+                                                                                {13, 2, 0},
+                                                                                {29, 3, 0},
+                                                                                {37, 1, 0},
+                                                                                {13, 2, 2},
+                                                                                {29, 3, 2},
+                                                                                {21, 12, 1},
+                                                                                {21, 12, 2},
+                                                                                {9, 40, 1},
+                                                                                {9, 40, 2},
+                                                                                {23, kBandAll, 0},
+                                                                                {6, kBandAll, 0}}) {
+      // path 0: band_distance_cpu's choice; 1: the pairs; 2: the search (core/band_search.h)
+      SCOPED_TRACE(name + " -r " + std::to_string(res) + " --band " + std::to_string(band) + " path " +
+                   std::to_string(path));
       const GridSpec spec = grid_for(mesh, res, 2);
-      const SparseGrid got = band_distance_cpu(mesh, spec, band);
-      got.validate();
       const std::vector<Vec3f> g = to_grid_space(mesh, spec);
+      const SparseGrid got = path == 0   ? band_distance_cpu(mesh, spec, band)
+                             : path == 1 ? band_pairs_cpu(mesh, g, spec, band)
+                                         : band_search_cpu(mesh, g, spec, band);
+      got.validate();
       const BandSetup bs = band_setup(spec, band);
+      if (band == kBandAll) {
+        EXPECT_EQ(got.active_voxels(), spec.num_voxels());
+      }
       size_t active = 0;
       for (int32_t i = 0; i < spec.dims.x; ++i)
         for (int32_t j = 0; j < spec.dims.y; ++j)
@@ -1416,6 +1436,65 @@ TEST(Inside, SdfIsWrittenAsAnOpenVdbLevelSet) {
   EXPECT_FLOAT_EQ(at(centre.x(), centre.y(), centre.z()), -sdf.background);
   EXPECT_FLOAT_EQ(at(0, 0, 0), sdf.background);
   EXPECT_FLOAT_EQ(at(centre.x(), centre.y(), spec.dims.z - 1), sdf.background);
+}
+
+// --band all: every voxel's distance (the dense field a .npy user wants), signed, the level set's
+// background its largest; wide and bad widths through the command line and a batch manifest.
+TEST(Inside, EveryVoxelsDistanceFromTheCommandLine) {
+  test::TempDir dir;
+  const std::string bunny = test::data_path("meshes/stanford_bunny.ply");
+  auto run = [&](std::vector<std::string> args) { return test::run_voxtile(args); };
+  for (const char* ext : {"vdb", "npy"}) {
+    const auto r = run({"voxelize", bunny, "-o", dir.file(std::string("all.") + ext), "-r", "24", "-t", "sdf", "--band",
+                        "all", "-d", "cpu", "--stats", "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const SparseGrid all = read_vdb(dir.file("all.vdb"), "sdf");
+  EXPECT_EQ(all.active_voxels(), all.spec.num_voxels());
+  float largest = 0.0f, inside = 0.0f;
+  for (float v : all.fvalues) {
+    ASSERT_TRUE(std::isfinite(v));
+    largest = std::max(largest, std::fabs(v));
+    inside = std::min(inside, v);
+  }
+  EXPECT_EQ(all.background, largest);
+  EXPECT_LT(inside, -2.0f * float(all.spec.voxel_size.x));  // deep inside the bunny
+  // The corner voxel's distance: more than 3 voxels (beyond the default band), from the brute force.
+  const Mesh mesh = load_mesh(bunny).mesh;
+  const std::vector<Vec3f> g = to_grid_space(mesh, all.spec);
+  const BandSetup bs = band_setup(all.spec, kBandAll);
+  float corner = INFINITY;
+  for (size_t t = 0; t < mesh.num_triangles(); ++t) {
+    const Vec3f tri[3] = {g[mesh.indices[3 * t]], g[mesh.indices[3 * t + 1]], g[mesh.indices[3 * t + 2]]};
+    corner = band_min(tri, 0, 0, 0, bs, corner);
+  }
+  EXPECT_GT(corner, 3.0f * float(all.spec.voxel_size.x));
+  EXPECT_EQ(float_bits(grid_value(all, 0, 0, 0)), float_bits(corner));
+  const auto cmp = run({"compare", dir.file("all.vdb"), dir.file("all.npy")});
+  EXPECT_EQ(cmp.exit_code, 0) << cmp.out << cmp.err;
+  // A band of 30 voxels holds every voxel of this grid too: the same values, its own background.
+  ASSERT_EQ(
+      run({"voxelize", bunny, "-o", dir.file("w.vdb"), "-r", "24", "-t", "sdf", "--band", "30", "-d", "cpu", "-q"})
+          .exit_code,
+      0);
+  const SparseGrid wide = read_vdb(dir.file("w.vdb"), "sdf");
+  EXPECT_EQ(wide.fvalues, all.fvalues);
+  EXPECT_EQ(wide.background, float(30 * all.spec.voxel_size.x));
+  for (const char* bad : {"0", "65537", "-1", "wide", "3.5"}) {
+    const auto r = run({"voxelize", bunny, "-o", dir.file("x.vdb"), "-t", "sdf", "--band", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("--band"), std::string::npos) << r.err;
+  }
+  // A manifest's "band": "all" or a width.
+  std::ofstream(dir.file("m.jsonl")) << "{\"input\": \"" << bunny << "\", \"output\": \"" << dir.file("m.vdb")
+                                     << "\", \"band\": \"all\"}\n";
+  auto r = run({"batch", "--manifest", dir.file("m.jsonl"), "-r", "24", "-t", "sdf", "--devices", "cpu", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_vdb(dir.file("m.vdb"), "sdf").fvalues, all.fvalues);
+  std::ofstream(dir.file("m0.jsonl")) << "{\"input\": \"" << bunny << "\", \"output\": \"" << dir.file("m0.vdb")
+                                      << "\", \"band\": 0}\n";
+  r = run({"batch", "--manifest", dir.file("m0.jsonl"), "-r", "24", "-t", "sdf", "--devices", "cpu", "-q"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
 }
 
 TEST(Inside, CommandLineSolidAndSdf) {
@@ -1572,7 +1651,7 @@ TEST(InsideGpu, SdfOfHardTrianglesEqualsTheCpu) {
       else
         o.voxel_size = Vec3d{0.021, 0.013, 0.034};
       const GridSpec spec = make_grid_spec(b, o);
-      for (int band : {1, 3}) {
+      for (int band : {1, 3, 24, kBandAll}) {
         VoxelizeOptions vo;
         vo.inside = InsideMethod::kParity;
         vo.band = band;
@@ -1587,6 +1666,63 @@ TEST(InsideGpu, SdfOfHardTrianglesEqualsTheCpu) {
       }
     }
   }
+}
+
+// Wide bands and --band all, which both devices take by the search (core/band_search.h): the
+// same grids, and every voxel's distance under all.
+TEST(InsideGpu, WideBandsAndEveryVoxelEqualTheCpu) {
+  if (!query_gpu().available) GTEST_SKIP() << "no GPU";
+  const std::unique_ptr<Voxelizer> gpu = make_gpu_voxelizer();
+  CpuVoxelizer cpu;
+  std::vector<Case> all = cases();
+  all.push_back({"tubes", make_tubes(20, 40, 6, 3), true});
+  all.push_back({"cad slivers", make_cad(8, 96, 4), true});
+  all.push_back({"open tubes", make_tubes(300, 6, 6, 8, 0.01, 0.4), false});
+  for (const Case& c : all)
+    for (int res : {40, 77}) {
+      const GridSpec spec = grid_for(c.mesh, res, 2);
+      cpu.set_mesh(c.mesh);
+      gpu->set_mesh(c.mesh);
+      for (int band : {12, 40, kBandAll}) {
+        VoxelizeOptions vo;
+        vo.inside = InsideMethod::kWinding;
+        vo.band = band;
+        const std::vector<TargetSpec> t = {make_target_spec(Target::kSdf)};
+        const auto a = cpu.voxelize(spec, vo, t);
+        const auto b = gpu->voxelize(spec, vo, t);
+        const std::string what = c.name + " " + std::to_string(res) + " band " + std::to_string(band);
+        ASSERT_EQ(a[0].keys, b[0].keys) << what;
+        ASSERT_EQ(a[0].fvalues, b[0].fvalues) << what;
+        EXPECT_EQ(a[0].background, b[0].background) << what;
+        if (band == kBandAll) {
+          EXPECT_EQ(a[0].active_voxels(), spec.num_voxels()) << what;
+        }
+      }
+    }
+  // A band whose pairs would not fit the memory budget takes the search on the device: the same grid.
+  const Mesh tubes = make_tubes(20, 40, 6, 3);
+  const GridSpec spec = grid_for(tubes, 64, 2);
+  cpu.set_mesh(tubes);
+  VoxelizeOptions vo;
+  vo.inside = InsideMethod::kParity;
+  vo.band = 20;
+  const auto want = cpu.voxelize(spec, vo, {make_target_spec(Target::kSdf)});
+  const BandSetup bs = band_setup(spec, vo.band);
+  const std::vector<Vec3f> g = to_grid_space(tubes, spec);
+  const double pairs = band_box_voxels(tubes, g, spec, bs) / 512.0;  // (at least the pairs' bricks)
+  const double search = band_search_voxels(tubes, g, spec, bs) / 512.0;
+  ASSERT_GT(pairs * 48, 4 * search * 2 * (2048 + 80)) << "the pairs would fit wherever the search does";
+  GpuOptions small;
+  small.memory_budget = uint64_t(2 * search * 2 * (2048 + 80) + 8e6);
+  const std::unique_ptr<Voxelizer> tight = make_gpu_voxelizer(small);
+  tight->set_mesh(tubes);
+  VoxelizeStats st;
+  const auto got = tight->voxelize(spec, vo, {make_target_spec(Target::kSdf)}, &st);
+  ASSERT_EQ(want[0].keys, got[0].keys);
+  ASSERT_EQ(want[0].fvalues, got[0].fvalues);
+  bool searched = false;
+  for (const auto& [name, ms] : st.stage_ms) searched |= name == "band_tree";
+  EXPECT_TRUE(searched);
 }
 
 // The device holds the inside bits of one x-slab of bricks at a time when the grid is large: the same

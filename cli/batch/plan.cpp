@@ -2,18 +2,18 @@
 // overrides, output names from a template, shards.
 #include "cli/batch/plan.h"
 
-#include "core/grid_spec.h"
-
-#include <cmath>
 #include <dirent.h>
 #include <glob.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/grid_spec.h"
+#include "core/inside_grid.h"
 #include "io/files.h"
 
 namespace voxtile {
@@ -143,8 +143,14 @@ void apply_overrides(const nlohmann::json& o, Job& j, const std::string& where) 
     else if (k == "loader" && it->is_string()) j.loader = it->get<std::string>();
     else if (k == "target" && it->is_string()) j.target = it->get<std::string>();
     else if (k == "inside" && it->is_string()) j.inside = it->get<std::string>();
-    else if (k == "band") j.band = integer("band", numbers("band", 1)[0]);
-    else fail(ErrorKind::kUsage, where + ": unknown or mistyped key \"" + k + "\"");
+    else if (k == "band") {
+      if (it->is_string() && it->get<std::string>() == "all")
+        j.band = kBandAll;
+      else if (it->is_string() || (j.band = integer("band", numbers("band", 1)[0])) < 1)
+        fail(ErrorKind::kUsage,
+             where + ": \"band\" must be a width from 1 to " + std::to_string(kMaxBand) + " voxels or \"all\"");
+    } else
+      fail(ErrorKind::kUsage, where + ": unknown or mistyped key \"" + k + "\"");
   }
   if (j.mode != "thin" && j.mode != "conservative") fail(ErrorKind::kUsage, where + ": mode must be thin or conservative");
   if (j.loader != "auto" && j.loader != "native" && j.loader != "assimp")

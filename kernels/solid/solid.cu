@@ -24,6 +24,7 @@
 #include <cub/device/device_select.cuh>
 #include <cuda/std/functional>
 
+#include "core/band_search.h"
 #include "core/inside_grid.h"
 #include "core/inside_tree.h"
 #include "core/search.h"
@@ -711,6 +712,36 @@ __global__ void __launch_bounds__(kBandThreads, 8)
   if (threadIdx.x < 16) masks[run * 16 + threadIdx.x] = s_mask[threadIdx.x];
 }
 
+// The band by nearest-triangle search (core/band_search.h): a brick of the region [lo, lo + n) per
+// block, a thread per column of 8 voxels (band_search_column: each voxel starts from the triangle
+// nearest the one below), the brick's linear index into lin.
+constexpr int kBandSearchThreads = 64;
+__global__ void __launch_bounds__(kBandSearchThreads)
+    k_band_search(BandTreeView t, BandSetup bs, Int3 dims, Int3 lo, Int3 n, Int3 nb, float* values, uint32_t* masks,
+                  unsigned long long* lin) {
+  __shared__ uint32_t s_mask[16];
+  const uint64_t b = blockIdx.x;
+  const uint64_t nyz = uint64_t(n.y) * uint64_t(n.z);
+  const int32_t bx = lo.x + int32_t(b / nyz), by = lo.y + int32_t((b / uint64_t(n.z)) % uint64_t(n.y)),
+                bz = lo.z + int32_t(b % uint64_t(n.z));
+  if (threadIdx.x < 16) s_mask[threadIdx.x] = 0;
+  __syncthreads();
+  const int x = int(threadIdx.x >> 3), y = int(threadIdx.x & 7);
+  const int32_t i = bx * 8 + x, j = by * 8 + y, k0 = bz * 8, k1 = min(k0 + 8, dims.z);
+  const bool in_grid = i < dims.x && j < dims.y;
+  float col[8];
+  if (in_grid) band_search_column(t, i, j, k0, k1, bs, col);
+  for (int z = 0; z < 8; ++z) {
+    const int off = (x << 6) | (y << 3) | z;
+    const bool active = in_grid && k0 + z < k1 && col[z] < bs.width;
+    values[b * kBrickVoxels + off] = active ? col[z] : 0.0f;
+    if (active) atomicOr(&s_mask[off >> 5], 1u << (off & 31));
+  }
+  __syncthreads();
+  if (threadIdx.x < 16) masks[b * 16 + threadIdx.x] = s_mask[threadIdx.x];
+  if (threadIdx.x == 0) lin[b] = (uint64_t(bx) * uint64_t(nb.y) + uint64_t(by)) * uint64_t(nb.z) + uint64_t(bz);
+}
+
 }  // namespace
 
 // ---- Inside ----------------------------------------------------------------------------------
@@ -1115,7 +1146,64 @@ SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& hos
 
 // ---- Band ------------------------------------------------------------------------------------
 
-SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& spec, int band, VoxelizeStats& stats) {
+SparseGrid SolidState::band_search(GpuContext& ctx, const Mesh& host_mesh, const std::vector<Vec3f>& g,
+                                   const GridSpec& spec, int band, VoxelizeStats& stats) {
+  cudaStream_t s = ctx.stream;
+  const auto wall0 = std::chrono::steady_clock::now();
+  StageTimer timer(s);
+  SparseGrid out;
+  out.spec = spec;
+  out.value_type = ValueType::kFloat32;
+  out.name = "sdf";
+  const BandSetup bs = band_setup(spec, band);
+  Int3 lo, hi;
+  if (!band_search_bricks(host_mesh, g, spec, bs, &lo, &hi)) {
+    out.index_values();
+    return out;
+  }
+  const Int3 n{hi.x - lo.x + 1, hi.y - lo.y + 1, hi.z - lo.z + 1};
+  const uint64_t bricks = uint64_t(n.x) * uint64_t(n.y) * uint64_t(n.z);
+  timer.begin("band_tree");
+  const BandTree tree = build_band_tree(host_mesh, g, bs);
+  // The region's values, masks and linear indices, then keep_bricks' copies of them (at most as
+  // many), and the tree.
+  const uint64_t need = bricks * 2 * (kBrickVoxels * sizeof(float) + 64 + 16) + tree.nodes.size() * sizeof(BandNode) +
+                        (tree.tris.size() + tree.loose.size()) * sizeof(Vec3f);
+  if (need > ctx.memory_budget())
+    fail(ErrorKind::kResource, "the distance band of " + std::to_string(bricks) + " bricks needs " +
+                                   std::to_string(need >> 20) + " MB, more than the GPU memory budget holds");
+  auto up = [&](auto& buf, const auto& v) {
+    buf.grow(v.size() + 1);
+    if (!v.empty()) ctx.staging.upload(buf.data(), v.data(), v.size() * sizeof(v[0]), s);
+  };
+  up(d_band_nodes, tree.nodes);
+  up(d_band_tris, tree.tris);
+  up(d_band_loose, tree.loose);
+  BandTreeView view = tree.view();
+  view.nodes = d_band_nodes.data();
+  view.tris = d_band_tris.data();
+  view.loose = d_band_loose.data();
+  timer.begin("band_distance");
+  d_values.grow(bricks * kBrickVoxels + 1);
+  d_masks.grow(bricks * 16 + 1);
+  d_band_lin.grow(bricks + 1);
+  const Int3 nb = grid_bricks(spec.dims);
+  k_band_search<<<unsigned(bricks), kBandSearchThreads, 0, s>>>(view, bs, spec.dims, lo, n, nb, d_values.data(),
+                                                                d_masks.data(), d_band_lin.data());
+  VT_CUDA_CHECK_LAUNCH();
+  keep_bricks(ctx, bricks, d_masks.data(), d_band_lin.data(), d_values.data(), nb, "band_", timer, out);
+  timer.end();
+  add_gpu_stages(stats, timer.resolve(), wall0, "band_");
+  return out;
+}
+
+SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_mesh, const GridSpec& spec, int band,
+                            VoxelizeStats& stats) {
+  if (band == kBandAll || band >= kBandSearchMinGpu) {
+    const std::vector<Vec3f> g = to_grid_space(host_mesh, spec);
+    if (band_by_search(host_mesh, g, spec, band, kBandSearchRatioGpu))
+      return band_search(ctx, host_mesh, g, spec, band, stats);
+  }
   cudaStream_t s = ctx.stream;
   const auto wall0 = std::chrono::steady_clock::now();
   StageTimer timer(s);
@@ -1133,13 +1221,21 @@ SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& s
   timer.begin("band_pairs");
   const unsigned warp_blocks =
       unsigned(std::max<uint64_t>(1, std::min<uint64_t>((nt + 7) / 8, uint64_t(ctx.num_sms) * 16)));
-  const uint64_t total = expand(ctx, nt, 48, "(brick, triangle) pairs of the narrow band", [&](uint64_t* counts) {
-    launch_1d(k_band_bounds, nt, 256, s, b);
-    if (nt) {
-      k_band_kept<false><<<warp_blocks, kKeptThreads, 0, s>>>(b, counts, nullptr, nullptr, nullptr);
-      VT_CUDA_CHECK_LAUNCH();
-    }
-  });
+  uint64_t total = 0;
+  try {
+    total = expand(ctx, nt, 48, "(brick, triangle) pairs of the narrow band", [&](uint64_t* counts) {
+      launch_1d(k_band_bounds, nt, 256, s, b);
+      if (nt) {
+        k_band_kept<false><<<warp_blocks, kKeptThreads, 0, s>>>(b, counts, nullptr, nullptr, nullptr);
+        VT_CUDA_CHECK_LAUNCH();
+      }
+    });
+  } catch (const Error& e) {
+    // More pairs than the memory budget holds (a wide band): the search, whose memory is the region's
+    // values (the same bits).
+    if (e.kind() != ErrorKind::kResource) throw;
+    return band_search(ctx, host_mesh, to_grid_space(host_mesh, spec), spec, band, stats);
+  }
   for (int i = 0; i < 2; ++i) {
     d_keys[i].grow(total + 1);
     d_tris[i].grow(total + 1);
@@ -1197,7 +1293,7 @@ SparseGrid GpuVoxelizer::inside_centres(const GridSpec& spec, InsideMethod metho
 
 SparseGrid GpuVoxelizer::band_distance(const GridSpec& spec, int band, VoxelizeStats& stats) {
   VT_CUDA_CHECK(cudaSetDevice(m_ctx.opt.device));
-  return m_solid.band(m_ctx, m_mesh, spec, band, stats);
+  return m_solid.band(m_ctx, m_mesh, mesh(), spec, band, stats);
 }
 
 }  // namespace voxtile

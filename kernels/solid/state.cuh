@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/band_search.h"
 #include "core/inside_grid.h"
 #include "core/inside_tree.h"
 #include "core/voxelize.h"
@@ -35,6 +36,9 @@ struct SolidState {
   int tree_patience = 0;   // InsideTree::patience (0: no trees)
   DeviceBuffer<float> d_values;
   DeviceBuffer<BandBound> d_bounds;
+  DeviceBuffer<BandNode> d_band_nodes;  // band_search's tree (core/band_search.h)
+  DeviceBuffer<Vec3f> d_band_tris, d_band_loose;
+  DeviceBuffer<unsigned long long> d_band_lin;
   DeviceBuffer<uint64_t> d_row_counts, d_row_offsets;  // the inside test's rows (prepare_axis)
   DeviceBuffer<uint32_t> d_row_tri;
   DeviceBuffer<int32_t> d_row_lo, d_row_j;
@@ -43,8 +47,13 @@ struct SolidState {
   // Occupancy of the voxel centres inside the mesh: the same grid as inside_cpu.
   SparseGrid inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_mesh, const GridSpec& spec, InsideMethod method,
                     VoxelizeStats& stats);
-  // Unsigned band distances: the same grid as band_distance_cpu.
-  SparseGrid band(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& spec, int band, VoxelizeStats& stats);
+  // Unsigned band distances: the same grid as band_distance_cpu (by the pairs, or for wide bands by
+  // band_search).
+  SparseGrid band(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_mesh, const GridSpec& spec, int band,
+                  VoxelizeStats& stats);
+  // The band by nearest-triangle search (core/band_search.h; g: the host mesh's grid-space vertices).
+  SparseGrid band_search(GpuContext& ctx, const Mesh& host_mesh, const std::vector<Vec3f>& g, const GridSpec& spec,
+                         int band, VoxelizeStats& stats);
 
  private:
   struct AxisPrep;

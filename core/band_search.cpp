@@ -1,0 +1,310 @@
+// The sdf band by nearest-triangle search (core/band_search.h).
+#include "core/band_search.h"
+
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
+#include <tbb/parallel_sort.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "core/progress.h"
+
+namespace voxtile {
+
+namespace {
+
+uint64_t spread_bits(uint64_t v) {  // 21 bits to every third of 63
+  v &= 0x1fffff;
+  v = (v | v << 32) & 0x1f00000000ffffULL;
+  v = (v | v << 16) & 0x1f0000ff0000ffULL;
+  v = (v | v << 8) & 0x100f00f00f00f00fULL;
+  v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
+  v = (v | v << 2) & 0x1249249249249249ULL;
+  return v;
+}
+
+void tri_of(const Mesh& mesh, const std::vector<Vec3f>& g, size_t t, Vec3f tri[3]) {
+  for (int c = 0; c < 3; ++c) tri[c] = g[mesh.indices[3 * t + c]];
+}
+
+struct Builder {
+  const std::vector<Vec3f>& tris;
+  const std::vector<float>& k2;
+  const std::vector<float>& k2e;
+  std::vector<BandNode>& nodes;
+
+  uint32_t build(uint32_t first, uint32_t count) {
+    const uint32_t at = uint32_t(nodes.size());
+    nodes.emplace_back();
+    BandNode n;
+    if (count <= 4) {
+      n.right = -1;
+      n.first = first;
+      n.count = count;
+      for (int a = 0; a < 3; ++a) {
+        n.lo[a] = INFINITY;
+        n.hi[a] = -INFINITY;
+      }
+      n.k2 = n.k2e = 0.0f;
+      for (uint32_t u = first; u < first + count; ++u) {
+        float lo[3], hi[3];
+        band_tri_bounds(&tris[3 * size_t(u)], lo, hi);
+        for (int a = 0; a < 3; ++a) {
+          n.lo[a] = std::min(n.lo[a], lo[a]);
+          n.hi[a] = std::max(n.hi[a], hi[a]);
+        }
+        n.k2 = std::max(n.k2, k2[u]);
+        n.k2e = std::max(n.k2e, k2e[u]);
+      }
+    } else {
+      const uint32_t half = count / 2;
+      const uint32_t left = build(first, half);
+      const uint32_t right = build(first + half, count - half);
+      const BandNode& l = nodes[left];
+      const BandNode& r = nodes[right];
+      for (int a = 0; a < 3; ++a) {
+        n.lo[a] = std::min(l.lo[a], r.lo[a]);
+        n.hi[a] = std::max(l.hi[a], r.hi[a]);
+      }
+      n.k2 = std::max(l.k2, r.k2);
+      n.k2e = std::max(l.k2e, r.k2e);
+      n.right = int32_t(right);
+      n.first = n.count = 0;
+    }
+    nodes[at] = n;
+    return at;
+  }
+};
+
+// The grid-space bounds of the mesh's triangles.
+void mesh_grid_bounds(const Mesh& mesh, const std::vector<Vec3f>& g, float lo[3], float hi[3]) {
+  struct B {
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  };
+  const B b = tbb::parallel_reduce(
+      tbb::blocked_range<size_t>(0, mesh.num_triangles(), 16384), B{},
+      [&](const tbb::blocked_range<size_t>& r, B b) {
+        for (size_t t = r.begin(); t < r.end(); ++t) {
+          Vec3f tri[3];
+          tri_of(mesh, g, t, tri);
+          float l[3], h[3];
+          band_tri_bounds(tri, l, h);
+          for (int a = 0; a < 3; ++a) {
+            b.lo[a] = std::min(b.lo[a], l[a]);
+            b.hi[a] = std::max(b.hi[a], h[a]);
+          }
+        }
+        return b;
+      },
+      [](B a, const B& b) {
+        for (int k = 0; k < 3; ++k) {
+          a.lo[k] = std::min(a.lo[k], b.lo[k]);
+          a.hi[k] = std::max(a.hi[k], b.hi[k]);
+        }
+        return a;
+      });
+  for (int a = 0; a < 3; ++a) {
+    lo[a] = b.lo[a];
+    hi[a] = b.hi[a];
+  }
+}
+
+}  // namespace
+
+BandTreeView BandTree::view() const {
+  BandTreeView v;
+  v.nodes = nodes.data();
+  v.num_nodes = uint32_t(nodes.size());
+  v.tris = tris.data();
+  v.loose = loose.data();
+  v.num_loose = uint32_t(loose.size() / 3);
+  return v;
+}
+
+BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const BandSetup& bs) {
+  const size_t nt = mesh.num_triangles();
+  float lo[3], hi[3];
+  mesh_grid_bounds(mesh, g, lo, hi);
+  struct Item {
+    uint64_t key;
+    uint32_t tri;
+    bool operator<(const Item& o) const { return key != o.key ? key < o.key : tri < o.tri; }
+  };
+  std::vector<Item> items(nt);
+  std::vector<uint8_t> is_loose(nt);
+  std::vector<float> k2(nt), k2e(nt);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, nt, 4096), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t t = r.begin(); t < r.end(); ++t) {
+      Vec3f tri[3];
+      tri_of(mesh, g, t, tri);
+      const BandBound w = band_bound(tri, bs);
+      k2[t] = w.k2;
+      k2e[t] = w.k2e;
+      is_loose[t] = !(w.k2 < INFINITY && w.k2e < INFINITY);
+      float l[3], h[3];
+      band_tri_bounds(tri, l, h);
+      uint64_t key = 0;
+      for (int a = 0; a < 3; ++a) {
+        const double ext = double(hi[a]) - double(lo[a]);
+        const double c = ext > 0.0 ? ((0.5 * (double(l[a]) + double(h[a])) - double(lo[a])) / ext) : 0.0;
+        key |= spread_bits(uint64_t(std::clamp(c, 0.0, 1.0) * 2097151.0)) << a;
+      }
+      items[t] = {is_loose[t] ? ~uint64_t(0) : key, uint32_t(t)};
+    }
+  });
+  tbb::parallel_sort(items.begin(), items.end());
+  BandTree tree;
+  size_t kept = 0;
+  while (kept < nt && !is_loose[items[kept].tri]) ++kept;
+  tree.tris.resize(3 * kept);
+  std::vector<float> tk2(kept), tk2e(kept);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, kept, 4096), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t u = r.begin(); u < r.end(); ++u) {
+      tri_of(mesh, g, items[u].tri, &tree.tris[3 * u]);
+      tk2[u] = k2[items[u].tri];
+      tk2e[u] = k2e[items[u].tri];
+    }
+  });
+  for (size_t t = 0; t < nt; ++t)  // the loose ones in the mesh's order
+    if (is_loose[t]) {
+      Vec3f tri[3];
+      tri_of(mesh, g, t, tri);
+      tree.loose.insert(tree.loose.end(), tri, tri + 3);
+    }
+  if (kept) {
+    tree.nodes.reserve(kept / 2 + 16);
+    Builder{tree.tris, tk2, tk2e, tree.nodes}.build(0, uint32_t(kept));
+  }
+  return tree;
+}
+
+bool band_search_bricks(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const BandSetup& bs,
+                        Int3* lo, Int3* hi) {
+  const int32_t dims[3] = {spec.dims.x, spec.dims.y, spec.dims.z};
+  const float reach[3] = {bs.reach.x, bs.reach.y, bs.reach.z};
+  float mn[3], mx[3];
+  mesh_grid_bounds(mesh, g, mn, mx);
+  int32_t l[3], h[3];
+  for (int a = 0; a < 3; ++a) {
+    if (!(mn[a] <= mx[a])) return false;  // no triangle
+    // (band_box grows a triangle's bounds by reach x 1.001 + 1e-3: a voxel more covers it)
+    const double r = std::isfinite(reach[a]) ? double(reach[a]) * 1.001 + 1.0 : INFINITY;
+    const double f = std::floor(double(mn[a]) - r - 0.5), c = std::ceil(double(mx[a]) + r - 0.5);
+    if (c < 0.0 || f > double(dims[a] - 1)) return false;
+    l[a] = f < 0.0 ? 0 : int32_t(f);
+    h[a] = c > double(dims[a] - 1) ? dims[a] - 1 : int32_t(c);
+  }
+  *lo = {l[0] >> 3, l[1] >> 3, l[2] >> 3};
+  *hi = {h[0] >> 3, h[1] >> 3, h[2] >> 3};
+  return true;
+}
+
+double band_box_voxels(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const BandSetup& bs) {
+  return tbb::parallel_reduce(
+      tbb::blocked_range<size_t>(0, mesh.num_triangles(), 4096), 0.0,
+      [&](const tbb::blocked_range<size_t>& r, double sum) {
+        for (size_t t = r.begin(); t < r.end(); ++t) {
+          Vec3f tri[3];
+          tri_of(mesh, g, t, tri);
+          Int3 lo, hi;
+          if (band_voxel_range(tri, bs, spec.dims, &lo, &hi))
+            sum += double(hi.x - lo.x + 1) * double(hi.y - lo.y + 1) * double(hi.z - lo.z + 1);
+        }
+        return sum;
+      },
+      std::plus<double>());
+}
+
+double band_search_voxels(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const BandSetup& bs) {
+  Int3 lo, hi;
+  if (!band_search_bricks(mesh, g, spec, bs, &lo, &hi)) return 0.0;
+  return 512.0 * double(hi.x - lo.x + 1) * double(hi.y - lo.y + 1) * double(hi.z - lo.z + 1);
+}
+
+bool band_by_search(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int band, double ratio) {
+  if (band == kBandAll) return true;
+  const BandSetup bs = band_setup(spec, band);
+  return band_box_voxels(mesh, g, spec, bs) > ratio * band_search_voxels(mesh, g, spec, bs);
+}
+
+SparseGrid band_search_cpu(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int band) {
+  const BandSetup bs = band_setup(spec, band);
+  SparseGrid out;
+  out.spec = spec;
+  out.value_type = ValueType::kFloat32;
+  out.name = "sdf";
+  Int3 lo, hi;
+  if (!band_search_bricks(mesh, g, spec, bs, &lo, &hi)) {
+    out.index_values();
+    return out;
+  }
+  const BandTree tree = build_band_tree(mesh, g, bs);
+  const BandTreeView view = tree.view();
+  const Int3 n{hi.x - lo.x + 1, hi.y - lo.y + 1, hi.z - lo.z + 1};
+  const size_t nbricks = size_t(n.x) * size_t(n.y) * size_t(n.z);
+  auto brick_at = [&](size_t b) {  // x-major, so ascending keys
+    return Int3{lo.x + int32_t(b / (size_t(n.y) * size_t(n.z))), lo.y + int32_t((b / size_t(n.z)) % size_t(n.y)),
+                lo.z + int32_t(b % size_t(n.z))};
+  };
+  std::vector<BrickMask> masks(nbricks);
+  ValueArray<float> values(nbricks * kBrickVoxels);
+  progress_total(nbricks);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, nbricks, 1), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t b = r.begin(); b < r.end(); ++b) {
+      const Int3 bc = brick_at(b);
+      BrickMask mk{};
+      float* val = &values[b * kBrickVoxels];
+      std::fill(val, val + kBrickVoxels, 0.0f);
+      const int32_t k0 = bc.z * 8, k1 = std::min(k0 + 8, spec.dims.z);
+      for (int x = 0; x < 8; ++x)
+        for (int y = 0; y < 8; ++y) {
+          const int32_t i = bc.x * 8 + x, j = bc.y * 8 + y;
+          if (i >= spec.dims.x || j >= spec.dims.y) continue;
+          float col[8];
+          band_search_column(view, i, j, k0, k1, bs, col);
+          for (int32_t k = k0; k < k1; ++k) {
+            const int off = brick_offset(x, y, k - k0);
+            if (col[k - k0] < bs.width) {
+              mk.set(off);
+              val[off] = col[k - k0];
+            }
+          }
+        }
+      masks[b] = mk;
+    }
+    progress_advance(r.size());
+  });
+  std::vector<size_t> kept;
+  for (size_t b = 0; b < nbricks; ++b)
+    if (masks[b].any()) kept.push_back(b);
+  out.keys.resize(kept.size());
+  out.masks.resize(kept.size());
+  for (size_t q = 0; q < kept.size(); ++q) {
+    out.masks[q] = masks[kept[q]];
+    const Int3 bc = brick_at(kept[q]);
+    out.keys[q] = brick_key(bc.x, bc.y, bc.z);
+  }
+  out.index_values();
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, kept.size(), 256), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t q = r.begin(); q < r.end(); ++q)
+      compact_brick_values(masks[kept[q]], 1, &values[kept[q] * kBrickVoxels], &out.fvalues[out.value_begin[q]]);
+  });
+  return out;
+}
+
+float band_background(const SparseGrid& band_grid, const GridSpec& spec, int band) {
+  if (band != kBandAll) return band_setup(spec, band).width;
+  const float largest = tbb::parallel_reduce(
+      tbb::blocked_range<size_t>(0, band_grid.fvalues.size(), 1 << 16), 0.0f,
+      [&](const tbb::blocked_range<size_t>& r, float m) {
+        for (size_t i = r.begin(); i < r.end(); ++i) m = std::max(m, std::fabs(band_grid.fvalues[i]));
+        return m;
+      },
+      [](float a, float b) { return std::max(a, b); });
+  if (largest > 0.0f) return largest;
+  return float(std::min({spec.voxel_size.x, spec.voxel_size.y, spec.voxel_size.z}));
+}
+
+}  // namespace voxtile

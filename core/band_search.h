@@ -1,0 +1,151 @@
+// The sdf band by nearest-triangle search, for wide bands and `--band all` (every voxel's distance):
+// a bounding-volume tree over the grid-space triangles, walked from each voxel centre nearest box
+// first. The band's pairs (core/inside.cpp, kernels/solid/solid.cu) list every brick of every
+// triangle's band box, work that grows with the width cubed (the bunny at 128^3 with a band of 64:
+// 166 s and 5 GB on 2 cores); a voxel's search visits the boxes near it only.
+//
+// The value is band_min's over every triangle (the pairs' value: Inside.BandIsEveryVoxelsMinimum-
+// OverAllTriangles), bit for bit: a node is passed over only where (a) no triangle's band box under
+// it holds the voxel's centre (its box grown as band_box grows a triangle's, with the same float
+// operations, holds every such box), or (b) band_box_culled would pass over each of its triangles at
+// the voxel's least distance so far (the node's box distance is at most each triangle's, its margins
+// k2, k2e at least each triangle's), so each has voxel_distance >= that distance and leaves the
+// minimum as it is. Triangles for which no margin holds (their angle's sine at vertex 0 under 2^-16:
+// band_bound) are not in the tree; every voxel takes them. The minimum does not depend on the order
+// of the distances, so the walk's order, its start (a neighbour's nearest triangle) and the device
+// leave the bits alone.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/grid_spec.h"
+#include "core/hd.h"
+#include "core/inside.h"
+#include "core/inside_grid.h"
+#include "core/mesh.h"
+#include "core/vec.h"
+
+namespace voxtile {
+
+struct BandNode {
+  float lo[3], hi[3];     // grid-space bounds of the node's triangles
+  float k2, k2e;          // the largest of its triangles' band_bound margins
+  int32_t right;          // an inner node's second child (its first follows it); -1 for a leaf
+  uint32_t first, count;  // a leaf's triangles: [first, first + count) of the tree's order
+  uint32_t pad_ = 0;
+};
+static_assert(sizeof(BandNode) == 48, "BandNode is three 16-byte loads");
+
+struct BandTreeView {
+  const BandNode* nodes = nullptr;
+  uint32_t num_nodes = 0;
+  const Vec3f* tris = nullptr;   // 3 vertices per triangle (grid space), in the tree's order
+  const Vec3f* loose = nullptr;  // 3 per triangle: those no margin holds for, taken at every voxel
+  uint32_t num_loose = 0;
+};
+
+// The tree's deepest path is under this many nodes (a balanced split down to leaves of 4 triangles).
+constexpr int kBandTreeStack = 64;
+constexpr uint32_t kBandNone = 0xffffffffu;
+
+// The squared world distance from voxel (i, j, k)'s centre to node n's box.
+VT_HD inline float band_node_d2(const BandNode& n, int32_t i, int32_t j, int32_t k, const Vec3f& vs) {
+  return band_box_d2(n.lo, n.hi, i, j, k, vs);
+}
+
+// band_min over every triangle of the tree and the loose ones for voxel (i, j, k), from `best` (the
+// width, or a triangle's band_min there); *arg becomes the tree-order index of the triangle that
+// lowered it last (unchanged when none did). A node is walked unless band_beyond (band_box_culled's
+// test, with the node's margins) passes over it at the least distance so far; its children nearer
+// box first, each box's distance taken once.
+VT_HD inline float band_search(const BandTreeView& t, int32_t i, int32_t j, int32_t k, const BandSetup& bs, float best,
+                               uint32_t* arg) {
+  for (uint32_t q = 0; q < t.num_loose; ++q) best = band_min(&t.loose[3 * q], i, j, k, bs, best);
+  if (t.num_nodes == 0) return best;
+  uint32_t stack[kBandTreeStack];
+  float stack_d2[kBandTreeStack];
+  int sp = 0;
+  uint32_t n = 0;
+  float d2 = band_node_d2(t.nodes[0], i, j, k, bs.vs);
+  for (;;) {
+    const BandNode& nd = t.nodes[n];
+    if (!band_beyond(d2, best, nd.k2, nd.k2e)) {
+      if (nd.right >= 0) {
+        const uint32_t a = n + 1, b = uint32_t(nd.right);
+        const float da = band_node_d2(t.nodes[a], i, j, k, bs.vs), db = band_node_d2(t.nodes[b], i, j, k, bs.vs);
+        const bool a_first = da <= db;
+        stack[sp] = a_first ? b : a;  // the farther child later
+        stack_d2[sp++] = a_first ? db : da;
+        n = a_first ? a : b;
+        d2 = a_first ? da : db;
+        continue;
+      }
+      for (uint32_t u = nd.first; u < nd.first + nd.count; ++u) {
+        float lo[3], hi[3];  // (the leaf's margins hold for each of its triangles)
+        band_tri_bounds(&t.tris[3 * u], lo, hi);
+        if (band_box_beyond(lo, hi, i, j, k, bs.vs, best, nd.k2, nd.k2e)) continue;
+        const float d = band_min(&t.tris[3 * u], i, j, k, bs, best);
+        if (d < best) {
+          best = d;
+          *arg = u;
+        }
+      }
+    }
+    if (sp == 0) return best;
+    n = stack[--sp];
+    d2 = stack_d2[sp];
+  }
+}
+
+// The voxels of a brick column (i, j, k0..k1) by band_search, each starting from the triangle that
+// was nearest the one before: value[k - k0].
+VT_HD inline void band_search_column(const BandTreeView& t, int32_t i, int32_t j, int32_t k0, int32_t k1,
+                                     const BandSetup& bs, float* value) {
+  uint32_t arg = kBandNone;
+  for (int32_t k = k0; k < k1; ++k) {
+    const float start = arg == kBandNone ? bs.width : band_min(&t.tris[3 * arg], i, j, k, bs, bs.width);
+    value[k - k0] = band_search(t, i, j, k, bs, start, &arg);
+  }
+}
+
+struct BandTree {
+  std::vector<BandNode> nodes;
+  std::vector<Vec3f> tris, loose;
+  BandTreeView view() const;
+};
+// The tree of the mesh's grid-space triangles (g = to_grid_space(mesh, spec)): triangles in the
+// Morton order of their bounds' centres (ties by index), halved down to leaves of up to 4.
+BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const BandSetup& bs);
+
+// The bricks the search walks: those of the grid within the mesh's bounds grown by the band's
+// reach (all of them for kBandAll), as [lo, hi] brick coordinates; false when none.
+bool band_search_bricks(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const BandSetup& bs,
+                        Int3* lo, Int3* hi);
+
+// The voxels of the triangles' band boxes (band_voxel_range: the distances the pairs take), and the
+// voxels the search walks (band_search_bricks).
+double band_box_voxels(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const BandSetup& bs);
+double band_search_voxels(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const BandSetup& bs);
+
+// Whether the band of `band` voxels is taken by the search rather than by the pairs: always for
+// kBandAll, else where the triangles' band boxes hold more than `ratio` times the voxels the search
+// walks. Either way gives the same bits; the ratios where the pairs' work per band-box voxel and the
+// search's per walked voxel meet were measured on the dragon and the bunny, bands of 8 to 32 voxels
+// at 128^3 to 512^3 (scripts/bench-results/band-search-h200-2026-11-29.md): about 600 on the CPU
+// (2 cores; its pairs take 16 distances at a time, vectorised, the search one at a time), about
+// 4,000 on the GPU (the pairs' kernel is tuned; the search's threads diverge), where the pairs'
+// memory also grows with the width cubed. Narrower bands take the pairs without a look (no pass
+// over the triangles to choose).
+bool band_by_search(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int band, double ratio);
+constexpr double kBandSearchRatioCpu = 600, kBandSearchRatioGpu = 4000;
+constexpr int kBandSearchMinCpu = 8, kBandSearchMinGpu = 24;
+
+// The band of the sdf target by the search, on the CPU's cores (as band_distance_cpu).
+SparseGrid band_search_cpu(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int band);
+
+// The level set's background for a band of `band` voxels: its width, or for kBandAll the largest
+// distance in the grid (every voxel of the grid is active), the smallest voxel size if it has none.
+float band_background(const SparseGrid& band_grid, const GridSpec& spec, int band);
+
+}  // namespace voxtile
