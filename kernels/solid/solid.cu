@@ -713,12 +713,13 @@ __global__ void __launch_bounds__(kBandThreads, 8)
 }
 
 // The band by nearest-triangle search (core/band_search.h): a brick of the region [lo, lo + n) per
-// block, a thread per column of 8 voxels (band_search_column: each voxel starts from the triangle
-// nearest the one below), the brick's linear index into lin.
-constexpr int kBandSearchThreads = 64;
-__global__ void __launch_bounds__(kBandSearchThreads)
-    k_band_search(BandTreeView t, BandSetup bs, Int3 dims, Int3 lo, Int3 n, Int3 nb, float* values, uint32_t* masks,
-                  unsigned long long* lin) {
+// block, a thread per `per` voxels (8, 4, 2 or 1) of a column (band_search_column: each voxel starts
+// from the triangle nearest the one below), the brick's linear index into lin. Long pieces of column
+// start more voxels from a near triangle; short ones give a small region's few bricks enough threads.
+constexpr int kBandSearchMaxThreads = 512;
+__global__ void __launch_bounds__(kBandSearchMaxThreads)
+    k_band_search(BandTreeView t, BandSetup bs, Int3 dims, Int3 lo, Int3 n, Int3 nb, int per, float* values,
+                  uint32_t* masks, unsigned long long* lin) {
   __shared__ uint32_t s_mask[16];
   const uint64_t b = blockIdx.x;
   const uint64_t nyz = uint64_t(n.y) * uint64_t(n.z);
@@ -726,13 +727,14 @@ __global__ void __launch_bounds__(kBandSearchThreads)
                 bz = lo.z + int32_t(b % uint64_t(n.z));
   if (threadIdx.x < 16) s_mask[threadIdx.x] = 0;
   __syncthreads();
-  const int x = int(threadIdx.x >> 3), y = int(threadIdx.x & 7);
-  const int32_t i = bx * 8 + x, j = by * 8 + y, k0 = bz * 8, k1 = min(k0 + 8, dims.z);
-  const bool in_grid = i < dims.x && j < dims.y;
+  const int pieces = 8 / per, column = int(threadIdx.x) / pieces, z0 = (int(threadIdx.x) % pieces) * per;
+  const int x = column >> 3, y = column & 7;
+  const int32_t i = bx * 8 + x, j = by * 8 + y, k0 = bz * 8 + z0, k1 = min(k0 + per, dims.z);
+  const bool in_grid = i < dims.x && j < dims.y && k0 < k1;
   float col[8];
   if (in_grid) band_search_column(t, i, j, k0, k1, bs, col);
-  for (int z = 0; z < 8; ++z) {
-    const int off = (x << 6) | (y << 3) | z;
+  for (int z = 0; z < per; ++z) {
+    const int off = (x << 6) | (y << 3) | (z0 + z);
     const bool active = in_grid && k0 + z < k1 && col[z] < bs.width;
     values[b * kBrickVoxels + off] = active ? col[z] : 0.0f;
     if (active) atomicOr(&s_mask[off >> 5], 1u << (off & 31));
@@ -1188,8 +1190,19 @@ SparseGrid SolidState::band_search(GpuContext& ctx, const Mesh& host_mesh, const
   d_masks.grow(bricks * 16 + 1);
   d_band_lin.grow(bricks + 1);
   const Int3 nb = grid_bricks(spec.dims);
-  k_band_search<<<unsigned(bricks), kBandSearchThreads, 0, s>>>(view, bs, spec.dims, lo, n, nb, d_values.data(),
-                                                                d_masks.data(), d_band_lin.data());
+  // Voxels per thread: 8 where the region's bricks give the GPU some 4,096 threads per SM, fewer
+  // (more threads) for smaller regions (H200, `--band all`, band_distance ms, 8 / 4 / 2 / 1 voxels per
+  // thread: the dragon at 64^3 18.4 / 10.8 / 6.8 / 5.9, at 128^3 29.9 / 21.5 / 18.8 / 20.0, at 512^3
+  // 373 / 409 / 481 / 556; the bunny at 128^3 75.6 / 60.0 / 52.0 / 50.3, at 256^3 207 / 207 / 243 /
+  // 285). VT_BAND_SEARCH_PER forces one (measurements).
+  int per = 8;
+#ifdef VT_BAND_SEARCH_PER
+  per = VT_BAND_SEARCH_PER;
+#else
+  while (per > 1 && bricks * 64 * 8 / uint64_t(per) < uint64_t(ctx.num_sms) * 4096) per /= 2;
+#endif
+  k_band_search<<<unsigned(bricks), 64 * 8 / per, 0, s>>>(view, bs, spec.dims, lo, n, nb, per, d_values.data(),
+                                                          d_masks.data(), d_band_lin.data());
   VT_CUDA_CHECK_LAUNCH();
   keep_bricks(ctx, bricks, d_masks.data(), d_band_lin.data(), d_values.data(), nb, "band_", timer, out);
   timer.end();
