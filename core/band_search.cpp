@@ -29,16 +29,24 @@ void tri_of(const Mesh& mesh, const std::vector<Vec3f>& g, size_t t, Vec3f tri[3
   for (int c = 0; c < 3; ++c) tri[c] = g[mesh.indices[3 * t + c]];
 }
 
+// A node of the binary tree as built (then held by its parent, BandNode).
+struct BuiltNode {
+  float lo[3], hi[3];
+  float k2, k2e;
+  int32_t right;          // an inner node's second child (its first follows it); -1 for a leaf
+  uint32_t first, count;  // a leaf's triangles
+};
+
 struct Builder {
   const std::vector<Vec3f>& tris;
   const std::vector<float>& k2;
   const std::vector<float>& k2e;
-  std::vector<BandNode>& nodes;
+  std::vector<BuiltNode>& nodes;
 
   uint32_t build(uint32_t first, uint32_t count) {
     const uint32_t at = uint32_t(nodes.size());
     nodes.emplace_back();
-    BandNode n;
+    BuiltNode n;
     if (count <= 4) {
       n.right = -1;
       n.first = first;
@@ -62,8 +70,8 @@ struct Builder {
       const uint32_t half = count / 2;
       const uint32_t left = build(first, half);
       const uint32_t right = build(first + half, count - half);
-      const BandNode& l = nodes[left];
-      const BandNode& r = nodes[right];
+      const BuiltNode& l = nodes[left];
+      const BuiltNode& r = nodes[right];
       for (int a = 0; a < 3; ++a) {
         n.lo[a] = std::min(l.lo[a], r.lo[a]);
         n.hi[a] = std::max(l.hi[a], r.hi[a]);
@@ -114,9 +122,8 @@ void mesh_grid_bounds(const Mesh& mesh, const std::vector<Vec3f>& g, float lo[3]
 }  // namespace
 
 BandTreeView BandTree::view() const {
-  BandTreeView v;
+  BandTreeView v = top;
   v.nodes = nodes.data();
-  v.num_nodes = uint32_t(nodes.size());
   v.tris = tris.data();
   v.loose = loose.data();
   v.num_loose = uint32_t(loose.size() / 3);
@@ -174,8 +181,40 @@ BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const Ba
       tree.loose.insert(tree.loose.end(), tri, tri + 3);
     }
   if (kept) {
-    tree.nodes.reserve(kept / 2 + 16);
-    Builder{tree.tris, tk2, tk2e, tree.nodes}.build(0, uint32_t(kept));
+    std::vector<BuiltNode> built;
+    built.reserve(kept / 2 + 16);
+    Builder{tree.tris, tk2, tk2e, built}.build(0, uint32_t(kept));
+    std::vector<uint32_t> inner(built.size());  // the inner nodes numbered in the built order
+    uint32_t ninner = 0;
+    for (size_t b = 0; b < built.size(); ++b)
+      if (built[b].right >= 0) inner[b] = ninner++;
+    auto ref = [&](size_t b) {
+      return built[b].right < 0 ? BandRef{built[b].first, built[b].count} : BandRef{inner[b], 0};
+    };
+    tree.nodes.resize(ninner);
+    for (size_t b = 0; b < built.size(); ++b) {
+      if (built[b].right < 0) continue;
+      BandNode& n = tree.nodes[inner[b]];
+      const size_t c[2] = {b + 1, size_t(built[b].right)};
+      for (int h = 0; h < 2; ++h) {
+        for (int a = 0; a < 3; ++a) {
+          n.lo[h][a] = built[c[h]].lo[a];
+          n.hi[h][a] = built[c[h]].hi[a];
+        }
+        n.k2[h] = built[c[h]].k2;
+        n.k2e[h] = built[c[h]].k2e;
+        n.child[h] = ref(c[h]);
+      }
+    }
+    BandTreeView& top = tree.top;
+    top.empty = false;
+    top.root = ref(0);
+    for (int a = 0; a < 3; ++a) {
+      top.root_lo[a] = built[0].lo[a];
+      top.root_hi[a] = built[0].hi[a];
+    }
+    top.root_k2 = built[0].k2;
+    top.root_k2e = built[0].k2e;
   }
   return tree;
 }

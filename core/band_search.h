@@ -28,74 +28,85 @@
 
 namespace voxtile {
 
-struct BandNode {
-  float lo[3], hi[3];     // grid-space bounds of the node's triangles
-  float k2, k2e;          // the largest of its triangles' band_bound margins
-  int32_t right;          // an inner node's second child (its first follows it); -1 for a leaf
-  uint32_t first, count;  // a leaf's triangles: [first, first + count) of the tree's order
-  uint32_t pad_ = 0;
+// A child of an inner node: its box and margins (the largest of its triangles' band_bound k2, k2e),
+// and either an inner node's index or a leaf's triangles.
+struct BandRef {
+  uint32_t index;  // an inner node (count 0), or a leaf's first triangle in the tree's order
+  uint32_t count;  // a leaf's triangles (1 to 4); 0 for an inner node
 };
-static_assert(sizeof(BandNode) == 48, "BandNode is three 16-byte loads");
+// An inner node holds its two children's boxes, so a walk loads each node once.
+struct BandNode {
+  float lo[2][3], hi[2][3];  // grid-space bounds of each child's triangles
+  float k2[2], k2e[2];
+  BandRef child[2];
+};
+static_assert(sizeof(BandNode) == 80, "BandNode is five 16-byte loads");
 
 struct BandTreeView {
   const BandNode* nodes = nullptr;
-  uint32_t num_nodes = 0;
+  BandRef root{0, 0};  // the whole tree (count 0 with no nodes: no triangle in it)
+  float root_lo[3] = {0, 0, 0}, root_hi[3] = {0, 0, 0}, root_k2 = 0, root_k2e = 0;
+  bool empty = true;
   const Vec3f* tris = nullptr;   // 3 vertices per triangle (grid space), in the tree's order
   const Vec3f* loose = nullptr;  // 3 per triangle: those no margin holds for, taken at every voxel
   uint32_t num_loose = 0;
 };
 
-// The tree's deepest path is under this many nodes (a balanced split down to leaves of 4 triangles).
-constexpr int kBandTreeStack = 64;
+// The tree's deepest path is under this many nodes (a balanced split down to leaves of 4 triangles:
+// 2^40 triangles), and a walk's stack holds at most one entry per level.
+constexpr int kBandTreeStack = 40;
 constexpr uint32_t kBandNone = 0xffffffffu;
-
-// The squared world distance from voxel (i, j, k)'s centre to node n's box.
-VT_HD inline float band_node_d2(const BandNode& n, int32_t i, int32_t j, int32_t k, const Vec3f& vs) {
-  return band_box_d2(n.lo, n.hi, i, j, k, vs);
-}
 
 // band_min over every triangle of the tree and the loose ones for voxel (i, j, k), from `best` (the
 // width, or a triangle's band_min there); *arg becomes the tree-order index of the triangle that
-// lowered it last (unchanged when none did). A node is walked unless band_beyond (band_box_culled's
-// test, with the node's margins) passes over it at the least distance so far; its children nearer
-// box first, each box's distance taken once.
+// lowered it last (unchanged when none did). A child is walked unless band_beyond (band_box_culled's
+// test, with the child's box and margins) passes over it at the least distance so far, nearer box
+// first; each box's distance is taken once, and tested again when its turn comes (the least
+// distance may have fallen since).
 VT_HD inline float band_search(const BandTreeView& t, int32_t i, int32_t j, int32_t k, const BandSetup& bs, float best,
                                uint32_t* arg) {
   for (uint32_t q = 0; q < t.num_loose; ++q) best = band_min(&t.loose[3 * q], i, j, k, bs, best);
-  if (t.num_nodes == 0) return best;
-  uint32_t stack[kBandTreeStack];
-  float stack_d2[kBandTreeStack];
+  if (t.empty) return best;
+  struct Entry {
+    BandRef ref;
+    float d2, k2, k2e;
+  };
+  Entry stack[kBandTreeStack];
   int sp = 0;
-  uint32_t n = 0;
-  float d2 = band_node_d2(t.nodes[0], i, j, k, bs.vs);
-  for (;;) {
-    const BandNode& nd = t.nodes[n];
-    if (!band_beyond(d2, best, nd.k2, nd.k2e)) {
-      if (nd.right >= 0) {
-        const uint32_t a = n + 1, b = uint32_t(nd.right);
-        const float da = band_node_d2(t.nodes[a], i, j, k, bs.vs), db = band_node_d2(t.nodes[b], i, j, k, bs.vs);
-        const bool a_first = da <= db;
-        stack[sp] = a_first ? b : a;  // the farther child later
-        stack_d2[sp++] = a_first ? db : da;
-        n = a_first ? a : b;
-        d2 = a_first ? da : db;
-        continue;
-      }
-      for (uint32_t u = nd.first; u < nd.first + nd.count; ++u) {
-        float lo[3], hi[3];  // (the leaf's margins hold for each of its triangles)
-        band_tri_bounds(&t.tris[3 * u], lo, hi);
-        if (band_box_beyond(lo, hi, i, j, k, bs.vs, best, nd.k2, nd.k2e)) continue;
-        const float d = band_min(&t.tris[3 * u], i, j, k, bs, best);
-        if (d < best) {
-          best = d;
-          *arg = u;
+  stack[sp++] = {t.root, band_box_d2(t.root_lo, t.root_hi, i, j, k, bs.vs), t.root_k2, t.root_k2e};
+  while (sp > 0) {
+    const Entry e = stack[--sp];
+    if (band_beyond(e.d2, best, e.k2, e.k2e)) continue;
+    BandRef r = e.ref;
+    float rk2 = e.k2, rk2e = e.k2e;
+    for (;;) {
+      if (r.count) {
+        for (uint32_t u = r.index; u < r.index + r.count; ++u) {
+          float lo[3], hi[3];  // (the leaf's margins hold for each of its triangles)
+          band_tri_bounds(&t.tris[3 * u], lo, hi);
+          if (band_box_beyond(lo, hi, i, j, k, bs.vs, best, rk2, rk2e)) continue;
+          const float d = band_min(&t.tris[3 * u], i, j, k, bs, best);
+          if (d < best) {
+            best = d;
+            *arg = u;
+          }
         }
+        break;
       }
+      const BandNode& nd = t.nodes[r.index];
+      const float d0 = band_box_d2(nd.lo[0], nd.hi[0], i, j, k, bs.vs);
+      const float d1 = band_box_d2(nd.lo[1], nd.hi[1], i, j, k, bs.vs);
+      const int n = d0 <= d1 ? 0 : 1, f = 1 - n;  // nearer, farther
+      const float dn = n == 0 ? d0 : d1, df = n == 0 ? d1 : d0;
+      const bool open_n = !band_beyond(dn, best, nd.k2[n], nd.k2e[n]);
+      if (!band_beyond(df, best, nd.k2[f], nd.k2e[f])) stack[sp++] = {nd.child[f], df, nd.k2[f], nd.k2e[f]};
+      if (!open_n) break;
+      r = nd.child[n];
+      rk2 = nd.k2[n];
+      rk2e = nd.k2e[n];
     }
-    if (sp == 0) return best;
-    n = stack[--sp];
-    d2 = stack_d2[sp];
   }
+  return best;
 }
 
 // The voxels of a brick column (i, j, k0..k1) by band_search, each starting from the triangle that
@@ -110,7 +121,8 @@ VT_HD inline void band_search_column(const BandTreeView& t, int32_t i, int32_t j
 }
 
 struct BandTree {
-  std::vector<BandNode> nodes;
+  std::vector<BandNode> nodes;  // the inner nodes, the root's first
+  BandTreeView top;             // the root's box and reference (pointers unset)
   std::vector<Vec3f> tris, loose;
   BandTreeView view() const;
 };

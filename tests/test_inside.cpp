@@ -1323,12 +1323,11 @@ TEST(Inside, BandIsEveryVoxelsMinimumOverAllTriangles) {
                                                                                 {29, 3, 0},
                                                                                 {37, 1, 0},
                                                                                 {13, 2, 2},
-                                                                                {29, 3, 2},
-                                                                                {21, 12, 1},
-                                                                                {21, 12, 2},
+                                                                                {17, 12, 1},
+                                                                                {17, 12, 2},
                                                                                 {9, 40, 1},
                                                                                 {9, 40, 2},
-                                                                                {23, kBandAll, 0},
+                                                                                {16, kBandAll, 0},
                                                                                 {6, kBandAll, 0}}) {
       // path 0: band_distance_cpu's choice; 1: the pairs; 2: the search (core/band_search.h)
       SCOPED_TRACE(name + " -r " + std::to_string(res) + " --band " + std::to_string(band) + " path " +
