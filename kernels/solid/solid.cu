@@ -1212,11 +1212,16 @@ SparseGrid SolidState::band_search(GpuContext& ctx, const Mesh& host_mesh, const
 
 SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_mesh, const GridSpec& spec, int band,
                             VoxelizeStats& stats) {
+#ifdef VT_BAND_FORCE  // measurements: 1 the search, 2 the pairs (for finite bands)
+  if (VT_BAND_FORCE == 1 || band == kBandAll)
+    return band_search(ctx, host_mesh, to_grid_space(host_mesh, spec), spec, band, stats);
+#else
   if (band == kBandAll || band >= kBandSearchMinGpu) {
     const std::vector<Vec3f> g = to_grid_space(host_mesh, spec);
     if (band_by_search(host_mesh, g, spec, band, kBandSearchRatioGpu))
       return band_search(ctx, host_mesh, g, spec, band, stats);
   }
+#endif
   cudaStream_t s = ctx.stream;
   const auto wall0 = std::chrono::steady_clock::now();
   StageTimer timer(s);
