@@ -143,15 +143,14 @@ double band_search_voxels(const Mesh& mesh, const std::vector<Vec3f>& g, const G
 // Whether the band of `band` voxels is taken by the search rather than by the pairs: always for
 // kBandAll, else where the triangles' band boxes hold more than `ratio` times the voxels the search
 // walks. Either way gives the same bits; the ratios where the pairs' work per band-box voxel and the
-// search's per walked voxel meet were measured on the dragon and the bunny, bands of 8 to 32 voxels
-// at 128^3 to 512^3 (scripts/bench-results/band-search-h200-2026-11-29.md): about 600 on the CPU
-// (2 cores; its pairs take 16 distances at a time, vectorised, the search one at a time), about
-// 4,000 on the GPU (the pairs' kernel is tuned; the search's threads diverge), where the pairs'
-// memory also grows with the width cubed. Narrower bands take the pairs without a look (no pass
-// over the triangles to choose).
+// search's per walked voxel (and its tree) meet were measured on the dragon and the bunny, bands of
+// 8 to 32 voxels at 128^3 to 512^3 (scripts/bench-results/band-search-h200-2026-11-29.md): about 600
+// on the CPU (2 cores; its pairs take 16 distances at a time, vectorised, the search one at a time)
+// and about 800 on the GPU, where the pairs' memory also grows with the width cubed. Narrower bands
+// take the pairs without a look (no pass over the triangles to choose).
 bool band_by_search(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int band, double ratio);
-constexpr double kBandSearchRatioCpu = 600, kBandSearchRatioGpu = 4000;
-constexpr int kBandSearchMinCpu = 8, kBandSearchMinGpu = 24;
+constexpr double kBandSearchRatioCpu = 600, kBandSearchRatioGpu = 800;
+constexpr int kBandSearchMinCpu = 8, kBandSearchMinGpu = 16;
 
 // The band of the sdf target by the search, on the CPU's cores (as band_distance_cpu).
 SparseGrid band_search_cpu(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int band);
