@@ -15,16 +15,6 @@ namespace voxtile {
 
 namespace {
 
-uint64_t spread_bits(uint64_t v) {  // 21 bits to every third of 63
-  v &= 0x1fffff;
-  v = (v | v << 32) & 0x1f00000000ffffULL;
-  v = (v | v << 16) & 0x1f0000ff0000ffULL;
-  v = (v | v << 8) & 0x100f00f00f00f00fULL;
-  v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
-  v = (v | v << 2) & 0x1249249249249249ULL;
-  return v;
-}
-
 void tri_of(const Mesh& mesh, const std::vector<Vec3f>& g, size_t t, Vec3f tri[3]) {
   for (int c = 0; c < 3; ++c) tri[c] = g[mesh.indices[3 * t + c]];
 }
@@ -156,7 +146,7 @@ BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const Ba
       for (int a = 0; a < 3; ++a) {
         const double ext = double(hi[a]) - double(lo[a]);
         const double c = ext > 0.0 ? ((0.5 * (double(l[a]) + double(h[a])) - double(lo[a])) / ext) : 0.0;
-        key |= spread_bits(uint64_t(std::clamp(c, 0.0, 1.0) * 2097151.0)) << a;
+        key |= spread3(uint64_t(std::clamp(c, 0.0, 1.0) * 2097151.0)) << a;
       }
       items[t] = {is_loose[t] ? ~uint64_t(0) : key, uint32_t(t)};
     }

@@ -33,6 +33,16 @@ VT_HD inline int ctz64(uint64_t x) {
   return __builtin_ctzll(x);
 #endif
 }
+// The low 21 bits of x spread to every third bit (a Morton code's one axis).
+VT_HD inline uint64_t spread3(uint64_t x) {
+  x &= 0x1fffff;
+  x = (x | x << 32) & 0x1f00000000ffffull;
+  x = (x | x << 16) & 0x1f0000ff0000ffull;
+  x = (x | x << 8) & 0x100f00f00f00f00full;
+  x = (x | x << 4) & 0x10c30c30c30c30c3ull;
+  x = (x | x << 2) & 0x1249249249249249ull;
+  return x;
+}
 // Set bits below bit `off` of an 8^3 brick's mask (8 words, bit off & 63 of word off >> 6): an
 // active voxel's place among its brick's active voxels, where its values are.
 VT_HD inline uint32_t mask_rank(const uint64_t* w, int off) {

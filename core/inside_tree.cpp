@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <tuple>
 
+#include "core/hd.h"
+
 namespace voxtile {
 namespace {
 
@@ -31,17 +33,6 @@ struct Piece {
   V3 c, m;
   double r, area;
 };
-
-// Bits of x spread to every third position (21 bits).
-uint64_t spread3(uint64_t x) {
-  x &= 0x1fffff;
-  x = (x | x << 32) & 0x1f00000000ffffull;
-  x = (x | x << 16) & 0x1f0000ff0000ffull;
-  x = (x | x << 8) & 0x100f00f00f00f00full;
-  x = (x | x << 4) & 0x10c30c30c30c30c3ull;
-  x = (x | x << 2) & 0x1249249249249249ull;
-  return x;
-}
 
 }  // namespace
 

@@ -1607,6 +1607,16 @@ TEST(InsideGpu, SolidAndSdfEqualTheCpuBitForBit) {
   }
 }
 
+// The sdf of the voxelizers' mesh on both devices (CPU, GPU).
+std::pair<SparseGrid, SparseGrid> sdf_cpu_gpu(Voxelizer& cpu, Voxelizer& gpu, const GridSpec& spec, InsideMethod inside,
+                                              int band) {
+  VoxelizeOptions vo;
+  vo.inside = inside;
+  vo.band = band;
+  const std::vector<TargetSpec> t = {make_target_spec(Target::kSdf)};
+  return {cpu.voxelize(spec, vo, t)[0], gpu.voxelize(spec, vo, t)[0]};
+}
+
 // The band's bounds on the device (plane and edges, the box, the running minimum, the rows of a long
 // box's bricks) skip only what the CPU's band finds beyond each voxel's minimum: the sdf of soups of
 // hard triangles (long and thin down to 1e-5 voxels, needles, degenerate, axis-aligned slivers,
@@ -1651,12 +1661,8 @@ TEST(InsideGpu, SdfOfHardTrianglesEqualsTheCpu) {
         o.voxel_size = Vec3d{0.021, 0.013, 0.034};
       const GridSpec spec = make_grid_spec(b, o);
       for (int band : {1, 3, 24, kBandAll}) {
-        VoxelizeOptions vo;
-        vo.inside = InsideMethod::kParity;
-        vo.band = band;
-        const std::vector<TargetSpec> t = {make_target_spec(Target::kSdf)};
-        const auto a = cpu.voxelize(spec, vo, t);
-        const auto g = gpu->voxelize(spec, vo, t);
+        const auto [a0, g0] = sdf_cpu_gpu(cpu, *gpu, spec, InsideMethod::kParity, band);
+        const std::vector<SparseGrid> a = {a0}, g = {g0};
         const std::string what =
             "soup " + std::to_string(soup) + " grid " + std::to_string(grid) + " band " + std::to_string(band);
         ASSERT_GT(a[0].active_voxels(), 10000u) << what;
@@ -1683,12 +1689,8 @@ TEST(InsideGpu, WideBandsAndEveryVoxelEqualTheCpu) {
       cpu.set_mesh(c.mesh);
       gpu->set_mesh(c.mesh);
       for (int band : {12, 40, kBandAll}) {
-        VoxelizeOptions vo;
-        vo.inside = InsideMethod::kWinding;
-        vo.band = band;
-        const std::vector<TargetSpec> t = {make_target_spec(Target::kSdf)};
-        const auto a = cpu.voxelize(spec, vo, t);
-        const auto b = gpu->voxelize(spec, vo, t);
+        const auto [a0, b0] = sdf_cpu_gpu(cpu, *gpu, spec, InsideMethod::kWinding, band);
+        const std::vector<SparseGrid> a = {a0}, b = {b0};
         const std::string what = c.name + " " + std::to_string(res) + " band " + std::to_string(band);
         ASSERT_EQ(a[0].keys, b[0].keys) << what;
         ASSERT_EQ(a[0].fvalues, b[0].fvalues) << what;
