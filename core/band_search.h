@@ -5,12 +5,12 @@
 // 166 s and 5 GB on 2 cores); a voxel's search visits the boxes near it only.
 //
 // The value is band_min's over every triangle (the pairs' value: Inside.BandIsEveryVoxelsMinimum-
-// OverAllTriangles), bit for bit: a node is passed over only where (a) no triangle's band box under
-// it holds the voxel's centre (its box grown as band_box grows a triangle's, with the same float
-// operations, holds every such box), or (b) band_box_culled would pass over each of its triangles at
-// the voxel's least distance so far (the node's box distance is at most each triangle's, its margins
-// k2, k2e at least each triangle's), so each has voxel_distance >= that distance and leaves the
-// minimum as it is. Triangles for which no margin holds (their angle's sine at vertex 0 under 2^-16:
+// OverAllTriangles), bit for bit: a node is passed over only where band_box_culled would pass over
+// each of its triangles at the voxel's least distance so far (the node's box distance, in the same
+// float operations, is at most each triangle's box distance, its margins k2, k2e at least each
+// triangle's), so each has voxel_distance >= that distance and leaves the minimum as it is; a leaf's
+// triangles go through band_min itself (its band box test, then the distance). Triangles for which no
+// margin holds (their angle's sine at vertex 0 under 2^-16:
 // band_bound) are not in the tree; every voxel takes them. The minimum does not depend on the order
 // of the distances, so the walk's order, its start (a neighbour's nearest triangle) and the device
 // leave the bits alone.
@@ -44,9 +44,9 @@ static_assert(sizeof(BandNode) == 80, "BandNode is five 16-byte loads");
 
 struct BandTreeView {
   const BandNode* nodes = nullptr;
-  BandRef root{0, 0};  // the whole tree (count 0 with no nodes: no triangle in it)
+  BandRef root{0, 0};  // the whole tree: its root node, or a leaf when it holds up to 4 triangles
   float root_lo[3] = {0, 0, 0}, root_hi[3] = {0, 0, 0}, root_k2 = 0, root_k2e = 0;
-  bool empty = true;
+  bool empty = true;             // no triangle in the tree
   const Vec3f* tris = nullptr;   // 3 vertices per triangle (grid space), in the tree's order
   const Vec3f* loose = nullptr;  // 3 per triangle: those no margin holds for, taken at every voxel
   uint32_t num_loose = 0;
