@@ -2,12 +2,14 @@
 #include "core/band_search.h"
 
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_invoke.h>
 #include <tbb/parallel_reduce.h>
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 
 #include "core/progress.h"
 
@@ -27,15 +29,29 @@ struct BuiltNode {
   uint32_t first, count;  // a leaf's triangles
 };
 
+// The binary tree's nodes in pre-order, subtrees built in parallel: a subtree's size depends on its
+// triangles' count alone (halves down to leaves of 4), so each subtree's place is known before it is
+// built, and the tree is the same whatever the threads do.
 struct Builder {
   const std::vector<Vec3f>& tris;
   const std::vector<float>& k2;
   const std::vector<float>& k2e;
   std::vector<BuiltNode>& nodes;
+  std::map<uint32_t, uint32_t> sizes;  // nodes of a subtree of `count` triangles (2 counts per level)
 
-  uint32_t build(uint32_t first, uint32_t count) {
-    const uint32_t at = uint32_t(nodes.size());
-    nodes.emplace_back();
+  uint32_t size_of(uint32_t count) {
+    if (count <= 4) return 1;
+    const auto it = sizes.find(count);
+    if (it != sizes.end()) return it->second;
+    const uint32_t n = 1 + size_of(count / 2) + size_of(count - count / 2);
+    sizes[count] = n;
+    return n;
+  }
+  // Fills `sizes` for every count the build meets, so that the parallel build only reads it.
+  void prepare(uint32_t count) { nodes.resize(size_of(count)); }
+  uint32_t size_known(uint32_t count) const { return count <= 4 ? 1 : sizes.at(count); }
+
+  void build(uint32_t first, uint32_t count, uint32_t at) {
     BuiltNode n;
     if (count <= 4) {
       n.right = -1;
@@ -58,8 +74,13 @@ struct Builder {
       }
     } else {
       const uint32_t half = count / 2;
-      const uint32_t left = build(first, half);
-      const uint32_t right = build(first + half, count - half);
+      const uint32_t left = at + 1, right = at + 1 + size_known(half);
+      if (count >= 16384)
+        tbb::parallel_invoke([&] { build(first, half, left); }, [&] { build(first + half, count - half, right); });
+      else {
+        build(first, half, left);
+        build(first + half, count - half, right);
+      }
       const BuiltNode& l = nodes[left];
       const BuiltNode& r = nodes[right];
       for (int a = 0; a < 3; ++a) {
@@ -72,7 +93,6 @@ struct Builder {
       n.first = n.count = 0;
     }
     nodes[at] = n;
-    return at;
   }
 };
 
@@ -172,8 +192,9 @@ BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const Ba
     }
   if (kept) {
     std::vector<BuiltNode> built;
-    built.reserve(kept / 2 + 16);
-    Builder{tree.tris, tk2, tk2e, built}.build(0, uint32_t(kept));
+    Builder builder{tree.tris, tk2, tk2e, built, {}};
+    builder.prepare(uint32_t(kept));
+    builder.build(0, uint32_t(kept), 0);
     std::vector<uint32_t> inner(built.size());  // the inner nodes numbered in the built order
     uint32_t ninner = 0;
     for (size_t b = 0; b < built.size(); ++b)
@@ -182,20 +203,22 @@ BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const Ba
       return built[b].right < 0 ? BandRef{built[b].first, built[b].count} : BandRef{inner[b], 0};
     };
     tree.nodes.resize(ninner);
-    for (size_t b = 0; b < built.size(); ++b) {
-      if (built[b].right < 0) continue;
-      BandNode& n = tree.nodes[inner[b]];
-      const size_t c[2] = {b + 1, size_t(built[b].right)};
-      for (int h = 0; h < 2; ++h) {
-        for (int a = 0; a < 3; ++a) {
-          n.lo[h][a] = built[c[h]].lo[a];
-          n.hi[h][a] = built[c[h]].hi[a];
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, built.size(), 16384), [&](const tbb::blocked_range<size_t>& rb) {
+      for (size_t b = rb.begin(); b < rb.end(); ++b) {
+        if (built[b].right < 0) continue;
+        BandNode& n = tree.nodes[inner[b]];
+        const size_t c[2] = {b + 1, size_t(built[b].right)};
+        for (int h = 0; h < 2; ++h) {
+          for (int a = 0; a < 3; ++a) {
+            n.lo[h][a] = built[c[h]].lo[a];
+            n.hi[h][a] = built[c[h]].hi[a];
+          }
+          n.k2[h] = built[c[h]].k2;
+          n.k2e[h] = built[c[h]].k2e;
+          n.child[h] = ref(c[h]);
         }
-        n.k2[h] = built[c[h]].k2;
-        n.k2e[h] = built[c[h]].k2e;
-        n.child[h] = ref(c[h]);
       }
-    }
+    });
     BandTreeView& top = tree.top;
     top.empty = false;
     top.root = ref(0);

@@ -1362,6 +1362,71 @@ TEST(Inside, BandIsEveryVoxelsMinimumOverAllTriangles) {
   }
 }
 
+// The band search's tree (built in parallel above 16,384 triangles): every triangle in one leaf,
+// each child's box and margins holding its triangles', the walk's references in range.
+TEST(Inside, BandTreeHoldsEveryTriangleOnceWithinItsChildsBox) {
+  for (const Mesh& mesh : {subdivide(make_uv_sphere(0.1f, 0.2f, -0.3f, 1.0f, 60, 120), 2), make_tubes(40, 30, 6, 5),
+                           make_uv_sphere(0, 0, 0, 1, 2, 3)}) {
+    const GridSpec spec = grid_for(mesh, 64, 2);
+    const std::vector<Vec3f> g = to_grid_space(mesh, spec);
+    const BandSetup bs = band_setup(spec, kBandAll);
+    const BandTree tree = build_band_tree(mesh, g, bs);
+    const BandTreeView v = tree.view();
+    ASSERT_FALSE(v.empty);
+    const size_t nt = tree.tris.size() / 3;
+    EXPECT_EQ(nt + v.num_loose, mesh.num_triangles());
+    std::vector<int> seen(nt, 0);
+    // (ref, box, margins) to check: the subtree's triangles lie in the box, their margins under its.
+    struct Item {
+      BandRef ref;
+      float lo[3], hi[3], k2, k2e;
+    };
+    std::vector<Item> todo;
+    Item root{v.root, {}, {}, v.root_k2, v.root_k2e};
+    for (int a = 0; a < 3; ++a) {
+      root.lo[a] = v.root_lo[a];
+      root.hi[a] = v.root_hi[a];
+    }
+    todo.push_back(root);
+    size_t inner_seen = 0;
+    while (!todo.empty()) {
+      const Item it = todo.back();
+      todo.pop_back();
+      std::vector<Item> below;
+      if (it.ref.count) {
+        ASSERT_LE(it.ref.index + it.ref.count, nt);
+        ASSERT_LE(it.ref.count, 4u);
+        for (uint32_t u = it.ref.index; u < it.ref.index + it.ref.count; ++u) {
+          ++seen[u];
+          float lo[3], hi[3];
+          band_tri_bounds(&tree.tris[3 * u], lo, hi);
+          const BandBound w = band_bound(&tree.tris[3 * u], bs);
+          for (int a = 0; a < 3; ++a) ASSERT_TRUE(it.lo[a] <= lo[a] && hi[a] <= it.hi[a]);
+          ASSERT_LE(w.k2, it.k2);
+          ASSERT_LE(w.k2e, it.k2e);
+        }
+        continue;
+      }
+      ASSERT_LT(it.ref.index, tree.nodes.size());
+      ++inner_seen;
+      const BandNode& n = tree.nodes[it.ref.index];
+      for (int h = 0; h < 2; ++h) {
+        Item c{n.child[h], {}, {}, n.k2[h], n.k2e[h]};
+        for (int a = 0; a < 3; ++a) {
+          c.lo[a] = n.lo[h][a];
+          c.hi[a] = n.hi[h][a];
+          ASSERT_TRUE(it.lo[a] <= c.lo[a] && c.hi[a] <= it.hi[a]);
+        }
+        ASSERT_LE(c.k2, it.k2);
+        ASSERT_LE(c.k2e, it.k2e);
+        todo.push_back(c);
+      }
+    }
+    EXPECT_EQ(inner_seen, tree.nodes.size());
+    for (size_t u = 0; u < nt; ++u) ASSERT_EQ(seen[u], 1) << u;
+  }
+}
+
 // On closed meshes that do not cross themselves, OpenVDB's meshToLevelSet (an independent sign:
 // its own flood fill) gives every band voxel the sign the sdf gives it, away from the surface.
 TEST(Inside, SdfSignEqualsOpenVdbsOnClosedMeshes) {
