@@ -222,11 +222,12 @@ double estimated_cpu_ms(const Job& job, const Mesh& mesh, const GridSpec& spec, 
     if (sdf && ms < kSmallJobCpuMs) {
       const std::vector<Vec3f> g = to_grid_space(mesh, spec);
       const BandSetup bs = band_setup(spec, job.band);
-      const bool search = job.band == kBandAll || (job.band >= kBandSearchMinCpu &&
-                                                   band_by_search(mesh, g, spec, job.band, kBandSearchRatioCpu));
-      ms += (search ? kBandSearchVoxelUs * band_search_voxels(mesh, g, spec, bs)
-                    : kBandVoxelUs * band_box_voxels(mesh, g, spec, bs)) *
-            share;
+      const GridBox box = mesh_grid_box(mesh, spec);
+      double boxes = -1.0;  // (counted by the rule where it looked)
+      if (band_by_search(mesh, g, spec, box, job.band, kBandRuleCpu, &boxes))
+        ms += kBandSearchVoxelUs * band_search_voxels(box, spec, bs) * share;
+      else
+        ms += kBandVoxelUs * (boxes >= 0.0 ? boxes : band_box_voxels(mesh, g, spec, bs)) * share;
     }
     if (job.inside == "winding" && ms < kSmallJobCpuMs)
       ms += kBoundaryColumnUs * boundary_edges(mesh) * columns * share;

@@ -96,39 +96,6 @@ struct Builder {
   }
 };
 
-// The grid-space bounds of the mesh's triangles.
-void mesh_grid_bounds(const Mesh& mesh, const std::vector<Vec3f>& g, float lo[3], float hi[3]) {
-  struct B {
-    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-  };
-  const B b = tbb::parallel_reduce(
-      tbb::blocked_range<size_t>(0, mesh.num_triangles(), 16384), B{},
-      [&](const tbb::blocked_range<size_t>& r, B b) {
-        for (size_t t = r.begin(); t < r.end(); ++t) {
-          Vec3f tri[3];
-          tri_of(mesh, g, t, tri);
-          float l[3], h[3];
-          band_tri_bounds(tri, l, h);
-          for (int a = 0; a < 3; ++a) {
-            b.lo[a] = std::min(b.lo[a], l[a]);
-            b.hi[a] = std::max(b.hi[a], h[a]);
-          }
-        }
-        return b;
-      },
-      [](B a, const B& b) {
-        for (int k = 0; k < 3; ++k) {
-          a.lo[k] = std::min(a.lo[k], b.lo[k]);
-          a.hi[k] = std::max(a.hi[k], b.hi[k]);
-        }
-        return a;
-      });
-  for (int a = 0; a < 3; ++a) {
-    lo[a] = b.lo[a];
-    hi[a] = b.hi[a];
-  }
-}
-
 }  // namespace
 
 BandTreeView BandTree::view() const {
@@ -140,10 +107,9 @@ BandTreeView BandTree::view() const {
   return v;
 }
 
-BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const BandSetup& bs) {
+BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const GridBox& box, const BandSetup& bs) {
   const size_t nt = mesh.num_triangles();
-  float lo[3], hi[3];
-  mesh_grid_bounds(mesh, g, lo, hi);
+  const float lo[3] = {box.lo.x, box.lo.y, box.lo.z}, hi[3] = {box.hi.x, box.hi.y, box.hi.z};
   struct Item {
     uint64_t key;
     uint32_t tri;
@@ -232,12 +198,10 @@ BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const Ba
   return tree;
 }
 
-bool band_search_bricks(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const BandSetup& bs,
-                        Int3* lo, Int3* hi) {
+bool band_search_bricks(const GridBox& box, const GridSpec& spec, const BandSetup& bs, Int3* lo, Int3* hi) {
   const int32_t dims[3] = {spec.dims.x, spec.dims.y, spec.dims.z};
   const float reach[3] = {bs.reach.x, bs.reach.y, bs.reach.z};
-  float mn[3], mx[3];
-  mesh_grid_bounds(mesh, g, mn, mx);
+  const float mn[3] = {box.lo.x, box.lo.y, box.lo.z}, mx[3] = {box.hi.x, box.hi.y, box.hi.z};
   int32_t l[3], h[3];
   for (int a = 0; a < 3; ++a) {
     if (!(mn[a] <= mx[a])) return false;  // no triangle
@@ -269,30 +233,28 @@ double band_box_voxels(const Mesh& mesh, const std::vector<Vec3f>& g, const Grid
       std::plus<double>());
 }
 
-double band_search_voxels(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const BandSetup& bs) {
+double band_search_voxels(const GridBox& box, const GridSpec& spec, const BandSetup& bs) {
   Int3 lo, hi;
-  if (!band_search_bricks(mesh, g, spec, bs, &lo, &hi)) return 0.0;
+  if (!band_search_bricks(box, spec, bs, &lo, &hi)) return 0.0;
   return 512.0 * double(hi.x - lo.x + 1) * double(hi.y - lo.y + 1) * double(hi.z - lo.z + 1);
 }
 
-bool band_by_search(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int band, double ratio) {
+bool band_by_search(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const GridBox& box, int band,
+                    const BandRule& rule, double* box_voxels) {
   if (band == kBandAll) return true;
+  if (!rule.considers(band)) return false;
   const BandSetup bs = band_setup(spec, band);
-  return band_box_voxels(mesh, g, spec, bs) > ratio * band_search_voxels(mesh, g, spec, bs);
+  const double boxes = band_box_voxels(mesh, g, spec, bs);
+  if (box_voxels) *box_voxels = boxes;
+  return boxes > rule.ratio * band_search_voxels(box, spec, bs);
 }
 
-SparseGrid band_search_cpu(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int band) {
+SparseGrid band_search_cpu(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const GridBox& box,
+                           int band) {
   const BandSetup bs = band_setup(spec, band);
-  SparseGrid out;
-  out.spec = spec;
-  out.value_type = ValueType::kFloat32;
-  out.name = "sdf";
   Int3 lo, hi;
-  if (!band_search_bricks(mesh, g, spec, bs, &lo, &hi)) {
-    out.index_values();
-    return out;
-  }
-  const BandTree tree = build_band_tree(mesh, g, bs);
+  if (!band_search_bricks(box, spec, bs, &lo, &hi)) return band_grid(spec, {}, {}, [](size_t) { return 0; });
+  const BandTree tree = build_band_tree(mesh, g, box, bs);
   const BandTreeView view = tree.view();
   const Int3 n{hi.x - lo.x + 1, hi.y - lo.y + 1, hi.z - lo.z + 1};
   const size_t nbricks = size_t(n.x) * size_t(n.y) * size_t(n.z);
@@ -328,22 +290,10 @@ SparseGrid band_search_cpu(const Mesh& mesh, const std::vector<Vec3f>& g, const 
     }
     progress_advance(r.size());
   });
-  std::vector<size_t> kept;
-  for (size_t b = 0; b < nbricks; ++b)
-    if (masks[b].any()) kept.push_back(b);
-  out.keys.resize(kept.size());
-  out.masks.resize(kept.size());
-  for (size_t q = 0; q < kept.size(); ++q) {
-    out.masks[q] = masks[kept[q]];
-    const Int3 bc = brick_at(kept[q]);
-    out.keys[q] = brick_key(bc.x, bc.y, bc.z);
-  }
-  out.index_values();
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, kept.size(), 256), [&](const tbb::blocked_range<size_t>& r) {
-    for (size_t q = r.begin(); q < r.end(); ++q)
-      compact_brick_values(masks[kept[q]], 1, &values[kept[q] * kBrickVoxels], &out.fvalues[out.value_begin[q]]);
+  return band_grid(spec, masks, values, [&](size_t b) {
+    const Int3 bc = brick_at(b);
+    return brick_key(bc.x, bc.y, bc.z);
   });
-  return out;
 }
 
 float band_background(const SparseGrid& band_grid, const GridSpec& spec, int band) {

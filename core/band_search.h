@@ -85,7 +85,7 @@ VT_HD inline float band_search(const BandTreeView& t, int32_t i, int32_t j, int3
           float lo[3], hi[3];  // (the leaf's margins hold for each of its triangles)
           band_tri_bounds(&t.tris[3 * u], lo, hi);
           if (band_box_beyond(lo, hi, i, j, k, bs.vs, best, rk2, rk2e)) continue;
-          const float d = band_min(&t.tris[3 * u], i, j, k, bs, best);
+          const float d = band_min(&t.tris[3 * u], lo, hi, i, j, k, bs, best);
           if (d < best) {
             best = d;
             *arg = u;
@@ -126,34 +126,42 @@ struct BandTree {
   std::vector<Vec3f> tris, loose;
   BandTreeView view() const;
 };
-// The tree of the mesh's grid-space triangles (g = to_grid_space(mesh, spec)): triangles in the
-// Morton order of their bounds' centres (ties by index), halved down to leaves of up to 4.
-BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const BandSetup& bs);
+// The tree of the mesh's grid-space triangles (g = to_grid_space(mesh, spec), box = mesh_grid_box):
+// triangles in the Morton order of their bounds' centres (ties by index), halved down to leaves of
+// up to 4.
+BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const GridBox& box, const BandSetup& bs);
 
-// The bricks the search walks: those of the grid within the mesh's bounds grown by the band's
-// reach (all of them for kBandAll), as [lo, hi] brick coordinates; false when none.
-bool band_search_bricks(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const BandSetup& bs,
-                        Int3* lo, Int3* hi);
+// The bricks the search walks: those of the grid within the mesh's box grown by the band's reach
+// (all of them for kBandAll), as [lo, hi] brick coordinates; false when none.
+bool band_search_bricks(const GridBox& box, const GridSpec& spec, const BandSetup& bs, Int3* lo, Int3* hi);
 
 // The voxels of the triangles' band boxes (band_voxel_range: the distances the pairs take), and the
 // voxels the search walks (band_search_bricks).
 double band_box_voxels(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const BandSetup& bs);
-double band_search_voxels(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const BandSetup& bs);
+double band_search_voxels(const GridBox& box, const GridSpec& spec, const BandSetup& bs);
 
-// Whether the band of `band` voxels is taken by the search rather than by the pairs: always for
-// kBandAll, else where the triangles' band boxes hold more than `ratio` times the voxels the search
-// walks. Either way gives the same bits; the ratios where the pairs' work per band-box voxel and the
-// search's per walked voxel (and its tree) meet were measured on the dragon and the bunny, bands of
-// 8 to 32 voxels at 128^3 to 512^3 (scripts/bench-results/band-search-h200-2026-11-29.md): about 600
-// on the CPU (2 cores; its pairs take 16 distances at a time, vectorised, the search one at a time)
-// and about 800 on the GPU, where the pairs' memory also grows with the width cubed. Narrower bands
-// take the pairs without a look (no pass over the triangles to choose).
-bool band_by_search(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int band, double ratio);
-constexpr double kBandSearchRatioCpu = 600, kBandSearchRatioGpu = 800;
-constexpr int kBandSearchMinCpu = 8, kBandSearchMinGpu = 16;
+// When a band of `band` voxels is taken by the search rather than by the pairs: always for kBandAll,
+// never under `min_band` (no pass over the triangles to choose), else where the triangles' band boxes
+// hold more than `ratio` times the voxels the search walks. Either way gives the same bits; the
+// ratios where the pairs' work per band-box voxel and the search's per walked voxel (and its tree)
+// meet were measured on the dragon and the bunny, bands of 8 to 32 voxels at 128^3 to 512^3
+// (scripts/bench-results/band-search-h200-2026-11-29.md): about 600 on the CPU (2 cores; its pairs
+// take 16 distances at a time, vectorised, the search one at a time) and about 800 on the GPU, where
+// the pairs' memory also grows with the width cubed.
+struct BandRule {
+  int min_band;
+  double ratio;
+  bool considers(int band) const { return band == kBandAll || band >= min_band; }
+};
+constexpr BandRule kBandRuleCpu{8, 600}, kBandRuleGpu{16, 800};
+// Whether `rule` takes the search for this band; *box_voxels gets band_box_voxels where it was
+// counted (a width the rule considers).
+bool band_by_search(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const GridBox& box, int band,
+                    const BandRule& rule, double* box_voxels = nullptr);
 
 // The band of the sdf target by the search, on the CPU's cores (as band_distance_cpu).
-SparseGrid band_search_cpu(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int band);
+SparseGrid band_search_cpu(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const GridBox& box,
+                           int band);
 
 // The level set's background for a band of `band` voxels: its width, or for kBandAll the largest
 // distance in the grid (every voxel of the grid is active), the smallest voxel size if it has none.

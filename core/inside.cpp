@@ -436,11 +436,14 @@ SparseGrid combine_masks(const std::vector<const SparseGrid*>& grids, int at_lea
   return out;
 }
 
-InsideRange inside_range(const Mesh& mesh, const GridSpec& spec) {
-  // world_to_grid is monotonic per axis, so the grid-space bounds are those of the world bounds.
+GridBox mesh_grid_box(const Mesh& mesh, const GridSpec& spec) {
   const Bounds wb = mesh.bounds();
-  const Vec3f glo = spec.world_to_grid(wb.lo), ghi = spec.world_to_grid(wb.hi);
-  const float lo[3] = {glo.x, glo.y, glo.z}, hi[3] = {ghi.x, ghi.y, ghi.z};
+  return {spec.world_to_grid(wb.lo), spec.world_to_grid(wb.hi)};
+}
+
+InsideRange inside_range(const Mesh& mesh, const GridSpec& spec) {
+  const GridBox box = mesh_grid_box(mesh, spec);
+  const float lo[3] = {box.lo.x, box.lo.y, box.lo.z}, hi[3] = {box.hi.x, box.hi.y, box.hi.z};
   InsideRange r;
   const int32_t d[3] = {spec.dims.x, spec.dims.y, spec.dims.z};
   for (int a = 0; a < 3; ++a) {
@@ -484,9 +487,11 @@ BandSetup band_setup(const GridSpec& spec, int band) {
 
 SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band) {
   const std::vector<Vec3f> g = to_grid_space(mesh, spec);
-  const bool search =
-      band == kBandAll || (band >= kBandSearchMinCpu && band_by_search(mesh, g, spec, band, kBandSearchRatioCpu));
-  return search ? band_search_cpu(mesh, g, spec, band) : band_pairs_cpu(mesh, g, spec, band);
+  if (kBandRuleCpu.considers(band)) {
+    const GridBox box = mesh_grid_box(mesh, spec);
+    if (band_by_search(mesh, g, spec, box, band, kBandRuleCpu)) return band_search_cpu(mesh, g, spec, box, band);
+  }
+  return band_pairs_cpu(mesh, g, spec, band);
 }
 
 SparseGrid band_pairs_cpu(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int band) {
@@ -574,12 +579,17 @@ SparseGrid band_pairs_cpu(const Mesh& mesh, const std::vector<Vec3f>& g, const G
     }
     progress_advance(r.size());
   });
+  return band_grid(spec, masks, values, [&](size_t b) { return pairs[starts[b]].brick; });
+}
+
+SparseGrid band_grid(const GridSpec& spec, const std::vector<BrickMask>& masks, const ValueArray<float>& values,
+                     const std::function<uint64_t(size_t)>& key_of) {
   SparseGrid out;
   out.spec = spec;
   out.value_type = ValueType::kFloat32;
   out.name = "sdf";
   std::vector<size_t> kept;  // the non-empty bricks, copied out in parallel (a serial append was ~5% of the sdf)
-  for (size_t b = 0; b < nbricks; ++b)
+  for (size_t b = 0; b < masks.size(); ++b)
     if (masks[b].any()) kept.push_back(b);
   out.keys.resize(kept.size());
   out.masks.resize(kept.size());
@@ -588,7 +598,7 @@ SparseGrid band_pairs_cpu(const Mesh& mesh, const std::vector<Vec3f>& g, const G
   tbb::parallel_for(tbb::blocked_range<size_t>(0, kept.size(), 256), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t q = r.begin(); q < r.end(); ++q) {
       const size_t b = kept[q];
-      out.keys[q] = pairs[starts[b]].brick;
+      out.keys[q] = key_of(b);
       compact_brick_values(masks[b], 1, &values[b * kBrickVoxels], &out.fvalues[out.value_begin[q]]);
     }
   });

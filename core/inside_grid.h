@@ -2,6 +2,7 @@
 // the inside grid, and the narrow band of the sdf target.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "core/grid_spec.h"
@@ -27,6 +28,13 @@ struct InsideMesh {
 // triangles unless `triangles` is false (the GPU snaps them itself).
 InsideMesh prepare_inside(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int axis, bool boundary,
                           bool triangles = true);
+
+// The mesh's grid-space bounds: world_to_grid is monotonic per axis, so those of its world bounds
+// (Mesh::bounds: the vertices its triangles use); lo > hi when it has no triangle.
+struct GridBox {
+  Vec3f lo, hi;
+};
+GridBox mesh_grid_box(const Mesh& mesh, const GridSpec& spec);
 
 // Voxels per axis whose centres lie within the mesh's grid-space bounds: [lo, hi).
 struct InsideRange {
@@ -78,11 +86,18 @@ VT_HD inline bool band_box_holds(const BandBox& x, int axis, int32_t v) {
 // whatever their order).
 // Triangles whose band box misses the voxel centre are farther than the width: skipped, which
 // leaves the minimum unchanged since it starts at the width.
-VT_HD inline float band_min(const Vec3f t[3], int32_t i, int32_t j, int32_t k, const BandSetup& b, float best) {
-  const BandBox x = band_box(t, b);
+// (With the triangle's bounds mn, mx, band_tri_bounds, where the caller has them.)
+VT_HD inline float band_min(const Vec3f t[3], const float mn[3], const float mx[3], int32_t i, int32_t j, int32_t k,
+                            const BandSetup& b, float best) {
+  const BandBox x = band_box(mn, mx, b);
   if (!band_box_holds(x, 0, i) || !band_box_holds(x, 1, j) || !band_box_holds(x, 2, k)) return best;
   const float d = voxel_distance(t, i, j, k, b.vs);
   return d < best ? d : best;
+}
+VT_HD inline float band_min(const Vec3f t[3], int32_t i, int32_t j, int32_t k, const BandSetup& b, float best) {
+  float mn[3], mx[3];
+  band_tri_bounds(t, mn, mx);
+  return band_min(t, mn, mx, i, j, k, b, best);
 }
 // A lower bound on a triangle's distance from the voxel centres, to skip the voxels (and the bricks)
 // of its band box that lie beyond its band: the distance to the triangle is at least the distance to
@@ -320,6 +335,10 @@ SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band);
 // The band by its (brick, triangle) pairs: every brick of every triangle's band box (g: the mesh's
 // grid-space vertices).
 SparseGrid band_pairs_cpu(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, int band);
+// The band's grid from its candidate bricks (masks[b], values b * 512 on; key_of(b) ascending with b):
+// the non-empty ones, their active voxels' values, copied out on all cores.
+SparseGrid band_grid(const GridSpec& spec, const std::vector<BrickMask>& masks, const ValueArray<float>& values,
+                     const std::function<uint64_t(size_t)>& key_of);
 // Negates the band's values at the voxels set in `inside`.
 void apply_sign(SparseGrid& band, const SparseGrid& inside);
 

@@ -1336,7 +1336,7 @@ TEST(Inside, BandIsEveryVoxelsMinimumOverAllTriangles) {
       const std::vector<Vec3f> g = to_grid_space(mesh, spec);
       const SparseGrid got = path == 0   ? band_distance_cpu(mesh, spec, band)
                              : path == 1 ? band_pairs_cpu(mesh, g, spec, band)
-                                         : band_search_cpu(mesh, g, spec, band);
+                                         : band_search_cpu(mesh, g, spec, mesh_grid_box(mesh, spec), band);
       got.validate();
       const BandSetup bs = band_setup(spec, band);
       if (band == kBandAll) {
@@ -1370,7 +1370,7 @@ TEST(Inside, BandTreeHoldsEveryTriangleOnceWithinItsChildsBox) {
     const GridSpec spec = grid_for(mesh, 64, 2);
     const std::vector<Vec3f> g = to_grid_space(mesh, spec);
     const BandSetup bs = band_setup(spec, kBandAll);
-    const BandTree tree = build_band_tree(mesh, g, bs);
+    const BandTree tree = build_band_tree(mesh, g, mesh_grid_box(mesh, spec), bs);
     const BandTreeView v = tree.view();
     ASSERT_FALSE(v.empty);
     const size_t nt = tree.tris.size() / 3;
@@ -1776,7 +1776,7 @@ TEST(InsideGpu, WideBandsAndEveryVoxelEqualTheCpu) {
   const BandSetup bs = band_setup(spec, vo.band);
   const std::vector<Vec3f> g = to_grid_space(tubes, spec);
   const double pairs = band_box_voxels(tubes, g, spec, bs) / 512.0;  // (at least the pairs' bricks)
-  const double search = band_search_voxels(tubes, g, spec, bs) / 512.0;
+  const double search = band_search_voxels(mesh_grid_box(tubes, spec), spec, bs) / 512.0;
   ASSERT_GT(pairs * 48, 4 * search * 2 * (2048 + 80)) << "the pairs would fit wherever the search does";
   GpuOptions small;
   small.memory_budget = uint64_t(2 * search * 2 * (2048 + 80) + 8e6);

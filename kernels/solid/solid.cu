@@ -1149,7 +1149,7 @@ SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& hos
 // ---- Band ------------------------------------------------------------------------------------
 
 SparseGrid SolidState::band_search(GpuContext& ctx, const Mesh& host_mesh, const std::vector<Vec3f>& g,
-                                   const GridSpec& spec, int band, VoxelizeStats& stats) {
+                                   const GridBox& box, const GridSpec& spec, int band, VoxelizeStats& stats) {
   cudaStream_t s = ctx.stream;
   const auto wall0 = std::chrono::steady_clock::now();
   StageTimer timer(s);
@@ -1159,14 +1159,14 @@ SparseGrid SolidState::band_search(GpuContext& ctx, const Mesh& host_mesh, const
   out.name = "sdf";
   const BandSetup bs = band_setup(spec, band);
   Int3 lo, hi;
-  if (!band_search_bricks(host_mesh, g, spec, bs, &lo, &hi)) {
+  if (!band_search_bricks(box, spec, bs, &lo, &hi)) {
     out.index_values();
     return out;
   }
   const Int3 n{hi.x - lo.x + 1, hi.y - lo.y + 1, hi.z - lo.z + 1};
   const uint64_t bricks = uint64_t(n.x) * uint64_t(n.y) * uint64_t(n.z);
   timer.begin("band_tree");
-  const BandTree tree = build_band_tree(host_mesh, g, bs);
+  const BandTree tree = build_band_tree(host_mesh, g, box, bs);
   // The region's values, masks and linear indices, then keep_bricks' copies of them (at most as
   // many), and the tree.
   const uint64_t need = bricks * 2 * (kBrickVoxels * sizeof(float) + 64 + 16) + tree.nodes.size() * sizeof(BandNode) +
@@ -1212,14 +1212,19 @@ SparseGrid SolidState::band_search(GpuContext& ctx, const Mesh& host_mesh, const
 
 SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_mesh, const GridSpec& spec, int band,
                             VoxelizeStats& stats) {
+  // (The search's way for this band, given the mesh's grid-space vertices and box.)
+  auto search = [&] {
+    return band_search(ctx, host_mesh, to_grid_space(host_mesh, spec), mesh_grid_box(host_mesh, spec), spec, band,
+                       stats);
+  };
 #ifdef VT_BAND_FORCE  // measurements: 1 the search, 2 the pairs (for finite bands)
-  if (VT_BAND_FORCE == 1 || band == kBandAll)
-    return band_search(ctx, host_mesh, to_grid_space(host_mesh, spec), spec, band, stats);
+  if (VT_BAND_FORCE == 1 || band == kBandAll) return search();
 #else
-  if (band == kBandAll || band >= kBandSearchMinGpu) {
+  if (kBandRuleGpu.considers(band)) {  // (narrower bands take the pairs without a look)
     const std::vector<Vec3f> g = to_grid_space(host_mesh, spec);
-    if (band_by_search(host_mesh, g, spec, band, kBandSearchRatioGpu))
-      return band_search(ctx, host_mesh, g, spec, band, stats);
+    const GridBox box = mesh_grid_box(host_mesh, spec);
+    if (band_by_search(host_mesh, g, spec, box, band, kBandRuleGpu))
+      return band_search(ctx, host_mesh, g, box, spec, band, stats);
   }
 #endif
   cudaStream_t s = ctx.stream;
@@ -1252,7 +1257,7 @@ SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_
     // More pairs than the memory budget holds (a wide band): the search, whose memory is the region's
     // values (the same bits).
     if (e.kind() != ErrorKind::kResource) throw;
-    return band_search(ctx, host_mesh, to_grid_space(host_mesh, spec), spec, band, stats);
+    return search();
   }
   for (int i = 0; i < 2; ++i) {
     d_keys[i].grow(total + 1);

@@ -52,8 +52,8 @@ struct SolidState {
   SparseGrid band(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_mesh, const GridSpec& spec, int band,
                   VoxelizeStats& stats);
   // The band by nearest-triangle search (core/band_search.h; g: the host mesh's grid-space vertices).
-  SparseGrid band_search(GpuContext& ctx, const Mesh& host_mesh, const std::vector<Vec3f>& g, const GridSpec& spec,
-                         int band, VoxelizeStats& stats);
+  SparseGrid band_search(GpuContext& ctx, const Mesh& host_mesh, const std::vector<Vec3f>& g, const GridBox& box,
+                         const GridSpec& spec, int band, VoxelizeStats& stats);
 
  private:
   struct AxisPrep;
