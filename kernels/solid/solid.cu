@@ -712,10 +712,87 @@ __global__ void __launch_bounds__(kBandThreads, 8)
   if (threadIdx.x < 16) masks[run * 16 + threadIdx.x] = s_mask[threadIdx.x];
 }
 
+// band_search (core/band_search.h) walked by a warp together: the 32 lanes' voxels (neighbours: a
+// block of columns) share one walk, a node's record loaded once for all of them (one address, a
+// broadcast), each lane testing the node's children with its own least distance; a child is walked
+// where any lane's test does not pass over it (the nearer child first by the lanes' vote), and at a
+// leaf each lane takes band_min of the triangles its own box test keeps. A lane thus takes band_min
+// of a superset of the triangles its own walk would have: the same minimum, the same bits (the order
+// of the minimum's terms does not change it). Every lane of the warp calls it (`active`: whether
+// the lane has a voxel). VT_BAND_SEARCH_WARP 0: a walk per thread (measurements).
+#ifndef VT_BAND_SEARCH_WARP
+#define VT_BAND_SEARCH_WARP 1
+#endif
+__device__ float band_search_warp(const BandTreeView& t, int32_t i, int32_t j, int32_t k, const BandSetup& bs,
+                                  float best, uint32_t* arg, bool active) {
+  if (active)
+    for (uint32_t q = 0; q < t.num_loose; ++q) best = band_min(&t.loose[3 * q], i, j, k, bs, best);
+  if (t.empty) return best;
+  constexpr float kFar = INFINITY;  // (a lane without a voxel: every box beyond it)
+  auto wants = [&](float d2, float k2, float k2e) { return active && !band_beyond(d2, best, k2, k2e); };
+  BandRef sref[kBandTreeStack];  // the stack's entries: the same in every lane, but for each lane's distance
+  float sk2[kBandTreeStack], sk2e[kBandTreeStack], sd2[kBandTreeStack];
+  int sp = 0;
+  sref[0] = t.root;
+  sk2[0] = t.root_k2;
+  sk2e[0] = t.root_k2e;
+  sd2[0] = active ? band_box_d2(t.root_lo, t.root_hi, i, j, k, bs.vs) : kFar;
+  sp = 1;
+  while (sp > 0) {
+    --sp;
+    if (!__any_sync(kFull, wants(sd2[sp], sk2[sp], sk2e[sp]))) continue;
+    BandRef r = sref[sp];
+    float rk2 = sk2[sp], rk2e = sk2e[sp];
+    for (;;) {
+      if (r.count) {
+        if (active)
+          for (uint32_t u = r.index; u < r.index + r.count; ++u) {
+            float lo[3], hi[3];
+            band_tri_bounds(&t.tris[3 * u], lo, hi);
+            if (band_box_beyond(lo, hi, i, j, k, bs.vs, best, rk2, rk2e)) continue;
+            const float d = band_min(&t.tris[3 * u], lo, hi, i, j, k, bs, best);
+            if (d < best) {
+              best = d;
+              *arg = u;
+            }
+          }
+        break;
+      }
+      const BandNode& nd = t.nodes[r.index];
+      const float d0 = active ? band_box_d2(nd.lo[0], nd.hi[0], i, j, k, bs.vs) : kFar;
+      const float d1 = active ? band_box_d2(nd.lo[1], nd.hi[1], i, j, k, bs.vs) : kFar;
+      const bool w0 = __any_sync(kFull, wants(d0, nd.k2[0], nd.k2e[0]));
+      const bool w1 = __any_sync(kFull, wants(d1, nd.k2[1], nd.k2e[1]));
+      if (!w0 && !w1) break;
+      int n = w0 ? 0 : 1;
+      if (w0 && w1) {
+        const int nearer0 = __popc(__ballot_sync(kFull, active && d0 <= d1));
+        const int nearer1 = __popc(__ballot_sync(kFull, active && d0 > d1));
+        n = nearer0 >= nearer1 ? 0 : 1;
+        const int f = 1 - n;
+        sref[sp] = nd.child[f];
+        sk2[sp] = nd.k2[f];
+        sk2e[sp] = nd.k2e[f];
+        sd2[sp] = f == 0 ? d0 : d1;
+        ++sp;
+      }
+      r = nd.child[n];
+      rk2 = nd.k2[n];
+      rk2e = nd.k2e[n];
+    }
+  }
+  return best;
+}
+
 // The band by nearest-triangle search (core/band_search.h): a brick of the region [lo, lo + n) per
 // block, a thread per `per` voxels (8, 4, 2 or 1) of a column (band_search_column: each voxel starts
 // from the triangle nearest the one below), the brick's linear index into lin. Long pieces of column
 // start more voxels from a near triangle; short ones give a small region's few bricks enough threads.
+// A warp's 32 columns (4 x 8 of the brick's, or fewer columns in more pieces) walk the tree together
+// (band_search_warp): H200, `--band all`, band_distance ms, a walk per thread / the warp's: the dragon
+// at 64^3 2.25 / 2.0, 256^3 30.5 / 14.7, 512^3 148 / 70; the bunny at 64^3 9.6 / 4.7, 128^3 21.5 / 13.0,
+// 256^3 84 / 38.5, 512^3 440 / 209; a band of 48 on the dragon at 512^3 108 / 54
+// (scripts/bench-results/band-warp-h200-2026-11-29.md).
 constexpr int kBandSearchMaxThreads = 512;
 __global__ void __launch_bounds__(kBandSearchMaxThreads)
     k_band_search(BandTreeView t, BandSetup bs, Int3 dims, Int3 lo, Int3 n, Int3 nb, int per, float* values,
@@ -732,7 +809,18 @@ __global__ void __launch_bounds__(kBandSearchMaxThreads)
   const int32_t i = bx * 8 + x, j = by * 8 + y, k0 = bz * 8 + z0, k1 = min(k0 + per, dims.z);
   const bool in_grid = i < dims.x && j < dims.y && k0 < k1;
   float col[8];
+#if VT_BAND_SEARCH_WARP
+  // (band_search_column, each lane's column walked with the warp's)
+  uint32_t arg = kBandNone;
+  for (int z = 0; z < per; ++z) {
+    const int32_t k = k0 + z;
+    const bool active = in_grid && k < k1;
+    const float start = !active || arg == kBandNone ? bs.width : band_min(&t.tris[3 * arg], i, j, k, bs, bs.width);
+    col[z] = band_search_warp(t, i, j, k, bs, start, &arg, active);
+  }
+#else
   if (in_grid) band_search_column(t, i, j, k0, k1, bs, col);
+#endif
   for (int z = 0; z < per; ++z) {
     const int off = (x << 6) | (y << 3) | (z0 + z);
     const bool active = in_grid && k0 + z < k1 && col[z] < bs.width;
