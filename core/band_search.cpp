@@ -12,6 +12,7 @@
 #include <map>
 
 #include "core/progress.h"
+#include "core/vectorized.h"
 
 namespace voxtile {
 
@@ -246,8 +247,53 @@ bool band_by_search(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpe
   const BandSetup bs = band_setup(spec, band);
   const double boxes = band_box_voxels(mesh, g, spec, bs);
   if (box_voxels) *box_voxels = boxes;
-  return boxes > rule.ratio * band_search_voxels(box, spec, bs);
+  return boxes > rule.ratio * band_search_voxels(box, spec, bs) + rule.per_triangle * double(mesh.num_triangles());
 }
+
+namespace {
+
+// The CPU's lanes: 16 voxels, a leaf's triangle's distances taken for all of them at once
+// (band_distance_lanes, vectorised) where its box test keeps any: band_min's value, since a voxel
+// that band_min's band box test passes over is farther from the triangle than the width, and each
+// lane's least distance is at most the width. (2 cores, the bunny's full field at 128^3: a walk per
+// voxel 8.5 s, 16 lanes walking together 5.2 s, their tests vectorised 2.4 s, their distances too
+// 1.7 s; vectorised only where 4 or 8 lanes keep the triangle 1.8-1.9 and 1.9-2.0 s.)
+struct BandCpuLanes : BandLanes<kBandMinBlock> {
+  void take(const Vec3f* tri, const float lo[3], const float hi[3], uint32_t u, const BandSetup& bs, float k2,
+            float k2e) {
+    int32_t keep[kN];  // (words and no early exit: the lanes' tests vectorise)
+    int kept = 0;
+    for (int l = 0; l < kN; ++l) {
+      keep[l] = active[l] & !band_box_beyond(lo, hi, i[l], j[l], k[l], bs.vs, best[l], k2, k2e);
+      kept += keep[l];
+    }
+    if (kept == 0) return;
+    float d[kN];
+    band_distance_lanes(tri, i, j, k, bs.vs, d);
+    for (int l = 0; l < kN; ++l) {
+      const bool lower = keep[l] & (d[l] < best[l]);
+      best[l] = lower ? d[l] : best[l];
+      arg[l] = lower ? u : arg[l];
+    }
+  }
+};
+
+// band_search_lanes of the CPU's lanes, compiled for x86-64-v4 where the CPU has it (the lanes' box
+// distances and tests 16 at a time).
+#ifdef VT_X86_64_V4
+__attribute__((target("arch=x86-64-v4"), flatten)) void walk_v4(const BandTreeView& t, const BandSetup& bs,
+                                                                BandCpuLanes& p) {
+  band_search_lanes(t, bs, p);
+}
+#endif
+void walk(const BandTreeView& t, const BandSetup& bs, BandCpuLanes& p) {
+#ifdef VT_X86_64_V4
+  if (cpu_has_x86_64_v4()) return walk_v4(t, bs, p);
+#endif
+  band_search_lanes(t, bs, p);
+}
+
+}  // namespace
 
 SparseGrid band_search_cpu(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const GridBox& box,
                            int band) {
@@ -272,17 +318,29 @@ SparseGrid band_search_cpu(const Mesh& mesh, const std::vector<Vec3f>& g, const 
       float* val = &values[b * kBrickVoxels];
       std::fill(val, val + kBrickVoxels, 0.0f);
       const int32_t k0 = bc.z * 8, k1 = std::min(k0 + 8, spec.dims.z);
-      for (int x = 0; x < 8; ++x)
-        for (int y = 0; y < 8; ++y) {
-          const int32_t i = bc.x * 8 + x, j = bc.y * 8 + y;
-          if (i >= spec.dims.x || j >= spec.dims.y) continue;
-          float col[8];
-          band_search_column(view, i, j, k0, k1, bs, col);
+      // 4 x 4 columns walk together, a layer at a time, each voxel starting from the triangle
+      // nearest the one below.
+      for (int px = 0; px < 8; px += 4)
+        for (int py = 0; py < 8; py += 4) {
+          BandCpuLanes p;
+          for (int l = 0; l < 16; ++l) {
+            p.i[l] = bc.x * 8 + px + (l >> 2);
+            p.j[l] = bc.y * 8 + py + (l & 3);
+            p.active[l] = p.i[l] < spec.dims.x && p.j[l] < spec.dims.y;
+            p.arg[l] = kBandNone;
+          }
           for (int32_t k = k0; k < k1; ++k) {
-            const int off = brick_offset(x, y, k - k0);
-            if (col[k - k0] < bs.width) {
-              mk.set(off);
-              val[off] = col[k - k0];
+            for (int l = 0; l < 16; ++l) {
+              p.k[l] = k;
+              p.best[l] = p.active[l] ? band_search_start(view, p.arg[l], p.i[l], p.j[l], k, bs) : bs.width;
+            }
+            walk(view, bs, p);
+            for (int l = 0; l < 16; ++l) {
+              const int off = brick_offset(px + (l >> 2), py + (l & 3), k - k0);
+              if (p.active[l] && p.best[l] < bs.width) {
+                mk.set(off);
+                val[off] = p.best[l];
+              }
             }
           }
         }

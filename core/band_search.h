@@ -57,67 +57,129 @@ struct BandTreeView {
 constexpr int kBandTreeStack = 40;
 constexpr uint32_t kBandNone = 0xffffffffu;
 
-// band_min over every triangle of the tree and the loose ones for voxel (i, j, k), from `best` (the
-// width, or a triangle's band_min there); *arg becomes the tree-order index of the triangle that
-// lowered it last (unchanged when none did). A child is walked unless band_beyond (band_box_culled's
-// test, with the child's box and margins) passes over it at the least distance so far, nearer box
-// first; each box's distance is taken once, and tested again when its turn comes (the least
-// distance may have fallen since).
-VT_HD inline float band_search(const BandTreeView& t, int32_t i, int32_t j, int32_t k, const BandSetup& bs, float best,
-                               uint32_t* arg) {
-  for (uint32_t q = 0; q < t.num_loose; ++q) best = band_min(&t.loose[3 * q], i, j, k, bs, best);
-  if (t.empty) return best;
-  struct Entry {
-    BandRef ref;
-    float d2, k2, k2e;
+// The voxels that walk the tree together (band_search_lanes): the kN held here (on the GPU a thread
+// holds one and the warp's 32 walk together; the CPU walks 16 in one thread), each lane's voxel
+// (i, j, k), whether it has one, its least distance so far and the tree-order index of the triangle
+// that lowered it last. Group says whether a test passes in any lane of the walk beyond those held
+// here, and sums a count over them (BandSolo: none beyond; the GPU's warp: its threads).
+struct BandSolo {
+  VT_HD static bool any(bool x) { return x; }
+  VT_HD static int sum(int x) { return x; }
+};
+template <int N, class G = BandSolo>
+struct BandLanes {
+  static constexpr int kN = N;
+  using Group = G;
+  int32_t i[N], j[N], k[N];
+  int32_t active[N];  // 1: the lane has a voxel (a word, as its other fields: its tests vectorise)
+  float best[N];
+  uint32_t arg[N];
+  // A leaf's triangle u (tri: its vertices, lo, hi: its bounds, k2, k2e: the leaf's margins): band_min
+  // in each lane whose box test keeps it. (A type that derives from this one may take the lanes'
+  // distances otherwise, to the same bits: the CPU's, vectorised.)
+  VT_HD void take(const Vec3f* tri, const float lo[3], const float hi[3], uint32_t u, const BandSetup& bs, float k2,
+                  float k2e) {
+    for (int l = 0; l < N; ++l) {
+      if (!active[l] || band_box_beyond(lo, hi, i[l], j[l], k[l], bs.vs, best[l], k2, k2e)) continue;
+      const float d = band_min(tri, lo, hi, i[l], j[l], k[l], bs, best[l]);
+      if (d < best[l]) {
+        best[l] = d;
+        arg[l] = u;
+      }
+    }
+  }
+};
+
+// band_min over every triangle of the tree and the loose ones for each lane's voxel, from its
+// `best` (the width, or a triangle's band_min there); each lane's `arg` becomes the tree-order index
+// of the triangle that lowered it last (unchanged when none did). The lanes walk together: a node's
+// record is read once for all of them, and a child is walked unless band_beyond (band_box_culled's
+// test, with the child's box and margins) passes over it for every lane at that lane's least
+// distance so far, the nearer box (by the lanes' vote) first; each box's distance is taken once per
+// lane, and tested again when its turn comes (the least distances may have fallen since). At a leaf
+// each lane takes band_min of the triangles its own box test keeps. A lane thus takes band_min of a
+// superset of the triangles a walk of its own would have taken, and the minimum does not depend on
+// which other triangles or in what order: the same bits for any grouping of the lanes. (H200, `--band
+// all`: a warp's 32 voxels walking together took half the time of a walk per thread, the same bits;
+// scripts/bench-results/band-warp-h200-2026-11-29.md.)
+template <class L>
+VT_HD inline void band_search_lanes(const BandTreeView& t, const BandSetup& bs, L& p) {
+  constexpr int N = L::kN;
+  using G = typename L::Group;
+  for (int l = 0; l < N; ++l)
+    if (p.active[l])
+      for (uint32_t q = 0; q < t.num_loose; ++q)
+        p.best[l] = band_min(&t.loose[3 * q], p.i[l], p.j[l], p.k[l], bs, p.best[l]);
+  if (t.empty) return;
+  // Each lane's squared distance to a box (a lane without a voxel: infinite, beyond every box).
+  auto box_d2 = [&](const float lo[3], const float hi[3], float(&d2)[N]) {
+    for (int l = 0; l < N; ++l) {
+      const float d = band_box_d2(lo, hi, p.i[l], p.j[l], p.k[l], bs.vs);
+      d2[l] = p.active[l] ? d : INFINITY;
+    }
   };
-  Entry stack[kBandTreeStack];
-  int sp = 0;
-  stack[sp++] = {t.root, band_box_d2(t.root_lo, t.root_hi, i, j, k, bs.vs), t.root_k2, t.root_k2e};
+  // Whether any lane of the walk keeps a box at distances d2 with margins k2, k2e.
+  auto kept = [&](const float(&d2)[N], float k2, float k2e) {
+    bool any = false;  // (no early exit: the CPU's 16 lanes' tests vectorise)
+    for (int l = 0; l < N; ++l) any |= p.active[l] & !band_beyond(d2[l], p.best[l], k2, k2e);
+    return G::any(any);
+  };
+  // The stack: a child's reference and margins (the same for every lane) and each lane's distance.
+  BandRef sref[kBandTreeStack];
+  float sk2[kBandTreeStack], sk2e[kBandTreeStack], sd2[kBandTreeStack][N];
+  sref[0] = t.root;
+  sk2[0] = t.root_k2;
+  sk2e[0] = t.root_k2e;
+  box_d2(t.root_lo, t.root_hi, sd2[0]);
+  int sp = 1;
   while (sp > 0) {
-    const Entry e = stack[--sp];
-    if (band_beyond(e.d2, best, e.k2, e.k2e)) continue;
-    BandRef r = e.ref;
-    float rk2 = e.k2, rk2e = e.k2e;
+    --sp;
+    if (!kept(sd2[sp], sk2[sp], sk2e[sp])) continue;
+    BandRef r = sref[sp];
+    float rk2 = sk2[sp], rk2e = sk2e[sp];
     for (;;) {
       if (r.count) {
         for (uint32_t u = r.index; u < r.index + r.count; ++u) {
           float lo[3], hi[3];  // (the leaf's margins hold for each of its triangles)
           band_tri_bounds(&t.tris[3 * u], lo, hi);
-          if (band_box_beyond(lo, hi, i, j, k, bs.vs, best, rk2, rk2e)) continue;
-          const float d = band_min(&t.tris[3 * u], lo, hi, i, j, k, bs, best);
-          if (d < best) {
-            best = d;
-            *arg = u;
-          }
+          p.take(&t.tris[3 * u], lo, hi, u, bs, rk2, rk2e);
         }
         break;
       }
       const BandNode& nd = t.nodes[r.index];
-      const float d0 = band_box_d2(nd.lo[0], nd.hi[0], i, j, k, bs.vs);
-      const float d1 = band_box_d2(nd.lo[1], nd.hi[1], i, j, k, bs.vs);
-      const int n = d0 <= d1 ? 0 : 1, f = 1 - n;  // nearer, farther
-      const float dn = n == 0 ? d0 : d1, df = n == 0 ? d1 : d0;
-      const bool open_n = !band_beyond(dn, best, nd.k2[n], nd.k2e[n]);
-      if (!band_beyond(df, best, nd.k2[f], nd.k2e[f])) stack[sp++] = {nd.child[f], df, nd.k2[f], nd.k2e[f]};
-      if (!open_n) break;
+      float d0[N], d1[N];
+      box_d2(nd.lo[0], nd.hi[0], d0);
+      box_d2(nd.lo[1], nd.hi[1], d1);
+      const bool keep0 = kept(d0, nd.k2[0], nd.k2e[0]), keep1 = kept(d1, nd.k2[1], nd.k2e[1]);
+      if (!keep0 && !keep1) break;
+      int n = keep0 ? 0 : 1;  // the child walked now
+      if (keep0 && keep1) {   // the nearer first (by the lanes' vote), the farther on the stack
+        int nearer0 = 0, nearer1 = 0;
+        for (int l = 0; l < N; ++l) {
+          nearer0 += p.active[l] & (d0[l] <= d1[l]);
+          nearer1 += p.active[l] & (d0[l] > d1[l]);
+        }
+        n = G::sum(nearer0) >= G::sum(nearer1) ? 0 : 1;
+        const int f = 1 - n;
+        sref[sp] = nd.child[f];
+        sk2[sp] = nd.k2[f];
+        sk2e[sp] = nd.k2e[f];
+        for (int l = 0; l < N; ++l) sd2[sp][l] = f == 0 ? d0[l] : d1[l];
+        ++sp;
+      }
       r = nd.child[n];
       rk2 = nd.k2[n];
       rk2e = nd.k2e[n];
     }
   }
-  return best;
 }
 
-// The voxels of a brick column (i, j, k0..k1) by band_search, each starting from the triangle that
-// was nearest the one before: value[k - k0].
-VT_HD inline void band_search_column(const BandTreeView& t, int32_t i, int32_t j, int32_t k0, int32_t k1,
-                                     const BandSetup& bs, float* value) {
-  uint32_t arg = kBandNone;
-  for (int32_t k = k0; k < k1; ++k) {
-    const float start = arg == kBandNone ? bs.width : band_min(&t.tris[3 * arg], i, j, k, bs, bs.width);
-    value[k - k0] = band_search(t, i, j, k, bs, start, &arg);
-  }
+// A lane's start at voxel (i, j, k): band_min of the triangle `arg` (kBandNone: the width), the
+// triangle nearest the lane's voxel before (a column's voxels walked one after another start from
+// the one below's nearest).
+VT_HD inline float band_search_start(const BandTreeView& t, uint32_t arg, int32_t i, int32_t j, int32_t k,
+                                     const BandSetup& bs) {
+  return arg == kBandNone ? bs.width : band_min(&t.tris[3 * arg], i, j, k, bs, bs.width);
 }
 
 struct BandTree {
@@ -142,18 +204,23 @@ double band_search_voxels(const GridBox& box, const GridSpec& spec, const BandSe
 
 // When a band of `band` voxels is taken by the search rather than by the pairs: always for kBandAll,
 // never under `min_band` (no pass over the triangles to choose), else where the triangles' band boxes
-// hold more than `ratio` times the voxels the search walks. Either way gives the same bits; the
-// ratios where the pairs' work per band-box voxel and the search's per walked voxel (and its tree)
-// meet were measured on the dragon and the bunny, bands of 8 to 32 voxels at 128^3 to 512^3
-// (scripts/bench-results/band-search-h200-2026-11-29.md): about 600 on the CPU (2 cores; its pairs
-// take 16 distances at a time, vectorised, the search one at a time) and about 800 on the GPU, where
-// the pairs' memory also grows with the width cubed.
+// hold more voxels than `ratio` times the voxels the search walks plus `per_triangle` times the
+// triangles (the tree's cost). Either way gives the same bits. Fitted on the dragon and the bunny,
+// bands of 3 to 48 voxels at 64^3 to 512^3 (scripts/bench-results/band-warp-h200-2026-11-29.md), each
+// rule choosing the faster way in every case measured: on the CPU (2 cores) the pairs take about 3 ns
+// per band-box voxel, the search 0.1-0.35 us per walked voxel and its tree about 0.35 us per triangle
+// (a ratio of 40, 100 per triangle; it took the search from bands of 8 and a ratio of 600 while its
+// walk was per voxel, 5x slower); on the GPU (H200) the pairs 3-5 ps per band-box voxel, the warp's
+// walk 0.5-1 ns per walked voxel and the host's tree 0.1 us per triangle (a ratio of 120, 25,000 per
+// triangle; a ratio alone of 800, set for a walk per thread, took the pairs up to 2.2x slower at
+// bands of 24 to 48).
 struct BandRule {
   int min_band;
   double ratio;
+  double per_triangle;
   bool considers(int band) const { return band == kBandAll || band >= min_band; }
 };
-constexpr BandRule kBandRuleCpu{8, 600}, kBandRuleGpu{16, 800};
+constexpr BandRule kBandRuleCpu{1, 40, 100}, kBandRuleGpu{16, 120, 25000};
 // Whether `rule` takes the search for this band; *box_voxels gets band_box_voxels where it was
 // counted (a width the rule considers).
 bool band_by_search(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const GridBox& box, int band,

@@ -11,10 +11,6 @@
 
 namespace voxtile {
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(VT_NO_TARGET_CLONES)
-#define VT_X86_64_V4 1
-#endif
-
 namespace {
 
 // segment_distance's operations without its branches (the same bits).
@@ -43,29 +39,54 @@ inline float origin_triangle_distance_select(const Vec3f& a, const Vec3f& b, con
   return inside ? plane : edges;
 }
 
-// band_min_voxels' loop, compiled into each of its versions.
+// voxel_distance (core/targets.h) of kBandMinBlock voxels to t, the voxel of lane l given by
+// voxel(l, &i, &j, &k): d[l]. Compiled into each version of its callers.
+template <class Voxel>
+__attribute__((always_inline)) inline void distance_block(const Vec3f& t0, const Vec3f& t1, const Vec3f& t2,
+                                                          const Vec3f& vs, const Voxel& voxel, float* d) {
+  for (int l = 0; l < kBandMinBlock; ++l) {
+    int32_t i, j, k;
+    voxel(l, &i, &j, &k);
+    const float cx = static_cast<float>(i) + 0.5f, cy = static_cast<float>(j) + 0.5f, cz = static_cast<float>(k) + 0.5f;
+    const Vec3f w0{(t0.x - cx) * vs.x, (t0.y - cy) * vs.y, (t0.z - cz) * vs.z};
+    const Vec3f w1{(t1.x - cx) * vs.x, (t1.y - cy) * vs.y, (t1.z - cz) * vs.z};
+    const Vec3f w2{(t2.x - cx) * vs.x, (t2.y - cy) * vs.y, (t2.z - cz) * vs.z};
+    d[l] = origin_triangle_distance_select(w0, w1, w2);
+  }
+}
+
+// band_min_voxels' loop.
 __attribute__((always_inline)) inline void band_min_block(const Vec3f t[3], const int32_t base[3],
                                                           const uint16_t* offsets, int n, const Vec3f& vs,
                                                           float* best) {
-  const Vec3f t0 = t[0], t1 = t[1], t2 = t[2];
   for (int c = 0; c < n; c += kBandMinBlock) {
     float d[kBandMinBlock];
-    for (int l = 0; l < kBandMinBlock; ++l) {
-      const int32_t o = offsets[c + l];
-      // voxel_distance (core/targets.h) of voxel base + (o >> 6, o >> 3 & 7, o & 7)
-      const float cx = static_cast<float>(base[0] + (o >> 6)) + 0.5f;
-      const float cy = static_cast<float>(base[1] + ((o >> 3) & 7)) + 0.5f;
-      const float cz = static_cast<float>(base[2] + (o & 7)) + 0.5f;
-      const Vec3f w0{(t0.x - cx) * vs.x, (t0.y - cy) * vs.y, (t0.z - cz) * vs.z};
-      const Vec3f w1{(t1.x - cx) * vs.x, (t1.y - cy) * vs.y, (t1.z - cz) * vs.z};
-      const Vec3f w2{(t2.x - cx) * vs.x, (t2.y - cy) * vs.y, (t2.z - cz) * vs.z};
-      d[l] = origin_triangle_distance_select(w0, w1, w2);
-    }
+    distance_block(
+        t[0], t[1], t[2], vs,
+        [&](int l, int32_t* i, int32_t* j, int32_t* k) {
+          const int32_t o = offsets[c + l];  // voxel base + (o >> 6, o >> 3 & 7, o & 7)
+          *i = base[0] + (o >> 6);
+          *j = base[1] + ((o >> 3) & 7);
+          *k = base[2] + (o & 7);
+        },
+        d);
     for (int l = 0; l < kBandMinBlock; ++l) {
       float& v = best[offsets[c + l]];
       v = d[l] < v ? d[l] : v;
     }
   }
+}
+// band_distance_lanes' loop.
+__attribute__((always_inline)) inline void lanes_block(const Vec3f t[3], const int32_t* i, const int32_t* j,
+                                                       const int32_t* k, const Vec3f& vs, float* d) {
+  distance_block(
+      t[0], t[1], t[2], vs,
+      [&](int l, int32_t* vi, int32_t* vj, int32_t* vk) {
+        *vi = i[l];
+        *vj = j[l];
+        *vk = k[l];
+      },
+      d);
 }
 
 #ifdef VT_X86_64_V4
@@ -76,14 +97,24 @@ __attribute__((target("arch=x86-64-v4"))) void band_min_v4(const Vec3f t[3], con
                                                            float* best) {
   band_min_block(t, base, offsets, n, vs, best);
 }
+__attribute__((target("arch=x86-64-v4"))) void lanes_v4(const Vec3f t[3], const int32_t* i, const int32_t* j,
+                                                        const int32_t* k, const Vec3f& vs, float* d) {
+  lanes_block(t, i, j, k, vs, d);
+}
 #endif
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(VT_NO_TARGET_CLONES)
-__attribute__((target_clones("avx2", "default")))
+#define VT_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define VT_CLONES
 #endif
-void band_min_any(const Vec3f t[3], const int32_t base[3], const uint16_t* offsets, int n, const Vec3f& vs,
-                  float* best) {
+VT_CLONES void band_min_any(const Vec3f t[3], const int32_t base[3], const uint16_t* offsets, int n, const Vec3f& vs,
+                            float* best) {
   band_min_block(t, base, offsets, n, vs, best);
+}
+VT_CLONES void lanes_any(const Vec3f t[3], const int32_t* i, const int32_t* j, const int32_t* k, const Vec3f& vs,
+                         float* d) {
+  lanes_block(t, i, j, k, vs, d);
 }
 
 }  // namespace
@@ -94,6 +125,14 @@ void band_min_voxels(const Vec3f t[3], const int32_t base[3], const uint16_t* of
   if (cpu_has_x86_64_v4()) return band_min_v4(t, base, offsets, n, vs, best);
 #endif
   band_min_any(t, base, offsets, n, vs, best);
+}
+
+void band_distance_lanes(const Vec3f t[3], const int32_t* i, const int32_t* j, const int32_t* k, const Vec3f& vs,
+                         float* d) {
+#ifdef VT_X86_64_V4
+  if (cpu_has_x86_64_v4()) return lanes_v4(t, i, j, k, vs, d);
+#endif
+  lanes_any(t, i, j, k, vs, d);
 }
 
 InsideEdgeLanes inside_edge_lanes(const InsideEdge* edges, uint64_t ne) {

@@ -11,6 +11,11 @@
 
 namespace voxtile {
 
+// Builds that compile versions of some loops for x86-64-v4, chosen by the CPU (GCC on x86-64).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(VT_NO_TARGET_CLONES)
+#define VT_X86_64_V4 1
+#endif
+
 // Whether this CPU has x86-64-v4 (AVX-512 F, VL, DQ, BW, CD): the level the vectorised loops below
 // are compiled for where they choose by the CPU (false on builds without those versions).
 bool cpu_has_x86_64_v4();
@@ -23,6 +28,11 @@ constexpr int kBandMinBlock = 16;
 // minimum). t: a grid-space triangle; vs: the voxel size.
 void band_min_voxels(const Vec3f t[3], const int32_t base[3], const uint16_t* offsets, int n, const Vec3f& vs,
                      float* best);
+
+// d[l] = voxel_distance(t, (i[l], j[l], k[l])) for the kBandMinBlock lanes l, by band_min_voxels'
+// operations (the same bits).
+void band_distance_lanes(const Vec3f t[3], const int32_t* i, const int32_t* j, const int32_t* k, const Vec3f& vs,
+                         float* d);
 
 // voxel_distance by band_min_voxels' branch-free operations (for the tests: the same bits).
 float voxel_distance_select(const Vec3f t[3], int32_t i, int32_t j, int32_t k, const Vec3f& vs);

@@ -23,6 +23,7 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <cuda/std/functional>
+#include <type_traits>
 
 #include "core/band_search.h"
 #include "core/inside_grid.h"
@@ -712,84 +713,35 @@ __global__ void __launch_bounds__(kBandThreads, 8)
   if (threadIdx.x < 16) masks[run * 16 + threadIdx.x] = s_mask[threadIdx.x];
 }
 
-// band_search (core/band_search.h) walked by a warp together: the 32 lanes' voxels (neighbours: a
-// block of columns) share one walk, a node's record loaded once for all of them (one address, a
-// broadcast), each lane testing the node's children with its own least distance; a child is walked
-// where any lane's test does not pass over it (the nearer child first by the lanes' vote), and at a
-// leaf each lane takes band_min of the triangles its own box test keeps. A lane thus takes band_min
-// of a superset of the triangles its own walk would have: the same minimum, the same bits (the order
-// of the minimum's terms does not change it). Every lane of the warp calls it (`active`: whether
-// the lane has a voxel). VT_BAND_SEARCH_WARP 0: a walk per thread (measurements).
+// A warp's lanes walk the tree together (core/band_search.h band_search_lanes; VT_BAND_SEARCH_WARP 0:
+// a walk per thread, for measurements).
+struct BandWarp {
+  VT_HD static bool any(bool x) {
+#ifdef __CUDA_ARCH__
+    return __any_sync(kFull, x);
+#else
+    return x;
+#endif
+  }
+  VT_HD static int sum(int x) {
+#ifdef __CUDA_ARCH__
+    return int(__reduce_add_sync(kFull, unsigned(x)));
+#else
+    return x;
+#endif
+  }
+};
 #ifndef VT_BAND_SEARCH_WARP
 #define VT_BAND_SEARCH_WARP 1
 #endif
-__device__ float band_search_warp(const BandTreeView& t, int32_t i, int32_t j, int32_t k, const BandSetup& bs,
-                                  float best, uint32_t* arg, bool active) {
-  if (active)
-    for (uint32_t q = 0; q < t.num_loose; ++q) best = band_min(&t.loose[3 * q], i, j, k, bs, best);
-  if (t.empty) return best;
-  constexpr float kFar = INFINITY;  // (a lane without a voxel: every box beyond it)
-  auto wants = [&](float d2, float k2, float k2e) { return active && !band_beyond(d2, best, k2, k2e); };
-  BandRef sref[kBandTreeStack];  // the stack's entries: the same in every lane, but for each lane's distance
-  float sk2[kBandTreeStack], sk2e[kBandTreeStack], sd2[kBandTreeStack];
-  int sp = 0;
-  sref[0] = t.root;
-  sk2[0] = t.root_k2;
-  sk2e[0] = t.root_k2e;
-  sd2[0] = active ? band_box_d2(t.root_lo, t.root_hi, i, j, k, bs.vs) : kFar;
-  sp = 1;
-  while (sp > 0) {
-    --sp;
-    if (!__any_sync(kFull, wants(sd2[sp], sk2[sp], sk2e[sp]))) continue;
-    BandRef r = sref[sp];
-    float rk2 = sk2[sp], rk2e = sk2e[sp];
-    for (;;) {
-      if (r.count) {
-        if (active)
-          for (uint32_t u = r.index; u < r.index + r.count; ++u) {
-            float lo[3], hi[3];
-            band_tri_bounds(&t.tris[3 * u], lo, hi);
-            if (band_box_beyond(lo, hi, i, j, k, bs.vs, best, rk2, rk2e)) continue;
-            const float d = band_min(&t.tris[3 * u], lo, hi, i, j, k, bs, best);
-            if (d < best) {
-              best = d;
-              *arg = u;
-            }
-          }
-        break;
-      }
-      const BandNode& nd = t.nodes[r.index];
-      const float d0 = active ? band_box_d2(nd.lo[0], nd.hi[0], i, j, k, bs.vs) : kFar;
-      const float d1 = active ? band_box_d2(nd.lo[1], nd.hi[1], i, j, k, bs.vs) : kFar;
-      const bool w0 = __any_sync(kFull, wants(d0, nd.k2[0], nd.k2e[0]));
-      const bool w1 = __any_sync(kFull, wants(d1, nd.k2[1], nd.k2e[1]));
-      if (!w0 && !w1) break;
-      int n = w0 ? 0 : 1;
-      if (w0 && w1) {
-        const int nearer0 = __popc(__ballot_sync(kFull, active && d0 <= d1));
-        const int nearer1 = __popc(__ballot_sync(kFull, active && d0 > d1));
-        n = nearer0 >= nearer1 ? 0 : 1;
-        const int f = 1 - n;
-        sref[sp] = nd.child[f];
-        sk2[sp] = nd.k2[f];
-        sk2e[sp] = nd.k2e[f];
-        sd2[sp] = f == 0 ? d0 : d1;
-        ++sp;
-      }
-      r = nd.child[n];
-      rk2 = nd.k2[n];
-      rk2e = nd.k2e[n];
-    }
-  }
-  return best;
-}
+using BandThreadLanes = BandLanes<1, std::conditional_t<VT_BAND_SEARCH_WARP != 0, BandWarp, BandSolo>>;
 
 // The band by nearest-triangle search (core/band_search.h): a brick of the region [lo, lo + n) per
-// block, a thread per `per` voxels (8, 4, 2 or 1) of a column (band_search_column: each voxel starts
-// from the triangle nearest the one below), the brick's linear index into lin. Long pieces of column
+// block, a thread per `per` voxels (8, 4, 2 or 1) of a column (each voxel starting from the triangle
+// nearest the one below), the brick's linear index into lin. Long pieces of column
 // start more voxels from a near triangle; short ones give a small region's few bricks enough threads.
 // A warp's 32 columns (4 x 8 of the brick's, or fewer columns in more pieces) walk the tree together
-// (band_search_warp): H200, `--band all`, band_distance ms, a walk per thread / the warp's: the dragon
+// (BandWarp): H200, `--band all`, band_distance ms, a walk per thread / the warp's: the dragon
 // at 64^3 2.25 / 2.0, 256^3 30.5 / 14.7, 512^3 148 / 70; the bunny at 64^3 9.6 / 4.7, 128^3 21.5 / 13.0,
 // 256^3 84 / 38.5, 512^3 440 / 209; a band of 48 on the dragon at 512^3 108 / 54
 // (scripts/bench-results/band-warp-h200-2026-11-29.md).
@@ -808,19 +760,20 @@ __global__ void __launch_bounds__(kBandSearchMaxThreads)
   const int x = column >> 3, y = column & 7;
   const int32_t i = bx * 8 + x, j = by * 8 + y, k0 = bz * 8 + z0, k1 = min(k0 + per, dims.z);
   const bool in_grid = i < dims.x && j < dims.y && k0 < k1;
+  // The thread's voxels one after another, each starting from the triangle nearest the one before.
   float col[8];
-#if VT_BAND_SEARCH_WARP
-  // (band_search_column, each lane's column walked with the warp's)
-  uint32_t arg = kBandNone;
-  for (int z = 0; z < per; ++z) {
+  BandThreadLanes lane;
+  lane.i[0] = i;
+  lane.j[0] = j;
+  lane.arg[0] = kBandNone;
+  for (int z = 0; z < per; ++z) {  // (every thread of the warp takes part in each walk)
     const int32_t k = k0 + z;
-    const bool active = in_grid && k < k1;
-    const float start = !active || arg == kBandNone ? bs.width : band_min(&t.tris[3 * arg], i, j, k, bs, bs.width);
-    col[z] = band_search_warp(t, i, j, k, bs, start, &arg, active);
+    lane.k[0] = k;
+    lane.active[0] = in_grid && k < k1;
+    lane.best[0] = lane.active[0] ? band_search_start(t, lane.arg[0], i, j, k, bs) : bs.width;
+    band_search_lanes(t, bs, lane);
+    col[z] = lane.best[0];
   }
-#else
-  if (in_grid) band_search_column(t, i, j, k0, k1, bs, col);
-#endif
   for (int z = 0; z < per; ++z) {
     const int off = (x << 6) | (y << 3) | (z0 + z);
     const bool active = in_grid && k0 + z < k1 && col[z] < bs.width;
@@ -1278,16 +1231,17 @@ SparseGrid SolidState::band_search(GpuContext& ctx, const Mesh& host_mesh, const
   d_masks.grow(bricks * 16 + 1);
   d_band_lin.grow(bricks + 1);
   const Int3 nb = grid_bricks(spec.dims);
-  // Voxels per thread: 8 where the region's bricks give the GPU some 4,096 threads per SM, fewer
-  // (more threads) for smaller regions (H200, `--band all`, band_distance ms, 8 / 4 / 2 / 1 voxels per
-  // thread: the dragon at 64^3 18.4 / 10.8 / 6.8 / 5.9, at 128^3 29.9 / 21.5 / 18.8 / 20.0, at 512^3
-  // 373 / 409 / 481 / 556; the bunny at 128^3 75.6 / 60.0 / 52.0 / 50.3, at 256^3 207 / 207 / 243 /
-  // 285). VT_BAND_SEARCH_PER forces one (measurements).
+  // Voxels per thread: 8 where the region's bricks give the GPU some 8,192 threads per SM, fewer
+  // (more threads) for smaller regions (H200, `--band all`, the warp's walk, band_distance ms, 8 / 4 /
+  // 2 / 1 voxels per thread: the dragon at 64^3 8.5 / 6.4 / 4.0 / 2.0, at 128^3 7.3 / 5.7 / 4.8 / 3.8,
+  // at 256^3 14.4 / 14.4 / 15.4 / 16.5, at 512^3 70 / 76 / 87 / 103; the bunny at 64^3 15.9 / 11.6 /
+  // 7.3 / 4.7, at 128^3 20.1 / 17.0 / 12.2 / 9.1, at 256^3 38.5 / 36.8 / 41.7 / 47.3; a walk per
+  // thread took 8 from 4,096 threads per SM). VT_BAND_SEARCH_PER forces one (measurements).
   int per = 8;
 #ifdef VT_BAND_SEARCH_PER
   per = VT_BAND_SEARCH_PER;
 #else
-  while (per > 1 && bricks * 64 * 8 / uint64_t(per) < uint64_t(ctx.num_sms) * 4096) per /= 2;
+  while (per > 1 && bricks * 64 * 8 / uint64_t(per) < uint64_t(ctx.num_sms) * 8192) per /= 2;
 #endif
   k_band_search<<<unsigned(bricks), 64 * 8 / per, 0, s>>>(view, bs, spec.dims, lo, n, nb, per, d_values.data(),
                                                           d_masks.data(), d_band_lin.data());
