@@ -2,14 +2,12 @@
 #include "core/band_search.h"
 
 #include <tbb/parallel_for.h>
-#include <tbb/parallel_invoke.h>
 #include <tbb/parallel_reduce.h>
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <map>
 
 #include "core/progress.h"
 #include "core/vectorized.h"
@@ -22,81 +20,6 @@ void tri_of(const Mesh& mesh, const std::vector<Vec3f>& g, size_t t, Vec3f tri[3
   for (int c = 0; c < 3; ++c) tri[c] = g[mesh.indices[3 * t + c]];
 }
 
-// A node of the binary tree as built (then held by its parent, BandNode).
-struct BuiltNode {
-  float lo[3], hi[3];
-  float k2, k2e;
-  int32_t right;          // an inner node's second child (its first follows it); -1 for a leaf
-  uint32_t first, count;  // a leaf's triangles
-};
-
-// The binary tree's nodes in pre-order, subtrees built in parallel: a subtree's size depends on its
-// triangles' count alone (halves down to leaves of 4), so each subtree's place is known before it is
-// built, and the tree is the same whatever the threads do.
-struct Builder {
-  const std::vector<Vec3f>& tris;
-  const std::vector<float>& k2;
-  const std::vector<float>& k2e;
-  std::vector<BuiltNode>& nodes;
-  std::map<uint32_t, uint32_t> sizes;  // nodes of a subtree of `count` triangles (2 counts per level)
-
-  uint32_t size_of(uint32_t count) {
-    if (count <= 4) return 1;
-    const auto it = sizes.find(count);
-    if (it != sizes.end()) return it->second;
-    const uint32_t n = 1 + size_of(count / 2) + size_of(count - count / 2);
-    sizes[count] = n;
-    return n;
-  }
-  // Fills `sizes` for every count the build meets, so that the parallel build only reads it.
-  void prepare(uint32_t count) { nodes.resize(size_of(count)); }
-  uint32_t size_known(uint32_t count) const { return count <= 4 ? 1 : sizes.at(count); }
-
-  void build(uint32_t first, uint32_t count, uint32_t at) {
-    BuiltNode n;
-    if (count <= 4) {
-      n.right = -1;
-      n.first = first;
-      n.count = count;
-      for (int a = 0; a < 3; ++a) {
-        n.lo[a] = INFINITY;
-        n.hi[a] = -INFINITY;
-      }
-      n.k2 = n.k2e = 0.0f;
-      for (uint32_t u = first; u < first + count; ++u) {
-        float lo[3], hi[3];
-        band_tri_bounds(&tris[3 * size_t(u)], lo, hi);
-        for (int a = 0; a < 3; ++a) {
-          n.lo[a] = std::min(n.lo[a], lo[a]);
-          n.hi[a] = std::max(n.hi[a], hi[a]);
-        }
-        n.k2 = std::max(n.k2, k2[u]);
-        n.k2e = std::max(n.k2e, k2e[u]);
-      }
-    } else {
-      const uint32_t half = count / 2;
-      const uint32_t left = at + 1, right = at + 1 + size_known(half);
-      if (count >= 16384)
-        tbb::parallel_invoke([&] { build(first, half, left); }, [&] { build(first + half, count - half, right); });
-      else {
-        build(first, half, left);
-        build(first + half, count - half, right);
-      }
-      const BuiltNode& l = nodes[left];
-      const BuiltNode& r = nodes[right];
-      for (int a = 0; a < 3; ++a) {
-        n.lo[a] = std::min(l.lo[a], r.lo[a]);
-        n.hi[a] = std::max(l.hi[a], r.hi[a]);
-      }
-      n.k2 = std::max(l.k2, r.k2);
-      n.k2e = std::max(l.k2e, r.k2e);
-      n.right = int32_t(right);
-      n.first = n.count = 0;
-    }
-    nodes[at] = n;
-  }
-};
-
 }  // namespace
 
 BandTreeView BandTree::view() const {
@@ -108,6 +31,49 @@ BandTreeView BandTree::view() const {
   return v;
 }
 
+BandShapeTable band_shape_table(uint32_t kept) {
+  BandShapeTable t;
+  t.kept = kept;
+  uint32_t d = 0;
+  t.lo[0] = kept;
+  while (t.lo[d] + 1 > 4) {  // (a count of lo[d] + 1 could split: the next depth is listed)
+    t.lo[d + 1] = t.lo[d] / 2;
+    ++d;
+  }
+  t.depths = d;
+  for (int k = 0; k < 2; ++k) t.size[d][k] = 1;  // (every count of the last depth is at most 4)
+  for (uint32_t e = d; e-- > 0;)
+    for (uint32_t k = 0; k < 2; ++k) {
+      const uint32_t c = t.lo[e] + k;
+      t.size[e][k] = c <= 4 ? 1u : 1u + t.subtree(e + 1, c / 2) + t.subtree(e + 1, c - c / 2);
+    }
+  return t;
+}
+
+BandTreeShape band_tree_shape(uint32_t kept) {
+  BandTreeShape sh;
+  const BandShapeTable t = band_shape_table(kept);
+  const size_t n = t.nodes();
+  sh.depths = t.depths;
+  sh.right.resize(n);
+  sh.first.resize(n);
+  sh.count.resize(n);
+  sh.inner.resize(n);
+  sh.depth.resize(n);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 8192), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t b = r.begin(); b < r.end(); ++b) {
+      uint32_t depth = 0;
+      band_shape_node(t, uint32_t(b), &sh.first[b], &sh.count[b], &depth, &sh.right[b]);
+      sh.depth[b] = uint8_t(depth);
+    }
+  });
+  for (size_t b = 0; b < n; ++b) {
+    sh.inner[b] = sh.num_inner;
+    sh.num_inner += sh.right[b] >= 0;
+  }
+  return sh;
+}
+
 BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const GridBox& box, const BandSetup& bs) {
   const size_t nt = mesh.num_triangles();
   const float lo[3] = {box.lo.x, box.lo.y, box.lo.z}, hi[3] = {box.hi.x, box.hi.y, box.hi.z};
@@ -117,7 +83,6 @@ BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const Gr
     bool operator<(const Item& o) const { return key != o.key ? key < o.key : tri < o.tri; }
   };
   std::vector<Item> items(nt);
-  std::vector<uint8_t> is_loose(nt);
   std::vector<float> k2(nt), k2e(nt);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, nt, 4096), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t t = r.begin(); t < r.end(); ++t) {
@@ -126,22 +91,13 @@ BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const Gr
       const BandBound w = band_bound(tri, bs);
       k2[t] = w.k2;
       k2e[t] = w.k2e;
-      is_loose[t] = !(w.k2 < INFINITY && w.k2e < INFINITY);
-      float l[3], h[3];
-      band_tri_bounds(tri, l, h);
-      uint64_t key = 0;
-      for (int a = 0; a < 3; ++a) {
-        const double ext = double(hi[a]) - double(lo[a]);
-        const double c = ext > 0.0 ? ((0.5 * (double(l[a]) + double(h[a])) - double(lo[a])) / ext) : 0.0;
-        key |= spread3(uint64_t(std::clamp(c, 0.0, 1.0) * 2097151.0)) << a;
-      }
-      items[t] = {is_loose[t] ? ~uint64_t(0) : key, uint32_t(t)};
+      items[t] = {band_tree_key(tri, lo, hi, w.k2, w.k2e), uint32_t(t)};
     }
   });
   tbb::parallel_sort(items.begin(), items.end());
   BandTree tree;
   size_t kept = 0;
-  while (kept < nt && !is_loose[items[kept].tri]) ++kept;
+  while (kept < nt && items[kept].key != ~uint64_t(0)) ++kept;
   tree.tris.resize(3 * kept);
   std::vector<float> tk2(kept), tk2e(kept);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, kept, 4096), [&](const tbb::blocked_range<size_t>& r) {
@@ -151,51 +107,33 @@ BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const Gr
       tk2e[u] = k2e[items[u].tri];
     }
   });
-  for (size_t t = 0; t < nt; ++t)  // the loose ones in the mesh's order
-    if (is_loose[t]) {
-      Vec3f tri[3];
-      tri_of(mesh, g, t, tri);
-      tree.loose.insert(tree.loose.end(), tri, tri + 3);
-    }
-  if (kept) {
-    std::vector<BuiltNode> built;
-    Builder builder{tree.tris, tk2, tk2e, built, {}};
-    builder.prepare(uint32_t(kept));
-    builder.build(0, uint32_t(kept), 0);
-    std::vector<uint32_t> inner(built.size());  // the inner nodes numbered in the built order
-    uint32_t ninner = 0;
-    for (size_t b = 0; b < built.size(); ++b)
-      if (built[b].right >= 0) inner[b] = ninner++;
-    auto ref = [&](size_t b) {
-      return built[b].right < 0 ? BandRef{built[b].first, built[b].count} : BandRef{inner[b], 0};
-    };
-    tree.nodes.resize(ninner);
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, built.size(), 16384), [&](const tbb::blocked_range<size_t>& rb) {
-      for (size_t b = rb.begin(); b < rb.end(); ++b) {
-        if (built[b].right < 0) continue;
-        BandNode& n = tree.nodes[inner[b]];
-        const size_t c[2] = {b + 1, size_t(built[b].right)};
-        for (int h = 0; h < 2; ++h) {
-          for (int a = 0; a < 3; ++a) {
-            n.lo[h][a] = built[c[h]].lo[a];
-            n.hi[h][a] = built[c[h]].hi[a];
-          }
-          n.k2[h] = built[c[h]].k2;
-          n.k2e[h] = built[c[h]].k2e;
-          n.child[h] = ref(c[h]);
-        }
-      }
-    });
-    BandTreeView& top = tree.top;
-    top.empty = false;
-    top.root = ref(0);
-    for (int a = 0; a < 3; ++a) {
-      top.root_lo[a] = built[0].lo[a];
-      top.root_hi[a] = built[0].hi[a];
-    }
-    top.root_k2 = built[0].k2;
-    top.root_k2e = built[0].k2e;
+  for (size_t u = kept; u < nt; ++u) {  // the loose ones, in the mesh's order
+    Vec3f tri[3];
+    tri_of(mesh, g, items[u].tri, tri);
+    tree.loose.insert(tree.loose.end(), tri, tri + 3);
   }
+  if (kept == 0) return tree;
+  const BandTreeShape sh = band_tree_shape(uint32_t(kept));
+  const size_t n = sh.right.size();
+  std::vector<BandNodeBox> boxes(n);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 4096), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t b = r.begin(); b < r.end(); ++b)
+      if (sh.right[b] < 0)
+        boxes[b] = band_leaf_box(tree.tris.data(), tk2.data(), tk2e.data(), sh.first[b], sh.count[b]);
+  });
+  for (uint32_t d = sh.depths; d-- > 0;)  // deepest first: children before parents
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 16384), [&](const tbb::blocked_range<size_t>& r) {
+      for (size_t b = r.begin(); b < r.end(); ++b)
+        if (sh.depth[b] == d && sh.right[b] >= 0) boxes[b] = band_join(boxes[b + 1], boxes[size_t(sh.right[b])]);
+    });
+  tree.nodes.resize(sh.num_inner);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 16384), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t b = r.begin(); b < r.end(); ++b)
+      if (sh.right[b] >= 0)
+        tree.nodes[sh.inner[b]] =
+            band_node(sh.right.data(), sh.first.data(), sh.count.data(), sh.inner.data(), boxes.data(), b);
+  });
+  band_set_top(tree.top, sh.right.data(), sh.first.data(), sh.count.data(), sh.inner.data(), boxes[0]);
   return tree;
 }
 

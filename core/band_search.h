@@ -182,15 +182,149 @@ VT_HD inline float band_search_start(const BandTreeView& t, uint32_t arg, int32_
   return arg == kBandNone ? bs.width : band_min(&t.tris[3 * arg], i, j, k, bs, bs.width);
 }
 
+// The tree's build, shared by the host and the GPU (kernels/solid/solid.cu), which build the same
+// tree: the triangles in the Morton order of their bounds' centres (ties by index; those no margin
+// holds for last, in the mesh's order: the loose ones), halved down to leaves of up to 4.
+//
+// A triangle's sort key: the Morton code of its bounds' centre in the mesh's grid-space box lo, hi
+// (21 bits per axis), or ~0 where no margin holds for it (k2, k2e from band_bound: loose).
+VT_HD inline bool band_loose(float k2, float k2e) { return !(k2 < INFINITY && k2e < INFINITY); }
+VT_HD inline uint64_t band_tree_key(const Vec3f tri[3], const float lo[3], const float hi[3], float k2, float k2e) {
+  if (band_loose(k2, k2e)) return ~uint64_t(0);
+  float l[3], h[3];
+  band_tri_bounds(tri, l, h);
+  uint64_t key = 0;
+  for (int a = 0; a < 3; ++a) {
+    const double ext = double(hi[a]) - double(lo[a]);
+    double c = ext > 0.0 ? ((0.5 * (double(l[a]) + double(h[a])) - double(lo[a])) / ext) : 0.0;
+    c = c < 0.0 ? 0.0 : (c > 1.0 ? 1.0 : c);  // (NaN stays NaN: its conversion below is not reached for finite meshes)
+    key |= spread3(uint64_t(c * 2097151.0)) << a;
+  }
+  return key;
+}
+// A node's box and margins: a leaf's from its triangles (in the tree's order, tris 3 per triangle,
+// k2, k2e theirs), an inner node's from its children's.
+struct BandNodeBox {
+  float lo[3], hi[3];
+  float k2, k2e;
+};
+VT_HD inline float band_lesser(float a, float b) { return b < a ? b : a; }   // (std::min's value)
+VT_HD inline float band_greater(float a, float b) { return a < b ? b : a; }  // (std::max's value)
+VT_HD inline BandNodeBox band_leaf_box(const Vec3f* tris, const float* k2, const float* k2e, uint32_t first,
+                                       uint32_t count) {
+  BandNodeBox n;
+  for (int a = 0; a < 3; ++a) {
+    n.lo[a] = INFINITY;
+    n.hi[a] = -INFINITY;
+  }
+  n.k2 = n.k2e = 0.0f;
+  for (uint32_t u = first; u < first + count; ++u) {
+    float lo[3], hi[3];
+    band_tri_bounds(&tris[3 * size_t(u)], lo, hi);
+    for (int a = 0; a < 3; ++a) {
+      n.lo[a] = band_lesser(n.lo[a], lo[a]);
+      n.hi[a] = band_greater(n.hi[a], hi[a]);
+    }
+    n.k2 = band_greater(n.k2, k2[u]);
+    n.k2e = band_greater(n.k2e, k2e[u]);
+  }
+  return n;
+}
+VT_HD inline BandNodeBox band_join(const BandNodeBox& l, const BandNodeBox& r) {
+  BandNodeBox n;
+  for (int a = 0; a < 3; ++a) {
+    n.lo[a] = band_lesser(l.lo[a], r.lo[a]);
+    n.hi[a] = band_greater(l.hi[a], r.hi[a]);
+  }
+  n.k2 = band_greater(l.k2, r.k2);
+  n.k2e = band_greater(l.k2e, r.k2e);
+  return n;
+}
+// The tree's shape for `kept` triangles depends on their count alone: its nodes in pre-order, an
+// inner node's first child following it. Halving keeps the counts of one depth within one of each
+// other, so the sizes of the subtrees of each depth (the nodes they hold) make a small table, from
+// which each node finds its place by a descent from the root, independently of the others.
+struct BandShapeTable {
+  static constexpr int kMaxDepth = 40;  // (2^32 triangles halved down to 4: 31 depths)
+  uint32_t kept = 0, depths = 0;        // depths: the depths that hold inner nodes, at most
+  uint32_t lo[kMaxDepth];               // a subtree of depth d holds lo[d] or lo[d] + 1 triangles
+  uint32_t size[kMaxDepth][2];          // and size[d][0] or size[d][1] nodes
+  VT_HD uint32_t subtree(uint32_t d, uint32_t count) const { return count <= 4 ? 1u : size[d][count - lo[d]]; }
+  VT_HD uint32_t nodes() const { return kept ? subtree(0, kept) : 0u; }
+};
+BandShapeTable band_shape_table(uint32_t kept);
+// Node b's triangles [first, first + count), its depth and its second child (-1 for a leaf).
+VT_HD inline void band_shape_node(const BandShapeTable& t, uint32_t b, uint32_t* first, uint32_t* count,
+                                  uint32_t* depth, int32_t* right) {
+  uint32_t f = 0, c = t.kept, at = 0, d = 0;
+  while (at != b) {  // (an inner node: b lies in one of its children's subtrees)
+    const uint32_t h = c / 2, second = at + 1 + t.subtree(d + 1, h);
+    if (b < second) {
+      c = h;
+      at = at + 1;
+    } else {
+      f += h;
+      c -= h;
+      at = second;
+    }
+    ++d;
+  }
+  *first = f;
+  *count = c;
+  *depth = d;
+  *right = c <= 4 ? -1 : int32_t(b + 1 + t.subtree(d + 1, c / 2));
+}
+// The shape's arrays (the host's; the GPU computes the same ones on the device).
+struct BandTreeShape {
+  std::vector<int32_t> right;          // an inner node's second child; -1 for a leaf
+  std::vector<uint32_t> first, count;  // a node's triangles
+  std::vector<uint32_t> inner;         // an inner node's index among the inner nodes (BandTree::nodes)
+  std::vector<uint8_t> depth;
+  uint32_t num_inner = 0, depths = 0;
+};
+BandTreeShape band_tree_shape(uint32_t kept);
+// The BandNode of the shape's inner node b from the nodes' boxes.
+VT_HD inline BandRef band_ref(const int32_t* right, const uint32_t* first, const uint32_t* count, const uint32_t* inner,
+                              size_t b) {
+  return right[b] < 0 ? BandRef{first[b], count[b]} : BandRef{inner[b], 0};
+}
+VT_HD inline BandNode band_node(const int32_t* right, const uint32_t* first, const uint32_t* count,
+                                const uint32_t* inner, const BandNodeBox* boxes, size_t b) {
+  BandNode n;
+  const size_t c[2] = {b + 1, size_t(right[b])};
+  for (int h = 0; h < 2; ++h) {
+    for (int a = 0; a < 3; ++a) {
+      n.lo[h][a] = boxes[c[h]].lo[a];
+      n.hi[h][a] = boxes[c[h]].hi[a];
+    }
+    n.k2[h] = boxes[c[h]].k2;
+    n.k2e[h] = boxes[c[h]].k2e;
+    n.child[h] = band_ref(right, first, count, inner, c[h]);
+  }
+  return n;
+}
+
+// The view's root: the shape's node 0 with its box.
+inline void band_set_top(BandTreeView& top, const int32_t* right, const uint32_t* first, const uint32_t* count,
+                         const uint32_t* inner, const BandNodeBox& root) {
+  top.empty = false;
+  top.root = band_ref(right, first, count, inner, 0);
+  for (int a = 0; a < 3; ++a) {
+    top.root_lo[a] = root.lo[a];
+    top.root_hi[a] = root.hi[a];
+  }
+  top.root_k2 = root.k2;
+  top.root_k2e = root.k2e;
+}
+
 struct BandTree {
   std::vector<BandNode> nodes;  // the inner nodes, the root's first
   BandTreeView top;             // the root's box and reference (pointers unset)
   std::vector<Vec3f> tris, loose;
   BandTreeView view() const;
 };
-// The tree of the mesh's grid-space triangles (g = to_grid_space(mesh, spec), box = mesh_grid_box):
-// triangles in the Morton order of their bounds' centres (ties by index), halved down to leaves of
-// up to 4.
+// The tree of the mesh's grid-space triangles (g = to_grid_space(mesh, spec), box = mesh_grid_box;
+// the order and shape above), on the host's cores.
 BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const GridBox& box, const BandSetup& bs);
 
 // The bricks the search walks: those of the grid within the mesh's box grown by the band's reach

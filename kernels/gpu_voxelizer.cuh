@@ -58,6 +58,8 @@ class GpuVoxelizer final : public Voxelizer {
   int gpu_index() const override { return m_ctx.opt.device; }
   // Tests: when set, the voxelization records its intermediate results here.
   GpuStageProbe* probe = nullptr;
+  // Tests: the sdf search's tree for the loaded mesh (gpu_band_tree).
+  BandTree band_tree(const GridSpec& spec, int band);
 
  protected:
   void load_mesh(const Mesh& mesh) override;

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/band_search.h"
 #include "core/points.h"
 #include "core/voxelizer.h"
 #include "kernels/api.h"
@@ -37,6 +38,10 @@ struct GpuStageProbe {
 // merged grid.
 SparseGrid gpu_voxelize_probed(const Mesh& mesh, const GridSpec& spec, const VoxelizeOptions& options,
                                const GpuOptions& gpu, GpuStageProbe* probe);
+
+// The sdf search's tree (core/band_search.h) as the GPU builds it for `mesh` on `spec` with a band of
+// `band` voxels, downloaded (nodes, triangles, loose ones and the view's root; pointers unset).
+BandTree gpu_band_tree(const Mesh& mesh, const GridSpec& spec, int band, const GpuOptions& gpu);
 
 // The compaction primitive (kernels/compact.cuh): indices of nonzero flags.
 std::vector<uint64_t> gpu_select_indices(const std::vector<uint8_t>& keep, ScanMethod scan, int device = 0);

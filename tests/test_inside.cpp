@@ -25,6 +25,7 @@
 #include "io/vdb.h"
 #include "io/writers.h"
 #include "kernels/api.h"
+#include "kernels/testing.h"
 #include "tests/helpers.h"
 
 namespace voxtile {
@@ -1687,15 +1688,15 @@ std::pair<SparseGrid, SparseGrid> sdf_cpu_gpu(Voxelizer& cpu, Voxelizer& gpu, co
 // hard triangles (long and thin down to 1e-5 voxels, needles, degenerate, axis-aligned slivers,
 // small, large, far from the origin) on cubic and anisotropic voxels, bands of 1 and 3, equal to the
 // CPU's bit for bit.
-TEST(InsideGpu, SdfOfHardTrianglesEqualsTheCpu) {
-  if (!query_gpu().available) GTEST_SKIP() << "no GPU";
-  const std::unique_ptr<Voxelizer> gpu = make_gpu_voxelizer();
-  CpuVoxelizer cpu;
+// A soup of 240 hard triangles (needles, near-degenerate, degenerate, axis-aligned slivers, tiny
+// and large ones; soup 3 far from the origin).
+static Mesh hard_soup(int soup) {
   std::mt19937 rng(31);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  for (int soup = 0; soup < 4; ++soup) {
-    Mesh m;
-    const float far = soup == 3 ? 2000.0f : 0.0f;
+  Mesh m;
+  for (int k = 0; k <= soup; ++k) {
+    m = Mesh{};
+    const float far = k == 3 ? 2000.0f : 0.0f;
     for (int t = 0; t < 240; ++t) {
       const int kind = t % 6;
       const float scale = kind == 4 ? 0.02f : (kind == 5 ? 0.9f : 0.3f);
@@ -1711,8 +1712,18 @@ TEST(InsideGpu, SdfOfHardTrianglesEqualsTheCpu) {
       }
       const uint32_t base = uint32_t(m.positions.size());
       for (const Vec3f& p : v) m.positions.push_back(p);
-      for (uint32_t k = 0; k < 3; ++k) m.indices.push_back(base + k);
+      for (uint32_t i = 0; i < 3; ++i) m.indices.push_back(base + i);
     }
+  }
+  return m;
+}
+
+TEST(InsideGpu, SdfOfHardTrianglesEqualsTheCpu) {
+  if (!query_gpu().available) GTEST_SKIP() << "no GPU";
+  const std::unique_ptr<Voxelizer> gpu = make_gpu_voxelizer();
+  CpuVoxelizer cpu;
+  for (int soup = 0; soup < 4; ++soup) {
+    const Mesh m = hard_soup(soup);
     cpu.set_mesh(m);
     gpu->set_mesh(m);
     Bounds b;
@@ -1736,6 +1747,46 @@ TEST(InsideGpu, SdfOfHardTrianglesEqualsTheCpu) {
       }
     }
   }
+}
+
+// The search's tree as the GPU builds it (keys, sort, shape and boxes on the device) is the host's,
+// node for node: on the test meshes, the hard soups (whose degenerate triangles no margin holds for:
+// loose, kept apart in the mesh's order), a mesh of one triangle and one of 230k.
+TEST(InsideGpu, TheSearchTreeIsTheHosts) {
+  if (!query_gpu().available) GTEST_SKIP() << "no GPU";
+  std::vector<std::pair<std::string, Mesh>> meshes;
+  for (const Case& c : cases()) meshes.push_back({c.name, c.mesh});
+  for (int soup = 0; soup < 4; ++soup) meshes.push_back({"soup " + std::to_string(soup), hard_soup(soup)});
+  Mesh one;
+  one.positions = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0.5f}};
+  one.indices = {0, 1, 2};
+  meshes.push_back({"one triangle", one});
+  meshes.push_back({"tubes 230k", make_tubes(160, 120, 6, 3)});
+  size_t loose = 0;
+  for (const auto& [name, m] : meshes)
+    for (int band : {3, kBandAll}) {
+      const GridSpec spec = grid_for(m, 70, 2);
+      const BandTree want = build_band_tree(m, to_grid_space(m, spec), mesh_grid_box(m, spec), band_setup(spec, band));
+      const BandTree got = gpu_band_tree(m, spec, band, GpuOptions{});
+      const std::string what = name + " band " + std::to_string(band);
+      ASSERT_EQ(got.nodes.size(), want.nodes.size()) << what;
+      ASSERT_EQ(0, std::memcmp(got.nodes.data(), want.nodes.data(), want.nodes.size() * sizeof(BandNode))) << what;
+      ASSERT_EQ(got.tris.size(), want.tris.size()) << what;
+      ASSERT_EQ(0, std::memcmp(got.tris.data(), want.tris.data(), want.tris.size() * sizeof(Vec3f))) << what;
+      ASSERT_EQ(got.loose.size(), want.loose.size()) << what;
+      ASSERT_EQ(0, std::memcmp(got.loose.data(), want.loose.data(), want.loose.size() * sizeof(Vec3f))) << what;
+      EXPECT_EQ(got.top.empty, want.top.empty) << what;
+      EXPECT_EQ(got.top.root.index, want.top.root.index) << what;
+      EXPECT_EQ(got.top.root.count, want.top.root.count) << what;
+      for (int a = 0; a < 3; ++a) {
+        EXPECT_EQ(got.top.root_lo[a], want.top.root_lo[a]) << what;
+        EXPECT_EQ(got.top.root_hi[a], want.top.root_hi[a]) << what;
+      }
+      EXPECT_EQ(got.top.root_k2, want.top.root_k2) << what;
+      EXPECT_EQ(got.top.root_k2e, want.top.root_k2e) << what;
+      loose += want.loose.size();
+    }
+  EXPECT_GT(loose, 0u) << "no loose triangle tested";
 }
 
 // Wide bands and --band all, which both devices take by the search (core/band_search.h): the

@@ -713,6 +713,70 @@ __global__ void __launch_bounds__(kBandThreads, 8)
   if (threadIdx.x < 16) masks[run * 16 + threadIdx.x] = s_mask[threadIdx.x];
 }
 
+// The search's tree built on the GPU (core/band_search.h: the host's tree, the same nodes).
+// Each triangle's margins and sort key (by the mesh's index).
+__global__ void k_tree_keys(MeshView m, uint64_t nt, GridBox box, BandSetup bs, unsigned long long* keys, uint32_t* ids,
+                            float* k2, float* k2e) {
+  const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= nt) return;
+  Vec3f tri[3];
+  load_corners(m, t, tri);
+  const BandBound w = band_bound(tri, bs);
+  const float lo[3] = {box.lo.x, box.lo.y, box.lo.z}, hi[3] = {box.hi.x, box.hi.y, box.hi.z};
+  keys[t] = band_tree_key(tri, lo, hi, w.k2, w.k2e);
+  ids[t] = uint32_t(t);
+  k2[t] = w.k2;
+  k2e[t] = w.k2e;
+}
+// The triangles the tree holds: those before the first loose key (sorted last).
+__global__ void k_tree_kept(const unsigned long long* keys, uint64_t nt, uint64_t* kept) {
+  const uint64_t u = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (u >= nt) return;
+  const bool loose = keys[u] == ~0ull;
+  if (u == 0 && loose) *kept = 0;
+  if (!loose && (u + 1 == nt || keys[u + 1] == ~0ull)) *kept = u + 1;
+}
+// The tree's triangles and margins in its order, then the loose ones.
+__global__ void k_tree_gather(MeshView m, const uint32_t* ids, uint64_t nt, const uint64_t* kept, const float* k2,
+                              const float* k2e, Vec3f* tris, float* tk2, float* tk2e, Vec3f* loose) {
+  const uint64_t u = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (u >= nt) return;
+  const uint32_t t = ids[u];
+  const uint64_t n = *kept;
+  Vec3f* out = u < n ? &tris[3 * u] : &loose[3 * (u - n)];
+  load_corners(m, t, out);
+  if (u < n) {
+    tk2[u] = k2[t];
+    tk2e[u] = k2e[t];
+  }
+}
+struct TreeShapeView {
+  int32_t* right;
+  uint32_t *first, *count, *inner;  // (inner: first each node's flag, 1 for an inner node, then their scan)
+  uint8_t* depth;
+};
+__global__ void k_tree_shape(BandShapeTable t, uint64_t n, TreeShapeView sh) {
+  const uint64_t b = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (b >= n) return;
+  uint32_t depth = 0;
+  band_shape_node(t, uint32_t(b), &sh.first[b], &sh.count[b], &depth, &sh.right[b]);
+  sh.depth[b] = uint8_t(depth);
+  sh.inner[b] = sh.right[b] >= 0 ? 1u : 0u;
+}
+__global__ void k_tree_leaves(TreeShapeView sh, uint64_t n, const Vec3f* tris, const float* tk2, const float* tk2e,
+                              BandNodeBox* boxes) {
+  const uint64_t b = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (b < n && sh.right[b] < 0) boxes[b] = band_leaf_box(tris, tk2, tk2e, sh.first[b], sh.count[b]);
+}
+__global__ void k_tree_join(TreeShapeView sh, uint64_t n, uint32_t depth, BandNodeBox* boxes) {
+  const uint64_t b = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (b < n && sh.depth[b] == depth && sh.right[b] >= 0) boxes[b] = band_join(boxes[b + 1], boxes[sh.right[b]]);
+}
+__global__ void k_tree_nodes(TreeShapeView sh, uint64_t n, const BandNodeBox* boxes, BandNode* nodes) {
+  const uint64_t b = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (b < n && sh.right[b] >= 0) nodes[sh.inner[b]] = band_node(sh.right, sh.first, sh.count, sh.inner, boxes, b);
+}
+
 // A warp's lanes walk the tree together (core/band_search.h band_search_lanes; VT_BAND_SEARCH_WARP 0:
 // a walk per thread, for measurements).
 struct BandWarp {
@@ -734,7 +798,9 @@ struct BandWarp {
 #ifndef VT_BAND_SEARCH_WARP
 #define VT_BAND_SEARCH_WARP 1
 #endif
-using BandThreadLanes = BandLanes<1, std::conditional_t<VT_BAND_SEARCH_WARP != 0, BandWarp, BandSolo>>;
+// kL of a thread's voxels walked at once (lanes of the warp's walk).
+template <int kL>
+using BandThreadLanes = BandLanes<kL, std::conditional_t<VT_BAND_SEARCH_WARP != 0, BandWarp, BandSolo>>;
 
 // The band by nearest-triangle search (core/band_search.h): a brick of the region [lo, lo + n) per
 // block, a thread per `per` voxels (8, 4, 2 or 1) of a column (each voxel starting from the triangle
@@ -744,8 +810,13 @@ using BandThreadLanes = BandLanes<1, std::conditional_t<VT_BAND_SEARCH_WARP != 0
 // (BandWarp): H200, `--band all`, band_distance ms, a walk per thread / the warp's: the dragon
 // at 64^3 2.25 / 2.0, 256^3 30.5 / 14.7, 512^3 148 / 70; the bunny at 64^3 9.6 / 4.7, 128^3 21.5 / 13.0,
 // 256^3 84 / 38.5, 512^3 440 / 209; a band of 48 on the dragon at 512^3 108 / 54
-// (scripts/bench-results/band-warp-h200-2026-11-29.md).
+// (scripts/bench-results/band-warp-h200-2026-11-29.md). Each thread walks kL of its voxels at once
+// (two consecutive ones: 64 voxels in the warp's walk, for threads of 4 or 8 voxels; H200, `--band
+// all`, band_distance ms, one at a time / two / four: the dragon at 256^3 14.0-14.3 / 13.1 / 14.2, at
+// 512^3 69.2 / 62.2 / 61.6, the bunny at 256^3 36.7-36.9 / 32.3-32.7 / 32.9-33.2, at 512^3 206.8 /
+// 187.1 / 184.5; two at a time 11-13% slower on small regions, whose threads hold one or two voxels).
 constexpr int kBandSearchMaxThreads = 512;
+template <int kL>
 __global__ void __launch_bounds__(kBandSearchMaxThreads)
     k_band_search(BandTreeView t, BandSetup bs, Int3 dims, Int3 lo, Int3 n, Int3 nb, int per, float* values,
                   uint32_t* masks, unsigned long long* lin) {
@@ -762,17 +833,22 @@ __global__ void __launch_bounds__(kBandSearchMaxThreads)
   const bool in_grid = i < dims.x && j < dims.y && k0 < k1;
   // The thread's voxels one after another, each starting from the triangle nearest the one before.
   float col[8];
-  BandThreadLanes lane;
-  lane.i[0] = i;
-  lane.j[0] = j;
-  lane.arg[0] = kBandNone;
-  for (int z = 0; z < per; ++z) {  // (every thread of the warp takes part in each walk)
-    const int32_t k = k0 + z;
-    lane.k[0] = k;
-    lane.active[0] = in_grid && k < k1;
-    lane.best[0] = lane.active[0] ? band_search_start(t, lane.arg[0], i, j, k, bs) : bs.width;
+  BandThreadLanes<kL> lane;
+  for (int l = 0; l < kL; ++l) {
+    lane.i[l] = i;
+    lane.j[l] = j;
+    lane.arg[l] = kBandNone;
+  }
+  for (int z = 0; z < per; z += kL) {  // (every thread of the warp takes part in each walk)
+    for (int l = 0; l < kL; ++l) {
+      const int32_t k = k0 + z + l;
+      lane.k[l] = k;
+      lane.active[l] = in_grid && z + l < per && k < k1;
+      lane.best[l] = lane.active[l] ? band_search_start(t, lane.arg[l], i, j, k, bs) : bs.width;
+    }
     band_search_lanes(t, bs, lane);
-    col[z] = lane.best[0];
+    for (int l = 0; l < kL; ++l)
+      if (z + l < per) col[z + l] = lane.best[l];
   }
   for (int z = 0; z < per; ++z) {
     const int off = (x << 6) | (y << 3) | (z0 + z);
@@ -1189,8 +1265,70 @@ SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& hos
 
 // ---- Band ------------------------------------------------------------------------------------
 
-SparseGrid SolidState::band_search(GpuContext& ctx, const Mesh& host_mesh, const std::vector<Vec3f>& g,
-                                   const GridBox& box, const GridSpec& spec, int band, VoxelizeStats& stats) {
+BandTreeView SolidState::band_tree(GpuContext& ctx, DeviceMesh& mesh, const GridBox& box, const GridSpec& spec,
+                                   const BandSetup& bs) {
+  cudaStream_t s = ctx.stream;
+  mesh.transform(spec.origin, spec.voxel_size, s);
+  const MeshView mv = mesh.view();
+  const uint64_t nt = mesh.num_tris;
+  BandTreeView view;
+  if (nt == 0) return view;
+  for (int i = 0; i < 2; ++i) {
+    d_keys[i].grow(nt);
+    d_tris[i].grow(nt);
+  }
+  d_tree_k2.grow(4 * nt);  // by the mesh's index (k2, k2e), then in the tree's order
+  float* k2 = d_tree_k2.data();
+  float *k2e = k2 + nt, *tk2 = k2 + 2 * nt, *tk2e = k2 + 3 * nt;
+  launch_1d(k_tree_keys, nt, 256, s, mv, nt, box, bs, d_keys[0].data(), d_tris[0].data(), k2, k2e);
+  cub::DoubleBuffer<unsigned long long> dk(d_keys[0].data(), d_keys[1].data());
+  cub::DoubleBuffer<uint32_t> dt(d_tris[0].data(), d_tris[1].data());
+  ctx.cub.run(
+      [&](void* t, size_t& bytes) { return cub::DeviceRadixSort::SortPairs(t, bytes, dk, dt, int64_t(nt), 0, 64, s); });
+  d_num.grow(1);
+  launch_1d(k_tree_kept, nt, 256, s, dk.Current(), nt, d_num.data());
+  const uint64_t kept = read_scalar(d_num.data(), s);
+  d_band_tris.grow(3 * kept + 1);
+  d_band_loose.grow(3 * (nt - kept) + 1);
+  launch_1d(k_tree_gather, nt, 256, s, mv, dt.Current(), nt, d_num.data(), k2, k2e, d_band_tris.data(), tk2, tk2e,
+            d_band_loose.data());
+  view.tris = d_band_tris.data();
+  view.loose = d_band_loose.data();
+  view.num_loose = uint32_t(nt - kept);
+  if (kept == 0) return view;
+  // The shape (core/band_search.h band_shape_node: each node's place from the count alone), the inner
+  // nodes numbered by a scan, the boxes from the leaves up a depth at a time, then the nodes.
+  const BandShapeTable table = band_shape_table(uint32_t(kept));
+  const uint64_t n = table.nodes(), num_inner = (n - 1) / 2;  // (a full binary tree)
+  d_tree_shape.grow(5 * n);
+  d_tree_depth.grow(n);
+  uint32_t* shape = d_tree_shape.data();
+  const TreeShapeView sv{reinterpret_cast<int32_t*>(shape), shape + n, shape + 2 * n, shape + 3 * n,
+                         d_tree_depth.data()};
+  launch_1d(k_tree_shape, n, 256, s, table, n, sv);
+  ctx.cub.run([&](void* t, size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(t, bytes, sv.inner, shape + 4 * n, int64_t(n), s);
+  });
+  VT_CUDA_CHECK(cudaMemcpyAsync(sv.inner, shape + 4 * n, n * 4, cudaMemcpyDeviceToDevice, s));
+  d_tree_boxes.grow(n);
+  launch_1d(k_tree_leaves, n, 256, s, sv, n, d_band_tris.data(), tk2, tk2e, d_tree_boxes.data());
+  for (uint32_t d = table.depths; d-- > 0;)  // deepest first: children before parents
+    launch_1d(k_tree_join, n, 256, s, sv, n, d, d_tree_boxes.data());
+  d_band_nodes.grow(num_inner + 1);
+  launch_1d(k_tree_nodes, n, 256, s, sv, n, d_tree_boxes.data(), d_band_nodes.data());
+  BandNodeBox root;
+  ctx.download(&root, d_tree_boxes.data(), sizeof root);
+  int32_t root_right = 0;
+  uint32_t root_first = 0, root_count = 0, root_inner = 0;
+  uint32_t root_depth = 0;
+  band_shape_node(table, 0, &root_first, &root_count, &root_depth, &root_right);
+  band_set_top(view, &root_right, &root_first, &root_count, &root_inner, root);
+  view.nodes = d_band_nodes.data();
+  return view;
+}
+
+SparseGrid SolidState::band_search(GpuContext& ctx, DeviceMesh& mesh, const GridBox& box, const GridSpec& spec,
+                                   int band, VoxelizeStats& stats) {
   cudaStream_t s = ctx.stream;
   const auto wall0 = std::chrono::steady_clock::now();
   StageTimer timer(s);
@@ -1206,26 +1344,18 @@ SparseGrid SolidState::band_search(GpuContext& ctx, const Mesh& host_mesh, const
   }
   const Int3 n{hi.x - lo.x + 1, hi.y - lo.y + 1, hi.z - lo.z + 1};
   const uint64_t bricks = uint64_t(n.x) * uint64_t(n.y) * uint64_t(n.z);
-  timer.begin("band_tree");
-  const BandTree tree = build_band_tree(host_mesh, g, box, bs);
   // The region's values, masks and linear indices, then keep_bricks' copies of them (at most as
-  // many), and the tree.
-  const uint64_t need = bricks * 2 * (kBrickVoxels * sizeof(float) + 64 + 16) + tree.nodes.size() * sizeof(BandNode) +
-                        (tree.tris.size() + tree.loose.size()) * sizeof(Vec3f);
+  // many), and the tree and its build (per triangle: keys and ids twice, margins twice, vertices; the
+  // shape, boxes and nodes of at most half as many nodes).
+  const uint64_t nt = mesh.num_tris;
+  const uint64_t need = bricks * 2 * (kBrickVoxels * sizeof(float) + 64 + 16) +
+                        nt * (2 * 12 + 4 * sizeof(float) + 3 * sizeof(Vec3f)) +
+                        (nt / 2 + 1) * (5 * 4 + sizeof(BandNodeBox) + sizeof(BandNode));
   if (need > ctx.memory_budget())
     fail(ErrorKind::kResource, "the distance band of " + std::to_string(bricks) + " bricks needs " +
                                    std::to_string(need >> 20) + " MB, more than the GPU memory budget holds");
-  auto up = [&](auto& buf, const auto& v) {
-    buf.grow(v.size() + 1);
-    if (!v.empty()) ctx.staging.upload(buf.data(), v.data(), v.size() * sizeof(v[0]), s);
-  };
-  up(d_band_nodes, tree.nodes);
-  up(d_band_tris, tree.tris);
-  up(d_band_loose, tree.loose);
-  BandTreeView view = tree.view();
-  view.nodes = d_band_nodes.data();
-  view.tris = d_band_tris.data();
-  view.loose = d_band_loose.data();
+  timer.begin("band_tree");
+  const BandTreeView view = band_tree(ctx, mesh, box, spec, bs);
   timer.begin("band_distance");
   d_values.grow(bricks * kBrickVoxels + 1);
   d_masks.grow(bricks * 16 + 1);
@@ -1243,8 +1373,9 @@ SparseGrid SolidState::band_search(GpuContext& ctx, const Mesh& host_mesh, const
 #else
   while (per > 1 && bricks * 64 * 8 / uint64_t(per) < uint64_t(ctx.num_sms) * 8192) per /= 2;
 #endif
-  k_band_search<<<unsigned(bricks), 64 * 8 / per, 0, s>>>(view, bs, spec.dims, lo, n, nb, per, d_values.data(),
-                                                          d_masks.data(), d_band_lin.data());
+  auto* kernel = per >= 4 ? k_band_search<2> : k_band_search<1>;
+  kernel<<<unsigned(bricks), 64 * 8 / per, 0, s>>>(view, bs, spec.dims, lo, n, nb, per, d_values.data(), d_masks.data(),
+                                                   d_band_lin.data());
   VT_CUDA_CHECK_LAUNCH();
   keep_bricks(ctx, bricks, d_masks.data(), d_band_lin.data(), d_values.data(), nb, "band_", timer, out);
   timer.end();
@@ -1255,10 +1386,7 @@ SparseGrid SolidState::band_search(GpuContext& ctx, const Mesh& host_mesh, const
 SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_mesh, const GridSpec& spec, int band,
                             VoxelizeStats& stats) {
   // (The search's way for this band, given the mesh's grid-space vertices and box.)
-  auto search = [&] {
-    return band_search(ctx, host_mesh, to_grid_space(host_mesh, spec), mesh_grid_box(host_mesh, spec), spec, band,
-                       stats);
-  };
+  auto search = [&] { return band_search(ctx, mesh, mesh_grid_box(host_mesh, spec), spec, band, stats); };
 #ifdef VT_BAND_FORCE  // measurements: 1 the search, 2 the pairs (for finite bands)
   if (VT_BAND_FORCE == 1 || band == kBandAll) return search();
 #else
@@ -1266,7 +1394,7 @@ SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_
     const std::vector<Vec3f> g = to_grid_space(host_mesh, spec);
     const GridBox box = mesh_grid_box(host_mesh, spec);
     if (band_by_search(host_mesh, g, spec, box, band, kBandRuleGpu))
-      return band_search(ctx, host_mesh, g, box, spec, band, stats);
+      return band_search(ctx, mesh, box, spec, band, stats);
   }
 #endif
   cudaStream_t s = ctx.stream;
@@ -1354,6 +1482,32 @@ SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_
 SparseGrid GpuVoxelizer::inside_centres(const GridSpec& spec, InsideMethod method, VoxelizeStats& stats) {
   VT_CUDA_CHECK(cudaSetDevice(m_ctx.opt.device));
   return m_solid.inside(m_ctx, m_mesh, mesh(), spec, method, stats);
+}
+
+BandTree GpuVoxelizer::band_tree(const GridSpec& spec, int band) {
+  VT_CUDA_CHECK(cudaSetDevice(m_ctx.opt.device));
+  const BandTreeView v = m_solid.band_tree(m_ctx, m_mesh, mesh_grid_box(mesh(), spec), spec, band_setup(spec, band));
+  BandTree t;
+  t.top = v;
+  t.top.nodes = nullptr;
+  t.top.tris = t.top.loose = nullptr;
+  t.top.num_loose = 0;
+  if (!v.empty) {
+    const uint64_t num_inner = (band_shape_table(uint32_t(mesh().num_triangles() - v.num_loose)).nodes() - 1) / 2;
+    t.nodes.resize(num_inner);
+    if (num_inner) m_ctx.download(t.nodes.data(), v.nodes, num_inner * sizeof(BandNode));
+    t.tris.resize(3 * (mesh().num_triangles() - v.num_loose));
+    m_ctx.download(t.tris.data(), v.tris, t.tris.size() * sizeof(Vec3f));
+  }
+  t.loose.resize(3 * size_t(v.num_loose));
+  if (v.num_loose) m_ctx.download(t.loose.data(), v.loose, t.loose.size() * sizeof(Vec3f));
+  return t;
+}
+
+BandTree gpu_band_tree(const Mesh& mesh, const GridSpec& spec, int band, const GpuOptions& gpu) {
+  GpuVoxelizer v(gpu);
+  v.set_mesh(mesh);
+  return v.band_tree(spec, band);
 }
 
 SparseGrid GpuVoxelizer::band_distance(const GridSpec& spec, int band, VoxelizeStats& stats) {

@@ -38,6 +38,10 @@ struct SolidState {
   DeviceBuffer<BandBound> d_bounds;
   DeviceBuffer<BandNode> d_band_nodes;  // band_search's tree (core/band_search.h)
   DeviceBuffer<Vec3f> d_band_tris, d_band_loose;
+  DeviceBuffer<float> d_tree_k2;        // its build: the triangles' margins
+  DeviceBuffer<uint32_t> d_tree_shape;  // the shape (band_shape_node)
+  DeviceBuffer<uint8_t> d_tree_depth;
+  DeviceBuffer<BandNodeBox> d_tree_boxes;  // every node's box
   DeviceBuffer<unsigned long long> d_band_lin;
   DeviceBuffer<uint64_t> d_row_counts, d_row_offsets;  // the inside test's rows (prepare_axis)
   DeviceBuffer<uint32_t> d_row_tri;
@@ -51,9 +55,12 @@ struct SolidState {
   // band_search).
   SparseGrid band(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_mesh, const GridSpec& spec, int band,
                   VoxelizeStats& stats);
-  // The band by nearest-triangle search (core/band_search.h; g: the host mesh's grid-space vertices).
-  SparseGrid band_search(GpuContext& ctx, const Mesh& host_mesh, const std::vector<Vec3f>& g, const GridBox& box,
-                         const GridSpec& spec, int band, VoxelizeStats& stats);
+  // The band by nearest-triangle search (core/band_search.h; box: mesh_grid_box).
+  SparseGrid band_search(GpuContext& ctx, DeviceMesh& mesh, const GridBox& box, const GridSpec& spec, int band,
+                         VoxelizeStats& stats);
+  // The search's tree (build_band_tree's, built on the GPU), its arrays in this state's buffers.
+  BandTreeView band_tree(GpuContext& ctx, DeviceMesh& mesh, const GridBox& box, const GridSpec& spec,
+                         const BandSetup& bs);
 
  private:
   struct AxisPrep;
