@@ -340,21 +340,21 @@ double band_search_voxels(const GridBox& box, const GridSpec& spec, const BandSe
 // never under `min_band` (no pass over the triangles to choose), else where the triangles' band boxes
 // hold more voxels than `ratio` times the voxels the search walks plus `per_triangle` times the
 // triangles (the tree's cost). Either way gives the same bits. Fitted on the dragon and the bunny,
-// bands of 3 to 48 voxels at 64^3 to 512^3 (scripts/bench-results/band-warp-h200-2026-11-29.md), each
-// rule choosing the faster way in every case measured: on the CPU (2 cores) the pairs take about 3 ns
-// per band-box voxel, the search 0.1-0.35 us per walked voxel and its tree about 0.35 us per triangle
-// (a ratio of 40, 100 per triangle; it took the search from bands of 8 and a ratio of 600 while its
-// walk was per voxel, 5x slower); on the GPU (H200) the pairs 3-5 ps per band-box voxel, the warp's
-// walk 0.5-1 ns per walked voxel and the host's tree 0.1 us per triangle (a ratio of 120, 25,000 per
-// triangle; a ratio alone of 800, set for a walk per thread, took the pairs up to 2.2x slower at
-// bands of 24 to 48).
+// bands of 3 to 48 voxels at 64^3 to 512^3 (scripts/bench-results/band-warp-h200-2026-11-29.md): on
+// the CPU (2 cores) the pairs take about 3 ns per band-box voxel, the search 0.1-0.35 us per walked
+// voxel and its tree about 0.35 us per triangle (a ratio of 40 and 100 per triangle chose the faster
+// way in all 21 cases measured; the rule was a ratio of 600 from bands of 8 while the walk was per
+// voxel, 5x slower); on the GPU (H200, the tree built there in 0.3 ms) a ratio of 40 from bands of 4
+// chose the faster way in 38 of 40 cases and was within 7% in the other two (the rule was a ratio
+// of 800 from bands of 16: up to 10x slower on small grids; the default band of 3 takes the pairs
+// without the pass over the triangles, which would cost it more than the choice saves).
 struct BandRule {
   int min_band;
   double ratio;
   double per_triangle;
   bool considers(int band) const { return band == kBandAll || band >= min_band; }
 };
-constexpr BandRule kBandRuleCpu{1, 40, 100}, kBandRuleGpu{16, 120, 25000};
+constexpr BandRule kBandRuleCpu{1, 40, 100}, kBandRuleGpu{4, 40, 0};
 // Whether `rule` takes the search for this band; *box_voxels gets band_box_voxels where it was
 // counted (a width the rule considers).
 bool band_by_search(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const GridBox& box, int band,
