@@ -156,16 +156,15 @@ bool band_search_bricks(const GridBox& box, const GridSpec& spec, const BandSetu
   return true;
 }
 
-double band_box_voxels(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const BandSetup& bs) {
+double band_box_voxels(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const BandSetup& bs,
+                       double per_brick) {
   return tbb::parallel_reduce(
       tbb::blocked_range<size_t>(0, mesh.num_triangles(), 4096), 0.0,
       [&](const tbb::blocked_range<size_t>& r, double sum) {
         for (size_t t = r.begin(); t < r.end(); ++t) {
           Vec3f tri[3];
           tri_of(mesh, g, t, tri);
-          Int3 lo, hi;
-          if (band_voxel_range(tri, bs, spec.dims, &lo, &hi))
-            sum += double(hi.x - lo.x + 1) * double(hi.y - lo.y + 1) * double(hi.z - lo.z + 1);
+          sum += band_box_work(tri, bs, spec.dims, per_brick);
         }
         return sum;
       },
@@ -183,9 +182,9 @@ bool band_by_search(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpe
   if (band == kBandAll) return true;
   if (!rule.considers(band)) return false;
   const BandSetup bs = band_setup(spec, band);
-  const double boxes = band_box_voxels(mesh, g, spec, bs);
+  const double boxes = band_box_voxels(mesh, g, spec, bs, rule.per_brick);
   if (box_voxels) *box_voxels = boxes;
-  return boxes > rule.ratio * band_search_voxels(box, spec, bs) + rule.per_triangle * double(mesh.num_triangles());
+  return rule.takes_search(boxes, band_search_voxels(box, spec, bs), mesh.num_triangles());
 }
 
 namespace {

@@ -331,32 +331,51 @@ BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const Gr
 // (all of them for kBandAll), as [lo, hi] brick coordinates; false when none.
 bool band_search_bricks(const GridBox& box, const GridSpec& spec, const BandSetup& bs, Int3* lo, Int3* hi);
 
-// The voxels of the triangles' band boxes (band_voxel_range: the distances the pairs take), and the
+// The pairs' work for a triangle: the voxels of its band box (band_voxel_range: the distances the
+// pairs take for it) plus per_brick for each brick the box touches (each (brick, triangle) pair's
+// own cost, which dominates for narrow bands).
+VT_HD inline double band_box_work(const Vec3f tri[3], const BandSetup& bs, const Int3& dims, double per_brick) {
+  Int3 lo, hi;
+  if (!band_voxel_range(tri, bs, dims, &lo, &hi)) return 0.0;
+  const double voxels = double(hi.x - lo.x + 1) * double(hi.y - lo.y + 1) * double(hi.z - lo.z + 1);
+  const double bricks = double((hi.x >> 3) - (lo.x >> 3) + 1) * double((hi.y >> 3) - (lo.y >> 3) + 1) *
+                        double((hi.z >> 3) - (lo.z >> 3) + 1);
+  return voxels + per_brick * bricks;
+}
+// The pairs' work over the mesh (per_brick 0: the voxels of the triangles' band boxes), and the
 // voxels the search walks (band_search_bricks).
-double band_box_voxels(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const BandSetup& bs);
+double band_box_voxels(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const BandSetup& bs,
+                       double per_brick = 0.0);
 double band_search_voxels(const GridBox& box, const GridSpec& spec, const BandSetup& bs);
 
 // When a band of `band` voxels is taken by the search rather than by the pairs: always for kBandAll,
-// never under `min_band` (no pass over the triangles to choose), else where the triangles' band boxes
-// hold more voxels than `ratio` times the voxels the search walks plus `per_triangle` times the
-// triangles (the tree's cost). Either way gives the same bits. Fitted on the dragon and the bunny,
-// bands of 3 to 48 voxels at 64^3 to 512^3 (scripts/bench-results/band-warp-h200-2026-11-29.md): on
-// the CPU (2 cores) the pairs take about 3 ns per band-box voxel, the search 0.1-0.35 us per walked
-// voxel and its tree about 0.35 us per triangle (a ratio of 40 and 100 per triangle chose the faster
-// way in all 21 cases measured; the rule was a ratio of 600 from bands of 8 while the walk was per
-// voxel, 5x slower); on the GPU (H200, the tree built there in 0.3 ms) a ratio of 40 from bands of 4
-// chose the faster way in 38 of 40 cases and was within 7% in the other two (the rule was a ratio
-// of 800 from bands of 16: up to 10x slower on small grids; the default band of 3 takes the pairs
-// without the pass over the triangles, which would cost it more than the choice saves).
+// never under `min_band` (no pass over the triangles to choose), else where the pairs' work (the
+// triangles' band-box voxels, plus `per_brick` for each (brick, triangle) pair) is over `ratio` times
+// the voxels the search walks plus `per_triangle` times the triangles (the tree's cost). Either way
+// gives the same bits. Fitted on the dragon and the bunny, bands of 1 to 48 voxels at 64^3 to 512^3
+// (scripts/bench-results/band-warp-h200-2026-11-29.md): on the CPU (2 cores) the pairs take about
+// 3 ns per band-box voxel, the search 0.1-0.35 us per walked voxel and its tree about 0.35 us per
+// triangle (a ratio of 40 and 100 per triangle chose the faster way in all 21 cases measured; it was
+// a ratio of 600 from bands of 8 while the walk was per voxel, 5x slower); on the GPU (H200, the tree
+// built there in 0.3 ms, the count on the device: no cost measurable at the default band) a ratio of
+// 80 with 300 per pair chose the faster way in 60 of 64 cases (6-38% slower in the others; voxels
+// alone, a ratio of 40: 56 of 64, up to 2.7x slower at bands of 1 to 3 on small grids, where the
+// pairs' bricks cost more than their voxels; the rule was a ratio of 800 from bands of 16: up to 10x).
 struct BandRule {
   int min_band;
   double ratio;
   double per_triangle;
+  double per_brick;
   bool considers(int band) const { return band == kBandAll || band >= min_band; }
+  // Whether the search is taken, given the pairs' work (band_box_voxels with per_brick), the voxels
+  // the search walks and the triangles.
+  bool takes_search(double pairs_work, double walked, uint64_t triangles) const {
+    return pairs_work > ratio * walked + per_triangle * double(triangles);
+  }
 };
-constexpr BandRule kBandRuleCpu{1, 40, 100}, kBandRuleGpu{4, 40, 0};
-// Whether `rule` takes the search for this band; *box_voxels gets band_box_voxels where it was
-// counted (a width the rule considers).
+constexpr BandRule kBandRuleCpu{1, 40, 100, 0}, kBandRuleGpu{1, 80, 0, 300};
+// Whether `rule` takes the search for this band; *box_voxels gets the pairs' work (band_box_voxels
+// with the rule's per_brick) where it was counted (a width the rule considers).
 bool band_by_search(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const GridBox& box, int band,
                     const BandRule& rule, double* box_voxels = nullptr);
 

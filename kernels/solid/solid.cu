@@ -15,6 +15,7 @@
 // brick, run-length encode; one block per brick takes the minimum distance over its triangles, the
 // distances that the triangles' bounds do not skip queued per warp and taken 32 at a time.
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <cub/device/device_radix_sort.cuh>
@@ -1383,6 +1384,33 @@ SparseGrid SolidState::band_search(GpuContext& ctx, DeviceMesh& mesh, const Grid
   return out;
 }
 
+namespace {
+struct BandBoxWork {  // (band_box_voxels' terms)
+  MeshView m;
+  BandSetup bs;
+  Int3 dims;
+  double per_brick;
+  __device__ double operator()(uint64_t t) const {
+    Vec3f tri[3];
+    load_corners(m, t, tri);
+    return band_box_work(tri, bs, dims, per_brick);
+  }
+};
+}  // namespace
+
+double SolidState::band_box_voxels(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& spec, const BandSetup& bs,
+                                   double per_brick) {
+  cudaStream_t s = ctx.stream;
+  mesh.transform(spec.origin, spec.voxel_size, s);
+  d_box_voxels.grow(1);
+  const auto volumes = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0),
+                                                       BandBoxWork{mesh.view(), bs, spec.dims, per_brick});
+  ctx.cub.run([&](void* t, size_t& bytes) {
+    return cub::DeviceReduce::Sum(t, bytes, volumes, d_box_voxels.data(), int64_t(mesh.num_tris), s);
+  });
+  return read_scalar(d_box_voxels.data(), s);
+}
+
 SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_mesh, const GridSpec& spec, int band,
                             VoxelizeStats& stats) {
   // (The search's way for this band, given the mesh's grid-space vertices and box.)
@@ -1390,10 +1418,12 @@ SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_
 #ifdef VT_BAND_FORCE  // measurements: 1 the search, 2 the pairs (for finite bands)
   if (VT_BAND_FORCE == 1 || band == kBandAll) return search();
 #else
-  if (kBandRuleGpu.considers(band)) {  // (narrower bands take the pairs without a look)
-    const std::vector<Vec3f> g = to_grid_space(host_mesh, spec);
+  if (kBandRuleGpu.considers(band)) {  // (kBandRuleGpu: the triangles' band boxes counted on the device)
     const GridBox box = mesh_grid_box(host_mesh, spec);
-    if (band_by_search(host_mesh, g, spec, box, band, kBandRuleGpu))
+    const BandSetup bs = band_setup(spec, band);
+    const double walked = band_search_voxels(box, spec, bs);
+    if (walked > 0 &&
+        kBandRuleGpu.takes_search(band_box_voxels(ctx, mesh, spec, bs, kBandRuleGpu.per_brick), walked, mesh.num_tris))
       return band_search(ctx, mesh, box, spec, band, stats);
   }
 #endif

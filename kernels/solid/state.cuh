@@ -41,6 +41,7 @@ struct SolidState {
   DeviceBuffer<float> d_tree_k2;        // its build: the triangles' margins
   DeviceBuffer<uint32_t> d_tree_shape;  // the shape (band_shape_node)
   DeviceBuffer<uint8_t> d_tree_depth;
+  DeviceBuffer<double> d_box_voxels;       // (band_box_voxels' sum)
   DeviceBuffer<BandNodeBox> d_tree_boxes;  // every node's box
   DeviceBuffer<unsigned long long> d_band_lin;
   DeviceBuffer<uint64_t> d_row_counts, d_row_offsets;  // the inside test's rows (prepare_axis)
@@ -58,6 +59,9 @@ struct SolidState {
   // The band by nearest-triangle search (core/band_search.h; box: mesh_grid_box).
   SparseGrid band_search(GpuContext& ctx, DeviceMesh& mesh, const GridBox& box, const GridSpec& spec, int band,
                          VoxelizeStats& stats);
+  // core/band_search.h band_box_voxels on the device (the transformed mesh's triangles).
+  double band_box_voxels(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& spec, const BandSetup& bs,
+                         double per_brick);
   // The search's tree (build_band_tree's, built on the GPU), its arrays in this state's buffers.
   BandTreeView band_tree(GpuContext& ctx, DeviceMesh& mesh, const GridBox& box, const GridSpec& spec,
                          const BandSetup& bs);
