@@ -16,6 +16,7 @@
 // leave the bits alone.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -354,26 +355,38 @@ double band_search_voxels(const GridBox& box, const GridSpec& spec, const BandSe
 // the voxels the search walks plus `per_triangle` times the triangles (the tree's cost). Either way
 // gives the same bits. Fitted on the dragon and the bunny, bands of 1 to 48 voxels at 64^3 to 512^3
 // (scripts/bench-results/band-warp-h200-2026-11-29.md): on the CPU (2 cores) the pairs take about
-// 3 ns per band-box voxel, the search 0.1-0.35 us per walked voxel and its tree about 0.35 us per
-// triangle (a ratio of 40 and 100 per triangle chose the faster way in all 21 cases measured; it was
-// a ratio of 600 from bands of 8 while the walk was per voxel, 5x slower); on the GPU (H200, the tree
+// 3 ns per band-box voxel, the search 0.1-0.35 us per walked voxel on the dragon and the bunny, 0.57 us
+// on CAD slivers (fans of long thin triangles, whose boxes overlap), and its tree about 0.35 us per
+// triangle: a ratio of 40 scaled by the triangles' size (by_size) and 100 per triangle chose the
+// faster way in 38 of 39 cases on the dragon, the bunny, CAD slivers and tubes (1.03x slower in the
+// other; 40 unscaled: 4.4x slower on CAD slivers at a band of 3, 60: 3.4x, 100: 2.1x; it was a ratio
+// of 600 from bands of 8 while the walk was per voxel, 5x slower); on the GPU (H200, the tree
 // built there in 0.3 ms, the count on the device: no cost measurable at the default band) a ratio of
 // 80 with 300 per pair chose the faster way in 60 of 64 cases (6-38% slower in the others; voxels
 // alone, a ratio of 40: 56 of 64, up to 2.7x slower at bands of 1 to 3 on small grids, where the
 // pairs' bricks cost more than their voxels; the rule was a ratio of 800 from bands of 16: up to 10x).
+// The GPU's rule is fitted on the dragon and the bunny only: CAD slivers, whose search costs the CPU
+// 3x more per voxel, were not measured on the GPU.
 struct BandRule {
   int min_band;
   double ratio;
   double per_triangle;
   double per_brick;
+  // The ratio scaled by how many times a triangle's band box holds, on average, the voxels of a
+  // compact triangle's ((2 reach + 1) per axis): large triangles' boxes bound them loosely, and the
+  // search's walk pays for that where the pairs' bounds do not.
+  bool by_size;
   bool considers(int band) const { return band == kBandAll || band >= min_band; }
   // Whether the search is taken, given the pairs' work (band_box_voxels with per_brick), the voxels
-  // the search walks and the triangles.
-  bool takes_search(double pairs_work, double walked, uint64_t triangles) const {
-    return pairs_work > ratio * walked + per_triangle * double(triangles);
+  // the search walks, the triangles and (by_size) a compact triangle's band-box voxels.
+  bool takes_search(double pairs_work, double walked, uint64_t triangles, double compact_voxels = 0.0) const {
+    double r = ratio;
+    if (by_size && triangles && compact_voxels > 0.0)
+      r *= std::max(1.0, pairs_work / double(triangles) / compact_voxels);
+    return pairs_work > r * walked + per_triangle * double(triangles);
   }
 };
-constexpr BandRule kBandRuleCpu{1, 40, 100, 0}, kBandRuleGpu{1, 80, 0, 300};
+constexpr BandRule kBandRuleCpu{1, 40, 100, 0, true}, kBandRuleGpu{1, 80, 0, 300, false};
 // Whether `rule` takes the search for this band; *box_voxels gets the pairs' work (band_box_voxels
 // with the rule's per_brick) where it was counted (a width the rule considers).
 bool band_by_search(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const GridBox& box, int band,
