@@ -184,9 +184,8 @@ bool band_by_search(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpe
   const BandSetup bs = band_setup(spec, band);
   const double boxes = band_box_voxels(mesh, g, spec, bs, rule.per_brick);
   if (box_voxels) *box_voxels = boxes;
-  const double compact =
-      (2.0 * double(bs.reach.x) + 1.0) * (2.0 * double(bs.reach.y) + 1.0) * (2.0 * double(bs.reach.z) + 1.0);
-  return rule.takes_search(boxes, band_search_voxels(box, spec, bs), mesh.num_triangles(), compact);
+  return rule.takes_search(boxes, band_search_voxels(box, spec, bs), mesh.num_triangles(),
+                           band_compact_work(bs, rule.per_brick));
 }
 
 namespace {

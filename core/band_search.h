@@ -17,6 +17,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -365,8 +366,9 @@ double band_search_voxels(const GridBox& box, const GridSpec& spec, const BandSe
 // 80 with 300 per pair chose the faster way in 60 of 64 cases (6-38% slower in the others; voxels
 // alone, a ratio of 40: 56 of 64, up to 2.7x slower at bands of 1 to 3 on small grids, where the
 // pairs' bricks cost more than their voxels; the rule was a ratio of 800 from bands of 16: up to 10x).
-// The GPU's rule is fitted on the dragon and the bunny only: CAD slivers, whose search costs the CPU
-// 3x more per voxel, were not measured on the GPU.
+// The GPU's rule is fitted on the dragon and the bunny only, and scaled by the triangles' size as the
+// CPU's (which leaves each of those 64 choices as it was): CAD slivers, whose search costs the CPU 3x
+// more per voxel, were not measured on the GPU; scaled, they take the pairs at narrow bands.
 struct BandRule {
   int min_band;
   double ratio;
@@ -386,7 +388,19 @@ struct BandRule {
     return pairs_work > r * walked + per_triangle * double(triangles);
   }
 };
-constexpr BandRule kBandRuleCpu{1, 40, 100, 0, true}, kBandRuleGpu{1, 80, 0, 300, false};
+constexpr BandRule kBandRuleCpu{1, 40, 100, 0, true}, kBandRuleGpu{1, 80, 0, 300, true};
+// A compact triangle's pairs' work (band_box_work of a triangle no larger than a voxel: (2 reach + 1)
+// voxels per axis and at most that many bricks plus one), the scale of BandRule::by_size.
+inline double band_compact_work(const BandSetup& bs, double per_brick) {
+  const double side[3] = {2.0 * double(bs.reach.x) + 1.0, 2.0 * double(bs.reach.y) + 1.0,
+                          2.0 * double(bs.reach.z) + 1.0};
+  double voxels = 1.0, bricks = 1.0;
+  for (double a : side) {
+    voxels *= a;
+    bricks *= std::ceil(a / 8.0) + 1.0;
+  }
+  return voxels + per_brick * bricks;
+}
 // Whether `rule` takes the search for this band; *box_voxels gets the pairs' work (band_box_voxels
 // with the rule's per_brick) where it was counted (a width the rule considers).
 bool band_by_search(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const GridBox& box, int band,

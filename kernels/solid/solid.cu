@@ -1422,8 +1422,8 @@ SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_
     const GridBox box = mesh_grid_box(host_mesh, spec);
     const BandSetup bs = band_setup(spec, band);
     const double walked = band_search_voxels(box, spec, bs);
-    if (walked > 0 &&
-        kBandRuleGpu.takes_search(band_box_voxels(ctx, mesh, spec, bs, kBandRuleGpu.per_brick), walked, mesh.num_tris))
+    if (walked > 0 && kBandRuleGpu.takes_search(band_box_voxels(ctx, mesh, spec, bs, kBandRuleGpu.per_brick), walked,
+                                                mesh.num_tris, band_compact_work(bs, kBandRuleGpu.per_brick)))
       return band_search(ctx, mesh, box, spec, band, stats);
   }
 #endif
