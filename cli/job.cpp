@@ -223,7 +223,7 @@ double estimated_cpu_ms(const Job& job, const Mesh& mesh, const GridSpec& spec, 
       const std::vector<Vec3f> g = to_grid_space(mesh, spec);
       const BandSetup bs = band_setup(spec, job.band);
       const GridBox box = mesh_grid_box(mesh, spec);
-      double boxes = -1.0;  // (counted by the rule where it looked)
+      double boxes = -1.0;  // (counted by the rule: every width but kBandAll)
       if (band_by_search(mesh, g, spec, box, job.band, kBandRuleCpu, &boxes))
         ms += kBandSearchVoxelUs * band_search_voxels(box, spec, bs) * share;
       else

@@ -20,6 +20,38 @@ void tri_of(const Mesh& mesh, const std::vector<Vec3f>& g, size_t t, Vec3f tri[3
   for (int c = 0; c < 3; ++c) tri[c] = g[mesh.indices[3 * t + c]];
 }
 
+// The shape's arrays for `kept` triangles (band_shape_node, on all cores; the GPU computes the same
+// ones on the device).
+struct BandTreeShape {
+  std::vector<int32_t> right;          // an inner node's second child; -1 for a leaf
+  std::vector<uint32_t> first, count;  // a node's triangles
+  std::vector<uint32_t> inner;         // an inner node's index among the inner nodes (BandTree::nodes)
+  std::vector<uint8_t> depth;
+  uint32_t num_inner = 0, depths = 0;
+};
+BandTreeShape band_tree_shape(const BandShapeTable& t) {
+  BandTreeShape sh;
+  const size_t n = t.nodes();
+  sh.depths = t.depths;
+  sh.right.resize(n);
+  sh.first.resize(n);
+  sh.count.resize(n);
+  sh.inner.resize(n);
+  sh.depth.resize(n);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 8192), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t b = r.begin(); b < r.end(); ++b) {
+      uint32_t depth = 0;
+      band_shape_node(t, uint32_t(b), &sh.first[b], &sh.count[b], &depth, &sh.right[b]);
+      sh.depth[b] = uint8_t(depth);
+    }
+  });
+  for (size_t b = 0; b < n; ++b) {
+    sh.inner[b] = sh.num_inner;
+    sh.num_inner += sh.right[b] >= 0;
+  }
+  return sh;
+}
+
 }  // namespace
 
 BandTreeView BandTree::view() const {
@@ -48,30 +80,6 @@ BandShapeTable band_shape_table(uint32_t kept) {
       t.size[e][k] = c <= 4 ? 1u : 1u + t.subtree(e + 1, c / 2) + t.subtree(e + 1, c - c / 2);
     }
   return t;
-}
-
-BandTreeShape band_tree_shape(uint32_t kept) {
-  BandTreeShape sh;
-  const BandShapeTable t = band_shape_table(kept);
-  const size_t n = t.nodes();
-  sh.depths = t.depths;
-  sh.right.resize(n);
-  sh.first.resize(n);
-  sh.count.resize(n);
-  sh.inner.resize(n);
-  sh.depth.resize(n);
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 8192), [&](const tbb::blocked_range<size_t>& r) {
-    for (size_t b = r.begin(); b < r.end(); ++b) {
-      uint32_t depth = 0;
-      band_shape_node(t, uint32_t(b), &sh.first[b], &sh.count[b], &depth, &sh.right[b]);
-      sh.depth[b] = uint8_t(depth);
-    }
-  });
-  for (size_t b = 0; b < n; ++b) {
-    sh.inner[b] = sh.num_inner;
-    sh.num_inner += sh.right[b] >= 0;
-  }
-  return sh;
 }
 
 BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const GridBox& box, const BandSetup& bs) {
@@ -113,7 +121,7 @@ BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const Gr
     tree.loose.insert(tree.loose.end(), tri, tri + 3);
   }
   if (kept == 0) return tree;
-  const BandTreeShape sh = band_tree_shape(uint32_t(kept));
+  const BandTreeShape sh = band_tree_shape(band_shape_table(uint32_t(kept)));
   const size_t n = sh.right.size();
   std::vector<BandNodeBox> boxes(n);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 4096), [&](const tbb::blocked_range<size_t>& r) {
@@ -180,7 +188,6 @@ double band_search_voxels(const GridBox& box, const GridSpec& spec, const BandSe
 bool band_by_search(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const GridBox& box, int band,
                     const BandRule& rule, double* box_voxels) {
   if (band == kBandAll) return true;
-  if (!rule.considers(band)) return false;
   const BandSetup bs = band_setup(spec, band);
   const double boxes = band_box_voxels(mesh, g, spec, bs, rule.per_brick);
   if (box_voxels) *box_voxels = boxes;

@@ -26,6 +26,7 @@
 #include "core/inside.h"
 #include "core/inside_grid.h"
 #include "core/mesh.h"
+#include "core/overlap.h"
 #include "core/vec.h"
 
 namespace voxtile {
@@ -60,7 +61,7 @@ constexpr int kBandTreeStack = 40;
 constexpr uint32_t kBandNone = 0xffffffffu;
 
 // The voxels that walk the tree together (band_search_lanes): the kN held here (on the GPU a thread
-// holds one and the warp's 32 walk together; the CPU walks 16 in one thread), each lane's voxel
+// holds one or two and the warp's 32 threads walk together; the CPU walks 32 in one thread), each lane's voxel
 // (i, j, k), whether it has one, its least distance so far and the tree-order index of the triangle
 // that lowered it last. Group says whether a test passes in any lane of the walk beyond those held
 // here, and sums a count over them (BandSolo: none beyond; the GPU's warp: its threads).
@@ -122,7 +123,7 @@ VT_HD inline void band_search_lanes(const BandTreeView& t, const BandSetup& bs, 
   };
   // Whether any lane of the walk keeps a box at distances d2 with margins k2, k2e.
   auto kept = [&](const float(&d2)[N], float k2, float k2e) {
-    bool any = false;  // (no early exit: the CPU's 16 lanes' tests vectorise)
+    bool any = false;  // (no early exit: the CPU's lanes' tests vectorise)
     for (int l = 0; l < N; ++l) any |= p.active[l] & !band_beyond(d2[l], p.best[l], k2, k2e);
     return G::any(any);
   };
@@ -210,8 +211,6 @@ struct BandNodeBox {
   float lo[3], hi[3];
   float k2, k2e;
 };
-VT_HD inline float band_lesser(float a, float b) { return b < a ? b : a; }   // (std::min's value)
-VT_HD inline float band_greater(float a, float b) { return a < b ? b : a; }  // (std::max's value)
 VT_HD inline BandNodeBox band_leaf_box(const Vec3f* tris, const float* k2, const float* k2e, uint32_t first,
                                        uint32_t count) {
   BandNodeBox n;
@@ -224,22 +223,22 @@ VT_HD inline BandNodeBox band_leaf_box(const Vec3f* tris, const float* k2, const
     float lo[3], hi[3];
     band_tri_bounds(&tris[3 * size_t(u)], lo, hi);
     for (int a = 0; a < 3; ++a) {
-      n.lo[a] = band_lesser(n.lo[a], lo[a]);
-      n.hi[a] = band_greater(n.hi[a], hi[a]);
+      n.lo[a] = vt_minf(n.lo[a], lo[a]);
+      n.hi[a] = vt_maxf(n.hi[a], hi[a]);
     }
-    n.k2 = band_greater(n.k2, k2[u]);
-    n.k2e = band_greater(n.k2e, k2e[u]);
+    n.k2 = vt_maxf(n.k2, k2[u]);
+    n.k2e = vt_maxf(n.k2e, k2e[u]);
   }
   return n;
 }
 VT_HD inline BandNodeBox band_join(const BandNodeBox& l, const BandNodeBox& r) {
   BandNodeBox n;
   for (int a = 0; a < 3; ++a) {
-    n.lo[a] = band_lesser(l.lo[a], r.lo[a]);
-    n.hi[a] = band_greater(l.hi[a], r.hi[a]);
+    n.lo[a] = vt_minf(l.lo[a], r.lo[a]);
+    n.hi[a] = vt_maxf(l.hi[a], r.hi[a]);
   }
-  n.k2 = band_greater(l.k2, r.k2);
-  n.k2e = band_greater(l.k2e, r.k2e);
+  n.k2 = vt_maxf(l.k2, r.k2);
+  n.k2e = vt_maxf(l.k2e, r.k2e);
   return n;
 }
 // The tree's shape for `kept` triangles depends on their count alone: its nodes in pre-order, an
@@ -276,15 +275,6 @@ VT_HD inline void band_shape_node(const BandShapeTable& t, uint32_t b, uint32_t*
   *depth = d;
   *right = c <= 4 ? -1 : int32_t(b + 1 + t.subtree(d + 1, c / 2));
 }
-// The shape's arrays (the host's; the GPU computes the same ones on the device).
-struct BandTreeShape {
-  std::vector<int32_t> right;          // an inner node's second child; -1 for a leaf
-  std::vector<uint32_t> first, count;  // a node's triangles
-  std::vector<uint32_t> inner;         // an inner node's index among the inner nodes (BandTree::nodes)
-  std::vector<uint8_t> depth;
-  uint32_t num_inner = 0, depths = 0;
-};
-BandTreeShape band_tree_shape(uint32_t kept);
 // The BandNode of the shape's inner node b from the nodes' boxes.
 VT_HD inline BandRef band_ref(const int32_t* right, const uint32_t* first, const uint32_t* count, const uint32_t* inner,
                               size_t b) {
@@ -351,14 +341,14 @@ double band_box_voxels(const Mesh& mesh, const std::vector<Vec3f>& g, const Grid
 double band_search_voxels(const GridBox& box, const GridSpec& spec, const BandSetup& bs);
 
 // When a band of `band` voxels is taken by the search rather than by the pairs: always for kBandAll,
-// never under `min_band` (no pass over the triangles to choose), else where the pairs' work (the
+// else where the pairs' work (the
 // triangles' band-box voxels, plus `per_brick` for each (brick, triangle) pair) is over `ratio` times
 // the voxels the search walks plus `per_triangle` times the triangles (the tree's cost). Either way
 // gives the same bits. Fitted on the dragon and the bunny, bands of 1 to 48 voxels at 64^3 to 512^3
 // (scripts/bench-results/band-warp-h200-2026-11-29.md): on the CPU (2 cores) the pairs take about
 // 3 ns per band-box voxel, the search 0.1-0.35 us per walked voxel on the dragon and the bunny, 0.57 us
 // on CAD slivers (fans of long thin triangles, whose boxes overlap), and its tree about 0.35 us per
-// triangle: a ratio of 40 scaled by the triangles' size (by_size) and 100 per triangle chose the
+// triangle: a ratio of 40 scaled by the triangles' size (takes_search) and 100 per triangle chose the
 // faster way in 38 of 39 cases on the dragon, the bunny, CAD slivers and tubes (1.03x slower in the
 // other; 40 unscaled: 4.4x slower on CAD slivers at a band of 3, 60: 3.4x, 100: 2.1x; it was a ratio
 // of 600 from bands of 8 while the walk was per voxel, 5x slower); on the GPU (H200, the tree
@@ -370,27 +360,22 @@ double band_search_voxels(const GridBox& box, const GridSpec& spec, const BandSe
 // CPU's (which leaves each of those 64 choices as it was): CAD slivers, whose search costs the CPU 3x
 // more per voxel, were not measured on the GPU; scaled, they take the pairs at narrow bands.
 struct BandRule {
-  int min_band;
   double ratio;
   double per_triangle;
   double per_brick;
-  // The ratio scaled by how many times a triangle's band box holds, on average, the voxels of a
-  // compact triangle's ((2 reach + 1) per axis): large triangles' boxes bound them loosely, and the
-  // search's walk pays for that where the pairs' bounds do not.
-  bool by_size;
-  bool considers(int band) const { return band == kBandAll || band >= min_band; }
   // Whether the search is taken, given the pairs' work (band_box_voxels with per_brick), the voxels
-  // the search walks, the triangles and (by_size) a compact triangle's band-box voxels.
-  bool takes_search(double pairs_work, double walked, uint64_t triangles, double compact_voxels = 0.0) const {
-    double r = ratio;
-    if (by_size && triangles && compact_voxels > 0.0)
-      r *= std::max(1.0, pairs_work / double(triangles) / compact_voxels);
-    return pairs_work > r * walked + per_triangle * double(triangles);
+  // the search walks, the triangles and a compact triangle's work (band_compact_work). The ratio is
+  // scaled by how many times a triangle's work is, on average, a compact triangle's: large
+  // triangles' boxes bound them loosely, and the search's walk pays for that where the pairs' bounds
+  // do not.
+  bool takes_search(double pairs_work, double walked, uint64_t triangles, double compact_work) const {
+    const double size = triangles ? std::max(1.0, pairs_work / double(triangles) / compact_work) : 1.0;
+    return pairs_work > ratio * size * walked + per_triangle * double(triangles);
   }
 };
-constexpr BandRule kBandRuleCpu{1, 40, 100, 0, true}, kBandRuleGpu{1, 80, 0, 300, true};
+constexpr BandRule kBandRuleCpu{40, 100, 0}, kBandRuleGpu{80, 0, 300};
 // A compact triangle's pairs' work (band_box_work of a triangle no larger than a voxel: (2 reach + 1)
-// voxels per axis and at most that many bricks plus one), the scale of BandRule::by_size.
+// voxels per axis and at most that many bricks plus one), the scale of BandRule::takes_search.
 inline double band_compact_work(const BandSetup& bs, double per_brick) {
   const double side[3] = {2.0 * double(bs.reach.x) + 1.0, 2.0 * double(bs.reach.y) + 1.0,
                           2.0 * double(bs.reach.z) + 1.0};
@@ -402,7 +387,7 @@ inline double band_compact_work(const BandSetup& bs, double per_brick) {
   return voxels + per_brick * bricks;
 }
 // Whether `rule` takes the search for this band; *box_voxels gets the pairs' work (band_box_voxels
-// with the rule's per_brick) where it was counted (a width the rule considers).
+// with the rule's per_brick) where it was counted (every width but kBandAll).
 bool band_by_search(const Mesh& mesh, const std::vector<Vec3f>& g, const GridSpec& spec, const GridBox& box, int band,
                     const BandRule& rule, double* box_voxels = nullptr);
 

@@ -487,10 +487,8 @@ BandSetup band_setup(const GridSpec& spec, int band) {
 
 SparseGrid band_distance_cpu(const Mesh& mesh, const GridSpec& spec, int band) {
   const std::vector<Vec3f> g = to_grid_space(mesh, spec);
-  if (kBandRuleCpu.considers(band)) {
-    const GridBox box = mesh_grid_box(mesh, spec);
-    if (band_by_search(mesh, g, spec, box, band, kBandRuleCpu)) return band_search_cpu(mesh, g, spec, box, band);
-  }
+  const GridBox box = mesh_grid_box(mesh, spec);
+  if (band_by_search(mesh, g, spec, box, band, kBandRuleCpu)) return band_search_cpu(mesh, g, spec, box, band);
   return band_pairs_cpu(mesh, g, spec, band);
 }
 

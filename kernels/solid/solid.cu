@@ -1266,10 +1266,8 @@ SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& hos
 
 // ---- Band ------------------------------------------------------------------------------------
 
-BandTreeView SolidState::band_tree(GpuContext& ctx, DeviceMesh& mesh, const GridBox& box, const GridSpec& spec,
-                                   const BandSetup& bs) {
+BandTreeView SolidState::band_tree(GpuContext& ctx, const DeviceMesh& mesh, const GridBox& box, const BandSetup& bs) {
   cudaStream_t s = ctx.stream;
-  mesh.transform(spec.origin, spec.voxel_size, s);
   const MeshView mv = mesh.view();
   const uint64_t nt = mesh.num_tris;
   BandTreeView view;
@@ -1328,11 +1326,10 @@ BandTreeView SolidState::band_tree(GpuContext& ctx, DeviceMesh& mesh, const Grid
   return view;
 }
 
-SparseGrid SolidState::band_search(GpuContext& ctx, DeviceMesh& mesh, const GridBox& box, const GridSpec& spec,
-                                   int band, VoxelizeStats& stats) {
+SparseGrid SolidState::band_search(GpuContext& ctx, const DeviceMesh& mesh, const GridBox& box, const GridSpec& spec,
+                                   int band, VoxelizeStats& stats, StageTimer& timer,
+                                   std::chrono::steady_clock::time_point wall0) {
   cudaStream_t s = ctx.stream;
-  const auto wall0 = std::chrono::steady_clock::now();
-  StageTimer timer(s);
   SparseGrid out;
   out.spec = spec;
   out.value_type = ValueType::kFloat32;
@@ -1347,16 +1344,16 @@ SparseGrid SolidState::band_search(GpuContext& ctx, DeviceMesh& mesh, const Grid
   const uint64_t bricks = uint64_t(n.x) * uint64_t(n.y) * uint64_t(n.z);
   // The region's values, masks and linear indices, then keep_bricks' copies of them (at most as
   // many), and the tree and its build (per triangle: keys and ids twice, margins twice, vertices; the
-  // shape, boxes and nodes of at most half as many nodes).
+  // shape, boxes and nodes of at most as many nodes: leaves hold 2 to 4 triangles).
   const uint64_t nt = mesh.num_tris;
   const uint64_t need = bricks * 2 * (kBrickVoxels * sizeof(float) + 64 + 16) +
                         nt * (2 * 12 + 4 * sizeof(float) + 3 * sizeof(Vec3f)) +
-                        (nt / 2 + 1) * (5 * 4 + sizeof(BandNodeBox) + sizeof(BandNode));
+                        (nt + 1) * (5 * 4 + 1 + sizeof(BandNodeBox) + sizeof(BandNode));
   if (need > ctx.memory_budget())
     fail(ErrorKind::kResource, "the distance band of " + std::to_string(bricks) + " bricks needs " +
                                    std::to_string(need >> 20) + " MB, more than the GPU memory budget holds");
   timer.begin("band_tree");
-  const BandTreeView view = band_tree(ctx, mesh, box, spec, bs);
+  const BandTreeView view = band_tree(ctx, mesh, box, bs);
   timer.begin("band_distance");
   d_values.grow(bricks * kBrickVoxels + 1);
   d_masks.grow(bricks * 16 + 1);
@@ -1398,10 +1395,9 @@ struct BandBoxWork {  // (band_box_voxels' terms)
 };
 }  // namespace
 
-double SolidState::band_box_voxels(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& spec, const BandSetup& bs,
+double SolidState::band_box_voxels(GpuContext& ctx, const DeviceMesh& mesh, const GridSpec& spec, const BandSetup& bs,
                                    double per_brick) {
   cudaStream_t s = ctx.stream;
-  mesh.transform(spec.origin, spec.voxel_size, s);
   d_box_voxels.grow(1);
   const auto volumes = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0),
                                                        BandBoxWork{mesh.view(), bs, spec.dims, per_brick});
@@ -1413,25 +1409,26 @@ double SolidState::band_box_voxels(GpuContext& ctx, DeviceMesh& mesh, const Grid
 
 SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_mesh, const GridSpec& spec, int band,
                             VoxelizeStats& stats) {
-  // (The search's way for this band, given the mesh's grid-space vertices and box.)
-  auto search = [&] { return band_search(ctx, mesh, mesh_grid_box(host_mesh, spec), spec, band, stats); };
+  cudaStream_t s = ctx.stream;
+  const auto wall0 = std::chrono::steady_clock::now();
+  StageTimer timer(s);
+  timer.begin("transform");  // (once: the rule, the search and the pairs all read it)
+  mesh.transform(spec.origin, spec.voxel_size, s);
+  // (The search's way for this band, given the mesh's grid-space box.)
+  auto search = [&](const GridBox& box) { return band_search(ctx, mesh, box, spec, band, stats, timer, wall0); };
 #ifdef VT_BAND_FORCE  // measurements: 1 the search, 2 the pairs (for finite bands)
-  if (VT_BAND_FORCE == 1 || band == kBandAll) return search();
+  if (VT_BAND_FORCE == 1 || band == kBandAll) return search(mesh_grid_box(host_mesh, spec));
 #else
-  if (kBandRuleGpu.considers(band)) {  // (kBandRuleGpu: the triangles' band boxes counted on the device)
+  if (band == kBandAll) return search(mesh_grid_box(host_mesh, spec));
+  {  // (band_by_search's rule, kBandRuleGpu, the pairs' work counted on the device)
     const GridBox box = mesh_grid_box(host_mesh, spec);
     const BandSetup bs = band_setup(spec, band);
     const double walked = band_search_voxels(box, spec, bs);
     if (walked > 0 && kBandRuleGpu.takes_search(band_box_voxels(ctx, mesh, spec, bs, kBandRuleGpu.per_brick), walked,
                                                 mesh.num_tris, band_compact_work(bs, kBandRuleGpu.per_brick)))
-      return band_search(ctx, mesh, box, spec, band, stats);
+      return search(box);
   }
 #endif
-  cudaStream_t s = ctx.stream;
-  const auto wall0 = std::chrono::steady_clock::now();
-  StageTimer timer(s);
-  timer.begin("transform");
-  mesh.transform(spec.origin, spec.voxel_size, s);
   const uint64_t nt = mesh.num_tris;
   BandView b;
   b.mesh = mesh.view();
@@ -1457,7 +1454,7 @@ SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_
     // More pairs than the memory budget holds (a wide band): the search, whose memory is the region's
     // values (the same bits).
     if (e.kind() != ErrorKind::kResource) throw;
-    return search();
+    return search(mesh_grid_box(host_mesh, spec));
   }
   for (int i = 0; i < 2; ++i) {
     d_keys[i].grow(total + 1);
@@ -1516,7 +1513,8 @@ SparseGrid GpuVoxelizer::inside_centres(const GridSpec& spec, InsideMethod metho
 
 BandTree GpuVoxelizer::band_tree(const GridSpec& spec, int band) {
   VT_CUDA_CHECK(cudaSetDevice(m_ctx.opt.device));
-  const BandTreeView v = m_solid.band_tree(m_ctx, m_mesh, mesh_grid_box(mesh(), spec), spec, band_setup(spec, band));
+  m_mesh.transform(spec.origin, spec.voxel_size, m_ctx.stream);
+  const BandTreeView v = m_solid.band_tree(m_ctx, m_mesh, mesh_grid_box(mesh(), spec), band_setup(spec, band));
   BandTree t;
   t.top = v;
   t.top.nodes = nullptr;

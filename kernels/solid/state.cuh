@@ -1,6 +1,7 @@
 // Workspace of the GPU inside test and narrow band (kernels/solid/solid.cu), kept across calls.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -56,15 +57,16 @@ struct SolidState {
   // band_search).
   SparseGrid band(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_mesh, const GridSpec& spec, int band,
                   VoxelizeStats& stats);
-  // The band by nearest-triangle search (core/band_search.h; box: mesh_grid_box).
-  SparseGrid band_search(GpuContext& ctx, DeviceMesh& mesh, const GridBox& box, const GridSpec& spec, int band,
-                         VoxelizeStats& stats);
-  // core/band_search.h band_box_voxels on the device (the transformed mesh's triangles).
-  double band_box_voxels(GpuContext& ctx, DeviceMesh& mesh, const GridSpec& spec, const BandSetup& bs,
+  // The band by nearest-triangle search (core/band_search.h; box: mesh_grid_box; the mesh transformed
+  // for spec), its stages recorded on band()'s timer.
+  SparseGrid band_search(GpuContext& ctx, const DeviceMesh& mesh, const GridBox& box, const GridSpec& spec, int band,
+                         VoxelizeStats& stats, class StageTimer& timer, std::chrono::steady_clock::time_point wall0);
+  // core/band_search.h band_box_voxels on the device (the mesh transformed for spec).
+  double band_box_voxels(GpuContext& ctx, const DeviceMesh& mesh, const GridSpec& spec, const BandSetup& bs,
                          double per_brick);
-  // The search's tree (build_band_tree's, built on the GPU), its arrays in this state's buffers.
-  BandTreeView band_tree(GpuContext& ctx, DeviceMesh& mesh, const GridBox& box, const GridSpec& spec,
-                         const BandSetup& bs);
+  // The search's tree (build_band_tree's, built on the GPU from the transformed mesh), its arrays in
+  // this state's buffers.
+  BandTreeView band_tree(GpuContext& ctx, const DeviceMesh& mesh, const GridBox& box, const BandSetup& bs);
 
  private:
   struct AxisPrep;
