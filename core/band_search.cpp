@@ -58,6 +58,7 @@ BandTreeView BandTree::view() const {
   BandTreeView v = top;
   v.nodes = nodes.data();
   v.tris = tris.data();
+  v.boxes = boxes.data();
   v.loose = loose.data();
   v.num_loose = uint32_t(loose.size() / 3);
   return v;
@@ -82,16 +83,13 @@ BandShapeTable band_shape_table(uint32_t kept) {
   return t;
 }
 
-BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const GridBox& box, const BandSetup& bs) {
+BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const GridBox& box, const BandSetup& bs,
+                         float start) {
   const size_t nt = mesh.num_triangles();
   const float lo[3] = {box.lo.x, box.lo.y, box.lo.z}, hi[3] = {box.hi.x, box.hi.y, box.hi.z};
-  struct Item {
-    uint64_t key;
-    uint32_t tri;
-    bool operator<(const Item& o) const { return key != o.key ? key < o.key : tri < o.tri; }
-  };
-  std::vector<Item> items(nt);
+  // Each triangle's margins and pieces (one for a loose triangle), at the piece length that fits.
   std::vector<float> k2(nt), k2e(nt);
+  std::vector<uint64_t> first(nt + 1, 0);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, nt, 4096), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t t = r.begin(); t < r.end(); ++t) {
       Vec3f tri[3];
@@ -99,35 +97,88 @@ BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const Gr
       const BandBound w = band_bound(tri, bs);
       k2[t] = w.k2;
       k2e[t] = w.k2e;
-      items[t] = {band_tree_key(tri, lo, hi, w.k2, w.k2e), uint32_t(t)};
+    }
+  });
+  auto pieces = [&](size_t t, float piece) -> uint32_t {
+    if (band_loose(k2[t], k2e[t])) return 1;
+    Vec3f tri[3];
+    tri_of(mesh, g, t, tri);
+    float l[3], h[3];
+    band_tri_bounds(tri, l, h);
+    return band_pieces(tri, l, h, piece, false, [](const float*, const float*) {});
+  };
+  BandTree tree;
+  uint64_t refs = 0;
+  tree.piece = band_piece_length(
+      nt,
+      [&](float piece) {
+        return tbb::parallel_reduce(
+            tbb::blocked_range<size_t>(0, nt, 4096), uint64_t(0),
+            [&](const tbb::blocked_range<size_t>& r, uint64_t sum) {
+              for (size_t t = r.begin(); t < r.end(); ++t) sum += (first[t + 1] = pieces(t, piece));
+              return sum;
+            },
+            std::plus<uint64_t>());
+      },
+      &refs, start);
+  for (size_t t = 0; t < nt; ++t) first[t + 1] += first[t];
+  struct Item {
+    uint64_t key;
+    uint32_t ref;
+    bool operator<(const Item& o) const { return key != o.key ? key < o.key : ref < o.ref; }
+  };
+  std::vector<Item> items(refs);
+  std::vector<BandNodeBox> ref_box(refs);
+  std::vector<uint32_t> ref_tri(refs);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, nt, 4096), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t t = r.begin(); t < r.end(); ++t) {
+      Vec3f tri[3];
+      tri_of(mesh, g, t, tri);
+      float l[3], h[3];
+      band_tri_bounds(tri, l, h);
+      uint64_t at = first[t];
+      auto put = [&](const float* pl, const float* ph) {
+        BandNodeBox& b = ref_box[at];
+        for (int a = 0; a < 3; ++a) {
+          b.lo[a] = pl[a];
+          b.hi[a] = ph[a];
+        }
+        b.k2 = k2[t];
+        b.k2e = k2e[t];
+        ref_tri[at] = uint32_t(t);
+        items[at] = {band_tree_key(pl, ph, lo, hi, k2[t], k2e[t]), uint32_t(at)};
+        ++at;
+      };
+      if (band_loose(k2[t], k2e[t]))
+        put(l, h);
+      else
+        band_pieces(tri, l, h, tree.piece, true, put);
     }
   });
   tbb::parallel_sort(items.begin(), items.end());
-  BandTree tree;
   size_t kept = 0;
-  while (kept < nt && items[kept].key != ~uint64_t(0)) ++kept;
+  while (kept < refs && items[kept].key != ~uint64_t(0)) ++kept;
   tree.tris.resize(3 * kept);
-  std::vector<float> tk2(kept), tk2e(kept);
+  tree.boxes.resize(kept);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, kept, 4096), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t u = r.begin(); u < r.end(); ++u) {
-      tri_of(mesh, g, items[u].tri, &tree.tris[3 * u]);
-      tk2[u] = k2[items[u].tri];
-      tk2e[u] = k2e[items[u].tri];
+      tri_of(mesh, g, ref_tri[items[u].ref], &tree.tris[3 * u]);
+      tree.boxes[u] = ref_box[items[u].ref];
     }
   });
-  for (size_t u = kept; u < nt; ++u) {  // the loose ones, in the mesh's order
+  for (size_t u = kept; u < refs; ++u) {  // the loose ones, in the mesh's order
     Vec3f tri[3];
-    tri_of(mesh, g, items[u].tri, tri);
+    tri_of(mesh, g, ref_tri[items[u].ref], tri);
     tree.loose.insert(tree.loose.end(), tri, tri + 3);
   }
+  tree.top.num_tris = uint32_t(kept);
   if (kept == 0) return tree;
   const BandTreeShape sh = band_tree_shape(band_shape_table(uint32_t(kept)));
   const size_t n = sh.right.size();
   std::vector<BandNodeBox> boxes(n);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 4096), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t b = r.begin(); b < r.end(); ++b)
-      if (sh.right[b] < 0)
-        boxes[b] = band_leaf_box(tree.tris.data(), tk2.data(), tk2e.data(), sh.first[b], sh.count[b]);
+      if (sh.right[b] < 0) boxes[b] = band_leaf_box(tree.boxes.data(), sh.first[b], sh.count[b]);
   });
   for (uint32_t d = sh.depths; d-- > 0;)  // deepest first: children before parents
     tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 16384), [&](const tbb::blocked_range<size_t>& r) {

@@ -9,7 +9,8 @@
 // each of its triangles at the voxel's least distance so far (the node's box distance, in the same
 // float operations, is at most each triangle's box distance, its margins k2, k2e at least each
 // triangle's), so each has voxel_distance >= that distance and leaves the minimum as it is; a leaf's
-// triangles go through band_min itself (its band box test, then the distance). Triangles for which no
+// triangles go through band_min itself (its band box test, then the distance). (Long triangles are held
+// by pieces, each with its part's box: band_pieces below says why that leaves the bits alone.) Triangles for which no
 // margin holds (their angle's sine at vertex 0 under 2^-16:
 // band_bound) are not in the tree; every voxel takes them. The minimum does not depend on the order
 // of the distances, so the walk's order, its start (a neighbour's nearest triangle) and the device
@@ -37,6 +38,12 @@ struct BandRef {
   uint32_t index;  // an inner node (count 0), or a leaf's first triangle in the tree's order
   uint32_t count;  // a leaf's triangles (1 to 4); 0 for an inner node
 };
+// A box and margins: a reference's (its piece's box and its triangle's band_bound k2, k2e), a
+// leaf's from its references, an inner node's from its children's.
+struct BandNodeBox {
+  float lo[3], hi[3];
+  float k2, k2e;
+};
 // An inner node holds its two children's boxes, so a walk loads each node once.
 struct BandNode {
   float lo[2][3], hi[2][3];  // grid-space bounds of each child's triangles
@@ -50,7 +57,9 @@ struct BandTreeView {
   BandRef root{0, 0};  // the whole tree: its root node, or a leaf when it holds up to 4 triangles
   float root_lo[3] = {0, 0, 0}, root_hi[3] = {0, 0, 0}, root_k2 = 0, root_k2e = 0;
   bool empty = true;             // no triangle in the tree
-  const Vec3f* tris = nullptr;   // 3 vertices per triangle (grid space), in the tree's order
+  uint32_t num_tris = 0;         // the tree's references (triangles, or pieces of them: band_pieces)
+  const Vec3f* tris = nullptr;   // 3 vertices per reference: its triangle's (grid space), in the tree's order
+  const BandNodeBox* boxes = nullptr;  // per reference: its piece's box and its triangle's margins
   const Vec3f* loose = nullptr;  // 3 per triangle: those no margin holds for, taken at every voxel
   uint32_t num_loose = 0;
 };
@@ -139,13 +148,11 @@ VT_HD inline void band_search_lanes(const BandTreeView& t, const BandSetup& bs, 
     --sp;
     if (!kept(sd2[sp], sk2[sp], sk2e[sp])) continue;
     BandRef r = sref[sp];
-    float rk2 = sk2[sp], rk2e = sk2e[sp];
     for (;;) {
       if (r.count) {
         for (uint32_t u = r.index; u < r.index + r.count; ++u) {
-          float lo[3], hi[3];  // (the leaf's margins hold for each of its triangles)
-          band_tri_bounds(&t.tris[3 * u], lo, hi);
-          p.take(&t.tris[3 * u], lo, hi, u, bs, rk2, rk2e);
+          const BandNodeBox& b = t.boxes[u];
+          p.take(&t.tris[3 * u], b.lo, b.hi, u, bs, b.k2, b.k2e);
         }
         break;
       }
@@ -171,8 +178,6 @@ VT_HD inline void band_search_lanes(const BandTreeView& t, const BandSetup& bs, 
         ++sp;
       }
       r = nd.child[n];
-      rk2 = nd.k2[n];
-      rk2e = nd.k2e[n];
     }
   }
 }
@@ -186,16 +191,189 @@ VT_HD inline float band_search_start(const BandTreeView& t, uint32_t arg, int32_
 }
 
 // The tree's build, shared by the host and the GPU (kernels/solid/solid.cu), which build the same
-// tree: the triangles in the Morton order of their bounds' centres (ties by index; those no margin
-// holds for last, in the mesh's order: the loose ones), halved down to leaves of up to 4.
+// tree: its references (a triangle, or pieces of a long or large one: band_pieces) in the Morton
+// order of their boxes' centres (ties by reference: the mesh's order, a triangle's pieces in
+// band_pieces' order; the triangles no margin holds for last, in the mesh's order: the loose ones),
+// halved down to leaves of up to 4.
 //
-// A triangle's sort key: the Morton code of its bounds' centre in the mesh's grid-space box lo, hi
-// (21 bits per axis), or ~0 where no margin holds for it (k2, k2e from band_bound: loose).
+// Pieces. A long thin triangle across the grid's diagonal has a box of mostly empty space: every voxel
+// in it found the triangle near by its box, so on CAD slivers (fans and side quads from end to end)
+// the walk took most of the mesh's triangles at each voxel, 10-60x slower than the pairs. A triangle
+// longer than the piece length along its bounds' longest axis a1 is cut into up to
+// kBandPiecesPerAxis slabs across a1, and, where also longer along the next axis a2, each slab's part
+// into cells across a2; each non-empty part is a reference with the part's box (the clipped
+// polygon's, taken in double, grown by a margin over the clipping's rounding, rounded outwards to
+// float and kept within the triangle's bounds and the cut planes). The boxes hold the parts, which
+// make up the triangle, so a voxel's distance to the triangle is at least the least of its distances
+// to the pieces' boxes: a walk that passes over every piece (band_beyond at its least distance) passes
+// over a triangle that band_box_culled would, and a leaf takes band_min of the whole triangle (its
+// value, whichever piece led there; twice is the same minimum). A piece's box lies within the
+// triangle's, so a triangle the walk takes is one the pairs take too: the same bits.
+#ifndef VT_BAND_PIECE  // (measurements: another piece length)
+#define VT_BAND_PIECE 8.0f
+#endif
+constexpr float kBandPieceVoxels = VT_BAND_PIECE;  // the piece length (grid units) before band_piece_length
+constexpr uint32_t kBandPiecesPerAxis = 64;        // at most, along each of a1 and a2
+// A convex polygon (a triangle cut by up to four planes: at most 7 vertices).
+struct BandPoly {
+  int n;
+  double p[8][3];
+};
+// The part of q with p[a] >= v (above) or <= v, its cut points on the plane exactly v.
+VT_HD inline void band_clip(const BandPoly& q, int a, double v, bool above, BandPoly& out) {
+  out.n = 0;
+  for (int e = 0; e < q.n; ++e) {
+    const double* c = q.p[e];
+    const double* d = q.p[e + 1 == q.n ? 0 : e + 1];
+    const bool cin = above ? c[a] >= v : c[a] <= v, din = above ? d[a] >= v : d[a] <= v;
+    if (cin && out.n < 8) {
+      for (int b = 0; b < 3; ++b) out.p[out.n][b] = c[b];
+      ++out.n;
+    }
+    if (cin != din && out.n < 8) {
+      const double t = (v - c[a]) / (d[a] - c[a]);
+      for (int b = 0; b < 3; ++b) out.p[out.n][b] = b == a ? v : c[b] + t * (d[b] - c[b]);
+      ++out.n;
+    }
+  }
+}
+// The float nearest below / above x.
+VT_HD inline float band_down(double x) {
+  const float f = static_cast<float>(x);
+  return static_cast<double>(f) > x ? nextafterf(f, -INFINITY) : f;
+}
+VT_HD inline float band_up(double x) {
+  const float f = static_cast<float>(x);
+  return static_cast<double>(f) < x ? nextafterf(f, INFINITY) : f;
+}
+// Cut s of n across [lo, hi] (the ends exactly lo and hi).
+VT_HD inline double band_cut(double lo, double hi, uint32_t n, uint32_t s) {
+  return s == 0 ? lo : s == n ? hi : lo + (hi - lo) * static_cast<double>(s) / static_cast<double>(n);
+}
+// Cuts along an extent e at the piece length.
+VT_HD inline uint32_t band_cuts(double e, float piece) {
+  if (!(e > static_cast<double>(piece))) return 1;
+  const double n = ceil(e / static_cast<double>(piece));
+  return n >= static_cast<double>(kBandPiecesPerAxis) ? kBandPiecesPerAxis : static_cast<uint32_t>(n);
+}
+// The pieces of a triangle (tri, its bounds lo, hi from band_tri_bounds, not loose) at the piece
+// length: emit(lo, hi) for each piece's box in order when `boxes`; returns their count. One piece,
+// the triangle's own bounds, where no axis is longer than the piece length.
+template <class Emit>
+VT_HD inline uint32_t band_pieces(const Vec3f tri[3], const float lo[3], const float hi[3], float piece, bool boxes,
+                                  Emit&& emit) {
+  double ext[3];
+  for (int a = 0; a < 3; ++a) ext[a] = static_cast<double>(hi[a]) - static_cast<double>(lo[a]);
+  int a1 = 0;
+  for (int a = 1; a < 3; ++a)
+    if (ext[a] > ext[a1]) a1 = a;
+  const uint32_t n1 = band_cuts(ext[a1], piece);
+  if (n1 == 1) {
+    if (boxes) emit(lo, hi);
+    return 1;
+  }
+  int a2 = a1 == 0 ? 1 : 0;
+  for (int a = 0; a < 3; ++a)
+    if (a != a1 && ext[a] > ext[a2]) a2 = a;
+  const uint32_t n2 = band_cuts(ext[a2], piece);
+  double m = 1.0;  // the margin: 2^-30 of the largest coordinate (the clipping's rounding is ~2^-50 of it)
+  for (int a = 0; a < 3; ++a) m = fmax(m, fmax(fabs(static_cast<double>(lo[a])), fabs(static_cast<double>(hi[a]))));
+  const double eps = m * 9.313225746154785e-10;
+  BandPoly t;
+  t.n = 3;
+  for (int q = 0; q < 3; ++q) {
+    t.p[q][0] = tri[q].x;
+    t.p[q][1] = tri[q].y;
+    t.p[q][2] = tri[q].z;
+  }
+  // The box of polygon q grown by eps, within the box b (the part's known bounds); b itself where
+  // the clipping left nothing (a part within rounding of a cut).
+  auto part_box = [&](const BandPoly& q, const double(&b)[2][3], double(&out)[2][3]) {
+    for (int a = 0; a < 3; ++a) {
+      double l = INFINITY, h = -INFINITY;
+      for (int v = 0; v < q.n; ++v) {
+        l = fmin(l, q.p[v][a]);
+        h = fmax(h, q.p[v][a]);
+      }
+      out[0][a] = q.n ? fmax(b[0][a], l - eps) : b[0][a];
+      out[1][a] = q.n ? fmin(b[1][a], h + eps) : b[1][a];
+    }
+  };
+  auto put = [&](const double(&b)[2][3]) {
+    float l[3], h[3];
+    for (int a = 0; a < 3; ++a) {
+      l[a] = band_down(b[0][a]);
+      h[a] = band_up(b[1][a]);
+    }
+    emit(l, h);
+  };
+  uint32_t count = 0;
+  const double lo1 = lo[a1], hi1 = hi[a1], lo2 = lo[a2], hi2 = hi[a2];
+  for (uint32_t s = 0; s < n1; ++s) {
+    const double x0 = band_cut(lo1, hi1, n1, s), x1 = band_cut(lo1, hi1, n1, s + 1);
+    BandPoly p0, p1;
+    band_clip(t, a1, x0, true, p0);
+    band_clip(p0, a1, x1, false, p1);
+    double tb[2][3], sb[2][3];  // the triangle's bounds within the slab, the slab's part's box
+    for (int a = 0; a < 3; ++a) {
+      tb[0][a] = a == a1 ? x0 : static_cast<double>(lo[a]);
+      tb[1][a] = a == a1 ? x1 : static_cast<double>(hi[a]);
+    }
+    part_box(p1, tb, sb);
+    if (n2 == 1) {
+      ++count;
+      if (boxes) put(sb);
+      continue;
+    }
+    // The cells across a2 that the slab's part (within sb) may reach.
+    auto cell = [&](double y) {
+      const double c = floor((y - lo2) / (hi2 - lo2) * static_cast<double>(n2));
+      return c < 0.0 ? 0u : (c >= static_cast<double>(n2 - 1) ? n2 - 1 : static_cast<uint32_t>(c));
+    };
+    const uint32_t c0 = cell(sb[0][a2]), c1 = cell(sb[1][a2]);
+    count += c1 - c0 + 1;
+    if (!boxes) continue;
+    for (uint32_t c = c0; c <= c1; ++c) {
+      const double y0 = band_cut(lo2, hi2, n2, c), y1 = band_cut(lo2, hi2, n2, c + 1);
+      BandPoly p2, p3;
+      band_clip(p1, a2, y0, true, p2);
+      band_clip(p2, a2, y1, false, p3);
+      double cb[2][3], pb[2][3];
+      for (int a = 0; a < 3; ++a) {
+        cb[0][a] = a == a2 ? fmax(sb[0][a], y0) : sb[0][a];
+        cb[1][a] = a == a2 ? fmin(sb[1][a], y1) : sb[1][a];
+      }
+      part_box(p3, cb, pb);
+      put(pb);
+    }
+  }
+  return count;
+}
+// The references the tree may hold for nt triangles; band_piece_length doubles the piece length
+// until the pieces fit.
+inline uint64_t band_piece_budget(uint64_t nt) {
+  const uint64_t b = 4 * nt > (uint64_t(1) << 22) ? 4 * nt : (uint64_t(1) << 22);
+  return b < (uint64_t(1) << 31) ? b : (uint64_t(1) << 31);
+}
+// The piece length for a mesh whose pieces count(piece) gives (a sum over its triangles: the same
+// on every device): `start` (kBandPieceVoxels), doubled while the count is over band_piece_budget(nt).
+template <class Count>
+inline float band_piece_length(uint64_t nt, Count&& count, uint64_t* refs, float start = kBandPieceVoxels) {
+  float piece = start;
+  for (;;) {
+    *refs = count(piece);
+    if (*refs <= band_piece_budget(nt) || !(piece < 1e30f)) return piece;
+    piece *= 2.0f;
+  }
+}
+
+// A reference's sort key: the Morton code of its box's centre (l, h) in the mesh's grid-space box
+// lo, hi (21 bits per axis), or ~0 where no margin holds for its triangle (k2, k2e from band_bound:
+// loose).
 VT_HD inline bool band_loose(float k2, float k2e) { return !(k2 < INFINITY && k2e < INFINITY); }
-VT_HD inline uint64_t band_tree_key(const Vec3f tri[3], const float lo[3], const float hi[3], float k2, float k2e) {
+VT_HD inline uint64_t band_tree_key(const float l[3], const float h[3], const float lo[3], const float hi[3], float k2,
+                                    float k2e) {
   if (band_loose(k2, k2e)) return ~uint64_t(0);
-  float l[3], h[3];
-  band_tri_bounds(tri, l, h);
   uint64_t key = 0;
   for (int a = 0; a < 3; ++a) {
     const double ext = double(hi[a]) - double(lo[a]);
@@ -205,14 +383,8 @@ VT_HD inline uint64_t band_tree_key(const Vec3f tri[3], const float lo[3], const
   }
   return key;
 }
-// A node's box and margins: a leaf's from its triangles (in the tree's order, tris 3 per triangle,
-// k2, k2e theirs), an inner node's from its children's.
-struct BandNodeBox {
-  float lo[3], hi[3];
-  float k2, k2e;
-};
-VT_HD inline BandNodeBox band_leaf_box(const Vec3f* tris, const float* k2, const float* k2e, uint32_t first,
-                                       uint32_t count) {
+// A leaf's box and margins from its references' (boxes, in the tree's order).
+VT_HD inline BandNodeBox band_leaf_box(const BandNodeBox* boxes, uint32_t first, uint32_t count) {
   BandNodeBox n;
   for (int a = 0; a < 3; ++a) {
     n.lo[a] = INFINITY;
@@ -220,14 +392,13 @@ VT_HD inline BandNodeBox band_leaf_box(const Vec3f* tris, const float* k2, const
   }
   n.k2 = n.k2e = 0.0f;
   for (uint32_t u = first; u < first + count; ++u) {
-    float lo[3], hi[3];
-    band_tri_bounds(&tris[3 * size_t(u)], lo, hi);
+    const BandNodeBox& b = boxes[u];
     for (int a = 0; a < 3; ++a) {
-      n.lo[a] = vt_minf(n.lo[a], lo[a]);
-      n.hi[a] = vt_maxf(n.hi[a], hi[a]);
+      n.lo[a] = vt_minf(n.lo[a], b.lo[a]);
+      n.hi[a] = vt_maxf(n.hi[a], b.hi[a]);
     }
-    n.k2 = vt_maxf(n.k2, k2[u]);
-    n.k2e = vt_maxf(n.k2e, k2e[u]);
+    n.k2 = vt_maxf(n.k2, b.k2);
+    n.k2e = vt_maxf(n.k2e, b.k2e);
   }
   return n;
 }
@@ -313,11 +484,15 @@ struct BandTree {
   std::vector<BandNode> nodes;  // the inner nodes, the root's first
   BandTreeView top;             // the root's box and reference (pointers unset)
   std::vector<Vec3f> tris, loose;
+  std::vector<BandNodeBox> boxes;  // per reference (BandTreeView::boxes)
+  float piece = kBandPieceVoxels;  // the piece length it was cut at (band_piece_length)
   BandTreeView view() const;
 };
 // The tree of the mesh's grid-space triangles (g = to_grid_space(mesh, spec), box = mesh_grid_box;
 // the order and shape above), on the host's cores.
-BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const GridBox& box, const BandSetup& bs);
+// (piece: the piece length to start from, band_piece_length; shorter in tests.)
+BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const GridBox& box, const BandSetup& bs,
+                         float piece = kBandPieceVoxels);
 
 // The bricks the search walks: those of the grid within the mesh's box grown by the band's reach
 // (all of them for kBandAll), as [lo, hi] brick coordinates; false when none.
@@ -341,39 +516,42 @@ double band_box_voxels(const Mesh& mesh, const std::vector<Vec3f>& g, const Grid
 double band_search_voxels(const GridBox& box, const GridSpec& spec, const BandSetup& bs);
 
 // When a band of `band` voxels is taken by the search rather than by the pairs: always for kBandAll,
-// else where the pairs' work (the
-// triangles' band-box voxels, plus `per_brick` for each (brick, triangle) pair) is over `ratio` times
-// the voxels the search walks plus `per_triangle` times the triangles (the tree's cost). Either way
-// gives the same bits. Fitted on the dragon and the bunny, bands of 1 to 48 voxels at 64^3 to 512^3
-// (scripts/bench-results/band-warp-h200-2026-11-29.md): on the CPU (2 cores) the pairs take about
-// 3 ns per band-box voxel, the search 0.1-0.35 us per walked voxel on the dragon and the bunny, 0.57 us
-// on CAD slivers (fans of long thin triangles, whose boxes overlap), and its tree about 0.35 us per
-// triangle: a ratio of 40 scaled by the triangles' size (takes_search) and 100 per triangle chose the
-// faster way in 38 of 39 cases on the dragon, the bunny, CAD slivers and tubes (1.03x slower in the
-// other; 40 unscaled: 4.4x slower on CAD slivers at a band of 3, 60: 3.4x, 100: 2.1x; it was a ratio
-// of 600 from bands of 8 while the walk was per voxel, 5x slower); on the GPU (H200, the tree
-// built there in 0.3 ms, the count on the device: no cost measurable at the default band) a ratio of
-// 80 with 300 per pair chose the faster way in 60 of 64 cases (6-38% slower in the others; voxels
-// alone, a ratio of 40: 56 of 64, up to 2.7x slower at bands of 1 to 3 on small grids, where the
-// pairs' bricks cost more than their voxels; the rule was a ratio of 800 from bands of 16: up to 10x).
-// The GPU's rule is fitted on the dragon and the bunny only, and scaled by the triangles' size as the
-// CPU's (which leaves each of those 64 choices as it was): CAD slivers, whose search costs the CPU 3x
-// more per voxel, were not measured on the GPU; scaled, they take the pairs at narrow bands.
+// else where the pairs' work (the triangles' band-box voxels, plus `per_brick` for each (brick,
+// triangle) pair) is over `ratio` times the voxels the search walks (scaled by the triangles' size,
+// below) plus `per_triangle` times the triangles (the tree's cost). Either way gives the same bits.
+// Fitted on the dragon and the bunny, bands of 1 to 48 voxels at 64^3 to 512^3
+// (scripts/bench-results/band-warp-h200-2026-11-29.md, band-pieces-h200-2026-11-29.md): on the CPU
+// (2 cores) the pairs take about
+// 3 ns per band-box voxel, the search 0.1-0.35 us per walked voxel on the dragon and the bunny, and
+// its tree about 0.35 us per triangle: a ratio of 40 and 100 per triangle, from bands of 1; on the GPU
+// (H200, the tree built there in 0.3 ms, the count on the device: no cost measurable at the default
+// band) a ratio of 80 with 300 per pair chose the faster way in 60 of 64 cases (6-38% slower in the
+// others; voxels alone, a ratio of 40: 56 of 64, up to 2.7x slower at bands of 1 to 3 on small grids,
+// where the pairs' bricks cost more than their voxels; the rule was a ratio of 800 from bands of 16:
+// up to 10x). Meshes of large triangles (CAD slivers: `generate cad`, fans and side quads from end to
+// end) need another scale: their band boxes overstate the pairs' work (the pairs' plane and edge
+// bounds skip most of a sliver's box) and the search walks more triangles per voxel, so the ratio is
+// scaled by a power of the triangles' size (takes_search): on the CPU by its square root (40, 100 per
+// triangle: the faster way in 29 of 30 measured cases on the dragon, the bunny and two CAD meshes,
+// 1.03x slower in the other; the size itself, as before the search cut long triangles into pieces,
+// took the pairs on CAD at 128^3 with a band of 8, 1.7x slower), on the GPU by its square (the faster
+// way in 114 of 125 measured cases on the dragon, the bunny, CAD and 1M tubes, up to 1.5x slower in
+// the others, 1.3% over the best on average; the size itself: 14 wrong, up to 2.8x on CAD slivers of
+// 307k triangles at 128^3, bands 1 to 3).
 struct BandRule {
   double ratio;
   double per_triangle;
   double per_brick;
+  double size_power;
   // Whether the search is taken, given the pairs' work (band_box_voxels with per_brick), the voxels
   // the search walks, the triangles and a compact triangle's work (band_compact_work). The ratio is
-  // scaled by how many times a triangle's work is, on average, a compact triangle's: large
-  // triangles' boxes bound them loosely, and the search's walk pays for that where the pairs' bounds
-  // do not.
+  // scaled by a power of how many times a triangle's work is, on average, a compact triangle's.
   bool takes_search(double pairs_work, double walked, uint64_t triangles, double compact_work) const {
     const double size = triangles ? std::max(1.0, pairs_work / double(triangles) / compact_work) : 1.0;
-    return pairs_work > ratio * size * walked + per_triangle * double(triangles);
+    return pairs_work > ratio * std::pow(size, size_power) * walked + per_triangle * double(triangles);
   }
 };
-constexpr BandRule kBandRuleCpu{40, 100, 0}, kBandRuleGpu{80, 0, 300};
+constexpr BandRule kBandRuleCpu{40, 100, 0, 0.5}, kBandRuleGpu{80, 0, 300, 2};
 // A compact triangle's pairs' work (band_box_work of a triangle no larger than a voxel: (2 reach + 1)
 // voxels per axis and at most that many bricks plus one), the scale of BandRule::takes_search.
 inline double band_compact_work(const BandSetup& bs, double per_brick) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -1363,69 +1364,160 @@ TEST(Inside, BandIsEveryVoxelsMinimumOverAllTriangles) {
   }
 }
 
-// The band search's tree (built in parallel above 16,384 triangles): every triangle in one leaf,
-// each child's box and margins holding its triangles', the walk's references in range.
-TEST(Inside, BandTreeHoldsEveryTriangleOnceWithinItsChildsBox) {
-  for (const Mesh& mesh : {subdivide(make_uv_sphere(0.1f, 0.2f, -0.3f, 1.0f, 60, 120), 2), make_tubes(40, 30, 6, 5),
-                           make_uv_sphere(0, 0, 0, 1, 2, 3)}) {
-    const GridSpec spec = grid_for(mesh, 64, 2);
-    const std::vector<Vec3f> g = to_grid_space(mesh, spec);
-    const BandSetup bs = band_setup(spec, kBandAll);
-    const BandTree tree = build_band_tree(mesh, g, mesh_grid_box(mesh, spec), bs);
-    const BandTreeView v = tree.view();
-    ASSERT_FALSE(v.empty);
-    const size_t nt = tree.tris.size() / 3;
-    EXPECT_EQ(nt + v.num_loose, mesh.num_triangles());
-    std::vector<int> seen(nt, 0);
-    // (ref, box, margins) to check: the subtree's triangles lie in the box, their margins under its.
-    struct Item {
-      BandRef ref;
-      float lo[3], hi[3], k2, k2e;
-    };
-    std::vector<Item> todo;
-    Item root{v.root, {}, {}, v.root_k2, v.root_k2e};
-    for (int a = 0; a < 3; ++a) {
-      root.lo[a] = v.root_lo[a];
-      root.hi[a] = v.root_hi[a];
-    }
-    todo.push_back(root);
-    size_t inner_seen = 0;
-    while (!todo.empty()) {
-      const Item it = todo.back();
-      todo.pop_back();
-      std::vector<Item> below;
-      if (it.ref.count) {
-        ASSERT_LE(it.ref.index + it.ref.count, nt);
-        ASSERT_LE(it.ref.count, 4u);
-        for (uint32_t u = it.ref.index; u < it.ref.index + it.ref.count; ++u) {
-          ++seen[u];
-          float lo[3], hi[3];
-          band_tri_bounds(&tree.tris[3 * u], lo, hi);
-          const BandBound w = band_bound(&tree.tris[3 * u], bs);
-          for (int a = 0; a < 3; ++a) ASSERT_TRUE(it.lo[a] <= lo[a] && hi[a] <= it.hi[a]);
-          ASSERT_LE(w.k2, it.k2);
-          ASSERT_LE(w.k2e, it.k2e);
+static Mesh hard_soup(int soup);
+
+// The band search's tree (built in parallel above 16,384 triangles): every reference in one leaf,
+// each child's box and margins holding its references', each reference's box within its triangle's
+// bounds and its margins the triangle's; a triangle's pieces' boxes hold every point of it (sampled:
+// vertices, edges, inside), long triangles cut (CAD slivers, a sphere of a few large triangles, and
+// every triangle at a piece length under a voxel), the loose ones kept apart.
+TEST(Inside, BandTreeHoldsEveryTriangleByPiecesWithinItsChildsBox) {
+  const std::vector<std::pair<std::string, Mesh>> meshes = {
+      {"sphere", subdivide(make_uv_sphere(0.1f, 0.2f, -0.3f, 1.0f, 60, 120), 2)},
+      {"tubes", make_tubes(40, 30, 6, 5)},
+      {"few large", make_uv_sphere(0, 0, 0, 1, 2, 3)},
+      {"cad slivers", make_cad(8, 96, 4)},
+      {"soup", hard_soup(1)}};
+  size_t cut = 0;
+  for (const auto& [name, mesh] : meshes)
+    for (float piece : {kBandPieceVoxels, 0.75f}) {
+      SCOPED_TRACE(name + " piece " + std::to_string(piece));
+      const GridSpec spec = grid_for(mesh, 64, 2);
+      const std::vector<Vec3f> g = to_grid_space(mesh, spec);
+      const BandSetup bs = band_setup(spec, kBandAll);
+      const BandTree tree = build_band_tree(mesh, g, mesh_grid_box(mesh, spec), bs, piece);
+      const BandTreeView v = tree.view();
+      ASSERT_FALSE(v.empty);
+      const size_t nr = tree.tris.size() / 3;
+      ASSERT_EQ(nr, v.num_tris);
+      ASSERT_EQ(tree.boxes.size(), nr);
+      // Each triangle's references (by its vertices), and the loose ones apart.
+      std::map<std::array<float, 9>, std::vector<size_t>> refs;
+      auto key_of = [](const Vec3f* t) {
+        return std::array<float, 9>{t[0].x, t[0].y, t[0].z, t[1].x, t[1].y, t[1].z, t[2].x, t[2].y, t[2].z};
+      };
+      for (size_t u = 0; u < nr; ++u) refs[key_of(&tree.tris[3 * u])].push_back(u);
+      size_t tree_tris = 0;
+      for (size_t t = 0; t < mesh.num_triangles(); ++t) {
+        const Vec3f tri[3] = {g[mesh.indices[3 * t]], g[mesh.indices[3 * t + 1]], g[mesh.indices[3 * t + 2]]};
+        const BandBound w = band_bound(tri, bs);
+        const auto it = refs.find(key_of(tri));
+        if (band_loose(w.k2, w.k2e)) continue;
+        ASSERT_TRUE(it != refs.end()) << "triangle " << t << " not in the tree";
+        ++tree_tris;
+        float lo[3], hi[3];
+        band_tri_bounds(tri, lo, hi);
+        for (size_t u : it->second) {
+          const BandNodeBox& b = tree.boxes[u];
+          for (int a = 0; a < 3; ++a) ASSERT_TRUE(lo[a] <= b.lo[a] && b.lo[a] <= b.hi[a] && b.hi[a] <= hi[a]) << t;
+          ASSERT_EQ(b.k2, w.k2);
+          ASSERT_EQ(b.k2e, w.k2e);
         }
-        continue;
+        cut += it->second.size() > 1;
+        // Points of the triangle (barycentric samples in double, rounded to float both ways) lie in a piece's box.
+        const int n = 12;
+        for (int p = 0; p <= n; ++p)
+          for (int q = 0; p + q <= n; ++q) {
+            double x[3];
+            const double wa = double(p) / n, wb = double(q) / n, wc = 1.0 - wa - wb;
+            x[0] = wa * tri[0].x + wb * tri[1].x + wc * tri[2].x;
+            x[1] = wa * tri[0].y + wb * tri[1].y + wc * tri[2].y;
+            x[2] = wa * tri[0].z + wb * tri[1].z + wc * tri[2].z;
+            bool held = false;
+            for (size_t u : it->second) {
+              const BandNodeBox& b = tree.boxes[u];
+              bool in = true;
+              for (int a = 0; a < 3; ++a) in &= double(b.lo[a]) <= x[a] + 1e-9 && x[a] - 1e-9 <= double(b.hi[a]);
+              held |= in;
+            }
+            ASSERT_TRUE(held) << "triangle " << t << " point " << p << "," << q << " in no piece's box";
+          }
       }
-      ASSERT_LT(it.ref.index, tree.nodes.size());
-      ++inner_seen;
-      const BandNode& n = tree.nodes[it.ref.index];
-      for (int h = 0; h < 2; ++h) {
-        Item c{n.child[h], {}, {}, n.k2[h], n.k2e[h]};
-        for (int a = 0; a < 3; ++a) {
-          c.lo[a] = n.lo[h][a];
-          c.hi[a] = n.hi[h][a];
-          ASSERT_TRUE(it.lo[a] <= c.lo[a] && c.hi[a] <= it.hi[a]);
+      EXPECT_EQ(tree_tris + v.num_loose, mesh.num_triangles());
+      std::vector<int> seen(nr, 0);
+      // (ref, box, margins) to check: the subtree's references lie in the box, their margins under its.
+      struct Item {
+        BandRef ref;
+        float lo[3], hi[3], k2, k2e;
+      };
+      std::vector<Item> todo;
+      Item root{v.root, {}, {}, v.root_k2, v.root_k2e};
+      for (int a = 0; a < 3; ++a) {
+        root.lo[a] = v.root_lo[a];
+        root.hi[a] = v.root_hi[a];
+      }
+      todo.push_back(root);
+      size_t inner_seen = 0;
+      while (!todo.empty()) {
+        const Item it = todo.back();
+        todo.pop_back();
+        if (it.ref.count) {
+          ASSERT_LE(it.ref.index + it.ref.count, nr);
+          ASSERT_LE(it.ref.count, 4u);
+          for (uint32_t u = it.ref.index; u < it.ref.index + it.ref.count; ++u) {
+            ++seen[u];
+            const BandNodeBox& b = tree.boxes[u];
+            for (int a = 0; a < 3; ++a) ASSERT_TRUE(it.lo[a] <= b.lo[a] && b.hi[a] <= it.hi[a]);
+            ASSERT_LE(b.k2, it.k2);
+            ASSERT_LE(b.k2e, it.k2e);
+          }
+          continue;
         }
-        ASSERT_LE(c.k2, it.k2);
-        ASSERT_LE(c.k2e, it.k2e);
-        todo.push_back(c);
+        ASSERT_LT(it.ref.index, tree.nodes.size());
+        ++inner_seen;
+        const BandNode& n = tree.nodes[it.ref.index];
+        for (int h = 0; h < 2; ++h) {
+          Item c{n.child[h], {}, {}, n.k2[h], n.k2e[h]};
+          for (int a = 0; a < 3; ++a) {
+            c.lo[a] = n.lo[h][a];
+            c.hi[a] = n.hi[h][a];
+            ASSERT_TRUE(it.lo[a] <= c.lo[a] && c.hi[a] <= it.hi[a]);
+          }
+          ASSERT_LE(c.k2, it.k2);
+          ASSERT_LE(c.k2e, it.k2e);
+          todo.push_back(c);
+        }
       }
+      EXPECT_EQ(inner_seen, tree.nodes.size());
+      for (size_t u = 0; u < nr; ++u) ASSERT_EQ(seen[u], 1) << u;
     }
-    EXPECT_EQ(inner_seen, tree.nodes.size());
-    for (size_t u = 0; u < nt; ++u) ASSERT_EQ(seen[u], 1) << u;
-  }
+  EXPECT_GT(cut, 1000u) << "few triangles cut into pieces";
+}
+
+// The walk over a tree of pieces (long triangles cut, down to pieces under a voxel) gives each voxel
+// band_min's minimum over all triangles, bit for bit, at a band of 2 and 7 voxels and for every
+// voxel: CAD slivers, a sphere of a few large triangles, a soup of needles and slivers.
+TEST(Inside, BandSearchOverPiecesIsEveryVoxelsMinimum) {
+  const std::vector<std::pair<std::string, Mesh>> meshes = {
+      {"cad slivers", make_cad(3, 40, 2)}, {"few large", make_uv_sphere(0.1f, 0, 0, 1, 2, 3)}, {"soup", hard_soup(2)}};
+  for (const auto& [name, mesh] : meshes)
+    for (int band : {2, 7, kBandAll})
+      for (float piece : {kBandPieceVoxels, 2.0f, 0.6f}) {
+        SCOPED_TRACE(name + " band " + std::to_string(band) + " piece " + std::to_string(piece));
+        const GridSpec spec = grid_for(mesh, 23, 2);
+        const std::vector<Vec3f> g = to_grid_space(mesh, spec);
+        const BandSetup bs = band_setup(spec, band);
+        const BandTree tree = build_band_tree(mesh, g, mesh_grid_box(mesh, spec), bs, piece);
+        const BandTreeView v = tree.view();
+        for (int32_t i = 0; i < spec.dims.x; ++i)
+          for (int32_t j = 0; j < spec.dims.y; ++j)
+            for (int32_t k = 0; k < spec.dims.z; ++k) {
+              float want = bs.width;
+              for (size_t t = 0; t < mesh.num_triangles(); ++t) {
+                const Vec3f tri[3] = {g[mesh.indices[3 * t]], g[mesh.indices[3 * t + 1]], g[mesh.indices[3 * t + 2]]};
+                want = band_min(tri, i, j, k, bs, want);
+              }
+              BandLanes<1> p;
+              p.i[0] = i;
+              p.j[0] = j;
+              p.k[0] = k;
+              p.active[0] = 1;
+              p.best[0] = bs.width;
+              p.arg[0] = kBandNone;
+              band_search_lanes(v, bs, p);
+              ASSERT_EQ(float_bits(p.best[0]), float_bits(want)) << i << "," << j << "," << k;
+            }
+      }
 }
 
 // On closed meshes that do not cross themselves, OpenVDB's meshToLevelSet (an independent sign:
@@ -1751,7 +1843,8 @@ TEST(InsideGpu, SdfOfHardTrianglesEqualsTheCpu) {
 
 // The search's tree as the GPU builds it (keys, sort, shape and boxes on the device) is the host's,
 // node for node: on the test meshes, the hard soups (whose degenerate triangles no margin holds for:
-// loose, kept apart in the mesh's order), a mesh of one triangle and one of 230k.
+// loose, kept apart in the mesh's order), a mesh of one triangle, one of 230k and CAD slivers (cut
+// into pieces: band_pieces).
 TEST(InsideGpu, TheSearchTreeIsTheHosts) {
   if (!query_gpu().available) GTEST_SKIP() << "no GPU";
   std::vector<std::pair<std::string, Mesh>> meshes;
@@ -1762,7 +1855,8 @@ TEST(InsideGpu, TheSearchTreeIsTheHosts) {
   one.indices = {0, 1, 2};
   meshes.push_back({"one triangle", one});
   meshes.push_back({"tubes 230k", make_tubes(160, 120, 6, 3)});
-  size_t loose = 0;
+  meshes.push_back({"cad slivers", make_cad(40, 128, 6)});  // (long triangles cut into pieces)
+  size_t loose = 0, pieces = 0;
   for (const auto& [name, m] : meshes)
     for (int band : {3, kBandAll}) {
       const GridSpec spec = grid_for(m, 70, 2);
@@ -1773,6 +1867,10 @@ TEST(InsideGpu, TheSearchTreeIsTheHosts) {
       ASSERT_EQ(0, std::memcmp(got.nodes.data(), want.nodes.data(), want.nodes.size() * sizeof(BandNode))) << what;
       ASSERT_EQ(got.tris.size(), want.tris.size()) << what;
       ASSERT_EQ(0, std::memcmp(got.tris.data(), want.tris.data(), want.tris.size() * sizeof(Vec3f))) << what;
+      ASSERT_EQ(got.boxes.size(), want.boxes.size()) << what;
+      ASSERT_EQ(0, std::memcmp(got.boxes.data(), want.boxes.data(), want.boxes.size() * sizeof(BandNodeBox))) << what;
+      EXPECT_EQ(got.piece, want.piece) << what;
+      pieces += want.boxes.size() + want.loose.size() / 3 - m.num_triangles();
       ASSERT_EQ(got.loose.size(), want.loose.size()) << what;
       ASSERT_EQ(0, std::memcmp(got.loose.data(), want.loose.data(), want.loose.size() * sizeof(Vec3f))) << what;
       EXPECT_EQ(got.top.empty, want.top.empty) << what;
@@ -1787,6 +1885,7 @@ TEST(InsideGpu, TheSearchTreeIsTheHosts) {
       loose += want.loose.size();
     }
   EXPECT_GT(loose, 0u) << "no loose triangle tested";
+  EXPECT_GT(pieces, 1000u) << "few triangles cut into pieces";
 }
 
 // Wide bands and --band all, which both devices take by the search (core/band_search.h): the

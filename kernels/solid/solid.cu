@@ -715,41 +715,74 @@ __global__ void __launch_bounds__(kBandThreads, 8)
 }
 
 // The search's tree built on the GPU (core/band_search.h: the host's tree, the same nodes).
-// Each triangle's margins and sort key (by the mesh's index).
-__global__ void k_tree_keys(MeshView m, uint64_t nt, GridBox box, BandSetup bs, unsigned long long* keys, uint32_t* ids,
-                            float* k2, float* k2e) {
+// Each triangle's margins and its pieces' count at the piece length (band_pieces; one for a loose
+// triangle), by the mesh's index.
+__global__ void k_tree_count(MeshView m, uint64_t nt, BandSetup bs, float piece, float* k2, float* k2e,
+                             uint64_t* counts) {
   const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= nt) return;
   Vec3f tri[3];
   load_corners(m, t, tri);
   const BandBound w = band_bound(tri, bs);
-  const float lo[3] = {box.lo.x, box.lo.y, box.lo.z}, hi[3] = {box.hi.x, box.hi.y, box.hi.z};
-  keys[t] = band_tree_key(tri, lo, hi, w.k2, w.k2e);
-  ids[t] = uint32_t(t);
   k2[t] = w.k2;
   k2e[t] = w.k2e;
+  float l[3], h[3];
+  band_tri_bounds(tri, l, h);
+  counts[t] = band_loose(w.k2, w.k2e) ? 1u : band_pieces(tri, l, h, piece, false, [](const float*, const float*) {});
 }
-// The triangles the tree holds: those before the first loose key (sorted last).
-__global__ void k_tree_kept(const unsigned long long* keys, uint64_t nt, uint64_t* kept) {
+// Each triangle's references from its first (first[t]): their boxes and margins, triangle, sort key
+// and index.
+__global__ void k_tree_refs(MeshView m, uint64_t nt, GridBox box, float piece, const float* k2, const float* k2e,
+                            const uint64_t* first, unsigned long long* keys, uint32_t* ids, BandNodeBox* ref_box,
+                            uint32_t* ref_tri) {
+  const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= nt) return;
+  Vec3f tri[3];
+  load_corners(m, t, tri);
+  float l[3], h[3];
+  band_tri_bounds(tri, l, h);
+  const float lo[3] = {box.lo.x, box.lo.y, box.lo.z}, hi[3] = {box.hi.x, box.hi.y, box.hi.z};
+  const float tk2 = k2[t], tk2e = k2e[t];
+  uint64_t at = first[t];
+  auto put = [&](const float* pl, const float* ph) {
+    BandNodeBox b;
+    for (int a = 0; a < 3; ++a) {
+      b.lo[a] = pl[a];
+      b.hi[a] = ph[a];
+    }
+    b.k2 = tk2;
+    b.k2e = tk2e;
+    ref_box[at] = b;
+    ref_tri[at] = uint32_t(t);
+    keys[at] = band_tree_key(pl, ph, lo, hi, tk2, tk2e);
+    ids[at] = uint32_t(at);
+    ++at;
+  };
+  if (band_loose(tk2, tk2e))
+    put(l, h);
+  else
+    band_pieces(tri, l, h, piece, true, put);
+}
+// The references the tree holds: those before the first loose key (sorted last).
+__global__ void k_tree_kept(const unsigned long long* keys, uint64_t nr, uint64_t* kept) {
   const uint64_t u = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (u >= nt) return;
+  if (u >= nr) return;
   const bool loose = keys[u] == ~0ull;
   if (u == 0 && loose) *kept = 0;
-  if (!loose && (u + 1 == nt || keys[u + 1] == ~0ull)) *kept = u + 1;
+  if (!loose && (u + 1 == nr || keys[u + 1] == ~0ull)) *kept = u + 1;
 }
-// The tree's triangles and margins in its order, then the loose ones.
-__global__ void k_tree_gather(MeshView m, const uint32_t* ids, uint64_t nt, const uint64_t* kept, const float* k2,
-                              const float* k2e, Vec3f* tris, float* tk2, float* tk2e, Vec3f* loose) {
+// The tree's references (their triangles' vertices, boxes and margins) in its order, then the loose
+// triangles.
+__global__ void k_tree_gather(MeshView m, const uint32_t* ids, uint64_t nr, const uint64_t* kept,
+                              const BandNodeBox* ref_box, const uint32_t* ref_tri, Vec3f* tris, BandNodeBox* boxes,
+                              Vec3f* loose) {
   const uint64_t u = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (u >= nt) return;
-  const uint32_t t = ids[u];
+  if (u >= nr) return;
+  const uint32_t r = ids[u];
   const uint64_t n = *kept;
   Vec3f* out = u < n ? &tris[3 * u] : &loose[3 * (u - n)];
-  load_corners(m, t, out);
-  if (u < n) {
-    tk2[u] = k2[t];
-    tk2e[u] = k2e[t];
-  }
+  load_corners(m, ref_tri[r], out);
+  if (u < n) boxes[u] = ref_box[r];
 }
 struct TreeShapeView {
   int32_t* right;
@@ -764,10 +797,9 @@ __global__ void k_tree_shape(BandShapeTable t, uint64_t n, TreeShapeView sh) {
   sh.depth[b] = uint8_t(depth);
   sh.inner[b] = sh.right[b] >= 0 ? 1u : 0u;
 }
-__global__ void k_tree_leaves(TreeShapeView sh, uint64_t n, const Vec3f* tris, const float* tk2, const float* tk2e,
-                              BandNodeBox* boxes) {
+__global__ void k_tree_leaves(TreeShapeView sh, uint64_t n, const BandNodeBox* refs, BandNodeBox* boxes) {
   const uint64_t b = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (b < n && sh.right[b] < 0) boxes[b] = band_leaf_box(tris, tk2, tk2e, sh.first[b], sh.count[b]);
+  if (b < n && sh.right[b] < 0) boxes[b] = band_leaf_box(refs, sh.first[b], sh.count[b]);
 }
 __global__ void k_tree_join(TreeShapeView sh, uint64_t n, uint32_t depth, BandNodeBox* boxes) {
   const uint64_t b = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -1266,34 +1298,64 @@ SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& hos
 
 // ---- Band ------------------------------------------------------------------------------------
 
-BandTreeView SolidState::band_tree(GpuContext& ctx, const DeviceMesh& mesh, const GridBox& box, const BandSetup& bs) {
+BandTreeView SolidState::band_tree(GpuContext& ctx, const DeviceMesh& mesh, const GridBox& box, const BandSetup& bs,
+                                   uint64_t other_bytes) {
   cudaStream_t s = ctx.stream;
   const MeshView mv = mesh.view();
   const uint64_t nt = mesh.num_tris;
   BandTreeView view;
   if (nt == 0) return view;
+  // The triangles' margins and pieces (a scan of their counts: each one's first reference), at the
+  // piece length that fits (band_piece_length: counted again only where the first does not).
+  d_tree_k2.grow(2 * nt);
+  float *k2 = d_tree_k2.data(), *k2e = k2 + nt;
+  d_counts.grow(nt + 1);
+  d_offsets.grow(nt + 1);
+  uint64_t nr = 0;
+  tree_piece = band_piece_length(
+      nt,
+      [&](float piece) {
+        VT_CUDA_CHECK(cudaMemsetAsync(d_counts.data() + nt, 0, sizeof(uint64_t), s));
+        launch_1d(k_tree_count, nt, 256, s, mv, nt, bs, piece, k2, k2e, d_counts.data());
+        ctx.cub.run([&](void* t, size_t& bytes) {
+          return cub::DeviceScan::ExclusiveSum(t, bytes, d_counts.data(), d_offsets.data(), int64_t(nt + 1), s);
+        });
+        return read_scalar(d_offsets.data() + nt, s);
+      },
+      &nr);
+  // The band's region (other_bytes) and the tree and its build (per reference: keys and ids twice,
+  // its box twice, triangle and vertices; the shape, boxes and nodes of at most as many nodes: leaves
+  // hold 2 to 4 references).
+  const uint64_t need = other_bytes + nr * (2 * 12 + 2 * sizeof(BandNodeBox) + 4 + 3 * sizeof(Vec3f)) +
+                        (nr + 1) * (5 * 4 + 1 + sizeof(BandNodeBox) + sizeof(BandNode));
+  if (need > ctx.memory_budget())
+    fail(ErrorKind::kResource, "the distance band's search (" + std::to_string(nr) + " triangles and pieces) needs " +
+                                   std::to_string(need >> 20) + " MB, more than the GPU memory budget holds");
   for (int i = 0; i < 2; ++i) {
-    d_keys[i].grow(nt);
-    d_tris[i].grow(nt);
+    d_keys[i].grow(nr);
+    d_tris[i].grow(nr);
   }
-  d_tree_k2.grow(4 * nt);  // by the mesh's index (k2, k2e), then in the tree's order
-  float* k2 = d_tree_k2.data();
-  float *k2e = k2 + nt, *tk2 = k2 + 2 * nt, *tk2e = k2 + 3 * nt;
-  launch_1d(k_tree_keys, nt, 256, s, mv, nt, box, bs, d_keys[0].data(), d_tris[0].data(), k2, k2e);
+  d_ref_boxes.grow(nr);
+  d_ref_tri.grow(nr);
+  launch_1d(k_tree_refs, nt, 256, s, mv, nt, box, tree_piece, k2, k2e, d_offsets.data(), d_keys[0].data(),
+            d_tris[0].data(), d_ref_boxes.data(), d_ref_tri.data());
   cub::DoubleBuffer<unsigned long long> dk(d_keys[0].data(), d_keys[1].data());
   cub::DoubleBuffer<uint32_t> dt(d_tris[0].data(), d_tris[1].data());
   ctx.cub.run(
-      [&](void* t, size_t& bytes) { return cub::DeviceRadixSort::SortPairs(t, bytes, dk, dt, int64_t(nt), 0, 64, s); });
+      [&](void* t, size_t& bytes) { return cub::DeviceRadixSort::SortPairs(t, bytes, dk, dt, int64_t(nr), 0, 64, s); });
   d_num.grow(1);
-  launch_1d(k_tree_kept, nt, 256, s, dk.Current(), nt, d_num.data());
+  launch_1d(k_tree_kept, nr, 256, s, dk.Current(), nr, d_num.data());
   const uint64_t kept = read_scalar(d_num.data(), s);
   d_band_tris.grow(3 * kept + 1);
-  d_band_loose.grow(3 * (nt - kept) + 1);
-  launch_1d(k_tree_gather, nt, 256, s, mv, dt.Current(), nt, d_num.data(), k2, k2e, d_band_tris.data(), tk2, tk2e,
-            d_band_loose.data());
+  d_band_boxes.grow(kept + 1);
+  d_band_loose.grow(3 * (nr - kept) + 1);
+  launch_1d(k_tree_gather, nr, 256, s, mv, dt.Current(), nr, d_num.data(), d_ref_boxes.data(), d_ref_tri.data(),
+            d_band_tris.data(), d_band_boxes.data(), d_band_loose.data());
   view.tris = d_band_tris.data();
+  view.boxes = d_band_boxes.data();
+  view.num_tris = uint32_t(kept);
   view.loose = d_band_loose.data();
-  view.num_loose = uint32_t(nt - kept);
+  view.num_loose = uint32_t(nr - kept);
   if (kept == 0) return view;
   // The shape (core/band_search.h band_shape_node: each node's place from the count alone), the inner
   // nodes numbered by a scan, the boxes from the leaves up a depth at a time, then the nodes.
@@ -1310,7 +1372,7 @@ BandTreeView SolidState::band_tree(GpuContext& ctx, const DeviceMesh& mesh, cons
   });
   VT_CUDA_CHECK(cudaMemcpyAsync(sv.inner, shape + 4 * n, n * 4, cudaMemcpyDeviceToDevice, s));
   d_tree_boxes.grow(n);
-  launch_1d(k_tree_leaves, n, 256, s, sv, n, d_band_tris.data(), tk2, tk2e, d_tree_boxes.data());
+  launch_1d(k_tree_leaves, n, 256, s, sv, n, d_band_boxes.data(), d_tree_boxes.data());
   for (uint32_t d = table.depths; d-- > 0;)  // deepest first: children before parents
     launch_1d(k_tree_join, n, 256, s, sv, n, d, d_tree_boxes.data());
   d_band_nodes.grow(num_inner + 1);
@@ -1343,17 +1405,13 @@ SparseGrid SolidState::band_search(GpuContext& ctx, const DeviceMesh& mesh, cons
   const Int3 n{hi.x - lo.x + 1, hi.y - lo.y + 1, hi.z - lo.z + 1};
   const uint64_t bricks = uint64_t(n.x) * uint64_t(n.y) * uint64_t(n.z);
   // The region's values, masks and linear indices, then keep_bricks' copies of them (at most as
-  // many), and the tree and its build (per triangle: keys and ids twice, margins twice, vertices; the
-  // shape, boxes and nodes of at most as many nodes: leaves hold 2 to 4 triangles).
-  const uint64_t nt = mesh.num_tris;
-  const uint64_t need = bricks * 2 * (kBrickVoxels * sizeof(float) + 64 + 16) +
-                        nt * (2 * 12 + 4 * sizeof(float) + 3 * sizeof(Vec3f)) +
-                        (nt + 1) * (5 * 4 + 1 + sizeof(BandNodeBox) + sizeof(BandNode));
-  if (need > ctx.memory_budget())
+  // many), with the tree's (band_tree: counted once its pieces are).
+  const uint64_t region = bricks * 2 * (kBrickVoxels * sizeof(float) + 64 + 16) + mesh.num_tris * 2 * sizeof(float);
+  if (region > ctx.memory_budget())
     fail(ErrorKind::kResource, "the distance band of " + std::to_string(bricks) + " bricks needs " +
-                                   std::to_string(need >> 20) + " MB, more than the GPU memory budget holds");
+                                   std::to_string(region >> 20) + " MB, more than the GPU memory budget holds");
   timer.begin("band_tree");
-  const BandTreeView view = band_tree(ctx, mesh, box, bs);
+  const BandTreeView view = band_tree(ctx, mesh, box, bs, region);
   timer.begin("band_distance");
   d_values.grow(bricks * kBrickVoxels + 1);
   d_masks.grow(bricks * 16 + 1);
@@ -1520,12 +1578,16 @@ BandTree GpuVoxelizer::band_tree(const GridSpec& spec, int band) {
   t.top.nodes = nullptr;
   t.top.tris = t.top.loose = nullptr;
   t.top.num_loose = 0;
+  t.top.boxes = nullptr;
+  t.piece = m_solid.tree_piece;
   if (!v.empty) {
-    const uint64_t num_inner = (band_shape_table(uint32_t(mesh().num_triangles() - v.num_loose)).nodes() - 1) / 2;
+    const uint64_t num_inner = (band_shape_table(v.num_tris).nodes() - 1) / 2;
     t.nodes.resize(num_inner);
     if (num_inner) m_ctx.download(t.nodes.data(), v.nodes, num_inner * sizeof(BandNode));
-    t.tris.resize(3 * (mesh().num_triangles() - v.num_loose));
+    t.tris.resize(3 * size_t(v.num_tris));
     m_ctx.download(t.tris.data(), v.tris, t.tris.size() * sizeof(Vec3f));
+    t.boxes.resize(v.num_tris);
+    m_ctx.download(t.boxes.data(), v.boxes, t.boxes.size() * sizeof(BandNodeBox));
   }
   t.loose.resize(3 * size_t(v.num_loose));
   if (v.num_loose) m_ctx.download(t.loose.data(), v.loose, t.loose.size() * sizeof(Vec3f));

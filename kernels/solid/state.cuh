@@ -39,7 +39,11 @@ struct SolidState {
   DeviceBuffer<BandBound> d_bounds;
   DeviceBuffer<BandNode> d_band_nodes;  // band_search's tree (core/band_search.h)
   DeviceBuffer<Vec3f> d_band_tris, d_band_loose;
-  DeviceBuffer<float> d_tree_k2;        // its build: the triangles' margins
+  DeviceBuffer<BandNodeBox> d_band_boxes;  // per reference: its piece's box and margins
+  float tree_piece = kBandPieceVoxels;     // the piece length the last tree was cut at
+  DeviceBuffer<float> d_tree_k2;           // its build: the triangles' margins
+  DeviceBuffer<BandNodeBox> d_ref_boxes;   // and references, by triangle
+  DeviceBuffer<uint32_t> d_ref_tri;
   DeviceBuffer<uint32_t> d_tree_shape;  // the shape (band_shape_node)
   DeviceBuffer<uint8_t> d_tree_depth;
   DeviceBuffer<double> d_box_voxels;       // (band_box_voxels' sum)
@@ -65,8 +69,9 @@ struct SolidState {
   double band_box_voxels(GpuContext& ctx, const DeviceMesh& mesh, const GridSpec& spec, const BandSetup& bs,
                          double per_brick);
   // The search's tree (build_band_tree's, built on the GPU from the transformed mesh), its arrays in
-  // this state's buffers.
-  BandTreeView band_tree(GpuContext& ctx, const DeviceMesh& mesh, const GridBox& box, const BandSetup& bs);
+  // this state's buffers; fails (kResource) where it and other_bytes need more than the memory budget.
+  BandTreeView band_tree(GpuContext& ctx, const DeviceMesh& mesh, const GridBox& box, const BandSetup& bs,
+                         uint64_t other_bytes = 0);
 
  private:
   struct AxisPrep;
