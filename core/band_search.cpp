@@ -99,28 +99,33 @@ BandTree build_band_tree(const Mesh& mesh, const std::vector<Vec3f>& g, const Gr
       k2e[t] = w.k2e;
     }
   });
-  auto pieces = [&](size_t t, float piece) -> uint32_t {
-    if (band_loose(k2[t], k2e[t])) return 1;
-    Vec3f tri[3];
-    tri_of(mesh, g, t, tri);
-    float l[3], h[3];
-    band_tri_bounds(tri, l, h);
-    return band_pieces(tri, l, h, piece, false, [](const float*, const float*) {});
+  // Each triangle's pieces at a length (bound: band_piece_bound's, without clipping), their sum,
+  // each one's count left in first[t + 1].
+  auto pieces = [&](float piece, bool bound) {
+    return tbb::parallel_reduce(
+        tbb::blocked_range<size_t>(0, nt, 4096), uint64_t(0),
+        [&](const tbb::blocked_range<size_t>& r, uint64_t sum) {
+          for (size_t t = r.begin(); t < r.end(); ++t) {
+            uint32_t n = 1;
+            if (!band_loose(k2[t], k2e[t])) {
+              Vec3f tri[3];
+              tri_of(mesh, g, t, tri);
+              float l[3], h[3];
+              band_tri_bounds(tri, l, h);
+              n = bound ? band_piece_bound(l, h, piece)
+                        : band_pieces(tri, l, h, piece, false, [](const float*, const float*) {});
+            }
+            sum += (first[t + 1] = n);
+          }
+          return sum;
+        },
+        std::plus<uint64_t>());
   };
   BandTree tree;
   uint64_t refs = 0;
   tree.piece = band_piece_length(
-      nt,
-      [&](float piece) {
-        return tbb::parallel_reduce(
-            tbb::blocked_range<size_t>(0, nt, 4096), uint64_t(0),
-            [&](const tbb::blocked_range<size_t>& r, uint64_t sum) {
-              for (size_t t = r.begin(); t < r.end(); ++t) sum += (first[t + 1] = pieces(t, piece));
-              return sum;
-            },
-            std::plus<uint64_t>());
-      },
-      &refs, start);
+      nt, [&](float piece) { return pieces(piece, false); }, [&](float piece) { return pieces(piece, true); }, &refs,
+      start);
   for (size_t t = 0; t < nt; ++t) first[t + 1] += first[t];
   struct Item {
     uint64_t key;

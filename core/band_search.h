@@ -256,26 +256,44 @@ VT_HD inline uint32_t band_cuts(double e, float piece) {
   const double n = ceil(e / static_cast<double>(piece));
   return n >= static_cast<double>(kBandPiecesPerAxis) ? kBandPiecesPerAxis : static_cast<uint32_t>(n);
 }
+// The axes a triangle with bounds lo, hi is cut across at the piece length (a1 the bounds' longest,
+// a2 the next; ties by the lower axis) and the cuts along each (n2 is 1 where n1 is).
+struct BandSplit {
+  int a1, a2;
+  uint32_t n1, n2;
+};
+VT_HD inline BandSplit band_split(const float lo[3], const float hi[3], float piece) {
+  double ext[3];
+  for (int a = 0; a < 3; ++a) ext[a] = static_cast<double>(hi[a]) - static_cast<double>(lo[a]);
+  BandSplit s;
+  s.a1 = 0;
+  for (int a = 1; a < 3; ++a)
+    if (ext[a] > ext[s.a1]) s.a1 = a;
+  s.a2 = s.a1 == 0 ? 1 : 0;
+  for (int a = 0; a < 3; ++a)
+    if (a != s.a1 && ext[a] > ext[s.a2]) s.a2 = a;
+  s.n1 = band_cuts(ext[s.a1], piece);
+  s.n2 = s.n1 > 1 ? band_cuts(ext[s.a2], piece) : 1;
+  return s;
+}
+// At least a triangle's pieces (its slabs times its cells), without clipping: band_piece_length's bound.
+VT_HD inline uint32_t band_piece_bound(const float lo[3], const float hi[3], float piece) {
+  const BandSplit s = band_split(lo, hi, piece);
+  return s.n1 * s.n2;
+}
 // The pieces of a triangle (tri, its bounds lo, hi from band_tri_bounds, not loose) at the piece
 // length: emit(lo, hi) for each piece's box in order when `boxes`; returns their count. One piece,
 // the triangle's own bounds, where no axis is longer than the piece length.
 template <class Emit>
 VT_HD inline uint32_t band_pieces(const Vec3f tri[3], const float lo[3], const float hi[3], float piece, bool boxes,
                                   Emit&& emit) {
-  double ext[3];
-  for (int a = 0; a < 3; ++a) ext[a] = static_cast<double>(hi[a]) - static_cast<double>(lo[a]);
-  int a1 = 0;
-  for (int a = 1; a < 3; ++a)
-    if (ext[a] > ext[a1]) a1 = a;
-  const uint32_t n1 = band_cuts(ext[a1], piece);
+  const BandSplit sp = band_split(lo, hi, piece);
+  const int a1 = sp.a1, a2 = sp.a2;
+  const uint32_t n1 = sp.n1, n2 = sp.n2;
   if (n1 == 1) {
     if (boxes) emit(lo, hi);
     return 1;
   }
-  int a2 = a1 == 0 ? 1 : 0;
-  for (int a = 0; a < 3; ++a)
-    if (a != a1 && ext[a] > ext[a2]) a2 = a;
-  const uint32_t n2 = band_cuts(ext[a2], piece);
   double m = 1.0;  // the margin: 2^-30 of the largest coordinate (the clipping's rounding is ~2^-50 of it)
   for (int a = 0; a < 3; ++a) m = fmax(m, fmax(fabs(static_cast<double>(lo[a])), fabs(static_cast<double>(hi[a]))));
   const double eps = m * 9.313225746154785e-10;
@@ -349,22 +367,34 @@ VT_HD inline uint32_t band_pieces(const Vec3f tri[3], const float lo[3], const f
   }
   return count;
 }
-// The references the tree may hold for nt triangles; band_piece_length doubles the piece length
-// until the pieces fit.
+// The references the tree may hold for nt triangles (band_piece_length).
 inline uint64_t band_piece_budget(uint64_t nt) {
   const uint64_t b = 4 * nt > (uint64_t(1) << 22) ? 4 * nt : (uint64_t(1) << 22);
   return b < (uint64_t(1) << 31) ? b : (uint64_t(1) << 31);
 }
-// The piece length for a mesh whose pieces count(piece) gives (a sum over its triangles: the same
-// on every device): `start` (kBandPieceVoxels), doubled while the count is over band_piece_budget(nt).
-template <class Count>
-inline float band_piece_length(uint64_t nt, Count&& count, uint64_t* refs, float start = kBandPieceVoxels) {
-  float piece = start;
-  for (;;) {
-    *refs = count(piece);
-    if (*refs <= band_piece_budget(nt) || !(piece < 1e30f)) return piece;
-    piece *= 2.0f;
+// The piece length for a mesh whose pieces count(piece) gives, and bound(piece) bounds from above
+// without clipping (sums over its triangles of band_pieces and band_piece_bound: the same on every
+// device): `start` (kBandPieceVoxels) where its pieces fit band_piece_budget(nt), else the least
+// start x 2^k, k 1 to 40, whose bound fits (found by halving the range: a few passes even where
+// huge triangles keep 64 cuts a side over many lengths), else INFINITY (no triangle cut). *refs
+// gets the count.
+template <class Count, class Bound>
+inline float band_piece_length(uint64_t nt, Count&& count, Bound&& bound, uint64_t* refs,
+                               float start = kBandPieceVoxels) {
+  const uint64_t budget = band_piece_budget(nt);
+  *refs = count(start);
+  if (*refs <= budget) return start;
+  int lo = 0, hi = 41;  // bound(start) >= the count > budget; 41 stands for INFINITY
+  while (hi - lo > 1) {
+    const int m = (lo + hi) / 2;
+    if (bound(std::ldexp(start, m)) <= budget)
+      hi = m;
+    else
+      lo = m;
   }
+  const float piece = hi == 41 ? INFINITY : std::ldexp(start, hi);
+  *refs = count(piece);
+  return piece;
 }
 
 // A reference's sort key: the Morton code of its box's centre (l, h) in the mesh's grid-space box

@@ -135,6 +135,7 @@ struct TileScratch {
   std::vector<Crossing> crossings;
   std::vector<BrickMask> column_bricks;  // by w >> 3
   std::vector<uint32_t> touched;
+  std::vector<uint8_t> need;  // inside_grid_cpu's `only`: its bricks along the tile's column of bricks
 };
 
 // Sets voxels [k0, k1) of column (lu, lv) of the tile.
@@ -161,7 +162,7 @@ void set_span(TileScratch& s, int axis, int lu, int lv, int64_t k0, int64_t k1) 
 
 }  // namespace
 
-SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const InsideRange& range) {
+SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const InsideRange& range, const SparseGrid* only) {
   const int32_t u_lo = range.lo[(m.axis + 1) % 3], u_hi = range.hi[(m.axis + 1) % 3];
   const int32_t v_lo = range.lo[(m.axis + 2) % 3], v_hi = range.hi[(m.axis + 2) % 3];
   const int32_t w_lo = range.lo[m.axis], w_hi = range.hi[m.axis];
@@ -211,9 +212,28 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
   progress_total(ntiles);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, ntiles, 1), [&](const tbb::blocked_range<size_t>& r) {
     TileScratch& s = scratch.local();
+    // `only`'s bricks in the tile's column of bricks (s.need by brick along w); whether it has any.
+    int64_t need_tile = -1;
+    bool need_any = false;
+    auto tile_need = [&](int32_t tu, int32_t tv) {
+      const int64_t tile = int64_t(tu) * int64_t(tiles_v) + int64_t(tv);
+      if (need_tile == tile) return need_any;
+      need_tile = tile;
+      need_any = false;
+      s.need.assign(nbw, 0);
+      for (uint32_t bw = 0; bw < nbw; ++bw) {
+        const uint64_t key = axis == 2   ? brick_key(tu, tv, int32_t(bw))
+                             : axis == 0 ? brick_key(int32_t(bw), tu, tv)
+                                         : brick_key(tv, int32_t(bw), tu);
+        s.need[bw] = std::binary_search(only->keys.begin(), only->keys.end(), key);
+        need_any |= s.need[bw] != 0;
+      }
+      return need_any;
+    };
     for (size_t ti = r.begin(); ti < r.end(); ++ti) {
       const int32_t tu = tu0 + int32_t(ti / size_t(tv1 - tv0 + 1)), tv = tv0 + int32_t(ti % size_t(tv1 - tv0 + 1));
       const uint64_t tile = uint64_t(tu) * uint64_t(tiles_v) + uint64_t(tv);
+      if (only && !tile_need(tu, tv)) continue;  // (none of the tile's bricks is wanted)
       const size_t p0 = size_t(std::lower_bound(pairs.begin(), pairs.end(), tile << 32) - pairs.begin());
       const size_t p1 = size_t(std::lower_bound(pairs.begin(), pairs.end(), (tile + 1) << 32) - pairs.begin());
       s.crossings.clear();
@@ -286,9 +306,13 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
           auto tree_near = [&](int64_t k) { return inside_tree_near(tree, 0, 1, col, k, m.scale); };
           auto tree_far = [&](int64_t a, int64_t b) { return inside_tree_far(tree, 0, 1, col, a, b, m.scale); };
           auto set = [&](int64_t k0, int64_t k1) { set_span(s, axis, lu, lv, k0, k1); };
+          auto need = [&](int64_t bw) { return bw < int64_t(s.need.size()) && s.need[size_t(bw)] != 0; };
           inside_winding_column(
               [&](int64_t sum, int64_t k0, int64_t k1) {
-                inside_winding_span(tree_near, tree_far, exact, sum, k0, k1, set, patience);
+                if (only)
+                  inside_winding_span_in(need, tree_near, tree_far, exact, sum, k0, k1, set, patience);
+                else
+                  inside_winding_span(tree_near, tree_far, exact, sum, k0, k1, set, patience);
               },
               c, end, std::max<int64_t>(w_lo, 0), std::min<int64_t>(w_hi, m.dims.z),
               [&](uint64_t q, int64_t* k0, int32_t* sign) {
@@ -455,7 +479,7 @@ InsideRange inside_range(const Mesh& mesh, const GridSpec& spec) {
   return r;
 }
 
-SparseGrid inside_cpu(const Mesh& mesh, const GridSpec& spec, InsideMethod method) {
+SparseGrid inside_cpu(const Mesh& mesh, const GridSpec& spec, InsideMethod method, const SparseGrid* only) {
   const std::vector<Vec3f> g = to_grid_space(mesh, spec);
   const InsideRange range = inside_range(mesh, spec);
   SparseGrid out;
@@ -466,7 +490,7 @@ SparseGrid inside_cpu(const Mesh& mesh, const GridSpec& spec, InsideMethod metho
     out = combine_masks({&axes[0], &axes[1], &axes[2]}, 2);
   } else {
     const InsideMesh m = prepare_inside(mesh, g, spec, 2, method == InsideMethod::kWinding);
-    out = inside_grid_cpu(m, method, range);
+    out = inside_grid_cpu(m, method, range, only);
   }
   out.spec = spec;
   out.name = "inside";

@@ -266,4 +266,24 @@ VT_HD inline void inside_winding_span(Near&& near, Far&& far, Exact&& exact, int
       exact, c, k0, k1, set);
 }
 
+// inside_winding_span over the parts of [k0, k1) in the column's bricks of 8 voxels that need(b)
+// wants (brick b: voxels 8b to 8b + 7): the sdf's sign is wanted in its band's bricks only. Each
+// voxel's answer is its exact sum's whichever ranges the walk bounds (inside_bounds_decide), so the
+// voxels taken get the bits the whole span gives them.
+template <class Need, class Near, class Far, class Exact, class Set>
+VT_HD inline void inside_winding_span_in(Need&& need, Near&& near, Far&& far, Exact&& exact, int64_t c, int64_t k0,
+                                         int64_t k1, Set&& set, int& patience) {
+  for (int64_t k = k0; k < k1;) {
+    if (!need(k >> 3)) {
+      k = ((k >> 3) + 1) << 3;
+      continue;
+    }
+    int64_t e = ((k >> 3) + 1) << 3;
+    while (e < k1 && need(e >> 3)) e += 8;
+    const int64_t hi = e < k1 ? e : k1;
+    inside_winding_span(near, far, exact, c, k, hi, set, patience);
+    k = hi;
+  }
+}
+
 }  // namespace voxtile

@@ -73,12 +73,22 @@ std::vector<SparseGrid> Voxelizer::voxelize(const GridSpec& spec, const Voxelize
     rastered = raster(spec, options, plan.rastered, st);
   }
   if (rastered.size() != plan.rastered.size()) fail(ErrorKind::kInternal, "a backend returned the wrong number of grids");
+  // The sdf targets' unsigned band (one for all of them), then the inside test: where no solid
+  // target needs the whole of it and the band is narrow, only in the band's bricks (the sign's
+  // voxels: the same bits there; the winding test on open meshes sums their boundary per voxel).
+  SparseGrid band;
+  if (plan.sdf) {
+    const ProgressStage stage("distance band");
+    band = band_distance(spec, options.band, st);
+  }
   SparseGrid inside;
   if (plan.solid || plan.sdf) {
     const ProgressStage stage("inside test");
-    inside = inside_centres(spec, options.inside, st);
+    inside = inside_centres(spec, options.inside, st, plan.solid || options.band == kBandAll ? nullptr : &band);
   }
   std::vector<SparseGrid> grids(targets.size());
+  size_t sdf_left = 0;  // (the last sdf target takes the band itself)
+  for (const TargetSpec& t : targets) sdf_left += t.target == Target::kSdf;
   for (size_t i = 0; i < targets.size(); ++i) {
     if (targets[i].target == Target::kSolid) {
       const auto t0 = Clock::now();
@@ -86,11 +96,8 @@ std::vector<SparseGrid> Voxelizer::voxelize(const GridSpec& spec, const Voxelize
       grids[i].spec = spec;
       st.add_stage("solid_merge", ms_since(t0));
     } else if (targets[i].target == Target::kSdf) {
-      {
-        const ProgressStage stage("distance band");
-        grids[i] = band_distance(spec, options.band, st);
-      }
       const auto t0 = Clock::now();
+      grids[i] = --sdf_left ? band : std::move(band);
       apply_sign(grids[i], inside);
       grids[i].level_set = true;
       grids[i].background = band_background(grids[i], spec, options.band);

@@ -65,8 +65,10 @@ class Voxelizer {
                                          const std::vector<TargetSpec>& targets, VoxelizeStats& stats) = 0;
   // The buckets of the mesh (options already checked); stage times and counters in `stats`.
   virtual Buckets bucket_mesh(const GridSpec& spec, const BucketOptions& options, VoxelizeStats& stats) = 0;
-  // Occupancy of the voxel centres inside the mesh (core/inside.h), the same grid as inside_cpu.
-  virtual SparseGrid inside_centres(const GridSpec& spec, InsideMethod method, VoxelizeStats& stats) = 0;
+  // Occupancy of the voxel centres inside the mesh (core/inside.h), the same grid as inside_cpu (with
+  // `only`: right in only's bricks, inside_grid_cpu).
+  virtual SparseGrid inside_centres(const GridSpec& spec, InsideMethod method, VoxelizeStats& stats,
+                                    const SparseGrid* only) = 0;
   // Unsigned distance of the voxels within `band` of the surface, as band_distance_cpu.
   virtual SparseGrid band_distance(const GridSpec& spec, int band, VoxelizeStats& stats) = 0;
 
@@ -87,7 +89,8 @@ class CpuVoxelizer final : public Voxelizer {
   std::vector<SparseGrid> raster(const GridSpec& spec, const VoxelizeOptions& options,
                                  const std::vector<TargetSpec>& targets, VoxelizeStats& stats) override;
   Buckets bucket_mesh(const GridSpec& spec, const BucketOptions& options, VoxelizeStats& stats) override;
-  SparseGrid inside_centres(const GridSpec& spec, InsideMethod method, VoxelizeStats& stats) override;
+  SparseGrid inside_centres(const GridSpec& spec, InsideMethod method, VoxelizeStats& stats,
+                            const SparseGrid* only) override;
   SparseGrid band_distance(const GridSpec& spec, int band, VoxelizeStats& stats) override;
 };
 

@@ -45,6 +45,9 @@ SparseGrid gpu_voxelize_probed(const Mesh&, const GridSpec&, const VoxelizeOptio
   no_cuda();
 }
 BandTree gpu_band_tree(const Mesh&, const GridSpec&, int, const GpuOptions&) { no_cuda(); }
+SparseGrid gpu_inside_centres(const Mesh&, const GridSpec&, InsideMethod, const SparseGrid*, const GpuOptions&) {
+  no_cuda();
+}
 std::vector<uint64_t> gpu_select_indices(const std::vector<uint8_t>&, ScanMethod, int) { no_cuda(); }
 double gpu_copy_bandwidth(int) { no_cuda(); }
 std::vector<uint32_t> gpu_zero_ranges(uint64_t, const std::vector<std::pair<uint64_t, uint64_t>>&, int) { no_cuda(); }

@@ -60,13 +60,19 @@ class GpuVoxelizer final : public Voxelizer {
   GpuStageProbe* probe = nullptr;
   // Tests: the sdf search's tree for the loaded mesh (gpu_band_tree).
   BandTree band_tree(const GridSpec& spec, int band);
+  // Tests: the inside test of the loaded mesh (gpu_inside_centres).
+  SparseGrid inside_for_tests(const GridSpec& spec, InsideMethod method, const SparseGrid* only) {
+    VoxelizeStats st;
+    return inside_centres(spec, method, st, only);
+  }
 
  protected:
   void load_mesh(const Mesh& mesh) override;
   std::vector<SparseGrid> raster(const GridSpec& spec, const VoxelizeOptions& options,
                                  const std::vector<TargetSpec>& targets, VoxelizeStats& stats) override;
   Buckets bucket_mesh(const GridSpec& spec, const BucketOptions& options, VoxelizeStats& stats) override;
-  SparseGrid inside_centres(const GridSpec& spec, InsideMethod method, VoxelizeStats& stats) override;
+  SparseGrid inside_centres(const GridSpec& spec, InsideMethod method, VoxelizeStats& stats,
+                            const SparseGrid* only) override;
   SparseGrid band_distance(const GridSpec& spec, int band, VoxelizeStats& stats) override;
 
  private:

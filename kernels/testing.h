@@ -42,6 +42,9 @@ SparseGrid gpu_voxelize_probed(const Mesh& mesh, const GridSpec& spec, const Vox
 // The sdf search's tree (core/band_search.h) as the GPU builds it for `mesh` on `spec` with a band of
 // `band` voxels, downloaded (nodes, triangles, loose ones and the view's root; pointers unset).
 BandTree gpu_band_tree(const Mesh& mesh, const GridSpec& spec, int band, const GpuOptions& gpu);
+// The inside test's grid (Voxelizer's inside_centres, with `only` as inside_grid_cpu's) on the GPU.
+SparseGrid gpu_inside_centres(const Mesh& mesh, const GridSpec& spec, InsideMethod method, const SparseGrid* only,
+                              const GpuOptions& gpu);
 
 // The compaction primitive (kernels/compact.cuh): indices of nonzero flags.
 std::vector<uint64_t> gpu_select_indices(const std::vector<uint8_t>& keep, ScanMethod scan, int device = 0);

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <tuple>
 
 #include "core/band_search.h"
 #include "core/inside_grid.h"
@@ -1484,6 +1485,43 @@ TEST(Inside, BandTreeHoldsEveryTriangleByPiecesWithinItsChildsBox) {
   EXPECT_GT(cut, 1000u) << "few triangles cut into pieces";
 }
 
+// The pieces stay within band_piece_budget: 5,000 triangles across a 1024^3 grid (their pieces at 8
+// voxels, about 7M, are over the budget of 4.2M: the length grows until they fit), and triangles out to
+// 1e20 voxels around a small grid (64 cuts a side at any length up to 2^40 x 8: none cut), each
+// built in a few passes, every triangle held.
+TEST(Inside, BandTreeCutsWithinItsBudget) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  Mesh large, huge;
+  for (int t = 0; t < 5000; ++t) {
+    for (int c = 0; c < 3; ++c) {
+      large.positions.push_back({u(rng), u(rng), u(rng)});
+      huge.positions.push_back({1e17f * u(rng), 1e17f * u(rng), 1e17f * u(rng)});
+      large.indices.push_back(uint32_t(3 * t + c));
+      huge.indices.push_back(uint32_t(3 * t + c));
+    }
+  }
+  GridOptions small;
+  small.bbox = Bounds{{-0.5, -0.5, -0.5}, {0.5, 0.5, 0.5}};
+  small.resolution = 200;
+  for (const auto& [name, mesh, spec] : std::vector<std::tuple<std::string, Mesh, GridSpec>>{
+           {"large", large, grid_for(large, 1024, 2)}, {"huge", huge, make_grid_spec(huge.bounds(), small)}}) {
+    SCOPED_TRACE(name);
+    const std::vector<Vec3f> g = to_grid_space(mesh, spec);
+    const BandTree tree = build_band_tree(mesh, g, mesh_grid_box(mesh, spec), band_setup(spec, 3));
+    const size_t refs = tree.boxes.size() + tree.loose.size() / 3;
+    EXPECT_LE(refs, band_piece_budget(mesh.num_triangles()));
+    EXPECT_GE(refs, mesh.num_triangles());
+    if (name == "large") {
+      EXPECT_GT(tree.piece, kBandPieceVoxels);
+      EXPECT_GT(refs, 10 * mesh.num_triangles());  // (still cut)
+    } else {
+      EXPECT_EQ(tree.piece, INFINITY);
+      EXPECT_EQ(refs, mesh.num_triangles());
+    }
+  }
+}
+
 // The walk over a tree of pieces (long triangles cut, down to pieces under a voxel) gives each voxel
 // band_min's minimum over all triangles, bit for bit, at a band of 2 and 7 voxels and for every
 // voxel: CAD slivers, a sphere of a few large triangles, a soup of needles and slivers.
@@ -1716,6 +1754,48 @@ TEST(Inside, CommandLineSolidAndSdf) {
   EXPECT_FLOAT_EQ(bs.background, float(bs.spec.voxel_size.x));
 }
 
+// The sdf alone (no solid target) takes the inside test in its band's bricks only: open meshes
+// whose columns the winding test sums voxel by voxel (open tubes with the piece trees, the bunny's
+// open base, a rim on the bounds' face) get, at every band voxel, the whole test's bit, so the sdf
+// is the band signed by the whole test, byte for byte; the test left out somewhere (fewer voxels set).
+static std::vector<std::pair<std::string, Mesh>> open_meshes() {
+  return {{"open tubes", make_tubes(300, 6, 6, 8, 0.01, 0.4)},
+          {"bunny", load_mesh(test::data_path("meshes/stanford_bunny.ply")).mesh},
+          {"rim", rim_on_bounds_box(0)}};
+}
+TEST(Inside, SdfSignInItsBandOnlyIsTheWholeTestsSign) {
+  size_t left_out = 0;
+  for (const auto& [name, mesh] : open_meshes())
+    for (int res : {40, 97})
+      for (int band : {1, 3}) {
+        SCOPED_TRACE(name + " -r " + std::to_string(res) + " --band " + std::to_string(band));
+        const GridSpec spec = grid_for(mesh, res, 2);
+        const SparseGrid whole = inside_cpu(mesh, spec, InsideMethod::kWinding);
+        SparseGrid signed_band = band_distance_cpu(mesh, spec, band);
+        const SparseGrid part = inside_cpu(mesh, spec, InsideMethod::kWinding, &signed_band);
+        part.validate();
+        for (size_t b = 0; b < signed_band.keys.size(); ++b) {
+          const Int3 c = brick_coord(signed_band.keys[b]);
+          for (int o = 0; o < kBrickVoxels; ++o) {
+            if (!signed_band.masks[b].test(o)) continue;
+            const int32_t i = c.x * 8 + (o >> 6), j = c.y * 8 + ((o >> 3) & 7), k = c.z * 8 + (o & 7);
+            ASSERT_EQ(grid_has(part, i, j, k), grid_has(whole, i, j, k)) << i << "," << j << "," << k;
+          }
+        }
+        left_out += whole.active_voxels() - part.active_voxels();
+        apply_sign(signed_band, whole);
+        CpuVoxelizer cpu;
+        cpu.set_mesh(mesh);
+        VoxelizeOptions vo;
+        vo.inside = InsideMethod::kWinding;
+        vo.band = band;
+        const SparseGrid sdf = cpu.voxelize(spec, vo, {make_target_spec(Target::kSdf)})[0];
+        ASSERT_EQ(sdf.keys, signed_band.keys);
+        ASSERT_EQ(sdf.fvalues, signed_band.fvalues);
+      }
+  EXPECT_GT(left_out, 10000u) << "the band's bricks left out little of the test";
+}
+
 // ---- GPU = CPU ---------------------------------------------------------------------------------
 
 TEST(InsideGpu, SolidAndSdfEqualTheCpuBitForBit) {
@@ -1839,6 +1919,40 @@ TEST(InsideGpu, SdfOfHardTrianglesEqualsTheCpu) {
       }
     }
   }
+}
+
+// The inside test in the band's bricks only (the sdf alone) on the GPU: the whole test's bits at every
+// band voxel, and the CPU's sdf, on the open meshes above.
+TEST(InsideGpu, SdfSignInItsBandOnlyEqualsTheCpu) {
+  if (!query_gpu().available) GTEST_SKIP() << "no GPU";
+  const std::unique_ptr<Voxelizer> gpu = make_gpu_voxelizer();
+  CpuVoxelizer cpu;
+  for (const auto& [name, mesh] : open_meshes())
+    for (int res : {40, 130})
+      for (int band : {1, 3}) {
+        SCOPED_TRACE(name + " -r " + std::to_string(res) + " --band " + std::to_string(band));
+        const GridSpec spec = grid_for(mesh, res, 2);
+        cpu.set_mesh(mesh);
+        gpu->set_mesh(mesh);
+        const SparseGrid b = band_distance_cpu(mesh, spec, band);
+        const SparseGrid want = inside_cpu(mesh, spec, InsideMethod::kWinding);
+        const SparseGrid got = gpu_inside_centres(mesh, spec, InsideMethod::kWinding, &b, GpuOptions{});
+        for (size_t q = 0; q < b.keys.size(); ++q) {
+          const Int3 c = brick_coord(b.keys[q]);
+          for (int o = 0; o < kBrickVoxels; ++o) {
+            if (!b.masks[q].test(o)) continue;
+            const int32_t i = c.x * 8 + (o >> 6), j = c.y * 8 + ((o >> 3) & 7), k = c.z * 8 + (o & 7);
+            ASSERT_EQ(grid_has(got, i, j, k), grid_has(want, i, j, k)) << i << "," << j << "," << k;
+          }
+        }
+        VoxelizeOptions vo;
+        vo.inside = InsideMethod::kWinding;
+        vo.band = band;
+        const SparseGrid a = cpu.voxelize(spec, vo, {make_target_spec(Target::kSdf)})[0];
+        const SparseGrid g = gpu->voxelize(spec, vo, {make_target_spec(Target::kSdf)})[0];
+        ASSERT_EQ(a.keys, g.keys);
+        ASSERT_EQ(a.fvalues, g.fvalues);
+      }
 }
 
 // The search's tree as the GPU builds it (keys, sort, shape and boxes on the device) is the host's,

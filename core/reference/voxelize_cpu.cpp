@@ -233,9 +233,10 @@ TileBinning bin_triangles(const Mesh& mesh, const GridSpec& spec, VoxelMode mode
   return b;
 }
 
-SparseGrid CpuVoxelizer::inside_centres(const GridSpec& spec, InsideMethod method, VoxelizeStats& stats) {
+SparseGrid CpuVoxelizer::inside_centres(const GridSpec& spec, InsideMethod method, VoxelizeStats& stats,
+                                        const SparseGrid* only) {
   const auto t0 = Clock::now();
-  SparseGrid g = inside_cpu(mesh(), spec, method);
+  SparseGrid g = inside_cpu(mesh(), spec, method, only);
   stats.add_stage("inside", ms_since(t0));
   return g;
 }

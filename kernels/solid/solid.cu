@@ -236,7 +236,8 @@ template <bool kTrees>
 __global__ void __launch_bounds__(32 * kWindingWarps, VT_WINDING_MIN_BLOCKS)
     k_undecided(InsideView m, const uint32_t* list, uint64_t nlist, Columns cols, int32_t w_lo, int32_t w_hi,
                 const unsigned long long* keys, const int32_t* signs, uint64_t n, const InsideEdge* edges, uint64_t ne,
-                InsideTreeView trees, int tree_patience, InsideScale sc, uint32_t* bits) {
+                InsideTreeView trees, int tree_patience, InsideScale sc, const uint32_t* need, Int3 nb,
+                uint32_t* bits) {
   const uint64_t q = uint64_t(blockIdx.x) * kWindingWarps + threadIdx.x / 32;
   const int lane = int(threadIdx.x % 32);
   if (q >= nlist) return;  // whole warps
@@ -244,6 +245,18 @@ __global__ void __launch_bounds__(32 * kWindingWarps, VT_WINDING_MIN_BLOCKS)
   const uint64_t nv = uint64_t(cols.v_hi - cols.v_lo);
   const int32_t i = cols.u_lo + int32_t(c / nv), j = cols.v_lo + int32_t(c % nv);
   if (i < m.bx0 * 8 || i >= m.bx1 * 8) return;  // whole warps: a column of another slab (axis 2: i is x)
+  // The bricks wanted along the column (need: a bit per brick of the grid, x-major; null: all of them),
+  // and whether any lies within [w_lo, w_hi) (else the whole warp is done).
+  const uint64_t need0 = (uint64_t(i >> 3) * uint64_t(nb.y) + uint64_t(j >> 3)) * uint64_t(nb.z);
+  auto wanted = [&](int64_t bw) {
+    const uint64_t x = need0 + uint64_t(bw);
+    return bw >= 0 && bw < int64_t(nb.z) && ((need[x >> 5] >> (x & 31)) & 1u) != 0;
+  };
+  if (need) {
+    bool any = false;
+    for (int64_t bw = int64_t(w_lo) >> 3; w_hi > w_lo && bw <= int64_t(w_hi - 1) >> 3 && !any; ++bw) any = wanted(bw);
+    if (!any) return;
+  }
   const InsideColumn col = inside_column_at(i, j, sc);
   const uint64_t column = uint64_t(i) * uint64_t(m.dims.y) + uint64_t(j);
   // The column's crossings: [first key >= column << kK0Bits, first key >= (column + 1) << kK0Bits).
@@ -308,7 +321,12 @@ __global__ void __launch_bounds__(32 * kWindingWarps, VT_WINDING_MIN_BLOCKS)
     if (lane == 0) set_span_bits(m, bits, i, j, k0, k1);
   };
   inside_winding_column(
-      [&](int64_t sum, int64_t k0, int64_t k1) { inside_winding_span(near, far, exact, sum, k0, k1, set, patience); },
+      [&](int64_t sum, int64_t k0, int64_t k1) {
+        if (need)
+          inside_winding_span_in(wanted, near, far, exact, sum, k0, k1, set, patience);
+        else
+          inside_winding_span(near, far, exact, sum, k0, k1, set, patience);
+      },
       q0, q1, int64_t(w_lo), int64_t(w_hi),
       [&](uint64_t r, int64_t* k0, int32_t* sign) {
         *k0 = int64_t(keys[r] & ((1ull << kK0Bits) - 1));
@@ -715,9 +733,9 @@ __global__ void __launch_bounds__(kBandThreads, 8)
 }
 
 // The search's tree built on the GPU (core/band_search.h: the host's tree, the same nodes).
-// Each triangle's margins and its pieces' count at the piece length (band_pieces; one for a loose
-// triangle), by the mesh's index.
-__global__ void k_tree_count(MeshView m, uint64_t nt, BandSetup bs, float piece, float* k2, float* k2e,
+// Each triangle's margins and its pieces' count at the piece length (band_pieces; bound:
+// band_piece_bound's, without clipping; one for a loose triangle), by the mesh's index.
+__global__ void k_tree_count(MeshView m, uint64_t nt, BandSetup bs, float piece, bool bound, float* k2, float* k2e,
                              uint64_t* counts) {
   const uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= nt) return;
@@ -728,7 +746,9 @@ __global__ void k_tree_count(MeshView m, uint64_t nt, BandSetup bs, float piece,
   k2e[t] = w.k2e;
   float l[3], h[3];
   band_tri_bounds(tri, l, h);
-  counts[t] = band_loose(w.k2, w.k2e) ? 1u : band_pieces(tri, l, h, piece, false, [](const float*, const float*) {});
+  counts[t] = band_loose(w.k2, w.k2e) ? 1u
+              : bound                 ? band_piece_bound(l, h, piece)
+                                      : band_pieces(tri, l, h, piece, false, [](const float*, const float*) {});
 }
 // Each triangle's references from its first (first[t]): their boxes and margins, triangle, sort key
 // and index.
@@ -1168,7 +1188,7 @@ SolidState::AxisPrep SolidState::prepare_axis(GpuContext& ctx, const DeviceMesh&
 }
 
 void SolidState::paint_axis(GpuContext& ctx, const AxisPrep& prep, const InsideRange& range, int32_t bx0, int32_t bx1,
-                            uint32_t* bits, StageTimer& timer) {
+                            uint32_t* bits, StageTimer& timer, const uint32_t* need) {
   cudaStream_t s = ctx.stream;
   InsideView m = prep.m;
   m.bx0 = bx0;
@@ -1182,7 +1202,8 @@ void SolidState::paint_axis(GpuContext& ctx, const AxisPrep& prep, const InsideR
     auto kernel = tree_patience > 0 ? k_undecided<true> : k_undecided<false>;
     kernel<<<blocks_for(prep.nlist, kWindingWarps), 32 * kWindingWarps, 0, s>>>(
         m, d_list.data(), prep.nlist, prep.cr, std::max(range.lo[axis], 0), std::min(range.hi[axis], m.dims.z),
-        prep.keys, prep.signs, prep.n, d_edges.data(), prep.ne, trees, tree_patience, prep.sc, bits);
+        prep.keys, prep.signs, prep.n, d_edges.data(), prep.ne, trees, tree_patience, prep.sc, need,
+        grid_bricks(m.dims), bits);
     VT_CUDA_CHECK_LAUNCH();
   }
 }
@@ -1239,7 +1260,7 @@ void SolidState::keep_solid_bricks(GpuContext& ctx, uint64_t n, const uint32_t* 
 }
 
 SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_mesh, const GridSpec& spec,
-                              InsideMethod method, VoxelizeStats& stats) {
+                              InsideMethod method, VoxelizeStats& stats, const SparseGrid* only) {
   cudaStream_t s = ctx.stream;
   const auto wall0 = std::chrono::steady_clock::now();
   StageTimer timer(s);
@@ -1272,6 +1293,21 @@ SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& hos
     timer.begin("inside_trees");
     upload_trees(ctx, ne, InsideScale{spec.voxel_size.x, spec.voxel_size.y, spec.voxel_size.z});
   }
+  // `only`'s bricks, a bit each (x-major), for the winding test's open columns.
+  const uint32_t* need = nullptr;
+  if (only && winding) {
+    const uint64_t nbits = uint64_t(nb.x) * uint64_t(nb.y) * uint64_t(nb.z);
+    std::vector<uint32_t> words((nbits + 31) / 32, 0u);
+    for (uint64_t key : only->keys) {
+      const Int3 c = brick_coord(key);
+      const uint64_t x = (uint64_t(c.x) * uint64_t(nb.y) + uint64_t(c.y)) * uint64_t(nb.z) + uint64_t(c.z);
+      words[x >> 5] |= 1u << (x & 31);
+    }
+    d_need.grow(words.size());
+    VT_CUDA_CHECK(cudaMemcpyAsync(d_need.data(), words.data(), words.size() * 4, cudaMemcpyHostToDevice, s));
+    VT_CUDA_CHECK(cudaStreamSynchronize(s));  // (words leaves scope)
+    need = d_need.data();
+  }
   AxisPrep prep;
   if (method != InsideMethod::kVote) prep = prepare_axis(ctx, mesh, spec, 2, winding, ne, range, timer);
   for (int32_t bx0 = 0; bx0 < nb.x; bx0 += slab) {
@@ -1287,7 +1323,7 @@ SparseGrid SolidState::inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& hos
       timer.begin("inside_vote");
       launch_1d(k_majority, n * 16, 256, s, d_bits.data(), d_bits.data() + n * 16, d_bits.data() + 2 * n * 16, n * 16);
     } else {
-      paint_axis(ctx, prep, range, bx0, bx1, d_bits.data(), timer);
+      paint_axis(ctx, prep, range, bx0, bx1, d_bits.data(), timer, need);
     }
     keep_solid_bricks(ctx, n, d_bits.data(), bx0, nb, timer, out);
   }
@@ -1312,17 +1348,16 @@ BandTreeView SolidState::band_tree(GpuContext& ctx, const DeviceMesh& mesh, cons
   d_counts.grow(nt + 1);
   d_offsets.grow(nt + 1);
   uint64_t nr = 0;
+  auto pieces = [&](float piece, bool bound) {  // (their scan left in d_offsets: each triangle's first)
+    VT_CUDA_CHECK(cudaMemsetAsync(d_counts.data() + nt, 0, sizeof(uint64_t), s));
+    launch_1d(k_tree_count, nt, 256, s, mv, nt, bs, piece, bound, k2, k2e, d_counts.data());
+    ctx.cub.run([&](void* t, size_t& bytes) {
+      return cub::DeviceScan::ExclusiveSum(t, bytes, d_counts.data(), d_offsets.data(), int64_t(nt + 1), s);
+    });
+    return read_scalar(d_offsets.data() + nt, s);
+  };
   tree_piece = band_piece_length(
-      nt,
-      [&](float piece) {
-        VT_CUDA_CHECK(cudaMemsetAsync(d_counts.data() + nt, 0, sizeof(uint64_t), s));
-        launch_1d(k_tree_count, nt, 256, s, mv, nt, bs, piece, k2, k2e, d_counts.data());
-        ctx.cub.run([&](void* t, size_t& bytes) {
-          return cub::DeviceScan::ExclusiveSum(t, bytes, d_counts.data(), d_offsets.data(), int64_t(nt + 1), s);
-        });
-        return read_scalar(d_offsets.data() + nt, s);
-      },
-      &nr);
+      nt, [&](float piece) { return pieces(piece, false); }, [&](float piece) { return pieces(piece, true); }, &nr);
   // The band's region (other_bytes) and the tree and its build (per reference: keys and ids twice,
   // its box twice, triangle and vertices; the shape, boxes and nodes of at most as many nodes: leaves
   // hold 2 to 4 references).
@@ -1564,9 +1599,10 @@ SparseGrid SolidState::band(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_
   return out;
 }
 
-SparseGrid GpuVoxelizer::inside_centres(const GridSpec& spec, InsideMethod method, VoxelizeStats& stats) {
+SparseGrid GpuVoxelizer::inside_centres(const GridSpec& spec, InsideMethod method, VoxelizeStats& stats,
+                                        const SparseGrid* only) {
   VT_CUDA_CHECK(cudaSetDevice(m_ctx.opt.device));
-  return m_solid.inside(m_ctx, m_mesh, mesh(), spec, method, stats);
+  return m_solid.inside(m_ctx, m_mesh, mesh(), spec, method, stats, only);
 }
 
 BandTree GpuVoxelizer::band_tree(const GridSpec& spec, int band) {
@@ -1598,6 +1634,13 @@ BandTree gpu_band_tree(const Mesh& mesh, const GridSpec& spec, int band, const G
   GpuVoxelizer v(gpu);
   v.set_mesh(mesh);
   return v.band_tree(spec, band);
+}
+
+SparseGrid gpu_inside_centres(const Mesh& mesh, const GridSpec& spec, InsideMethod method, const SparseGrid* only,
+                              const GpuOptions& gpu) {
+  GpuVoxelizer v(gpu);
+  v.set_mesh(mesh);
+  return v.inside_for_tests(spec, method, only);
 }
 
 SparseGrid GpuVoxelizer::band_distance(const GridSpec& spec, int band, VoxelizeStats& stats) {

@@ -32,6 +32,7 @@ struct SolidState {
   DeviceBuffer<InsideEdge> d_edges;
   DeviceBuffer<InsideNode> d_nodes;  // the winding test's piece trees (core/inside_tree.h)
   DeviceBuffer<uint32_t> d_chunks;
+  DeviceBuffer<uint32_t> d_need;  // inside()'s `only`: a bit per brick of the grid
   DeviceBuffer<InsideEdge> d_piece_edges, d_loose;
   InsideTreeView trees{};  // their device view for the job in progress
   int tree_patience = 0;   // InsideTree::patience (0: no trees)
@@ -56,7 +57,7 @@ struct SolidState {
 
   // Occupancy of the voxel centres inside the mesh: the same grid as inside_cpu.
   SparseGrid inside(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_mesh, const GridSpec& spec, InsideMethod method,
-                    VoxelizeStats& stats);
+                    VoxelizeStats& stats, const SparseGrid* only = nullptr);
   // Unsigned band distances: the same grid as band_distance_cpu (by the pairs, or for wide bands by
   // band_search).
   SparseGrid band(GpuContext& ctx, DeviceMesh& mesh, const Mesh& host_mesh, const GridSpec& spec, int band,
@@ -81,7 +82,7 @@ struct SolidState {
                         uint64_t ne, const InsideRange& range, class StageTimer& timer);
   // Sets the bits of the inside voxels of x-slab [bx0, bx1) (bricks) in `bits` (the slab's bricks).
   void paint_axis(GpuContext& ctx, const AxisPrep& p, const InsideRange& range, int32_t bx0, int32_t bx1,
-                  uint32_t* bits, class StageTimer& timer);
+                  uint32_t* bits, class StageTimer& timer, const uint32_t* need = nullptr);
   // The slab's partial bricks into out's keys and masks, its full bricks as runs into out.runs.
   void keep_solid_bricks(GpuContext& ctx, uint64_t n, const uint32_t* mask_words, int32_t bx0, const Int3& nb,
                          class StageTimer& timer, SparseGrid& out);
