@@ -1755,22 +1755,29 @@ TEST(Inside, CommandLineSolidAndSdf) {
 }
 
 // The sdf alone (no solid target) takes the inside test in its band's bricks only: open meshes
-// whose columns the winding test sums voxel by voxel (open tubes with the piece trees, the bunny's
-// open base, a rim on the bounds' face) get, at every band voxel, the whole test's bit, so the sdf
-// is the band signed by the whole test, byte for byte; the test left out somewhere (fewer voxels set).
+// whose columns the winding test sums voxel by voxel (a sphere with a third of its triangles left out and open tubes,
+// with the piece trees; the bunny's open base, a rim on the bounds' face) get, at every band voxel, the whole test's
+// bit, so the sdf is the band signed by the whole test, byte for byte; the test left out somewhere (fewer voxels set).
 static std::vector<std::pair<std::string, Mesh>> open_meshes() {
-  return {{"open tubes", make_tubes(300, 6, 6, 8, 0.01, 0.4)},
+  Mesh holed =
+      make_uv_sphere(0.1f, -0.2f, 0.05f, 1.0f, 32, 64);  // (a third of the triangles left out: 2,687 open edges)
+  std::vector<uint32_t> kept;
+  for (size_t t = 0; t < holed.num_triangles(); ++t)
+    if (t % 3 != 1) kept.insert(kept.end(), &holed.indices[3 * t], &holed.indices[3 * t + 3]);
+  holed.indices.assign(kept.begin(), kept.end());
+  return {{"holed sphere", holed},
+          {"open tubes", make_tubes(300, 6, 6, 8, 0.01, 0.4)},
           {"bunny", load_mesh(test::data_path("meshes/stanford_bunny.ply")).mesh},
           {"rim", rim_on_bounds_box(0)}};
 }
 TEST(Inside, SdfSignInItsBandOnlyIsTheWholeTestsSign) {
   size_t left_out = 0;
   for (const auto& [name, mesh] : open_meshes())
-    for (int res : {40, 97})
+    for (int res : {24, 40}) {
+      const GridSpec spec = grid_for(mesh, res, 2);
+      const SparseGrid whole = inside_cpu(mesh, spec, InsideMethod::kWinding);
       for (int band : {1, 3}) {
         SCOPED_TRACE(name + " -r " + std::to_string(res) + " --band " + std::to_string(band));
-        const GridSpec spec = grid_for(mesh, res, 2);
-        const SparseGrid whole = inside_cpu(mesh, spec, InsideMethod::kWinding);
         SparseGrid signed_band = band_distance_cpu(mesh, spec, band);
         const SparseGrid part = inside_cpu(mesh, spec, InsideMethod::kWinding, &signed_band);
         part.validate();
@@ -1793,7 +1800,8 @@ TEST(Inside, SdfSignInItsBandOnlyIsTheWholeTestsSign) {
         ASSERT_EQ(sdf.keys, signed_band.keys);
         ASSERT_EQ(sdf.fvalues, signed_band.fvalues);
       }
-  EXPECT_GT(left_out, 10000u) << "the band's bricks left out little of the test";
+    }
+  EXPECT_GT(left_out, 3000u) << "the band's bricks left out little of the test";
 }
 
 // ---- GPU = CPU ---------------------------------------------------------------------------------
@@ -1928,7 +1936,7 @@ TEST(InsideGpu, SdfSignInItsBandOnlyEqualsTheCpu) {
   const std::unique_ptr<Voxelizer> gpu = make_gpu_voxelizer();
   CpuVoxelizer cpu;
   for (const auto& [name, mesh] : open_meshes())
-    for (int res : {40, 130})
+    for (int res : {40, 80})
       for (int band : {1, 3}) {
         SCOPED_TRACE(name + " -r " + std::to_string(res) + " --band " + std::to_string(band));
         const GridSpec spec = grid_for(mesh, res, 2);
