@@ -309,7 +309,7 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
           auto need = [&](int64_t bw) { return bw < int64_t(s.need.size()) && s.need[size_t(bw)] != 0; };
           inside_winding_column(
               [&](int64_t sum, int64_t k0, int64_t k1) {
-                if (only && trees.patience > 0)  // (see inside_winding_span_in)
+                if (only)
                   inside_winding_span_in(need, tree_near, tree_far, exact, sum, k0, k1, set, patience);
                 else
                   inside_winding_span(tree_near, tree_far, exact, sum, k0, k1, set, patience);

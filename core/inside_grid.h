@@ -45,9 +45,9 @@ InsideRange inside_range(const Mesh& mesh, const GridSpec& spec);
 // Voxel centres inside along m's axis (parity or winding), for the columns and voxels of `range`
 // (nothing outside the mesh's bounds can be inside).
 // With `only` (a grid of the same spec: the sdf's band), tiles of columns that hold none of its
-// bricks are passed over and, where the piece trees are, the winding test's open columns are summed
-// only in its bricks (inside_winding_span_in): the voxels there get the bits they get without it,
-// those elsewhere may be left outside.
+// bricks are passed over and the winding test's open columns are summed only in its bricks
+// (inside_winding_span_in): the voxels there get the bits they get without it, those elsewhere may
+// be left outside.
 SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const InsideRange& range,
                            const SparseGrid* only = nullptr);
 // The CPU reference of Voxelizer's inside grid: occupancy of the voxel centres inside the mesh.
