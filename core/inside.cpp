@@ -310,7 +310,8 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
           inside_winding_column(
               [&](int64_t sum, int64_t k0, int64_t k1) {
                 if (only)
-                  inside_winding_span_in(need, tree_near, tree_far, exact, sum, k0, k1, set, patience);
+                  inside_winding_span_in(need, trees.patience == 0, tree_near, tree_far, exact, sum, k0, k1, set,
+                                         patience);
                 else
                   inside_winding_span(tree_near, tree_far, exact, sum, k0, k1, set, patience);
               },

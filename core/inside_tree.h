@@ -267,17 +267,18 @@ VT_HD inline void inside_winding_span(Near&& near, Far&& far, Exact&& exact, int
 }
 
 // inside_winding_span over the parts of [k0, k1) in the column's bricks of 8 voxels that need(b)
-// wants (brick b: voxels 8b to 8b + 7): the sdf's sign is wanted in its band's bricks only. Without
-// the trees (or once their patience is out) the whole span's exact bounds first (the walk's first
-// range): a span they decide needs no parts (with a few boundary edges most spans; split at once, the
-// bunny's sdf at 1024^3 took 8.8 ms of winding test against 6.2); else, and with the trees (whose
-// whole-span bound rarely decides: Sponza's at 1024^3 605 ms with it, 374 without), each run of
-// wanted bricks is walked alone. Each voxel's answer is its exact sum's whichever ranges are bounded
-// (inside_bounds_decide), so the voxels taken get the bits the whole span gives them.
+// wants (brick b: voxels 8b to 8b + 7): the sdf's sign is wanted in its band's bricks only. With
+// whole_first (a boundary without the trees: few edges, each exact sum cheap) the whole span's exact
+// bounds first (the walk's first range): a span they decide needs no parts (most spans of the bunny:
+// split at once, its sdf at 1024^3 took 8.8 ms of winding test against 6.2); else, and with the trees
+// (where such bounds rarely decide and each exact sum is long: Sponza's sdf at 1024^3 560-605 ms with
+// them, 374 without), each run of wanted bricks is walked alone. Each voxel's answer is its exact
+// sum's whichever ranges are bounded (inside_bounds_decide), so the voxels taken get the bits the
+// whole span gives them.
 template <class Need, class Near, class Far, class Exact, class Set>
-VT_HD inline void inside_winding_span_in(Need&& need, Near&& near, Far&& far, Exact&& exact, int64_t c, int64_t k0,
-                                         int64_t k1, Set&& set, int& patience) {
-  if (k1 - k0 > 1 && patience <= 0) {
+VT_HD inline void inside_winding_span_in(Need&& need, bool whole_first, Near&& near, Far&& far, Exact&& exact,
+                                         int64_t c, int64_t k0, int64_t k1, Set&& set, int& patience) {
+  if (k1 - k0 > 1 && whole_first) {
     const InsideParts pa = exact(k0), pb = exact(k1 - 1);
     const int in = inside_bounds_decide(c, pa.pos + pb.neg, pb.pos + pa.neg, pb.pos - pa.neg);
     if (in != 0) {

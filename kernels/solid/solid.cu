@@ -323,7 +323,7 @@ __global__ void __launch_bounds__(32 * kWindingWarps, VT_WINDING_MIN_BLOCKS)
   inside_winding_column(
       [&](int64_t sum, int64_t k0, int64_t k1) {
         if (need)
-          inside_winding_span_in(wanted, near, far, exact, sum, k0, k1, set, patience);
+          inside_winding_span_in(wanted, !(kTrees && tree_patience > 0), near, far, exact, sum, k0, k1, set, patience);
         else
           inside_winding_span(near, far, exact, sum, k0, k1, set, patience);
       },
