@@ -113,6 +113,16 @@ bool grid_has(const SparseGrid& g, int32_t i, int32_t j, int32_t k) {
   return it != g.keys.end() && *it == key &&
          g.masks[size_t(it - g.keys.begin())].test(brick_offset(i & 7, j & 7, k & 7));
 }
+// band_min over every triangle of the mesh (g: its grid-space vertices) at voxel (i, j, k), from the width.
+float brute_band_min(const Mesh& mesh, const std::vector<Vec3f>& g, int32_t i, int32_t j, int32_t k,
+                     const BandSetup& bs) {
+  float best = bs.width;
+  for (size_t t = 0; t < mesh.num_triangles(); ++t) {
+    const Vec3f tri[3] = {g[mesh.indices[3 * t]], g[mesh.indices[3 * t + 1]], g[mesh.indices[3 * t + 2]]};
+    best = band_min(tri, i, j, k, bs, best);
+  }
+  return best;
+}
 float grid_value(const SparseGrid& g, int32_t i, int32_t j, int32_t k) {
   const uint64_t key = brick_key(i >> 3, j >> 3, k >> 3);
   const size_t b = size_t(std::lower_bound(g.keys.begin(), g.keys.end(), key) - g.keys.begin());
@@ -1349,11 +1359,7 @@ TEST(Inside, BandIsEveryVoxelsMinimumOverAllTriangles) {
       for (int32_t i = 0; i < spec.dims.x; ++i)
         for (int32_t j = 0; j < spec.dims.y; ++j)
           for (int32_t k = 0; k < spec.dims.z; ++k) {
-            float best = bs.width;
-            for (size_t t = 0; t < mesh.num_triangles(); ++t) {
-              const Vec3f tri[3] = {g[mesh.indices[3 * t]], g[mesh.indices[3 * t + 1]], g[mesh.indices[3 * t + 2]]};
-              best = band_min(tri, i, j, k, bs, best);
-            }
+            const float best = brute_band_min(mesh, g, i, j, k, bs);
             ASSERT_EQ(grid_has(got, i, j, k), best < bs.width) << i << "," << j << "," << k;
             if (best >= bs.width) continue;
             ++active;
@@ -1540,11 +1546,7 @@ TEST(Inside, BandSearchOverPiecesIsEveryVoxelsMinimum) {
         for (int32_t i = 0; i < spec.dims.x; ++i)
           for (int32_t j = 0; j < spec.dims.y; ++j)
             for (int32_t k = 0; k < spec.dims.z; ++k) {
-              float want = bs.width;
-              for (size_t t = 0; t < mesh.num_triangles(); ++t) {
-                const Vec3f tri[3] = {g[mesh.indices[3 * t]], g[mesh.indices[3 * t + 1]], g[mesh.indices[3 * t + 2]]};
-                want = band_min(tri, i, j, k, bs, want);
-              }
+              const float want = brute_band_min(mesh, g, i, j, k, bs);
               BandLanes<1> p;
               p.i[0] = i;
               p.j[0] = j;
@@ -1658,11 +1660,7 @@ TEST(Inside, EveryVoxelsDistanceFromTheCommandLine) {
   const Mesh mesh = load_mesh(bunny).mesh;
   const std::vector<Vec3f> g = to_grid_space(mesh, all.spec);
   const BandSetup bs = band_setup(all.spec, kBandAll);
-  float corner = INFINITY;
-  for (size_t t = 0; t < mesh.num_triangles(); ++t) {
-    const Vec3f tri[3] = {g[mesh.indices[3 * t]], g[mesh.indices[3 * t + 1]], g[mesh.indices[3 * t + 2]]};
-    corner = band_min(tri, 0, 0, 0, bs, corner);
-  }
+  const float corner = brute_band_min(mesh, g, 0, 0, 0, bs);  // (the width infinite)
   EXPECT_GT(corner, 3.0f * float(all.spec.voxel_size.x));
   EXPECT_EQ(float_bits(grid_value(all, 0, 0, 0)), float_bits(corner));
   const auto cmp = run({"compare", dir.file("all.vdb"), dir.file("all.npy")});
@@ -1758,6 +1756,19 @@ TEST(Inside, CommandLineSolidAndSdf) {
 // whose columns the winding test sums voxel by voxel (a sphere with a third of its triangles left out and open tubes,
 // with the piece trees; the bunny's open base, a rim on the bounds' face) get, at every band voxel, the whole test's
 // bit, so the sdf is the band signed by the whole test, byte for byte; the test left out somewhere (fewer voxels set).
+// Whether grids a and b hold the same bits at every voxel of `band`.
+static testing::AssertionResult same_at_band_voxels(const SparseGrid& band, const SparseGrid& a, const SparseGrid& b) {
+  for (size_t q = 0; q < band.keys.size(); ++q) {
+    const Int3 c = brick_coord(band.keys[q]);
+    for (int o = 0; o < kBrickVoxels; ++o) {
+      if (!band.masks[q].test(o)) continue;
+      const int32_t i = c.x * 8 + (o >> 6), j = c.y * 8 + ((o >> 3) & 7), k = c.z * 8 + (o & 7);
+      if (grid_has(a, i, j, k) != grid_has(b, i, j, k))
+        return testing::AssertionFailure() << "voxel " << i << "," << j << "," << k << " differs";
+    }
+  }
+  return testing::AssertionSuccess();
+}
 static std::vector<std::pair<std::string, Mesh>> open_meshes() {
   Mesh holed =
       make_uv_sphere(0.1f, -0.2f, 0.05f, 1.0f, 32, 64);  // (a third of the triangles left out: 2,687 open edges)
@@ -1781,14 +1792,7 @@ TEST(Inside, SdfSignInItsBandOnlyIsTheWholeTestsSign) {
         SparseGrid signed_band = band_distance_cpu(mesh, spec, band);
         const SparseGrid part = inside_cpu(mesh, spec, InsideMethod::kWinding, &signed_band);
         part.validate();
-        for (size_t b = 0; b < signed_band.keys.size(); ++b) {
-          const Int3 c = brick_coord(signed_band.keys[b]);
-          for (int o = 0; o < kBrickVoxels; ++o) {
-            if (!signed_band.masks[b].test(o)) continue;
-            const int32_t i = c.x * 8 + (o >> 6), j = c.y * 8 + ((o >> 3) & 7), k = c.z * 8 + (o & 7);
-            ASSERT_EQ(grid_has(part, i, j, k), grid_has(whole, i, j, k)) << i << "," << j << "," << k;
-          }
-        }
+        ASSERT_TRUE(same_at_band_voxels(signed_band, part, whole));
         left_out += whole.active_voxels() - part.active_voxels();
         apply_sign(signed_band, whole);
         CpuVoxelizer cpu;
@@ -1945,14 +1949,7 @@ TEST(InsideGpu, SdfSignInItsBandOnlyEqualsTheCpu) {
         const SparseGrid b = band_distance_cpu(mesh, spec, band);
         const SparseGrid want = inside_cpu(mesh, spec, InsideMethod::kWinding);
         const SparseGrid got = gpu_inside_centres(mesh, spec, InsideMethod::kWinding, &b, GpuOptions{});
-        for (size_t q = 0; q < b.keys.size(); ++q) {
-          const Int3 c = brick_coord(b.keys[q]);
-          for (int o = 0; o < kBrickVoxels; ++o) {
-            if (!b.masks[q].test(o)) continue;
-            const int32_t i = c.x * 8 + (o >> 6), j = c.y * 8 + ((o >> 3) & 7), k = c.z * 8 + (o & 7);
-            ASSERT_EQ(grid_has(got, i, j, k), grid_has(want, i, j, k)) << i << "," << j << "," << k;
-          }
-        }
+        ASSERT_TRUE(same_at_band_voxels(b, got, want));
         VoxelizeOptions vo;
         vo.inside = InsideMethod::kWinding;
         vo.band = band;
