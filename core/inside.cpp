@@ -212,28 +212,24 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
   progress_total(ntiles);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, ntiles, 1), [&](const tbb::blocked_range<size_t>& r) {
     TileScratch& s = scratch.local();
-    // `only`'s bricks in the tile's column of bricks (s.need by brick along w); whether it has any.
-    int64_t need_tile = -1;
-    bool need_any = false;
-    auto tile_need = [&](int32_t tu, int32_t tv) {
-      const int64_t tile = int64_t(tu) * int64_t(tiles_v) + int64_t(tv);
-      if (need_tile == tile) return need_any;
-      need_tile = tile;
-      need_any = false;
-      s.need.assign(nbw, 0);
-      for (uint32_t bw = 0; bw < nbw; ++bw) {
-        const uint64_t key = axis == 2   ? brick_key(tu, tv, int32_t(bw))
-                             : axis == 0 ? brick_key(int32_t(bw), tu, tv)
-                                         : brick_key(tv, int32_t(bw), tu);
-        s.need[bw] = std::binary_search(only->keys.begin(), only->keys.end(), key);
-        need_any |= s.need[bw] != 0;
-      }
-      return need_any;
+    // The key of brick bw along the column of bricks of tile (tu, tv).
+    auto column_brick_key = [&](int32_t tu, int32_t tv, uint32_t bw) {
+      return axis == 2   ? brick_key(tu, tv, int32_t(bw))
+             : axis == 0 ? brick_key(int32_t(bw), tu, tv)
+                         : brick_key(tv, int32_t(bw), tu);
     };
     for (size_t ti = r.begin(); ti < r.end(); ++ti) {
       const int32_t tu = tu0 + int32_t(ti / size_t(tv1 - tv0 + 1)), tv = tv0 + int32_t(ti % size_t(tv1 - tv0 + 1));
       const uint64_t tile = uint64_t(tu) * uint64_t(tiles_v) + uint64_t(tv);
-      if (only && !tile_need(tu, tv)) continue;  // (none of the tile's bricks is wanted)
+      if (only) {  // `only`'s bricks along the tile's column of bricks (s.need); none: nothing to do
+        bool any = false;
+        s.need.assign(nbw, 0);
+        for (uint32_t bw = 0; bw < nbw; ++bw) {
+          s.need[bw] = std::binary_search(only->keys.begin(), only->keys.end(), column_brick_key(tu, tv, bw));
+          any |= s.need[bw] != 0;
+        }
+        if (!any) continue;
+      }
       const size_t p0 = size_t(std::lower_bound(pairs.begin(), pairs.end(), tile << 32) - pairs.begin());
       const size_t p1 = size_t(std::lower_bound(pairs.begin(), pairs.end(), (tile + 1) << 32) - pairs.begin());
       s.crossings.clear();
@@ -329,9 +325,7 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
       for (uint32_t bw : s.touched) {
         BrickMask& mk = s.column_bricks[bw];
         if (mk.any()) {
-          const uint64_t key = axis == 2   ? brick_key(tu, tv, int32_t(bw))
-                               : axis == 0 ? brick_key(int32_t(bw), tu, tv)
-                                           : brick_key(tv, int32_t(bw), tu);
+          const uint64_t key = column_brick_key(tu, tv, bw);
           if (axis == 2 && brick_full(mk)) {
             if (!o.runs.empty() && o.runs.back().key + o.runs.back().count == key)
               ++o.runs.back().count;

@@ -1491,22 +1491,12 @@ TEST(Inside, BandTreeHoldsEveryTriangleByPiecesWithinItsChildsBox) {
   EXPECT_GT(cut, 1000u) << "few triangles cut into pieces";
 }
 
-// The pieces stay within band_piece_budget: 5,000 triangles across a 1024^3 grid (their pieces at 8
+// The pieces stay within band_piece_budget: 10,000 triangles across a 1024^3 grid (their pieces at 8
 // voxels, about 7M, are over the budget of 4.2M: the length grows until they fit), and triangles out to
 // 1e20 voxels around a small grid (64 cuts a side at any length up to 2^40 x 8: none cut), each
 // built in a few passes, every triangle held.
 TEST(Inside, BandTreeCutsWithinItsBudget) {
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  Mesh large, huge;
-  for (int t = 0; t < 5000; ++t) {
-    for (int c = 0; c < 3; ++c) {
-      large.positions.push_back({u(rng), u(rng), u(rng)});
-      huge.positions.push_back({1e17f * u(rng), 1e17f * u(rng), 1e17f * u(rng)});
-      large.indices.push_back(uint32_t(3 * t + c));
-      huge.indices.push_back(uint32_t(3 * t + c));
-    }
-  }
+  const Mesh large = test::random_soup(10000, 0.5f, 1.0f, 5), huge = test::random_soup(5000, 2e17f, 1e17f, 5);
   GridOptions small;
   small.bbox = Bounds{{-0.5, -0.5, -0.5}, {0.5, 0.5, 0.5}};
   small.resolution = 200;
