@@ -156,7 +156,8 @@ InsideTree build_inside_tree(const std::vector<InsideEdge>& boundary, const Insi
     if (!used[e]) decompose(chain_from(uint32_t(e)));
   if (pieces.empty()) return t;
 
-  // Pieces along a Morton curve of their centres, in chunks of about 8, each chunk a binary tree.
+  // Pieces along a Morton curve of their centres, in chunks of about 8, each chunk a binary tree, the
+  // chunks the leaves of one binary tree above them (node 0 its root).
   V3 lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
   for (const Piece& p : pieces) {
     lo = {std::min(lo.x, p.c.x), std::min(lo.y, p.c.y), std::min(lo.z, p.c.z)};
@@ -213,10 +214,19 @@ InsideTree build_inside_tree(const std::vector<InsideEdge>& boundary, const Insi
   };
   const size_t np = pieces.size();
   const size_t chunks = std::min<size_t>(1024, std::max<size_t>(1, (np + 7) / 8));
-  for (size_t q = 0; q < chunks; ++q) {
-    t.chunks.push_back(uint32_t(t.nodes.size()));
-    emit(emit, q * np / chunks, (q + 1) * np / chunks);
-  }
+  auto upper = [&](auto&& self, size_t qb, size_t qe) -> void {  // chunks [qb, qe) under one node
+    if (qe - qb == 1) {
+      t.chunks.push_back(uint32_t(t.nodes.size()));
+      emit(emit, qb * np / chunks, qe * np / chunks);
+      return;
+    }
+    const size_t at = t.nodes.size();
+    t.nodes.push_back(node_of(qb * np / chunks, qe * np / chunks));
+    self(self, qb, qb + (qe - qb) / 2);
+    self(self, qb + (qe - qb) / 2, qe);
+    t.nodes[at].skip = uint32_t(t.nodes.size());
+  };
+  upper(upper, 0, chunks);
   t.chunks.push_back(uint32_t(t.nodes.size()));
   return t;
 }

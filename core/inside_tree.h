@@ -36,6 +36,21 @@ namespace voxtile {
 
 constexpr int kInsidePieceEdges = 8;     // a loop's run (a piece: its edges and its chord)
 constexpr double kInsideFarRadii = 3.0;  // a ball is far when the column passes > 3 radii from its centre
+#ifndef VT_POINT_REST
+#define VT_POINT_REST 1e-2
+#endif
+#ifndef VT_POINT_LEVELS
+#define VT_POINT_LEVELS 3
+#endif
+// inside_tree_point's bound on a far ball's rest at a voxel (radians): kInsidePointRest, then a tenth
+// of it, ..., kInsidePointLevels tries before the exact sum.
+constexpr double kInsidePointRest = VT_POINT_REST;
+constexpr int kInsidePointLevels = VT_POINT_LEVELS;
+VT_HD inline double inside_point_rest(int level) {
+  double r = kInsidePointRest;
+  for (int i = 0; i < level; ++i) r *= 0.1;
+  return r;
+}
 
 // A node of a piece tree: a piece (count > 0: its edges) or a subtree (count 0, its nodes follow it
 // in preorder up to `skip`). World units relative to the grid's origin, along (u, v, w).
@@ -51,10 +66,13 @@ struct InsideNode {
   uint32_t pad;
 };
 
-// A boundary's trees (host): chunk q's tree is nodes [chunks[q], chunks[q + 1]) in preorder.
+// A boundary's trees (host): one binary tree in preorder (node 0 its root), whose subtrees of about
+// eight pieces each are the chunks (chunk q's tree: nodes [chunks[q], nodes[chunks[q]].skip)). The
+// GPU's lanes walk the chunks (a lane each); the CPU walks the whole tree from its root, whose upper
+// nodes take far groups of chunks as one dipole each.
 struct InsideTree {
   std::vector<InsideNode> nodes;
-  std::vector<uint32_t> chunks;   // chunk starts, then the number of nodes
+  std::vector<uint32_t> chunks;   // chunk roots, then the number of nodes
   std::vector<InsideEdge> edges;  // the pieces' edges (multiplicity 1)
   std::vector<InsideEdge> loose;  // edges summed exactly at every voxel
   // Voxels per column that the trees may leave to the exact sum over every edge before the column
@@ -83,6 +101,14 @@ struct InsideTreeView {
 inline InsideTreeView inside_tree_view(const InsideTree& t) {
   return {t.nodes.data(), t.chunks.data(), uint32_t(t.chunks.empty() ? 0 : t.chunks.size() - 1),
           t.edges.data(), t.loose.data(),  uint64_t(t.loose.size())};
+}
+// The whole tree as one chunk (its root, node 0).
+inline InsideTreeView inside_tree_whole(const InsideTree& t) {
+  static const uint32_t kRoot = 0;
+  InsideTreeView v = inside_tree_view(t);
+  v.chunks = &kRoot;
+  v.num_chunks = t.nodes.empty() ? 0 : 1;
+  return v;
 }
 
 // A column: its snapped centre and its world position across w.
@@ -116,7 +142,7 @@ template <class OnFar, class OnNear>
 VT_HD inline void inside_tree_cut(const InsideTreeView& t, int lane, int lanes, const InsideColumn& col, OnFar&& on_far,
                                   OnNear&& on_near) {
   for (uint32_t q = static_cast<uint32_t>(lane); q < t.num_chunks; q += static_cast<uint32_t>(lanes))
-    for (uint32_t i = t.chunks[q], end = t.chunks[q + 1]; i < end;) {
+    for (uint32_t i = t.chunks[q], end = t.nodes[t.chunks[q]].skip; i < end;) {
       const InsideNode& n = t.nodes[i];
       if (inside_node_far(n, col)) {
         on_far(i);
@@ -175,6 +201,49 @@ VT_HD inline InsideFar inside_tree_far(const InsideTreeView& t, int lane, int la
   return f;
 }
 
+// The far part of B at voxel k of the column within [d - r, d + r] (mag: the terms' magnitudes), from
+// the column's far balls `far` (far[lane], far[lane + lanes], ...) looked at from that voxel alone.
+// Where the column's bounds leave a voxel open, its far balls are mostly those just beyond
+// kInsideFarRadii, whose rests are large (fans of a few times a ball's radius squared in area, at 3
+// radii: about a radian each), and without this the exact sum went over every edge. Here a ball is
+// taken as its dipole term where the column misses its projection (the term's condition) and its
+// rest at the voxel, 2 A r / (d - r)^3, is at most `rest`; else a subtree is opened and a piece's
+// edges are to be summed exactly (on_edge(e)). Returns the dipoles' part.
+template <class OnEdge>
+VT_HD inline InsideFar inside_tree_point_cut(const InsideTreeView& t, const uint32_t* far, uint32_t nfar, int lane,
+                                             int lanes, const InsideColumn& col, int64_t k, const InsideScale& s,
+                                             double rest, OnEdge&& on_edge) {
+  InsideFar f{0.0, 0.0, 0.0};
+  const double wz = (static_cast<double>(k) + 0.5) * s.sw;
+  for (uint32_t q = static_cast<uint32_t>(lane); q < nfar; q += static_cast<uint32_t>(lanes))
+    for (uint32_t i = far[q], end = t.nodes[far[q]].skip; i < end;) {
+      const InsideNode& n = t.nodes[i];
+      const double du = n.c[0] - col.px, dv = n.c[1] - col.py, dz = n.c[2] - wz;
+      const double duv2 = du * du + dv * dv;
+      if (duv2 > n.r * n.r) {
+        const double g = sqrt(duv2 + dz * dz) - n.r;
+        if (n.ar2 <= rest * (g * g * g)) {
+          inside_far_add(n, col, wz, 0.0, f);
+          i = n.skip;
+          continue;
+        }
+      }
+      for (uint32_t e = n.first; e < n.first + n.count; ++e) on_edge(e);
+      ++i;
+    }
+  return f;
+}
+// inside_tree_point_cut with the edges summed here: the far part within [d - r, d + r] (mag).
+VT_HD inline InsideFar inside_tree_point(const InsideTreeView& t, const uint32_t* far, uint32_t nfar, int lane,
+                                         int lanes, const InsideColumn& col, int64_t k, const InsideScale& s,
+                                         double rest) {
+  double pos = 0.0, neg = 0.0;
+  const double pw = static_cast<double>(k) + 0.5;
+  const InsideFar f = inside_tree_point_cut(t, far, nfar, lane, lanes, col, k, s, rest,
+                                            [&](uint32_t e) { inside_parts_add(t.edges[e], col, pw, s, pos, neg); });
+  return InsideFar{(pos + neg) + f.d, f.r, ((pos - neg) + f.mag) + f.r};
+}
+
 // Whether B in [lo, hi] (radians, before the margin) decides w = c + B / 4pi >= 0.5: +1 every such
 // w is inside, -1 none is, 0 open. The margin (1e-6 rad plus 1e-8 of the terms' magnitudes) covers
 // the rounding of the bounds' sums and of the exact sums the walk falls back to, so a bound decides
@@ -197,17 +266,25 @@ VT_HD inline int inside_bounds_decide(int64_t c, double lo, double hi, double ma
 // voxel it has not decided (else k1), so that the caller can go on with every edge summed exactly
 // (near = exact, no far part), which needs no fallback: where the boundary hugs the threshold
 // (a large open sheet: w about 0.5 all along its columns) that is cheaper than the trees.
-template <class Near, class Far, class Exact, class Set>
-VT_HD inline int64_t inside_winding_walk(Near&& near, Far&& far, Exact&& exact, int64_t c, int64_t k0, int64_t k1,
-                                         Set&& set, int* patience = nullptr) {
+template <class Near, class Far, class Point, class Exact, class Set>
+VT_HD inline int64_t inside_winding_walk(Near&& near, Far&& far, Point&& point, Exact&& exact, int64_t c, int64_t k0,
+                                         int64_t k1, Set&& set, int* patience = nullptr) {
   const double kPi = 3.14159265358979323846;
   if (k0 >= k1) return k1;
-  // One voxel: its own bounds, else its exact sum; false when the patience has run out after it.
+  // One voxel: its own bounds, then those of its far part seen from it alone (point(k), as
+  // inside_tree_point; r infinite where there is none), else its exact sum; false when the patience
+  // has run out after it.
   auto voxel = [&](int64_t k, const InsideParts& p) {
     const InsideFar f = far(k, k);
     const double b = p.pos + p.neg + f.d;
     int in = inside_bounds_decide(c, b - f.r, b + f.r, (p.pos - p.neg) + f.mag + f.r);
     bool go_on = true;
+    for (int level = 0; in == 0; ++level) {
+      const InsideFar q = point(k, level);
+      if (!(q.r < INFINITY)) break;
+      const double bq = p.pos + p.neg + q.d;
+      in = inside_bounds_decide(c, bq - q.r, bq + q.r, (p.pos - p.neg) + q.mag);
+    }
     if (in == 0) {
       const InsideParts x = exact(k);
       in = inside_winding_at_least_half(c, x.pos + x.neg, kPi) ? 1 : -1;
@@ -250,14 +327,21 @@ VT_HD inline int64_t inside_winding_walk(Near&& near, Far&& far, Exact&& exact, 
   voxel(last, pa);
   return k1;
 }
+// Without a point's bounds.
+VT_HD inline InsideFar inside_no_point(int64_t, int) { return InsideFar{0.0, INFINITY, 0.0}; }
+template <class Near, class Far, class Exact, class Set>
+VT_HD inline int64_t inside_winding_walk(Near&& near, Far&& far, Exact&& exact, int64_t c, int64_t k0, int64_t k1,
+                                         Set&& set, int* patience = nullptr) {
+  return inside_winding_walk(near, far, inside_no_point, exact, c, k0, k1, set, patience);
+}
 
 // The winding test over the span [k0, k1) with crossing sum c: the trees' walk (near, far) while
 // `patience` lasts (it carries over the column's spans), then every edge exactly (exact as the near
 // parts, no far part: no voxel is left open but where B is within the margin of the threshold).
-template <class Near, class Far, class Exact, class Set>
-VT_HD inline void inside_winding_span(Near&& near, Far&& far, Exact&& exact, int64_t c, int64_t k0, int64_t k1,
-                                      Set&& set, int& patience) {
-  if (patience > 0) k0 = inside_winding_walk(near, far, exact, c, k0, k1, set, &patience);
+template <class Near, class Far, class Point, class Exact, class Set>
+VT_HD inline void inside_winding_span(Near&& near, Far&& far, Point&& point, Exact&& exact, int64_t c, int64_t k0,
+                                      int64_t k1, Set&& set, int& patience) {
+  if (patience > 0) k0 = inside_winding_walk(near, far, point, exact, c, k0, k1, set, &patience);
   inside_winding_walk(
       exact,
       [](int64_t, int64_t) {
@@ -275,9 +359,9 @@ VT_HD inline void inside_winding_span(Near&& near, Far&& far, Exact&& exact, int
 // them, 374 without), each run of wanted bricks is walked alone. Each voxel's answer is its exact
 // sum's whichever ranges are bounded (inside_bounds_decide), so the voxels taken get the bits the
 // whole span gives them.
-template <class Need, class Near, class Far, class Exact, class Set>
-VT_HD inline void inside_winding_span_in(Need&& need, bool whole_first, Near&& near, Far&& far, Exact&& exact,
-                                         int64_t c, int64_t k0, int64_t k1, Set&& set, int& patience) {
+template <class Need, class Near, class Far, class Point, class Exact, class Set>
+VT_HD inline void inside_winding_span_in(Need&& need, bool whole_first, Near&& near, Far&& far, Point&& point,
+                                         Exact&& exact, int64_t c, int64_t k0, int64_t k1, Set&& set, int& patience) {
   if (k1 - k0 > 1 && whole_first) {
     const InsideParts pa = exact(k0), pb = exact(k1 - 1);
     const int in = inside_bounds_decide(c, pa.pos + pb.neg, pb.pos + pa.neg, pb.pos - pa.neg);
@@ -294,7 +378,7 @@ VT_HD inline void inside_winding_span_in(Need&& need, bool whole_first, Near&& n
     int64_t e = ((k >> 3) + 1) << 3;
     while (e < k1 && need(e >> 3)) e += 8;
     const int64_t hi = e < k1 ? e : k1;
-    inside_winding_span(near, far, exact, c, k, hi, set, patience);
+    inside_winding_span(near, far, point, exact, c, k, hi, set, patience);
     k = hi;
   }
 }

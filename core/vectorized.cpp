@@ -137,6 +137,11 @@ void band_distance_lanes(const Vec3f t[3], const int32_t* i, const int32_t* j, c
 
 InsideEdgeLanes inside_edge_lanes(const InsideEdge* edges, uint64_t ne) {
   InsideEdgeLanes l;
+  inside_edge_lanes(l, edges, ne);
+  return l;
+}
+
+void inside_edge_lanes(InsideEdgeLanes& l, const InsideEdge* edges, uint64_t ne) {
   const size_t n = size_t((ne + kInsideLanes - 1) / kInsideLanes * kInsideLanes);
   l.au.assign(n, 0);
   l.av.assign(n, 0);
@@ -157,7 +162,6 @@ InsideEdgeLanes inside_edge_lanes(const InsideEdge* edges, uint64_t ne) {
     l.abs_mult[i] = static_cast<double>(edges[i].mult < 0 ? -edges[i].mult : edges[i].mult);
   }
   l.count = size_t(ne);
-  return l;
 }
 
 bool cpu_has_x86_64_v4() {
@@ -281,6 +285,50 @@ inside_boundary_parts_vectorized(const InsideEdgeLanes& e, int64_t pu, int64_t p
       neg[l] = neg[l] + neg[l + off];
     }
   return {pos[0], neg[0]};
+}
+
+void inside_far_lanes(InsideFarLanes& l, const InsideNode* nodes, const uint32_t* index, size_t n) {
+  const size_t padded = (n + kInsideLanes - 1) / kInsideLanes * kInsideLanes;
+  for (std::vector<double>* v : {&l.cu, &l.cv, &l.cw, &l.mu, &l.mv, &l.mw, &l.r, &l.ar2, &l.m2}) v->resize(padded);
+  for (size_t q = 0; q < padded; ++q) {
+    if (q < n) {
+      const InsideNode& x = nodes[index[q]];
+      l.cu[q] = x.c[0], l.cv[q] = x.c[1], l.cw[q] = x.c[2];
+      l.mu[q] = x.m[0], l.mv[q] = x.m[1], l.mw[q] = x.m[2];
+      l.r[q] = x.r, l.ar2[q] = x.ar2, l.m2[q] = x.m2;
+    } else {  // terms 0 / (a large positive number)
+      l.cu[q] = l.cv[q] = l.cw[q] = 1e30;
+      l.mu[q] = l.mv[q] = l.mw[q] = l.r[q] = l.ar2[q] = l.m2[q] = 0.0;
+    }
+  }
+}
+
+#ifdef VT_X86_64_V4
+__attribute__((target("arch=x86-64-v4")))
+#endif
+InsideFar
+inside_far_vectorized(const InsideFarLanes& l, const InsideColumn& col, double wm, double h) {
+  double d[kInsideLanes] = {}, r[kInsideLanes] = {}, mag[kInsideLanes] = {};
+  const double px = col.px, py = col.py;
+  for (size_t b = 0; b < l.cu.size(); b += kInsideLanes)
+    for (int q = 0; q < kInsideLanes; ++q) {  // inside_far_add
+      const size_t i = b + size_t(q);
+      const double du = l.cu[i] - px, dv = l.cv[i] - py, dz = l.cw[i] - wm;
+      const double duv2 = du * du + dv * dv, d2 = duv2 + dz * dz, dist = std::sqrt(d2);
+      const double term = ((l.mu[i] * du + l.mv[i] * dv) + l.mw[i] * dz) / (d2 * dist);
+      const double az = (dz < 0.0 ? -dz : dz) - h, ez = az > 0.0 ? az : 0.0;
+      const double rho = std::sqrt(duv2 + ez * ez), rho3 = rho * rho * rho, g = rho - l.r[i];
+      d[q] += term;
+      mag[q] += term < 0.0 ? -term : term;
+      r[q] += l.m2[i] * h / rho3 + l.ar2[i] / (g * g * g);
+    }
+  InsideFar f{0.0, 0.0, 0.0};
+  for (int q = 0; q < kInsideLanes; ++q) {
+    f.d += d[q];
+    f.r += r[q];
+    f.mag += mag[q];
+  }
+  return f;
 }
 
 float voxel_distance_select(const Vec3f t[3], int32_t i, int32_t j, int32_t k, const Vec3f& vs) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/inside.h"
+#include "core/inside_tree.h"
 #include "core/vec.h"
 
 namespace voxtile {
@@ -45,11 +46,23 @@ struct InsideEdgeLanes {
   size_t count = 0;  // the real edges
 };
 InsideEdgeLanes inside_edge_lanes(const InsideEdge* edges, uint64_t ne);
+void inside_edge_lanes(InsideEdgeLanes& l, const InsideEdge* edges, uint64_t ne);  // into l (its storage reused)
 // inside_boundary_parts (core/inside.h) at voxel k of column (pu, pv): the same sums in the same
 // order, the lanes' terms evaluated eight at a time without branches. Only where
 // cpu_has_x86_64_v4().
 InsideParts inside_boundary_parts_vectorized(const InsideEdgeLanes& e, int64_t pu, int64_t pv, int64_t k,
                                              const InsideScale& s);
+// A column's far balls of the piece trees (core/inside_tree.h) field by field, padded to whole rounds
+// of kInsideLanes (the padding: no area, far away), for inside_far_vectorized.
+struct InsideFarLanes {
+  std::vector<double> cu, cv, cw, mu, mv, mw, r, ar2, m2;
+};
+void inside_far_lanes(InsideFarLanes& l, const InsideNode* nodes, const uint32_t* index, size_t n);
+// inside_tree_far over the listed balls: each ball's terms by inside_far_add's operations, summed in
+// another order (bounds: any order of the sums is within their margin, inside_bounds_decide). Only
+// where cpu_has_x86_64_v4().
+InsideFar inside_far_vectorized(const InsideFarLanes& l, const InsideColumn& col, double wm, double h);
+
 // inside_column_decided (core/inside.h) of column (pu, pv): the same answer (its terms summed in the
 // same order), the terms evaluated eight at a time. Only where cpu_has_x86_64_v4().
 bool inside_column_decided_vectorized(const InsideEdgeLanes& e, int64_t pu, int64_t pv, const InsideScale& s);

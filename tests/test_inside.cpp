@@ -287,6 +287,34 @@ TEST(Inside, TheWindingWalkDecidesEveryVoxelAsItsOwnSumWould) {
       const bool in = k >= k0 && double(c) + b / (4 * kPi) >= 0.5;
       ASSERT_EQ(got[size_t(k)], in ? 1 : 0) << "trial " << trial << " voxel " << k;
     }
+    // With a point's bounds (here the far value itself at level 0, a wider rest at level 1, none
+    // after) the same answer, with exact sums only where the point leaves a voxel open.
+    std::vector<int> got3(parts.size(), 0);
+    int exact_calls3 = 0, point_calls = 0;
+    inside_winding_walk(
+        [&](int64_t k) { return parts[size_t(k)]; },
+        [&](int64_t a, int64_t b) {
+          const int64_t m = a + (b - a) / 2;
+          return InsideFar{far[size_t(m)], lip * double(std::max(m - a, b - m)) + rest, std::fabs(far[size_t(m)])};
+        },
+        [&](int64_t k, int level) {
+          ++point_calls;
+          const double r = level == 0 ? 0.5 : level == 1 ? 1e-3 : INFINITY;
+          return InsideFar{far[size_t(k)] + (level == 0 ? 0.4 : -1e-4), r, std::fabs(far[size_t(k)])};
+        },
+        [&](int64_t k) {
+          ++exact_calls3;
+          return InsideParts{parts[size_t(k)].pos + far_pos[size_t(k)], parts[size_t(k)].neg + far_neg[size_t(k)]};
+        },
+        c, k0, k0 + len,
+        [&](int64_t a, int64_t b) {
+          for (int64_t k = a; k < b; ++k) got3[size_t(k)]++;
+        });
+    ASSERT_EQ(got, got3) << "trial " << trial;
+    ASSERT_LE(exact_calls3, exact_calls) << "trial " << trial;
+    if (exact_calls > 0) {
+      ASSERT_GT(point_calls, 0) << "trial " << trial;
+    }
     // With a patience, the walk stops after that many exact sums; the rest with every edge exactly
     // (no far part) completes the same answer.
     int patience = 1 + trial % 3;
@@ -417,8 +445,24 @@ TEST(Inside, PieceTreesBoundTheBoundaryTermOnEveryKindOfBoundary) {
       const InsideMesh m = prepare_inside(c.mesh, g, spec, 2, true, false);
       ASSERT_FALSE(m.boundary.empty()) << c.name;
       const InsideTree tree = build_inside_tree(m.boundary, m.scale);
-      const InsideTreeView view = inside_tree_view(tree);
-      size_t far_ranges = 0;
+      // One tree: node 0 its root; the chunks its subtrees, in order, holding every piece (none where
+      // every edge is loose: the doubled sheet's).
+      ASSERT_EQ(tree.nodes.empty(), c.name == "a doubled sheet") << c.name;
+      ASSERT_EQ(tree.chunks.empty(), tree.nodes.empty()) << c.name;
+      if (!tree.nodes.empty()) {
+        ASSERT_EQ(tree.nodes[0].skip, tree.nodes.size()) << c.name;
+        ASSERT_EQ(tree.chunks.back(), tree.nodes.size()) << c.name;
+      }
+      size_t chunk_edges = 0;
+      for (size_t q = 0; q + 1 < tree.chunks.size(); ++q) {
+        ASSERT_LE(tree.nodes[tree.chunks[q]].skip, tree.chunks[q + 1]) << c.name;
+        for (uint32_t x = tree.chunks[q]; x < tree.nodes[tree.chunks[q]].skip; ++x) chunk_edges += tree.nodes[x].count;
+      }
+      ASSERT_EQ(chunk_edges, tree.edges.size()) << c.name;
+      // The cut from the chunks (the GPU's lanes) and from the root (the CPU), each at every voxel.
+      const InsideTreeView views[2] = {inside_tree_view(tree), inside_tree_whole(tree)};
+      const InsideTreeView& view = views[res == 24 ? 0 : 1];
+      size_t far_ranges = 0, far_points = 0;
       for (int trial = 0; trial < 60; ++trial) {
         const int32_t i = int32_t(rng() % uint32_t(m.dims.x)), j = int32_t(rng() % uint32_t(m.dims.y));
         const InsideColumn col = inside_column_at(i, j, m.scale);
@@ -448,10 +492,25 @@ TEST(Inside, PieceTreesBoundTheBoundaryTermOnEveryKindOfBoundary) {
               << c.name << " r" << res << " column " << i << "," << j << " voxel " << q;
           ASSERT_LE(bq, nb.pos + na.neg + f.d + f.r + tol)
               << c.name << " r" << res << " column " << i << "," << j << " voxel " << q;
+          // The column's far balls seen from the voxel alone (inside_tree_point), at every level.
+          std::vector<uint32_t> far;
+          inside_tree_cut(
+              view, 0, 1, col, [&](uint32_t x) { far.push_back(x); }, [](uint32_t) {});
+          const InsideParts nq = inside_tree_near(view, 0, 1, col, q, m.scale);
+          for (int level = 0; level < kInsidePointLevels; ++level) {
+            const InsideFar p = inside_tree_point(view, far.data(), uint32_t(far.size()), 0, 1, col, q, m.scale,
+                                                  inside_point_rest(level));
+            far_points += p.r > 0;
+            ASSERT_GE(bq, nq.pos + nq.neg + p.d - p.r - tol)
+                << c.name << " r" << res << " column " << i << "," << j << " voxel " << q << " level " << level;
+            ASSERT_LE(bq, nq.pos + nq.neg + p.d + p.r + tol)
+                << c.name << " r" << res << " column " << i << "," << j << " voxel " << q << " level " << level;
+          }
         }
       }
       if (c.name == "open tubes" || c.name == "sheet") {
         EXPECT_GT(far_ranges, 0u) << c.name;
+        EXPECT_GT(far_points, 0u) << c.name;
       }
     }
 }
