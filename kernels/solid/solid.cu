@@ -226,11 +226,6 @@ constexpr size_t kTreeMaxEdges = 65536;
 // block. Columns of the 1.2M open tubes at 512^3 list up to ~1,700 far balls (median 926); Sponza's
 // columns at 512^3 a median of 369 far balls and 119 near edges, a tenth of them over 1,700 in all.
 constexpr int kCutRoom = 2048;
-// A column's cut of the trees is taken from the whole tree's root by one lane (1), whose upper nodes
-// take far groups of chunks as one ball each, or from the chunks by all lanes (0).
-#ifndef VT_WINDING_CUT_WHOLE
-#define VT_WINDING_CUT_WHOLE 0
-#endif
 #ifndef VT_WINDING_MIN_BLOCKS  // (A/B builds: scripts/kernel-variant.sh)
 #define VT_WINDING_MIN_BLOCKS 6
 #endif
@@ -241,8 +236,8 @@ template <bool kTrees>
 __global__ void __launch_bounds__(32 * kWindingWarps, VT_WINDING_MIN_BLOCKS)
     k_undecided(InsideView m, const uint32_t* list, uint64_t nlist, Columns cols, int32_t w_lo, int32_t w_hi,
                 const unsigned long long* keys, const int32_t* signs, uint64_t n, const InsideEdge* edges, uint64_t ne,
-                InsideTreeView trees, InsideTreeView cut_trees, int tree_patience, InsideScale sc, const uint32_t* need,
-                Int3 nb, uint32_t* bits) {
+                InsideTreeView trees, int tree_patience, InsideScale sc, const uint32_t* need, Int3 nb,
+                uint32_t* bits) {
   const uint64_t q = uint64_t(blockIdx.x) * kWindingWarps + threadIdx.x / 32;
   const int lane = int(threadIdx.x % 32);
   if (q >= nlist) return;  // whole warps
@@ -281,14 +276,14 @@ __global__ void __launch_bounds__(32 * kWindingWarps, VT_WINDING_MIN_BLOCKS)
   if (patience > 0) {
     uint32_t cf = 0, cn = 0;
     inside_tree_cut(
-        cut_trees, lane, 32, col, [&](uint32_t) { ++cf; }, [&](uint32_t) { ++cn; });
+        trees, lane, 32, col, [&](uint32_t) { ++cf; }, [&](uint32_t) { ++cn; });
     const uint32_t if_ = warp_inclusive_sum(cf), in_ = warp_inclusive_sum(cn);
     nfar = __shfl_sync(kFull, if_, 31);
     nnear = __shfl_sync(kFull, in_, 31);
     if (nfar + nnear <= uint32_t(kCutRoom)) {
       uint32_t of = if_ - cf, on = nfar + in_ - cn;
       inside_tree_cut(
-          cut_trees, lane, 32, col, [&](uint32_t x) { cut[of++] = x; }, [&](uint32_t e) { cut[on++] = e; });
+          trees, lane, 32, col, [&](uint32_t x) { cut[of++] = x; }, [&](uint32_t e) { cut[on++] = e; });
     } else {
       patience = 0;
     }
@@ -314,11 +309,6 @@ __global__ void __launch_bounds__(32 * kWindingWarps, VT_WINDING_MIN_BLOCKS)
     for (uint32_t q = uint32_t(lane); q < nfar; q += 32) inside_far_add(trees.nodes[cut[q]], col, wm, h, f);
     return InsideFar{all_sum(f.d), all_sum(f.r), all_sum(f.mag)};
   };
-  auto point = [&](int64_t k, int level) {  // the far balls seen from voxel k (inside_tree_point)
-    if (level >= kInsidePointLevels) return InsideFar{0.0, INFINITY, 0.0};
-    const InsideFar f = inside_tree_point(trees, cut, nfar, lane, 32, col, k, sc, inside_point_rest(level));
-    return InsideFar{all_sum(f.d), all_sum(f.r), all_sum(f.mag)};
-  };
   auto exact = [&](int64_t k) {  // inside_boundary_parts' order
     InsideParts p = inside_lane_parts(edges, ne, lane, col.pu, col.pv, k, sc);
     for (int off = 16; off > 0; off /= 2) {
@@ -330,13 +320,16 @@ __global__ void __launch_bounds__(32 * kWindingWarps, VT_WINDING_MIN_BLOCKS)
   auto set = [&](int64_t k0, int64_t k1) {
     if (lane == 0) set_span_bits(m, bits, i, j, k0, k1);
   };
+  // No bounds from a voxel's own position here (inside_tree_point, the CPU's): on an H200 they made
+  // Sponza's winding test 1.7-2.8x slower (a walk per lane and level, divergent, where the exact sum
+  // spread over the lanes costs less; scripts/bench-results/winding-point-2026-11-29.md).
   inside_winding_column(
       [&](int64_t sum, int64_t k0, int64_t k1) {
         if (need)
-          inside_winding_span_in(wanted, !(kTrees && tree_patience > 0), near, far, point, exact, sum, k0, k1, set,
-                                 patience);
+          inside_winding_span_in(wanted, !(kTrees && tree_patience > 0), near, far, inside_no_point, exact, sum, k0, k1,
+                                 set, patience);
         else
-          inside_winding_span(near, far, point, exact, sum, k0, k1, set, patience);
+          inside_winding_span(near, far, inside_no_point, exact, sum, k0, k1, set, patience);
       },
       q0, q1, int64_t(w_lo), int64_t(w_hi),
       [&](uint64_t r, int64_t* k0, int32_t* sign) {
@@ -1064,7 +1057,7 @@ uint64_t SolidState::boundary(GpuContext& ctx, const DeviceMesh& mesh, int axis)
 
 void SolidState::upload_trees(GpuContext& ctx, uint64_t ne, const InsideScale& sc) {
   tree_patience = 0;
-  trees = cut_trees = InsideTreeView{};
+  trees = InsideTreeView{};
   if (ne < kInsideTreeMinEdges || ne > kTreeMaxEdges) return;
   std::vector<InsideEdge> edges(ne);
   ctx.download(edges.data(), d_edges.data(), ne * sizeof(InsideEdge));
@@ -1073,19 +1066,12 @@ void SolidState::upload_trees(GpuContext& ctx, uint64_t ne, const InsideScale& s
     buf.grow(v.size() + 1);
     if (!v.empty()) ctx.staging.upload(buf.data(), v.data(), v.size() * sizeof(v[0]), ctx.stream);
   };
-  std::vector<uint32_t> chunks = t.chunks;
-  chunks.push_back(0);  // the whole tree's root, for cut_trees
   up(d_nodes, t.nodes);
-  up(d_chunks, chunks);
+  up(d_chunks, t.chunks);
   up(d_piece_edges, t.edges);
   up(d_loose, t.loose);
   trees = InsideTreeView{d_nodes.data(),       d_chunks.data(), uint32_t(t.chunks.empty() ? 0 : t.chunks.size() - 1),
                          d_piece_edges.data(), d_loose.data(),  uint64_t(t.loose.size())};
-  cut_trees = trees;
-#if VT_WINDING_CUT_WHOLE
-  cut_trees.chunks = d_chunks.data() + t.chunks.size();
-  cut_trees.num_chunks = t.nodes.empty() ? 0 : 1;
-#endif
   tree_patience = t.patience;
 }
 
@@ -1220,7 +1206,7 @@ void SolidState::paint_axis(GpuContext& ctx, const AxisPrep& prep, const InsideR
     auto kernel = tree_patience > 0 ? k_undecided<true> : k_undecided<false>;
     kernel<<<blocks_for(prep.nlist, kWindingWarps), 32 * kWindingWarps, 0, s>>>(
         m, d_list.data(), prep.nlist, prep.cr, std::max(range.lo[axis], 0), std::min(range.hi[axis], m.dims.z),
-        prep.keys, prep.signs, prep.n, d_edges.data(), prep.ne, trees, cut_trees, tree_patience, prep.sc, need,
+        prep.keys, prep.signs, prep.n, d_edges.data(), prep.ne, trees, tree_patience, prep.sc, need,
         grid_bricks(m.dims), bits);
     VT_CUDA_CHECK_LAUNCH();
   }

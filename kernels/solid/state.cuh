@@ -35,7 +35,6 @@ struct SolidState {
   DeviceBuffer<uint32_t> d_need;  // inside()'s `only`: a bit per brick of the grid
   DeviceBuffer<InsideEdge> d_piece_edges, d_loose;
   InsideTreeView trees{};  // their device view for the job in progress
-  InsideTreeView cut_trees{};  // the view a column's cut is taken from (VT_WINDING_CUT_WHOLE)
   int tree_patience = 0;   // InsideTree::patience (0: no trees)
   DeviceBuffer<float> d_values;
   DeviceBuffer<BandBound> d_bounds;
