@@ -7,6 +7,7 @@
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <future>
 #include <limits>
@@ -151,25 +152,41 @@ JobReport run_job(const std::function<Voxelizer&(const LoadedInput&)>& voxelizer
 
 namespace {
 
-// The mesh's boundary edges: vertex index pairs used by an odd number of triangles (the winding
-// number's boundary term is summed over them for the columns the crossings leave open). A mesh whose
-// triangles share no indices (an unwelded STL) has every edge counted.
+// The mesh's boundary edges as the winding test finds them (core/inside.cpp prepare_inside): vertices
+// welded by position, directed edges whose net count over the triangles is not zero (the boundary
+// term is summed over them for the columns the crossings leave open). An unwelded mesh (an STL, an
+// OBJ whose faces have vertices of their own) has the same boundary as the welded one.
 double boundary_edges(const Mesh& mesh) {
-  const size_t n = mesh.num_triangles();
-  std::vector<uint64_t> edges(3 * n);
+  const size_t n = mesh.num_triangles(), nv = mesh.positions.size();
+  std::vector<std::array<uint32_t, 4>> order(nv);  // position bits, index
+  std::vector<uint32_t> rep(nv);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, nv, 4096), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t v = r.begin(); v < r.end(); ++v) {
+      const Vec3f& p = mesh.positions[v];
+      order[v] = {inside_position_bits(p.x), inside_position_bits(p.y), inside_position_bits(p.z), uint32_t(v)};
+    }
+  });
+  tbb::parallel_sort(order.begin(), order.end());
+  auto same = [&](size_t i) {
+    return order[i][0] == order[i - 1][0] && order[i][1] == order[i - 1][1] && order[i][2] == order[i - 1][2];
+  };
+  for (size_t i = 0; i < nv; ++i) rep[order[i][3]] = i > 0 && same(i) ? rep[order[i - 1][3]] : order[i][3];
+  std::vector<uint64_t> edges(3 * n);  // (lo, hi) << 1 | (a > b): its direction
   tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 4096), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t t = r.begin(); t < r.end(); ++t)
       for (int c = 0; c < 3; ++c) {
-        const uint64_t a = mesh.indices[3 * t + c], b = mesh.indices[3 * t + (c + 1) % 3];
-        edges[3 * t + c] = std::min(a, b) << 32 | std::max(a, b);
+        const uint64_t a = rep[mesh.indices[3 * t + c]], b = rep[mesh.indices[3 * t + (c + 1) % 3]];
+        edges[3 * t + c] = (std::min(a, b) << 32 | std::max(a, b)) << 1 | uint64_t(a > b);
       }
   });
   tbb::parallel_sort(edges.begin(), edges.end());
   double count = 0;
   for (size_t i = 0; i < edges.size();) {
-    size_t j = i + 1;
-    while (j < edges.size() && edges[j] == edges[i]) ++j;
-    count += double((j - i) % 2);
+    size_t j = i;
+    int64_t net = 0;
+    for (; j < edges.size() && edges[j] >> 1 == edges[i] >> 1; ++j) net += (edges[j] & 1) ? -1 : 1;
+    const uint64_t lo = edges[i] >> 33, hi = (edges[i] >> 1) & 0xffffffffu;
+    count += net != 0 && lo != hi ? 1.0 : 0.0;  // (an edge between welded vertices: none)
     i = j;
   }
   return count;

@@ -796,6 +796,19 @@ TEST(Cli, CpuEstimateForSmallJobs) {
   EXPECT_GT(open_winding, 2 * closed);
   job.inside = "parity";  // (no boundary term)
   EXPECT_LT(estimated_cpu_ms(job, open, spec(open, 256), 16), closed);
+  // Its boundary is found as the winding test finds it: with every triangle's vertices its own (an
+  // STL, an OBJ of unshared vertices) the closed sphere still has none, the open one its two loops.
+  job.inside = "winding";
+  auto unwelded = [](const Mesh& m) {
+    Mesh u;
+    for (uint32_t i : m.indices) {
+      u.indices.push_back(uint32_t(u.positions.size()));
+      u.positions.push_back(m.positions[i]);
+    }
+    return u;
+  };
+  EXPECT_DOUBLE_EQ(estimated_cpu_ms(job, unwelded(sphere), spec(sphere, 256), 16), closed);
+  EXPECT_DOUBLE_EQ(estimated_cpu_ms(job, unwelded(open), spec(open, 256), 16), open_winding);
 }
 
 TEST(Cli, GpuDeviceWithoutAGpuIsAResourceError) {
