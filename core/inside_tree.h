@@ -36,16 +36,11 @@ namespace voxtile {
 
 constexpr int kInsidePieceEdges = 8;     // a loop's run (a piece: its edges and its chord)
 constexpr double kInsideFarRadii = 3.0;  // a ball is far when the column passes > 3 radii from its centre
-#ifndef VT_POINT_REST
-#define VT_POINT_REST 1e-2
-#endif
-#ifndef VT_POINT_LEVELS
-#define VT_POINT_LEVELS 3
-#endif
 // inside_tree_point's bound on a far ball's rest at a voxel (radians): kInsidePointRest, then a tenth
-// of it, ..., kInsidePointLevels tries before the exact sum.
-constexpr double kInsidePointRest = VT_POINT_REST;
-constexpr int kInsidePointLevels = VT_POINT_LEVELS;
+// of it, ..., kInsidePointLevels tries before the exact sum (2 cores, Sponza's sdf at 256^3: 3e-2, 1e-2
+// and 3e-3 measured, one to three levels; scripts/bench-results/winding-point-2026-11-29.md).
+constexpr double kInsidePointRest = 1e-2;
+constexpr int kInsidePointLevels = 3;
 VT_HD inline double inside_point_rest(int level) {
   double r = kInsidePointRest;
   for (int i = 0; i < level; ++i) r *= 0.1;
@@ -204,8 +199,8 @@ VT_HD inline InsideFar inside_tree_far(const InsideTreeView& t, int lane, int la
 // The far part of B at voxel k of the column within [d - r, d + r] (mag: the terms' magnitudes), from
 // the column's far balls `far` (far[lane], far[lane + lanes], ...) looked at from that voxel alone.
 // Where the column's bounds leave a voxel open, its far balls are mostly those just beyond
-// kInsideFarRadii, whose rests are large (fans of a few times a ball's radius squared in area, at 3
-// radii: about a radian each), and without this the exact sum went over every edge. Here a ball is
+// kInsideFarRadii, whose rests are large (at 3 radii about A / (4 r^2): a fifth of a radian for a leaf
+// card of Sponza's, more for a subtree of many), and without this the exact sum went over every edge. Here a ball is
 // taken as its dipole term where the column misses its projection (the term's condition) and its
 // rest at the voxel, 2 A r / (d - r)^3, is at most `rest`; else a subtree is opened and a piece's
 // edges are to be summed exactly (on_edge(e)). Returns the dipoles' part.
