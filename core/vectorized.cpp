@@ -142,24 +142,22 @@ InsideEdgeLanes inside_edge_lanes(const InsideEdge* edges, uint64_t ne) {
 }
 
 void inside_edge_lanes(InsideEdgeLanes& l, const InsideEdge* edges, uint64_t ne) {
+  // Each field written once (resized, not refilled: the CPU's winding test lists a column's and a
+  // voxel's edges this way many times).
   const size_t n = size_t((ne + kInsideLanes - 1) / kInsideLanes * kInsideLanes);
-  l.au.assign(n, 0);
-  l.av.assign(n, 0);
-  l.bu.assign(n, 0);
-  l.bv.assign(n, 0);
-  l.aw.assign(n, 0.0);
-  l.bw.assign(n, 0.0);
-  l.mult.assign(n, 0.0);
-  l.abs_mult.assign(n, 0.0);
-  for (uint64_t i = 0; i < ne; ++i) {
-    l.au[i] = edges[i].au;
-    l.av[i] = edges[i].av;
-    l.bu[i] = edges[i].bu;
-    l.bv[i] = edges[i].bv;
-    l.aw[i] = static_cast<double>(edges[i].aw);
-    l.bw[i] = static_cast<double>(edges[i].bw);
-    l.mult[i] = static_cast<double>(edges[i].mult);
-    l.abs_mult[i] = static_cast<double>(edges[i].mult < 0 ? -edges[i].mult : edges[i].mult);
+  for (std::vector<int64_t>* v : {&l.au, &l.av, &l.bu, &l.bv}) v->resize(n);
+  for (std::vector<double>* v : {&l.aw, &l.bw, &l.mult, &l.abs_mult}) v->resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const bool real = i < ne;
+    const InsideEdge e = real ? edges[i] : InsideEdge{};
+    l.au[i] = real ? e.au : 0;
+    l.av[i] = real ? e.av : 0;
+    l.bu[i] = real ? e.bu : 0;
+    l.bv[i] = real ? e.bv : 0;
+    l.aw[i] = real ? static_cast<double>(e.aw) : 0.0;
+    l.bw[i] = real ? static_cast<double>(e.bw) : 0.0;
+    l.mult[i] = real ? static_cast<double>(e.mult) : 0.0;
+    l.abs_mult[i] = real ? static_cast<double>(e.mult < 0 ? -e.mult : e.mult) : 0.0;
   }
   l.count = size_t(ne);
 }
