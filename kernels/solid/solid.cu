@@ -321,7 +321,7 @@ __global__ void __launch_bounds__(32 * kWindingWarps, VT_WINDING_MIN_BLOCKS)
     if (lane == 0) set_span_bits(m, bits, i, j, k0, k1);
   };
   // No bounds from a voxel's own position here (inside_tree_point, the CPU's): on an H200 they made
-  // Sponza's winding test 1.7-2.8x slower (a walk per lane and level, divergent, where the exact sum
+  // Sponza's winding test 1.4-2.8x slower (a walk per lane and level, divergent, where the exact sum
   // spread over the lanes costs less; scripts/bench-results/winding-point-2026-11-29.md).
   inside_winding_column(
       [&](int64_t sum, int64_t k0, int64_t k1) {
