@@ -7,7 +7,6 @@
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <future>
 #include <limits>
@@ -150,50 +149,6 @@ JobReport run_job(const std::function<Voxelizer&(const LoadedInput&)>& voxelizer
   return report;
 }
 
-namespace {
-
-// The mesh's boundary edges as the winding test finds them (core/inside.cpp prepare_inside): vertices
-// welded by position, directed edges whose net count over the triangles is not zero (the boundary
-// term is summed over them for the columns the crossings leave open). An unwelded mesh (an STL, an
-// OBJ whose faces have vertices of their own) has the same boundary as the welded one.
-double boundary_edges(const Mesh& mesh) {
-  const size_t n = mesh.num_triangles(), nv = mesh.positions.size();
-  std::vector<std::array<uint32_t, 4>> order(nv);  // position bits, index
-  std::vector<uint32_t> rep(nv);
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, nv, 4096), [&](const tbb::blocked_range<size_t>& r) {
-    for (size_t v = r.begin(); v < r.end(); ++v) {
-      const Vec3f& p = mesh.positions[v];
-      order[v] = {inside_position_bits(p.x), inside_position_bits(p.y), inside_position_bits(p.z), uint32_t(v)};
-    }
-  });
-  tbb::parallel_sort(order.begin(), order.end());
-  auto same = [&](size_t i) {
-    return order[i][0] == order[i - 1][0] && order[i][1] == order[i - 1][1] && order[i][2] == order[i - 1][2];
-  };
-  for (size_t i = 0; i < nv; ++i) rep[order[i][3]] = i > 0 && same(i) ? rep[order[i - 1][3]] : order[i][3];
-  std::vector<uint64_t> edges(3 * n);  // (lo, hi) << 1 | (a > b): its direction
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 4096), [&](const tbb::blocked_range<size_t>& r) {
-    for (size_t t = r.begin(); t < r.end(); ++t)
-      for (int c = 0; c < 3; ++c) {
-        const uint64_t a = rep[mesh.indices[3 * t + c]], b = rep[mesh.indices[3 * t + (c + 1) % 3]];
-        edges[3 * t + c] = (std::min(a, b) << 32 | std::max(a, b)) << 1 | uint64_t(a > b);
-      }
-  });
-  tbb::parallel_sort(edges.begin(), edges.end());
-  double count = 0;
-  for (size_t i = 0; i < edges.size();) {
-    size_t j = i;
-    int64_t net = 0;
-    for (; j < edges.size() && edges[j] >> 1 == edges[i] >> 1; ++j) net += (edges[j] & 1) ? -1 : 1;
-    const uint64_t lo = edges[i] >> 33, hi = (edges[i] >> 1) & 0xffffffffu;
-    count += net != 0 && lo != hi ? 1.0 : 0.0;  // (an edge between welded vertices: none)
-    i = j;
-  }
-  return count;
-}
-
-}  // namespace
-
 double estimated_cpu_ms(const Job& job, const Mesh& mesh, const GridSpec& spec, int threads) {
   const std::vector<TargetSpec> targets = parse_target_list(job.target);
   bool sdf = false, solid = false;
@@ -236,8 +191,9 @@ double estimated_cpu_ms(const Job& job, const Mesh& mesh, const GridSpec& spec, 
     const double columns =
         double(std::max(0, range.hi[0] - range.lo[0])) * double(std::max(0, range.hi[1] - range.lo[1]));
     ms += axes * kInsideColumnUs * columns * share;
+    std::vector<Vec3f> g;  // the grid-space vertices, for the band and the boundary
+    if ((sdf || job.inside == "winding") && ms < kSmallJobCpuMs) g = to_grid_space(mesh, spec);
     if (sdf && ms < kSmallJobCpuMs) {
-      const std::vector<Vec3f> g = to_grid_space(mesh, spec);
       const BandSetup bs = band_setup(spec, job.band);
       const GridBox box = mesh_grid_box(mesh, spec);
       double boxes = -1.0;  // (counted by the rule: every width but kBandAll)
@@ -246,8 +202,12 @@ double estimated_cpu_ms(const Job& job, const Mesh& mesh, const GridSpec& spec, 
       else
         ms += kBandVoxelUs * (boxes >= 0.0 ? boxes : band_box_voxels(mesh, g, spec, bs)) * share;
     }
-    if (job.inside == "winding" && ms < kSmallJobCpuMs)
-      ms += kBoundaryColumnUs * boundary_edges(mesh) * columns * share;
+    if (job.inside == "winding" && ms < kSmallJobCpuMs) {
+      // The boundary as the test finds it (vertices welded by position: a mesh whose triangles have
+      // vertices of their own has the welded one's boundary).
+      const double edges = double(prepare_inside(mesh, g, spec, 2, true, false).boundary.size());
+      ms += kBoundaryColumnUs * edges * columns * share;
+    }
     if (ms >= kSmallJobCpuMs || rasters == 0) return ms;
   }
   const double per_thread = rasters * share;

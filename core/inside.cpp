@@ -311,13 +311,8 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
           // once and summed eight terms at a time; a voxel its bounds leave open looks at the far balls
           // from itself (inside_tree_point, three levels) before its exact sum (2 cores, Sponza's sdf at
           // 256^3: 5.9 s before, 1.7 s; scripts/bench-results/winding-point-2026-11-29.md).
-          s.far.clear();
-          s.near.clear();
           if (patience > 0) {
-            inside_tree_cut(
-                tree, 0, 1, col, [&](uint32_t x) { s.far.push_back(x); },
-                [&](uint32_t e) { s.near.push_back(trees.edges[e]); });
-            s.near.insert(s.near.end(), trees.loose.begin(), trees.loose.end());
+            inside_cut_lists(tree, col, s.far, s.near);
             if (vectorized) {
               inside_edge_lanes(s.near_lanes, s.near.data(), s.near.size());
               inside_far_lanes(s.far_lanes, trees.nodes.data(), s.far.data(), s.far.size());
@@ -328,12 +323,12 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
             return inside_boundary_parts(s.near.data(), s.near.size(), pu, pv, k, m.scale);
           };
           auto tree_far = [&](int64_t a, int64_t b) {
-            InsideFar f{0.0, 0.0, 0.0};
+            if (!vectorized)
+              return inside_listed_far(trees.nodes.data(), s.far.data(), uint32_t(s.far.size()), 0, 1, col, a, b,
+                                       m.scale);
             double wm, h;
             inside_range_middle(a, b, m.scale, &wm, &h);
-            if (vectorized) return inside_far_vectorized(s.far_lanes, col, wm, h);
-            for (uint32_t x : s.far) inside_far_add(trees.nodes[x], col, wm, h, f);
-            return f;
+            return inside_far_vectorized(s.far_lanes, col, wm, h);
           };
           auto tree_point = [&](int64_t k, int level) {
             if (level >= kInsidePointLevels) return InsideFar{0.0, INFINITY, 0.0};
@@ -344,8 +339,7 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
             const InsideFar f = inside_tree_point_cut(tree, s.far.data(), uint32_t(s.far.size()), 0, 1, col, k, m.scale,
                                                       rest, [&](uint32_t e) { s.point.push_back(trees.edges[e]); });
             inside_edge_lanes(s.point_lanes, s.point.data(), s.point.size());
-            const InsideParts p = inside_boundary_parts_vectorized(s.point_lanes, pu, pv, k, m.scale);
-            return InsideFar{(p.pos + p.neg) + f.d, f.r, ((p.pos - p.neg) + f.mag) + f.r};
+            return inside_point_far(inside_boundary_parts_vectorized(s.point_lanes, pu, pv, k, m.scale), f);
           };
           auto set = [&](int64_t k0, int64_t k1) { set_span(s, axis, lu, lv, k0, k1); };
           auto need = [&](int64_t bw) { return bw < int64_t(s.need.size()) && s.need[size_t(bw)] != 0; };

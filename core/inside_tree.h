@@ -149,18 +149,17 @@ VT_HD inline void inside_tree_cut(const InsideTreeView& t, int lane, int lanes, 
     }
 }
 
-// The near part of B at voxel k (the exact terms of the pieces whose ball is near the column and of
-// the loose edges) as positive and negative parts, which rise and fall along the column
-// (InsideParts): chunks and loose edges lane, lane + lanes, ...
-VT_HD inline InsideParts inside_tree_near(const InsideTreeView& t, int lane, int lanes, const InsideColumn& col,
-                                          int64_t k, const InsideScale& s) {
-  double pos = 0.0, neg = 0.0;
-  const double pw = static_cast<double>(k) + 0.5;
+// A column's cut listed (host): its far balls, and the edges of its near pieces and the loose edges,
+// whose exact terms are the near part of B at every voxel (inside_boundary_parts over `near`: positive
+// and negative parts that rise and fall along the column, InsideParts). The GPU lists the same cut
+// in shared memory, a warp's lanes each walking some of the chunks.
+inline void inside_cut_lists(const InsideTreeView& t, const InsideColumn& col, std::vector<uint32_t>& far,
+                             std::vector<InsideEdge>& near) {
+  far.clear();
+  near.clear();
   inside_tree_cut(
-      t, lane, lanes, col, [](uint32_t) {}, [&](uint32_t e) { inside_parts_add(t.edges[e], col, pw, s, pos, neg); });
-  for (uint64_t e = static_cast<uint64_t>(lane); e < t.num_loose; e += static_cast<uint64_t>(lanes))
-    inside_parts_add(t.loose[e], col, pw, s, pos, neg);
-  return {pos, neg};
+      t, 0, 1, col, [&](uint32_t x) { far.push_back(x); }, [&](uint32_t e) { near.push_back(t.edges[e]); });
+  near.insert(near.end(), t.loose, t.loose + t.num_loose);
 }
 
 // The far part of B over voxels [a, b] of the column: within [d - r, d + r] (d: the far balls'
@@ -186,13 +185,15 @@ VT_HD inline void inside_range_middle(int64_t a, int64_t b, const InsideScale& s
   *wm = 0.5 * (wa + wb);
   *h = 0.5 * (wb - wa);
 }
-VT_HD inline InsideFar inside_tree_far(const InsideTreeView& t, int lane, int lanes, const InsideColumn& col, int64_t a,
-                                       int64_t b, const InsideScale& s) {
+// The far part over voxels [a, b] from the column's far balls far[lane], far[lane + lanes], ...
+VT_HD inline InsideFar inside_listed_far(const InsideNode* nodes, const uint32_t* far, uint32_t nfar, int lane,
+                                         int lanes, const InsideColumn& col, int64_t a, int64_t b,
+                                         const InsideScale& s) {
   InsideFar f{0.0, 0.0, 0.0};
   double wm, h;
   inside_range_middle(a, b, s, &wm, &h);
-  inside_tree_cut(
-      t, lane, lanes, col, [&](uint32_t x) { inside_far_add(t.nodes[x], col, wm, h, f); }, [](uint32_t) {});
+  for (uint32_t q = static_cast<uint32_t>(lane); q < nfar; q += static_cast<uint32_t>(lanes))
+    inside_far_add(nodes[far[q]], col, wm, h, f);
   return f;
 }
 
@@ -228,15 +229,22 @@ VT_HD inline InsideFar inside_tree_point_cut(const InsideTreeView& t, const uint
     }
   return f;
 }
-// inside_tree_point_cut with the edges summed here: the far part within [d - r, d + r] (mag).
+// The far part within [d - r, d + r] (mag) from inside_tree_point_cut's dipoles and the exact parts of
+// the edges it opened.
+VT_HD inline InsideFar inside_point_far(const InsideParts& opened, const InsideFar& dipoles) {
+  return InsideFar{(opened.pos + opened.neg) + dipoles.d, dipoles.r,
+                   ((opened.pos - opened.neg) + dipoles.mag) + dipoles.r};
+}
+// inside_tree_point_cut with the opened edges summed here.
 VT_HD inline InsideFar inside_tree_point(const InsideTreeView& t, const uint32_t* far, uint32_t nfar, int lane,
                                          int lanes, const InsideColumn& col, int64_t k, const InsideScale& s,
                                          double rest) {
-  double pos = 0.0, neg = 0.0;
+  InsideParts opened{0.0, 0.0};
   const double pw = static_cast<double>(k) + 0.5;
-  const InsideFar f = inside_tree_point_cut(t, far, nfar, lane, lanes, col, k, s, rest,
-                                            [&](uint32_t e) { inside_parts_add(t.edges[e], col, pw, s, pos, neg); });
-  return InsideFar{(pos + neg) + f.d, f.r, ((pos - neg) + f.mag) + f.r};
+  const InsideFar f = inside_tree_point_cut(t, far, nfar, lane, lanes, col, k, s, rest, [&](uint32_t e) {
+    inside_parts_add(t.edges[e], col, pw, s, opened.pos, opened.neg);
+  });
+  return inside_point_far(opened, f);
 }
 
 // Whether B in [lo, hi] (radians, before the margin) decides w = c + B / 4pi >= 0.5: +1 every such
@@ -252,7 +260,7 @@ VT_HD inline int inside_bounds_decide(int64_t c, double lo, double hi, double ma
 }
 
 // The winding test over voxels [k0, k1) of a span with crossing sum c: near(k) gives the near parts at
-// voxel k (inside_tree_near), far(a, b) the far part over [a, b] (inside_tree_far), exact(k) B's
+// voxel k (inside_cut_lists' near edges), far(a, b) the far part over [a, b] (inside_listed_far), exact(k) B's
 // parts at voxel k summed over every boundary edge in the canonical order (inside_boundary_parts):
 // set(a, b) for each run [a, b) of voxels inside. The range [a, last] is decided whole when its
 // bounds allow, else split at its middle, left half first, the right ends' near parts kept on a

@@ -58,7 +58,7 @@ struct InsideFarLanes {
   std::vector<double> cu, cv, cw, mu, mv, mw, r, ar2, m2;
 };
 void inside_far_lanes(InsideFarLanes& l, const InsideNode* nodes, const uint32_t* index, size_t n);
-// inside_tree_far over the listed balls: each ball's terms by inside_far_add's operations, summed in
+// inside_listed_far over the listed balls: each ball's terms by inside_far_add's operations, summed in
 // another order (bounds: any order of the sums is within their margin, inside_bounds_decide). Only
 // where cpu_has_x86_64_v4().
 InsideFar inside_far_vectorized(const InsideFarLanes& l, const InsideColumn& col, double wm, double h);

@@ -481,9 +481,15 @@ TEST(Inside, PieceTreesBoundTheBoundaryTermOnEveryKindOfBoundary) {
         // A range and its bounds.
         const int64_t a = int64_t(rng() % uint32_t(m.dims.z)),
                       b = std::min<int64_t>(m.dims.z - 1, a + int64_t(rng() % 12));
-        const InsideParts na = inside_tree_near(view, 0, 1, col, a, m.scale),
-                          nb = inside_tree_near(view, 0, 1, col, b, m.scale);
-        const InsideFar f = inside_tree_far(view, 0, 1, col, a, b, m.scale);
+        std::vector<uint32_t> far;  // the column's cut, as the walk takes it
+        std::vector<InsideEdge> near;
+        inside_cut_lists(view, col, far, near);
+        auto near_at = [&](int64_t q) {
+          return inside_boundary_parts(near.data(), near.size(), col.pu, col.pv, q, m.scale);
+        };
+        const InsideParts na = near_at(a), nb = near_at(b);
+        const InsideFar f =
+            inside_listed_far(tree.nodes.data(), far.data(), uint32_t(far.size()), 0, 1, col, a, b, m.scale);
         far_ranges += f.mag > 0;
         for (int64_t q = a; q <= b; ++q) {
           const InsideParts e = inside_boundary_parts(m.boundary.data(), m.boundary.size(), col.pu, col.pv, q, m.scale);
@@ -493,10 +499,7 @@ TEST(Inside, PieceTreesBoundTheBoundaryTermOnEveryKindOfBoundary) {
           ASSERT_LE(bq, nb.pos + na.neg + f.d + f.r + tol)
               << c.name << " r" << res << " column " << i << "," << j << " voxel " << q;
           // The column's far balls seen from the voxel alone (inside_tree_point), at every level.
-          std::vector<uint32_t> far;
-          inside_tree_cut(
-              view, 0, 1, col, [&](uint32_t x) { far.push_back(x); }, [](uint32_t) {});
-          const InsideParts nq = inside_tree_near(view, 0, 1, col, q, m.scale);
+          const InsideParts nq = near_at(q);
           for (int level = 0; level < kInsidePointLevels; ++level) {
             const InsideFar p = inside_tree_point(view, far.data(), uint32_t(far.size()), 0, 1, col, q, m.scale,
                                                   inside_point_rest(level));

@@ -303,10 +303,7 @@ __global__ void __launch_bounds__(32 * kWindingWarps, VT_WINDING_MIN_BLOCKS)
     return InsideParts{all_sum(pos), all_sum(neg)};
   };
   auto far = [&](int64_t a, int64_t b) {
-    InsideFar f{0.0, 0.0, 0.0};
-    double wm, h;
-    inside_range_middle(a, b, sc, &wm, &h);
-    for (uint32_t q = uint32_t(lane); q < nfar; q += 32) inside_far_add(trees.nodes[cut[q]], col, wm, h, f);
+    const InsideFar f = inside_listed_far(trees.nodes, cut, nfar, lane, 32, col, a, b, sc);
     return InsideFar{all_sum(f.d), all_sum(f.r), all_sum(f.mag)};
   };
   auto exact = [&](int64_t k) {  // inside_boundary_parts' order
