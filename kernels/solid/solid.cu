@@ -218,6 +218,18 @@ __global__ void k_column_decided(const InsideEdge* edges, uint64_t ne, InsideSca
 // the terrain within 1.5%. 8 blocks (64 registers, 392 bytes spilled): 2% faster on Sponza, 7% slower
 // on the bunny at 1024^3; two edges per lane at a time (108 registers): slower, with 6 blocks 4%
 // faster on Sponza but 25% slower on the terrain (scripts/bench-results/winding-h200-2026-11-28.md).
+// The kernel that walks the piece trees holds 4 blocks instead (118 registers, nothing spilled; at 6
+// blocks it spilled 632 bytes, loaded back 1,240 times a launch's worth in its far and near loops):
+// H200, inside_winding ms, open tubes at 512^3 (144k triangles) 97.2 -> 35.3 (sdf), 87.4 -> 31.7
+// (solid), at 1024^3 445.6 -> 157.2, 2,000 short open tubes 334.8 -> 164.3, 300k 21.1 -> 10.0,
+// 640k 83.7 -> 52.2; Sponza's columns and shrubbery, whose time goes to exact sums over all 13,392
+// edges (latency-bound: more warps hide more), at 256^3 36.9 -> 35.3, at 1024^3 378.6 -> 383.2 (sdf)
+// and 920 -> 978 (solid); 5 blocks (96 registers) between the two on the tubes and no better on
+// Sponza. Measured there and not kept: a voxel's own bounds (inside_tree_point, the CPU's) with the
+// pieces it opens listed for the warp (Sponza's sdf at 1024^3 378 -> 455-560 ms: ~6x fewer edges per
+// voxel than its exact sum, but the walk of the far balls' subtrees costs half an exact sum), and
+// the exact sums two edges at a time (Sponza 378 -> 557)
+// (scripts/bench-results/winding-blocks-h200-2026-11-29.md).
 constexpr int kWindingWarps = 4;
 // Boundary edges up to which the columns walk the piece trees: beyond, their cuts would not fit their
 // room (the far balls grow with the pieces: up to 1,657 for 5,000 pieces), the trees' build wasted.
@@ -229,11 +241,14 @@ constexpr int kCutRoom = 2048;
 #ifndef VT_WINDING_MIN_BLOCKS  // (A/B builds: scripts/kernel-variant.sh)
 #define VT_WINDING_MIN_BLOCKS 6
 #endif
+#ifndef VT_WINDING_TREE_MIN_BLOCKS  // (A/B builds: scripts/kernel-variant.sh)
+#define VT_WINDING_TREE_MIN_BLOCKS 4
+#endif
 // kTrees: the columns walk the piece trees first (core/inside_tree.h); the kernel without them (fewer
 // than kInsideTreeMinEdges boundary edges, or more than kTreeMaxEdges) keeps no shared memory and no
 // tree code.
 template <bool kTrees>
-__global__ void __launch_bounds__(32 * kWindingWarps, VT_WINDING_MIN_BLOCKS)
+__global__ void __launch_bounds__(32 * kWindingWarps, kTrees ? VT_WINDING_TREE_MIN_BLOCKS : VT_WINDING_MIN_BLOCKS)
     k_undecided(InsideView m, const uint32_t* list, uint64_t nlist, Columns cols, int32_t w_lo, int32_t w_hi,
                 const unsigned long long* keys, const int32_t* signs, uint64_t n, const InsideEdge* edges, uint64_t ne,
                 InsideTreeView trees, int tree_patience, InsideScale sc, const uint32_t* need, Int3 nb,
