@@ -116,8 +116,8 @@ VT_HD inline InsideColumn inside_column_at(int32_t i, int32_t j, const InsideSca
   return {pu, pv, static_cast<double>(pu) / kInsideScale * s.su, static_cast<double>(pv) / kInsideScale * s.sv};
 }
 
-VT_HD inline bool inside_node_far(const InsideNode& n, const InsideColumn& col) {
-  const double du = n.c[0] - col.px, dv = n.c[1] - col.py, f = kInsideFarRadii * n.r;
+VT_HD inline bool inside_node_far(const InsideNode& n, const InsideColumn& col, double radii = kInsideFarRadii) {
+  const double du = n.c[0] - col.px, dv = n.c[1] - col.py, f = radii * n.r;
   return du * du + dv * dv > f * f;
 }
 
@@ -132,14 +132,15 @@ VT_HD inline void inside_parts_add(const InsideEdge& e, const InsideColumn& col,
 }
 
 // The column's cut of the trees of chunks lane, lane + lanes, ...: on_far(x) for each node x whose
-// ball is far (its subtree skipped), on_near(e) for each edge e of the near pieces.
+// ball is far (the column passes more than `radii` radii from its centre; its subtree skipped),
+// on_near(e) for each edge e of the near pieces.
 template <class OnFar, class OnNear>
 VT_HD inline void inside_tree_cut(const InsideTreeView& t, int lane, int lanes, const InsideColumn& col, OnFar&& on_far,
-                                  OnNear&& on_near) {
+                                  OnNear&& on_near, double radii = kInsideFarRadii) {
   for (uint32_t q = static_cast<uint32_t>(lane); q < t.num_chunks; q += static_cast<uint32_t>(lanes))
     for (uint32_t i = t.chunks[q], end = t.nodes[t.chunks[q]].skip; i < end;) {
       const InsideNode& n = t.nodes[i];
-      if (inside_node_far(n, col)) {
+      if (inside_node_far(n, col, radii)) {
         on_far(i);
         i = n.skip;
         continue;

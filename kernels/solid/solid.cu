@@ -237,7 +237,16 @@ constexpr size_t kTreeMaxEdges = 65536;
 // Room per warp for a column's cut of the trees (far balls and near edges): 8 KB per warp, 32 KB per
 // block. Columns of the 1.2M open tubes at 512^3 list up to ~1,700 far balls (median 926); Sponza's
 // columns at 512^3 a median of 369 far balls and 119 near edges, a tenth of them over 1,700 in all.
-constexpr int kCutRoom = 2048;
+#ifndef VT_WINDING_CUT_ROOM  // (A/B builds: scripts/kernel-variant.sh)
+#define VT_WINDING_CUT_ROOM 2048
+#endif
+constexpr int kCutRoom = VT_WINDING_CUT_ROOM;
+#ifndef VT_WINDING_WIDE_RADII  // (A/B builds: scripts/kernel-variant.sh)
+#define VT_WINDING_WIDE_RADII 4.0
+#endif
+#ifndef VT_WINDING_WIDE_REST  // (A/B builds: scripts/kernel-variant.sh)
+#define VT_WINDING_WIDE_REST 5.0
+#endif
 #ifndef VT_WINDING_MIN_BLOCKS  // (A/B builds: scripts/kernel-variant.sh)
 #define VT_WINDING_MIN_BLOCKS 6
 #endif
@@ -288,21 +297,43 @@ __global__ void __launch_bounds__(32 * kWindingWarps, kTrees ? VT_WINDING_TREE_M
   uint32_t* cut = s_cut[kTrees ? threadIdx.x / 32 : 0];
   int patience = kTrees ? tree_patience : 0;
   uint32_t nfar = 0, nnear = 0;
-  if (patience > 0) {
+  // The cut at `radii` listed; false (the list as it was) where it does not fit.
+  auto list_cut = [&](double radii) {
     uint32_t cf = 0, cn = 0;
     inside_tree_cut(
-        trees, lane, 32, col, [&](uint32_t) { ++cf; }, [&](uint32_t) { ++cn; });
+        trees, lane, 32, col, [&](uint32_t) { ++cf; }, [&](uint32_t) { ++cn; }, radii);
     const uint32_t if_ = warp_inclusive_sum(cf), in_ = warp_inclusive_sum(cn);
-    nfar = __shfl_sync(kFull, if_, 31);
-    nnear = __shfl_sync(kFull, in_, 31);
-    if (nfar + nnear <= uint32_t(kCutRoom)) {
-      uint32_t of = if_ - cf, on = nfar + in_ - cn;
-      inside_tree_cut(
-          trees, lane, 32, col, [&](uint32_t x) { cut[of++] = x; }, [&](uint32_t e) { cut[on++] = e; });
-    } else {
-      patience = 0;
-    }
+    const uint32_t tf = __shfl_sync(kFull, if_, 31), tn = __shfl_sync(kFull, in_, 31);
+    if (tf + tn > uint32_t(kCutRoom)) return false;
+    nfar = tf;
+    nnear = tn;
+    uint32_t of = if_ - cf, on = nfar + in_ - cn;
+    __syncwarp();  // (the lanes have read the list before)
+    inside_tree_cut(
+        trees, lane, 32, col, [&](uint32_t x) { cut[of++] = x; }, [&](uint32_t e) { cut[on++] = e; }, radii);
     __syncwarp();
+    return true;
+  };
+  if (patience > 0 && !list_cut(kInsideFarRadii)) patience = 0;
+  // Where the far balls' rests along the column add up to more than VT_WINDING_WIDE_REST radians
+  // (Sponza's leaf cards: at 3 radii each about a fifth of a radian, so the bounds leave the voxels
+  // near w = 0.5 open and the column soon sums every edge exactly), the cut again with the balls far
+  // from VT_WINDING_WIDE_RADII radii on (rests (2/3)^3 as large, more near edges), where it fits. H200,
+  // inside_winding ms, without -> with 5 rad / with 20: Sponza's sdf at 256^3 35.2 -> 30.3 / 35.2, at 1024^3 382.6 ->
+  // 343.0 / 383.1, its solid at 512^3 214.5 -> 140.1 / 196.1, at 1024^3 984.8 -> 665.9 / 899.2; open
+  // tubes within -8% and +6% but 2,000 short ones 164.1 -> 200.3 / 166.0. Every column at 4 radii (its
+  // cut where it fits, else 3's): the same on Sponza, the tubes 22-40% slower; at 6 radii slower on both;
+  // the cut renewed at 4, 6 or 8 radii only where a column's patience had run out: Sponza -3% to +17%
+  // (scripts/bench-results/winding-blocks-h200-2026-11-29.md).
+  if (kTrees && patience > 0 && VT_WINDING_WIDE_RADII > kInsideFarRadii) {
+    double rest = 0.0;
+    for (uint32_t q = uint32_t(lane); q < nfar; q += 32) {
+      const InsideNode& n = trees.nodes[cut[q]];
+      const double du = n.c[0] - col.px, dv = n.c[1] - col.py, g = sqrt(du * du + dv * dv) - n.r;
+      rest += n.ar2 / (g * g * g);
+    }
+    for (int off = 16; off > 0; off /= 2) rest += __shfl_xor_sync(kFull, rest, off);
+    if (rest > VT_WINDING_WIDE_REST) list_cut(VT_WINDING_WIDE_RADII);
   }
   auto all_sum = [](double x) {  // every lane gets the same bits (each step adds the same two values)
     for (int off = 16; off > 0; off /= 2) x = x + __shfl_xor_sync(kFull, x, off);
