@@ -242,10 +242,10 @@ constexpr size_t kTreeMaxEdges = 65536;
 #endif
 constexpr int kCutRoom = VT_WINDING_CUT_ROOM;
 #ifndef VT_WINDING_WIDE_RADII  // (A/B builds: scripts/kernel-variant.sh)
-#define VT_WINDING_WIDE_RADII 4.0
+#define VT_WINDING_WIDE_RADII kInsideWideRadii
 #endif
 #ifndef VT_WINDING_WIDE_REST  // (A/B builds: scripts/kernel-variant.sh)
-#define VT_WINDING_WIDE_REST 5.0
+#define VT_WINDING_WIDE_REST kInsideWideRest
 #endif
 #ifndef VT_WINDING_MIN_BLOCKS  // (A/B builds: scripts/kernel-variant.sh)
 #define VT_WINDING_MIN_BLOCKS 6
@@ -315,10 +315,9 @@ __global__ void __launch_bounds__(32 * kWindingWarps, kTrees ? VT_WINDING_TREE_M
     return true;
   };
   if (patience > 0 && !list_cut(kInsideFarRadii)) patience = 0;
-  // Where the far balls' rests along the column add up to more than VT_WINDING_WIDE_REST radians
-  // (Sponza's leaf cards: at 3 radii each about a fifth of a radian, so the bounds leave the voxels
-  // near w = 0.5 open and the column soon sums every edge exactly), the cut again with the balls far
-  // from VT_WINDING_WIDE_RADII radii on (rests (2/3)^3 as large, more near edges), where it fits. H200,
+  // Where the far balls' rests along the column add up to more than kInsideWideRest radians
+  // (core/inside_tree.h inside_listed_rest, as on the CPU), the cut again with the balls far from
+  // kInsideWideRadii radii on, where it fits (else the cut at 3 radii stays). H200,
   // inside_winding ms, without -> with 5 rad / with 20: Sponza's sdf at 256^3 35.2 -> 30.3 / 35.2, at 1024^3 382.6 ->
   // 343.0 / 383.1, its solid at 512^3 214.5 -> 140.1 / 196.1, at 1024^3 984.8 -> 665.9 / 899.2; open
   // tubes within -8% and +6% but 2,000 short ones 164.1 -> 200.3 / 166.0. Every column at 4 radii (its
@@ -326,12 +325,7 @@ __global__ void __launch_bounds__(32 * kWindingWarps, kTrees ? VT_WINDING_TREE_M
   // the cut renewed at 4, 6 or 8 radii only where a column's patience had run out: Sponza -3% to +17%
   // (scripts/bench-results/winding-blocks-h200-2026-11-29.md).
   if (kTrees && patience > 0 && VT_WINDING_WIDE_RADII > kInsideFarRadii) {
-    double rest = 0.0;
-    for (uint32_t q = uint32_t(lane); q < nfar; q += 32) {
-      const InsideNode& n = trees.nodes[cut[q]];
-      const double du = n.c[0] - col.px, dv = n.c[1] - col.py, g = sqrt(du * du + dv * dv) - n.r;
-      rest += n.ar2 / (g * g * g);
-    }
+    double rest = inside_listed_rest(trees.nodes, cut, nfar, lane, 32, col);
     for (int off = 16; off > 0; off /= 2) rest += __shfl_xor_sync(kFull, rest, off);
     if (rest > VT_WINDING_WIDE_REST) list_cut(VT_WINDING_WIDE_RADII);
   }
