@@ -315,8 +315,8 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
             inside_cut_lists(tree, col, s.far, s.near);
             // (2 cores: Sponza's sdf at 256^3 1.63-1.82 -> 1.40-1.53 s, its solid at 200^3 1.56-1.65 ->
             // 0.97-0.99; 144k open tubes within 2%, 2,000 short ones +13%: winding-blocks-h200-2026-11-29.md)
-            if (inside_listed_rest(trees.nodes.data(), s.far.data(), uint32_t(s.far.size()), 0, 1, col) >
-                kInsideWideRest)
+            if (inside_cut_wider(
+                    inside_listed_rest(trees.nodes.data(), s.far.data(), uint32_t(s.far.size()), 0, 1, col)))
               inside_cut_lists(tree, col, s.far, s.near, kInsideWideRadii);
             if (vectorized) {
               inside_edge_lanes(s.near_lanes, s.near.data(), s.near.size());

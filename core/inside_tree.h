@@ -165,13 +165,15 @@ inline void inside_cut_lists(const InsideTreeView& t, const InsideColumn& col, s
 
 // The far balls far[lane], far[lane + lanes], ...: their rests at the column summed (2 A r / (d -
 // r)^3, d a ball's distance from the column's axis), the most their dipole terms can miss by at any
-// voxel. Where they add up to more than kInsideWideRest radians (Sponza's leaf cards: at 3 radii each
-// about a fifth of a radian, so the bounds leave the voxels near w = 0.5 open and the column soon
-// sums every edge exactly), the column is cut again with the balls far from kInsideWideRadii radii
-// on (rests (2/3)^3 as large, more near edges). Any cut gives the same answers (the bounds decide
-// only what the exact sums would); this one is faster on such columns and costs the others nothing.
+// voxel. Where they add up to more than kInsideWideRest radians (inside_cut_wider: Sponza's leaf
+// cards, at 3 radii each about a fifth of a radian, so the bounds leave the voxels near w = 0.5 open
+// and the column soon sums every edge exactly), the CPU and the GPU cut the column again with the
+// balls far from kInsideWideRadii radii on (rests (2/3)^3 as large, more near edges). Any cut gives
+// the same answers (the bounds decide only what the exact sums would); this one is faster on such
+// columns and the others keep theirs.
 constexpr double kInsideWideRadii = 4.0;
 constexpr double kInsideWideRest = 5.0;
+VT_HD inline bool inside_cut_wider(double rest) { return rest > kInsideWideRest; }
 VT_HD inline double inside_listed_rest(const InsideNode* nodes, const uint32_t* far, uint32_t nfar, int lane, int lanes,
                                        const InsideColumn& col) {
   double rest = 0.0;

@@ -526,7 +526,9 @@ TEST(Inside, PieceTreesBoundTheBoundaryTermOnEveryKindOfBoundary) {
         }
       }
       // (the walk's wider cut is taken on the open tubes' columns: TheWindingWalkOnPieceTrees... covers it)
-      if (c.name == "open tubes") EXPECT_GT(max_rest, kInsideWideRest) << c.name << " r" << res;
+      if (c.name == "open tubes") {
+        EXPECT_GT(max_rest, kInsideWideRest) << c.name << " r" << res;
+      }
       if (c.name == "open tubes" || c.name == "sheet") {
         EXPECT_GT(far_ranges, 0u) << c.name;
         EXPECT_GT(far_points, 0u) << c.name;

@@ -241,12 +241,6 @@ constexpr size_t kTreeMaxEdges = 65536;
 #define VT_WINDING_CUT_ROOM 2048
 #endif
 constexpr int kCutRoom = VT_WINDING_CUT_ROOM;
-#ifndef VT_WINDING_WIDE_RADII  // (A/B builds: scripts/kernel-variant.sh)
-#define VT_WINDING_WIDE_RADII kInsideWideRadii
-#endif
-#ifndef VT_WINDING_WIDE_REST  // (A/B builds: scripts/kernel-variant.sh)
-#define VT_WINDING_WIDE_REST kInsideWideRest
-#endif
 #ifndef VT_WINDING_MIN_BLOCKS  // (A/B builds: scripts/kernel-variant.sh)
 #define VT_WINDING_MIN_BLOCKS 6
 #endif
@@ -316,7 +310,7 @@ __global__ void __launch_bounds__(32 * kWindingWarps, kTrees ? VT_WINDING_TREE_M
   };
   if (patience > 0 && !list_cut(kInsideFarRadii)) patience = 0;
   // Where the far balls' rests along the column add up to more than kInsideWideRest radians
-  // (core/inside_tree.h inside_listed_rest, as on the CPU), the cut again with the balls far from
+  // (core/inside_tree.h inside_cut_wider, as on the CPU), the cut again with the balls far from
   // kInsideWideRadii radii on, where it fits (else the cut at 3 radii stays). H200,
   // inside_winding ms, without -> with 5 rad / with 20: Sponza's sdf at 256^3 35.2 -> 30.3 / 35.2, at 1024^3 382.6 ->
   // 343.0 / 383.1, its solid at 512^3 214.5 -> 140.1 / 196.1, at 1024^3 984.8 -> 665.9 / 899.2; open
@@ -324,10 +318,10 @@ __global__ void __launch_bounds__(32 * kWindingWarps, kTrees ? VT_WINDING_TREE_M
   // cut where it fits, else 3's): the same on Sponza, the tubes 22-40% slower; at 6 radii slower on both;
   // the cut renewed at 4, 6 or 8 radii only where a column's patience had run out: Sponza -3% to +17%
   // (scripts/bench-results/winding-blocks-h200-2026-11-29.md).
-  if (kTrees && patience > 0 && VT_WINDING_WIDE_RADII > kInsideFarRadii) {
+  if (kTrees && patience > 0) {
     double rest = inside_listed_rest(trees.nodes, cut, nfar, lane, 32, col);
     for (int off = 16; off > 0; off /= 2) rest += __shfl_xor_sync(kFull, rest, off);
-    if (rest > VT_WINDING_WIDE_REST) list_cut(VT_WINDING_WIDE_RADII);
+    if (inside_cut_wider(rest)) list_cut(kInsideWideRadii);
   }
   auto all_sum = [](double x) {  // every lane gets the same bits (each step adds the same two values)
     for (int off = 16; off > 0; off /= 2) x = x + __shfl_xor_sync(kFull, x, off);
