@@ -1323,7 +1323,7 @@ void read_obj(const std::string& path, const char* data, size_t size, MeshLoadRe
           while (true) {
             t = skip_spaces(t, le);
             if (t >= le || *t == '#') break;
-            for (; t < le && !is_space(*t); ++t)
+            for (; t < le && !is_space(*t) && *t != '#'; ++t)  // ('#' starts a comment, also within a word)
               if (*t == '/') k.corner_attrs = true;
             ++corners;
           }
@@ -1480,7 +1480,7 @@ void read_obj(const std::string& path, const char* data, size_t size, MeshLoadRe
           // one malformed corner, not a corner and a second one.
           if (!obj_corner(t, le, cc) || (t < le && !is_space(*t) && *t != '#')) {
             ok = false;
-            while (t < le && !is_space(*t)) ++t;
+            while (t < le && !is_space(*t) && *t != '#') ++t;
             cc[0] = cc[1] = cc[2] = 0;
           }
           // 1-based; negative: relative to the elements defined so far.
@@ -1531,6 +1531,8 @@ void read_obj(const std::string& path, const char* data, size_t size, MeshLoadRe
       }
       q = le + 1;
     }
+    // Every triangle pass 1 counted is written (else its slot would keep uninitialised indices).
+    if (it != t0[c + 1]) fail(ErrorKind::kInternal, path + ": OBJ faces counted inconsistently");
   });
   // Faces with an index out of range are dropped (counted), the others keep their order.
   size_t w = 0;
