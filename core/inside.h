@@ -272,6 +272,48 @@ VT_HD inline double inside_edge_solid_angle(const InsideEdge& e, int64_t pu, int
   return omega * static_cast<double>(e.mult);
 }
 
+// An InsideEdge with its coordinates and multiplicity also as doubles, for the exact sums' inner loop
+// (the GPU's): the same terms bit for bit without converting them at every voxel. The conversions are
+// exact (|snapped| <= 2^29, w a float), so are the differences of two snapped coordinates, and
+// x * 2^-10 * s = x * (2^-10 * s) where both products are one rounding of the same real number.
+struct InsideEdgeX {
+  int64_t au, av, bu, bv;
+  double fau, fav, fbu, fbv, aw, bw, mult;
+};
+VT_HD inline InsideEdgeX inside_edge_x(const InsideEdge& e) {
+  return {e.au,
+          e.av,
+          e.bu,
+          e.bv,
+          static_cast<double>(e.au),
+          static_cast<double>(e.av),
+          static_cast<double>(e.bu),
+          static_cast<double>(e.bv),
+          static_cast<double>(e.aw),
+          static_cast<double>(e.bw),
+          static_cast<double>(e.mult)};
+}
+// inside_edge_solid_angle of the same edge: the same bits.
+VT_HD inline double inside_edge_solid_angle(const InsideEdgeX& e, int64_t pu, int64_t pv, double pw,
+                                            const InsideScale& s) {
+  const double kPi = 3.14159265358979323846;
+  const double inv = 1.0 / kInsideScale;
+  const double fu = inv * s.su, fv = inv * s.sv, fpu = static_cast<double>(pu), fpv = static_cast<double>(pv);
+  const double ax = (e.fau - fpu) * fu, ay = (e.fav - fpv) * fv;
+  const double bx = (e.fbu - fpu) * fu, by = (e.fbv - fpv) * fv;
+  const double az = (e.aw - pw) * s.sw, bz = (e.bw - pw) * s.sw;
+  const double la = sqrt((ax * ax + ay * ay) + az * az), lb = sqrt((bx * bx + by * by) + bz * bz);
+  const double d = ((la * lb + ((ax * bx + ay * by) + az * bz)) + az * lb) + bz * la;
+  const int64_t en = inside_edge(e.au, e.av, e.bu, e.bv, pu, pv);
+  double omega;
+  if (en == 0) {
+    omega = d < 0 ? 2.0 * kPi * inside_side(0, e.au, e.av, e.bu, e.bv) : 0.0;
+  } else {
+    const double n = static_cast<double>(en) * (inv * inv) * (s.su * s.sv);
+    omega = 2.0 * inside_atan2(n, d);
+  }
+  return omega * e.mult;
+}
 }  // namespace voxtile
 
 namespace voxtile {
@@ -336,8 +378,9 @@ struct InsideParts {
 // e % 32, each lane sums its edges in order, and the lanes are combined in a fixed tree (lane l
 // adds lane l + 16, then l + 8, 4, 2, 1: a warp's shuffle-down reduction).
 constexpr int kInsideLanes = 32;
-VT_HD inline InsideParts inside_lane_parts(const InsideEdge* edges, uint64_t ne, int lane, int64_t pu, int64_t pv,
-                                           int64_t k, const InsideScale& s) {
+template <class Edge>  // InsideEdge or InsideEdgeX: the same sums
+VT_HD inline InsideParts inside_lane_parts(const Edge* edges, uint64_t ne, int lane, int64_t pu, int64_t pv, int64_t k,
+                                           const InsideScale& s) {
   double pos = 0.0, neg = 0.0;
   for (uint64_t e = static_cast<uint64_t>(lane); e < ne; e += kInsideLanes) {
     const double o = inside_edge_solid_angle(edges[e], pu, pv, static_cast<double>(k) + 0.5, s);

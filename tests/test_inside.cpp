@@ -1385,6 +1385,59 @@ TEST(Inside, WindingBoundaryVectorisedIsTheScalarSum) {
   EXPECT_GT(differ, 0u);
 }
 
+// The exact sums' edges as doubles (InsideEdgeX, the inner loop of the GPU's kernel without trees)
+// give each term's bits and each lane's sums as the integer edges do: across the whole snapped range (+-2^29), columns
+// on the edges' lines and through their ends, voxel sizes from 1e-20 to 1e20.
+TEST(Inside, WindingTermsFromDoubleEdgesAreTheIntegerEdgesBits) {
+  std::mt19937_64 rng(11);
+  const int64_t kMax = int64_t(1) << 29;
+  std::uniform_int_distribution<int64_t> anywhere(-kMax, kMax), near(-5000, 5000);
+  std::uniform_int_distribution<int> pick(0, 9), mult(-3, 3);
+  std::uniform_real_distribution<float> depth(-1e4f, 1e4f);
+  const InsideScale scales[] = {{1.0, 1.0, 1.0},      {0.01, 0.02, 0.005},
+                                {3.0, 1.0, 0.5},      {1e-20, 3e-20, 2e-20},
+                                {1e20, 1e20, 0.5e20}, {double(0.1f), double(0.3f), double(0.7f)}};
+  size_t terms = 0, ties = 0, nonzero = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const bool wide = trial % 3 == 0;
+    auto coord = [&] { return wide ? anywhere(rng) : near(rng); };
+    std::vector<InsideEdge> edges(64);
+    for (InsideEdge& e : edges) {
+      e = {coord(), coord(), coord(), coord(), depth(rng), depth(rng), mult(rng)};
+      if (pick(rng) == 0) e.bu = e.au;
+      if (pick(rng) == 0) e.bv = e.av;
+      if (e.mult == 0) e.mult = 1;
+    }
+    std::vector<InsideEdgeX> xs;
+    for (const InsideEdge& e : edges) xs.push_back(inside_edge_x(e));
+    const InsideScale& sc = scales[trial % 6];
+    for (int q = 0; q < 12; ++q) {
+      const InsideEdge& on = edges[size_t(q) % edges.size()];
+      int64_t pu = coord(), pv = coord();
+      if (q % 4 == 1) pu = on.au, pv = on.av;                                              // through an end
+      if (q % 4 == 2) pu = on.au + 2 * (on.bu - on.au), pv = on.av + 2 * (on.bv - on.av);  // on its line
+      for (double pw : {-2e4, -10.5, 0.5, 100.5, double(on.aw), 3e4}) {
+        for (size_t e = 0; e < edges.size(); ++e) {
+          const double a = inside_edge_solid_angle(edges[e], pu, pv, pw, sc);
+          const double b = inside_edge_solid_angle(xs[e], pu, pv, pw, sc);
+          ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0) << trial << " " << e << ": " << a << " " << b;
+          ties += inside_edge(edges[e].au, edges[e].av, edges[e].bu, edges[e].bv, pu, pv) == 0;
+          nonzero += a != 0.0;
+          ++terms;
+        }
+      }
+      for (int lane = 0; lane < kInsideLanes; lane += 7) {
+        const InsideParts a = inside_lane_parts(edges.data(), edges.size(), lane, pu, pv, 3, sc);
+        const InsideParts b = inside_lane_parts(xs.data(), xs.size(), lane, pu, pv, 3, sc);
+        ASSERT_EQ(std::memcmp(&a.pos, &b.pos, sizeof(double)), 0) << trial;
+        ASSERT_EQ(std::memcmp(&a.neg, &b.neg, sizeof(double)), 0) << trial;
+      }
+    }
+  }
+  EXPECT_GT(ties, 500u);
+  EXPECT_GT(nonzero, terms / 2);
+}
+
 // The CPU band (each brick's triangles a sub-box at a time) holds exactly the minimum of band_min
 // over every triangle for every voxel, as the GPU takes it voxel by voxel: the same voxels and the
 // same bits, with triangles far smaller than voxels (many per brick), larger than bricks, and grids

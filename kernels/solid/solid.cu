@@ -253,9 +253,9 @@ constexpr int kCutRoom = VT_WINDING_CUT_ROOM;
 template <bool kTrees>
 __global__ void __launch_bounds__(32 * kWindingWarps, kTrees ? VT_WINDING_TREE_MIN_BLOCKS : VT_WINDING_MIN_BLOCKS)
     k_undecided(InsideView m, const uint32_t* list, uint64_t nlist, Columns cols, int32_t w_lo, int32_t w_hi,
-                const unsigned long long* keys, const int32_t* signs, uint64_t n, const InsideEdge* edges, uint64_t ne,
-                InsideTreeView trees, int tree_patience, InsideScale sc, const uint32_t* need, Int3 nb,
-                uint32_t* bits) {
+                const unsigned long long* keys, const int32_t* signs, uint64_t n, const InsideEdge* edges,
+                const InsideEdgeX* xedges, uint64_t ne, InsideTreeView trees, int tree_patience, InsideScale sc,
+                const uint32_t* need, Int3 nb, uint32_t* bits) {
   const uint64_t q = uint64_t(blockIdx.x) * kWindingWarps + threadIdx.x / 32;
   const int lane = int(threadIdx.x % 32);
   if (q >= nlist) return;  // whole warps
@@ -341,7 +341,17 @@ __global__ void __launch_bounds__(32 * kWindingWarps, kTrees ? VT_WINDING_TREE_M
     return InsideFar{all_sum(f.d), all_sum(f.r), all_sum(f.mag)};
   };
   auto exact = [&](int64_t k) {  // inside_boundary_parts' order
-    InsideParts p = inside_lane_parts(edges, ne, lane, col.pu, col.pv, k, sc);
+    // Without trees, from the edges as doubles (the same bits without converting them at every voxel):
+    // H200, inside_winding ms, the open terrain's sdf at 1024^3 27.8 -> 26.5, its solid 48.7 -> 46.2,
+    // the bunny's 5.87 -> 5.70 and 6.25 -> 5.98, the scan fragment's at 512^3 23.7 -> 22.3 and 29.4 ->
+    // 27.9. Not with trees: 128 registers instead of 122, Sponza's 15% slower; nor the edges in 32
+    // bytes (int32 coordinates, InsideEdge's 48), the same times within 0.5% on Sponza and within 2%
+    // without trees (scripts/bench-results/winding-edges-h200-2026-11-30.md).
+    InsideParts p;
+    if constexpr (kTrees)
+      p = inside_lane_parts(edges, ne, lane, col.pu, col.pv, k, sc);
+    else
+      p = inside_lane_parts(xedges, ne, lane, col.pu, col.pv, k, sc);
     for (int off = 16; off > 0; off /= 2) {
       p.pos = p.pos + __shfl_down_sync(kFull, p.pos, off);
       p.neg = p.neg + __shfl_down_sync(kFull, p.neg, off);
@@ -427,15 +437,21 @@ __global__ void k_edge_flags(const unsigned long long* keys, const int32_t* nets
 }
 
 __global__ void k_make_edges(const unsigned long long* keys, const int32_t* nets, const uint32_t* list, uint64_t n,
-                             const uint32_t* rep, const Vec3f* g, int axis, InsideEdge* edges) {
+                             const uint32_t* rep, const Vec3f* g, int axis, InsideEdge* edges, InsideEdgeX* xedges) {
   const uint64_t q = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (q >= n) return;
   const uint32_t r = list[q];
   const Vec3f a = g[rep[keys[r] >> 32]], b = g[rep[keys[r] & 0xffffffffull]];
   const int au = (axis + 1) % 3, av = (axis + 2) % 3;
-  edges[q] = {inside_snap(axis_comp(a, au)), inside_snap(axis_comp(a, av)), inside_snap(axis_comp(b, au)),
-              inside_snap(axis_comp(b, av)),         axis_comp(a, axis),           axis_comp(b, axis),
-              nets[r]};
+  const InsideEdge e{inside_snap(axis_comp(a, au)),
+                     inside_snap(axis_comp(a, av)),
+                     inside_snap(axis_comp(b, au)),
+                     inside_snap(axis_comp(b, av)),
+                     axis_comp(a, axis),
+                     axis_comp(b, axis),
+                     nets[r]};
+  edges[q] = e;
+  xedges[q] = inside_edge_x(e);
 }
 
 struct BrickNonEmpty {
@@ -1080,9 +1096,11 @@ uint64_t SolidState::boundary(GpuContext& ctx, const DeviceMesh& mesh, int axis)
   });
   const uint64_t ne = read_scalar(d_num.data(), s);
   d_edges.grow(ne + 1);
+  d_edges_x.grow(ne + 1);
   // (zeroed first: the edges' padding bytes go down with them to the host's piece trees)
   if (ne) VT_CUDA_CHECK(cudaMemsetAsync(d_edges.data(), 0, ne * sizeof(InsideEdge), s));
-  launch_1d(k_make_edges, ne, 256, s, unique, nets, d_list.data(), ne, d_rep.data(), g, axis, d_edges.data());
+  launch_1d(k_make_edges, ne, 256, s, unique, nets, d_list.data(), ne, d_rep.data(), g, axis, d_edges.data(),
+            d_edges_x.data());
   return ne;
 }
 
@@ -1237,7 +1255,7 @@ void SolidState::paint_axis(GpuContext& ctx, const AxisPrep& prep, const InsideR
     auto kernel = tree_patience > 0 ? k_undecided<true> : k_undecided<false>;
     kernel<<<blocks_for(prep.nlist, kWindingWarps), 32 * kWindingWarps, 0, s>>>(
         m, d_list.data(), prep.nlist, prep.cr, std::max(range.lo[axis], 0), std::min(range.hi[axis], m.dims.z),
-        prep.keys, prep.signs, prep.n, d_edges.data(), prep.ne, trees, tree_patience, prep.sc, need,
+        prep.keys, prep.signs, prep.n, d_edges.data(), d_edges_x.data(), prep.ne, trees, tree_patience, prep.sc, need,
         grid_bricks(m.dims), bits);
     VT_CUDA_CHECK_LAUNCH();
   }
