@@ -7,7 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <string>
 #include <vector>
+
+#include "core/error.h"
 
 namespace voxtile {
 
@@ -58,9 +62,17 @@ void Mesh::sanitize() {
   const size_t blocks = (n + kBlock - 1) / kBlock;
   // Pass 1: keep flags and per-block counts; pass 2: every block moves its kept triangles to its offset.
   std::vector<uint8_t> keep(n);
-  std::vector<size_t> kept(blocks + 1, 0), nonfinite(blocks, 0), degenerate(blocks, 0);
+  std::vector<size_t> kept(blocks + 1, 0), nonfinite(blocks, 0), degenerate(blocks, 0), past(blocks, 0);
+  const size_t nv = positions.size();
   tbb::parallel_for(size_t(0), blocks, [&](size_t blk) {
     for (size_t t = blk * kBlock; t < std::min(n, (blk + 1) * kBlock); ++t) {
+      // (a reader's bug, never the file's: each reader drops and counts the faces whose indices
+      // point past its vertices; caught here as an error instead of a read out of bounds)
+      if (indices[3 * t] >= nv || indices[3 * t + 1] >= nv || indices[3 * t + 2] >= nv) {
+        ++past[blk];
+        keep[t] = 0;
+        continue;
+      }
       const Vec3f a = vertex(t, 0), b = vertex(t, 1), c = vertex(t, 2);
       bool finite = true;
       for (const Vec3f& p : {a, b, c})
@@ -78,6 +90,10 @@ void Mesh::sanitize() {
       kept[blk + 1] += keep[t];
     }
   });
+  const size_t bad = std::accumulate(past.begin(), past.end(), size_t(0));
+  if (bad)
+    fail(ErrorKind::kInternal, std::to_string(bad) + " triangles index vertices past the " + std::to_string(nv) +
+                                   " the mesh holds (a reader's bug)");
   for (size_t blk = 0; blk < blocks; ++blk) {
     kept[blk + 1] += kept[blk];
     dropped_nonfinite += nonfinite[blk];

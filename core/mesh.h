@@ -45,7 +45,8 @@ struct Mesh {
   Vec3f vertex(size_t tri, int corner) const { return positions[indices[3 * tri + corner]]; }
   Bounds bounds() const;  // of the vertices referenced by triangles
   // Removes triangles with a non-finite coordinate or zero area (computed in double), counting
-  // each kind. Triangles keep their order and per-triangle ids.
+  // each kind. Triangles keep their order and per-triangle ids. An index past the vertices (the
+  // readers drop such faces, so a reader's bug) is Error(kInternal), never a read out of bounds.
   void sanitize();
 };
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/meshgen.h"
 #include "io/files.h"
 #include "io/mesh_reader.h"
 #include "io/png.h"
@@ -679,6 +680,29 @@ TEST(Loader, EveryEdgeCaseFileLoadsOrFailsCleanly) {
   }
   EXPECT_GT(loaded, 5u);
   EXPECT_GT(failed, 5u);
+}
+
+// A triangle indexing past the vertices (the readers drop such faces and count them, so only a
+// reader's bug leaves one) is an internal error from sanitize(), not a read out of bounds.
+TEST(Loader, SanitizeRefusesIndicesPastTheVertices) {
+  Mesh m = make_uv_sphere(0.0f, 0.0f, 0.0f, 1.0f, 4, 6);
+  const size_t n = m.num_triangles(), nv = m.positions.size();
+  Mesh ok = m;
+  ok.sanitize();
+  EXPECT_EQ(ok.num_triangles(), n);
+  for (uint32_t past : {uint32_t(nv), uint32_t(nv + 7), ~0u}) {
+    Mesh bad = m;
+    bad.indices[3 * (n / 2) + 1] = past;
+    try {
+      bad.sanitize();
+      ADD_FAILURE() << past;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInternal);
+      EXPECT_NE(std::string(e.what()).find("1 triangles index vertices past the " + std::to_string(nv)),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 TEST(Loader, SpecificBrokenFilesGiveSpecificErrors) {
