@@ -248,28 +248,31 @@ VT_HD inline double inside_edge_azimuth(const InsideEdge& e, int64_t pu, int64_t
   return inside_atan2(cr, ax * bx + ay * by) * m;
 }
 
-// Signed solid angle of the spherical triangle (a - p, b - p, +w) times the edge's multiplicity,
-// p = (pu, pv, pw) (pw in grid units). At the column through the edge's projection it jumps by 4pi
-// with the same tie rule as the crossings (inside_side), so c + B/4pi stays continuous.
+// Signed solid angle of the spherical triangle (a - p, b - p, +w) of edge a->b (snapped ends
+// (au, av), (bu, bv)), given a - p = (ax, ay, az) and b - p = (bx, by, bz) in world units.
+VT_HD inline double inside_solid_angle(double ax, double ay, double az, double bx, double by, double bz, int64_t au,
+                                       int64_t av, int64_t bu, int64_t bv, int64_t pu, int64_t pv,
+                                       const InsideScale& s) {
+  const double kPi = 3.14159265358979323846;
+  const double inv = 1.0 / kInsideScale;
+  const double la = sqrt((ax * ax + ay * ay) + az * az), lb = sqrt((bx * bx + by * by) + bz * bz);
+  const double d = ((la * lb + ((ax * bx + ay * by) + az * bz)) + az * lb) + bz * la;
+  // The triple product (a - p) x (b - p) . w is the edge function of a->b at p.
+  const int64_t en = inside_edge(au, av, bu, bv, pu, pv);
+  if (en == 0) return d < 0 ? 2.0 * kPi * inside_side(0, au, av, bu, bv) : 0.0;
+  const double n = static_cast<double>(en) * (inv * inv) * (s.su * s.sv);
+  return 2.0 * inside_atan2(n, d);
+}
+// inside_solid_angle of boundary edge e at p = (pu, pv, pw) (pw in grid units) times the edge's
+// multiplicity. At the column through the edge's projection it jumps by 4pi with the same tie rule
+// as the crossings (inside_side), so c + B/4pi stays continuous.
 VT_HD inline double inside_edge_solid_angle(const InsideEdge& e, int64_t pu, int64_t pv, double pw,
                                             const InsideScale& s) {
-  const double kPi = 3.14159265358979323846;
   const double inv = 1.0 / kInsideScale;
   const double ax = static_cast<double>(e.au - pu) * inv * s.su, ay = static_cast<double>(e.av - pv) * inv * s.sv;
   const double bx = static_cast<double>(e.bu - pu) * inv * s.su, by = static_cast<double>(e.bv - pv) * inv * s.sv;
   const double az = (static_cast<double>(e.aw) - pw) * s.sw, bz = (static_cast<double>(e.bw) - pw) * s.sw;
-  const double la = sqrt((ax * ax + ay * ay) + az * az), lb = sqrt((bx * bx + by * by) + bz * bz);
-  const double d = ((la * lb + ((ax * bx + ay * by) + az * bz)) + az * lb) + bz * la;
-  // The triple product (a - p) x (b - p) . w is the edge function of a->b at p.
-  const int64_t en = inside_edge(e.au, e.av, e.bu, e.bv, pu, pv);
-  double omega;
-  if (en == 0) {
-    omega = d < 0 ? 2.0 * kPi * inside_side(0, e.au, e.av, e.bu, e.bv) : 0.0;
-  } else {
-    const double n = static_cast<double>(en) * (inv * inv) * (s.su * s.sv);
-    omega = 2.0 * inside_atan2(n, d);
-  }
-  return omega * static_cast<double>(e.mult);
+  return inside_solid_angle(ax, ay, az, bx, by, bz, e.au, e.av, e.bu, e.bv, pu, pv, s) * static_cast<double>(e.mult);
 }
 
 // An InsideEdge with its coordinates and multiplicity also as doubles, for the exact sums' inner loop
@@ -296,24 +299,14 @@ VT_HD inline InsideEdgeX inside_edge_x(const InsideEdge& e) {
 // inside_edge_solid_angle of the same edge: the same bits.
 VT_HD inline double inside_edge_solid_angle(const InsideEdgeX& e, int64_t pu, int64_t pv, double pw,
                                             const InsideScale& s) {
-  const double kPi = 3.14159265358979323846;
   const double inv = 1.0 / kInsideScale;
   const double fu = inv * s.su, fv = inv * s.sv, fpu = static_cast<double>(pu), fpv = static_cast<double>(pv);
   const double ax = (e.fau - fpu) * fu, ay = (e.fav - fpv) * fv;
   const double bx = (e.fbu - fpu) * fu, by = (e.fbv - fpv) * fv;
   const double az = (e.aw - pw) * s.sw, bz = (e.bw - pw) * s.sw;
-  const double la = sqrt((ax * ax + ay * ay) + az * az), lb = sqrt((bx * bx + by * by) + bz * bz);
-  const double d = ((la * lb + ((ax * bx + ay * by) + az * bz)) + az * lb) + bz * la;
-  const int64_t en = inside_edge(e.au, e.av, e.bu, e.bv, pu, pv);
-  double omega;
-  if (en == 0) {
-    omega = d < 0 ? 2.0 * kPi * inside_side(0, e.au, e.av, e.bu, e.bv) : 0.0;
-  } else {
-    const double n = static_cast<double>(en) * (inv * inv) * (s.su * s.sv);
-    omega = 2.0 * inside_atan2(n, d);
-  }
-  return omega * e.mult;
+  return inside_solid_angle(ax, ay, az, bx, by, bz, e.au, e.av, e.bu, e.bv, pu, pv, s) * e.mult;
 }
+
 }  // namespace voxtile
 
 namespace voxtile {
