@@ -362,18 +362,29 @@ VT_HD inline int64_t inside_winding_walk(Near&& near, Far&& far, Exact&& exact, 
 }
 
 // The winding test over the span [k0, k1) with crossing sum c: the trees' walk (near, far) while
-// `patience` lasts (it carries over the column's spans), then every edge exactly (exact as the near
-// parts, no far part: no voxel is left open but where B is within the margin of the threshold).
-template <class Near, class Far, class Point, class Exact, class Set>
-VT_HD inline void inside_winding_span(Near&& near, Far&& far, Point&& point, Exact&& exact, int64_t c, int64_t k0,
-                                      int64_t k1, Set&& set, int& patience) {
-  if (patience > 0) k0 = inside_winding_walk(near, far, point, exact, c, k0, k1, set, &patience);
+// `patience` lasts (it carries over the column's spans), then rest(c, k, k1) for the voxels left:
+// by default every edge exactly (exact as the near parts, no far part: no voxel is left open but
+// where B is within the margin of the threshold); the GPU hands them to a kernel of its own.
+template <class Exact, class Set>
+VT_HD inline void inside_winding_exact(Exact&& exact, int64_t c, int64_t k0, int64_t k1, Set&& set) {
   inside_winding_walk(
       exact,
       [](int64_t, int64_t) {
         return InsideFar{0.0, 0.0, 0.0};
       },
       exact, c, k0, k1, set);
+}
+template <class Near, class Far, class Point, class Exact, class Set, class Rest>
+VT_HD inline void inside_winding_span(Near&& near, Far&& far, Point&& point, Exact&& exact, int64_t c, int64_t k0,
+                                      int64_t k1, Set&& set, int& patience, Rest&& rest) {
+  if (patience > 0) k0 = inside_winding_walk(near, far, point, exact, c, k0, k1, set, &patience);
+  if (k0 < k1) rest(c, k0, k1);
+}
+template <class Near, class Far, class Point, class Exact, class Set>
+VT_HD inline void inside_winding_span(Near&& near, Far&& far, Point&& point, Exact&& exact, int64_t c, int64_t k0,
+                                      int64_t k1, Set&& set, int& patience) {
+  inside_winding_span(near, far, point, exact, c, k0, k1, set, patience,
+                      [&](int64_t cc, int64_t a, int64_t b) { inside_winding_exact(exact, cc, a, b, set); });
 }
 
 // inside_winding_span over the parts of [k0, k1) in the column's bricks of 8 voxels that need(b)
@@ -385,9 +396,10 @@ VT_HD inline void inside_winding_span(Near&& near, Far&& far, Point&& point, Exa
 // them, 374 without), each run of wanted bricks is walked alone. Each voxel's answer is its exact
 // sum's whichever ranges are bounded (inside_bounds_decide), so the voxels taken get the bits the
 // whole span gives them.
-template <class Need, class Near, class Far, class Point, class Exact, class Set>
+template <class Need, class Near, class Far, class Point, class Exact, class Set, class Rest>
 VT_HD inline void inside_winding_span_in(Need&& need, bool whole_first, Near&& near, Far&& far, Point&& point,
-                                         Exact&& exact, int64_t c, int64_t k0, int64_t k1, Set&& set, int& patience) {
+                                         Exact&& exact, int64_t c, int64_t k0, int64_t k1, Set&& set, int& patience,
+                                         Rest&& rest) {
   if (k1 - k0 > 1 && whole_first) {
     const InsideParts pa = exact(k0), pb = exact(k1 - 1);
     const int in = inside_bounds_decide(c, pa.pos + pb.neg, pb.pos + pa.neg, pb.pos - pa.neg);
@@ -404,9 +416,15 @@ VT_HD inline void inside_winding_span_in(Need&& need, bool whole_first, Near&& n
     int64_t e = ((k >> 3) + 1) << 3;
     while (e < k1 && need(e >> 3)) e += 8;
     const int64_t hi = e < k1 ? e : k1;
-    inside_winding_span(near, far, point, exact, c, k, hi, set, patience);
+    inside_winding_span(near, far, point, exact, c, k, hi, set, patience, rest);
     k = hi;
   }
+}
+template <class Need, class Near, class Far, class Point, class Exact, class Set>
+VT_HD inline void inside_winding_span_in(Need&& need, bool whole_first, Near&& near, Far&& far, Point&& point,
+                                         Exact&& exact, int64_t c, int64_t k0, int64_t k1, Set&& set, int& patience) {
+  inside_winding_span_in(need, whole_first, near, far, point, exact, c, k0, k1, set, patience,
+                         [&](int64_t cc, int64_t a, int64_t b) { inside_winding_exact(exact, cc, a, b, set); });
 }
 
 }  // namespace voxtile

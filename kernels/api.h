@@ -111,6 +111,10 @@ struct GpuOptions {
   // Inside test: width in bricks of the x-slabs whose voxel bits the device holds at a time; 0 = the
   // whole grid when its bits fit the budget, else the widest slab that does (tests force slabs).
   uint32_t inside_slab_bricks = 0;
+  // Winding test on boundaries with piece trees: the columns whose patience runs out handed on to the
+  // kernel without trees: -1 where the columns listed make at least 8 rounds of what the SMs hold,
+  // 0 never, 1 always (tests, A/B).
+  int winding_hand_on = -1;
   int device = 0;                      // CUDA device index
   bool two_pass_fragment_sort = false; // bucketing: sort by triangle then voxel even when one 64-bit key would do (tests)
   bool merge_by_brick_key = false;     // brick merge: sort 64-bit brick keys even when 32-bit brick indices would do (tests, A/B)

@@ -2185,6 +2185,50 @@ TEST(InsideGpu, WideBandsAndEveryVoxelEqualTheCpu) {
 
 // The device holds the inside bits of one x-slab of bricks at a time when the grid is large: the same
 // grid for every slab width (1 brick, 3 bricks, the whole grid).
+// The winding test's columns whose patience runs out, handed on from the kernel with piece trees to
+// the kernel without them (GpuOptions::winding_hand_on: always, never, by the rule), give the CPU's
+// grids: a soup of 800 open triangles (2,400 boundary edges: trees, patience 2).
+TEST(InsideGpu, ColumnsHandedOnGiveTheCpusGrid) {
+  if (!query_gpu().available) GTEST_SKIP() << "no GPU";
+  Mesh soup;
+  std::mt19937_64 rng(47);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (uint32_t t = 0; t < 800; ++t) {
+    const Vec3f a{u(rng), u(rng), u(rng)};
+    for (int k = 0; k < 3; ++k)
+      soup.positions.push_back({a.x + 0.3f * u(rng), a.y + 0.3f * u(rng), a.z + 0.3f * u(rng)});
+    soup.indices.insert(soup.indices.end(), {3 * t, 3 * t + 1, 3 * t + 2});
+  }
+  CpuVoxelizer cpu;
+  cpu.set_mesh(soup);
+  for (int hand : {1, 0, -1}) {
+    GpuOptions o;
+    o.winding_hand_on = hand;
+    auto gpu = make_gpu_voxelizer(o);
+    gpu->set_mesh(soup);
+    for (int res : {48, 128}) {
+      const GridSpec spec = grid_for(soup, res, 2);
+      VoxelizeOptions vo;
+      vo.inside = InsideMethod::kWinding;
+      for (const std::vector<TargetSpec>& t :
+           {std::vector<TargetSpec>{make_target_spec(Target::kSolid), make_target_spec(Target::kSdf)},
+            std::vector<TargetSpec>{make_target_spec(Target::kSdf)}}) {
+        const auto a = cpu.voxelize(spec, vo, t);
+        VoxelizeStats stats;
+        const auto b = gpu->voxelize(spec, vo, t, &stats);
+        for (size_t i = 0; i < t.size(); ++i) {
+          ASSERT_EQ(a[i].keys, b[i].keys) << hand << " " << res << " " << i;
+          ASSERT_EQ(a[i].checksum(), b[i].checksum()) << hand << " " << res << " " << i;
+        }
+        bool handed = false;
+        for (const auto& st : stats.stage_ms) handed = handed || st.first == "inside_winding_rest";
+        if (hand >= 0) EXPECT_EQ(handed, hand == 1) << res;
+        if (hand < 0) EXPECT_FALSE(handed) << res;  // (few columns: under the rule's 8 rounds)
+      }
+    }
+  }
+}
+
 TEST(InsideGpu, SlabsGiveTheSameGrid) {
   if (!query_gpu().available) GTEST_SKIP() << "no GPU";
   CpuVoxelizer cpu;

@@ -247,6 +247,23 @@ constexpr int kCutRoom = VT_WINDING_CUT_ROOM;
 #ifndef VT_WINDING_TREE_MIN_BLOCKS  // (A/B builds: scripts/kernel-variant.sh)
 #define VT_WINDING_TREE_MIN_BLOCKS 4
 #endif
+// The columns whose patience has run out in the kernel with trees, for the kernel without them: the
+// column (d_list's entry) and its first voxel left. Their exact sums are two thirds of Sponza's at
+// 1024^3 (counted: 929k of 1.39M), and the kernel with trees holds 4 blocks per SM (ncu: FP64 pipe
+// 33% busy, a third of the stalls on fixed-latency dependencies) where the one without holds 6: H200,
+// inside_winding ms, Sponza's sdf at 1024^3 338 -> 289, solid 664 -> 637, at 512^3 95 -> 90 and 140
+// -> 137, at 384^3 60 -> 56; open tubes hand on no column or a few (+1%); the same bits (each voxel
+// is its exact sum's, wherever it is summed) (scripts/bench-results/winding-edges-h200-2026-11-30.md).
+struct WindingRest {
+  uint32_t* list;
+  int32_t* start;
+  unsigned long long* count;
+};
+// Columns handed on only where the kernel with trees lists at least this many rounds of the columns
+// its SMs hold at once (13,568 columns of Sponza at 256^3 are 6.4 rounds on an H200: handed on, the
+// longest columns' exact sums ran after the kernel instead of beside it, 31 -> 38 ms; at 384^3,
+// 30,336 columns, 60.0 -> 56.0).
+constexpr uint64_t kHandMinRounds = 8;
 // kTrees: the columns walk the piece trees first (core/inside_tree.h); the kernel without them (fewer
 // than kInsideTreeMinEdges boundary edges, or more than kTreeMaxEdges) keeps no shared memory and no
 // tree code.
@@ -255,7 +272,7 @@ __global__ void __launch_bounds__(32 * kWindingWarps, kTrees ? VT_WINDING_TREE_M
     k_undecided(InsideView m, const uint32_t* list, uint64_t nlist, Columns cols, int32_t w_lo, int32_t w_hi,
                 const unsigned long long* keys, const int32_t* signs, uint64_t n, const InsideEdge* edges,
                 const InsideEdgeX* xedges, uint64_t ne, InsideTreeView trees, int tree_patience, InsideScale sc,
-                const uint32_t* need, Int3 nb, uint32_t* bits) {
+                const uint32_t* need, Int3 nb, uint32_t* bits, WindingRest rest_out, const int32_t* starts) {
   const uint64_t q = uint64_t(blockIdx.x) * kWindingWarps + threadIdx.x / 32;
   const int lane = int(threadIdx.x % 32);
   if (q >= nlist) return;  // whole warps
@@ -364,15 +381,33 @@ __global__ void __launch_bounds__(32 * kWindingWarps, kTrees ? VT_WINDING_TREE_M
   // No bounds from a voxel's own position here (inside_tree_point, the CPU's): on an H200 they made
   // Sponza's winding test 1.4-2.8x slower (a walk per lane and level, divergent, where the exact sum
   // spread over the lanes costs less; scripts/bench-results/winding-point-2026-11-29.md).
+  // What the trees leave once the column's patience has run out: summed over every edge here, or
+  // with rest_out (the kernel with trees) the column's voxels from there on handed to the kernel
+  // without trees (`starts`: where each listed column begins), which holds more warps per SM.
+  bool handed = false;
+  auto rest = [&](int64_t sum, int64_t k0, int64_t k1) {
+    if (kTrees && rest_out.list) {
+      if (!handed && lane == 0) {
+        const unsigned long long at = atomicAdd(rest_out.count, 1ull);
+        rest_out.list[at] = uint32_t(c);
+        rest_out.start[at] = int32_t(k0);
+      }
+      handed = true;
+      return;
+    }
+    inside_winding_exact(exact, sum, k0, k1, set);
+  };
+  const int64_t k_from = starts ? std::max<int64_t>(w_lo, starts[q]) : int64_t(w_lo);
   inside_winding_column(
       [&](int64_t sum, int64_t k0, int64_t k1) {
+        if (handed) return;
         if (need)
-          inside_winding_span_in(wanted, !(kTrees && tree_patience > 0), near, far, inside_no_point, exact, sum, k0, k1,
-                                 set, patience);
+          inside_winding_span_in(wanted, !(kTrees && tree_patience > 0) && !starts, near, far, inside_no_point, exact,
+                                 sum, k0, k1, set, patience, rest);
         else
-          inside_winding_span(near, far, inside_no_point, exact, sum, k0, k1, set, patience);
+          inside_winding_span(near, far, inside_no_point, exact, sum, k0, k1, set, patience, rest);
       },
-      q0, q1, int64_t(w_lo), int64_t(w_hi),
+      q0, q1, k_from, int64_t(w_hi),
       [&](uint64_t r, int64_t* k0, int32_t* sign) {
         *k0 = int64_t(keys[r] & ((1ull << kK0Bits) - 1));
         *sign = signs[r];
@@ -1252,12 +1287,33 @@ void SolidState::paint_axis(GpuContext& ctx, const AxisPrep& prep, const InsideR
   const int axis = m.axis;
   if (prep.nlist && range.hi[axis] > range.lo[axis]) {
     timer.begin("inside_winding");
+    const int32_t w_lo = std::max(range.lo[axis], 0), w_hi = std::min(range.hi[axis], m.dims.z);
+    WindingRest rest{};
+    const uint64_t held = uint64_t(ctx.num_sms) * VT_WINDING_TREE_MIN_BLOCKS * kWindingWarps;
+    const int hand = ctx.opt.winding_hand_on;
+    if (tree_patience > 0 && (hand > 0 || (hand < 0 && prep.nlist >= kHandMinRounds * held))) {
+      d_rest_list.grow(prep.nlist + 1);
+      d_rest_start.grow(prep.nlist + 1);
+      d_rest_count.grow(1);
+      VT_CUDA_CHECK(cudaMemsetAsync(d_rest_count.data(), 0, sizeof(unsigned long long), s));
+      rest = WindingRest{d_rest_list.data(), d_rest_start.data(), d_rest_count.data()};
+    }
     auto kernel = tree_patience > 0 ? k_undecided<true> : k_undecided<false>;
     kernel<<<blocks_for(prep.nlist, kWindingWarps), 32 * kWindingWarps, 0, s>>>(
-        m, d_list.data(), prep.nlist, prep.cr, std::max(range.lo[axis], 0), std::min(range.hi[axis], m.dims.z),
-        prep.keys, prep.signs, prep.n, d_edges.data(), d_edges_x.data(), prep.ne, trees, tree_patience, prep.sc, need,
-        grid_bricks(m.dims), bits);
+        m, d_list.data(), prep.nlist, prep.cr, w_lo, w_hi, prep.keys, prep.signs, prep.n, d_edges.data(),
+        d_edges_x.data(), prep.ne, trees, tree_patience, prep.sc, need, grid_bricks(m.dims), bits, rest, nullptr);
     VT_CUDA_CHECK_LAUNCH();
+    if (rest.list) {
+      timer.begin("inside_winding_rest");
+      const uint64_t nrest = read_scalar(d_rest_count.data(), s);
+      if (nrest) {
+        k_undecided<false><<<blocks_for(nrest, kWindingWarps), 32 * kWindingWarps, 0, s>>>(
+            m, d_rest_list.data(), nrest, prep.cr, w_lo, w_hi, prep.keys, prep.signs, prep.n, d_edges.data(),
+            d_edges_x.data(), prep.ne, InsideTreeView{}, 0, prep.sc, need, grid_bricks(m.dims), bits, WindingRest{},
+            d_rest_start.data());
+        VT_CUDA_CHECK_LAUNCH();
+      }
+    }
   }
 }
 

@@ -30,6 +30,9 @@ struct SolidState {
   DeviceBuffer<uint32_t> d_vkeys[2], d_vidx[2], d_head, d_weld, d_rep;
   DeviceBuffer<uint8_t> d_tile_flags, d_col_flags;
   DeviceBuffer<InsideEdge> d_edges;
+  DeviceBuffer<uint32_t> d_rest_list;  // the winding test's columns handed on (k_undecided's WindingRest)
+  DeviceBuffer<int32_t> d_rest_start;
+  DeviceBuffer<unsigned long long> d_rest_count;
   DeviceBuffer<InsideEdgeX> d_edges_x;  // the same edges as doubles (k_undecided's exact sums without trees)
   DeviceBuffer<InsideNode> d_nodes;  // the winding test's piece trees (core/inside_tree.h)
   DeviceBuffer<uint32_t> d_chunks;
