@@ -65,6 +65,8 @@ InsideTree build_inside_tree(const std::vector<InsideEdge>& boundary, const Insi
     return (static_cast<Key>(uint64_t(u + off)) << 63) | (static_cast<Key>(uint64_t(v + off)) << 32) |
            inside_position_bits(w);
   };
+  // At least 2n slots for the 2n ends: a boundary's vertices each begin and end an edge (the boundary
+  // of the triangles is closed but where loose edges left), so about n are distinct, a load of 1/2.
   int bits = 6;
   while ((size_t(1) << bits) < 2 * n) ++bits;
   const size_t mask = (size_t(1) << bits) - 1;
@@ -245,14 +247,12 @@ InsideTree build_inside_tree(const std::vector<InsideEdge>& boundary, const Insi
     x.m2 = 2.0 * norm(m);
     return x;
   };
-  // The nodes in preorder at known places (a tree over k pieces has 2k - 1 nodes), its halves built
-  // in parallel: the same nodes as one recursion in order.
+  // The nodes in preorder at known places, its halves built in parallel: the same nodes as one
+  // recursion in order. Every node above the pieces has two children and every chunk at least one
+  // piece (chunks <= np), so a subtree over k pieces, chunk or not, has 2k - 1 nodes.
   const size_t chunks = std::min<size_t>(1024, std::max<size_t>(1, (np + 7) / 8));
-  auto upper_nodes = [&](auto&& self, size_t qb, size_t qe) -> size_t {  // nodes of chunks [qb, qe)
-    if (qe - qb == 1) return 2 * (qe * np / chunks - qb * np / chunks) - 1;
-    return 1 + self(self, qb, qb + (qe - qb) / 2) + self(self, qb + (qe - qb) / 2, qe);
-  };
-  t.nodes.resize(upper_nodes(upper_nodes, 0, chunks));
+  auto nodes_of = [&](size_t qb, size_t qe) { return 2 * (qe * np / chunks - qb * np / chunks) - 1; };
+  t.nodes.resize(2 * np - 1);
   t.chunks.resize(chunks + 1);
   constexpr size_t kSerial = 64;  // pieces under which a subtree is built by one thread
   auto emit = [&](auto&& self, size_t at, size_t b, size_t e) -> void {  // sorted pieces [b, e) at node `at`
@@ -280,9 +280,9 @@ InsideTree build_inside_tree(const std::vector<InsideEdge>& boundary, const Insi
       emit(emit, at, qb * np / chunks, qe * np / chunks);
       return;
     }
-    const size_t qm = qb + (qe - qb) / 2, right = at + 1 + upper_nodes(upper_nodes, qb, qm);
+    const size_t qm = qb + (qe - qb) / 2, right = at + 1 + nodes_of(qb, qm);
     t.nodes[at] = node_of(qb * np / chunks, qe * np / chunks);
-    t.nodes[at].skip = uint32_t(right + upper_nodes(upper_nodes, qm, qe));
+    t.nodes[at].skip = uint32_t(at + nodes_of(qb, qe));
     tbb::parallel_invoke([&] { self(self, at + 1, qb, qm); }, [&] { self(self, right, qm, qe); });
   };
   upper(upper, 0, 0, chunks);
