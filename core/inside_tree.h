@@ -291,7 +291,12 @@ VT_HD inline int inside_bounds_decide(int64_t c, double lo, double hi, double ma
 // takes one from *patience (null: no limit); once none is left the walk stops and returns the first
 // voxel it has not decided (else k1), so that the caller can go on with every edge summed exactly
 // (near = exact, no far part), which needs no fallback: where the boundary hugs the threshold
-// (a large open sheet: w about 0.5 all along its columns) that is cheaper than the trees.
+// (a large open sheet: w about 0.5 all along its columns) that is cheaper than the trees. A range's
+// bounds hold at both its ends (near parts at a and b, far part over the voxels' centres a to b),
+// so the range that ends at `last` decides it too: before, every span took one more far part for
+// its last voxel alone (H200, inside_winding: 2,000 short open tubes at 512^3 199 -> 120 ms, their
+// spans being short; the open bunny's solid at 1024^3 6.0 -> 4.7, the open terrain's 46.4 -> 43.4;
+// Sponza within 1%, sdfs without trees +1-2%).
 template <class Near, class Far, class Point, class Exact, class Set>
 VT_HD inline int64_t inside_winding_walk(Near&& near, Far&& far, Point&& point, Exact&& exact, int64_t c, int64_t k0,
                                          int64_t k1, Set&& set, int* patience = nullptr) {
@@ -337,6 +342,10 @@ VT_HD inline int64_t inside_winding_walk(Near&& near, Far&& far, Point&& point, 
     const InsideFar f = far(a, b);
     const int in = inside_bounds_decide(c, pa.pos + pb.neg + f.d - f.r, pb.pos + pa.neg + f.d + f.r,
                                         (pb.pos - pa.neg) + f.mag + f.r);
+    if (in != 0 && b == last) {  // [a, last] decided, its last voxel with it (no voxel(last))
+      if (in > 0) set(a, k1);
+      return k1;
+    }
     if (in != 0 || b - a == 1) {  // [a, b) decided, or a alone
       if (in > 0) set(a, b);
       if (in == 0 && !voxel(a, pa)) return b;
