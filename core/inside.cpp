@@ -348,15 +348,22 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
           };
           auto set = [&](int64_t k0, int64_t k1) { set_span(s, axis, lu, lv, k0, k1); };
           auto need = [&](int64_t bw) { return bw < int64_t(s.need.size()) && s.need[size_t(bw)] != 0; };
+          auto rest = [&](int64_t sum, int64_t k0, int64_t k1) { inside_winding_exact(exact, sum, k0, k1, set); };
+          const int64_t k_lo = std::max<int64_t>(w_lo, 0), k_hi = std::min<int64_t>(w_hi, m.dims.z);
+          // The far part over the whole walk, tried before each range's own (inside_winding_walk).
+          const InsideFar coarse = patience > 0 && k_lo < k_hi
+                                       ? inside_listed_far(trees.nodes.data(), s.far.data(), uint32_t(s.far.size()), 0,
+                                                           1, col, k_lo, k_hi - 1, m.scale, true)
+                                       : inside_no_far();
           inside_winding_column(
               [&](int64_t sum, int64_t k0, int64_t k1) {
                 if (only)
                   inside_winding_span_in(need, trees.patience == 0, tree_near, tree_far, tree_point, exact, sum, k0, k1,
-                                         set, patience);
+                                         set, patience, rest, coarse);
                 else
-                  inside_winding_span(tree_near, tree_far, tree_point, exact, sum, k0, k1, set, patience);
+                  inside_winding_span(tree_near, tree_far, tree_point, exact, sum, k0, k1, set, patience, rest, coarse);
               },
-              c, end, std::max<int64_t>(w_lo, 0), std::min<int64_t>(w_hi, m.dims.z),
+              c, end, k_lo, k_hi,
               [&](uint64_t q, int64_t* k0, int32_t* sign) {
                 *k0 = int64_t(s.crossings[q].key & 0xffffffffffull);
                 *sign = s.crossings[q].sign;

@@ -317,6 +317,39 @@ TEST(Inside, TheWindingWalkDecidesEveryVoxelAsItsOwnSumWould) {
       const bool in = k >= k0 && double(c) + b / (4 * kPi) >= 0.5;
       ASSERT_EQ(got[size_t(k)], in ? 1 : 0) << "trial " << trial << " voxel " << k;
     }
+    // With a coarse far part over the whole walk (the far values' range, a wider one every other
+    // trial): the same voxels, and no more far parts taken.
+    {
+      double lo = far[size_t(k0)], hi = lo;
+      for (int64_t k = k0; k < k0 + len; ++k) {
+        lo = std::min(lo, far[size_t(k)]);
+        hi = std::max(hi, far[size_t(k)]);
+      }
+      const double widen = trial % 2 ? 0.0 : 3.0;
+      const InsideFar coarse{0.5 * (lo + hi), 0.5 * (hi - lo) + rest + widen, std::max(std::fabs(lo), std::fabs(hi))};
+      std::vector<int> got2(parts.size(), 0);
+      int far_calls = 0, far_calls2 = 0;
+      for (const bool with : {false, true})
+        inside_winding_walk(
+            [&](int64_t k) { return parts[size_t(k)]; },
+            [&](int64_t a, int64_t b) {
+              ++(with ? far_calls2 : far_calls);
+              const int64_t m = a + (b - a) / 2;
+              return InsideFar{far[size_t(m)], lip * double(std::max(m - a, b - m)) + rest, std::fabs(far[size_t(m)])};
+            },
+            inside_no_point,
+            [&](int64_t k) {
+              return InsideParts{parts[size_t(k)].pos + far_pos[size_t(k)], parts[size_t(k)].neg + far_neg[size_t(k)]};
+            },
+            c, k0, k0 + len,
+            [&](int64_t a, int64_t b) {
+              if (with)
+                for (int64_t k = a; k < b; ++k) got2[size_t(k)]++;
+            },
+            nullptr, with ? coarse : inside_no_far());
+      ASSERT_EQ(got2, got) << "trial " << trial;
+      ASSERT_LE(far_calls2, far_calls) << "trial " << trial;
+    }
     // With a point's bounds (here the far value itself at level 0, a wider rest at level 1, none
     // after) the same answer, with exact sums only where the point leaves a voxel open.
     std::vector<int> got3(parts.size(), 0);
@@ -532,6 +565,8 @@ TEST(Inside, PieceTreesBoundTheBoundaryTermOnEveryKindOfBoundary) {
           const InsideFar f =
               inside_listed_far(tree.nodes.data(), far.data(), uint32_t(far.size()), 0, 1, col, a, b, m.scale);
           far_ranges += f.mag > 0;
+          const InsideFar fc = inside_listed_far(tree.nodes.data(), far.data(), uint32_t(far.size()), 0, 1, col, 0,
+                                                 m.dims.z - 1, m.scale, true);
           for (int64_t q = a; q <= b; ++q) {
             const InsideParts e =
                 inside_boundary_parts(m.boundary.data(), m.boundary.size(), col.pu, col.pv, q, m.scale);
@@ -547,6 +582,9 @@ TEST(Inside, PieceTreesBoundTheBoundaryTermOnEveryKindOfBoundary) {
                 inside_listed_far(tree.nodes.data(), far.data(), uint32_t(far.size()), 0, 1, col, q, q, m.scale);
             ASSERT_LE(fq.r, rest * (1 + 1e-12)) << c.name << " r" << res << " column " << i << "," << j;
             ASSERT_LE(std::fabs(bq - (nq.pos + nq.neg + fq.d)), rest + tol)
+                << c.name << " r" << res << " column " << i << "," << j << " voxel " << q << " radii " << radii;
+            // The far part over the whole column (the walk's coarse one) holds at the voxel too.
+            ASSERT_LE(std::fabs(bq - (nq.pos + nq.neg + fc.d)), fc.r + tol)
                 << c.name << " r" << res << " column " << i << "," << j << " voxel " << q << " radii " << radii;
             // The column's far balls seen from the voxel alone (inside_tree_point), at every level.
             for (int level = 0; level < kInsidePointLevels; ++level) {
@@ -1419,6 +1457,62 @@ TEST(Inside, WindingBoundaryVectorisedIsTheScalarSum) {
     }
   }
   EXPECT_GT(differ, 0u);
+}
+
+// A far ball's dipole term over a range of a column moves from its value at the range's middle by at
+// most inside_far_add's bound: the slope bound, or over a column's whole walk (`whole`, the walk's
+// coarse far part) the lesser of it and |term| + |m| / rho^2. Checked against the term sampled along
+// the range and at its extremes (the roots of its derivative), in long double, for dipoles of every
+// direction at every distance and ranges from a hundredth of the distance to a hundred times it.
+TEST(Inside, FarDipoleMoveBoundHoldsOverLongRanges) {
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<double> u(-1.0, 1.0), e(-2.0, 2.0);
+  size_t capped = 0;
+  double tightest = 0.0;  // the largest move / bound among the capped ranges
+  for (int trial = 0; trial < 20000; ++trial) {
+    InsideNode n{};
+    const double scale = std::pow(10.0, e(rng));
+    for (int a = 0; a < 3; ++a) {
+      n.c[a] = u(rng) * scale;
+      n.m[a] = u(rng) * std::pow(10.0, e(rng));
+    }
+    if (trial % 4 == 0) n.m[0] = n.m[1] = 0.0;  // along the column
+    if (trial % 4 == 1) n.m[2] = 0.0;           // across it
+    n.m2 = 2.0 * std::sqrt(n.m[0] * n.m[0] + n.m[1] * n.m[1] + n.m[2] * n.m[2]);
+    const InsideColumn col{0, 0, n.c[0] + u(rng) * scale, n.c[1] + u(rng) * scale};
+    const double du = n.c[0] - col.px, dv = n.c[1] - col.py, dist = std::sqrt(du * du + dv * dv);
+    if (!(dist > 1e-3 * scale)) continue;
+    const double wm = n.c[2] + u(rng) * 3.0 * scale, h = dist * std::pow(10.0, e(rng));
+    InsideFar slope{0.0, 0.0, 0.0}, whole{0.0, 0.0, 0.0};
+    inside_far_add(n, col, wm, h, slope);
+    inside_far_add(n, col, wm, h, whole, true);
+    ASSERT_LE(whole.r, slope.r);
+    ASSERT_EQ(whole.d, slope.d);
+    // The term along the column: t(z) = (A + B z) / (D + z^2)^1.5, z = c_w - w; its extremes where
+    // 2 B z^2 + 3 A z - B D = 0.
+    using L = long double;
+    const L A = L(n.m[0]) * L(du) + L(n.m[1]) * L(dv), B = n.m[2], D = L(du) * L(du) + L(dv) * L(dv);
+    auto t = [&](L z) { return (A + B * z) / std::pow(D + z * z, L(1.5)); };
+    const L z0 = L(n.c[2]) - (L(wm) + L(h)), z1 = L(n.c[2]) - (L(wm) - L(h)), tm = t(L(n.c[2]) - L(wm));
+    std::vector<L> zs;
+    for (int s = 0; s <= 64; ++s) zs.push_back(z0 + (z1 - z0) * L(s) / 64);
+    if (B != 0) {
+      const L root = std::sqrt(9 * A * A + 8 * B * B * D);
+      for (const L z : {(-3 * A + root) / (4 * B), (-3 * A - root) / (4 * B)})
+        if (z > z0 && z < z1) zs.push_back(z);
+    } else if (0 > z0 && 0 < z1) {
+      zs.push_back(0);
+    }
+    double most = 0.0;
+    for (const L z : zs) most = std::max(most, double(std::fabs(t(z) - tm)));
+    ASSERT_LE(most, whole.r * (1 + 1e-9) + 1e-300) << "trial " << trial;
+    if (whole.r < slope.r) {
+      ++capped;
+      tightest = std::max(tightest, most / whole.r);
+    }
+  }
+  EXPECT_GT(capped, 5000u);  // long ranges take the cap
+  EXPECT_GT(tightest, 0.5);  // and it is not loose everywhere
 }
 
 // The exact sums' edges as doubles (InsideEdgeX, the inner loop of the GPU's kernel without trees)

@@ -241,6 +241,7 @@ constexpr size_t kTreeMaxEdges = 65536;
 #define VT_WINDING_CUT_ROOM 2048
 #endif
 constexpr int kCutRoom = VT_WINDING_CUT_ROOM;
+constexpr int kCoarseWords = int(sizeof(InsideFar) / sizeof(uint32_t));
 #ifndef VT_WINDING_MIN_BLOCKS  // (A/B builds: scripts/kernel-variant.sh)
 #define VT_WINDING_MIN_BLOCKS 6
 #endif
@@ -304,8 +305,9 @@ __global__ void __launch_bounds__(32 * kWindingWarps, kTrees ? VT_WINDING_TREE_M
   // lanes instead of each lane walking its own chunks' trees (H200, the column kernel: Sponza at
   // 512^3 382 -> 202 ms). Where the lists do not fit, the column sums every edge exactly (patience
   // 0): walking the trees there was slower than that on Sponza (358 against 202 ms).
-  __shared__ uint32_t s_cut[kTrees ? kWindingWarps : 1][kTrees ? kCutRoom : 1];
-  uint32_t* cut = s_cut[kTrees ? threadIdx.x / 32 : 0];
+  // The room's last kCoarseWords words hold the column's coarse far part (below).
+  __shared__ __align__(16) uint32_t s_cut[kWindingWarps][kTrees ? kCutRoom : kCoarseWords];
+  uint32_t* cut = s_cut[threadIdx.x / 32];
   int patience = kTrees ? tree_patience : 0;
   uint32_t nfar = 0, nnear = 0;
   // The cut at `radii` listed; false (the list as it was) where it does not fit.
@@ -315,7 +317,7 @@ __global__ void __launch_bounds__(32 * kWindingWarps, kTrees ? VT_WINDING_TREE_M
         trees, lane, 32, col, [&](uint32_t) { ++cf; }, [&](uint32_t) { ++cn; }, radii);
     const uint32_t if_ = warp_inclusive_sum(cf), in_ = warp_inclusive_sum(cn);
     const uint32_t tf = __shfl_sync(kFull, if_, 31), tn = __shfl_sync(kFull, in_, 31);
-    if (tf + tn > uint32_t(kCutRoom)) return false;
+    if (tf + tn > uint32_t(kCutRoom - kCoarseWords)) return false;
     nfar = tf;
     nnear = tn;
     uint32_t of = if_ - cf, on = nfar + in_ - cn;
@@ -398,14 +400,27 @@ __global__ void __launch_bounds__(32 * kWindingWarps, kTrees ? VT_WINDING_TREE_M
     inside_winding_exact(exact, sum, k0, k1, set);
   };
   const int64_t k_from = starts ? std::max<int64_t>(w_lo, starts[q]) : int64_t(w_lo);
+  // The far part over the whole walk, tried before each range's own (inside_winding_walk), held at
+  // the end of the cut's room (in registers the kernel with trees spilled 44 bytes at its 128; in
+  // shared memory of its own, past the blocks' 32 KB, Sponza's winding test took 2-7% longer).
+  InsideFar& coarse = *reinterpret_cast<InsideFar*>(cut + (kTrees ? kCutRoom - kCoarseWords : 0));
+  {
+    InsideFar f = inside_no_far();
+    if (kTrees && patience > 0 && k_from < w_hi) {
+      f = inside_listed_far(trees.nodes, cut, nfar, lane, 32, col, k_from, w_hi - 1, sc, true);
+      f = InsideFar{all_sum(f.d), all_sum(f.r), all_sum(f.mag)};
+    }
+    if (lane == 0) coarse = f;
+    __syncwarp();
+  }
   inside_winding_column(
       [&](int64_t sum, int64_t k0, int64_t k1) {
         if (handed) return;
         if (need)
           inside_winding_span_in(wanted, !(kTrees && tree_patience > 0) && !starts, near, far, inside_no_point, exact,
-                                 sum, k0, k1, set, patience, rest);
+                                 sum, k0, k1, set, patience, rest, coarse);
         else
-          inside_winding_span(near, far, inside_no_point, exact, sum, k0, k1, set, patience, rest);
+          inside_winding_span(near, far, inside_no_point, exact, sum, k0, k1, set, patience, rest, coarse);
       },
       q0, q1, k_from, int64_t(w_hi),
       [&](uint64_t r, int64_t* k0, int32_t* sign) {
