@@ -393,10 +393,8 @@ VT_HD inline int64_t inside_winding_walk(Near&& near, Far&& far, Exact&& exact, 
   return inside_winding_walk(near, far, inside_no_point, exact, c, k0, k1, set, patience);
 }
 
-// The winding test over the span [k0, k1) with crossing sum c: the trees' walk (near, far) while
-// `patience` lasts (it carries over the column's spans), then rest(c, k, k1) for the voxels left:
-// by default every edge exactly (exact as the near parts, no far part: no voxel is left open but
-// where B is within the margin of the threshold); the GPU hands them to a kernel of its own.
+// Voxels [k0, k1) of a span with every edge summed exactly (exact as the near parts, no far part: no
+// voxel is left open but where B is within the margin of the threshold).
 template <class Exact, class Set>
 VT_HD inline void inside_winding_exact(Exact&& exact, int64_t c, int64_t k0, int64_t k1, Set&& set) {
   inside_winding_walk(
@@ -406,18 +404,15 @@ VT_HD inline void inside_winding_exact(Exact&& exact, int64_t c, int64_t k0, int
       },
       exact, c, k0, k1, set);
 }
+// The winding test over the span [k0, k1) with crossing sum c: the trees' walk (near, far, the
+// column's coarse far part) while `patience` lasts (it carries over the column's spans), then
+// rest(c, k, k1) for the voxels left: the CPU sums them exactly there (inside_winding_exact), the
+// GPU hands them to a kernel of its own.
 template <class Near, class Far, class Point, class Exact, class Set, class Rest>
 VT_HD inline void inside_winding_span(Near&& near, Far&& far, Point&& point, Exact&& exact, int64_t c, int64_t k0,
-                                      int64_t k1, Set&& set, int& patience, Rest&& rest,
-                                      const InsideFar& coarse = inside_no_far()) {
+                                      int64_t k1, Set&& set, int& patience, Rest&& rest, const InsideFar& coarse) {
   if (patience > 0) k0 = inside_winding_walk(near, far, point, exact, c, k0, k1, set, &patience, coarse);
   if (k0 < k1) rest(c, k0, k1);
-}
-template <class Near, class Far, class Point, class Exact, class Set>
-VT_HD inline void inside_winding_span(Near&& near, Far&& far, Point&& point, Exact&& exact, int64_t c, int64_t k0,
-                                      int64_t k1, Set&& set, int& patience) {
-  inside_winding_span(near, far, point, exact, c, k0, k1, set, patience,
-                      [&](int64_t cc, int64_t a, int64_t b) { inside_winding_exact(exact, cc, a, b, set); });
 }
 
 // inside_winding_span over the parts of [k0, k1) in the column's bricks of 8 voxels that need(b)
@@ -432,7 +427,7 @@ VT_HD inline void inside_winding_span(Near&& near, Far&& far, Point&& point, Exa
 template <class Need, class Near, class Far, class Point, class Exact, class Set, class Rest>
 VT_HD inline void inside_winding_span_in(Need&& need, bool whole_first, Near&& near, Far&& far, Point&& point,
                                          Exact&& exact, int64_t c, int64_t k0, int64_t k1, Set&& set, int& patience,
-                                         Rest&& rest, const InsideFar& coarse = inside_no_far()) {
+                                         Rest&& rest, const InsideFar& coarse) {
   if (k1 - k0 > 1 && whole_first) {
     const InsideParts pa = exact(k0), pb = exact(k1 - 1);
     const int in = inside_bounds_decide(c, pa.pos + pb.neg, pb.pos + pa.neg, pb.pos - pa.neg);
@@ -452,12 +447,6 @@ VT_HD inline void inside_winding_span_in(Need&& need, bool whole_first, Near&& n
     inside_winding_span(near, far, point, exact, c, k, hi, set, patience, rest, coarse);
     k = hi;
   }
-}
-template <class Need, class Near, class Far, class Point, class Exact, class Set>
-VT_HD inline void inside_winding_span_in(Need&& need, bool whole_first, Near&& near, Far&& far, Point&& point,
-                                         Exact&& exact, int64_t c, int64_t k0, int64_t k1, Set&& set, int& patience) {
-  inside_winding_span_in(need, whole_first, near, far, point, exact, c, k0, k1, set, patience,
-                         [&](int64_t cc, int64_t a, int64_t b) { inside_winding_exact(exact, cc, a, b, set); });
 }
 
 }  // namespace voxtile

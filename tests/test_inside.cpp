@@ -295,17 +295,21 @@ TEST(Inside, TheWindingWalkDecidesEveryVoxelAsItsOwnSumWould) {
       far_neg[k] = -fn;
     }
     const double rest = trial % 3 == 0 ? 0.0 : 0.02 * std::fabs(unit(rng));  // a rest about each far value
+    auto near_at = [&](int64_t k) { return parts[size_t(k)]; };
+    auto far_over = [&](int64_t a, int64_t b) {
+      const int64_t m = a + (b - a) / 2;  // any point of the range, with the change to the ends
+      return InsideFar{far[size_t(m)], lip * double(std::max(m - a, b - m)) + rest, std::fabs(far[size_t(m)])};
+    };
+    auto exact_parts = [&](int64_t k) {
+      return InsideParts{parts[size_t(k)].pos + far_pos[size_t(k)], parts[size_t(k)].neg + far_neg[size_t(k)]};
+    };
     int exact_calls = 0;
     std::vector<int> got(parts.size(), 0);
     inside_winding_walk(
-        [&](int64_t k) { return parts[size_t(k)]; },
-        [&](int64_t a, int64_t b) {
-          const int64_t m = a + (b - a) / 2;  // any point of the range, with the change to the ends
-          return InsideFar{far[size_t(m)], lip * double(std::max(m - a, b - m)) + rest, std::fabs(far[size_t(m)])};
-        },
+        near_at, far_over,
         [&](int64_t k) {
           ++exact_calls;
-          return InsideParts{parts[size_t(k)].pos + far_pos[size_t(k)], parts[size_t(k)].neg + far_neg[size_t(k)]};
+          return exact_parts(k);
         },
         c, k0, k0 + len,
         [&](int64_t a, int64_t b) {
@@ -331,17 +335,12 @@ TEST(Inside, TheWindingWalkDecidesEveryVoxelAsItsOwnSumWould) {
       int far_calls = 0, far_calls2 = 0;
       for (const bool with : {false, true})
         inside_winding_walk(
-            [&](int64_t k) { return parts[size_t(k)]; },
+            near_at,
             [&](int64_t a, int64_t b) {
               ++(with ? far_calls2 : far_calls);
-              const int64_t m = a + (b - a) / 2;
-              return InsideFar{far[size_t(m)], lip * double(std::max(m - a, b - m)) + rest, std::fabs(far[size_t(m)])};
+              return far_over(a, b);
             },
-            inside_no_point,
-            [&](int64_t k) {
-              return InsideParts{parts[size_t(k)].pos + far_pos[size_t(k)], parts[size_t(k)].neg + far_neg[size_t(k)]};
-            },
-            c, k0, k0 + len,
+            inside_no_point, exact_parts, c, k0, k0 + len,
             [&](int64_t a, int64_t b) {
               if (with)
                 for (int64_t k = a; k < b; ++k) got2[size_t(k)]++;
@@ -355,11 +354,7 @@ TEST(Inside, TheWindingWalkDecidesEveryVoxelAsItsOwnSumWould) {
     std::vector<int> got3(parts.size(), 0);
     int exact_calls3 = 0, point_calls = 0;
     inside_winding_walk(
-        [&](int64_t k) { return parts[size_t(k)]; },
-        [&](int64_t a, int64_t b) {
-          const int64_t m = a + (b - a) / 2;
-          return InsideFar{far[size_t(m)], lip * double(std::max(m - a, b - m)) + rest, std::fabs(far[size_t(m)])};
-        },
+        near_at, far_over,
         [&](int64_t k, int level) {
           ++point_calls;
           const double r = level == 0 ? 0.5 : level == 1 ? 1e-3 : INFINITY;
@@ -367,7 +362,7 @@ TEST(Inside, TheWindingWalkDecidesEveryVoxelAsItsOwnSumWould) {
         },
         [&](int64_t k) {
           ++exact_calls3;
-          return InsideParts{parts[size_t(k)].pos + far_pos[size_t(k)], parts[size_t(k)].neg + far_neg[size_t(k)]};
+          return exact_parts(k);
         },
         c, k0, k0 + len,
         [&](int64_t a, int64_t b) {
@@ -385,16 +380,7 @@ TEST(Inside, TheWindingWalkDecidesEveryVoxelAsItsOwnSumWould) {
     auto set2 = [&](int64_t a, int64_t b) {
       for (int64_t k = a; k < b; ++k) got2[size_t(k)]++;
     };
-    auto exact_parts = [&](int64_t k) {
-      return InsideParts{parts[size_t(k)].pos + far_pos[size_t(k)], parts[size_t(k)].neg + far_neg[size_t(k)]};
-    };
-    const int64_t stop = inside_winding_walk(
-        [&](int64_t k) { return parts[size_t(k)]; },
-        [&](int64_t a, int64_t b) {
-          const int64_t m = a + (b - a) / 2;
-          return InsideFar{far[size_t(m)], lip * double(std::max(m - a, b - m)) + rest, std::fabs(far[size_t(m)])};
-        },
-        exact_parts, c, k0, k0 + len, set2, &patience);
+    const int64_t stop = inside_winding_walk(near_at, far_over, exact_parts, c, k0, k0 + len, set2, &patience);
     ASSERT_TRUE(stop >= k0 && stop <= k0 + len);
     if (stop < k0 + len) {
       ASSERT_EQ(patience, 0);
