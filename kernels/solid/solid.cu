@@ -339,7 +339,10 @@ __global__ void __launch_bounds__(32 * kWindingWarps, kTrees ? VT_WINDING_TREE_M
   // and 83.6 ms, but where the lists overflow two lanes could write one word (racecheck); one
   // 64-bit counter without warp_claim: 30.4 and 89.2. (list_cut counts first and writes in a second
   // walk: the wider cut below keeps it, since it must leave the first cut as it was where it does
-  // not fit.)
+  // not fit. Listed in one walk too, the first cut listed again where it did not fit: Sponza's
+  // inside_winding 2-4% slower at 256^3 to 1024^3, since its every column takes the wider cut and
+  // 17-19% of those overflow (counted on the CPU), open tubes 0.4-2.5% faster; the rests summed in
+  // the first walk instead of over its list after: slower still. winding-walk-h200-2026-11-30.md.)
   // One atomic for the lanes here at once (they walk their chunks apart): each lane's count before
   // its place, the lanes in order.
   auto warp_claim = [](unsigned long long* counter, unsigned long long one) {
