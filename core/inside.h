@@ -307,6 +307,58 @@ VT_HD inline double inside_edge_solid_angle(const InsideEdgeX& e, int64_t pu, in
   return inside_solid_angle(ax, ay, az, bx, by, bz, e.au, e.av, e.bu, e.bv, pu, pv, s) * e.mult;
 }
 
+// A quicker term with a proved error bound, for the GPU's exact sums over every edge: where the
+// bounds from these terms decide a voxel they decide what the exact sums would (they are widened by
+// kInsideApproxRel of the terms' magnitudes), and only a voxel they leave open takes the exact sum.
+// The term's n and d are the exact term's (the same doubles); its atan2 is taken in float: n and d
+// rounded to float (after scaling both by 1 / (su sv), so that no voxel size overflows or underflows
+// them), r = min / max (one rounding), atan(r) by a polynomial in float, then the quadrant in double.
+// With e = 2^-24 the angle's error is at most (2 + 1 + P) e |angle| (to first order; the second is
+// far below the factor left): rounding n and d moves atan2 by at most e |sin 2 angle| <= 2 e |angle|;
+// r's rounding moves atan(r) by at most e r / (1 + r^2) <= e atan(r); the polynomial is within
+// P e atan(r) of atan(r) at every float r in [0, 1] (P = 1.46: every float checked against atan,
+// scripts/bench-results/winding-approx-h200-2026-11-30.md; the test
+// Inside.ApproximateTermsAreWithinTheirBound rechecks a sample); and atan(r) <= |angle| in each
+// quadrant's composition (done in double). So a term is within 4.5 e = 2.7e-7 of its magnitude, plus the exact term's
+// own error (about 1e-15 of it) and, where r is subnormal, 2^-149 rad (which the margin's 1e-6 rad holds for any number
+// of terms). kInsideApproxRel = 1e-6 leaves a factor of 3.7.
+constexpr double kInsideApproxRel = 1e-6;
+// atan(r) for 0 <= r <= 1: x + x z P(z), z = x^2, P of degree 7 fitted for relative error
+// (minimax, 1.7e-8 before rounding); fmaf rounds once on the host and the device alike.
+VT_HD inline float inside_atan_unit(float r) {
+  const float z = r * r;
+  float p = 2.920693718e-03f;
+  p = fmaf(p, z, -1.636793464e-02f);
+  p = fmaf(p, z, 4.321186990e-02f);
+  p = fmaf(p, z, -7.552215457e-02f);
+  p = fmaf(p, z, 1.066600531e-01f);
+  p = fmaf(p, z, -1.421105564e-01f);
+  p = fmaf(p, z, 1.999377310e-01f);
+  p = fmaf(p, z, -3.333315253e-01f);
+  return fmaf(r * z, p, r);
+}
+// inside_edge_solid_angle's term within kInsideApproxRel of its magnitude (above); karea = 1 / (su sv).
+VT_HD inline double inside_edge_solid_angle_approx(const InsideEdgeX& e, int64_t pu, int64_t pv, double pw,
+                                                   const InsideScale& s, double karea) {
+  const double kPi = 3.14159265358979323846;
+  const double inv = 1.0 / kInsideScale;
+  const double fu = inv * s.su, fv = inv * s.sv, fpu = static_cast<double>(pu), fpv = static_cast<double>(pv);
+  const double ax = (e.fau - fpu) * fu, ay = (e.fav - fpv) * fv;
+  const double bx = (e.fbu - fpu) * fu, by = (e.fbv - fpv) * fv;
+  const double az = (e.aw - pw) * s.sw, bz = (e.bw - pw) * s.sw;
+  const double la = sqrt((ax * ax + ay * ay) + az * az), lb = sqrt((bx * bx + by * by) + bz * bz);
+  const double d = ((la * lb + ((ax * bx + ay * by) + az * bz)) + az * lb) + bz * la;
+  const int64_t en = inside_edge(e.au, e.av, e.bu, e.bv, pu, pv);
+  if (en == 0) return (d < 0 ? 2.0 * kPi * inside_side(0, e.au, e.av, e.bu, e.bv) : 0.0) * e.mult;
+  // n / (su sv) = en 2^-20 (exact in double up to 2^53, one rounding beyond), d / (su sv) one rounding.
+  const float fn = static_cast<float>(static_cast<double>(en) * (inv * inv)), fd = static_cast<float>(d * karea);
+  const float an = fn < 0.0f ? -fn : fn, ad = fd < 0.0f ? -fd : fd;
+  const double t = static_cast<double>(inside_atan_unit(an < ad ? an / ad : ad / an));
+  double a = an > ad ? 0.5 * kPi - t : t;
+  if (fd < 0.0f) a = kPi - a;
+  return 2.0 * (fn < 0.0f ? -a : a) * e.mult;
+}
+
 }  // namespace voxtile
 
 namespace voxtile {
@@ -377,6 +429,20 @@ VT_HD inline InsideParts inside_lane_parts(const Edge* edges, uint64_t ne, int l
   double pos = 0.0, neg = 0.0;
   for (uint64_t e = static_cast<uint64_t>(lane); e < ne; e += kInsideLanes) {
     const double o = inside_edge_solid_angle(edges[e], pu, pv, static_cast<double>(k) + 0.5, s);
+    if (o > 0.0)
+      pos += o;
+    else
+      neg += o;
+  }
+  return {pos, neg};
+}
+// inside_lane_parts of the approximate terms (inside_edge_solid_angle_approx): each part within
+// kInsideApproxRel of pos - neg of the exact one's (and the sums' rounding, which the margin holds).
+VT_HD inline InsideParts inside_lane_parts_approx(const InsideEdgeX* edges, uint64_t ne, int lane, int64_t pu,
+                                                  int64_t pv, int64_t k, const InsideScale& s, double karea) {
+  double pos = 0.0, neg = 0.0;
+  for (uint64_t e = static_cast<uint64_t>(lane); e < ne; e += kInsideLanes) {
+    const double o = inside_edge_solid_angle_approx(edges[e], pu, pv, static_cast<double>(k) + 0.5, s, karea);
     if (o > 0.0)
       pos += o;
     else

@@ -312,10 +312,12 @@ VT_HD inline int inside_bounds_decide(int64_t c, double lo, double hi, double ma
 // that a column takes one far part instead of one per span and split (H200, inside_winding, the
 // sdf at 512^3: 1.2M open tubes 74 -> 32 ms, 144k 22 -> 15, 2,000 short ones 120 -> 90; Sponza
 // within 1% from 512^3 on, +4% at 256^3).
+// `rel` (0: none): near(k)'s parts are approximate, each within rel of pos - neg of the exact ones
+// (inside_lane_parts_approx), and every bound is widened by that much.
 template <class Near, class Far, class Point, class Exact, class Set>
 VT_HD inline int64_t inside_winding_walk(Near&& near, Far&& far, Point&& point, Exact&& exact, int64_t c, int64_t k0,
                                          int64_t k1, Set&& set, int* patience = nullptr,
-                                         const InsideFar& coarse = inside_no_far()) {
+                                         const InsideFar& coarse = inside_no_far(), double rel = 0.0) {
   const double kPi = 3.14159265358979323846;
   if (k0 >= k1) return k1;
   const bool has_coarse = coarse.r < INFINITY;
@@ -325,7 +327,12 @@ VT_HD inline int64_t inside_winding_walk(Near&& near, Far&& far, Point&& point, 
   auto voxel = [&](int64_t k, const InsideParts& p) {
     auto decide = [&](const InsideFar& f) {
       const double b = p.pos + p.neg + f.d;
-      return inside_bounds_decide(c, b - f.r, b + f.r, (p.pos - p.neg) + f.mag + f.r);
+      double lo = b - f.r, hi = b + f.r;
+      if (rel > 0.0) {
+        lo -= rel * (p.pos - p.neg);
+        hi += rel * (p.pos - p.neg);
+      }
+      return inside_bounds_decide(c, lo, hi, (p.pos - p.neg) + f.mag + f.r);
     };
     int in = has_coarse ? decide(coarse) : 0;
     if (in == 0) in = decide(far(k, k));
@@ -334,7 +341,12 @@ VT_HD inline int64_t inside_winding_walk(Near&& near, Far&& far, Point&& point, 
       const InsideFar q = point(k, level);
       if (!(q.r < INFINITY)) break;
       const double bq = p.pos + p.neg + q.d;
-      in = inside_bounds_decide(c, bq - q.r, bq + q.r, (p.pos - p.neg) + q.mag);
+      double lo = bq - q.r, hi = bq + q.r;
+      if (rel > 0.0) {
+        lo -= rel * (p.pos - p.neg);
+        hi += rel * (p.pos - p.neg);
+      }
+      in = inside_bounds_decide(c, lo, hi, (p.pos - p.neg) + q.mag);
     }
     if (in == 0) {
       const InsideParts x = exact(k);
@@ -360,8 +372,13 @@ VT_HD inline int64_t inside_winding_walk(Near&& near, Far&& far, Point&& point, 
     const int64_t b = stack_k[top - 1];
     const InsideParts pb = stack_p[top - 1];
     auto decide = [&](const InsideFar& f) {
-      return inside_bounds_decide(c, pa.pos + pb.neg + f.d - f.r, pb.pos + pa.neg + f.d + f.r,
-                                  (pb.pos - pa.neg) + f.mag + f.r);
+      double lo = pa.pos + pb.neg + f.d - f.r, hi = pb.pos + pa.neg + f.d + f.r;
+      if (rel > 0.0) {
+        const double slack = rel * ((pa.pos - pa.neg) + (pb.pos - pb.neg));
+        lo -= slack;
+        hi += slack;
+      }
+      return inside_bounds_decide(c, lo, hi, (pb.pos - pa.neg) + f.mag + f.r);
     };
     int in = has_coarse ? decide(coarse) : 0;
     if (in == 0) in = decide(far(a, b));
@@ -403,6 +420,18 @@ VT_HD inline void inside_winding_exact(Exact&& exact, int64_t c, int64_t k0, int
         return InsideFar{0.0, 0.0, 0.0};
       },
       exact, c, k0, k1, set);
+}
+// inside_winding_exact from approximate parts (approx(k): inside_lane_parts_approx's, within
+// kInsideApproxRel), each voxel they leave open decided by its exact sum exact(k): the same voxels.
+template <class Approx, class Exact, class Set>
+VT_HD inline void inside_winding_exact_approx(Approx&& approx, Exact&& exact, int64_t c, int64_t k0, int64_t k1,
+                                              Set&& set) {
+  inside_winding_walk(
+      approx,
+      [](int64_t, int64_t) {
+        return InsideFar{0.0, 0.0, 0.0};
+      },
+      inside_no_point, exact, c, k0, k1, set, nullptr, inside_no_far(), kInsideApproxRel);
 }
 // The winding test over the span [k0, k1) with crossing sum c: the trees' walk (near, far, the
 // column's coarse far part) while `patience` lasts (it carries over the column's spans), then

@@ -237,6 +237,9 @@ constexpr size_t kTreeMaxEdges = 65536;
 // Room per warp for a column's cut of the trees (far balls and near edges): 8 KB per warp, 32 KB per
 // block. Columns of the 1.2M open tubes at 512^3 list up to ~1,700 far balls (median 926); Sponza's
 // columns at 512^3 a median of 369 far balls and 119 near edges, a tenth of them over 1,700 in all.
+#ifndef VT_WINDING_APPROX  // (A/B builds: scripts/kernel-variant.sh)
+#define VT_WINDING_APPROX 1
+#endif
 #ifndef VT_WINDING_CUT_ROOM  // (A/B builds: scripts/kernel-variant.sh)
 #define VT_WINDING_CUT_ROOM 2048
 #endif
@@ -434,6 +437,17 @@ __global__ void __launch_bounds__(32 * kWindingWarps, kTrees ? VT_WINDING_TREE_M
     }
     return InsideParts{__shfl_sync(kFull, p.pos, 0), __shfl_sync(kFull, p.neg, 0)};
   };
+  // Sums over every edge from terms with a proved error bound (inside_lane_parts_approx: the angles'
+  // atan2 in float, core/inside.h), for the kernel without trees (below).
+  const double karea = 1.0 / (sc.su * sc.sv);
+  auto approx = [&](int64_t k) {
+    InsideParts p = inside_lane_parts_approx(xedges, ne, lane, col.pu, col.pv, k, sc, karea);
+    for (int off = 16; off > 0; off /= 2) {
+      p.pos = p.pos + __shfl_down_sync(kFull, p.pos, off);
+      p.neg = p.neg + __shfl_down_sync(kFull, p.neg, off);
+    }
+    return InsideParts{__shfl_sync(kFull, p.pos, 0), __shfl_sync(kFull, p.neg, 0)};
+  };
   auto set = [&](int64_t k0, int64_t k1) {
     if (lane == 0) set_span_bits(m, bits, i, j, k0, k1);
   };
@@ -454,6 +468,20 @@ __global__ void __launch_bounds__(32 * kWindingWarps, kTrees ? VT_WINDING_TREE_M
       handed = true;
       return;
     }
+    // Without trees, the walk over every edge takes the approximate sums and the exact sum only where
+    // their bounds (widened by kInsideApproxRel) leave a voxel open: the same bits. H200,
+    // inside_winding ms: Sponza's columns handed on at 1024^3 170 -> 138 (sdf) and 396 -> 356 (solid),
+    // at 512^3 51 -> 42 and 75 -> 69; the open terrain's sdf at 1024^3 27.4 -> 24.1-24.8, its solid 43.4 ->
+    // 39.6-39.9; the bunny's 5.9 -> 5.4-5.6 and 4.7 -> 4.1; the scan fragment's at 512^3 22.6 -> 19.3-19.5 and 27.9 ->
+    // 22.1. In the kernel with trees (each open voxel's sum approximate first) Sponza's part was
+    // 8-26% faster but the open tubes' 2-13% slower: 128 registers and 100-108 bytes spilled, in every
+    // form tried (scripts/bench-results/winding-approx-h200-2026-11-30.md).
+#if VT_WINDING_APPROX
+    if constexpr (!kTrees) {
+      inside_winding_exact_approx(approx, exact, sum, k0, k1, set);
+      return;
+    }
+#endif
     inside_winding_exact(exact, sum, k0, k1, set);
   };
   const int64_t k_from = starts ? std::max<int64_t>(w_lo, starts[q]) : int64_t(w_lo);
