@@ -348,7 +348,14 @@ SparseGrid inside_grid_cpu(const InsideMesh& m, InsideMethod method, const Insid
           };
           auto set = [&](int64_t k0, int64_t k1) { set_span(s, axis, lu, lv, k0, k1); };
           auto need = [&](int64_t bw) { return bw < int64_t(s.need.size()) && s.need[size_t(bw)] != 0; };
-          auto rest = [&](int64_t sum, int64_t k0, int64_t k1) { inside_winding_exact(exact, sum, k0, k1, set); };
+          // What the trees leave (and every column without them): the approximate sums first where
+          // vectorised (inside_winding_exact_approx: the same voxels).
+          auto rest = [&](int64_t sum, int64_t k0, int64_t k1) {
+            if (!vectorized) return inside_winding_exact(exact, sum, k0, k1, set);
+            inside_winding_exact_approx(
+                [&](int64_t k) { return inside_boundary_parts_approx_vectorized(lanes, pu, pv, k, m.scale); }, exact,
+                sum, k0, k1, set);
+          };
           const int64_t k_lo = std::max<int64_t>(w_lo, 0), k_hi = std::min<int64_t>(w_hi, m.dims.z);
           // The far part over the whole walk, tried before each range's own (inside_winding_walk).
           const InsideFar coarse = patience > 0 && k_lo < k_hi

@@ -216,6 +216,33 @@ inline double inside_edge_solid_angle_select(int64_t au, int64_t av, int64_t bu,
   return omega * mult;
 }
 
+// inside_edge_solid_angle_approx's (core/inside.h), for an edge given by its fields: the same
+// operations, so the same bits (a tie lane divides 0 by 1 and is not taken).
+inline double inside_edge_solid_angle_approx_select(int64_t au, int64_t av, int64_t bu, int64_t bv, double aw,
+                                                    double bw, double mult, int64_t pu, int64_t pv, double pw,
+                                                    const InsideScale& s, double karea) {
+  const double kPi = 3.14159265358979323846;
+  const double inv = 1.0 / kInsideScale;
+  const double ax = static_cast<double>(au - pu) * inv * s.su, ay = static_cast<double>(av - pv) * inv * s.sv;
+  const double bx = static_cast<double>(bu - pu) * inv * s.su, by = static_cast<double>(bv - pv) * inv * s.sv;
+  const double az = (aw - pw) * s.sw, bz = (bw - pw) * s.sw;
+  const double la = std::sqrt((ax * ax + ay * ay) + az * az), lb = std::sqrt((bx * bx + by * by) + bz * bz);
+  const double d = ((la * lb + ((ax * bx + ay * by) + az * bz)) + az * lb) + bz * la;
+  const int64_t en = inside_edge(au, av, bu, bv, pu, pv);
+  const int64_t gu = av - bv, gv = bu - au;  // inside_side(0, ...): the sign of the gradient
+  const int64_t sg = gu != 0 ? gu : gv;
+  const double side = static_cast<double>((sg > 0) - (sg < 0));
+  const double on_edge = d < 0 ? 2.0 * kPi * side : 0.0;
+  const float fn = static_cast<float>(static_cast<double>(en) * (inv * inv)), fd = static_cast<float>(d * karea);
+  const float an = fn < 0.0f ? -fn : fn, ad = fd < 0.0f ? -fd : fd;
+  const float lo = an < ad ? an : ad, hi = an < ad ? ad : an;
+  const double t = static_cast<double>(inside_atan_unit(lo / (en == 0 ? 1.0f : hi)));
+  double a = an > ad ? 0.5 * kPi - t : t;
+  a = fd < 0.0f ? kPi - a : a;
+  const double omega = en == 0 ? on_edge : 2.0 * (fn < 0.0f ? -a : a);
+  return omega * mult;
+}
+
 // inside_edge_azimuth's.
 inline double inside_edge_azimuth_select(int64_t au, int64_t av, int64_t bu, int64_t bv, double abs_mult, int64_t pu,
                                          int64_t pv, const InsideScale& s) {
@@ -270,6 +297,38 @@ inside_boundary_parts_vectorized(const InsideEdgeLanes& e, int64_t pu, int64_t p
     double o[kInsideLanes];
     for (int l = 0; l < kInsideLanes; ++l)
       o[l] = inside_edge_solid_angle_select(au[l], av[l], bu[l], bv[l], aw[l], bw[l], mult[l], pu, pv, pw, sc);
+    const size_t real = e.count - std::min(e.count, b);  // lanes with an edge
+    for (int l = 0; l < kInsideLanes; ++l) {
+      const bool use = size_t(l)<real, positive = o[l]> 0.0;
+      pos[l] += use & positive ? o[l] : 0.0;
+      neg[l] += use & !positive ? o[l] : 0.0;
+    }
+  }
+  for (int off = kInsideLanes / 2; off > 0; off /= 2)
+    for (int l = 0; l < off; ++l) {
+      pos[l] = pos[l] + pos[l + off];
+      neg[l] = neg[l] + neg[l + off];
+    }
+  return {pos[0], neg[0]};
+}
+
+#ifdef VT_X86_64_V4
+__attribute__((target("arch=x86-64-v4")))
+#endif
+InsideParts
+inside_boundary_parts_approx_vectorized(const InsideEdgeLanes& e, int64_t pu, int64_t pv, int64_t k,
+                                        const InsideScale& s) {
+  double pos[kInsideLanes] = {}, neg[kInsideLanes] = {};
+  const double pw = static_cast<double>(k) + 0.5;
+  const InsideScale sc{s.su, s.sv, s.sw};
+  const double karea = 1.0 / (s.su * s.sv);
+  for (size_t b = 0; b < e.au.size(); b += kInsideLanes) {
+    const int64_t *au = e.au.data() + b, *av = e.av.data() + b, *bu = e.bu.data() + b, *bv = e.bv.data() + b;
+    const double *aw = e.aw.data() + b, *bw = e.bw.data() + b, *mult = e.mult.data() + b;
+    double o[kInsideLanes];
+    for (int l = 0; l < kInsideLanes; ++l)
+      o[l] = inside_edge_solid_angle_approx_select(au[l], av[l], bu[l], bv[l], aw[l], bw[l], mult[l], pu, pv, pw, sc,
+                                                   karea);
     const size_t real = e.count - std::min(e.count, b);  // lanes with an edge
     for (int l = 0; l < kInsideLanes; ++l) {
       const bool use = size_t(l)<real, positive = o[l]> 0.0;

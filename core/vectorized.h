@@ -52,6 +52,11 @@ void inside_edge_lanes(InsideEdgeLanes& l, const InsideEdge* edges, uint64_t ne)
 // cpu_has_x86_64_v4().
 InsideParts inside_boundary_parts_vectorized(const InsideEdgeLanes& e, int64_t pu, int64_t pv, int64_t k,
                                              const InsideScale& s);
+// The same lanes' sums of inside_edge_solid_angle_approx's terms (core/inside.h: each within 2.7e-7 of
+// the exact term), in the same order: the bits of inside_lane_parts_approx's lanes combined as
+// inside_boundary_parts combines them. Only where cpu_has_x86_64_v4().
+InsideParts inside_boundary_parts_approx_vectorized(const InsideEdgeLanes& e, int64_t pu, int64_t pv, int64_t k,
+                                                    const InsideScale& s);
 // A column's far balls of the piece trees (core/inside_tree.h) field by field, padded to whole rounds
 // of kInsideLanes (the padding: no area, far away), for inside_far_vectorized.
 struct InsideFarLanes {

@@ -1603,6 +1603,7 @@ TEST(Inside, ApproximateTermsAreWithinTheirBound) {
     }
     std::vector<InsideEdgeX> xs;
     for (const InsideEdge& e : edges) xs.push_back(inside_edge_x(e));
+    const InsideEdgeLanes lanes = inside_edge_lanes(edges.data(), edges.size());
     const InsideScale& sc = scales[trial % 6];
     const double karea = 1.0 / (sc.su * sc.sv);
     for (int q = 0; q < 12; ++q) {
@@ -1631,6 +1632,16 @@ TEST(Inside, ApproximateTermsAreWithinTheirBound) {
         const double slack = kInsideApproxRel * (a.pos - a.neg);
         ASSERT_LE(std::fabs(a.pos - x.pos), slack) << trial;
         ASSERT_LE(std::fabs(a.neg - x.neg), slack) << trial;
+      }
+      if (cpu_has_x86_64_v4()) {  // the CPU's vectorised sums: the lanes' bits, combined as the host's
+        InsideParts p[kInsideLanes];
+        for (int l = 0; l < kInsideLanes; ++l)
+          p[l] = inside_lane_parts_approx(xs.data(), xs.size(), l, pu, pv, 3, sc, karea);
+        for (int off = kInsideLanes / 2; off > 0; off /= 2)
+          for (int l = 0; l < off; ++l) p[l] = {p[l].pos + p[l + off].pos, p[l].neg + p[l + off].neg};
+        const InsideParts v = inside_boundary_parts_approx_vectorized(lanes, pu, pv, 3, sc);
+        ASSERT_EQ(std::memcmp(&v.pos, &p[0].pos, sizeof(double)), 0) << trial << " " << v.pos << " " << p[0].pos;
+        ASSERT_EQ(std::memcmp(&v.neg, &p[0].neg, sizeof(double)), 0) << trial << " " << v.neg << " " << p[0].neg;
       }
     }
   }
