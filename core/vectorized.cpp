@@ -280,23 +280,18 @@ bool inside_column_decided_vectorized(const InsideEdgeLanes& e, int64_t pu, int6
   return true;
 }
 
-#ifdef VT_X86_64_V4
-__attribute__((target("arch=x86-64-v4")))
-#endif
-InsideParts
-inside_boundary_parts_vectorized(const InsideEdgeLanes& e, int64_t pu, int64_t pv, int64_t k, const InsideScale& s) {
+namespace {
+// Lane l sums edges l, l + 32, ... in order, as inside_lane_parts; an edge past the real ones adds
+// +0.0 to both (which leaves either sum as it is: neither is ever -0.0); the lanes are combined as
+// inside_boundary_parts combines them. term(au, av, bu, bv, aw, bw, mult): an edge's term.
+template <class Term>
+__attribute__((always_inline)) inline InsideParts lane_sums(const InsideEdgeLanes& e, Term&& term) {
   double pos[kInsideLanes] = {}, neg[kInsideLanes] = {};
-  const double pw = static_cast<double>(k) + 0.5;
-  // Lane l sums edges l, l + 32, ... in order, as inside_lane_parts; an edge past the real ones adds
-  // +0.0 to both (which leaves either sum as it is: neither is ever -0.0).
-  const double su = s.su, sv = s.sv, sw = s.sw;
-  const InsideScale sc{su, sv, sw};
   for (size_t b = 0; b < e.au.size(); b += kInsideLanes) {
     const int64_t *au = e.au.data() + b, *av = e.av.data() + b, *bu = e.bu.data() + b, *bv = e.bv.data() + b;
     const double *aw = e.aw.data() + b, *bw = e.bw.data() + b, *mult = e.mult.data() + b;
     double o[kInsideLanes];
-    for (int l = 0; l < kInsideLanes; ++l)
-      o[l] = inside_edge_solid_angle_select(au[l], av[l], bu[l], bv[l], aw[l], bw[l], mult[l], pu, pv, pw, sc);
+    for (int l = 0; l < kInsideLanes; ++l) o[l] = term(au[l], av[l], bu[l], bv[l], aw[l], bw[l], mult[l]);
     const size_t real = e.count - std::min(e.count, b);  // lanes with an edge
     for (int l = 0; l < kInsideLanes; ++l) {
       const bool use = size_t(l)<real, positive = o[l]> 0.0;
@@ -311,6 +306,19 @@ inside_boundary_parts_vectorized(const InsideEdgeLanes& e, int64_t pu, int64_t p
     }
   return {pos[0], neg[0]};
 }
+}  // namespace
+
+#ifdef VT_X86_64_V4
+__attribute__((target("arch=x86-64-v4")))
+#endif
+InsideParts
+inside_boundary_parts_vectorized(const InsideEdgeLanes& e, int64_t pu, int64_t pv, int64_t k, const InsideScale& s) {
+  const double pw = static_cast<double>(k) + 0.5;
+  const InsideScale sc{s.su, s.sv, s.sw};
+  return lane_sums(e, [&](int64_t au, int64_t av, int64_t bu, int64_t bv, double aw, double bw, double mult) {
+    return inside_edge_solid_angle_select(au, av, bu, bv, aw, bw, mult, pu, pv, pw, sc);
+  });
+}
 
 #ifdef VT_X86_64_V4
 __attribute__((target("arch=x86-64-v4")))
@@ -318,30 +326,12 @@ __attribute__((target("arch=x86-64-v4")))
 InsideParts
 inside_boundary_parts_approx_vectorized(const InsideEdgeLanes& e, int64_t pu, int64_t pv, int64_t k,
                                         const InsideScale& s) {
-  double pos[kInsideLanes] = {}, neg[kInsideLanes] = {};
   const double pw = static_cast<double>(k) + 0.5;
   const InsideScale sc{s.su, s.sv, s.sw};
   const double karea = 1.0 / (s.su * s.sv);
-  for (size_t b = 0; b < e.au.size(); b += kInsideLanes) {
-    const int64_t *au = e.au.data() + b, *av = e.av.data() + b, *bu = e.bu.data() + b, *bv = e.bv.data() + b;
-    const double *aw = e.aw.data() + b, *bw = e.bw.data() + b, *mult = e.mult.data() + b;
-    double o[kInsideLanes];
-    for (int l = 0; l < kInsideLanes; ++l)
-      o[l] = inside_edge_solid_angle_approx_select(au[l], av[l], bu[l], bv[l], aw[l], bw[l], mult[l], pu, pv, pw, sc,
-                                                   karea);
-    const size_t real = e.count - std::min(e.count, b);  // lanes with an edge
-    for (int l = 0; l < kInsideLanes; ++l) {
-      const bool use = size_t(l)<real, positive = o[l]> 0.0;
-      pos[l] += use & positive ? o[l] : 0.0;
-      neg[l] += use & !positive ? o[l] : 0.0;
-    }
-  }
-  for (int off = kInsideLanes / 2; off > 0; off /= 2)
-    for (int l = 0; l < off; ++l) {
-      pos[l] = pos[l] + pos[l + off];
-      neg[l] = neg[l] + neg[l + off];
-    }
-  return {pos[0], neg[0]};
+  return lane_sums(e, [&](int64_t au, int64_t av, int64_t bu, int64_t bv, double aw, double bw, double mult) {
+    return inside_edge_solid_angle_approx_select(au, av, bu, bv, aw, bw, mult, pu, pv, pw, sc, karea);
+  });
 }
 
 void inside_far_lanes(InsideFarLanes& l, const InsideNode* nodes, const uint32_t* index, size_t n) {

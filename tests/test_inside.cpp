@@ -1501,11 +1501,22 @@ TEST(Inside, FarDipoleMoveBoundHoldsOverLongRanges) {
   EXPECT_GT(tightest, 0.5);  // and it is not loose everywhere
 }
 
-// The exact sums' edges as doubles (InsideEdgeX, the inner loop of the GPU's kernel without trees)
-// give each term's bits and each lane's sums as the integer edges do: across the whole snapped range (+-2^29), columns
-// on the edges' lines and through their ends, voxel sizes from 1e-20 to 1e20.
-TEST(Inside, WindingTermsFromDoubleEdgesAreTheIntegerEdgesBits) {
-  std::mt19937_64 rng(11);
+// Random boundary edges for the term tests: 300 sets of 64 edges, a third across the whole snapped
+// range (+-2^29), the rest near the origin, some vertical in u or v, multiplicities -3 to 3; voxel
+// sizes from 1e-20 to 1e20; 12 columns each, anywhere, through an edge's end, on its line and beside
+// its end (`on`: that edge).
+struct RandomEdgeSet {
+  std::vector<InsideEdge> edges;
+  std::vector<InsideEdgeX> xs;
+  InsideScale sc;
+  struct Column {
+    int64_t pu, pv;
+    size_t on;
+  };
+  std::vector<Column> columns;
+};
+std::vector<RandomEdgeSet> random_edge_sets(uint64_t seed) {
+  std::mt19937_64 rng(seed);
   const int64_t kMax = int64_t(1) << 29;
   std::uniform_int_distribution<int64_t> anywhere(-kMax, kMax), near(-5000, 5000);
   std::uniform_int_distribution<int> pick(0, 9), mult(-3, 3);
@@ -1513,26 +1524,47 @@ TEST(Inside, WindingTermsFromDoubleEdgesAreTheIntegerEdgesBits) {
   const InsideScale scales[] = {{1.0, 1.0, 1.0},      {0.01, 0.02, 0.005},
                                 {3.0, 1.0, 0.5},      {1e-20, 3e-20, 2e-20},
                                 {1e20, 1e20, 0.5e20}, {double(0.1f), double(0.3f), double(0.7f)}};
-  size_t terms = 0, ties = 0, nonzero = 0;
-  for (int trial = 0; trial < 300; ++trial) {
+  std::vector<RandomEdgeSet> sets(300);
+  for (size_t trial = 0; trial < sets.size(); ++trial) {
+    RandomEdgeSet& set = sets[trial];
     const bool wide = trial % 3 == 0;
     auto coord = [&] { return wide ? anywhere(rng) : near(rng); };
-    std::vector<InsideEdge> edges(64);
-    for (InsideEdge& e : edges) {
+    set.edges.resize(64);
+    for (InsideEdge& e : set.edges) {
       e = {coord(), coord(), coord(), coord(), depth(rng), depth(rng), mult(rng)};
       if (pick(rng) == 0) e.bu = e.au;
       if (pick(rng) == 0) e.bv = e.av;
       if (e.mult == 0) e.mult = 1;
     }
-    std::vector<InsideEdgeX> xs;
-    for (const InsideEdge& e : edges) xs.push_back(inside_edge_x(e));
-    const InsideScale& sc = scales[trial % 6];
-    for (int q = 0; q < 12; ++q) {
-      const InsideEdge& on = edges[size_t(q) % edges.size()];
+    for (const InsideEdge& e : set.edges) set.xs.push_back(inside_edge_x(e));
+    set.sc = scales[trial % 6];
+    for (size_t q = 0; q < 12; ++q) {
+      const InsideEdge& on = set.edges[q % set.edges.size()];
       int64_t pu = coord(), pv = coord();
       if (q % 4 == 1) pu = on.au, pv = on.av;                                              // through an end
       if (q % 4 == 2) pu = on.au + 2 * (on.bu - on.au), pv = on.av + 2 * (on.bv - on.av);  // on its line
-      for (double pw : {-2e4, -10.5, 0.5, 100.5, double(on.aw), 3e4}) {
+      if (q % 4 == 3) pu = on.au + 1, pv = on.av;                                          // beside an end
+      set.columns.push_back({pu, pv, q % set.edges.size()});
+    }
+  }
+  return sets;
+}
+// The depths a column is looked at: far below and above, between, at an edge's end and just above it.
+std::vector<double> random_edge_depths(const InsideEdge& on) {
+  return {-2e4, -10.5, 0.5, 100.5, double(on.aw), double(on.aw) + 1e-3, 3e4};
+}
+
+// The exact sums' edges as doubles (InsideEdgeX, the inner loop of the GPU's kernel without trees)
+// give each term's bits and each lane's sums as the integer edges do, on the random edge sets.
+TEST(Inside, WindingTermsFromDoubleEdgesAreTheIntegerEdgesBits) {
+  size_t terms = 0, ties = 0, nonzero = 0, trial = 0;
+  for (const RandomEdgeSet& set : random_edge_sets(11)) {
+    const std::vector<InsideEdge>& edges = set.edges;
+    const std::vector<InsideEdgeX>& xs = set.xs;
+    const InsideScale& sc = set.sc;
+    for (const RandomEdgeSet::Column& col : set.columns) {
+      const int64_t pu = col.pu, pv = col.pv;
+      for (double pw : random_edge_depths(edges[col.on])) {
         for (size_t e = 0; e < edges.size(); ++e) {
           const double a = inside_edge_solid_angle(edges[e], pu, pv, pw, sc);
           const double b = inside_edge_solid_angle(xs[e], pu, pv, pw, sc);
@@ -1549,6 +1581,7 @@ TEST(Inside, WindingTermsFromDoubleEdgesAreTheIntegerEdgesBits) {
         ASSERT_EQ(std::memcmp(&a.neg, &b.neg, sizeof(double)), 0) << trial;
       }
     }
+    ++trial;
   }
   EXPECT_GT(ties, 500u);
   EXPECT_GT(nonzero, terms / 2);
@@ -1557,9 +1590,9 @@ TEST(Inside, WindingTermsFromDoubleEdgesAreTheIntegerEdgesBits) {
 // The approximate terms of the GPU's exact sums (inside_edge_solid_angle_approx: the atan2 in float)
 // are within the bound derived at kInsideApproxRel, 4.5 * 2^-24 of the exact term's magnitude: the
 // polynomial at a sample of every float in [0, 1] (and at the worst two of the exhaustive check)
-// within P = 1.46 units of 2^-24 of atan, and every term of random edges at every distance, through
-// their ends and on their lines, for voxel sizes from 1e-20 to 1e20; each lane's parts within
-// kInsideApproxRel of their magnitude.
+// within P = 1.46 units of 2^-24 of atan, and every term of the random edge sets within the bound
+// (the tie rule's bits equal); each lane's parts within kInsideApproxRel of their magnitude, and the
+// CPU's vectorised sums the lanes' bits.
 TEST(Inside, ApproximateTermsAreWithinTheirBound) {
   const double e24 = std::ldexp(1.0, -24);
   double worst_poly = 0.0;
@@ -1580,39 +1613,18 @@ TEST(Inside, ApproximateTermsAreWithinTheirBound) {
   EXPECT_LE(worst_poly, 1.46);
   EXPECT_GT(worst_poly, 1.4);  // (the sample reached the worst)
 
-  std::mt19937_64 rng(12);
-  const int64_t kMax = int64_t(1) << 29;
-  std::uniform_int_distribution<int64_t> anywhere(-kMax, kMax), near(-5000, 5000);
-  std::uniform_int_distribution<int> pick(0, 9), mult(-3, 3);
-  std::uniform_real_distribution<float> depth(-1e4f, 1e4f);
-  const InsideScale scales[] = {{1.0, 1.0, 1.0},      {0.01, 0.02, 0.005},
-                                {3.0, 1.0, 0.5},      {1e-20, 3e-20, 2e-20},
-                                {1e20, 1e20, 0.5e20}, {double(0.1f), double(0.3f), double(0.7f)}};
   const double bound = 4.5 * e24 * (1.0 + 1e-6) + 1e-14;
   double worst = 0.0;
-  size_t terms = 0, ties = 0;
-  for (int trial = 0; trial < 300; ++trial) {
-    const bool wide = trial % 3 == 0;
-    auto coord = [&] { return wide ? anywhere(rng) : near(rng); };
-    std::vector<InsideEdge> edges(64);
-    for (InsideEdge& e : edges) {
-      e = {coord(), coord(), coord(), coord(), depth(rng), depth(rng), mult(rng)};
-      if (pick(rng) == 0) e.bu = e.au;
-      if (pick(rng) == 0) e.bv = e.av;
-      if (e.mult == 0) e.mult = 1;
-    }
-    std::vector<InsideEdgeX> xs;
-    for (const InsideEdge& e : edges) xs.push_back(inside_edge_x(e));
+  size_t terms = 0, ties = 0, trial = 0;
+  for (const RandomEdgeSet& set : random_edge_sets(12)) {
+    const std::vector<InsideEdge>& edges = set.edges;
+    const std::vector<InsideEdgeX>& xs = set.xs;
+    const InsideScale& sc = set.sc;
     const InsideEdgeLanes lanes = inside_edge_lanes(edges.data(), edges.size());
-    const InsideScale& sc = scales[trial % 6];
     const double karea = 1.0 / (sc.su * sc.sv);
-    for (int q = 0; q < 12; ++q) {
-      const InsideEdge& on = edges[size_t(q) % edges.size()];
-      int64_t pu = coord(), pv = coord();
-      if (q % 4 == 1) pu = on.au, pv = on.av;                                              // through an end
-      if (q % 4 == 2) pu = on.au + 2 * (on.bu - on.au), pv = on.av + 2 * (on.bv - on.av);  // on its line
-      if (q % 4 == 3) pu = on.au + 1, pv = on.av;                                          // beside an end
-      for (double pw : {-2e4, -10.5, 0.5, 100.5, double(on.aw), double(on.aw) + 1e-3, 3e4}) {
+    for (const RandomEdgeSet::Column& col : set.columns) {
+      const int64_t pu = col.pu, pv = col.pv;
+      for (double pw : random_edge_depths(edges[col.on])) {
         for (size_t e = 0; e < edges.size(); ++e) {
           const double x = inside_edge_solid_angle(edges[e], pu, pv, pw, sc);
           const double a = inside_edge_solid_angle_approx(xs[e], pu, pv, pw, sc, karea);
@@ -1644,6 +1656,7 @@ TEST(Inside, ApproximateTermsAreWithinTheirBound) {
         ASSERT_EQ(std::memcmp(&v.neg, &p[0].neg, sizeof(double)), 0) << trial << " " << v.neg << " " << p[0].neg;
       }
     }
+    ++trial;
   }
   EXPECT_GT(ties, 300u);
   EXPECT_GT(terms, 150000u);
