@@ -195,9 +195,15 @@ inline double inside_atan2_select(double y, double x) {
   a = y < 0 ? -a : a;
   return ax == 0.0 ? axis : a;
 }
-// inside_edge_solid_angle's, for an edge given by its fields.
-inline double inside_edge_solid_angle_select(int64_t au, int64_t av, int64_t bu, int64_t bv, double aw, double bw,
-                                             double mult, int64_t pu, int64_t pv, double pw, const InsideScale& s) {
+// What inside_solid_angle's term and its approximate form share, for an edge given by its fields: d,
+// the edge function at the column (en) and the term where it is 0 (on_edge).
+struct EdgeTermParts {
+  double d;
+  int64_t en;
+  double on_edge;
+};
+inline EdgeTermParts edge_term_parts_select(int64_t au, int64_t av, int64_t bu, int64_t bv, double aw, double bw,
+                                            int64_t pu, int64_t pv, double pw, const InsideScale& s) {
   const double kPi = 3.14159265358979323846;
   const double inv = 1.0 / kInsideScale;
   const double ax = static_cast<double>(au - pu) * inv * s.su, ay = static_cast<double>(av - pv) * inv * s.sv;
@@ -205,17 +211,21 @@ inline double inside_edge_solid_angle_select(int64_t au, int64_t av, int64_t bu,
   const double az = (aw - pw) * s.sw, bz = (bw - pw) * s.sw;
   const double la = std::sqrt((ax * ax + ay * ay) + az * az), lb = std::sqrt((bx * bx + by * by) + bz * bz);
   const double d = ((la * lb + ((ax * bx + ay * by) + az * bz)) + az * lb) + bz * la;
-  const int64_t en = inside_edge(au, av, bu, bv, pu, pv);
   // inside_side(0, ...): the sign of the gradient
   const int64_t gu = av - bv, gv = bu - au;
   const int64_t sg = gu != 0 ? gu : gv;
   const double side = static_cast<double>((sg > 0) - (sg < 0));
-  const double on_edge = d < 0 ? 2.0 * kPi * side : 0.0;
-  const double n = static_cast<double>(en) * (inv * inv) * (s.su * s.sv);
-  const double omega = en == 0 ? on_edge : 2.0 * inside_atan2_select(n, d);
+  return {d, inside_edge(au, av, bu, bv, pu, pv), d < 0 ? 2.0 * kPi * side : 0.0};
+}
+// inside_edge_solid_angle's, for an edge given by its fields.
+inline double inside_edge_solid_angle_select(int64_t au, int64_t av, int64_t bu, int64_t bv, double aw, double bw,
+                                             double mult, int64_t pu, int64_t pv, double pw, const InsideScale& s) {
+  const double inv = 1.0 / kInsideScale;
+  const EdgeTermParts t = edge_term_parts_select(au, av, bu, bv, aw, bw, pu, pv, pw, s);
+  const double n = static_cast<double>(t.en) * (inv * inv) * (s.su * s.sv);
+  const double omega = t.en == 0 ? t.on_edge : 2.0 * inside_atan2_select(n, t.d);
   return omega * mult;
 }
-
 // inside_edge_solid_angle_approx's (core/inside.h), for an edge given by its fields: the same
 // operations, so the same bits (a tie lane divides 0 by 1 and is not taken).
 inline double inside_edge_solid_angle_approx_select(int64_t au, int64_t av, int64_t bu, int64_t bv, double aw,
@@ -223,23 +233,14 @@ inline double inside_edge_solid_angle_approx_select(int64_t au, int64_t av, int6
                                                     const InsideScale& s, double karea) {
   const double kPi = 3.14159265358979323846;
   const double inv = 1.0 / kInsideScale;
-  const double ax = static_cast<double>(au - pu) * inv * s.su, ay = static_cast<double>(av - pv) * inv * s.sv;
-  const double bx = static_cast<double>(bu - pu) * inv * s.su, by = static_cast<double>(bv - pv) * inv * s.sv;
-  const double az = (aw - pw) * s.sw, bz = (bw - pw) * s.sw;
-  const double la = std::sqrt((ax * ax + ay * ay) + az * az), lb = std::sqrt((bx * bx + by * by) + bz * bz);
-  const double d = ((la * lb + ((ax * bx + ay * by) + az * bz)) + az * lb) + bz * la;
-  const int64_t en = inside_edge(au, av, bu, bv, pu, pv);
-  const int64_t gu = av - bv, gv = bu - au;  // inside_side(0, ...): the sign of the gradient
-  const int64_t sg = gu != 0 ? gu : gv;
-  const double side = static_cast<double>((sg > 0) - (sg < 0));
-  const double on_edge = d < 0 ? 2.0 * kPi * side : 0.0;
-  const float fn = static_cast<float>(static_cast<double>(en) * (inv * inv)), fd = static_cast<float>(d * karea);
+  const EdgeTermParts p = edge_term_parts_select(au, av, bu, bv, aw, bw, pu, pv, pw, s);
+  const float fn = static_cast<float>(static_cast<double>(p.en) * (inv * inv)), fd = static_cast<float>(p.d * karea);
   const float an = fn < 0.0f ? -fn : fn, ad = fd < 0.0f ? -fd : fd;
   const float lo = an < ad ? an : ad, hi = an < ad ? ad : an;
-  const double t = static_cast<double>(inside_atan_unit(lo / (en == 0 ? 1.0f : hi)));
+  const double t = static_cast<double>(inside_atan_unit(lo / (p.en == 0 ? 1.0f : hi)));
   double a = an > ad ? 0.5 * kPi - t : t;
   a = fd < 0.0f ? kPi - a : a;
-  const double omega = en == 0 ? on_edge : 2.0 * (fn < 0.0f ? -a : a);
+  const double omega = p.en == 0 ? p.on_edge : 2.0 * (fn < 0.0f ? -a : a);
   return omega * mult;
 }
 
