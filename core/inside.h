@@ -249,19 +249,33 @@ VT_HD inline double inside_edge_azimuth(const InsideEdge& e, int64_t pu, int64_t
 }
 
 // Signed solid angle of the spherical triangle (a - p, b - p, +w) of edge a->b (snapped ends
-// (au, av), (bu, bv)), given a - p = (ax, ay, az) and b - p = (bx, by, bz) in world units.
+// (au, av), (bu, bv)), given a - p = (ax, ay, az) and b - p = (bx, by, bz) in world units: where the
+// edge function en of a->b at p is not 0, angle(en, d) (2 atan2(n, d), n = en in world units: the
+// triple product (a - p) x (b - p) . w), else the tie rule's.
+template <class Angle>
+VT_HD inline double inside_solid_angle_with(double ax, double ay, double az, double bx, double by, double bz,
+                                            int64_t au, int64_t av, int64_t bu, int64_t bv, int64_t pu, int64_t pv,
+                                            Angle&& angle) {
+  const double kPi = 3.14159265358979323846;
+  const double la = sqrt((ax * ax + ay * ay) + az * az), lb = sqrt((bx * bx + by * by) + bz * bz);
+  const double d = ((la * lb + ((ax * bx + ay * by) + az * bz)) + az * lb) + bz * la;
+  const int64_t en = inside_edge(au, av, bu, bv, pu, pv);
+  if (en == 0) return d < 0 ? 2.0 * kPi * inside_side(0, au, av, bu, bv) : 0.0;
+  return angle(en, d);
+}
+// The exact angle: 2 atan2(n, d) in double.
+struct InsideExactAngle {
+  InsideScale s;
+  VT_HD double operator()(int64_t en, double d) const {
+    const double inv = 1.0 / kInsideScale;
+    const double n = static_cast<double>(en) * (inv * inv) * (s.su * s.sv);
+    return 2.0 * inside_atan2(n, d);
+  }
+};
 VT_HD inline double inside_solid_angle(double ax, double ay, double az, double bx, double by, double bz, int64_t au,
                                        int64_t av, int64_t bu, int64_t bv, int64_t pu, int64_t pv,
                                        const InsideScale& s) {
-  const double kPi = 3.14159265358979323846;
-  const double inv = 1.0 / kInsideScale;
-  const double la = sqrt((ax * ax + ay * ay) + az * az), lb = sqrt((bx * bx + by * by) + bz * bz);
-  const double d = ((la * lb + ((ax * bx + ay * by) + az * bz)) + az * lb) + bz * la;
-  // The triple product (a - p) x (b - p) . w is the edge function of a->b at p.
-  const int64_t en = inside_edge(au, av, bu, bv, pu, pv);
-  if (en == 0) return d < 0 ? 2.0 * kPi * inside_side(0, au, av, bu, bv) : 0.0;
-  const double n = static_cast<double>(en) * (inv * inv) * (s.su * s.sv);
-  return 2.0 * inside_atan2(n, d);
+  return inside_solid_angle_with(ax, ay, az, bx, by, bz, au, av, bu, bv, pu, pv, InsideExactAngle{s});
 }
 // inside_solid_angle of boundary edge e at p = (pu, pv, pw) (pw in grid units) times the edge's
 // multiplicity. At the column through the edge's projection it jumps by 4pi with the same tie rule
@@ -296,15 +310,20 @@ VT_HD inline InsideEdgeX inside_edge_x(const InsideEdge& e) {
           static_cast<double>(e.bw),
           static_cast<double>(e.mult)};
 }
-// inside_edge_solid_angle of the same edge: the same bits.
-VT_HD inline double inside_edge_solid_angle(const InsideEdgeX& e, int64_t pu, int64_t pv, double pw,
-                                            const InsideScale& s) {
+// inside_edge_solid_angle of the same edge (the same bits), or with another angle (Angle above).
+template <class Angle>
+VT_HD inline double inside_edge_solid_angle_with(const InsideEdgeX& e, int64_t pu, int64_t pv, double pw,
+                                                 const InsideScale& s, Angle&& angle) {
   const double inv = 1.0 / kInsideScale;
   const double fu = inv * s.su, fv = inv * s.sv, fpu = static_cast<double>(pu), fpv = static_cast<double>(pv);
   const double ax = (e.fau - fpu) * fu, ay = (e.fav - fpv) * fv;
   const double bx = (e.fbu - fpu) * fu, by = (e.fbv - fpv) * fv;
   const double az = (e.aw - pw) * s.sw, bz = (e.bw - pw) * s.sw;
-  return inside_solid_angle(ax, ay, az, bx, by, bz, e.au, e.av, e.bu, e.bv, pu, pv, s) * e.mult;
+  return inside_solid_angle_with(ax, ay, az, bx, by, bz, e.au, e.av, e.bu, e.bv, pu, pv, angle) * e.mult;
+}
+VT_HD inline double inside_edge_solid_angle(const InsideEdgeX& e, int64_t pu, int64_t pv, double pw,
+                                            const InsideScale& s) {
+  return inside_edge_solid_angle_with(e, pu, pv, pw, s, InsideExactAngle{s});
 }
 
 // A quicker term with a proved error bound, for the GPU's exact sums over every edge: where the
@@ -337,26 +356,29 @@ VT_HD inline float inside_atan_unit(float r) {
   p = fmaf(p, z, -3.333315253e-01f);
   return fmaf(r * z, p, r);
 }
-// inside_edge_solid_angle's term within kInsideApproxRel of its magnitude (above); karea = 1 / (su sv).
-VT_HD inline double inside_edge_solid_angle_approx(const InsideEdgeX& e, int64_t pu, int64_t pv, double pw,
-                                                   const InsideScale& s, double karea) {
+// The approximate angle for en != 0 (above; karea = 1 / (su sv)): n / (su sv) = en 2^-20 (exact in
+// double up to 2^53, one rounding beyond) and d / (su sv) (one rounding) to float, atan(min / max) in
+// float, the quadrant in double. Also the CPU's vectorised terms' (core/vectorized.cpp), which take
+// it for every lane and keep it where en != 0.
+VT_HD inline double inside_approx_angle(int64_t en, double d, double karea) {
   const double kPi = 3.14159265358979323846;
   const double inv = 1.0 / kInsideScale;
-  const double fu = inv * s.su, fv = inv * s.sv, fpu = static_cast<double>(pu), fpv = static_cast<double>(pv);
-  const double ax = (e.fau - fpu) * fu, ay = (e.fav - fpv) * fv;
-  const double bx = (e.fbu - fpu) * fu, by = (e.fbv - fpv) * fv;
-  const double az = (e.aw - pw) * s.sw, bz = (e.bw - pw) * s.sw;
-  const double la = sqrt((ax * ax + ay * ay) + az * az), lb = sqrt((bx * bx + by * by) + bz * bz);
-  const double d = ((la * lb + ((ax * bx + ay * by) + az * bz)) + az * lb) + bz * la;
-  const int64_t en = inside_edge(e.au, e.av, e.bu, e.bv, pu, pv);
-  if (en == 0) return (d < 0 ? 2.0 * kPi * inside_side(0, e.au, e.av, e.bu, e.bv) : 0.0) * e.mult;
-  // n / (su sv) = en 2^-20 (exact in double up to 2^53, one rounding beyond), d / (su sv) one rounding.
   const float fn = static_cast<float>(static_cast<double>(en) * (inv * inv)), fd = static_cast<float>(d * karea);
   const float an = fn < 0.0f ? -fn : fn, ad = fd < 0.0f ? -fd : fd;
-  const double t = static_cast<double>(inside_atan_unit(an < ad ? an / ad : ad / an));
+  const float lo = an < ad ? an : ad, hi = an < ad ? ad : an;
+  const double t = static_cast<double>(inside_atan_unit(lo / hi));
   double a = an > ad ? 0.5 * kPi - t : t;
-  if (fd < 0.0f) a = kPi - a;
-  return 2.0 * (fn < 0.0f ? -a : a) * e.mult;
+  a = fd < 0.0f ? kPi - a : a;
+  return 2.0 * (fn < 0.0f ? -a : a);
+}
+struct InsideApproxAngle {
+  double karea;
+  VT_HD double operator()(int64_t en, double d) const { return inside_approx_angle(en, d, karea); }
+};
+// inside_edge_solid_angle's term within kInsideApproxRel of its magnitude (above).
+VT_HD inline double inside_edge_solid_angle_approx(const InsideEdgeX& e, int64_t pu, int64_t pv, double pw,
+                                                   const InsideScale& s, double karea) {
+  return inside_edge_solid_angle_with(e, pu, pv, pw, s, InsideApproxAngle{karea});
 }
 
 }  // namespace voxtile

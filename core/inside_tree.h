@@ -321,6 +321,13 @@ VT_HD inline int64_t inside_winding_walk(Near&& near, Far&& far, Point&& point, 
   const double kPi = 3.14159265358979323846;
   if (k0 >= k1) return k1;
   const bool has_coarse = coarse.r < INFINITY;
+  // Bounds [lo, hi] from parts of magnitude `parts` widened by rel of it (nothing without `rel`).
+  auto widen = [rel](double& lo, double& hi, double parts) {
+    if (rel > 0.0) {
+      lo -= rel * parts;
+      hi += rel * parts;
+    }
+  };
   // One voxel: its own bounds, then those of its far part seen from it alone (point(k), as
   // inside_tree_point; r infinite where there is none), else its exact sum; false when the patience
   // has run out after it.
@@ -328,10 +335,7 @@ VT_HD inline int64_t inside_winding_walk(Near&& near, Far&& far, Point&& point, 
     auto decide = [&](const InsideFar& f) {
       const double b = p.pos + p.neg + f.d;
       double lo = b - f.r, hi = b + f.r;
-      if (rel > 0.0) {
-        lo -= rel * (p.pos - p.neg);
-        hi += rel * (p.pos - p.neg);
-      }
+      widen(lo, hi, p.pos - p.neg);
       return inside_bounds_decide(c, lo, hi, (p.pos - p.neg) + f.mag + f.r);
     };
     int in = has_coarse ? decide(coarse) : 0;
@@ -342,10 +346,7 @@ VT_HD inline int64_t inside_winding_walk(Near&& near, Far&& far, Point&& point, 
       if (!(q.r < INFINITY)) break;
       const double bq = p.pos + p.neg + q.d;
       double lo = bq - q.r, hi = bq + q.r;
-      if (rel > 0.0) {
-        lo -= rel * (p.pos - p.neg);
-        hi += rel * (p.pos - p.neg);
-      }
+      widen(lo, hi, p.pos - p.neg);
       in = inside_bounds_decide(c, lo, hi, (p.pos - p.neg) + q.mag);
     }
     if (in == 0) {
@@ -373,11 +374,7 @@ VT_HD inline int64_t inside_winding_walk(Near&& near, Far&& far, Point&& point, 
     const InsideParts pb = stack_p[top - 1];
     auto decide = [&](const InsideFar& f) {
       double lo = pa.pos + pb.neg + f.d - f.r, hi = pb.pos + pa.neg + f.d + f.r;
-      if (rel > 0.0) {
-        const double slack = rel * ((pa.pos - pa.neg) + (pb.pos - pb.neg));
-        lo -= slack;
-        hi += slack;
-      }
+      widen(lo, hi, (pa.pos - pa.neg) + (pb.pos - pb.neg));
       return inside_bounds_decide(c, lo, hi, (pb.pos - pa.neg) + f.mag + f.r);
     };
     int in = has_coarse ? decide(coarse) : 0;
@@ -410,28 +407,28 @@ VT_HD inline int64_t inside_winding_walk(Near&& near, Far&& far, Exact&& exact, 
   return inside_winding_walk(near, far, inside_no_point, exact, c, k0, k1, set, patience);
 }
 
-// Voxels [k0, k1) of a span with every edge summed exactly (exact as the near parts, no far part: no
-// voxel is left open but where B is within the margin of the threshold).
-template <class Exact, class Set>
-VT_HD inline void inside_winding_exact(Exact&& exact, int64_t c, int64_t k0, int64_t k1, Set&& set) {
+// Voxels [k0, k1) of a span with every edge summed: near(k) B's parts over every edge, exact (rel 0)
+// or within rel of their magnitude (inside_lane_parts_approx's, rel kInsideApproxRel), no far part;
+// a voxel they leave open takes its exact sum exact(k) (exact: only where B is within the margin of
+// the threshold).
+template <class Near, class Exact, class Set>
+VT_HD inline void inside_winding_every_edge(Near&& near, Exact&& exact, int64_t c, int64_t k0, int64_t k1, Set&& set,
+                                            double rel) {
   inside_winding_walk(
-      exact,
+      near,
       [](int64_t, int64_t) {
         return InsideFar{0.0, 0.0, 0.0};
       },
-      exact, c, k0, k1, set);
+      inside_no_point, exact, c, k0, k1, set, nullptr, inside_no_far(), rel);
 }
-// inside_winding_exact from approximate parts (approx(k): inside_lane_parts_approx's, within
-// kInsideApproxRel), each voxel they leave open decided by its exact sum exact(k): the same voxels.
+template <class Exact, class Set>
+VT_HD inline void inside_winding_exact(Exact&& exact, int64_t c, int64_t k0, int64_t k1, Set&& set) {
+  inside_winding_every_edge(exact, exact, c, k0, k1, set, 0.0);
+}
 template <class Approx, class Exact, class Set>
 VT_HD inline void inside_winding_exact_approx(Approx&& approx, Exact&& exact, int64_t c, int64_t k0, int64_t k1,
                                               Set&& set) {
-  inside_winding_walk(
-      approx,
-      [](int64_t, int64_t) {
-        return InsideFar{0.0, 0.0, 0.0};
-      },
-      inside_no_point, exact, c, k0, k1, set, nullptr, inside_no_far(), kInsideApproxRel);
+  inside_winding_every_edge(approx, exact, c, k0, k1, set, kInsideApproxRel);
 }
 // The winding test over the span [k0, k1) with crossing sum c: the trees' walk (near, far, the
 // column's coarse far part) while `patience` lasts (it carries over the column's spans), then

@@ -227,21 +227,13 @@ inline double inside_edge_solid_angle_select(int64_t au, int64_t av, int64_t bu,
   return omega * mult;
 }
 // inside_edge_solid_angle_approx's (core/inside.h), for an edge given by its fields: the same
-// operations, so the same bits (a tie lane divides 0 by 1 and is not taken).
+// operations, so the same bits (a tie lane's angle, perhaps 0 / 0, is not taken).
 inline double inside_edge_solid_angle_approx_select(int64_t au, int64_t av, int64_t bu, int64_t bv, double aw,
                                                     double bw, double mult, int64_t pu, int64_t pv, double pw,
                                                     const InsideScale& s, double karea) {
-  const double kPi = 3.14159265358979323846;
-  const double inv = 1.0 / kInsideScale;
   const EdgeTermParts p = edge_term_parts_select(au, av, bu, bv, aw, bw, pu, pv, pw, s);
-  const float fn = static_cast<float>(static_cast<double>(p.en) * (inv * inv)), fd = static_cast<float>(p.d * karea);
-  const float an = fn < 0.0f ? -fn : fn, ad = fd < 0.0f ? -fd : fd;
-  const float lo = an < ad ? an : ad, hi = an < ad ? ad : an;
-  const double t = static_cast<double>(inside_atan_unit(lo / (p.en == 0 ? 1.0f : hi)));
-  double a = an > ad ? 0.5 * kPi - t : t;
-  a = fd < 0.0f ? kPi - a : a;
-  const double omega = p.en == 0 ? p.on_edge : 2.0 * (fn < 0.0f ? -a : a);
-  return omega * mult;
+  const double angle = inside_approx_angle(p.en, p.d, karea);
+  return (p.en == 0 ? p.on_edge : angle) * mult;
 }
 
 // inside_edge_azimuth's.

@@ -419,34 +419,30 @@ __global__ void __launch_bounds__(32 * kWindingWarps, kTrees ? VT_WINDING_TREE_M
     const InsideFar f = inside_listed_far(trees.nodes, cut, nfar, lane, 32, col, a, b, sc);
     return InsideFar{all_sum(f.d), all_sum(f.r), all_sum(f.mag)};
   };
-  auto exact = [&](int64_t k) {  // inside_boundary_parts' order
-    // Without trees, from the edges as doubles (the same bits without converting them at every voxel):
-    // H200, inside_winding ms, the open terrain's sdf at 1024^3 27.8 -> 26.5, its solid 48.7 -> 46.2,
-    // the bunny's 5.87 -> 5.70 and 6.25 -> 5.98, the scan fragment's at 512^3 23.7 -> 22.3 and 29.4 ->
-    // 27.9. Not with trees: 128 registers instead of 122, Sponza's 15% slower; nor the edges in 32
-    // bytes (int32 coordinates, InsideEdge's 48), the same times within 0.5% on Sponza and within 2%
-    // without trees (scripts/bench-results/winding-edges-h200-2026-11-30.md).
-    InsideParts p;
-    if constexpr (kTrees)
-      p = inside_lane_parts(edges, ne, lane, col.pu, col.pv, k, sc);
-    else
-      p = inside_lane_parts(xedges, ne, lane, col.pu, col.pv, k, sc);
+  auto lanes_combined = [](InsideParts p) {  // inside_boundary_parts' order, every lane the result
     for (int off = 16; off > 0; off /= 2) {
       p.pos = p.pos + __shfl_down_sync(kFull, p.pos, off);
       p.neg = p.neg + __shfl_down_sync(kFull, p.neg, off);
     }
     return InsideParts{__shfl_sync(kFull, p.pos, 0), __shfl_sync(kFull, p.neg, 0)};
   };
+  auto exact = [&](int64_t k) {
+    // Without trees, from the edges as doubles (the same bits without converting them at every voxel):
+    // H200, inside_winding ms, the open terrain's sdf at 1024^3 27.8 -> 26.5, its solid 48.7 -> 46.2,
+    // the bunny's 5.87 -> 5.70 and 6.25 -> 5.98, the scan fragment's at 512^3 23.7 -> 22.3 and 29.4 ->
+    // 27.9. Not with trees: 128 registers instead of 122, Sponza's 15% slower; nor the edges in 32
+    // bytes (int32 coordinates, InsideEdge's 48), the same times within 0.5% on Sponza and within 2%
+    // without trees (scripts/bench-results/winding-edges-h200-2026-11-30.md).
+    if constexpr (kTrees)
+      return lanes_combined(inside_lane_parts(edges, ne, lane, col.pu, col.pv, k, sc));
+    else
+      return lanes_combined(inside_lane_parts(xedges, ne, lane, col.pu, col.pv, k, sc));
+  };
   // Sums over every edge from terms with a proved error bound (inside_lane_parts_approx: the angles'
   // atan2 in float, core/inside.h), for the kernel without trees (below).
   const double karea = 1.0 / (sc.su * sc.sv);
   auto approx = [&](int64_t k) {
-    InsideParts p = inside_lane_parts_approx(xedges, ne, lane, col.pu, col.pv, k, sc, karea);
-    for (int off = 16; off > 0; off /= 2) {
-      p.pos = p.pos + __shfl_down_sync(kFull, p.pos, off);
-      p.neg = p.neg + __shfl_down_sync(kFull, p.neg, off);
-    }
-    return InsideParts{__shfl_sync(kFull, p.pos, 0), __shfl_sync(kFull, p.neg, 0)};
+    return lanes_combined(inside_lane_parts_approx(xedges, ne, lane, col.pu, col.pv, k, sc, karea));
   };
   auto set = [&](int64_t k0, int64_t k1) {
     if (lane == 0) set_span_bits(m, bits, i, j, k0, k1);
